@@ -1,0 +1,35 @@
+// Error type used across zkfleet. Every error carries enough context
+// (file, field, expected vs. found) to be acted on from one log line.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace zkfleet {
+
+// What kind of failure an Error reports. Callers branch on this, never on text.
+enum class ErrorCode {
+  kInvalidArgument,   // bad option or parameter
+  kNotFound,          // missing file, unknown circuit, unknown job
+  kBadFormat,         // malformed or truncated input file / frame
+  kMismatch,          // inputs that do not belong together (witness vs. zkey)
+  kUnsupported,       // valid input we do not handle (e.g. a PLONK zkey)
+  kResourceExhausted, // out of memory (host or device), pool exhausted
+  kDeviceError,       // CUDA failure
+  kIo,                // read/write/mmap failure
+  kInternal,          // a bug
+};
+
+const char* ErrorCodeName(ErrorCode code);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& message)
+      : std::runtime_error(message), code_(code) {}
+  ErrorCode code() const { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+}  // namespace zkfleet

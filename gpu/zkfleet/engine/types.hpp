@@ -1,0 +1,36 @@
+// Small value types shared by the engine's public API.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace zkfleet::engine {
+
+// The pairing-friendly curves snarkjs supports. Names follow snarkjs.
+enum class Curve { kBn254, kBls12_381 };
+
+// "bn128" / "bls12381": the names snarkjs writes into proof.json.
+const char* CurveName(Curve curve);
+
+// Which implementation proves. kAuto = CUDA when a GPU is present, else CPU.
+enum class Backend { kCpu, kCuda, kAuto };
+
+const char* BackendName(Backend backend);          // "cpu" | "cuda" | "auto"
+Backend ParseBackend(std::string_view name);       // throws Error on unknown names
+
+// True when this build has the CUDA backend and a usable GPU is present.
+bool CudaAvailable();
+
+struct CircuitInfo {
+  Curve curve = Curve::kBn254;
+  uint32_t n_vars = 0;        // witness length, including the constant 1
+  uint32_t n_public = 0;      // public signals, excluding the constant
+  uint32_t domain_size = 0;   // power of two
+  uint64_t n_coeffs = 0;      // A/B coefficient records in the zkey
+  uint64_t resident_bytes = 0;  // memory the loaded key holds
+  std::string path;           // where it was loaded from
+};
+
+}  // namespace zkfleet::engine
