@@ -1,0 +1,272 @@
+#include "zkfleet/cpu/groth16_prover.hpp"
+
+#include <sys/random.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/cpu/msm.hpp"
+#include "zkfleet/cpu/ntt.hpp"
+#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/curve/bls12_381.hpp"
+#include "zkfleet/curve/bn254.hpp"
+#include "zkfleet/io/json.hpp"
+
+namespace zkfleet::cpu {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Points are stored in the zkey exactly like our Affine structs (x then y,
+// each coordinate little-endian Montgomery limbs; G2 as c0, c1), so loading
+// is a copy into aligned memory.
+template <class P>
+std::vector<P> CopyPoints(const io::PointArray& arr) {
+  std::vector<P> out(arr.count);
+  if (arr.count) std::memcpy(static_cast<void*>(out.data()), arr.data, arr.count * sizeof(P));
+  return out;
+}
+
+template <class P>
+P CopyPoint(const uint8_t* bytes) {
+  P p;
+  std::memcpy(static_cast<void*>(&p), bytes, sizeof(P));
+  return p;
+}
+
+// A uniformly random scalar < r from the kernel's CSPRNG (rejection sampling).
+template <class Fr>
+void RandomScalar(uint64_t out[4]) {
+  static_assert(Fr::kLimbs == 4);
+  for (;;) {
+    uint8_t buf[32];
+    size_t got = 0;
+    while (got < sizeof(buf)) {
+      ssize_t n = getrandom(buf + got, sizeof(buf) - got, 0);
+      if (n < 0) throw Error(ErrorCode::kInternal, "getrandom failed while drawing proof blinding");
+      got += static_cast<size_t>(n);
+    }
+    std::memcpy(out, buf, 32);
+    const int top_bits = Fr::kModulusBits - 192;
+    if (top_bits < 64) out[3] &= (uint64_t{1} << top_bits) - 1;
+    if (Fr::is_below_modulus(out)) return;
+  }
+}
+
+template <class C>
+class CpuGroth16Key final : public engine::ProvingKey {
+  using Fr = typename C::Fr;
+  using G1 = typename C::G1;
+  using G2 = typename C::G2;
+  using A1 = curve::Affine<G1>;
+  using A2 = curve::Affine<G2>;
+  using J1 = curve::Jacobian<G1>;
+  using J2 = curve::Jacobian<G2>;
+
+  // One term of a row of A or B: coef is stored as coef*R^2 (Montgomery of
+  // Montgomery), so montmul with a raw witness value gives Montgomery(coef*w).
+  struct Term {
+    Fr coef;
+    uint32_t signal;
+  };
+  // Terms of one matrix grouped by row (compressed sparse rows).
+  struct Rows {
+    std::vector<uint32_t> start;  // size n + 1
+    std::vector<Term> terms;
+  };
+
+ public:
+  CpuGroth16Key(const io::ZkeyFile& zkey, const engine::EngineOptions& options)
+      : pool_(options.threads), domain_(Log2(zkey.domain_size())) {
+    static_assert(sizeof(A1) == 2 * Fr::kBytes * (C::Fq::kLimbs / Fr::kLimbs) || true);
+    if (sizeof(A1) != zkey.g1_size() || sizeof(A2) != zkey.g2_size()) {
+      throw Error(ErrorCode::kInternal, zkey.path() + ": point size does not match the curve");
+    }
+    info_.curve = zkey.curve();
+    info_.n_vars = zkey.n_vars();
+    info_.n_public = zkey.n_public();
+    info_.domain_size = zkey.domain_size();
+    info_.n_coeffs = zkey.n_coeffs();
+    info_.path = zkey.path();
+    r_.assign(zkey.r(), zkey.r() + zkey.n8r());
+
+    alpha1_ = CopyPoint<A1>(zkey.alpha1());
+    beta1_ = CopyPoint<A1>(zkey.beta1());
+    delta1_ = CopyPoint<A1>(zkey.delta1());
+    beta2_ = CopyPoint<A2>(zkey.beta2());
+    delta2_ = CopyPoint<A2>(zkey.delta2());
+    a_ = CopyPoints<A1>(zkey.a());
+    b1_ = CopyPoints<A1>(zkey.b1());
+    b2_ = CopyPoints<A2>(zkey.b2());
+    c_ = CopyPoints<A1>(zkey.c());
+    h_ = CopyPoints<A1>(zkey.h());
+    BuildRows(zkey);
+
+    info_.resident_bytes = (a_.size() + b1_.size() + c_.size() + h_.size()) * sizeof(A1) +
+                           b2_.size() * sizeof(A2) +
+                           (rows_[0].terms.size() + rows_[1].terms.size()) * sizeof(Term) +
+                           (rows_[0].start.size() + rows_[1].start.size()) * sizeof(uint32_t) +
+                           domain_.resident_bytes();
+  }
+
+  const engine::CircuitInfo& info() const override { return info_; }
+  engine::Backend backend() const override { return engine::Backend::kCpu; }
+
+  engine::Proof Prove(const engine::Witness& witness, const engine::ProveOptions& options) const override {
+    const auto t_start = Clock::now();
+    io::CheckWitnessMatches(witness, r_, info_.n_vars, info_.path);
+    if (witness.n8() != 32) {
+      throw Error(ErrorCode::kMismatch, witness.origin() + ": witness elements are " +
+                                            std::to_string(witness.n8()) + " bytes, expected 32");
+    }
+    const uint8_t* w = witness.values();
+    const size_t n = info_.domain_size;
+    engine::Proof proof;
+
+    // 1. A and B evaluated on the domain, C = A.B (spec §8.1).
+    auto t0 = Clock::now();
+    std::vector<Fr> a(n), b(n), c(n);
+    EvaluateRows(rows_[0], w, a.data());
+    EvaluateRows(rows_[1], w, b.data());
+    pool_.ParallelFor(n, [&](size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) c[i] = a[i] * b[i];
+    });
+    proof.timings.build_abc_s = SecondsSince(t0);
+
+    // 2. Move to the odd coset and form the H scalars p = a'b' - c' (§8.2-8.3).
+    t0 = Clock::now();
+    domain_.ToOddCoset(a.data(), pool_);
+    domain_.ToOddCoset(b.data(), pool_);
+    domain_.ToOddCoset(c.data(), pool_);
+    std::vector<uint64_t> h_scalars(n * 4);
+    pool_.ParallelFor(n, [&](size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) (a[i] * b[i] - c[i]).to_canonical(&h_scalars[i * 4]);
+    });
+    proof.timings.ntt_s = SecondsSince(t0);
+
+    // 3. The five MSMs (§8.4). Witness bytes are the scalars as they are.
+    t0 = Clock::now();
+    const size_t nv = info_.n_vars, skip = info_.n_public + 1;
+    const J1 pi_a_msm = Msm<G1>(a_.data(), w, 32, nv, pool_);
+    const J1 b1_msm = Msm<G1>(b1_.data(), w, 32, nv, pool_);
+    const J2 pi_b_msm = Msm<G2>(b2_.data(), w, 32, nv, pool_);
+    const J1 c_msm = Msm<G1>(c_.data(), w + skip * 32, 32, nv - skip, pool_);
+    const J1 h_msm = Msm<G1>(h_.data(), reinterpret_cast<const uint8_t*>(h_scalars.data()), 32, n, pool_);
+    proof.timings.msm_s = SecondsSince(t0);
+
+    // 4. Blinding and assembly (§8.5).
+    uint64_t r[4], s[4], rs[4];
+    if (options.r) std::memcpy(r, options.r->data(), 32); else RandomScalar<Fr>(r);
+    if (options.s) std::memcpy(s, options.s->data(), 32); else RandomScalar<Fr>(s);
+    if (!Fr::is_below_modulus(r) || !Fr::is_below_modulus(s)) {
+      throw Error(ErrorCode::kInvalidArgument, "blinding scalars r and s must be below the scalar field modulus");
+    }
+    (Fr::from_canonical(r) * Fr::from_canonical(s)).to_canonical(rs);
+
+    const J1 delta1 = J1::from_affine(delta1_);
+    const J1 pi_a = curve::add(curve::add_mixed(pi_a_msm, alpha1_), curve::scalar_mul(delta1, r, 4));
+    const J2 pi_b = curve::add(curve::add_mixed(pi_b_msm, beta2_),
+                               curve::scalar_mul(J2::from_affine(delta2_), s, 4));
+    const J1 b1 = curve::add(curve::add_mixed(b1_msm, beta1_), curve::scalar_mul(delta1, s, 4));
+    J1 pi_c = curve::add(c_msm, h_msm);
+    pi_c = curve::add(pi_c, curve::scalar_mul(pi_a, s, 4));
+    pi_c = curve::add(pi_c, curve::scalar_mul(b1, r, 4));
+    pi_c = curve::add(pi_c, curve::neg(curve::scalar_mul(delta1, rs, 4)));
+
+    // 5. proof.json / public.json in snarkjs's exact layout.
+    const A1 a_aff = curve::to_affine(pi_a), c_aff = curve::to_affine(pi_c);
+    const A2 b_aff = curve::to_affine(pi_b);
+    proof.proof_json = io::ProofJson(C::kName, Dec(a_aff.x), Dec(a_aff.y), Dec(b_aff.x.c0), Dec(b_aff.x.c1),
+                                     Dec(b_aff.y.c0), Dec(b_aff.y.c1), Dec(c_aff.x), Dec(c_aff.y));
+    for (uint32_t i = 1; i <= info_.n_public; ++i) {
+      uint64_t limbs[4];
+      std::memcpy(limbs, w + size_t{i} * 32, 32);
+      proof.public_signals.push_back(io::LimbsToDecimal(limbs, 4));
+    }
+    proof.public_json = io::PublicJson(proof.public_signals);
+    proof.timings.total_s = SecondsSince(t_start);
+    return proof;
+  }
+
+ private:
+  static int Log2(uint32_t n) {
+    int k = 0;
+    while ((uint32_t{1} << k) < n) ++k;
+    return k;
+  }
+
+  template <class F>
+  static std::string Dec(const F& x) {
+    uint64_t limbs[F::kLimbs];
+    x.to_canonical(limbs);
+    return io::LimbsToDecimal(limbs, F::kLimbs);
+  }
+
+  void BuildRows(const io::ZkeyFile& zkey) {
+    const size_t n = zkey.domain_size();
+    for (auto& rows : rows_) rows.start.assign(n + 1, 0);
+    for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
+      io::CoeffRecord rec = zkey.coeff(i);
+      rows_[rec.matrix].start[rec.row + 1]++;
+    }
+    for (auto& rows : rows_) {
+      for (size_t i = 0; i < n; ++i) rows.start[i + 1] += rows.start[i];
+      rows.terms.resize(rows.start[n]);
+    }
+    std::vector<uint32_t> fill[2] = {std::vector<uint32_t>(rows_[0].start.begin(), rows_[0].start.end() - 1),
+                                     std::vector<uint32_t>(rows_[1].start.begin(), rows_[1].start.end() - 1)};
+    for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
+      io::CoeffRecord rec = zkey.coeff(i);
+      uint64_t limbs[4];
+      std::memcpy(limbs, rec.value, 32);
+      rows_[rec.matrix].terms[fill[rec.matrix][rec.row]++] = Term{Fr::from_mont(limbs), rec.signal};
+    }
+  }
+
+  void EvaluateRows(const Rows& rows, const uint8_t* w, Fr* out) const {
+    const size_t n = info_.domain_size;
+    pool_.ParallelFor(n, [&](size_t lo, size_t hi) {
+      for (size_t row = lo; row < hi; ++row) {
+        Fr acc = Fr::zero();
+        for (uint32_t t = rows.start[row]; t < rows.start[row + 1]; ++t) {
+          const Term& term = rows.terms[t];
+          uint64_t raw[4];
+          std::memcpy(raw, w + size_t{term.signal} * 32, 32);
+          acc += Fr::mont_mul_raw(term.coef, raw);
+        }
+        out[row] = acc;
+      }
+    });
+  }
+
+  engine::CircuitInfo info_;
+  mutable ThreadPool pool_;
+  NttDomain<Fr> domain_;
+  std::vector<uint8_t> r_;
+  A1 alpha1_, beta1_, delta1_;
+  A2 beta2_, delta2_;
+  std::vector<A1> a_, b1_, c_, h_;
+  std::vector<A2> b2_;
+  Rows rows_[2];  // 0 = A, 1 = B
+};
+
+}  // namespace
+
+std::unique_ptr<engine::ProvingKey> LoadCpuProvingKey(const io::ZkeyFile& zkey,
+                                                       const engine::EngineOptions& options) {
+  switch (zkey.curve()) {
+    case engine::Curve::kBn254:
+      return std::make_unique<CpuGroth16Key<curve::Bn254>>(zkey, options);
+    case engine::Curve::kBls12_381:
+      return std::make_unique<CpuGroth16Key<curve::Bls12_381>>(zkey, options);
+  }
+  throw Error(ErrorCode::kUnsupported, zkey.path() + ": unsupported curve");
+}
+
+}  // namespace zkfleet::cpu
