@@ -1,0 +1,179 @@
+#include "zkfleet/broker/broker_server.hpp"
+
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/fleet/sockets.hpp"
+
+namespace zkfleet::broker {
+namespace {
+
+// Messages taken from one socket per loop turn, so neither side starves the other.
+constexpr int kReceiveBudget = 512;
+
+}  // namespace
+
+BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options)
+    : options_(std::move(options)),
+      core_(options_),
+      clients_(context, zmq::socket_type::router),
+      workers_(context, zmq::socket_type::router) {
+  fleet::ConfigureRouter(clients_, options_.limits);
+  fleet::ConfigureRouter(workers_, options_.limits);
+}
+
+void BrokerServer::Bind() {
+  auto bind = [](zmq::socket_t& socket, const std::string& endpoint, const char* what) {
+    try {
+      socket.bind(endpoint);
+    } catch (const zmq::error_t& e) {
+      throw Error(ErrorCode::kIo, std::string("cannot bind the ") + what + " socket to " + endpoint + ": " + e.what());
+    }
+  };
+  bind(clients_, options_.client_endpoint, "client");
+  bind(workers_, options_.worker_endpoint, "worker");
+}
+
+std::string BrokerServer::client_endpoint() const { return clients_.get(zmq::sockopt::last_endpoint); }
+std::string BrokerServer::worker_endpoint() const { return workers_.get(zmq::sockopt::last_endpoint); }
+
+void BrokerServer::Run(int stop_fd) {
+  spdlog::info("broker serving: clients on {}, workers on {}, heartbeat {} ms, max attempts {}, result ttl {} s{}",
+               client_endpoint(), worker_endpoint(), options_.heartbeat_interval.count(), options_.max_attempts,
+               std::chrono::duration_cast<std::chrono::seconds>(options_.result_ttl).count(),
+               options_.accept_unrouted ? ", accepting unrouted circuits" : "");
+  zmq::pollitem_t items[3] = {
+      {workers_.handle(), 0, ZMQ_POLLIN, 0},
+      {clients_.handle(), 0, ZMQ_POLLIN, 0},
+      {nullptr, stop_fd, ZMQ_POLLIN, 0},
+  };
+  int item_count = stop_fd >= 0 ? 3 : 2;
+  Clock::time_point next_tick = core_.Tick(Clock::now());
+  for (;;) {
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now());
+    if (wait.count() < 0) wait = std::chrono::milliseconds(0);
+    zmq::poll(items, item_count, wait);
+    if (item_count == 3 && (items[2].revents & ZMQ_POLLIN)) break;
+    Clock::time_point now = Clock::now();
+    // Workers first: their results and credits make room for client work.
+    if (items[0].revents & ZMQ_POLLIN) DrainSocket(workers_, true, kReceiveBudget, now);
+    if (items[1].revents & ZMQ_POLLIN) DrainSocket(clients_, false, kReceiveBudget, now);
+    core_.Dispatch(now);
+    if (now >= next_tick) next_tick = core_.Tick(now);
+    Flush(now);
+  }
+  spdlog::info("broker stopping: {} jobs submitted, {} completed, {} queued items dropped with the process",
+               core_.counters().jobs_submitted, core_.counters().jobs_completed, core_.queue().size());
+}
+
+void BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now) {
+  zmq::message_t identity;
+  zmq::message_t payload;
+  for (int i = 0; i < budget; ++i) {
+    if (!socket.recv(identity, zmq::recv_flags::dontwait)) return;
+    size_t frames = 1;
+    if (identity.more()) {
+      (void)socket.recv(payload, zmq::recv_flags::none);
+      ++frames;
+      // Every zkfleet message is a single frame; swallow any extra ones.
+      zmq::message_t extra;
+      bool more = payload.more();
+      while (more) {
+        (void)socket.recv(extra, zmq::recv_flags::none);
+        ++frames;
+        more = extra.more();
+      }
+    } else {
+      payload.rebuild(0);
+    }
+    HandleFrame(from_workers, identity.to_string(), payload, frames, now);
+  }
+}
+
+void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
+                               size_t frame_count, Clock::time_point now) {
+  auto& counters = core_.counters();
+  const char* side = from_workers ? "worker" : "client";
+  fleet::DecodeStatus status = fleet::DecodeStatus::kMalformed;
+  if (frame_count == 2) {
+    status = fleet::DecodeEnvelope(payload.data(), payload.size(), options_.limits.max_message_bytes, scratch_);
+  }
+  switch (status) {
+    case fleet::DecodeStatus::kOk:
+      if (from_workers) {
+        core_.HandleWorker(identity, scratch_, now);
+      } else {
+        core_.HandleClient(identity, scratch_, now);
+      }
+      return;
+    case fleet::DecodeStatus::kOversized:
+      ++counters.frames_oversized;
+      spdlog::warn("dropped an oversized {} frame: {} bytes > --max-message-bytes {}", side, payload.size(),
+                   options_.limits.max_message_bytes);
+      if (!from_workers) {
+        core_.outbox().push_back({Outgoing::To::kClient, identity,
+                                  fleet::MakeErrorReply(proto::ERROR_KIND_TOO_LARGE,
+                                                        "message of " + std::to_string(payload.size()) +
+                                                            " bytes exceeds the broker limit of " +
+                                                            std::to_string(options_.limits.max_message_bytes),
+                                                        0)});
+      }
+      return;
+    case fleet::DecodeStatus::kWrongVersion:
+      ++counters.frames_wrong_version;
+      spdlog::warn("dropped a {} frame of protocol version {} (this broker speaks {})", side,
+                   static_cast<int>(scratch_.version()), static_cast<int>(fleet::kProtocolVersion));
+      if (!from_workers) {
+        core_.outbox().push_back(
+            {Outgoing::To::kClient, identity,
+             fleet::MakeErrorReply(proto::ERROR_KIND_VERSION_MISMATCH,
+                                   "protocol version " + std::to_string(scratch_.version()) + " is not supported; " +
+                                       "this broker speaks " + std::to_string(fleet::kProtocolVersion),
+                                   scratch_.correlation_id())});
+      }
+      return;
+    case fleet::DecodeStatus::kMalformed:
+      ++counters.frames_malformed;
+      spdlog::warn("dropped a malformed {} message ({} frames, {} payload bytes)", side, frame_count, payload.size());
+      if (!from_workers) {
+        core_.outbox().push_back({Outgoing::To::kClient, identity,
+                                  fleet::MakeErrorReply(proto::ERROR_KIND_BAD_REQUEST,
+                                                        "message is not a zkfleet Envelope in a single frame", 0)});
+      }
+      return;
+  }
+}
+
+void BrokerServer::Flush(Clock::time_point now) {
+  std::vector<Outgoing> batch;
+  while (!core_.outbox().empty()) {
+    batch.clear();
+    batch.swap(core_.outbox());
+    bool lost_worker = false;
+    for (Outgoing& out : batch) {
+      bool to_worker = out.to == Outgoing::To::kWorker;
+      std::string bytes = fleet::EncodeEnvelope(out.envelope);
+      fleet::SendStatus sent = fleet::SendToPeer(to_worker ? workers_ : clients_, out.identity, bytes);
+      if (sent == fleet::SendStatus::kOk) continue;
+      if (to_worker) {
+        // A JOB that did not go out must not stay leased: drop the worker
+        // (its leases requeue) and let it register again.
+        if (core_.workers().all().count(out.identity)) {
+          spdlog::warn("send to a worker failed ({}); removing it",
+                       sent == fleet::SendStatus::kFull ? "queue full" : "unroutable");
+          core_.WorkerUnreachable(out.identity, now);
+          lost_worker = true;
+        }
+      } else {
+        ++core_.counters().replies_undeliverable;
+      }
+    }
+    if (lost_worker) core_.Dispatch(now);
+  }
+}
+
+}  // namespace zkfleet::broker

@@ -1,0 +1,51 @@
+// The broker process's one thread: owns the client ROUTER and the worker
+// ROUTER (two ports), polls both, decodes and checks every frame, feeds
+// BrokerCore and sends what it produces. Malformed, wrong-version and
+// oversized frames are dropped and counted; a client also gets an ErrorReply.
+//
+// Thread-safety: construct, Bind() and Run() on one thread; the sockets never
+// leave it. Nothing here may be called from another thread while Run() runs.
+#pragma once
+
+#include <string>
+
+#include <zmq.hpp>
+
+#include "zkfleet/broker/broker_core.hpp"
+#include "zkfleet/broker/options.hpp"
+
+namespace zkfleet::broker {
+
+class BrokerServer {
+ public:
+  BrokerServer(zmq::context_t& context, BrokerOptions options);
+
+  // Binds both ROUTER sockets. Throws zkfleet::Error naming the endpoint.
+  void Bind();
+  // The endpoints actually bound (resolves "tcp://host:*").
+  std::string client_endpoint() const;
+  std::string worker_endpoint() const;
+
+  // Serves until `stop_fd` (e.g. a signalfd for SIGINT/SIGTERM; -1 for none)
+  // becomes readable.
+  void Run(int stop_fd);
+
+  const BrokerCore& core() const { return core_; }
+
+ private:
+  // Receives up to `budget` messages from `socket`; false when it ran dry.
+  void DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now);
+  void HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
+                   size_t frame_count, Clock::time_point now);
+  // Sends everything in the core's outbox; a worker that cannot be reached is
+  // removed (its leases requeue) and dispatch runs again.
+  void Flush(Clock::time_point now);
+
+  BrokerOptions options_;
+  BrokerCore core_;
+  zmq::socket_t clients_;
+  zmq::socket_t workers_;
+  proto::Envelope scratch_;  // reused decode target
+};
+
+}  // namespace zkfleet::broker

@@ -1,0 +1,31 @@
+// The broker's counters: created once at start and owned by the broker thread.
+// This is the seam for the Prometheus metrics (a later issue exports these
+// fields; nothing else needs to change).
+//
+// Thread-safety: plain integers, written and read by the broker thread only.
+#pragma once
+
+#include <cstdint>
+
+namespace zkfleet::broker {
+
+struct BrokerCounters {
+  uint64_t jobs_submitted = 0;
+  uint64_t jobs_duplicate = 0;      // SUBMITs answered from an existing request id
+  uint64_t jobs_refused = 0;        // SUBMITs answered with an ErrorReply
+  uint64_t jobs_completed = 0;
+  uint64_t jobs_failed = 0;
+  uint64_t jobs_dead_lettered = 0;
+  uint64_t jobs_cancelled = 0;
+  uint64_t items_dispatched = 0;
+  uint64_t items_redelivered = 0;
+  uint64_t items_handed_back = 0;
+  uint64_t results_stale = 0;
+  uint64_t replies_undeliverable = 0;
+  uint64_t frames_malformed = 0;
+  uint64_t frames_wrong_version = 0;
+  uint64_t frames_oversized = 0;
+  uint64_t workers_lost = 0;        // declared dead (silence) or unreachable
+};
+
+}  // namespace zkfleet::broker

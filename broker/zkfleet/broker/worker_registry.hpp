@@ -1,0 +1,61 @@
+// Workers the broker knows, keyed by the routing identity of their DEALER
+// connection, with the lease set and the credit the broker holds for each.
+//
+// Thread-safety: not thread-safe; owned by the broker thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "zkfleet.pb.h"
+#include "zkfleet/broker/job_table.hpp"
+#include "zkfleet/fleet/work_key.hpp"
+
+namespace zkfleet::broker {
+
+struct WorkerRecord {
+  std::string identity;           // ZeroMQ routing id (one connection)
+  std::string worker_id;          // from READY; stable across reconnects
+  std::string host;
+  std::string backend;
+  std::set<std::string> circuits;
+  uint32_t capacity = 0;
+  proto::WorkerState state = proto::WORKER_STATE_STARTING;
+  uint32_t credit = 0;            // JOBs the broker may still send
+  std::set<fleet::ItemRef> leased;
+  uint32_t queue_depth = 0;       // as last reported
+  uint32_t reported_in_flight = 0;
+  proto::MemoryStatus memory;
+  Clock::time_point last_seen;
+  uint64_t items_completed = 0;
+  // Drain bookkeeping: phase timeline and who waits for the end.
+  std::vector<proto::DrainPhase> phases;
+  std::vector<ReplyTo> drain_waiters;
+
+  bool Dispatchable() const { return state == proto::WORKER_STATE_READY && credit > 0; }
+};
+
+class WorkerRegistry {
+ public:
+  WorkerRecord* Find(const std::string& identity);
+  WorkerRecord* FindByWorkerId(const std::string& worker_id);
+  WorkerRecord& Add(const std::string& identity, const std::string& worker_id);
+  void Remove(const std::string& identity);
+
+  // True when a registered worker (any state) announced `circuit`.
+  bool AnyHolds(const std::string& circuit) const;
+
+  std::map<std::string, WorkerRecord>& all() { return workers_; }
+  const std::map<std::string, WorkerRecord>& all() const { return workers_; }
+
+ private:
+  std::map<std::string, WorkerRecord> workers_;              // by identity
+  std::unordered_map<std::string, std::string> by_worker_id_;  // worker_id -> identity
+};
+
+}  // namespace zkfleet::broker

@@ -1,0 +1,64 @@
+// zkbroker: the job broker. Clients connect to --clients, workers to
+// --workers; see docs/protocol.md.
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "zkfleet/broker/broker_server.hpp"
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/common/logging.hpp"
+
+int main(int argc, char** argv) {
+  zkfleet::broker::BrokerOptions options;
+  CLI::App app{"zkfleet broker: sequences proving jobs and leases them to workers"};
+  int64_t heartbeat_ms = options.heartbeat_interval.count();
+  double result_ttl_s = std::chrono::duration<double>(options.result_ttl).count();
+  std::string log_level = "info";
+  app.add_option("--clients", options.client_endpoint, "ZeroMQ endpoint the client ROUTER binds")->capture_default_str();
+  app.add_option("--workers", options.worker_endpoint, "ZeroMQ endpoint the worker ROUTER binds")->capture_default_str();
+  app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval; a worker silent for --liveness intervals is dead")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--liveness", options.liveness, "heartbeat intervals of silence before a worker is dead")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--max-attempts", options.max_attempts, "leases per work item before the job is dead-lettered")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--result-ttl", result_ttl_s, "seconds finished jobs stay retrievable (and request ids deduplicated)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_flag("--accept-unrouted", options.accept_unrouted,
+               "accept jobs for circuits no registered worker has announced (they wait in the queue)");
+  app.add_option("--max-message-bytes", options.limits.max_message_bytes,
+                 "larger frames are dropped and counted (libzmq disconnects peers above twice this)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--hwm", options.limits.hwm, "messages queued per peer and direction")->capture_default_str();
+  app.add_option("--max-partitions", options.max_partitions, "witnesses per SUBMIT")->capture_default_str();
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
+  options.result_ttl = std::chrono::milliseconds(static_cast<int64_t>(result_ttl_s * 1000));
+
+  zkfleet::InitLogging("zkbroker", log_level);
+
+  // SIGINT/SIGTERM are read from a signalfd in the poll loop; block them
+  // before any thread (libzmq's I/O threads included) exists.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  int stop_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+
+  try {
+    zmq::context_t context(1);
+    zkfleet::broker::BrokerServer server(context, options);
+    server.Bind();
+    server.Run(stop_fd);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+  close(stop_fd);
+  return 0;
+}

@@ -1,0 +1,28 @@
+// Names of the protocol enums as used in zkctl output, logs, metrics and
+// command-line options: the enum value name without its prefix
+// (WORKER_STATE_DRAINING -> "DRAINING", PRIORITY_HIGH -> "HIGH").
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "zkfleet.pb.h"
+
+namespace zkfleet::fleet {
+
+std::string WorkerStateName(proto::WorkerState state);
+std::string PriorityName(proto::Priority priority);
+std::string JobStateName(proto::JobState state);
+std::string ErrorKindName(proto::ErrorKind kind);
+
+// Case-insensitive, accepts "high" or "PRIORITY_HIGH". nullopt when unknown.
+std::optional<proto::Priority> ParsePriority(std::string_view text);
+std::optional<proto::WorkerState> ParseWorkerState(std::string_view text);
+
+// True for SUCCEEDED, FAILED, DEAD_LETTERED and CANCELLED.
+bool IsTerminal(proto::JobState state);
+
+}  // namespace zkfleet::fleet

@@ -1,0 +1,43 @@
+#include "zkfleet/fleet/sockets.hpp"
+
+#include <cerrno>
+#include <chrono>
+
+namespace zkfleet::fleet {
+
+void ConfigureRouter(zmq::socket_t& socket, const SocketLimits& limits) {
+  socket.set(zmq::sockopt::router_mandatory, 1);
+  socket.set(zmq::sockopt::sndhwm, limits.hwm);
+  socket.set(zmq::sockopt::rcvhwm, limits.hwm);
+  socket.set(zmq::sockopt::maxmsgsize, limits.transport_max_bytes());
+  socket.set(zmq::sockopt::linger, 0);
+}
+
+void ConfigureDealer(zmq::socket_t& socket, const SocketLimits& limits, int linger_ms) {
+  socket.set(zmq::sockopt::sndhwm, limits.hwm);
+  socket.set(zmq::sockopt::rcvhwm, limits.hwm);
+  socket.set(zmq::sockopt::maxmsgsize, limits.transport_max_bytes());
+  socket.set(zmq::sockopt::linger, linger_ms);
+}
+
+SendStatus SendToPeer(zmq::socket_t& router, const std::string& identity, const std::string& payload) {
+  try {
+    // With ROUTER_MANDATORY the identity frame is where an unknown peer
+    // (EHOSTUNREACH) or a full pipe (EAGAIN) is reported.
+    auto sent = router.send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    if (!sent) return SendStatus::kFull;
+    router.send(zmq::buffer(payload), zmq::send_flags::dontwait);
+    return SendStatus::kOk;
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EHOSTUNREACH) return SendStatus::kUnroutable;
+    if (e.num() == EAGAIN) return SendStatus::kFull;
+    throw;
+  }
+}
+
+double UnixNow() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace zkfleet::fleet
