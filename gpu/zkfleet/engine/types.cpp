@@ -1,0 +1,35 @@
+// Names of the engine's small enums (CudaAvailable lives in cuda_available.cpp).
+#include "zkfleet/engine/types.hpp"
+
+#include <string>
+
+#include "zkfleet/common/error.hpp"
+
+namespace zkfleet::engine {
+
+const char* CurveName(Curve curve) {
+  switch (curve) {
+    case Curve::kBn254: return "bn128";
+    case Curve::kBls12_381: return "bls12381";
+  }
+  return "unknown";
+}
+
+const char* BackendName(Backend backend) {
+  switch (backend) {
+    case Backend::kCpu: return "cpu";
+    case Backend::kCuda: return "cuda";
+    case Backend::kAuto: return "auto";
+  }
+  return "unknown";
+}
+
+Backend ParseBackend(std::string_view name) {
+  for (Backend b : {Backend::kCpu, Backend::kCuda, Backend::kAuto}) {
+    if (name == BackendName(b)) return b;
+  }
+  throw Error(ErrorCode::kInvalidArgument,
+              "backend: expected one of cpu, cuda, auto; found \"" + std::string(name) + "\"");
+}
+
+}  // namespace zkfleet::engine
