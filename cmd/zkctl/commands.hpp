@@ -1,0 +1,41 @@
+// zkctl's subcommands. Each returns the process exit code:
+//   0 success, 1 error (broker refused, no reply, bad input),
+//   3 the job ended but not SUCCEEDED (failed, dead-lettered, cancelled).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "zkfleet/fleet/client.hpp"
+
+namespace zkctl {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitJobNotSucceeded = 3;
+
+struct Context {
+  zkfleet::fleet::BrokerClient* client = nullptr;
+  bool json = false;
+  std::chrono::milliseconds reply_timeout{10000};   // for request/reply
+  std::chrono::milliseconds result_timeout{0};      // waiting for a job; 0 = no limit
+};
+
+struct SubmitArgs {
+  std::vector<std::string> witness_files;
+  std::string circuit;
+  std::string priority = "normal";
+  std::string request_id;  // empty: a random one
+  bool wait = false;
+  std::string out_dir;     // implies wait
+};
+
+int Submit(Context& context, const SubmitArgs& args);
+int Await(Context& context, uint64_t job_seq, const std::string& out_dir);
+int Status(Context& context);
+int Workers(Context& context);
+int Cancel(Context& context, uint64_t job_seq);
+int Drain(Context& context, const std::string& worker_id, bool wait);
+
+}  // namespace zkctl

@@ -1,0 +1,76 @@
+// zkctl: command-line client of the zkfleet broker.
+//   zkctl submit --circuit ID [--priority P] [--request-id R] [--wait] [--out DIR] WITNESS...
+//   zkctl await JOB [--out DIR] | status | workers | cancel JOB | drain WORKER [--wait]
+// Tables by default, --json for machines. Exit codes: see commands.hpp.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "zkfleet/common/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"zkctl: submit proving jobs to a zkfleet broker and inspect it"};
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may also follow the subcommand
+  std::string endpoint = "tcp://127.0.0.1:5555";
+  bool json = false;
+  double timeout_s = 10;
+  double wait_timeout_s = 0;
+  app.add_option("--broker", endpoint, "the broker's client endpoint")->capture_default_str();
+  app.add_flag("--json", json, "machine-readable JSON output");
+  app.add_option("--timeout", timeout_s, "seconds to wait for the broker's reply")->capture_default_str();
+  app.add_option("--wait-timeout", wait_timeout_s, "seconds to wait for a job's result (0 = no limit)")
+      ->capture_default_str();
+
+  zkctl::SubmitArgs submit_args;
+  auto* submit = app.add_subcommand("submit", "submit a job: one witness per partition");
+  submit->add_option("witnesses", submit_args.witness_files,
+                     ".wtns files, one per partition (none: only look up an existing --request-id)")
+      ->check(CLI::ExistingFile);
+  submit->add_option("--circuit", submit_args.circuit, "circuit id (as the workers announce it)")->required();
+  submit->add_option("--priority", submit_args.priority, "low, normal, high or critical")->capture_default_str();
+  submit->add_option("--request-id", submit_args.request_id, "idempotency key (default: random)");
+  submit->add_flag("--wait", submit_args.wait, "wait for the result and print it");
+  submit->add_option("--out", submit_args.out_dir, "write proof_<p>.json/public_<p>.json here (implies --wait)");
+
+  uint64_t job_seq = 0;
+  std::string out_dir;
+  auto* await = app.add_subcommand("await", "wait for a job's result");
+  await->add_option("job", job_seq, "job id (job_seq)")->required();
+  await->add_option("--out", out_dir, "write proof_<p>.json/public_<p>.json here");
+
+  app.add_subcommand("status", "queues by priority, workers, counters");
+  app.add_subcommand("workers", "registered workers");
+
+  auto* cancel = app.add_subcommand("cancel", "cancel a job");
+  cancel->add_option("job", job_seq, "job id (job_seq)")->required();
+
+  std::string worker_id;
+  bool drain_wait = false;
+  auto* drain = app.add_subcommand("drain", "drain a worker: it hands back queued work, finishes, releases, leaves");
+  drain->add_option("worker", worker_id, "worker id")->required();
+  drain->add_flag("--wait", drain_wait, "return when the worker has released its memory and left; print the phases");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    zmq::context_t context(1);
+    zkfleet::fleet::BrokerClient client(context, endpoint);
+    zkctl::Context ctx;
+    ctx.client = &client;
+    ctx.json = json;
+    ctx.reply_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+    ctx.result_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait_timeout_s * 1000));
+    if (submit->parsed()) return zkctl::Submit(ctx, submit_args);
+    if (await->parsed()) return zkctl::Await(ctx, job_seq, out_dir);
+    if (app.got_subcommand("status")) return zkctl::Status(ctx);
+    if (app.got_subcommand("workers")) return zkctl::Workers(ctx);
+    if (cancel->parsed()) return zkctl::Cancel(ctx, job_seq);
+    if (drain->parsed()) return zkctl::Drain(ctx, worker_id, drain_wait);
+  } catch (const std::exception& e) {
+    std::cerr << "zkctl: " << e.what() << '\n';
+    return zkctl::kExitError;
+  }
+  return zkctl::kExitError;
+}

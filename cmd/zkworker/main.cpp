@@ -1,0 +1,119 @@
+// zkworker: loads its circuits, registers with the broker, proves the jobs it
+// is sent. SIGINT/SIGTERM drain it (hand back unstarted work, finish the
+// running item, release, leave). See docs/protocol.md.
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/common/logging.hpp"
+#include "zkfleet/engine/types.hpp"
+#include "zkfleet/worker/worker.hpp"
+
+int main(int argc, char** argv) {
+  zkfleet::worker::WorkerOptions options;
+  CLI::App app{"zkfleet worker: proves the jobs the broker sends it"};
+  std::vector<std::string> circuit_args;
+  std::vector<std::string> instant_circuits;
+  bool instant = false;
+  int64_t instant_delay_ms = 0;
+  std::string backend = "auto";
+  int threads = 0;
+  int64_t heartbeat_ms = options.heartbeat_interval.count();
+  double drain_timeout_s = std::chrono::duration<double>(options.drain_timeout).count();
+  int64_t start_delay_ms = 0;
+  std::string log_level = "info";
+  app.add_option("--broker", options.broker_endpoint, "the broker's worker endpoint")->capture_default_str();
+  app.add_option("--id", options.worker_id, "worker id (default: host-pid)");
+  app.add_option("--circuit", circuit_args, "ID=PATH.zkey: a circuit to hold (repeatable); with --instant, ID alone")
+      ->required();
+  app.add_flag("--instant", instant,
+               "BENCHMARK MODE: answer every job at once without proving (zkeys are not loaded; results carry no proof)");
+  app.add_option("--instant-circuit", instant_circuits,
+                 "BENCHMARK MODE for one more circuit id: answered at once, no proof (repeatable)");
+  app.add_option("--instant-delay-ms", instant_delay_ms, "benchmark mode: pretend each proof takes this long")
+      ->capture_default_str();
+  app.add_option("--backend", backend, "cpu, cuda or auto")->capture_default_str();
+  app.add_option("--threads", threads, "CPU prover threads (0 = all cores)")->capture_default_str();
+  app.add_option("--capacity", options.capacity, "work items held at once (queued + proving)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval (match the broker's)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--liveness", options.liveness, "broker heartbeat intervals of silence before reconnecting")
+      ->capture_default_str();
+  app.add_option("--drain-timeout", drain_timeout_s, "seconds a drain waits for the running proof before aborting it")
+      ->capture_default_str();
+  app.add_option("--dispatch-start-delay-ms", start_delay_ms,
+                 "testing aid: wait this long after loading before proving the first item")
+      ->capture_default_str();
+  app.add_option("--max-message-bytes", options.limits.max_message_bytes, "largest message accepted")
+      ->capture_default_str();
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
+  options.drain_timeout = std::chrono::milliseconds(static_cast<int64_t>(drain_timeout_s * 1000));
+  options.dispatch_start_delay = std::chrono::milliseconds(start_delay_ms);
+
+  zkfleet::InitLogging("zkworker", log_level);
+
+  std::vector<zkfleet::worker::CircuitSpec> specs;
+  for (const std::string& arg : circuit_args) {
+    auto eq = arg.find('=');
+    zkfleet::worker::CircuitSpec spec;
+    spec.id = arg.substr(0, eq);
+    if (eq != std::string::npos) spec.zkey_path = arg.substr(eq + 1);
+    spec.instant = instant;
+    if (spec.id.empty() || (!instant && spec.zkey_path.empty())) {
+      std::fprintf(stderr, "zkworker: --circuit %s: expected ID=PATH.zkey (or ID alone with --instant)\n", arg.c_str());
+      return 2;
+    }
+    specs.push_back(spec);
+  }
+  for (const std::string& id : instant_circuits) specs.push_back({id, "", true});
+
+  // SIGINT/SIGTERM are read from a signalfd by the socket thread; block them
+  // before any thread exists so none of them takes the signal.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+
+  int code = 0;
+  bool abandoned = false;
+  {
+    zkfleet::engine::EngineOptions engine_options;
+    try {
+      engine_options.backend = zkfleet::engine::ParseBackend(backend);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "zkworker: --backend: %s\n", e.what());
+      return 2;
+    }
+    engine_options.threads = threads;
+    zmq::context_t context(1);
+    auto circuits = std::make_unique<zkfleet::worker::CircuitSet>(std::move(specs), engine_options,
+                                                                  std::chrono::milliseconds(instant_delay_ms));
+    zkfleet::worker::Worker worker(context, options, std::move(circuits));
+    try {
+      code = worker.Run(signal_fd);
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      code = 1;
+    }
+    abandoned = worker.dispatcher_abandoned();
+    // An aborted proof still runs on the dispatcher thread: unwinding would
+    // wait for it (context shutdown), so leave now.
+    if (abandoned) {
+      spdlog::default_logger()->flush();
+      std::_Exit(code);
+    }
+  }
+  close(signal_fd);
+  return code;
+}

@@ -1,0 +1,113 @@
+#include "zkfleet/worker/circuit_set.hpp"
+
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/engine/witness.hpp"
+
+namespace zkfleet::worker {
+namespace {
+
+// The benchmark answer: clearly not a proof, so nobody mistakes it for one.
+constexpr const char* kInstantProof = R"({"benchmark":"instant","note":"no proof: worker runs with --instant"})";
+
+// Errors that are the device's or the host's fault, not the witness's: another
+// worker (or a later attempt) may succeed.
+bool IsRetryable(ErrorCode code) {
+  return code == ErrorCode::kDeviceError || code == ErrorCode::kResourceExhausted || code == ErrorCode::kInternal ||
+         code == ErrorCode::kIo;
+}
+
+}  // namespace
+
+CircuitSet::CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
+                       std::chrono::milliseconds instant_delay)
+    : specs_(std::move(specs)), engine_options_(engine_options), instant_delay_(instant_delay) {
+  bool any_engine = false;
+  for (const CircuitSpec& spec : specs_) any_engine |= !spec.instant;
+  engine::Backend backend = engine_options_.backend;
+  if (backend == engine::Backend::kAuto) backend = engine::CudaAvailable() ? engine::Backend::kCuda : engine::Backend::kCpu;
+  backend_name_ = any_engine ? engine::BackendName(backend) : "instant";
+}
+
+void CircuitSet::Load() {
+  for (const CircuitSpec& spec : specs_) {
+    if (spec.instant) {
+      spdlog::info("circuit {}: benchmark mode (--instant), answers without proving", spec.id);
+      continue;
+    }
+    auto started = std::chrono::steady_clock::now();
+    std::unique_ptr<engine::ProvingKey> key;
+    try {
+      key = engine::ProvingKey::Load(spec.zkey_path, engine_options_);
+    } catch (const Error& e) {
+      throw Error(e.code(), "circuit " + spec.id + ": " + e.what());
+    }
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const auto& info = key->info();
+    spdlog::info("circuit {}: loaded {} ({} {}, domain {}, {} MiB resident) in {:.2f} s", spec.id, spec.zkey_path,
+                 engine::CurveName(info.curve), engine::BackendName(key->backend()), info.domain_size,
+                 info.resident_bytes >> 20, seconds);
+    resident_bytes_ += info.resident_bytes;
+    keys_[spec.id] = std::move(key);
+  }
+}
+
+ProveOutcome CircuitSet::Prove(const proto::Job& job) const {
+  ProveOutcome outcome;
+  auto key_it = keys_.find(job.circuit_id());
+  if (key_it == keys_.end()) {
+    bool instant = false;
+    for (const CircuitSpec& spec : specs_) instant |= spec.instant && spec.id == job.circuit_id();
+    if (!instant) {
+      outcome.error = "this worker does not hold circuit '" + job.circuit_id() + "'";
+      outcome.retryable = true;  // a routing mistake: another worker may hold it
+      return outcome;
+    }
+    if (instant_delay_.count() > 0) std::this_thread::sleep_for(instant_delay_);
+    outcome.ok = true;
+    outcome.proof_json = kInstantProof;
+    outcome.public_json = "[]";
+    outcome.timings.set_prove_total_s(std::chrono::duration<double>(instant_delay_).count());
+    return outcome;
+  }
+  try {
+    std::string origin = "job " + std::to_string(job.item().job_seq()) + " partition " +
+                         std::to_string(job.item().partition()) + " (request " + job.request_id() + ")";
+    engine::Witness witness = engine::Witness::FromBytes(job.witness(), origin);
+    engine::Proof proof = key_it->second->Prove(witness);
+    outcome.ok = true;
+    outcome.proof_json = std::move(proof.proof_json);
+    outcome.public_json = std::move(proof.public_json);
+    outcome.timings.set_witness_transfer_s(proof.timings.witness_transfer_s);
+    outcome.timings.set_build_abc_s(proof.timings.build_abc_s);
+    outcome.timings.set_ntt_s(proof.timings.ntt_s);
+    outcome.timings.set_msm_s(proof.timings.msm_s);
+    outcome.timings.set_prove_total_s(proof.timings.total_s);
+  } catch (const Error& e) {
+    outcome.error = std::string(ErrorCodeName(e.code())) + ": " + e.what();
+    outcome.retryable = IsRetryable(e.code());
+  } catch (const std::exception& e) {
+    outcome.error = std::string("unexpected: ") + e.what();
+    outcome.retryable = true;
+  }
+  return outcome;
+}
+
+uint64_t CircuitSet::Release() {
+  uint64_t released = resident_bytes_.exchange(0);
+  keys_.clear();
+  return released;
+}
+
+std::vector<std::string> CircuitSet::circuit_ids() const {
+  std::vector<std::string> ids;
+  for (const CircuitSpec& spec : specs_) ids.push_back(spec.id);
+  return ids;
+}
+
+std::string CircuitSet::backend_name() const { return backend_name_; }
+
+}  // namespace zkfleet::worker

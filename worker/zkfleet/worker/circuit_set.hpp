@@ -1,0 +1,66 @@
+// The circuits a worker holds, one resident proving key each, and how one work
+// item is proved. A circuit is either backed by the engine (a loaded .zkey) or
+// is a benchmark circuit (--instant / --instant-circuit) that answers at once,
+// optionally after a fixed delay, without proving: it exists to measure the
+// broker and to test the fleet without paying for proofs.
+//
+// Thread-safety: Load(), Prove() and Release() are called by the dispatcher
+// thread only; circuit_ids() and resident_bytes() may be read from any thread
+// after Load() (they do not change until Release()).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zkfleet.pb.h"
+#include "zkfleet/engine/proving_key.hpp"
+
+namespace zkfleet::worker {
+
+struct CircuitSpec {
+  std::string id;
+  std::string zkey_path;  // empty for a benchmark circuit
+  bool instant = false;   // benchmark mode: answer at once, prove nothing
+};
+
+// What proving one item produced.
+struct ProveOutcome {
+  bool ok = false;
+  std::string proof_json;
+  std::string public_json;
+  std::string error;       // when !ok, with context
+  bool retryable = false;  // the worker's fault (device, memory), not the job's
+  proto::PhaseTimings timings;
+};
+
+class CircuitSet {
+ public:
+  CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
+             std::chrono::milliseconds instant_delay);
+
+  // Loads every engine circuit's proving key. Throws zkfleet::Error naming
+  // the circuit and file.
+  void Load();
+  // Proves one item. Never throws: errors become a failed outcome.
+  ProveOutcome Prove(const proto::Job& job) const;
+  // Frees the proving keys; returns the bytes released.
+  uint64_t Release();
+
+  std::vector<std::string> circuit_ids() const;
+  uint64_t resident_bytes() const { return resident_bytes_.load(); }
+  std::string backend_name() const;
+
+ private:
+  std::vector<CircuitSpec> specs_;
+  engine::EngineOptions engine_options_;
+  std::chrono::milliseconds instant_delay_;
+  std::map<std::string, std::unique_ptr<engine::ProvingKey>> keys_;  // engine circuits
+  std::atomic<uint64_t> resident_bytes_{0};
+  std::string backend_name_;  // "cpu", "cuda" or "instant" (benchmark circuits only)
+};
+
+}  // namespace zkfleet::worker

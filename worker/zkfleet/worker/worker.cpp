@@ -1,0 +1,406 @@
+#include "zkfleet/worker/worker.hpp"
+
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include <spdlog/fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/fleet/sockets.hpp"
+
+namespace zkfleet::worker {
+namespace {
+
+// Dispatcher -> socket thread events: [kind][payload].
+constexpr char kEventResult = 'R';    // payload: a serialized RESULT envelope
+constexpr char kEventLoaded = 'L';    // circuits loaded
+constexpr char kEventFailed = 'F';    // payload: why loading failed
+constexpr char kEventReleased = 'X';  // payload: bytes released, decimal
+
+// Linger on the final close, so DISCONNECT reaches the broker.
+constexpr int kCloseLingerMs = 2000;
+
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+}  // namespace
+
+Worker::Worker(zmq::context_t& context, WorkerOptions options, std::unique_ptr<CircuitSet> circuits)
+    : context_(context),
+      options_(std::move(options)),
+      circuits_(std::move(circuits)),
+      ledger_(options_.capacity),
+      events_endpoint_("inproc://zkworker-events-" + std::to_string(reinterpret_cast<uintptr_t>(this))),
+      events_(context, zmq::socket_type::pair) {
+  if (options_.worker_id.empty()) options_.worker_id = HostName() + "-" + std::to_string(getpid());
+  state_since_ = Clock::now();
+}
+
+Worker::~Worker() {
+  if (dispatcher_.joinable()) {
+    queue_.Close();
+    dispatcher_.join();
+  }
+}
+
+// ------------------------------------------------------------------ dispatcher thread
+
+void Worker::DispatcherMain() {
+  zmq::socket_t events(context_, zmq::socket_type::pair);
+  events.connect(events_endpoint_);
+  auto emit = [&](char kind, const std::string& payload) {
+    events.send(zmq::buffer(&kind, 1), zmq::send_flags::sndmore);
+    events.send(zmq::buffer(payload), zmq::send_flags::none);
+  };
+  try {
+    circuits_->Load();
+  } catch (const std::exception& e) {
+    emit(kEventFailed, e.what());
+    return;
+  }
+  emit(kEventLoaded, "");
+  if (options_.dispatch_start_delay.count() > 0) {
+    spdlog::info("dispatcher waits {} ms before the first item (--dispatch-start-delay-ms)",
+                 options_.dispatch_start_delay.count());
+    queue_.WaitForClose(Clock::now() + options_.dispatch_start_delay);
+  }
+  while (auto item = queue_.PopForRun()) {
+    const fleet::WorkKey& key = item->key;
+    auto started = Clock::now();
+    // One line per item, in processing order (the order test reads these).
+    spdlog::info("processing priority={} job_seq={} partition={} attempt={} circuit={} queued_ms={:.1f}",
+                 fleet::PriorityName(key.priority), key.job_seq, key.partition, item->job.attempt(),
+                 item->job.circuit_id(), Seconds(started - item->arrived) * 1e3);
+    ProveOutcome outcome = circuits_->Prove(item->job);
+    proto::Envelope envelope;
+    auto* result = envelope.mutable_result();
+    *result->mutable_item() = item->job.item();
+    result->set_attempt(item->job.attempt());
+    result->set_ok(outcome.ok);
+    result->set_proof_json(std::move(outcome.proof_json));
+    result->set_public_json(std::move(outcome.public_json));
+    result->set_error(outcome.error);
+    result->set_retryable(outcome.retryable);
+    *result->mutable_timings() = outcome.timings;
+    result->mutable_timings()->set_queue_wait_s(Seconds(started - item->arrived));
+    if (outcome.ok) {
+      spdlog::debug("proved job_seq={} partition={} in {:.3f} s", key.job_seq, key.partition,
+                    outcome.timings.prove_total_s());
+    } else {
+      spdlog::warn("job_seq={} partition={} failed ({}): {}", key.job_seq, key.partition,
+                   outcome.retryable ? "retryable" : "final", outcome.error);
+    }
+    emit(kEventResult, fleet::EncodeEnvelope(envelope));
+    queue_.FinishRun();
+  }
+  emit(kEventReleased, std::to_string(circuits_->Release()));
+}
+
+// ------------------------------------------------------------------ socket thread
+
+void Worker::Connect() {
+  dealer_ = zmq::socket_t(context_, zmq::socket_type::dealer);
+  fleet::ConfigureDealer(dealer_, options_.limits, kCloseLingerMs);
+  dealer_.connect(options_.broker_endpoint);
+  broker_last_seen_ = Clock::now();
+}
+
+void Worker::Reconnect(const std::string& why) {
+  spdlog::warn("reconnecting to the broker at {}: {}", options_.broker_endpoint, why);
+  dealer_.set(zmq::sockopt::linger, 0);
+  dealer_.close();
+  // The broker treats the new connection as a new incarnation and requeues
+  // everything it had leased to us; what we still hold would be answered
+  // twice, so it is dropped (a running item's result will be discarded).
+  size_t dropped = queue_.TakeAllQueued().size();
+  if (dropped > 0) spdlog::warn("dropped {} queued items; the broker redelivers them", dropped);
+  ledger_.Reset();
+  Connect();
+  SendReady();
+  if (state_ == proto::WORKER_STATE_READY) GrantCredit();
+}
+
+void Worker::Send(proto::Envelope& envelope) {
+  // DEALER sends block only at the HWM, which credit flow keeps us far from.
+  dealer_.send(zmq::buffer(fleet::EncodeEnvelope(envelope)), zmq::send_flags::none);
+}
+
+void Worker::SendReady() {
+  proto::Envelope envelope;
+  auto* ready = envelope.mutable_ready();
+  ready->set_worker_id(options_.worker_id);
+  ready->set_host(HostName());
+  ready->set_backend(circuits_->backend_name());
+  for (const auto& id : circuits_->circuit_ids()) ready->add_circuits(id);
+  ready->set_capacity(options_.capacity);
+  ready->set_state(state_);
+  *ready->mutable_memory() = Memory();
+  Send(envelope);
+}
+
+void Worker::SendHeartbeat() {
+  proto::Envelope envelope;
+  auto* beat = envelope.mutable_heartbeat();
+  beat->set_state(state_);
+  beat->set_queue_depth(static_cast<uint32_t>(queue_.queued()));
+  beat->set_in_flight(queue_.running() ? 1 : 0);
+  *beat->mutable_memory() = Memory();
+  Send(envelope);
+}
+
+proto::MemoryStatus Worker::Memory() const {
+  proto::MemoryStatus memory;
+  uint64_t resident = circuits_->resident_bytes();
+  memory.set_pool_bytes(resident);
+  memory.set_pool_in_use_bytes(resident);
+  if (state_ == proto::WORKER_STATE_RELEASING) memory.set_bytes_to_release(bytes_to_release_);
+  return memory;
+}
+
+void Worker::GrantCredit() {
+  if (state_ != proto::WORKER_STATE_READY) return;
+  uint32_t batch = std::max<uint32_t>(1, options_.capacity / 4);
+  uint32_t credits = ledger_.TakeGrant(batch);
+  if (credits == 0) return;
+  proto::Envelope envelope;
+  envelope.mutable_credit()->set_credits(credits);
+  Send(envelope);
+}
+
+void Worker::SetState(proto::WorkerState state) {
+  auto now = Clock::now();
+  spdlog::info("state {} -> {} (after {:.3f} s)", fleet::WorkerStateName(state_), fleet::WorkerStateName(state),
+               Seconds(now - state_since_));
+  state_ = state;
+  state_since_ = now;
+}
+
+int Worker::Run(int signal_fd) {
+  events_.bind(events_endpoint_);
+  Connect();
+  SetState(proto::WORKER_STATE_LOADING);
+  SendReady();
+  spdlog::info("worker {} connecting to {} with capacity {}, circuits: {}", options_.worker_id,
+               options_.broker_endpoint, options_.capacity, fmt::format("{}", fmt::join(circuits_->circuit_ids(), ",")));
+  dispatcher_ = std::thread(&Worker::DispatcherMain, this);
+
+  auto next_heartbeat = Clock::now() + options_.heartbeat_interval;
+  zmq::message_t kind;
+  zmq::message_t payload;
+  proto::Envelope message;
+  while (!finished_) {
+    zmq::pollitem_t items[3] = {
+        {dealer_.handle(), 0, ZMQ_POLLIN, 0},
+        {events_.handle(), 0, ZMQ_POLLIN, 0},
+        {nullptr, signal_fd, ZMQ_POLLIN, 0},
+    };
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_heartbeat - Clock::now());
+    if (state_ == proto::WORKER_STATE_DRAINING) wait = std::min(wait, std::chrono::milliseconds(50));
+    if (wait.count() < 0) wait = std::chrono::milliseconds(0);
+    zmq::poll(items, signal_fd >= 0 ? 3 : 2, wait);
+
+    if (signal_fd >= 0 && (items[2].revents & ZMQ_POLLIN)) {
+      signalfd_siginfo info{};
+      if (read(signal_fd, &info, sizeof(info)) == sizeof(info)) {
+        BeginDrain(std::string("signal ") + strsignal(static_cast<int>(info.ssi_signo)));
+      }
+    }
+    while (events_.recv(kind, zmq::recv_flags::dontwait)) {
+      (void)events_.recv(payload, zmq::recv_flags::none);
+      OnDispatcherEvent(kind, payload);
+    }
+    while (!finished_ && dealer_.recv(payload, zmq::recv_flags::dontwait)) {
+      broker_last_seen_ = Clock::now();  // any message counts as liveness
+      bool multi = payload.more();
+      while (payload.more()) (void)dealer_.recv(payload, zmq::recv_flags::none);
+      fleet::DecodeStatus status =
+          multi ? fleet::DecodeStatus::kMalformed
+                : fleet::DecodeEnvelope(payload.data(), payload.size(), options_.limits.max_message_bytes, message);
+      if (status != fleet::DecodeStatus::kOk) {
+        spdlog::warn("dropped a {} message from the broker", fleet::DecodeStatusName(status));
+        continue;
+      }
+      OnBrokerMessage(message);
+    }
+    if (finished_) break;
+
+    auto now = Clock::now();
+    if (now >= next_heartbeat) {
+      SendHeartbeat();
+      next_heartbeat = now + options_.heartbeat_interval;
+    }
+    if (now - broker_last_seen_ > options_.heartbeat_interval * options_.liveness) {
+      Reconnect("no message for " + std::to_string(options_.liveness) + " heartbeat intervals");
+    }
+    if (state_ == proto::WORKER_STATE_DRAINING) CheckDrain();
+  }
+
+  if (dispatcher_abandoned_) {
+    dispatcher_.detach();
+  } else if (dispatcher_.joinable()) {
+    queue_.Close();
+    dispatcher_.join();
+  }
+  dealer_.close();  // lingers until DISCONNECT is out
+  return exit_code_;
+}
+
+void Worker::OnBrokerMessage(proto::Envelope& message) {
+  switch (message.body_case()) {
+    case proto::Envelope::kJob: OnJob(*message.mutable_job()); break;
+    case proto::Envelope::kHeartbeat: break;
+    case proto::Envelope::kDrain: BeginDrain("broker drain command (" + message.drain().reason() + ")"); break;
+    case proto::Envelope::kDisconnect:
+      if (state_ == proto::WORKER_STATE_RELEASING || state_ == proto::WORKER_STATE_GONE) break;
+      Reconnect("the broker said: " + message.disconnect().reason());
+      break;
+    default:
+      spdlog::warn("dropped a message of type {} that brokers do not send", static_cast<int>(message.body_case()));
+  }
+}
+
+void Worker::OnJob(proto::Job& job) {
+  fleet::ItemRef ref = fleet::FromProto(job.item());
+  if (!ledger_.OnJob(ref)) {
+    spdlog::warn("broker sent job_seq={} partition={} without credit or twice", ref.job_seq, ref.partition);
+  }
+  if (state_ != proto::WORKER_STATE_READY) {
+    // Sent before the broker saw us drain: straight back, unstarted.
+    HandBack({ref}, {}, "worker is " + fleet::WorkerStateName(state_));
+    return;
+  }
+  proto::Priority priority = proto::Priority_IsValid(job.priority()) ? job.priority() : proto::PRIORITY_NORMAL;
+  QueuedItem item{{priority, ref.job_seq, ref.partition}, std::move(job), Clock::now()};
+  if (!queue_.Push(std::move(item))) {
+    spdlog::warn("job_seq={} partition={} is already queued or running here; duplicate ignored", ref.job_seq,
+                 ref.partition);
+  }
+}
+
+void Worker::OnDispatcherEvent(const zmq::message_t& kind, const zmq::message_t& payload) {
+  char type = kind.size() == 1 ? *static_cast<const char*>(kind.data()) : '?';
+  switch (type) {
+    case kEventResult: {
+      proto::Envelope envelope;
+      if (fleet::DecodeEnvelope(payload.data(), payload.size(), 0, envelope) != fleet::DecodeStatus::kOk) return;
+      fleet::ItemRef ref = fleet::FromProto(envelope.result().item());
+      if (!ledger_.Release(ref)) {
+        spdlog::info("result of job_seq={} partition={} discarded: no longer held (reconnect or drain abort)",
+                     ref.job_seq, ref.partition);
+        return;
+      }
+      dealer_.send(zmq::buffer(payload.data(), payload.size()), zmq::send_flags::none);
+      GrantCredit();
+      return;
+    }
+    case kEventLoaded:
+      if (state_ == proto::WORKER_STATE_LOADING) {
+        SetState(proto::WORKER_STATE_READY);
+        SendHeartbeat();  // the broker may dispatch from now on
+        GrantCredit();
+      }
+      return;
+    case kEventFailed:
+      spdlog::error("cannot load circuits: {}", payload.to_string());
+      {
+        proto::Envelope envelope;
+        envelope.mutable_disconnect()->set_reason("failed to load circuits: " + payload.to_string());
+        Send(envelope);
+      }
+      SetState(proto::WORKER_STATE_GONE);
+      exit_code_ = 1;
+      finished_ = true;
+      return;
+    case kEventReleased:
+      spdlog::info("released {} bytes of proving keys", payload.to_string());
+      bytes_to_release_ = 0;
+      if (state_ == proto::WORKER_STATE_RELEASING) {
+        SendHeartbeat();  // reports nothing left to release
+        Finish();
+      }
+      return;
+    default:
+      spdlog::error("unknown dispatcher event");
+  }
+}
+
+// ------------------------------------------------------------------ drain
+
+void Worker::BeginDrain(const std::string& why) {
+  if (state_ == proto::WORKER_STATE_DRAINING || state_ == proto::WORKER_STATE_RELEASING ||
+      state_ == proto::WORKER_STATE_GONE) {
+    spdlog::info("{}: already {}; the drain continues", why, fleet::WorkerStateName(state_));
+    return;
+  }
+  spdlog::info("draining: {}", why);
+  SetState(proto::WORKER_STATE_DRAINING);
+  drain_deadline_ = Clock::now() + options_.drain_timeout;
+  SendHeartbeat();  // the broker stops routing to us on this message
+  std::vector<fleet::ItemRef> unstarted;
+  for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
+  HandBack(unstarted, {}, "draining");
+  CheckDrain();
+}
+
+void Worker::HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::vector<fleet::ItemRef>& aborted,
+                      const std::string& reason) {
+  if (unstarted.empty() && aborted.empty()) return;
+  proto::Envelope envelope;
+  auto* handback = envelope.mutable_handback();
+  handback->set_reason(reason);
+  for (const auto& ref : unstarted) {
+    if (ledger_.Release(ref)) fleet::ToProto(ref, handback->add_items());
+  }
+  for (const auto& ref : aborted) {
+    if (ledger_.Release(ref)) fleet::ToProto(ref, handback->add_aborted());
+  }
+  spdlog::info("handing back {} unstarted and {} aborted items ({})", handback->items_size(),
+               handback->aborted_size(), reason);
+  Send(envelope);
+}
+
+void Worker::CheckDrain() {
+  if (ledger_.held() == 0) {
+    StartReleasing();
+    return;
+  }
+  if (Clock::now() < drain_deadline_) return;
+  // The item still proving (or whose result is not out yet) is aborted.
+  std::vector<fleet::ItemRef> aborted(ledger_.held_items().begin(), ledger_.held_items().end());
+  HandBack({}, aborted, "drain timeout");
+  aborted_running_ = queue_.running();
+  StartReleasing();
+}
+
+void Worker::StartReleasing() {
+  bytes_to_release_ = circuits_->resident_bytes();
+  SetState(proto::WORKER_STATE_RELEASING);
+  SendHeartbeat();
+  queue_.Close();  // the dispatcher leaves its loop, frees the keys, reports kEventReleased
+  if (aborted_running_) {
+    // The dispatcher is inside a proof we gave up on; the process exit frees
+    // its memory.
+    spdlog::warn("leaving while an aborted proof still runs; memory is freed at exit");
+    dispatcher_abandoned_ = true;
+    Finish();
+  }
+}
+
+void Worker::Finish() {
+  proto::Envelope envelope;
+  envelope.mutable_disconnect()->set_reason("drained");
+  Send(envelope);
+  SetState(proto::WORKER_STATE_GONE);
+  finished_ = true;
+}
+
+}  // namespace zkfleet::worker

@@ -1,0 +1,95 @@
+// A worker process: the socket thread (the caller of Run) owns the DEALER
+// connected to the broker and the worker's state machine; one dispatcher
+// thread loads the circuits, then takes items from the LocalQueue in key order
+// and proves them one at a time, handing results back over an inproc PAIR.
+//
+// States (proto::WorkerState, the one enum): STARTING -> LOADING -> READY ->
+// DRAINING -> RELEASING -> GONE. SIGINT/SIGTERM or a broker DrainCommand start
+// the drain: the broker is told at once, unstarted items are handed back, the
+// running item finishes (or is aborted and handed back after drain_timeout),
+// the proving keys are released, then DISCONNECT and Run() returns 0.
+//
+// Thread-safety: construct and Run() on one thread. The dispatcher thread
+// shares only the LocalQueue (thread-safe) and the CircuitSet (which it alone
+// uses for proving) with it.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "zkfleet.pb.h"
+#include "zkfleet/worker/circuit_set.hpp"
+#include "zkfleet/worker/credit_ledger.hpp"
+#include "zkfleet/worker/local_queue.hpp"
+#include "zkfleet/worker/options.hpp"
+
+namespace zkfleet::worker {
+
+class Worker {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Worker(zmq::context_t& context, WorkerOptions options, std::unique_ptr<CircuitSet> circuits);
+  ~Worker();
+
+  // Serves until the worker has drained and left (returns 0) or could not
+  // load its circuits (returns 1). `signal_fd` is a signalfd for
+  // SIGINT/SIGTERM (-1: none); each signal starts (or continues) the drain.
+  int Run(int signal_fd);
+
+  // True when Run() returned while the dispatcher was still inside an aborted
+  // proof: the process must end with std::_Exit, not by unwinding.
+  bool dispatcher_abandoned() const { return dispatcher_abandoned_; }
+
+ private:
+  void DispatcherMain();
+
+  void Connect();
+  void Reconnect(const std::string& why);
+  void Send(proto::Envelope& envelope);
+  void SendReady();
+  void SendHeartbeat();
+  void GrantCredit();
+  void SetState(proto::WorkerState state);
+
+  void OnBrokerMessage(proto::Envelope& message);
+  void OnJob(proto::Job& job);
+  void OnDispatcherEvent(const zmq::message_t& kind, const zmq::message_t& payload);
+
+  void BeginDrain(const std::string& why);
+  void CheckDrain();
+  void StartReleasing();
+  void Finish();
+  void HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::vector<fleet::ItemRef>& aborted,
+                const std::string& reason);
+  proto::MemoryStatus Memory() const;
+
+  zmq::context_t& context_;
+  WorkerOptions options_;
+  std::unique_ptr<CircuitSet> circuits_;
+  LocalQueue queue_;
+  CreditLedger ledger_;
+  std::string events_endpoint_;  // inproc address of the dispatcher -> socket thread PAIR
+
+  // Owned by the socket thread.
+  zmq::socket_t dealer_;
+  zmq::socket_t events_;
+  proto::WorkerState state_ = proto::WORKER_STATE_STARTING;
+  Clock::time_point broker_last_seen_;
+  Clock::time_point drain_deadline_;
+  Clock::time_point state_since_;
+  uint64_t bytes_to_release_ = 0;
+  bool aborted_running_ = false;
+  bool finished_ = false;
+  int exit_code_ = 0;
+  bool dispatcher_abandoned_ = false;
+
+  std::thread dispatcher_;
+};
+
+}  // namespace zkfleet::worker
