@@ -1,0 +1,374 @@
+// BrokerCore without sockets: envelopes in, outbox out.
+#include <gtest/gtest.h>
+
+#include "zkfleet/broker/broker_core.hpp"
+
+namespace zkfleet::broker {
+namespace {
+
+using std::chrono::milliseconds;
+
+class BrokerCoreTest : public ::testing::Test {
+ protected:
+  BrokerCoreTest() { Make({}); }
+
+  void Make(BrokerOptions options) {
+    options.heartbeat_interval = milliseconds(100);
+    options.liveness = 3;
+    core_ = std::make_unique<BrokerCore>(options);
+    now_ = Clock::time_point{} + std::chrono::hours(1);
+  }
+
+  std::vector<Outgoing> Take() {
+    std::vector<Outgoing> out;
+    out.swap(core_->outbox());
+    return out;
+  }
+
+  void Ready(const std::string& identity, const std::string& id, std::vector<std::string> circuits, uint32_t credit,
+             uint32_t capacity = 100) {
+    proto::Envelope e;
+    auto* ready = e.mutable_ready();
+    ready->set_worker_id(id);
+    for (auto& c : circuits) ready->add_circuits(c);
+    ready->set_capacity(capacity);
+    ready->set_state(proto::WORKER_STATE_READY);
+    core_->HandleWorker(identity, e, now_);
+    if (credit > 0) Credit(identity, credit);
+  }
+
+  void Credit(const std::string& identity, uint32_t n) {
+    proto::Envelope e;
+    e.mutable_credit()->set_credits(n);
+    core_->HandleWorker(identity, e, now_);
+  }
+
+  void Heartbeat(const std::string& identity, proto::WorkerState state) {
+    proto::Envelope e;
+    e.mutable_heartbeat()->set_state(state);
+    core_->HandleWorker(identity, e, now_);
+  }
+
+  // Submits and returns the reply envelope(s) sent to `client`.
+  std::vector<Outgoing> Submit(const std::string& client, const std::string& request_id, proto::Priority priority,
+                               int partitions, const std::string& circuit = "c1", uint64_t correlation = 1) {
+    proto::Envelope e;
+    e.set_correlation_id(correlation);
+    auto* submit = e.mutable_submit();
+    submit->set_request_id(request_id);
+    submit->set_circuit_id(circuit);
+    submit->set_priority(priority);
+    for (int p = 0; p < partitions; ++p) submit->add_witnesses("w" + std::to_string(p));
+    core_->HandleClient(client, e, now_);
+    return Take();
+  }
+
+  // JOBs in the outbox (dispatch runs first), as (identity, seq, partition).
+  std::vector<std::tuple<std::string, uint64_t, uint32_t>> Dispatch() {
+    core_->Dispatch(now_);
+    std::vector<std::tuple<std::string, uint64_t, uint32_t>> jobs;
+    for (auto& out : Take()) {
+      if (out.envelope.has_job()) {
+        jobs.emplace_back(out.identity, out.envelope.job().item().job_seq(), out.envelope.job().item().partition());
+      }
+    }
+    return jobs;
+  }
+
+  void Result(const std::string& identity, uint64_t seq, uint32_t partition, bool ok = true, bool retryable = false) {
+    proto::Envelope e;
+    auto* result = e.mutable_result();
+    result->mutable_item()->set_job_seq(seq);
+    result->mutable_item()->set_partition(partition);
+    result->set_ok(ok);
+    result->set_retryable(retryable);
+    result->set_proof_json("proof-" + std::to_string(seq) + "-" + std::to_string(partition));
+    result->set_error(ok ? "" : "boom");
+    core_->HandleWorker(identity, e, now_);
+  }
+
+  static std::vector<proto::JobResult> ResultsTo(const std::vector<Outgoing>& out, const std::string& client) {
+    std::vector<proto::JobResult> results;
+    for (auto& o : out) {
+      if (o.to == Outgoing::To::kClient && o.identity == client && o.envelope.has_job_result()) {
+        results.push_back(o.envelope.job_result());
+      }
+    }
+    return results;
+  }
+
+  std::unique_ptr<BrokerCore> core_;
+  Clock::time_point now_;
+};
+
+TEST_F(BrokerCoreTest, UnknownCircuitIsRefusedUnlessAcceptUnrouted) {
+  auto out = Submit("cl", "r1", proto::PRIORITY_NORMAL, 1, "nobody-has-it");
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].envelope.has_error());
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_CIRCUIT);
+  EXPECT_NE(out[0].envelope.error().message().find("nobody-has-it"), std::string::npos);
+  EXPECT_EQ(core_->jobs().size(), 0u);
+
+  BrokerOptions options;
+  options.accept_unrouted = true;
+  Make(options);
+  out = Submit("cl", "r1", proto::PRIORITY_NORMAL, 1, "nobody-has-it");
+  ASSERT_TRUE(out[0].envelope.has_submit_reply());
+  EXPECT_EQ(out[0].envelope.submit_reply().job_seq(), 1u);
+  EXPECT_EQ(core_->queue().size(), 1u);
+}
+
+TEST_F(BrokerCoreTest, DispatchesByPriorityThenSeqThenPartitionWithinCredit) {
+  Ready("wA", "A", {"c1"}, 0);
+  Submit("cl", "low", proto::PRIORITY_LOW, 1);       // seq 1
+  Submit("cl", "norm", proto::PRIORITY_NORMAL, 2);   // seq 2
+  Submit("cl", "crit", proto::PRIORITY_CRITICAL, 1); // seq 3
+  Submit("cl", "norm2", proto::PRIORITY_NORMAL, 1);  // seq 4
+  EXPECT_TRUE(Dispatch().empty());  // no credit, nothing sent
+  Credit("wA", 3);
+  auto jobs = Dispatch();
+  using J = std::tuple<std::string, uint64_t, uint32_t>;
+  EXPECT_EQ(jobs, (std::vector<J>{{"wA", 3, 0}, {"wA", 2, 0}, {"wA", 2, 1}}));
+  Credit("wA", 10);
+  EXPECT_EQ(Dispatch(), (std::vector<J>{{"wA", 4, 0}, {"wA", 1, 0}}));
+}
+
+TEST_F(BrokerCoreTest, JobSeqIsMonotonicAndNeverReused) {
+  Ready("wA", "A", {"c1"}, 0);
+  uint64_t last = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto out = Submit("cl", "r" + std::to_string(i), proto::PRIORITY_NORMAL, 1);
+    uint64_t seq = out[0].envelope.submit_reply().job_seq();
+    EXPECT_GT(seq, last);
+    last = seq;
+  }
+  // Refused submits consume no sequence number, expired jobs do not return theirs.
+  Submit("cl", "bad", proto::PRIORITY_NORMAL, 0);
+  EXPECT_EQ(core_->jobs().next_job_seq(), last + 1);
+}
+
+TEST_F(BrokerCoreTest, ResultGoesToTheSubmitterOnceAndStaleResultsAreIgnored) {
+  Ready("wA", "A", {"c1"}, 4);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 2u);
+  Result("wA", 1, 0);
+  EXPECT_TRUE(ResultsTo(Take(), "cl").empty());  // one partition still out
+  Result("wA", 1, 1);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  ASSERT_EQ(results[0].partitions_size(), 2);
+  EXPECT_EQ(results[0].partitions(1).proof_json(), "proof-1-1");
+  EXPECT_EQ(results[0].partitions(1).worker_id(), "A");
+  // The same result again (a duplicate) changes nothing and answers nobody.
+  Result("wA", 1, 1);
+  EXPECT_TRUE(ResultsTo(Take(), "cl").empty());
+  EXPECT_EQ(core_->counters().results_stale, 1u);
+}
+
+TEST_F(BrokerCoreTest, DeadWorkersItemsGoBackAheadOfNewerJobsOfTheirPriority) {
+  Ready("wA", "A", {"c1"}, 2);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);  // seq 1, leased to A
+  ASSERT_EQ(Dispatch().size(), 2u);
+  Submit("cl", "r2", proto::PRIORITY_NORMAL, 1);  // seq 2, queued
+  Submit("cl", "r3", proto::PRIORITY_HIGH, 1);    // seq 3, queued
+  // A falls silent; B registers and keeps talking.
+  now_ += milliseconds(200);
+  Ready("wB", "B", {"c1"}, 0);
+  now_ += milliseconds(200);
+  Heartbeat("wB", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  Take();
+  EXPECT_EQ(core_->workers().all().count("wA"), 0u);
+  EXPECT_EQ(core_->counters().items_redelivered, 2u);
+  Credit("wB", 10);
+  using J = std::tuple<std::string, uint64_t, uint32_t>;
+  EXPECT_EQ(Dispatch(), (std::vector<J>{{"wB", 3, 0}, {"wB", 1, 0}, {"wB", 1, 1}, {"wB", 2, 0}}));
+  // A comes back with a late result for its lost lease: stale.
+  Result("wA", 1, 0);
+  EXPECT_EQ(core_->counters().results_stale, 1u);
+  Result("wB", 1, 0);
+  Result("wB", 1, 1);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].partitions(0).attempts(), 2u);
+  EXPECT_EQ(results[0].partitions(0).worker_id(), "B");
+}
+
+TEST_F(BrokerCoreTest, DeadLettersAfterMaxAttempts) {
+  BrokerOptions options;
+  options.max_attempts = 2;
+  Make(options);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1, "c1");  // refused: no worker yet
+  Ready("w1", "A", {"c1"}, 1);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    ASSERT_EQ(Dispatch().size(), 1u) << "attempt " << attempt;
+    // The worker dies while proving; a new one takes over.
+    proto::Envelope bye;
+    bye.mutable_disconnect()->set_reason("crash");
+    std::string identity = "w" + std::to_string(attempt);
+    core_->WorkerUnreachable(identity, now_);
+    Ready("w" + std::to_string(attempt + 1), "A", {"c1"}, 1);
+  }
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_DEAD_LETTERED);
+  EXPECT_NE(results[0].error().find("--max-attempts 2"), std::string::npos) << results[0].error();
+  EXPECT_TRUE(Dispatch().empty());
+  EXPECT_EQ(core_->counters().jobs_dead_lettered, 1u);
+}
+
+TEST_F(BrokerCoreTest, RetryableFailureRetriesFinalFailureFails) {
+  Ready("wA", "A", {"c1"}, 10);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  Submit("cl", "r2", proto::PRIORITY_NORMAL, 2);
+  ASSERT_EQ(Dispatch().size(), 3u);
+  Result("wA", 1, 0, /*ok=*/false, /*retryable=*/true);
+  auto again = Dispatch();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(std::get<1>(again[0]), 1u);
+  Result("wA", 2, 1, /*ok=*/false, /*retryable=*/false);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].job_seq(), 2u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_FAILED);
+  EXPECT_NE(results[0].error().find("boom"), std::string::npos);
+  Result("wA", 2, 0);  // the other partition's late result is dropped quietly
+  EXPECT_TRUE(ResultsTo(Take(), "cl").empty());
+}
+
+TEST_F(BrokerCoreTest, ResubmittedRequestIdReturnsTheExistingJob) {
+  Ready("wA", "A", {"c1"}, 10);
+  Submit("cl", "same", proto::PRIORITY_NORMAL, 1);
+  auto dup = Submit("other", "same", proto::PRIORITY_HIGH, 3, "c1", 7);
+  ASSERT_EQ(dup.size(), 1u);
+  EXPECT_TRUE(dup[0].envelope.submit_reply().duplicate());
+  EXPECT_EQ(dup[0].envelope.submit_reply().job_seq(), 1u);
+  ASSERT_EQ(Dispatch().size(), 1u);  // proved once
+  Result("wA", 1, 0);
+  auto out = Take();
+  EXPECT_EQ(ResultsTo(out, "cl").size(), 1u);
+  ASSERT_EQ(ResultsTo(out, "other").size(), 1u);  // the duplicate waits too
+  EXPECT_EQ(ResultsTo(out, "other")[0].job_seq(), 1u);
+  // After the end: reply and the stored result at once, nothing dispatched.
+  auto late = Submit("third", "same", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(late.size(), 2u);
+  EXPECT_TRUE(late[0].envelope.submit_reply().duplicate());
+  EXPECT_EQ(late[1].envelope.job_result().partitions(0).proof_json(), "proof-1-0");
+  EXPECT_TRUE(Dispatch().empty());
+  EXPECT_EQ(core_->counters().jobs_submitted, 1u);
+}
+
+TEST_F(BrokerCoreTest, ResultsExpireAfterTtl) {
+  BrokerOptions options;
+  options.result_ttl = milliseconds(500);
+  Make(options);
+  Ready("wA", "A", {"c1"}, 10);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  Dispatch();
+  Result("wA", 1, 0);
+  Take();
+  proto::Envelope await;
+  await.mutable_await()->set_job_seq(1);
+  core_->HandleClient("cl", await, now_);
+  ASSERT_EQ(ResultsTo(Take(), "cl").size(), 1u);
+  now_ += milliseconds(300);
+  Heartbeat("wA", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  now_ += milliseconds(300);
+  Heartbeat("wA", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  Take();
+  core_->HandleClient("cl", await, now_);
+  auto out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_JOB);
+}
+
+TEST_F(BrokerCoreTest, DrainingWorkerGetsNothingAndHandbackRequeuesWithoutAnAttempt) {
+  Ready("wA", "A", {"c1"}, 2);
+  Ready("wB", "B", {"c1"}, 0);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
+  ASSERT_EQ(Dispatch().size(), 2u);  // both to A
+  Submit("cl", "r2", proto::PRIORITY_NORMAL, 1);
+  proto::Envelope drain;
+  drain.set_correlation_id(9);
+  drain.mutable_drain_worker()->set_worker_id("A");
+  drain.mutable_drain_worker()->set_wait(true);
+  core_->HandleClient("ctl", drain, now_);
+  auto out = Take();
+  bool commanded = false;
+  for (auto& o : out) commanded |= o.identity == "wA" && o.envelope.has_drain();
+  EXPECT_TRUE(commanded);
+  // The broker's view changed at once: credit A grants now is not used.
+  Credit("wA", 5);
+  EXPECT_TRUE(Dispatch().empty());
+  // A hands back one unstarted item and finishes the other.
+  proto::Envelope handback;
+  auto* hb = handback.mutable_handback();
+  hb->set_reason("draining");
+  hb->add_items()->set_job_seq(1);
+  hb->mutable_items(0)->set_partition(1);
+  core_->HandleWorker("wA", handback, now_);
+  Result("wA", 1, 0);
+  Heartbeat("wA", proto::WORKER_STATE_READY);  // stale state: must not undo the drain
+  Heartbeat("wA", proto::WORKER_STATE_RELEASING);
+  proto::Envelope bye;
+  bye.mutable_disconnect()->set_reason("drained");
+  core_->HandleWorker("wA", bye, now_);
+  out = Take();
+  bool finished = false;
+  for (auto& o : out) {
+    if (o.identity == "ctl" && o.envelope.has_drain_worker_reply() && o.envelope.drain_worker_reply().finished()) {
+      finished = true;
+      const auto& phases = o.envelope.drain_worker_reply().phases();
+      ASSERT_EQ(phases.size(), 3);
+      EXPECT_EQ(phases[0].state(), proto::WORKER_STATE_DRAINING);
+      EXPECT_EQ(phases[1].state(), proto::WORKER_STATE_RELEASING);
+      EXPECT_EQ(phases[2].state(), proto::WORKER_STATE_GONE);
+    }
+  }
+  EXPECT_TRUE(finished);
+  Credit("wB", 5);
+  using J = std::tuple<std::string, uint64_t, uint32_t>;
+  EXPECT_EQ(Dispatch(), (std::vector<J>{{"wB", 1, 1}, {"wB", 2, 0}}));
+  Result("wB", 1, 1);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].partitions(1).attempts(), 1u);  // the handback was not an attempt
+}
+
+TEST_F(BrokerCoreTest, CancelDropsQueuedItemsAndIgnoresLateResults) {
+  Ready("wA", "A", {"c1"}, 1);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  proto::Envelope cancel;
+  cancel.mutable_cancel()->set_job_seq(1);
+  core_->HandleClient("ctl", cancel, now_);
+  auto out = Take();
+  EXPECT_EQ(ResultsTo(out, "cl").at(0).state(), proto::JOB_STATE_CANCELLED);
+  EXPECT_EQ(core_->queue().size(), 0u);
+  Result("wA", 1, 0);
+  EXPECT_TRUE(ResultsTo(Take(), "cl").empty());
+  EXPECT_EQ(core_->counters().jobs_cancelled, 1u);
+}
+
+TEST_F(BrokerCoreTest, StatusReportsQueuesAndWorkers) {
+  Ready("wA", "A", {"c1", "c2"}, 0);
+  Submit("cl", "r1", proto::PRIORITY_HIGH, 3);
+  now_ += milliseconds(250);
+  auto status = core_->Status(now_);
+  ASSERT_EQ(status.queues_size(), 4);
+  EXPECT_EQ(status.queues(0).priority(), proto::PRIORITY_CRITICAL);
+  EXPECT_EQ(status.queues(1).priority(), proto::PRIORITY_HIGH);
+  EXPECT_EQ(status.queues(1).depth(), 3u);
+  EXPECT_NEAR(status.queues(1).oldest_age_s(), 0.25, 1e-6);
+  ASSERT_EQ(status.workers_size(), 1);
+  EXPECT_EQ(status.workers(0).worker_id(), "A");
+  EXPECT_EQ(status.workers(0).circuits_size(), 2);
+}
+
+}  // namespace
+}  // namespace zkfleet::broker
