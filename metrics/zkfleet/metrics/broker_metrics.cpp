@@ -1,0 +1,127 @@
+#include "zkfleet/metrics/broker_metrics.hpp"
+
+#include "zkfleet/metrics/buckets.hpp"
+
+namespace zkfleet::metrics {
+namespace {
+
+prometheus::Counter& UnlabelledCounter(prometheus::Registry& registry, const std::string& name,
+                                       const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry).Add({});
+}
+
+prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& registry, const std::string& name,
+                                                       const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+}  // namespace
+
+BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
+    : jobs_dead_lettered(UnlabelledCounter(server.registry(), "zkfleet_jobs_dead_lettered_total",
+                                           "Jobs given up after a work item was leased --max-attempts times")),
+      jobs_cancelled(UnlabelledCounter(server.registry(), "zkfleet_jobs_cancelled_total",
+                                       "Jobs cancelled by a client before they ended")),
+      items_redelivered(UnlabelledCounter(server.registry(), "zkfleet_work_items_redelivered_total",
+                                          "Work items put back in the queue after a lost lease, a retryable "
+                                          "failure or a drain handback")),
+      items_handed_back(UnlabelledCounter(server.registry(), "zkfleet_work_items_handed_back_total",
+                                          "Work items a draining worker returned (unstarted or aborted)")),
+      workers_lost(UnlabelledCounter(server.registry(), "zkfleet_workers_lost_total",
+                                     "Workers removed without a clean DISCONNECT (silent or unreachable)")),
+      max_circuits_(max_circuits),
+      submitted_family_(CounterFamily(server.registry(), "zkfleet_jobs_submitted_total",
+                                      "Jobs accepted by the broker (duplicates of a known request id excluded)")),
+      completed_family_(CounterFamily(server.registry(), "zkfleet_jobs_completed_total",
+                                      "Jobs whose every partition was proved")),
+      failed_family_(CounterFamily(server.registry(), "zkfleet_jobs_failed_total",
+                                   "Jobs that ended without proofs, by reason (dead letters included)")) {
+  prometheus::Registry& registry = server.registry();
+
+  auto& dropped = CounterFamily(registry, "zkfleet_messages_dropped_total",
+                                "Frames dropped unread: malformed, above --max-message-bytes, or another "
+                                "protocol version");
+  for (size_t i = 0; i < kDropReasonLabels.size(); ++i) {
+    messages_dropped[i] = &dropped.Add({{"reason", std::string(kDropReasonLabels[i])}});
+  }
+
+  auto& depth = prometheus::BuildGauge()
+                    .Name("zkfleet_queue_depth")
+                    .Help("Work items waiting in the broker's queue, by priority")
+                    .Register(registry);
+  auto& age = prometheus::BuildGauge()
+                  .Name("zkfleet_queue_oldest_age_seconds")
+                  .Help("Age of the oldest work item waiting in the broker's queue (0 when empty), by priority")
+                  .Register(registry);
+  auto& wait = prometheus::BuildHistogram()
+                   .Name("zkfleet_broker_queue_wait_seconds")
+                   .Help("Time from SUBMIT to a work item's first lease to a worker, by priority")
+                   .Register(registry);
+  for (size_t i = 0; i < kPriorities.size(); ++i) {
+    prometheus::Labels labels{{"priority", PriorityLabel(kPriorities[i])}};
+    queue_depth[i] = &depth.Add(labels);
+    queue_oldest_age_seconds[i] = &age.Add(labels);
+    queue_wait_seconds[i] = &wait.Add(labels, DurationBuckets());
+  }
+
+  auto& workers = prometheus::BuildGauge()
+                      .Name("zkfleet_broker_workers")
+                      .Help("Registered workers, by the state they last reported")
+                      .Register(registry);
+  for (size_t i = 0; i < kWorkerStates.size(); ++i) {
+    workers_by_state[i] = &workers.Add({{"state", WorkerStateLabel(kWorkerStates[i])}});
+  }
+}
+
+BrokerMetrics::Circuit& BrokerMetrics::ForCircuit(const std::string& circuit_id) {
+  std::lock_guard<std::mutex> lock(circuits_mutex_);
+  auto it = circuits_.find(circuit_id);
+  if (it != circuits_.end()) return it->second;
+  // Past the limit every new circuit shares the "_other" series (created at
+  // the first such circuit, so it counts as one of the max_circuits_ + 1).
+  std::string label = circuits_.size() < max_circuits_ ? circuit_id : std::string(kOtherCircuitLabel);
+  if (label != circuit_id) {
+    auto other = circuits_.find(label);
+    if (other != circuits_.end()) return other->second;
+  }
+  Circuit& circuit = circuits_[label];
+  for (size_t i = 0; i < kPriorities.size(); ++i) {
+    prometheus::Labels labels{{"circuit", label}, {"priority", PriorityLabel(kPriorities[i])}};
+    circuit.submitted[i] = &submitted_family_.Add(labels);
+    circuit.completed[i] = &completed_family_.Add(labels);
+  }
+  for (size_t i = 0; i < kFailReasonLabels.size(); ++i) {
+    circuit.failed[i] = &failed_family_.Add({{"circuit", label}, {"reason", std::string(kFailReasonLabels[i])}});
+  }
+  return circuit;
+}
+
+void BrokerMetrics::JobSubmitted(const std::string& circuit_id, proto::Priority priority) {
+  ForCircuit(circuit_id).submitted[PriorityIndex(priority)]->Increment();
+}
+
+void BrokerMetrics::JobCompleted(const std::string& circuit_id, proto::Priority priority) {
+  ForCircuit(circuit_id).completed[PriorityIndex(priority)]->Increment();
+}
+
+void BrokerMetrics::JobFailed(const std::string& circuit_id, FailReason reason) {
+  ForCircuit(circuit_id).failed[static_cast<size_t>(reason)]->Increment();
+  if (reason == FailReason::kDeadLettered) jobs_dead_lettered.Increment();
+}
+
+void BrokerMetrics::ObserveQueueWait(proto::Priority priority, double seconds) {
+  queue_wait_seconds[PriorityIndex(priority)]->Observe(seconds);
+}
+
+void BrokerMetrics::SetQueue(proto::Priority priority, size_t depth, double oldest_age_seconds) {
+  int i = PriorityIndex(priority);
+  queue_depth[i]->Set(static_cast<double>(depth));
+  queue_oldest_age_seconds[i]->Set(oldest_age_seconds);
+}
+
+void BrokerMetrics::SetWorkers(proto::WorkerState state, size_t count) {
+  int i = WorkerStateIndex(state);
+  if (i >= 0) workers_by_state[i]->Set(static_cast<double>(count));
+}
+
+}  // namespace zkfleet::metrics

@@ -1,0 +1,95 @@
+// BrokerMetrics: every metric the broker exports, created once when the
+// broker starts (per-circuit series once per circuit, never per job).
+// docs/metrics.md describes each one.
+//
+// The broker updates them where it updates BrokerCounters; the gauges
+// (queue, workers by state) are set from its periodic tick.
+//
+// Thread-safety: all methods are thread-safe (prometheus-cpp metrics are
+// atomic; the circuit table has a mutex), so scrapes may run concurrently.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+
+#include "zkfleet.pb.h"
+#include "zkfleet/metrics/labels.hpp"
+#include "zkfleet/metrics/metrics_server.hpp"
+
+namespace zkfleet::metrics {
+
+class BrokerMetrics {
+ public:
+  // Per-circuit job counters. Pointers into the registry, valid as long as
+  // the MetricsServer.
+  struct Circuit {
+    std::array<prometheus::Counter*, kPriorities.size()> submitted{};  // by priority
+    std::array<prometheus::Counter*, kPriorities.size()> completed{};
+    std::array<prometheus::Counter*, kFailReasonLabels.size()> failed{};  // by FailReason
+  };
+
+  // Registers the broker's metrics in `server`'s registry. At most
+  // `max_circuits` distinct circuit label values are created; later circuits
+  // share the circuit="_other" series.
+  explicit BrokerMetrics(MetricsServer& server, size_t max_circuits = 64);
+  BrokerMetrics(const BrokerMetrics&) = delete;
+  BrokerMetrics& operator=(const BrokerMetrics&) = delete;
+
+  // The series of `circuit_id`, created on first use (when a worker announces
+  // the circuit, or at its first job). Cheap after that: one map lookup.
+  Circuit& ForCircuit(const std::string& circuit_id);
+
+  // Job life. PRIORITY_UNSPECIFIED counts as NORMAL, as the broker treats it.
+  void JobSubmitted(const std::string& circuit_id, proto::Priority priority);
+  void JobCompleted(const std::string& circuit_id, proto::Priority priority);
+  // Also counts zkfleet_jobs_dead_lettered_total for kDeadLettered.
+  void JobFailed(const std::string& circuit_id, FailReason reason);
+  void JobCancelled() { jobs_cancelled.Increment(); }
+  void ItemRedelivered() { items_redelivered.Increment(); }
+  void ItemHandedBack() { items_handed_back.Increment(); }
+  void WorkerLost() { workers_lost.Increment(); }
+  void MessageDropped(DropReason reason) { messages_dropped[static_cast<size_t>(reason)]->Increment(); }
+
+  // Time a work item waited in the broker's queue, from SUBMIT to its first lease.
+  void ObserveQueueWait(proto::Priority priority, double seconds);
+
+  // Gauges, set from the broker's tick.
+  void SetQueue(proto::Priority priority, size_t depth, double oldest_age_seconds);
+  // Registered workers in `state` (every state not set keeps its last value:
+  // set all of kWorkerStates each time).
+  void SetWorkers(proto::WorkerState state, size_t count);
+
+  // Unlabelled counters (jobs_dead_lettered: through JobFailed only, which
+  // counts it with the failure).
+  prometheus::Counter& jobs_dead_lettered;
+  prometheus::Counter& jobs_cancelled;
+  prometheus::Counter& items_redelivered;
+  prometheus::Counter& items_handed_back;
+  prometheus::Counter& workers_lost;
+
+  // Labelled series, indexed like the label sets in labels.hpp.
+  std::array<prometheus::Counter*, kDropReasonLabels.size()> messages_dropped{};
+  std::array<prometheus::Gauge*, kPriorities.size()> queue_depth{};
+  std::array<prometheus::Gauge*, kPriorities.size()> queue_oldest_age_seconds{};
+  std::array<prometheus::Histogram*, kPriorities.size()> queue_wait_seconds{};
+  std::array<prometheus::Gauge*, kWorkerStates.size()> workers_by_state{};
+
+ private:
+  const size_t max_circuits_;
+  prometheus::Family<prometheus::Counter>& submitted_family_;
+  prometheus::Family<prometheus::Counter>& completed_family_;
+  prometheus::Family<prometheus::Counter>& failed_family_;
+
+  std::mutex circuits_mutex_;
+  std::map<std::string, Circuit, std::less<>> circuits_;  // node-based: references stay valid
+};
+
+}  // namespace zkfleet::metrics

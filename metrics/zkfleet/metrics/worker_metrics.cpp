@@ -1,0 +1,138 @@
+#include "zkfleet/metrics/worker_metrics.hpp"
+
+#include "zkfleet/metrics/buckets.hpp"
+#include "zkfleet/metrics/state_clocks.hpp"
+
+namespace zkfleet::metrics {
+namespace {
+
+prometheus::Gauge& UnlabelledGauge(prometheus::Registry& registry, const std::string& name, const std::string& help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
+}
+
+}  // namespace
+
+WorkerMetrics::WorkerMetrics(MetricsServer& server, const WorkerIdentity& identity,
+                             const std::vector<std::string>& circuits, double drain_budget, size_t max_circuits)
+    : pinned_pool_bytes(UnlabelledGauge(server.registry(), "zkfleet_pinned_pool_bytes",
+                                        "Bytes of pinned host memory the worker's pool holds")),
+      pinned_pool_in_use_bytes(UnlabelledGauge(server.registry(), "zkfleet_pinned_pool_in_use_bytes",
+                                               "Bytes of the pinned pool carved out for proving keys and job "
+                                               "buffers")),
+      memory_to_release_bytes(UnlabelledGauge(server.registry(), "zkfleet_memory_to_release_bytes",
+                                              "Bytes the worker still has to give back while RELEASING")),
+      drain_budget_seconds(UnlabelledGauge(server.registry(), "zkfleet_drain_budget_seconds",
+                                           "Seconds a drain may take (--drain-timeout plus the expected memory "
+                                           "release time) before it is over budget")),
+      server_(server),
+      max_circuits_(max_circuits),
+      jobs_family_(prometheus::BuildCounter()
+                       .Name("zkfleet_worker_jobs_total")
+                       .Help("Work items that ended on this worker, by circuit and outcome")
+                       .Register(server.registry())),
+      phase_family_(prometheus::BuildHistogram()
+                        .Name("zkfleet_job_phase_seconds")
+                        .Help("Seconds a work item spent in each phase on this worker (queue_wait: in its "
+                              "local queue)")
+                        .Register(server.registry())),
+      clocks_(std::make_shared<StateClocks>()) {
+  prometheus::Registry& registry = server.registry();
+  drain_budget_seconds.Set(drain_budget);
+
+  auto& states = prometheus::BuildGauge()
+                     .Name("zkfleet_worker_state")
+                     .Help("1 for the state the worker is in, 0 for the others")
+                     .Register(registry);
+  for (size_t i = 0; i < kWorkerStates.size(); ++i) {
+    state[i] = &states.Add({{"state", WorkerStateLabel(kWorkerStates[i])}});
+  }
+
+  auto& dropped = prometheus::BuildCounter()
+                      .Name("zkfleet_messages_dropped_total")
+                      .Help("Frames dropped unread: malformed, above --max-message-bytes, or another "
+                            "protocol version")
+                      .Register(registry);
+  for (size_t i = 0; i < kDropReasonLabels.size(); ++i) {
+    messages_dropped[i] = &dropped.Add({{"reason", std::string(kDropReasonLabels[i])}});
+  }
+
+  prometheus::BuildGauge()
+      .Name("zkfleet_worker_info")
+      .Help("Always 1; the labels identify the worker process")
+      .Register(registry)
+      .Add({{"worker_id", identity.worker_id}, {"backend", identity.backend}, {"gpu", identity.gpu}})
+      .Set(1);
+
+  for (const std::string& circuit : circuits) ForCircuit(circuit);
+  server_.AddCollectable(clocks_);
+  SetState(proto::WORKER_STATE_STARTING);
+}
+
+WorkerMetrics::~WorkerMetrics() = default;
+
+WorkerMetrics::Circuit& WorkerMetrics::ForCircuit(const std::string& circuit_id) {
+  std::lock_guard<std::mutex> lock(circuits_mutex_);
+  auto it = circuits_.find(circuit_id);
+  if (it != circuits_.end()) return it->second;
+  std::string label = circuits_.size() < max_circuits_ ? circuit_id : std::string(kOtherCircuitLabel);
+  if (label != circuit_id) {
+    auto other = circuits_.find(label);
+    if (other != circuits_.end()) return other->second;
+  }
+  Circuit& circuit = circuits_[label];
+  for (size_t i = 0; i < kOutcomeLabels.size(); ++i) {
+    circuit.jobs[i] = &jobs_family_.Add({{"circuit", label}, {"outcome", std::string(kOutcomeLabels[i])}});
+  }
+  for (size_t i = 0; i < kPhaseLabels.size(); ++i) {
+    circuit.phase_seconds[i] =
+        &phase_family_.Add({{"circuit", label}, {"phase", std::string(kPhaseLabels[i])}}, DurationBuckets());
+  }
+  return circuit;
+}
+
+void WorkerMetrics::SetState(proto::WorkerState new_state) {
+  int index = WorkerStateIndex(new_state);
+  for (size_t i = 0; i < state.size(); ++i) state[i]->Set(static_cast<int>(i) == index ? 1 : 0);
+
+  switch (new_state) {
+    case proto::WORKER_STATE_WAITING_FOR_MEMORY: clocks_->memory_wait.Start(); break;
+    case proto::WORKER_STATE_DRAINING:
+    case proto::WORKER_STATE_RELEASING:
+      clocks_->memory_wait.Stop();
+      clocks_->drain.Start();  // keeps running from DRAINING into RELEASING
+      break;
+    case proto::WORKER_STATE_GONE:
+      clocks_->memory_wait.Stop();
+      clocks_->drain.Stop();
+      break;
+    default: clocks_->memory_wait.Stop(); break;
+  }
+  bool ready = new_state == proto::WORKER_STATE_READY;
+  server_.SetReadiness(ready, ready ? "READY" : WorkerStateLabel(new_state));
+}
+
+void WorkerMetrics::SetMemory(const proto::MemoryStatus& memory) {
+  pinned_pool_bytes.Set(static_cast<double>(memory.pool_bytes()));
+  pinned_pool_in_use_bytes.Set(static_cast<double>(memory.pool_in_use_bytes()));
+  memory_to_release_bytes.Set(static_cast<double>(memory.bytes_to_release()));
+}
+
+void WorkerMetrics::JobEnded(const std::string& circuit_id, Outcome outcome) {
+  ForCircuit(circuit_id).jobs[static_cast<size_t>(outcome)]->Increment();
+}
+
+void WorkerMetrics::ObservePhases(const std::string& circuit_id, const proto::PhaseTimings& timings) {
+  Circuit& circuit = ForCircuit(circuit_id);
+  auto observe = [&](Phase phase, double seconds, bool skip_zero) {
+    if (skip_zero && seconds <= 0) return;
+    circuit.phase_seconds[static_cast<size_t>(phase)]->Observe(seconds);
+  };
+  observe(Phase::kQueueWait, timings.queue_wait_s(), false);
+  observe(Phase::kWitnessTransfer, timings.witness_transfer_s(), true);
+  observe(Phase::kBuildAbc, timings.build_abc_s(), true);
+  observe(Phase::kNtt, timings.ntt_s(), true);
+  observe(Phase::kMsm, timings.msm_s(), true);
+  observe(Phase::kProveTotal, timings.prove_total_s(), false);
+}
+
+}  // namespace zkfleet::metrics

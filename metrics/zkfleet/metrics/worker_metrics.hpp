@@ -1,0 +1,98 @@
+// WorkerMetrics: every metric a worker exports, created once when the worker
+// starts: per-circuit series for the circuits it was configured with, the
+// state gauges, the pinned-pool gauges and the drain / memory-wait clocks.
+// docs/metrics.md describes each one.
+//
+// SetState() is the one call the worker makes on every state change: it sets
+// zkfleet_worker_state, the /ready answer of the MetricsServer, and starts or
+// stops the clocks behind zkfleet_drain_duration_seconds and
+// zkfleet_memory_wait_seconds. Those two are computed at scrape time, so they
+// keep growing even when the worker's threads are stuck.
+//
+// Thread-safety: all methods are thread-safe (the socket and dispatcher
+// threads may both report), scrapes run concurrently.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+
+#include "zkfleet.pb.h"
+#include "zkfleet/metrics/labels.hpp"
+#include "zkfleet/metrics/metrics_server.hpp"
+
+namespace zkfleet::metrics {
+
+class StateClocks;  // the scrape-time durations; worker_metrics.cpp
+
+struct WorkerIdentity {
+  std::string worker_id;        // --id
+  std::string backend;          // "cpu", "cuda" or "instant"
+  std::string gpu = "none";     // CUDA device ordinal, "none" on the CPU backend
+};
+
+class WorkerMetrics {
+ public:
+  struct Circuit {
+    std::array<prometheus::Counter*, kOutcomeLabels.size()> jobs{};            // by Outcome
+    std::array<prometheus::Histogram*, kPhaseLabels.size()> phase_seconds{};   // by Phase
+  };
+
+  // Registers the worker's metrics in `server`'s registry, with series for
+  // `circuits` (a circuit seen later gets its own on first use, up to
+  // max_circuits, then circuit="_other"). `drain_budget_seconds` is what a
+  // drain may take before the ZkfleetDrainOverBudget alert fires:
+  // --drain-timeout plus the expected memory release time.
+  WorkerMetrics(MetricsServer& server, const WorkerIdentity& identity, const std::vector<std::string>& circuits,
+                double drain_budget_seconds, size_t max_circuits = 64);
+  ~WorkerMetrics();
+  WorkerMetrics(const WorkerMetrics&) = delete;
+  WorkerMetrics& operator=(const WorkerMetrics&) = delete;
+
+  // The worker entered `state`: zkfleet_worker_state (1 for it, 0 for the
+  // others), /ready (200 only in READY), and the clocks: the drain clock runs
+  // from the first DRAINING/RELEASING until GONE, the memory-wait clock while
+  // WAITING_FOR_MEMORY; after stopping they keep showing their last length.
+  void SetState(proto::WorkerState state);
+
+  // zkfleet_pinned_pool_bytes, _in_use_bytes, zkfleet_memory_to_release_bytes.
+  void SetMemory(const proto::MemoryStatus& memory);
+
+  // A work item ended on this worker.
+  void JobEnded(const std::string& circuit_id, Outcome outcome);
+  // A proof's phase timings (proto::PhaseTimings, seconds), one observation
+  // per phase. Phases the backend does not report (0) are skipped, except
+  // prove_total.
+  void ObservePhases(const std::string& circuit_id, const proto::PhaseTimings& timings);
+  void MessageDropped(DropReason reason) { messages_dropped[static_cast<size_t>(reason)]->Increment(); }
+
+  Circuit& ForCircuit(const std::string& circuit_id);
+
+  prometheus::Gauge& pinned_pool_bytes;
+  prometheus::Gauge& pinned_pool_in_use_bytes;
+  prometheus::Gauge& memory_to_release_bytes;
+  prometheus::Gauge& drain_budget_seconds;
+  std::array<prometheus::Gauge*, kWorkerStates.size()> state{};
+  std::array<prometheus::Counter*, kDropReasonLabels.size()> messages_dropped{};
+
+ private:
+  MetricsServer& server_;
+  const size_t max_circuits_;
+  prometheus::Family<prometheus::Counter>& jobs_family_;
+  prometheus::Family<prometheus::Histogram>& phase_family_;
+  std::shared_ptr<StateClocks> clocks_;
+
+  std::mutex circuits_mutex_;
+  std::map<std::string, Circuit, std::less<>> circuits_;  // node-based: references stay valid
+};
+
+}  // namespace zkfleet::metrics
