@@ -34,6 +34,7 @@ namespace zkfleet::ff {
 
 template <class P>
 struct Fp {
+  using Params = P;
   static constexpr int kLimbs = P::kLimbs;
   static constexpr int kBytes = 8 * kLimbs;
   static constexpr int kModulusBits = P::kModulusBits;
