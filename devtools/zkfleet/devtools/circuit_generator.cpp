@@ -90,8 +90,8 @@ class Generator {
     for (uint32_t i = 0; i < h.n_wires; ++i) r1cs.wire_labels[i] = i;
     r1cs.lc_start.reserve(3 * opt_.constraints + 1);
     r1cs.lc_start.push_back(0);
-    r1cs.term_wire.reserve(5 * opt_.constraints);
-    r1cs.term_coeff.reserve(5 * opt_.constraints * 32);
+    r1cs.term_wire.reserve(4 * opt_.constraints);  // ~3.4 terms per row on average
+    r1cs.term_coeff.reserve(4 * opt_.constraints * 32);
 
     w_.assign(h.n_wires, Fr::zero());
     w_[0] = Fr::one();
