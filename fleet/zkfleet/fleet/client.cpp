@@ -22,6 +22,13 @@ void ThrowIfError(const proto::Envelope& envelope) {
   if (envelope.has_error()) throw BrokerError(envelope.error().kind(), envelope.error().message());
 }
 
+// The reply to request `id`. An ErrorReply with correlation id 0 answers a
+// request the broker could not read (oversized or malformed), so it can only
+// be the reply to the request we are waiting for.
+bool IsReplyTo(const proto::Envelope& envelope, uint64_t id) {
+  return envelope.correlation_id() == id || (envelope.has_error() && envelope.correlation_id() == 0);
+}
+
 }  // namespace
 
 BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message)
@@ -97,7 +104,7 @@ std::optional<proto::Envelope> BrokerClient::WaitFor(const std::function<bool(co
 
 proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::milliseconds timeout) {
   uint64_t id = Send(std::move(request));
-  auto reply = WaitFor([id](const proto::Envelope& e) { return e.correlation_id() == id; }, Clock::now() + timeout);
+  auto reply = WaitFor([id](const proto::Envelope& e) { return IsReplyTo(e, id); }, Clock::now() + timeout);
   if (!reply) {
     throw Error(ErrorCode::kIo, "no reply from the broker at " + endpoint_ + " within " +
                                     std::to_string(timeout.count()) + " ms (is zkbroker running there?)");
@@ -146,7 +153,7 @@ proto::DrainWorkerReply BrokerClient::Drain(const std::string& worker_id, bool w
   auto deadline = Clock::now() + timeout;
   uint64_t id = Send(std::move(envelope));
   for (;;) {
-    auto reply = WaitFor([id](const proto::Envelope& e) { return e.correlation_id() == id; }, deadline);
+    auto reply = WaitFor([id](const proto::Envelope& e) { return IsReplyTo(e, id); }, deadline);
     if (!reply) {
       throw Error(ErrorCode::kIo, "no " + std::string(wait ? "drain completion" : "reply") + " from the broker at " +
                                       endpoint_ + " within " + std::to_string(timeout.count()) + " ms");

@@ -1,0 +1,101 @@
+// Test harness for the multi-process fleet tests: starts the real binaries on
+// 127.0.0.1 with free ports, captures their logs, and always kills them:
+// children get PR_SET_PDEATHSIG(SIGKILL) (they die with the test process, even
+// on a ctest timeout) and their own process group, killed in ~Process.
+//
+// Thread-safety: a Fleet and its Processes belong to the test's main thread.
+// BrokerClients made by Fleet::Client() are one-thread objects.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "zkfleet/fleet/client.hpp"
+
+namespace fleet_test {
+
+using namespace std::chrono_literals;
+
+// A port nothing listens on right now.
+int FreePort();
+std::string ReadFile(const std::string& path);
+std::string Fixture(const std::string& name);  // tests/fixtures/<name>
+std::string BinaryPath(const std::string& tool);  // build/cmd/<tool>/<tool>
+
+// Runs a command to completion (stdout+stderr into `output`); exit code.
+int RunCommand(const std::vector<std::string>& argv, std::string* output = nullptr);
+
+class Process {
+ public:
+  Process(std::vector<std::string> argv, std::string log_path);
+  ~Process();
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void Signal(int signal);
+  void Kill9();
+  // Exit code (or 128 + signal) once it has ended; nullopt on timeout.
+  std::optional<int> WaitExit(std::chrono::milliseconds timeout);
+  bool running();
+  std::string Log() const;
+  // Waits until the log matches `pattern`; false on timeout.
+  bool WaitForLog(const std::string& pattern, std::chrono::milliseconds timeout) const;
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> exit_code_;
+  std::string log_path_;
+};
+
+// One broker and its workers in a temporary directory.
+class Fleet {
+ public:
+  explicit Fleet(const std::string& test_name);
+
+  Process& StartBroker(std::vector<std::string> extra_args = {});
+  Process& StartWorker(const std::string& worker_id, std::vector<std::string> args);
+  // Waits until the broker lists `worker_id` as READY.
+  void WaitWorkerReady(const std::string& worker_id, std::chrono::milliseconds timeout = 20s);
+
+  std::unique_ptr<zkfleet::fleet::BrokerClient> Client(const zkfleet::fleet::SocketLimits& limits = {});
+  zkfleet::proto::StatusReply Status();
+  // zkctl with --broker filled in; exit code, output captured.
+  int Zkctl(std::vector<std::string> args, std::string* output);
+
+  const std::string& dir() const { return dir_; }
+  std::string client_endpoint() const { return "tcp://127.0.0.1:" + std::to_string(client_port_); }
+  std::string worker_endpoint() const { return "tcp://127.0.0.1:" + std::to_string(worker_port_); }
+  zmq::context_t& context() { return context_; }
+
+  static constexpr int kHeartbeatMs = 100;
+
+ private:
+  std::string dir_;
+  int client_port_;
+  int worker_port_;
+  zmq::context_t context_;
+  std::vector<std::unique_ptr<Process>> processes_;  // destroyed (killed) with the Fleet
+};
+
+// Verifies proof/public JSON with snarkjs against `vk_path`; true on "OK".
+bool SnarkjsVerifies(const std::string& vk_path, const std::string& proof_json, const std::string& public_json,
+                     const std::string& scratch_dir);
+
+// The "processing ..." lines of a worker log, as (priority name, job_seq, partition).
+struct Processed {
+  std::string priority;
+  uint64_t job_seq;
+  uint32_t partition;
+};
+std::vector<Processed> ProcessingLines(const std::string& log);
+
+}  // namespace fleet_test

@@ -1,0 +1,138 @@
+// Lost workers, dead letters, idempotent resubmission.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "fleet_harness.hpp"
+#include "zkfleet/fleet/names.hpp"
+
+namespace fleet_test {
+namespace {
+
+namespace proto = zkfleet::proto;
+
+proto::SubmitRequest Request(const std::string& id, const std::string& circuit, const std::string& witness,
+                             int partitions = 1, proto::Priority priority = proto::PRIORITY_NORMAL) {
+  proto::SubmitRequest request;
+  request.set_request_id(id);
+  request.set_circuit_id(circuit);
+  request.set_priority(priority);
+  for (int p = 0; p < partitions; ++p) request.add_witnesses(witness);
+  return request;
+}
+
+// kill -9 of a worker in the middle of a real proof: everything it held is
+// proved by another worker, each job answered once.
+TEST(FleetRecovery, KilledWorkersJobsFinishElsewhere) {
+  Fleet fleet("kill9");
+  fleet.StartBroker();
+  const std::string zkey = "bn128=" + Fixture("bn128_k12/circuit_final.zkey");
+  Process& victim = fleet.StartWorker("victim", {"--circuit", zkey, "--threads", "1", "--capacity", "4"});
+  fleet.WaitWorkerReady("victim");
+
+  auto client = fleet.Client();
+  const std::string witness = ReadFile(Fixture("bn128_k12/witness.wtns"));
+  std::map<uint64_t, int> answers;
+  for (int j = 0; j < 3; ++j) answers[client->Submit(Request("k" + std::to_string(j), "bn128", witness, 2), 5s).job_seq()] = 0;
+
+  // The victim starts proving its first item: kill it right there.
+  ASSERT_TRUE(victim.WaitForLog("processing priority=NORMAL job_seq=1 partition=0", 10s));
+  victim.Kill9();
+  Process& rescuer = fleet.StartWorker("rescuer", {"--circuit", zkey, "--threads", "1", "--capacity", "4"});
+
+  std::vector<proto::JobResult> results;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    auto result = client->NextJobResult(30s);
+    ASSERT_TRUE(result) << "lost a job; rescuer log:\n" << rescuer.Log();
+    ++answers[result->job_seq()];
+    results.push_back(*result);
+  }
+  EXPECT_FALSE(client->NextJobResult(500ms).has_value()) << "a job was answered twice";
+  for (const auto& [seq, count] : answers) EXPECT_EQ(count, 1) << "job " << seq;
+
+  bool saw_redelivery = false;
+  for (const auto& result : results) {
+    ASSERT_EQ(result.state(), proto::JOB_STATE_SUCCEEDED) << result.error();
+    for (const auto& p : result.partitions()) {
+      if (result.job_seq() == 1 && p.partition() == 0) {
+        // The item being proved at the kill: a second attempt, elsewhere.
+        EXPECT_EQ(p.worker_id(), "rescuer");
+        EXPECT_EQ(p.attempts(), 2u);
+        saw_redelivery = true;
+        EXPECT_TRUE(SnarkjsVerifies(Fixture("bn128_k12/verification_key.json"), p.proof_json(), p.public_json(),
+                                    fleet.dir()));
+      }
+    }
+  }
+  EXPECT_TRUE(saw_redelivery);
+  EXPECT_GE(fleet.Status().items_redelivered(), 1u);
+}
+
+// A job whose worker dies on every attempt is dead-lettered after
+// --max-attempts, with the reason.
+TEST(FleetRecovery, JobThatKillsEveryWorkerIsDeadLettered) {
+  Fleet fleet("deadletter");
+  fleet.StartBroker({"--max-attempts", "2"});
+  std::vector<std::string> args = {"--instant", "--instant-delay-ms", "30000", "--circuit", "c1"};
+  Process& first = fleet.StartWorker("doomed-1", args);
+  fleet.WaitWorkerReady("doomed-1");
+  auto client = fleet.Client();
+  uint64_t seq = client->Submit(Request("poison", "c1", "w"), 5s).job_seq();
+
+  ASSERT_TRUE(first.WaitForLog("processing .*job_seq=" + std::to_string(seq), 10s));
+  first.Kill9();
+  Process& second = fleet.StartWorker("doomed-2", args);
+  ASSERT_TRUE(second.WaitForLog("processing .*job_seq=" + std::to_string(seq) + " partition=0 attempt=2", 10s));
+  second.Kill9();
+
+  auto result = client->NextJobResult(10s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->job_seq(), seq);
+  EXPECT_EQ(result->state(), proto::JOB_STATE_DEAD_LETTERED);
+  EXPECT_NE(result->error().find("--max-attempts 2"), std::string::npos) << result->error();
+  EXPECT_EQ(fleet.Status().jobs_dead_lettered(), 1u);
+  // And it never loops: a fresh worker gets nothing.
+  Process& third = fleet.StartWorker("doomed-3", args);
+  fleet.WaitWorkerReady("doomed-3");
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(ProcessingLines(third.Log()).empty());
+}
+
+// Resubmitting a request id returns the existing job and result without
+// proving again (through zkctl, which also tests its --json output).
+TEST(FleetRecovery, ResubmittedRequestIdDoesNotProveAgain) {
+  Fleet fleet("idempotent");
+  fleet.StartBroker();
+  Process& worker = fleet.StartWorker("w", {"--circuit", "bn128=" + Fixture("bn128_k12/circuit_final.zkey"),
+                                            "--threads", "1"});
+  fleet.WaitWorkerReady("w");
+  std::string witness = Fixture("bn128_k12/witness.wtns");
+  std::string first_out, second_out;
+  ASSERT_EQ(fleet.Zkctl({"submit", "--json", "--circuit", "bn128", "--request-id", "same-id", "--out",
+                         fleet.dir() + "/out", witness},
+                        &first_out),
+            0)
+      << first_out;
+  ASSERT_EQ(fleet.Zkctl({"submit", "--json", "--circuit", "bn128", "--request-id", "same-id", "--wait", witness},
+                        &second_out),
+            0)
+      << second_out;
+  EXPECT_NE(first_out.find("\"state\": \"SUCCEEDED\""), std::string::npos) << first_out;
+  // The same job, the same proof.
+  EXPECT_NE(second_out.find("\"job_seq\": 1"), std::string::npos) << second_out;
+  std::string proof = ReadFile(fleet.dir() + "/out/proof_0.json");
+  ASSERT_FALSE(proof.empty());
+  auto client = fleet.Client();
+  auto again = client->Submit(Request("same-id", "bn128", "ignored"), 5s);
+  EXPECT_TRUE(again.duplicate());
+  auto result = client->NextJobResult(5s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->partitions(0).proof_json(), proof);
+  EXPECT_EQ(ProcessingLines(worker.Log()).size(), 1u) << "proved more than once";
+  EXPECT_EQ(fleet.Status().jobs_submitted(), 1u);
+  EXPECT_TRUE(SnarkjsVerifies(Fixture("bn128_k12/verification_key.json"), proof,
+                              ReadFile(fleet.dir() + "/out/public_0.json"), fleet.dir()));
+}
+
+}  // namespace
+}  // namespace fleet_test
