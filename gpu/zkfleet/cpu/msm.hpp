@@ -23,14 +23,36 @@ namespace msm_detail {
 
 inline void LoadScalar(const uint8_t* p, uint64_t out[4]) { std::memcpy(out, p, 32); }
 
-// Window width minimising (points + buckets) * windows.
-inline int ChooseWindowBits(size_t points) {
-  int best = 2;
+// How the buckets of one window are filled: affine additions with a batched
+// inversion (cheap per point, but a batch needs many distinct buckets) or
+// XYZZ mixed additions (no batching constraints).
+struct WindowPlan {
+  int bits;          // window width c; 2^(c-1) buckets
+  bool affine;       // use AffineBuckets
+  size_t batch;      // affine batch size
+};
+
+// Affine batch size for n buckets: a bucket takes part once per batch, so a
+// batch much larger than n/4 would mostly wait on collisions.
+inline size_t AffineBatch(size_t nbuckets) { return std::min<size_t>(512, nbuckets / 4); }
+
+// Picks the window width and method minimising the estimated multiplication
+// count: per point ~10M (XYZZ) or ~6M plus a share of one inversion (~380M by
+// Fermat) per batch (affine); per bucket ~24M to reduce.
+inline WindowPlan ChooseWindow(size_t points) {
+  WindowPlan best{2, false, 0};
   double best_cost = 1e300;
   for (int c = 2; c <= 16; ++c) {
-    double windows = (256 + c - 1) / c;
-    double cost = windows * (static_cast<double>(points) + 2.0 * (1u << (c - 1)));
-    if (cost < best_cost) { best_cost = cost; best = c; }
+    const double windows = (256 + c - 1) / c;
+    const size_t nbuckets = size_t{1} << (c - 1);
+    const double reduce = 24.0 * static_cast<double>(nbuckets);
+    double cost = windows * (10.0 * static_cast<double>(points) + reduce);
+    if (cost < best_cost) { best_cost = cost; best = {c, false, 0}; }
+    const size_t batch = AffineBatch(nbuckets);
+    if (batch >= 32) {
+      cost = windows * ((6.0 + 380.0 / static_cast<double>(batch)) * static_cast<double>(points) + reduce);
+      if (cost < best_cost) { best_cost = cost; best = {c, true, batch}; }
+    }
   }
   return best;
 }
@@ -60,6 +82,117 @@ inline void SignedDigits(const uint64_t s[4], int c, int windows, int32_t* out, 
     }
   }
 }
+
+
+// Bucket accumulation in affine coordinates with batched inversion: an
+// affine addition costs one inversion, shared by a whole batch through
+// Montgomery's trick (3 multiplications each), plus 2M + 1S — about 6
+// multiplications instead of the 10 of a mixed XYZZ addition. A bucket may
+// take part in one addition per batch; a second hit on it waits for the next
+// batch. Handles P + P (doubling) and P + (-P) (the bucket empties).
+//
+// digits[j] selects bucket |digits[j]| - 1 for point bases[index[j]],
+// negated when the digit is negative. On return filled[k] says whether
+// bucket k holds a point.
+template <class Cfg>
+class AffineBuckets {
+  using Affine = curve::Affine<Cfg>;
+  using Field = typename Cfg::Field;
+
+ public:
+  explicit AffineBuckets(size_t nbuckets)
+      : buckets_(nbuckets), filled_(nbuckets, 0), stamp_(nbuckets, 0) {}
+
+  const Affine& bucket(size_t k) const { return buckets_[k]; }
+  bool filled(size_t k) const { return filled_[k] != 0; }
+
+  void Accumulate(const Affine* bases, const uint32_t* index, const int32_t* digits, size_t begin, size_t end,
+                  size_t batch) {
+    const size_t kBatch = std::min<size_t>(batch, kMaxBatch);
+    std::vector<Op> ops(kBatch);
+    std::vector<Field> denom(kBatch), prefix(kBatch);
+    std::vector<Op> deferred, next_deferred;
+    size_t cursor = begin;
+    uint32_t batch_id = 0;
+    while (cursor < end || !deferred.empty()) {
+      ++batch_id;
+      size_t k = 0;
+      next_deferred.clear();
+      auto consider = [&](const Op& op) {
+        if (stamp_[op.bucket] == batch_id) {  // bucket busy in this batch
+          next_deferred.push_back(op);
+          return;
+        }
+        Affine& b = buckets_[op.bucket];
+        if (!filled_[op.bucket]) {
+          b = op.point;
+          filled_[op.bucket] = 1;
+          return;
+        }
+        if (b.x == op.point.x) {
+          if (b.y != op.point.y || b.y.is_zero()) {  // P + (-P)
+            filled_[op.bucket] = 0;
+            return;
+          }
+          denom[k] = b.y.dbl();  // doubling: lambda = 3x^2 / 2y
+        } else {
+          denom[k] = op.point.x - b.x;
+        }
+        stamp_[op.bucket] = batch_id;
+        ops[k++] = op;
+      };
+      for (const Op& op : deferred) {
+        if (k == kBatch) { next_deferred.push_back(op); continue; }
+        consider(op);
+      }
+      // Stop reading new points while many wait: keeps the waiting list short.
+      while (k < kBatch && cursor < end && next_deferred.size() < kBatch) {
+        int32_t d = digits[cursor];
+        if (d != 0) {
+          Op op;
+          op.bucket = static_cast<uint32_t>((d > 0 ? d : -d) - 1);
+          op.point = bases[index[cursor]];
+          if (d < 0) op.point.y = op.point.y.neg();
+          consider(op);
+        }
+        ++cursor;
+      }
+      std::swap(deferred, next_deferred);
+      if (k == 0) continue;
+
+      // Montgomery's trick: one inversion for the whole batch.
+      prefix[0] = denom[0];
+      for (size_t i = 1; i < k; ++i) prefix[i] = prefix[i - 1] * denom[i];
+      Field inv = prefix[k - 1].inverse();
+      for (size_t i = k; i-- > 0;) {
+        Field inv_i = i ? inv * prefix[i - 1] : inv;
+        if (i) inv = inv * denom[i];
+        Affine& b = buckets_[ops[i].bucket];
+        const Affine& p = ops[i].point;
+        Field lambda;
+        if (b.x == p.x) {
+          Field xx = b.x.sqr();
+          lambda = (xx.dbl() + xx) * inv_i;
+        } else {
+          lambda = (p.y - b.y) * inv_i;
+        }
+        Field x3 = lambda.sqr() - b.x - p.x;
+        b.y = lambda * (b.x - x3) - b.y;
+        b.x = x3;
+      }
+    }
+  }
+
+ private:
+  static constexpr size_t kMaxBatch = 512;
+  struct Op {
+    uint32_t bucket;
+    Affine point;
+  };
+  std::vector<Affine> buckets_;
+  std::vector<uint8_t> filled_;
+  std::vector<uint32_t> stamp_;  // batch in which the bucket was last used
+};
 
 }  // namespace msm_detail
 
@@ -102,7 +235,8 @@ curve::Jacobian<Cfg> Msm(const curve::Affine<Cfg>* bases, const uint8_t* scalars
   if (m == 0) return curve::to_jacobian(ones);
 
   // 2. Signed digits for every remaining scalar, window-major.
-  const int c = msm_detail::ChooseWindowBits(m);
+  const msm_detail::WindowPlan plan = msm_detail::ChooseWindow(m);
+  const int c = plan.bits;
   const int windows = (256 + c - 1) / c;
   std::vector<int32_t> digits(static_cast<size_t>(windows) * m);
   pool.ParallelFor(m, [&](size_t begin, size_t end) {
@@ -123,21 +257,34 @@ curve::Jacobian<Cfg> Msm(const curve::Affine<Cfg>* bases, const uint8_t* scalars
     const size_t w = task / slices, slice = task % slices;
     const size_t begin = slice * slice_len, end = std::min(m, begin + slice_len);
     if (begin >= end) return;
-    std::vector<Xyzz> buckets(nbuckets, Xyzz::infinity());
     const int32_t* d = &digits[w * m];
-    for (size_t j = begin; j < end; ++j) {
-      int32_t digit = d[j];
-      if (digit > 0) {
-        buckets[digit - 1] = curve::xyzz_add_mixed(buckets[digit - 1], bases[big[j]]);
-      } else if (digit < 0) {
-        buckets[-digit - 1] = curve::xyzz_add_mixed(buckets[-digit - 1], curve::neg(bases[big[j]]));
-      }
-    }
     // sum_k (k+1) * bucket[k] by a running sum from the top.
     Xyzz running = Xyzz::infinity(), total = Xyzz::infinity();
-    for (size_t k = nbuckets; k-- > 0;) {
-      running = curve::xyzz_add(running, buckets[k]);
-      total = curve::xyzz_add(total, running);
+    // The top window sees only the scalars' last few bits, so few buckets:
+    // too few for batching to pay; it takes the XYZZ path.
+    const int bits_left = 255 - static_cast<int>(w) * c;
+    const size_t used_buckets = bits_left >= c - 1 ? nbuckets : size_t{1} << std::max(bits_left, 0);
+    if (plan.affine && msm_detail::AffineBatch(used_buckets) >= 32) {
+      msm_detail::AffineBuckets<Cfg> buckets(nbuckets);
+      buckets.Accumulate(bases, big.data(), d, begin, end, plan.batch);
+      for (size_t k = nbuckets; k-- > 0;) {
+        if (buckets.filled(k)) running = curve::xyzz_add_mixed(running, buckets.bucket(k));
+        total = curve::xyzz_add(total, running);
+      }
+    } else {
+      std::vector<Xyzz> buckets(nbuckets, Xyzz::infinity());
+      for (size_t j = begin; j < end; ++j) {
+        const int32_t digit = d[j];
+        if (digit > 0) {
+          buckets[digit - 1] = curve::xyzz_add_mixed(buckets[digit - 1], bases[big[j]]);
+        } else if (digit < 0) {
+          buckets[-digit - 1] = curve::xyzz_add_mixed(buckets[-digit - 1], curve::neg(bases[big[j]]));
+        }
+      }
+      for (size_t k = nbuckets; k-- > 0;) {
+        running = curve::xyzz_add(running, buckets[k]);
+        total = curve::xyzz_add(total, running);
+      }
     }
     window_sums[task] = total;
   });

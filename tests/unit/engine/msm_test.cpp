@@ -83,6 +83,15 @@ TEST(CpuMsm, Bls12_381G2MatchesNaive) {
   for (size_t n : {1, 6, 60}) CheckAgainstNaive<curve::Bls12_381G2>(n, 2);
 }
 
+// Sizes where the planner picks affine buckets with batched inversion
+// (collisions, doublings and P + (-P) inside a bucket are exercised by the
+// repeated bases and the r-1 scalars).
+TEST(CpuMsm, AffineBucketPathMatchesNaive) {
+  ASSERT_TRUE(msm_detail::ChooseWindow(4000).affine);
+  CheckAgainstNaive<curve::Bn254G1>(4000, 2);
+  CheckAgainstNaive<curve::Bn254G2>(3100, 2);
+}
+
 TEST(CpuMsm, AllZeroAndAllOneScalars) {
   ThreadPool pool(2);
   auto c = MakeCase<curve::Bn254G1>(64, 7);
