@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Broker benchmark (issue 6): zkbroker + WORKERS x "zkworker --instant"
+# (BENCHMARK MODE: answers every job at once, proves nothing) + fleet_bench.
+# Measures jobs/s and the latency the fleet adds (SUBMIT -> JobResult).
+#
+#   bench/fleet/run.sh [BUILD_DIR]        (default BUILD_DIR: build)
+#
+# Environment:
+#   BROKER_CPUS  cores the broker is pinned to (default 0,1: "on 2 cores")
+#   LOAD_CPUS    cores for workers and clients (default: the other cores; the
+#                same two when the machine has only two)
+#   WORKERS (4)  CLIENTS (4)  JOBS (200000)  RATES ("10000 25000 50000")
+# Results go to stdout; docs/benchmarks-fleet.md records them.
+set -euo pipefail
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+[[ "$BUILD" = /* ]] || BUILD="$ROOT/$BUILD"
+WORKERS=${WORKERS:-4}
+CLIENTS=${CLIENTS:-4}
+JOBS=${JOBS:-200000}
+RATES=${RATES:-"10000 25000 50000"}
+NCPU=$(nproc)
+BROKER_CPUS=${BROKER_CPUS:-0,1}
+if [[ -z "${LOAD_CPUS:-}" ]]; then
+  if (( NCPU > 2 )); then LOAD_CPUS="2-$((NCPU - 1))"; else LOAD_CPUS="0,1"; fi
+fi
+
+BENCH="$BUILD/bench/fleet/fleet_bench"
+if [[ ! -x "$BENCH" ]]; then
+  # bench/ is not part of this build tree: compile the load generator directly
+  # against the fleet libraries that are.
+  BENCH="$BUILD/fleet_bench"
+  g++ -std=c++20 -O2 -o "$BENCH" "$ROOT/bench/fleet/fleet_bench.cpp" -I"$ROOT/fleet" -I"$ROOT/common" \
+    -I"$BUILD/schema" "$BUILD/fleet/libzkfleet_fleet.a" "$BUILD/schema/libzkfleet_schema.a" \
+    "$BUILD/common/libzkfleet_common.a" -lprotobuf -lzmq -lpthread
+fi
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+CLIENT_EP="tcp://127.0.0.1:$(port)"
+WORKER_EP="tcp://127.0.0.1:$(port)"
+LOGS=$(mktemp -d)
+PIDS=()
+cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+echo "# $(date -u +%FT%TZ) $(uname -n): $NCPU cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
+echo "# broker on cores $BROKER_CPUS; $WORKERS instant workers and $CLIENTS clients on cores $LOAD_CPUS"
+taskset -c "$BROKER_CPUS" "$BUILD/cmd/zkbroker/zkbroker" --clients "$CLIENT_EP" --workers "$WORKER_EP" \
+  --log-level warn --result-ttl 60 >"$LOGS/broker.log" 2>&1 &
+PIDS+=($!)
+for i in $(seq 1 "$WORKERS"); do
+  taskset -c "$LOAD_CPUS" "$BUILD/cmd/zkworker/zkworker" --broker "$WORKER_EP" --id "bench-$i" --instant \
+    --circuit bench --capacity 2000 --log-level warn >"$LOGS/worker-$i.log" 2>&1 &
+  PIDS+=($!)
+done
+sleep 1
+
+run() { taskset -c "$LOAD_CPUS" "$BENCH" --broker "$CLIENT_EP" --circuit bench --json "$@"; }
+run --label warmup --jobs 20000 --clients "$CLIENTS" --window 500 >/dev/null
+run --label throughput --jobs "$JOBS" --clients "$CLIENTS" --window 1000
+run --label "latency, 1 job in flight" --jobs 20000 --clients 1 --window 1
+for rate in $RATES; do
+  run --label "latency at $rate jobs/s" --jobs $((rate * 4)) --clients "$CLIENTS" --window 100000 --rate "$rate"
+done
+"$BUILD/cmd/zkctl/zkctl" --broker "$CLIENT_EP" status | tail -n 3
