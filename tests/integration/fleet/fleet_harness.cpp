@@ -139,6 +139,15 @@ Fleet::Fleet(const std::string& test_name)
   std::filesystem::create_directories(dir_);
 }
 
+Fleet::~Fleet() {
+  processes_.clear();
+  if (::testing::Test::HasFailure()) {
+    std::fprintf(stderr, "fleet logs kept in %s\n", dir_.c_str());
+  } else {
+    std::filesystem::remove_all(dir_);
+  }
+}
+
 Process& Fleet::StartBroker(std::vector<std::string> extra_args) {
   std::vector<std::string> argv = {BinaryPath("zkbroker"), "--clients", client_endpoint(), "--workers",
                                    worker_endpoint(), "--heartbeat-ms", std::to_string(kHeartbeatMs)};

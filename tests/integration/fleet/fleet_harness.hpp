@@ -60,6 +60,9 @@ class Process {
 class Fleet {
  public:
   explicit Fleet(const std::string& test_name);
+  // Kills every process; removes the directory unless the test failed (the
+  // logs stay for the post-mortem).
+  ~Fleet();
 
   Process& StartBroker(std::vector<std::string> extra_args = {});
   Process& StartWorker(const std::string& worker_id, std::vector<std::string> args);
