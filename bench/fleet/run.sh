@@ -56,10 +56,17 @@ done
 sleep 1
 
 run() { taskset -c "$LOAD_CPUS" "$BENCH" --broker "$CLIENT_EP" --circuit bench --json "$@"; }
+# CPU seconds (user + system) the broker process has used so far.
+broker_cpu() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/${PIDS[0]}/stat"; }
 run --label warmup --jobs 20000 --clients "$CLIENTS" --window 500 >/dev/null
+cpu_before=$(broker_cpu)
 run --label throughput --jobs "$JOBS" --clients "$CLIENTS" --window 1000
-run --label "latency, 1 job in flight" --jobs 20000 --clients 1 --window 1
+cpu_after=$(broker_cpu)
+awk -v a="$cpu_before" -v b="$cpu_after" -v n="$JOBS" \
+  'BEGIN { printf "broker CPU: %.2f s for %d jobs = %.1f us per job (%.0f jobs/s per busy core)\n", b - a, n, (b - a) / n * 1e6, n / (b - a) }'
+run --label "latency, 1 client, 1 job in flight" --jobs 20000 --clients 1 --window 1
 for rate in $RATES; do
-  run --label "latency at $rate jobs/s" --jobs $((rate * 4)) --clients "$CLIENTS" --window 100000 --rate "$rate"
+  run --label "latency at $rate jobs/s, 1 client" --jobs $((rate * 4)) --clients 1 --window 100000 --rate "$rate"
+  run --label "latency at $rate jobs/s, $CLIENTS clients" --jobs $((rate * 4)) --clients "$CLIENTS" --window 100000 --rate "$rate"
 done
 "$BUILD/cmd/zkctl/zkctl" --broker "$CLIENT_EP" status | tail -n 3
