@@ -28,6 +28,12 @@ int main(int argc, char** argv) {
   double drain_timeout_s = std::chrono::duration<double>(options.drain_timeout).count();
   int64_t start_delay_ms = 0;
   std::string log_level = "info";
+  std::string pinned_budget = "64MiB";
+  std::string memory_margin = "256MiB";
+  std::string pool_chunk = "64MiB";
+  double memory_wait_timeout_s = 600;
+  std::string test_memory_limit;
+  std::string test_memory_ledger;
   app.add_option("--broker", options.broker_endpoint, "the broker's worker endpoint")->capture_default_str();
   app.add_option("--id", options.worker_id, "worker id (default: host-pid)");
   app.add_option("--circuit", circuit_args, "ID=PATH.zkey: a circuit to hold (repeatable); with --instant, ID alone")
@@ -53,8 +59,44 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-message-bytes", options.limits.max_message_bytes, "largest message accepted")
       ->capture_default_str();
+  app.add_option("--pinned-budget", pinned_budget,
+                 "pinned host pool for job buffers, allocated once at start: bytes (512MiB, 2GiB) or a share of "
+                 "the available memory (25%); 0 = none")
+      ->capture_default_str();
+  app.add_option("--memory-margin", memory_margin, "memory that must stay free besides the pool (memory gate)")
+      ->capture_default_str();
+  app.add_option("--memory-wait-timeout", memory_wait_timeout_s,
+                 "seconds to wait in WAITING_FOR_MEMORY before giving up")
+      ->capture_default_str();
+  app.add_option("--pool-chunk", pool_chunk, "pool allocation and release step")->capture_default_str();
+  app.add_option("--test-memory-limit", test_memory_limit,
+                 "TEST ONLY: pretend the workers sharing --test-memory-ledger live in a cgroup of this size");
+  app.add_option("--test-memory-ledger", test_memory_ledger, "TEST ONLY: directory where those workers record their pools");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  auto budget = zkfleet::worker::ParseMemoryBudget(pinned_budget);
+  auto margin = zkfleet::worker::ParseByteSize(memory_margin);
+  auto chunk = zkfleet::worker::ParseByteSize(pool_chunk);
+  if (!budget || !margin || !chunk || *chunk == 0) {
+    std::fprintf(stderr, "zkworker: --pinned-budget, --memory-margin, --pool-chunk: expected sizes like 512MiB, 2GiB "
+                         "(and a share like 25%% for the budget)\n");
+    return 2;
+  }
+  options.pinned_budget = *budget;
+  options.memory_margin = *margin;
+  options.pool_chunk_bytes = *chunk;
+  options.memory_wait_timeout = std::chrono::milliseconds(static_cast<int64_t>(memory_wait_timeout_s * 1000));
+  std::unique_ptr<zkfleet::worker::MemorySource> memory;
+  if (!test_memory_limit.empty() || !test_memory_ledger.empty()) {
+    auto limit = zkfleet::worker::ParseByteSize(test_memory_limit);
+    if (!limit || test_memory_ledger.empty()) {
+      std::fprintf(stderr, "zkworker: --test-memory-limit and --test-memory-ledger go together\n");
+      return 2;
+    }
+    memory = std::make_unique<zkfleet::worker::SimulatedMemorySource>(*limit, test_memory_ledger);
+  } else {
+    memory = std::make_unique<zkfleet::worker::SystemMemorySource>();
+  }
   options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
   options.drain_timeout = std::chrono::milliseconds(static_cast<int64_t>(drain_timeout_s * 1000));
   options.dispatch_start_delay = std::chrono::milliseconds(start_delay_ms);
@@ -99,7 +141,7 @@ int main(int argc, char** argv) {
     zmq::context_t context(1);
     auto circuits = std::make_unique<zkfleet::worker::CircuitSet>(std::move(specs), engine_options,
                                                                   std::chrono::milliseconds(instant_delay_ms));
-    zkfleet::worker::Worker worker(context, options, std::move(circuits));
+    zkfleet::worker::Worker worker(context, options, std::move(circuits), std::move(memory));
     try {
       code = worker.Run(signal_fd);
     } catch (const std::exception& e) {

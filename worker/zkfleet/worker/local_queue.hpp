@@ -16,12 +16,14 @@
 
 #include "zkfleet.pb.h"
 #include "zkfleet/fleet/work_key.hpp"
+#include "zkfleet/worker/pinned_pool.hpp"
 
 namespace zkfleet::worker {
 
 struct QueuedItem {
   fleet::WorkKey key;
-  proto::Job job;
+  proto::Job job;  // job.witness is empty while the witness sits in `witness`
+  PoolBuffer witness;  // the witness in the pinned pool, when it had room
   std::chrono::steady_clock::time_point arrived;
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "zkfleet/fleet/sockets.hpp"
+#include "zkfleet/worker/memory_source.hpp"
 
 namespace zkfleet::worker {
 
@@ -23,6 +24,13 @@ struct WorkerOptions {
   // Testing aid: the dispatcher waits this long after loading before it takes
   // the first item, so the local queue fills first (order tests).
   std::chrono::milliseconds dispatch_start_delay{0};
+  // Pinned host pool: its size (bytes or a share of the memory available at
+  // start; 0 = no pool) and what must stay free besides it. The memory gate
+  // waits until budget + margin fit, at most memory_wait_timeout.
+  MemoryBudget pinned_budget{64ull << 20, 0};
+  uint64_t memory_margin = 256ull << 20;
+  std::chrono::milliseconds memory_wait_timeout{std::chrono::minutes(10)};
+  uint64_t pool_chunk_bytes = 64ull << 20;  // allocation and release step
   fleet::SocketLimits limits;
 };
 

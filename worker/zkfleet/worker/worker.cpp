@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <functional>
 
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -19,7 +20,8 @@ namespace {
 constexpr char kEventResult = 'R';    // payload: a serialized RESULT envelope
 constexpr char kEventLoaded = 'L';    // circuits loaded
 constexpr char kEventFailed = 'F';    // payload: why loading failed
-constexpr char kEventReleased = 'X';  // payload: bytes released, decimal
+constexpr char kEventReleased = 'X';  // payload: bytes of proving keys released, decimal
+constexpr char kEventState = 'S';     // payload: a proto::WorkerState number (startup progress)
 
 // Linger on the final close, so DISCONNECT reaches the broker.
 constexpr int kCloseLingerMs = 2000;
@@ -34,15 +36,18 @@ std::string HostName() {
 
 }  // namespace
 
-Worker::Worker(zmq::context_t& context, WorkerOptions options, std::unique_ptr<CircuitSet> circuits)
+Worker::Worker(zmq::context_t& context, WorkerOptions options, std::unique_ptr<CircuitSet> circuits,
+               std::unique_ptr<MemorySource> memory)
     : context_(context),
       options_(std::move(options)),
       circuits_(std::move(circuits)),
+      memory_(std::move(memory)),
       ledger_(options_.capacity),
       events_endpoint_("inproc://zkworker-events-" + std::to_string(reinterpret_cast<uintptr_t>(this))),
       events_(context, zmq::socket_type::pair) {
   if (options_.worker_id.empty()) options_.worker_id = HostName() + "-" + std::to_string(getpid());
   state_since_ = Clock::now();
+  pool_.set_observer([this](uint64_t bytes) { memory_->OnPoolChanged(options_.worker_id, bytes); });
 }
 
 Worker::~Worker() {
@@ -61,6 +66,11 @@ void Worker::DispatcherMain() {
     events.send(zmq::buffer(&kind, 1), zmq::send_flags::sndmore);
     events.send(zmq::buffer(payload), zmq::send_flags::none);
   };
+  if (!PassMemoryGate(emit)) {
+    emit(kEventReleased, "0");
+    return;
+  }
+  emit(kEventState, std::to_string(proto::WORKER_STATE_LOADING));
   try {
     circuits_->Load();
   } catch (const std::exception& e) {
@@ -76,6 +86,10 @@ void Worker::DispatcherMain() {
   while (auto item = queue_.PopForRun()) {
     const fleet::WorkKey& key = item->key;
     auto started = Clock::now();
+    if (item->witness) {  // out of the pool: the slot is free for the next item
+      item->job.set_witness(item->witness.data(), item->witness.size());
+      item->witness.Reset();
+    }
     // One line per item, in processing order (the order test reads these).
     spdlog::info("processing priority={} job_seq={} partition={} attempt={} circuit={} queued_ms={:.1f}",
                  fleet::PriorityName(key.priority), key.job_seq, key.partition, item->job.attempt(),
@@ -103,6 +117,53 @@ void Worker::DispatcherMain() {
     queue_.FinishRun();
   }
   emit(kEventReleased, std::to_string(circuits_->Release()));
+}
+
+bool Worker::PassMemoryGate(const std::function<void(char, const std::string&)>& emit) {
+  MemoryReading reading = memory_->Read();
+  last_available_ = reading.available_bytes;
+  uint64_t budget = options_.pinned_budget.Resolve(reading.available_bytes);
+  pool_budget_ = budget;
+  if (budget == 0) {
+    spdlog::info("no pinned pool (--pinned-budget 0); job buffers come from the heap");
+    return true;
+  }
+  uint64_t need = budget + options_.memory_margin;
+  auto started = Clock::now();
+  auto deadline = started + options_.memory_wait_timeout;
+  auto next_log = started;
+  while (reading.available_bytes < need) {
+    auto now = Clock::now();
+    if (now == started || now >= next_log) {
+      if (now == started) emit(kEventState, std::to_string(proto::WORKER_STATE_WAITING_FOR_MEMORY));
+      spdlog::info("waiting for memory: need {} bytes (pinned budget {} + margin {}), available {} ({})", need, budget,
+                   options_.memory_margin, reading.available_bytes, reading.detail);
+      next_log = now + std::chrono::seconds(5);
+    }
+    if (now >= deadline) {
+      emit(kEventFailed, "memory gate: " + std::to_string(need) + " bytes (pinned budget " + std::to_string(budget) +
+                             " + margin " + std::to_string(options_.memory_margin) + ") did not fit within " +
+                             std::to_string(options_.memory_wait_timeout.count() / 1000) + " s; last seen " +
+                             std::to_string(reading.available_bytes) + " available (" + reading.detail + ")");
+      return false;
+    }
+    if (queue_.WaitForClose(now + std::chrono::milliseconds(100))) return false;  // drained while waiting
+    reading = memory_->Read();
+    last_available_ = reading.available_bytes;
+  }
+  spdlog::info("memory gate passed after {:.3f} s: {} bytes available ({}), allocating a {}-byte pinned pool",
+               Seconds(Clock::now() - started), reading.available_bytes, reading.detail, budget);
+  auto kind = circuits_->backend_name() == "cuda" ? PinnedPool::Kind::kCudaHost : PinnedPool::Kind::kLockedMmap;
+  try {
+    pool_.Allocate(budget, kind, options_.pool_chunk_bytes);
+  } catch (const std::exception& e) {
+    emit(kEventFailed, e.what());
+    return false;
+  }
+  auto stats = pool_.stats();
+  spdlog::info("pinned pool: {} bytes in {} allocation calls ({})", stats.pool_bytes, stats.alloc_calls,
+               kind == PinnedPool::Kind::kCudaHost ? "cudaHostAlloc" : stats.locked ? "mmap + mlock" : "mmap, NOT locked");
+  return true;
 }
 
 // ------------------------------------------------------------------ socket thread
@@ -159,10 +220,15 @@ void Worker::SendHeartbeat() {
 
 proto::MemoryStatus Worker::Memory() const {
   proto::MemoryStatus memory;
-  uint64_t resident = circuits_->resident_bytes();
-  memory.set_pool_bytes(resident);
-  memory.set_pool_in_use_bytes(resident);
-  if (state_ == proto::WORKER_STATE_RELEASING) memory.set_bytes_to_release(bytes_to_release_);
+  PinnedPool::Stats pool = pool_.stats();
+  memory.set_pool_bytes(pool.pool_bytes);
+  memory.set_pool_in_use_bytes(pool.in_use_bytes);
+  memory.set_alloc_calls(pool.alloc_calls);
+  memory.set_budget_bytes(pool_budget_);
+  memory.set_available_bytes(last_available_);
+  if (state_ == proto::WORKER_STATE_RELEASING) {
+    memory.set_bytes_to_release(pool.pool_bytes + circuits_->resident_bytes());
+  }
   return memory;
 }
 
@@ -187,8 +253,7 @@ void Worker::SetState(proto::WorkerState state) {
 int Worker::Run(int signal_fd) {
   events_.bind(events_endpoint_);
   Connect();
-  SetState(proto::WORKER_STATE_LOADING);
-  SendReady();
+  SendReady();  // registers as STARTING; the dispatcher reports its progress
   spdlog::info("worker {} connecting to {} with capacity {}, circuits: {}", options_.worker_id,
                options_.broker_endpoint, options_.capacity, fmt::format("{}", fmt::join(circuits_->circuit_ids(), ",")));
   dispatcher_ = std::thread(&Worker::DispatcherMain, this);
@@ -205,6 +270,8 @@ int Worker::Run(int signal_fd) {
     };
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_heartbeat - Clock::now());
     if (state_ == proto::WORKER_STATE_DRAINING) wait = std::min(wait, std::chrono::milliseconds(50));
+    // Release the pool one chunk per turn, a heartbeat after each.
+    if (state_ == proto::WORKER_STATE_RELEASING && keys_released_) wait = std::min(wait, std::chrono::milliseconds(10));
     if (wait.count() < 0) wait = std::chrono::milliseconds(0);
     zmq::poll(items, signal_fd >= 0 ? 3 : 2, wait);
 
@@ -242,6 +309,7 @@ int Worker::Run(int signal_fd) {
       Reconnect("no message for " + std::to_string(options_.liveness) + " heartbeat intervals");
     }
     if (state_ == proto::WORKER_STATE_DRAINING) CheckDrain();
+    if (state_ == proto::WORKER_STATE_RELEASING && keys_released_) ReleasePoolChunk();
   }
 
   if (dispatcher_abandoned_) {
@@ -279,7 +347,12 @@ void Worker::OnJob(proto::Job& job) {
     return;
   }
   proto::Priority priority = proto::Priority_IsValid(job.priority()) ? job.priority() : proto::PRIORITY_NORMAL;
-  QueuedItem item{{priority, ref.job_seq, ref.partition}, std::move(job), Clock::now()};
+  QueuedItem item{{priority, ref.job_seq, ref.partition}, std::move(job), {}, Clock::now()};
+  if (PoolBuffer buffer = pool_.Acquire(item.job.witness().size())) {
+    std::memcpy(buffer.data(), item.job.witness().data(), buffer.size());
+    item.job.clear_witness();
+    item.witness = std::move(buffer);
+  }
   if (!queue_.Push(std::move(item))) {
     spdlog::warn("job_seq={} partition={} is already queued or running here; duplicate ignored", ref.job_seq,
                  ref.partition);
@@ -302,6 +375,14 @@ void Worker::OnDispatcherEvent(const zmq::message_t& kind, const zmq::message_t&
       GrantCredit();
       return;
     }
+    case kEventState: {
+      auto state = static_cast<proto::WorkerState>(std::stoi(payload.to_string()));
+      if (state_ == proto::WORKER_STATE_STARTING || state_ == proto::WORKER_STATE_WAITING_FOR_MEMORY) {
+        SetState(state);
+        SendHeartbeat();
+      }
+      return;
+    }
     case kEventLoaded:
       if (state_ == proto::WORKER_STATE_LOADING) {
         SetState(proto::WORKER_STATE_READY);
@@ -322,11 +403,7 @@ void Worker::OnDispatcherEvent(const zmq::message_t& kind, const zmq::message_t&
       return;
     case kEventReleased:
       spdlog::info("released {} bytes of proving keys", payload.to_string());
-      bytes_to_release_ = 0;
-      if (state_ == proto::WORKER_STATE_RELEASING) {
-        SendHeartbeat();  // reports nothing left to release
-        Finish();
-      }
+      keys_released_ = true;  // the loop now frees the pool chunk by chunk
       return;
     default:
       spdlog::error("unknown dispatcher event");
@@ -382,17 +459,27 @@ void Worker::CheckDrain() {
 }
 
 void Worker::StartReleasing() {
-  bytes_to_release_ = circuits_->resident_bytes();
   SetState(proto::WORKER_STATE_RELEASING);
   SendHeartbeat();
   queue_.Close();  // the dispatcher leaves its loop, frees the keys, reports kEventReleased
   if (aborted_running_) {
-    // The dispatcher is inside a proof we gave up on; the process exit frees
-    // its memory.
-    spdlog::warn("leaving while an aborted proof still runs; memory is freed at exit");
+    // The dispatcher is inside a proof we gave up on (it no longer uses the
+    // pool); its proving keys are freed at exit.
+    spdlog::warn("leaving while an aborted proof still runs; its proving keys are freed at exit");
     dispatcher_abandoned_ = true;
-    Finish();
+    keys_released_ = true;
   }
+}
+
+void Worker::ReleasePoolChunk() {
+  uint64_t left = pool_.ReleaseChunk();
+  SendHeartbeat();  // reports the bytes still held
+  if (left > 0) {
+    spdlog::info("releasing the pinned pool: {} bytes still held", left);
+    return;
+  }
+  spdlog::info("pinned pool released: 0 bytes held");
+  Finish();
 }
 
 void Worker::Finish() {

@@ -3,11 +3,14 @@
 // thread loads the circuits, then takes items from the LocalQueue in key order
 // and proves them one at a time, handing results back over an inproc PAIR.
 //
-// States (proto::WorkerState, the one enum): STARTING -> LOADING -> READY ->
-// DRAINING -> RELEASING -> GONE. SIGINT/SIGTERM or a broker DrainCommand start
-// the drain: the broker is told at once, unstarted items are handed back, the
+// States (proto::WorkerState, the one enum): STARTING -> (WAITING_FOR_MEMORY
+// while the memory gate finds too little memory for the pinned pool's budget
+// plus margin) -> LOADING (pool allocated, keys loading) -> READY -> DRAINING
+// -> RELEASING -> GONE. SIGINT/SIGTERM or a broker DrainCommand start the
+// drain: the broker is told at once, unstarted items are handed back, the
 // running item finishes (or is aborted and handed back after drain_timeout),
-// the proving keys are released, then DISCONNECT and Run() returns 0.
+// the proving keys are released, then the pool chunk by chunk (heartbeats
+// report the bytes still held), then DISCONNECT and Run() returns 0.
 //
 // Thread-safety: construct and Run() on one thread. The dispatcher thread
 // shares only the LocalQueue (thread-safe) and the CircuitSet (which it alone
@@ -15,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,7 +30,9 @@
 #include "zkfleet/worker/circuit_set.hpp"
 #include "zkfleet/worker/credit_ledger.hpp"
 #include "zkfleet/worker/local_queue.hpp"
+#include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/options.hpp"
+#include "zkfleet/worker/pinned_pool.hpp"
 
 namespace zkfleet::worker {
 
@@ -34,7 +40,8 @@ class Worker {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Worker(zmq::context_t& context, WorkerOptions options, std::unique_ptr<CircuitSet> circuits);
+  Worker(zmq::context_t& context, WorkerOptions options, std::unique_ptr<CircuitSet> circuits,
+         std::unique_ptr<MemorySource> memory);
   ~Worker();
 
   // Serves until the worker has drained and left (returns 0) or could not
@@ -48,6 +55,9 @@ class Worker {
 
  private:
   void DispatcherMain();
+  // Dispatcher thread, before loading: waits until budget + margin fit, then
+  // allocates the pool. False when the worker should stop (timeout, drain).
+  bool PassMemoryGate(const std::function<void(char, const std::string&)>& emit);
 
   void Connect();
   void Reconnect(const std::string& why);
@@ -64,6 +74,7 @@ class Worker {
   void BeginDrain(const std::string& why);
   void CheckDrain();
   void StartReleasing();
+  void ReleasePoolChunk();
   void Finish();
   void HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::vector<fleet::ItemRef>& aborted,
                 const std::string& reason);
@@ -72,7 +83,11 @@ class Worker {
   zmq::context_t& context_;
   WorkerOptions options_;
   std::unique_ptr<CircuitSet> circuits_;
+  std::unique_ptr<MemorySource> memory_;
+  PinnedPool pool_;    // declared before queue_: queued items hold pool buffers
   LocalQueue queue_;
+  std::atomic<uint64_t> pool_budget_{0};
+  std::atomic<uint64_t> last_available_{0};
   CreditLedger ledger_;
   std::string events_endpoint_;  // inproc address of the dispatcher -> socket thread PAIR
 
@@ -83,7 +98,7 @@ class Worker {
   Clock::time_point broker_last_seen_;
   Clock::time_point drain_deadline_;
   Clock::time_point state_since_;
-  uint64_t bytes_to_release_ = 0;
+  bool keys_released_ = false;
   bool aborted_running_ = false;
   bool finished_ = false;
   int exit_code_ = 0;
