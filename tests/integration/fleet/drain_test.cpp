@@ -83,6 +83,10 @@ TEST(FleetDrain, ZkctlDrainDuringAStreamLosesNothing) {
   stream.Check();
 
   std::string log = leaving.Log();
+  // Its pinned pool was released, to 0 bytes, before it left.
+  auto released = log.find("pinned pool released: 0 bytes held");
+  ASSERT_NE(released, std::string::npos) << log;
+  EXPECT_LT(released, log.find("-> GONE"));
   auto drained_at = log.find("-> DRAINING");
   ASSERT_NE(drained_at, std::string::npos);
   // Nothing was proved, and no job arrived, after the drain began.

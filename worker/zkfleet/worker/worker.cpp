@@ -132,10 +132,14 @@ bool Worker::PassMemoryGate(const std::function<void(char, const std::string&)>&
   auto started = Clock::now();
   auto deadline = started + options_.memory_wait_timeout;
   auto next_log = started;
+  bool waiting = false;
   while (reading.available_bytes < need) {
     auto now = Clock::now();
-    if (now == started || now >= next_log) {
-      if (now == started) emit(kEventState, std::to_string(proto::WORKER_STATE_WAITING_FOR_MEMORY));
+    if (!waiting) {
+      waiting = true;
+      emit(kEventState, std::to_string(proto::WORKER_STATE_WAITING_FOR_MEMORY));
+    }
+    if (now >= next_log) {
       spdlog::info("waiting for memory: need {} bytes (pinned budget {} + margin {}), available {} ({})", need, budget,
                    options_.memory_margin, reading.available_bytes, reading.detail);
       next_log = now + std::chrono::seconds(5);
