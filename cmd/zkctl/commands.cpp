@@ -151,17 +151,21 @@ json WorkerJson(const proto::WorkerInfo& w) {
            {{"pool_bytes", w.memory().pool_bytes()},
             {"pool_in_use_bytes", w.memory().pool_in_use_bytes()},
             {"bytes_to_release", w.memory().bytes_to_release()},
-            {"alloc_calls", w.memory().alloc_calls()}}}};
+            {"alloc_calls", w.memory().alloc_calls()},
+            {"budget_bytes", w.memory().budget_bytes()},
+            {"available_bytes", w.memory().available_bytes()}}}};
 }
 
 void PrintWorkers(const proto::StatusReply& status) {
   Table table({"WORKER", "STATE", "HOST", "BACKEND", "CIRCUITS", "CAPACITY", "CREDIT", "IN_FLIGHT", "QUEUE", "DONE",
-               "POOL", "LAST_SEEN_S"});
+               "POOL_IN_USE/POOL", "ALLOCS", "TO_RELEASE", "LAST_SEEN_S"});
   for (const auto& w : status.workers()) {
+    const auto& m = w.memory();
     table.Add({w.worker_id(), WorkerStateName(w.state()), w.host(), w.backend(), Join(w.circuits()),
                std::to_string(w.capacity()), std::to_string(w.credit()), std::to_string(w.in_flight()),
                std::to_string(w.queue_depth()), std::to_string(w.items_completed()),
-               FormatBytes(w.memory().pool_bytes()), FormatSeconds(w.last_seen_s(), 1)});
+               FormatBytes(m.pool_in_use_bytes()) + "/" + FormatBytes(m.pool_bytes()), std::to_string(m.alloc_calls()),
+               m.bytes_to_release() > 0 ? FormatBytes(m.bytes_to_release()) : "-", FormatSeconds(w.last_seen_s(), 1)});
   }
   if (status.workers_size() == 0) {
     std::cout << "no workers registered\n";
