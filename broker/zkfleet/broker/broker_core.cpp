@@ -13,6 +13,8 @@ namespace {
 using fleet::ItemRef;
 using fleet::WorkKey;
 
+constexpr uint64_t kMaxCredit = 1u << 20;
+
 // Where a worker state sits on the way out; a draining worker only moves forward.
 int DrainRank(proto::WorkerState state) {
   switch (state) {
@@ -195,9 +197,12 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
   }
   worker->last_seen = now;  // any message counts as liveness
   switch (message.body_case()) {
-    case proto::Envelope::kCredit:
-      worker->credit += message.credit().credits();
+    case proto::Envelope::kCredit: {
+      // Clamped: a misbehaving worker must not overflow the counter.
+      uint64_t credit = uint64_t{worker->credit} + message.credit().credits();
+      worker->credit = static_cast<uint32_t>(std::min<uint64_t>(credit, kMaxCredit));
       break;
+    }
     case proto::Envelope::kHeartbeat: {
       const auto& beat = message.heartbeat();
       worker->queue_depth = beat.queue_depth();
