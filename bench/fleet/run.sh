@@ -46,7 +46,7 @@ trap cleanup EXIT
 echo "# $(date -u +%FT%TZ) $(uname -n): $NCPU cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
 echo "# broker on cores $BROKER_CPUS; $WORKERS instant workers and $CLIENTS clients on cores $LOAD_CPUS"
 taskset -c "$BROKER_CPUS" "$BUILD/cmd/zkbroker/zkbroker" --clients "$CLIENT_EP" --workers "$WORKER_EP" \
-  --log-level warn --result-ttl 60 >"$LOGS/broker.log" 2>&1 &
+  --result-ttl 60 >"$LOGS/broker.log" 2>&1 &
 PIDS+=($!)
 for i in $(seq 1 "$WORKERS"); do
   taskset -c "$LOAD_CPUS" "$BUILD/cmd/zkworker/zkworker" --broker "$WORKER_EP" --id "bench-$i" --instant \
@@ -70,3 +70,6 @@ for rate in $RATES; do
   run --label "latency at $rate jobs/s, $CLIENTS clients" --jobs $((rate * 4)) --clients "$CLIENTS" --window 100000 --rate "$rate"
 done
 "$BUILD/cmd/zkctl/zkctl" --broker "$CLIENT_EP" status | tail -n 3
+# Time spent inside the broker per loop turn (all runs above together).
+kill -TERM "${PIDS[0]}"; wait "${PIDS[0]}" 2>/dev/null || true
+grep -o "broker loop turns.*" "$LOGS/broker.log"

@@ -59,22 +59,25 @@ void BrokerServer::Run(int stop_fd) {
     zmq::poll(items, item_count, wait);
     if (item_count == 3 && (items[2].revents & ZMQ_POLLIN)) break;
     Clock::time_point now = Clock::now();
+    size_t received = 0;
     // Workers first: their results and credits make room for client work.
-    if (items[0].revents & ZMQ_POLLIN) DrainSocket(workers_, true, kReceiveBudget, now);
-    if (items[1].revents & ZMQ_POLLIN) DrainSocket(clients_, false, kReceiveBudget, now);
+    if (items[0].revents & ZMQ_POLLIN) received += DrainSocket(workers_, true, kReceiveBudget, now);
+    if (items[1].revents & ZMQ_POLLIN) received += DrainSocket(clients_, false, kReceiveBudget, now);
     core_.Dispatch(now);
     if (now >= next_tick) next_tick = core_.Tick(now);
     Flush(now);
+    if (received > 0) turns_.Record(Clock::now() - now, received);
   }
+  spdlog::info("broker loop turns with messages: {}", turns_.Summary());
   spdlog::info("broker stopping: {} jobs submitted, {} completed, {} queued items dropped with the process",
                core_.counters().jobs_submitted, core_.counters().jobs_completed, core_.queue().size());
 }
 
-void BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now) {
+size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now) {
   zmq::message_t identity;
   zmq::message_t payload;
   for (int i = 0; i < budget; ++i) {
-    if (!socket.recv(identity, zmq::recv_flags::dontwait)) return;
+    if (!socket.recv(identity, zmq::recv_flags::dontwait)) return static_cast<size_t>(i);
     size_t frames = 1;
     if (identity.more()) {
       (void)socket.recv(payload, zmq::recv_flags::none);
@@ -92,6 +95,7 @@ void BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int bud
     }
     HandleFrame(from_workers, identity.to_string(), payload, frames, now);
   }
+  return static_cast<size_t>(budget);
 }
 
 void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,

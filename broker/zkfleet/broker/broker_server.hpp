@@ -13,6 +13,7 @@
 
 #include "zkfleet/broker/broker_core.hpp"
 #include "zkfleet/broker/options.hpp"
+#include "zkfleet/broker/turn_timer.hpp"
 
 namespace zkfleet::broker {
 
@@ -33,8 +34,8 @@ class BrokerServer {
   const BrokerCore& core() const { return core_; }
 
  private:
-  // Receives up to `budget` messages from `socket`; false when it ran dry.
-  void DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now);
+  // Receives up to `budget` messages from `socket`; returns how many.
+  size_t DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now);
   void HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
                    size_t frame_count, Clock::time_point now);
   // Sends everything in the core's outbox; a worker that cannot be reached is
@@ -46,6 +47,7 @@ class BrokerServer {
   zmq::socket_t clients_;
   zmq::socket_t workers_;
   proto::Envelope scratch_;  // reused decode target
+  TurnTimer turns_;
 };
 
 }  // namespace zkfleet::broker
