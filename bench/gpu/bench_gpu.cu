@@ -1,0 +1,395 @@
+// zkfleet_bench_gpu: the CUDA backend next to the CPU path, in one run.
+//
+//   zkfleet_bench_gpu [--msm-max-log 22] [--g2-max-log 20] [--ntt-max-log 24]
+//                     [--cpu-max-log 20] [--reps 5] [--fixtures DIR]
+//                     [--synthetic-log 20] [--markdown FILE]
+//
+// Measures, for BN254 and BLS12-381: G1 MSM 2^16..2^msm-max-log, G2 MSM
+// 2^16..2^g2-max-log, forward NTT and the prover's batched odd-coset step
+// (3 x (iNTT, coset, NTT)) 2^16..2^ntt-max-log, whole proofs of the k12
+// fixtures and (with devtools) of a synthetic BN254 circuit with a
+// 2^synthetic-log domain. GPU figures are medians of --reps runs timed with
+// CUDA events (inputs already on the device; MSM window combination on the
+// host included); CPU figures are the CPU path on all host cores (one run,
+// the best of two up to 2^18). Above --cpu-max-log the CPU time is
+// extrapolated from the largest measured size (MSM: by the CPU Pippenger
+// cost model; NTT: by n·log n) and marked "~". Every GPU result that has a
+// CPU counterpart is checked equal to it.
+//
+// Random MSM bases: two tables of k = 2^ceil(log2(n)/2) random multiples of
+// the generator (scalar_mul on the GPU), then base[i] = Ta[i mod k] +
+// Tb[i div k], converted to affine on the GPU: n distinct points (with
+// overwhelming probability) at the cost of 2k scalar multiplications.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/cpu/msm.hpp"
+#include "zkfleet/cpu/ntt.hpp"
+#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/cuda/device.hpp"
+#include "zkfleet/cuda/device_check.hpp"
+#include "zkfleet/cuda/device_curve.hpp"
+#include "zkfleet/cuda/msm.hpp"
+#include "zkfleet/cuda/ntt.hpp"
+#include "zkfleet/engine/proving_key.hpp"
+#if defined(ZKFLEET_BENCH_HAVE_DEVTOOLS)
+#include "zkfleet/devtools/circuit_generator.hpp"
+#include "zkfleet/devtools/insecure_setup.hpp"
+#endif
+
+namespace zk = zkfleet;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  int msm_max_log = 22, g2_max_log = 20, ntt_max_log = 24, cpu_max_log = 20, reps = 5, synthetic_log = 20;
+  std::string fixtures = ZKFLEET_BENCH_FIXTURES;
+  std::string markdown;
+};
+
+double Seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// ---- result table -------------------------------------------------------------
+
+struct Row {
+  std::string what;
+  int log_n;
+  double gpu_ms;
+  double cpu_ms;  // < 0: not measured
+  bool cpu_extrapolated;
+  std::string check;  // "equal", "MISMATCH", "-"
+};
+std::vector<Row> g_rows;
+
+void Report(const Row& row) {
+  g_rows.push_back(row);
+  char cpu[32] = "-", ratio[32] = "-";
+  if (row.cpu_ms >= 0) {
+    std::snprintf(cpu, sizeof(cpu), "%s%.1f", row.cpu_extrapolated ? "~" : "", row.cpu_ms);
+    std::snprintf(ratio, sizeof(ratio), "%s%.1fx", row.cpu_extrapolated ? "~" : "", row.cpu_ms / row.gpu_ms);
+  }
+  std::printf("%-40s 2^%-3d gpu %10.3f ms   cpu %12s ms   cpu/gpu %9s   %s\n", row.what.c_str(), row.log_n, row.gpu_ms,
+              cpu, ratio, row.check.c_str());
+}
+
+void WriteMarkdown(const std::string& path, const std::string& header) {
+  if (path.empty()) return;
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return;
+  std::fprintf(f, "%s\n\n| what | size | GPU ms | CPU ms | CPU/GPU | check |\n|---|---|---|---|---|---|\n",
+               header.c_str());
+  for (const Row& r : g_rows) {
+    std::fprintf(f, "| %s | 2^%d | %.3f | ", r.what.c_str(), r.log_n, r.gpu_ms);
+    if (r.cpu_ms >= 0) {
+      std::fprintf(f, "%s%.1f | %s%.1fx |", r.cpu_extrapolated ? "~" : "", r.cpu_ms, r.cpu_extrapolated ? "~" : "",
+                   r.cpu_ms / r.gpu_ms);
+    } else {
+      std::fprintf(f, "- | - |");
+    }
+    std::fprintf(f, " %s |\n", r.check.c_str());
+  }
+  std::fclose(f);
+}
+
+// ---- random inputs ----------------------------------------------------------------
+
+template <class Fr>
+std::vector<uint8_t> RandomScalars(size_t n, uint64_t seed) {
+  std::vector<uint8_t> out(n * 32);
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t s[4];
+    do {
+      for (auto& x : s) x = rng();
+      s[3] &= (uint64_t{1} << (Fr::kModulusBits - 192)) - 1;
+    } while (!Fr::is_below_modulus(s));
+    std::memcpy(&out[i * 32], s, 32);
+  }
+  return out;
+}
+
+template <class HostCfg>
+__global__ void MakeTable(const uint64_t* multipliers, uint32_t count, zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>>* out) {
+  using Cfg = zk::cuda::DeviceCurve<HostCfg>;
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const auto g = zk::curve::Jacobian<Cfg>::from_affine(zk::cuda::BitCopy<zk::curve::Affine<Cfg>>(HostCfg::generator()));
+  out[i] = zk::curve::to_affine(zk::curve::scalar_mul(g, multipliers + 4 * i, 4));
+}
+
+template <class HostCfg>
+__global__ void MakeBases(const zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>>* table, uint32_t k, uint64_t n,
+                          zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>>* out) {
+  using Cfg = zk::cuda::DeviceCurve<HostCfg>;
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (i >= n) return;
+  const auto sum = zk::curve::add_mixed(zk::curve::Jacobian<Cfg>::from_affine(table[i % k]), table[k + i / k]);
+  out[i] = zk::curve::to_affine(sum);
+}
+
+template <class HostCfg, class Fr>
+std::vector<zk::curve::Affine<HostCfg>> RandomBases(size_t n, uint64_t seed) {
+  using DA = zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>>;
+  uint32_t k = 1;
+  while (uint64_t{k} * k < n) k *= 2;
+  const auto mult_bytes = RandomScalars<Fr>(2 * k, seed);
+  zk::cuda::DeviceBuffer mult(mult_bytes.size(), "bench"), table(2 * k * sizeof(DA), "bench"),
+      bases(n * sizeof(DA), "bench");
+  ZK_CUDA_CHECK(cudaMemcpy(mult.get(), mult_bytes.data(), mult_bytes.size(), cudaMemcpyHostToDevice), "bench");
+  MakeTable<HostCfg><<<(2 * k + 63) / 64, 64>>>(mult.as<uint64_t>(), 2 * k, table.as<DA>());
+  ZK_CUDA_CHECK_LAUNCH("bench bases");
+  MakeBases<HostCfg><<<static_cast<unsigned>((n + 127) / 128), 128>>>(table.as<DA>(), k, n, bases.as<DA>());
+  ZK_CUDA_CHECK_LAUNCH("bench bases");
+  std::vector<zk::curve::Affine<HostCfg>> out(n);
+  ZK_CUDA_CHECK(cudaMemcpy(out.data(), bases.get(), n * sizeof(DA), cudaMemcpyDeviceToHost), "bench");
+  return out;
+}
+
+// ---- MSM ---------------------------------------------------------------------------
+
+double CpuMsmCost(double n) {
+  const int c = zk::cpu::msm_detail::ChooseWindowBits(static_cast<size_t>(n));
+  return ((256 + c - 1) / c) * (n + 2.0 * (1u << (c - 1)));
+}
+
+template <class HostCfg, class Fr>
+void BenchMsm(const char* name, int min_log, int max_log, const Options& opt, zk::cpu::ThreadPool& pool) {
+  double last_cpu_ms = -1;
+  int last_cpu_log = 0;
+  for (int log_n = min_log; log_n <= max_log; log_n += 2) {
+    const size_t n = size_t{1} << log_n;
+    const auto bases = RandomBases<HostCfg, Fr>(n, 1000 + log_n);
+    const auto scalars = RandomScalars<Fr>(n, 2000 + log_n);
+    zk::cuda::DeviceMsm<HostCfg> msm(bases.data(), n);
+    msm.UploadScalars(scalars.data(), n);
+    const auto gpu_result = msm.RunUploaded(n);  // warm-up
+    std::vector<double> times;
+    for (int r = 0; r < opt.reps; ++r) {
+      const auto t0 = Clock::now();
+      msm.RunUploaded(n);
+      times.push_back(Seconds(t0) * 1e3);
+    }
+    Row row{name, log_n, Median(times), -1, false, "-"};
+    if (log_n <= opt.cpu_max_log) {
+      double best = 1e300;
+      zk::curve::Jacobian<HostCfg> cpu_result;
+      for (int r = 0; r < (log_n <= 18 ? 2 : 1); ++r) {
+        const auto t0 = Clock::now();
+        cpu_result = zk::cpu::Msm<HostCfg>(bases.data(), scalars.data(), 32, n, pool);
+        best = std::min(best, Seconds(t0) * 1e3);
+      }
+      row.cpu_ms = last_cpu_ms = best;
+      last_cpu_log = log_n;
+      row.check = zk::curve::equal(gpu_result, cpu_result) ? "equal" : "MISMATCH";
+    } else if (last_cpu_ms > 0) {
+      row.cpu_ms = last_cpu_ms * CpuMsmCost(double(n)) / CpuMsmCost(double(size_t{1} << last_cpu_log));
+      row.cpu_extrapolated = true;
+    }
+    Report(row);
+  }
+}
+
+// ---- NTT ---------------------------------------------------------------------------
+
+template <class Fr>
+void BenchNtt(const char* name, const Options& opt, zk::cpu::ThreadPool& pool) {
+  double last_cpu[2] = {-1, -1};
+  int last_log = 0;
+  for (int log_n = 16; log_n <= opt.ntt_max_log; log_n += 2) {
+    const size_t n = size_t{1} << log_n;
+    std::mt19937_64 rng(log_n);
+    std::vector<Fr> values(3 * n);
+    for (auto& x : values) {
+      uint64_t l[4];
+      do {
+        for (auto& w : l) w = rng();
+        l[3] &= (uint64_t{1} << (Fr::kModulusBits - 192)) - 1;
+      } while (!Fr::is_below_modulus(l));
+      x = Fr::from_mont(l);
+    }
+    const char* ops[2] = {"NTT forward", "odd coset x3 (iNTT+coset+NTT)"};
+    zk::cuda::DeviceNtt<Fr> single(log_n, 1), batch(log_n, 3);
+    single.Upload(values.data());
+    batch.Upload(values.data());
+    for (int op = 0; op < 2; ++op) {
+      auto& ntt = op == 0 ? single : batch;
+      const auto kind = op == 0 ? zk::cuda::NttOp::kForward : zk::cuda::NttOp::kToOddCoset;
+      ntt.RunUploaded(kind);  // warm-up
+      std::vector<double> times;
+      for (int r = 0; r < opt.reps; ++r) times.push_back(ntt.RunUploaded(kind));
+      Row row{std::string(name) + " " + ops[op], log_n, Median(times), -1, false, "-"};
+      if (log_n <= opt.cpu_max_log) {
+        zk::cpu::NttDomain<Fr> domain(log_n);
+        auto cpu_values = values;
+        std::vector<Fr> gpu_values(op == 0 ? n : 3 * n);
+        const auto t0 = Clock::now();
+        if (op == 0) {
+          domain.Forward(cpu_values.data(), pool);
+        } else {
+          for (int k = 0; k < 3; ++k) domain.ToOddCoset(cpu_values.data() + k * n, pool);
+        }
+        row.cpu_ms = last_cpu[op] = Seconds(t0) * 1e3;
+        last_log = log_n;
+        // Check: run once more from the original input and compare.
+        auto& check_ntt = op == 0 ? single : batch;
+        check_ntt.Upload(values.data());
+        check_ntt.RunUploaded(kind);
+        check_ntt.Download(gpu_values.data());
+        bool same = true;
+        for (size_t i = 0; i < gpu_values.size(); ++i) same = same && gpu_values[i] == cpu_values[i];
+        row.check = same ? "equal" : "MISMATCH";
+      } else if (last_cpu[op] > 0) {
+        row.cpu_ms = last_cpu[op] * (double(n) * log_n) / (double(size_t{1} << last_log) * last_log);
+        row.cpu_extrapolated = true;
+      }
+      Report(row);
+    }
+  }
+}
+
+// ---- whole proofs ------------------------------------------------------------------
+
+zk::engine::ProveOptions FixedBlinding() {
+  zk::engine::ProveOptions o;
+  std::array<uint8_t, 32> r{}, s{};
+  for (int i = 0; i < 31; ++i) {
+    r[i] = static_cast<uint8_t>(i * 7 + 1);
+    s[i] = static_cast<uint8_t>(i * 13 + 5);
+  }
+  o.r = r;
+  o.s = s;
+  return o;
+}
+
+void BenchProof(const std::string& name, const std::string& zkey, const std::string& wtns, int log_n,
+                const Options& opt, int gpu_reps, int cpu_reps) {
+  const auto witness = zk::engine::Witness::FromFile(wtns);
+  zk::engine::EngineOptions cpu_opts, gpu_opts;
+  cpu_opts.backend = zk::engine::Backend::kCpu;
+  gpu_opts.backend = zk::engine::Backend::kCuda;
+  auto t0 = Clock::now();
+  const auto gpu_key = zk::engine::ProvingKey::Load(zkey, gpu_opts);
+  const double gpu_load_s = Seconds(t0);
+  const auto cpu_key = zk::engine::ProvingKey::Load(zkey, cpu_opts);
+  const auto blinding = FixedBlinding();
+  const auto gpu_proof = gpu_key->Prove(witness, blinding);  // warm-up and check
+  std::vector<double> gpu_times, cpu_times;
+  zk::engine::PhaseTimings last{};
+  for (int r = 0; r < gpu_reps; ++r) {
+    t0 = Clock::now();
+    last = gpu_key->Prove(witness).timings;
+    gpu_times.push_back(Seconds(t0) * 1e3);
+  }
+  zk::engine::Proof cpu_proof;
+  for (int r = 0; r < cpu_reps; ++r) {
+    t0 = Clock::now();
+    cpu_proof = cpu_key->Prove(witness, blinding);
+    cpu_times.push_back(Seconds(t0) * 1e3);
+  }
+  Report(Row{name, log_n, Median(gpu_times), Median(cpu_times), false,
+             gpu_proof.proof_json == cpu_proof.proof_json ? "equal" : "MISMATCH"});
+  std::printf("    GPU phases (last proof): witness %.3f ms, A/B/C %.3f ms, NTT %.3f ms, MSM %.3f ms, total %.3f ms; "
+              "GPU key load %.2f s, resident %.1f MiB\n",
+              last.witness_transfer_s * 1e3, last.build_abc_s * 1e3, last.ntt_s * 1e3, last.msm_s * 1e3,
+              last.total_s * 1e3, gpu_load_s, gpu_key->info().resident_bytes / 1048576.0);
+}
+
+#if defined(ZKFLEET_BENCH_HAVE_DEVTOOLS)
+void BenchSyntheticProof(int log_n, const Options& opt) {
+  namespace dt = zk::devtools;
+  dt::CircuitOptions c;
+  c.curve = zk::engine::Curve::kBn254;
+  c.constraints = dt::MaxConstraints(log_n, c.public_outputs + c.public_inputs);
+  c.seed = 7;
+  auto t0 = Clock::now();
+  const auto circuit = dt::GenerateCircuit(c);
+  const std::string dir = "/tmp/zkfleet-bench-gpu-" + std::to_string(log_n);
+  std::system(("mkdir -p " + dir).c_str());
+  dt::WriteCircuitFiles(circuit, dir + "/circuit.r1cs", dir + "/witness.wtns");
+  dt::SetupOptions so;
+  so.seed = 1;
+  dt::InsecureSetup(circuit.r1cs, "bench", dir + "/circuit.zkey", so);
+  std::printf("    synthetic BN254 circuit: %llu constraints, domain 2^%d, made in %.1f s\n",
+              static_cast<unsigned long long>(c.constraints), circuit.stats.domain_power, Seconds(t0));
+  BenchProof("proof BN254 synthetic", dir + "/circuit.zkey", dir + "/witness.wtns", log_n, opt, opt.reps, 2);
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  Options opt;
+  if (const char* env = std::getenv("ZKFLEET_FIXTURES_DIR")) opt.fixtures = env;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i], v = argv[i + 1];
+    if (a == "--msm-max-log") opt.msm_max_log = std::stoi(v);
+    else if (a == "--g2-max-log") opt.g2_max_log = std::stoi(v);
+    else if (a == "--ntt-max-log") opt.ntt_max_log = std::stoi(v);
+    else if (a == "--cpu-max-log") opt.cpu_max_log = std::stoi(v);
+    else if (a == "--reps") opt.reps = std::stoi(v);
+    else if (a == "--fixtures") opt.fixtures = v;
+    else if (a == "--synthetic-log") opt.synthetic_log = std::stoi(v);
+    else if (a == "--markdown") opt.markdown = v;
+    else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (zk::cuda::DeviceCount() == 0) {
+    std::fprintf(stderr, "zkfleet_bench_gpu: no CUDA device\n");
+    return 1;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  zk::cpu::ThreadPool pool(0);
+  char header[512];
+  std::snprintf(header, sizeof(header), "GPU: %s (%d SMs); CPU path: %d threads (%u hardware threads)", prop.name,
+                prop.multiProcessorCount, pool.size(), std::thread::hardware_concurrency());
+  std::printf("%s\n", header);
+  int failures = 0;
+  auto section = [&](const char* what, auto&& body) {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      ++failures;
+      std::printf("%s FAILED: %s\n", what, e.what());
+    }
+  };
+  section("proofs k12", [&] {
+    BenchProof("proof BN254 k12 fixture", opt.fixtures + "/bn128_k12/circuit_final.zkey",
+               opt.fixtures + "/bn128_k12/witness.wtns", 12, opt, 20, 5);
+    BenchProof("proof BLS12-381 k12 fixture", opt.fixtures + "/bls12381_k12/circuit_final.zkey",
+               opt.fixtures + "/bls12381_k12/witness.wtns", 12, opt, 20, 5);
+  });
+  section("G1 MSM BN254", [&] { BenchMsm<zk::curve::Bn254G1, zk::ff::Bn254Fr>("G1 MSM BN254", 16, opt.msm_max_log, opt, pool); });
+  section("G1 MSM BLS12-381", [&] {
+    BenchMsm<zk::curve::Bls12_381G1, zk::ff::Bls12_381Fr>("G1 MSM BLS12-381", 16, opt.msm_max_log, opt, pool);
+  });
+  section("NTT BN254", [&] { BenchNtt<zk::ff::Bn254Fr>("BN254 Fr", opt, pool); });
+  section("NTT BLS12-381", [&] { BenchNtt<zk::ff::Bls12_381Fr>("BLS12-381 Fr", opt, pool); });
+  section("G2 MSM BN254", [&] { BenchMsm<zk::curve::Bn254G2, zk::ff::Bn254Fr>("G2 MSM BN254", 16, opt.g2_max_log, opt, pool); });
+  section("G2 MSM BLS12-381", [&] {
+    BenchMsm<zk::curve::Bls12_381G2, zk::ff::Bls12_381Fr>("G2 MSM BLS12-381", 16, opt.g2_max_log, opt, pool);
+  });
+#if defined(ZKFLEET_BENCH_HAVE_DEVTOOLS)
+  if (opt.synthetic_log > 0) section("synthetic proof", [&] { BenchSyntheticProof(opt.synthetic_log, opt); });
+#endif
+  WriteMarkdown(opt.markdown, header);
+  std::printf("done, %d section(s) failed\n", failures);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,11 @@
+// The CUDA proving key for Bls12_381 (one file per curve so that the two compile
+// in parallel).
+#include "zkfleet/cuda/groth16_key.cuh"
+
+namespace zkfleet::cuda::groth16 {
+
+std::unique_ptr<engine::ProvingKey> LoadBls12_381Key(const io::ZkeyFile& zkey, const engine::EngineOptions& options) {
+  return std::make_unique<CudaGroth16Key<curve::Bls12_381>>(zkey, options);
+}
+
+}  // namespace zkfleet::cuda::groth16

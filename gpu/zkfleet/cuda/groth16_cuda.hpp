@@ -1,0 +1,38 @@
+// The Groth16 prover on a CUDA GPU: same algorithm and results as the CPU
+// prover (cpu/groth16_prover.hpp, spec §8), with every heavy step on the
+// device.
+//
+// Load (LoadCudaProvingKey): uploads the zkey's points (A, B1, B2, C, H), the
+// A/B coefficients regrouped by row, and the NTT twiddles to device memory
+// once; allocates all device scratch (witness, A/B/C vectors, MSM workspace)
+// and a pinned host staging area (witness in, MSM window sums out), each
+// sized from the circuit. Everything is counted in cuda::AllocationStats();
+// Prove() allocates nothing.
+//
+// Prove: copies the witness into pinned staging and to the device, evaluates
+// A, B, C = A·B, moves them to the odd coset (3 iNTT + 3 NTT), forms the H
+// scalars, runs the five MSMs, copies the window sums back, and assembles
+// and blinds the proof on the host exactly like the CPU path.
+//
+// Ownership: the key owns its device and pinned memory until destroyed.
+// Thread-safety: immutable after Load; Prove() may be called from several
+// threads: proofs on one device are serialised by a per-device mutex.
+// Errors: CUDA failures throw zkfleet::Error (kDeviceError, or
+// kResourceExhausted when out of memory) naming the phase; after a
+// non-sticky error the key stays usable (device_check.hpp explains which
+// errors are not recoverable).
+#pragma once
+
+#include <memory>
+
+#include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/io/zkey.hpp"
+
+namespace zkfleet::cuda {
+
+// Creates the CUDA proving key for an already validated zkey on
+// options.cuda_device. Throws zkfleet::Error (kDeviceError when the device
+// is missing, kResourceExhausted when the circuit does not fit).
+std::unique_ptr<engine::ProvingKey> LoadCudaProvingKey(const io::ZkeyFile& zkey, const engine::EngineOptions& options);
+
+}  // namespace zkfleet::cuda

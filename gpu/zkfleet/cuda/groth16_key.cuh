@@ -1,0 +1,403 @@
+// CudaGroth16Key<C>: the CUDA proving key (see groth16_cuda.hpp). Included by
+// one .cu per curve.
+#pragma once
+
+#include <sys/random.h>
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/cuda/device.hpp"
+#include "zkfleet/cuda/device_check.hpp"
+#include "zkfleet/cuda/device_curve.hpp"
+#include "zkfleet/cuda/groth16_cuda.hpp"
+#include "zkfleet/cuda/groth16_steps.hpp"
+#include "zkfleet/cuda/msm_device.hpp"
+#include "zkfleet/cuda/ntt_device.hpp"
+#include "zkfleet/io/json.hpp"
+
+namespace zkfleet::cuda {
+namespace groth16 {
+
+using Clock = std::chrono::steady_clock;
+
+inline double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Proofs on one device run one at a time (they would only slow each other
+// down, and each key's scratch serves one proof).
+inline std::mutex& DeviceMutex(int device) {
+  static std::mutex mutexes[64];
+  return mutexes[static_cast<unsigned>(device) % 64];
+}
+
+// A uniformly random scalar < r from the kernel's CSPRNG (rejection
+// sampling), as the CPU prover draws it.
+template <class Fr>
+void RandomScalar(uint64_t out[4]) {
+  static_assert(Fr::kLimbs == 4);
+  for (;;) {
+    uint8_t buf[32];
+    size_t got = 0;
+    while (got < sizeof(buf)) {
+      const ssize_t n = getrandom(buf + got, sizeof(buf) - got, 0);
+      if (n < 0) throw Error(ErrorCode::kInternal, "getrandom failed while drawing proof blinding");
+      got += static_cast<size_t>(n);
+    }
+    std::memcpy(out, buf, 32);
+    const int top_bits = Fr::kModulusBits - 192;
+    if (top_bits < 64) out[3] &= (uint64_t{1} << top_bits) - 1;
+    if (Fr::is_below_modulus(out)) return;
+  }
+}
+
+template <class F>
+std::string Dec(const F& x) {
+  uint64_t limbs[F::kLimbs];
+  x.to_canonical(limbs);
+  return io::LimbsToDecimal(limbs, F::kLimbs);
+}
+
+template <class Fr>
+__global__ void EvaluateRowsKernel(uint32_t n, DeviceRows<Fr> a_rows, DeviceRows<Fr> b_rows, const uint32_t* witness,
+                                   Fr* a, Fr* b, Fr* c) {
+  const uint32_t row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < n) EvaluateRowsStep(row, a_rows, b_rows, witness, a, b, c);
+}
+
+template <class Fr>
+__global__ void HScalarsKernel(uint64_t n, const Fr* a, const Fr* b, const Fr* c, uint32_t* scalars) {
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (i < n) HScalarStep(i, a, b, c, scalars);
+}
+
+// A stream and the events that time a proof's phases.
+class StreamAndEvents {
+ public:
+  static constexpr int kEvents = 5;
+  explicit StreamAndEvents(const std::string& what) {
+    ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), what + ": stream");
+    for (auto& e : events_) ZK_CUDA_CHECK(cudaEventCreate(&e), what + ": events");
+  }
+  ~StreamAndEvents() {
+    for (auto& e : events_) {
+      if (e) cudaEventDestroy(e);
+    }
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  StreamAndEvents(const StreamAndEvents&) = delete;
+  StreamAndEvents& operator=(const StreamAndEvents&) = delete;
+  cudaStream_t stream() const { return stream_; }
+  cudaEvent_t event(int i) const { return events_[i]; }
+  // Seconds between events i and j (after they completed).
+  double Seconds(int i, int j, const std::string& phase) const {
+    float ms = 0;
+    ZK_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i], events_[j]), phase);
+    return ms / 1000.0;
+  }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t events_[kEvents] = {};
+};
+
+template <class C>
+class CudaGroth16Key final : public engine::ProvingKey {
+  using Fr = typename C::Fr;
+  using G1 = typename C::G1;
+  using G2 = typename C::G2;
+  using A1 = curve::Affine<G1>;
+  using A2 = curve::Affine<G2>;
+  using J1 = curve::Jacobian<G1>;
+  using J2 = curve::Jacobian<G2>;
+  using X1 = curve::Xyzz<G1>;
+  using X2 = curve::Xyzz<G2>;
+  using DFr = typename DeviceFieldOf<Fr>::type;
+
+  // The five MSMs, in the order of their window-sum slots.
+  enum Slot { kSlotA, kSlotB1, kSlotB2, kSlotC, kSlotH, kSlots };
+  static constexpr size_t kSlotBytes = 128 * sizeof(X2);  // up to 128 windows of the largest point type
+
+ public:
+  CudaGroth16Key(const io::ZkeyFile& zkey, const engine::EngineOptions& options)
+      : device_(options.cuda_device), setup_((SetDevice(options.cuda_device, zkey.path()), zkey.path())) {
+    if (sizeof(A1) != zkey.g1_size() || sizeof(A2) != zkey.g2_size()) {
+      throw Error(ErrorCode::kInternal, zkey.path() + ": point size does not match the curve");
+    }
+    const std::string what = zkey.path();
+    info_.curve = zkey.curve();
+    info_.n_vars = zkey.n_vars();
+    info_.n_public = zkey.n_public();
+    info_.domain_size = zkey.domain_size();
+    info_.n_coeffs = zkey.n_coeffs();
+    info_.path = zkey.path();
+    r_.assign(zkey.r(), zkey.r() + zkey.n8r());
+    std::memcpy(static_cast<void*>(&alpha1_), zkey.alpha1(), sizeof(A1));
+    std::memcpy(static_cast<void*>(&beta1_), zkey.beta1(), sizeof(A1));
+    std::memcpy(static_cast<void*>(&delta1_), zkey.delta1(), sizeof(A1));
+    std::memcpy(static_cast<void*>(&beta2_), zkey.beta2(), sizeof(A2));
+    std::memcpy(static_cast<void*>(&delta2_), zkey.delta2(), sizeof(A2));
+
+    const size_t n = info_.domain_size, nv = info_.n_vars;
+    n_c_ = zkey.c().count;
+
+    // Points: one upload each, kept for the key's lifetime.
+    a_ = Upload(zkey.a(), sizeof(A1), what + " A points");
+    b1_ = Upload(zkey.b1(), sizeof(A1), what + " B1 points");
+    b2_ = Upload(zkey.b2(), sizeof(A2), what + " B2 points");
+    c_ = Upload(zkey.c(), sizeof(A1), what + " C points");
+    h_ = Upload(zkey.h(), sizeof(A1), what + " H points");
+    UploadRows(zkey);
+    int log_n = 0;
+    while ((size_t{1} << log_n) < n) ++log_n;
+    domain_ = DeviceNttDomain<Fr>(log_n, what);
+
+    // Scratch, sized from the circuit.
+    witness_ = DeviceBuffer(nv * 32, what + " witness");
+    abc_ = DeviceBuffer(3 * n * sizeof(Fr), what + " A/B/C vectors");
+    tmp_ = DeviceBuffer(3 * n * sizeof(Fr), what + " NTT scratch and H scalars");
+    plan_vars_ = msm::MakePlan(nv);
+    plan_c_ = msm::MakePlan(std::max<size_t>(n_c_, 1));
+    plan_h_ = msm::MakePlan(n);
+    MsmNeeds needs = MsmNeedsFor(plan_vars_, sizeof(X2));
+    needs.Include(MsmNeedsFor(plan_c_, sizeof(X1)));
+    needs.Include(MsmNeedsFor(plan_h_, sizeof(X1)));
+    workspace_ = MsmWorkspace(needs, what + " MSM workspace");
+    window_sums_ = DeviceBuffer(kSlots * kSlotBytes, what + " MSM window sums");
+    staging_ = PinnedBuffer(nv * 32 + kSlots * kSlotBytes, what + " pinned staging");
+    ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
+
+    info_.resident_bytes = a_.bytes() + b1_.bytes() + b2_.bytes() + c_.bytes() + h_.bytes() + rows_bytes_ +
+                           domain_.resident_bytes() + witness_.bytes() + abc_.bytes() + tmp_.bytes() +
+                           workspace_.bytes() + window_sums_.bytes() + staging_.bytes();
+  }
+
+  const engine::CircuitInfo& info() const override { return info_; }
+  engine::Backend backend() const override { return engine::Backend::kCuda; }
+
+  engine::Proof Prove(const engine::Witness& witness, const engine::ProveOptions& options) const override {
+    const auto t_start = Clock::now();
+    io::CheckWitnessMatches(witness, r_, info_.n_vars, info_.path);
+    if (witness.n8() != 32) {
+      throw Error(ErrorCode::kMismatch, witness.origin() + ": witness elements are " + std::to_string(witness.n8()) +
+                                            " bytes, expected 32");
+    }
+    uint64_t r[4], s[4];
+    if (options.r) std::memcpy(r, options.r->data(), 32); else RandomScalar<Fr>(r);
+    if (options.s) std::memcpy(s, options.s->data(), 32); else RandomScalar<Fr>(s);
+    if (!Fr::is_below_modulus(r) || !Fr::is_below_modulus(s)) {
+      throw Error(ErrorCode::kInvalidArgument, "blinding scalars r and s must be below the scalar field modulus");
+    }
+
+    engine::Proof proof;
+    J1 msm_a, msm_b1, msm_c, msm_h;
+    J2 msm_b2;
+    {
+      std::lock_guard<std::mutex> lock(DeviceMutex(device_));
+      try {
+        RunDevice(witness, proof.timings, msm_a, msm_b1, msm_b2, msm_c, msm_h);
+      } catch (...) {
+        Recover();
+        throw;
+      }
+    }
+    Assemble(witness, r, s, msm_a, msm_b1, msm_b2, msm_c, msm_h, proof);
+    proof.timings.total_s = SecondsSince(t_start);
+    return proof;
+  }
+
+ private:
+  static DeviceBuffer Upload(const io::PointArray& points, size_t point_bytes, const std::string& what) {
+    DeviceBuffer buf(std::max<size_t>(points.count, 1) * point_bytes, what);
+    if (points.count) {
+      ZK_CUDA_CHECK(cudaMemcpy(buf.get(), points.data, points.count * point_bytes, cudaMemcpyHostToDevice),
+                    what + " upload");
+    }
+    return buf;
+  }
+
+  // Regroups section 4's records by row (as the CPU prover) and uploads them.
+  void UploadRows(const io::ZkeyFile& zkey) {
+    const size_t n = zkey.domain_size();
+    std::vector<uint32_t> start[2] = {std::vector<uint32_t>(n + 1, 0), std::vector<uint32_t>(n + 1, 0)};
+    for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
+      const io::CoeffRecord rec = zkey.coeff(i);
+      start[rec.matrix][rec.row + 1]++;
+    }
+    for (auto& s : start) {
+      for (size_t i = 0; i < n; ++i) s[i + 1] += s[i];
+    }
+    std::vector<Fr> coef[2] = {std::vector<Fr>(start[0][n]), std::vector<Fr>(start[1][n])};
+    std::vector<uint32_t> signal[2] = {std::vector<uint32_t>(start[0][n]), std::vector<uint32_t>(start[1][n])};
+    std::vector<uint32_t> fill[2] = {std::vector<uint32_t>(start[0].begin(), start[0].end() - 1),
+                                     std::vector<uint32_t>(start[1].begin(), start[1].end() - 1)};
+    for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
+      const io::CoeffRecord rec = zkey.coeff(i);
+      const uint32_t at = fill[rec.matrix][rec.row]++;
+      std::memcpy(static_cast<void*>(&coef[rec.matrix][at]), rec.value, 32);
+      signal[rec.matrix][at] = rec.signal;
+    }
+    rows_bytes_ = 0;
+    for (int m = 0; m < 2; ++m) {
+      const std::string what = zkey.path() + (m == 0 ? " A rows" : " B rows");
+      row_start_[m] = DeviceBuffer(start[m].size() * sizeof(uint32_t), what);
+      row_coef_[m] = DeviceBuffer(std::max<size_t>(coef[m].size(), 1) * sizeof(Fr), what);
+      row_signal_[m] = DeviceBuffer(std::max<size_t>(signal[m].size(), 1) * sizeof(uint32_t), what);
+      ZK_CUDA_CHECK(cudaMemcpy(row_start_[m].get(), start[m].data(), start[m].size() * sizeof(uint32_t),
+                               cudaMemcpyHostToDevice), what + " upload");
+      if (!coef[m].empty()) {
+        ZK_CUDA_CHECK(cudaMemcpy(row_coef_[m].get(), coef[m].data(), coef[m].size() * sizeof(Fr), cudaMemcpyHostToDevice),
+                      what + " upload");
+        ZK_CUDA_CHECK(cudaMemcpy(row_signal_[m].get(), signal[m].data(), signal[m].size() * sizeof(uint32_t),
+                                 cudaMemcpyHostToDevice), what + " upload");
+      }
+      rows_bytes_ += row_start_[m].bytes() + row_coef_[m].bytes() + row_signal_[m].bytes();
+    }
+  }
+
+  DeviceRows<DFr> Rows(int m) const {
+    return DeviceRows<DFr>{row_start_[m].template as<uint32_t>(), row_coef_[m].template as<DFr>(),
+                           row_signal_[m].template as<uint32_t>()};
+  }
+
+  char* SlotDevice(Slot slot) const { return window_sums_.template as<char>() + slot * kSlotBytes; }
+  const char* SlotHost(Slot slot) const { return staging_.template as<char>() + info_.n_vars * size_t{32} + slot * kSlotBytes; }
+
+  // Everything between the witness upload and the window sums' download.
+  void RunDevice(const engine::Witness& witness, engine::PhaseTimings& timings, J1& msm_a, J1& msm_b1, J2& msm_b2,
+                 J1& msm_c, J1& msm_h) const {
+    ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
+    const cudaStream_t stream = setup_.stream();
+    const size_t n = info_.domain_size, nv = info_.n_vars, skip = info_.n_public + 1;
+
+    // 1. Witness: into pinned staging, then to the device.
+    const auto t_copy = Clock::now();
+    std::memcpy(staging_.get(), witness.values(), nv * 32);
+    const double host_copy_s = SecondsSince(t_copy);
+    ZK_CUDA_CHECK(cudaEventRecord(setup_.event(0), stream), "witness transfer");
+    ZK_CUDA_CHECK(cudaMemcpyAsync(witness_.get(), staging_.get(), nv * 32, cudaMemcpyHostToDevice, stream),
+                  "witness transfer");
+    ZK_CUDA_CHECK(cudaEventRecord(setup_.event(1), stream), "witness transfer");
+    InjectFaultIfRequested(stream);
+
+    // 2. A, B, C = A·B on the domain.
+    const uint32_t* w = witness_.template as<uint32_t>();
+    DFr* a = abc_.template as<DFr>();
+    DFr* tmp = tmp_.template as<DFr>();
+    EvaluateRowsKernel<DFr><<<static_cast<unsigned>((n + 127) / 128), 128, 0, stream>>>(
+        static_cast<uint32_t>(n), Rows(0), Rows(1), w, a, a + n, a + 2 * n);
+    ZK_CUDA_CHECK_LAUNCH("A/B/C evaluation");
+    ZK_CUDA_CHECK(cudaEventRecord(setup_.event(2), stream), "A/B/C evaluation");
+
+    // 3. Odd coset (3 iNTT + 3 NTT, batched) and the H scalars into tmp.
+    domain_.EnqueueToOddCoset(stream, abc_.template as<Fr>(), tmp_.template as<Fr>(), 3, "NTT");
+    uint32_t* h_scalars = tmp_.template as<uint32_t>();
+    HScalarsKernel<DFr><<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(n, a, a + n, a + 2 * n, h_scalars);
+    ZK_CUDA_CHECK_LAUNCH("H scalars");
+    (void)tmp;
+    ZK_CUDA_CHECK(cudaEventRecord(setup_.event(3), stream), "NTT");
+
+    // 4. The five MSMs (spec §8.4), window sums into their slots.
+    EnqueueMsm<G1>(stream, workspace_, plan_vars_, a_.template as<A1>(), w, reinterpret_cast<X1*>(SlotDevice(kSlotA)),
+                   "MSM A");
+    EnqueueMsm<G1>(stream, workspace_, plan_vars_, b1_.template as<A1>(), w,
+                   reinterpret_cast<X1*>(SlotDevice(kSlotB1)), "MSM B1");
+    EnqueueMsm<G2>(stream, workspace_, plan_vars_, b2_.template as<A2>(), w,
+                   reinterpret_cast<X2*>(SlotDevice(kSlotB2)), "MSM B2");
+    if (n_c_ > 0) {
+      EnqueueMsm<G1>(stream, workspace_, plan_c_, c_.template as<A1>(), w + 8 * skip,
+                     reinterpret_cast<X1*>(SlotDevice(kSlotC)), "MSM C");
+    }
+    EnqueueMsm<G1>(stream, workspace_, plan_h_, h_.template as<A1>(), h_scalars,
+                   reinterpret_cast<X1*>(SlotDevice(kSlotH)), "MSM H");
+    ZK_CUDA_CHECK(cudaEventRecord(setup_.event(4), stream), "MSM");
+    char* results = staging_.template as<char>() + nv * 32;
+    ZK_CUDA_CHECK(cudaMemcpyAsync(results, window_sums_.get(), kSlots * kSlotBytes, cudaMemcpyDeviceToHost, stream),
+                  "MSM result download");
+    ZK_CUDA_CHECK(cudaStreamSynchronize(stream), "proof (device work)");
+
+    const auto t_combine = Clock::now();
+    msm_a = msm::CombineWindows(reinterpret_cast<const X1*>(SlotHost(kSlotA)), plan_vars_);
+    msm_b1 = msm::CombineWindows(reinterpret_cast<const X1*>(SlotHost(kSlotB1)), plan_vars_);
+    msm_b2 = msm::CombineWindows(reinterpret_cast<const X2*>(SlotHost(kSlotB2)), plan_vars_);
+    msm_c = n_c_ > 0 ? msm::CombineWindows(reinterpret_cast<const X1*>(SlotHost(kSlotC)), plan_c_) : J1::infinity();
+    msm_h = msm::CombineWindows(reinterpret_cast<const X1*>(SlotHost(kSlotH)), plan_h_);
+    timings.witness_transfer_s = host_copy_s + setup_.Seconds(0, 1, "timing");
+    timings.build_abc_s = setup_.Seconds(1, 2, "timing");
+    timings.ntt_s = setup_.Seconds(2, 3, "timing");
+    timings.msm_s = setup_.Seconds(3, 4, "timing") + SecondsSince(t_combine);
+  }
+
+  void InjectFaultIfRequested(cudaStream_t stream) const {
+    switch (TakeInjectedFault()) {
+      case InjectedFault::kNone:
+        return;
+      case InjectedFault::kOutOfMemory: {
+        DeviceBuffer absurd(size_t{1} << 52, "injected fault (absurd scratch)");  // 4 PiB: always fails
+        return;
+      }
+      case InjectedFault::kBadCopy:
+        ZK_CUDA_CHECK(cudaMemcpyAsync(witness_.get(), nullptr, 32, cudaMemcpyHostToDevice, stream),
+                      "witness transfer (injected fault)");
+        return;
+    }
+  }
+
+  // After a failure: let queued work finish (it may still read the staging
+  // area) and clear the non-sticky error so the next proof starts clean.
+  void Recover() const {
+    cudaStreamSynchronize(setup_.stream());
+    ClearPendingError();
+  }
+
+  // Blinding and assembly (spec §8.5), as the CPU prover.
+  void Assemble(const engine::Witness& witness, const uint64_t r[4], const uint64_t s[4], const J1& pi_a_msm,
+                const J1& b1_msm, const J2& pi_b_msm, const J1& c_msm, const J1& h_msm, engine::Proof& proof) const {
+    uint64_t rs[4];
+    (Fr::from_canonical(r) * Fr::from_canonical(s)).to_canonical(rs);
+    const J1 delta1 = J1::from_affine(delta1_);
+    const J1 pi_a = curve::add(curve::add_mixed(pi_a_msm, alpha1_), curve::scalar_mul(delta1, r, 4));
+    const J2 pi_b =
+        curve::add(curve::add_mixed(pi_b_msm, beta2_), curve::scalar_mul(J2::from_affine(delta2_), s, 4));
+    const J1 b1 = curve::add(curve::add_mixed(b1_msm, beta1_), curve::scalar_mul(delta1, s, 4));
+    J1 pi_c = curve::add(c_msm, h_msm);
+    pi_c = curve::add(pi_c, curve::scalar_mul(pi_a, s, 4));
+    pi_c = curve::add(pi_c, curve::scalar_mul(b1, r, 4));
+    pi_c = curve::add(pi_c, curve::neg(curve::scalar_mul(delta1, rs, 4)));
+
+    const A1 a_aff = curve::to_affine(pi_a), c_aff = curve::to_affine(pi_c);
+    const A2 b_aff = curve::to_affine(pi_b);
+    proof.proof_json = io::ProofJson(C::kName, Dec(a_aff.x), Dec(a_aff.y), Dec(b_aff.x.c0), Dec(b_aff.x.c1),
+                                     Dec(b_aff.y.c0), Dec(b_aff.y.c1), Dec(c_aff.x), Dec(c_aff.y));
+    const uint8_t* w = witness.values();
+    for (uint32_t i = 1; i <= info_.n_public; ++i) {
+      uint64_t limbs[4];
+      std::memcpy(limbs, w + size_t{i} * 32, 32);
+      proof.public_signals.push_back(io::LimbsToDecimal(limbs, 4));
+    }
+    proof.public_json = io::PublicJson(proof.public_signals);
+  }
+
+  int device_;
+  StreamAndEvents setup_;
+  engine::CircuitInfo info_;
+  std::vector<uint8_t> r_;
+  A1 alpha1_, beta1_, delta1_;
+  A2 beta2_, delta2_;
+  uint64_t n_c_ = 0;
+  DeviceBuffer a_, b1_, b2_, c_, h_;
+  DeviceBuffer row_start_[2], row_coef_[2], row_signal_[2];
+  size_t rows_bytes_ = 0;
+  DeviceNttDomain<Fr> domain_;
+  DeviceBuffer witness_, abc_, tmp_;
+  msm::Plan plan_vars_, plan_c_, plan_h_;
+  MsmWorkspace workspace_;
+  DeviceBuffer window_sums_;
+  PinnedBuffer staging_;  // witness (n_vars·32 bytes), then kSlots window-sum slots
+};
+
+}  // namespace groth16
+}  // namespace zkfleet::cuda

@@ -1,0 +1,102 @@
+// DeviceMsm (msm.hpp), included by the per-curve .cu files.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/cuda/device_check.hpp"
+#include "zkfleet/cuda/msm.hpp"
+#include "zkfleet/cuda/msm_device.cuh"
+
+namespace zkfleet::cuda {
+
+template <class HostCfg>
+struct DeviceMsm<HostCfg>::Impl {
+  size_t n = 0;
+  int window_bits = 0;
+  DeviceBuffer bases, scalars, window_sums;
+  MsmNeeds needs;  // what `workspace` was sized for
+  MsmWorkspace workspace;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+
+  ~Impl() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+template <class HostCfg>
+DeviceMsm<HostCfg>::DeviceMsm(const curve::Affine<HostCfg>* bases, size_t n, int window_bits)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.n = n;
+  m.window_bits = window_bits;
+  const size_t count = std::max<size_t>(n, 1);
+  m.bases = DeviceBuffer(count * sizeof(curve::Affine<HostCfg>), "MSM bases");
+  m.scalars = DeviceBuffer(count * 32, "MSM scalars");
+  // At most 128 windows (2-bit windows); one buffer fits every plan.
+  m.window_sums = DeviceBuffer(128 * sizeof(curve::Xyzz<HostCfg>), "MSM window sums");
+  m.needs = MsmNeedsFor(msm::MakePlan(count, window_bits), sizeof(curve::Xyzz<HostCfg>));
+  m.workspace = MsmWorkspace(m.needs, "MSM workspace");
+  ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "MSM setup");
+  ZK_CUDA_CHECK(cudaEventCreate(&m.start), "MSM setup");
+  ZK_CUDA_CHECK(cudaEventCreate(&m.stop), "MSM setup");
+  if (n) ZK_CUDA_CHECK(cudaMemcpy(m.bases.get(), bases, n * sizeof(curve::Affine<HostCfg>), cudaMemcpyHostToDevice),
+                       "MSM bases upload");
+}
+
+template <class HostCfg>
+DeviceMsm<HostCfg>::~DeviceMsm() = default;
+
+template <class HostCfg>
+size_t DeviceMsm<HostCfg>::device_bytes() const {
+  return impl_->bases.bytes() + impl_->scalars.bytes() + impl_->window_sums.bytes() + impl_->workspace.bytes();
+}
+
+template <class HostCfg>
+void DeviceMsm<HostCfg>::UploadScalars(const uint8_t* scalars, size_t count) {
+  if (count > impl_->n) throw Error(ErrorCode::kInvalidArgument, "DeviceMsm: more scalars than bases");
+  if (count) {
+    ZK_CUDA_CHECK(cudaMemcpy(impl_->scalars.get(), scalars, count * 32, cudaMemcpyHostToDevice), "MSM scalar upload");
+  }
+}
+
+template <class HostCfg>
+curve::Jacobian<HostCfg> DeviceMsm<HostCfg>::RunUploaded(size_t count, float* device_ms) {
+  Impl& m = *impl_;
+  if (count > m.n) throw Error(ErrorCode::kInvalidArgument, "DeviceMsm: more scalars than bases");
+  if (device_ms) *device_ms = 0;
+  if (count == 0) return curve::Jacobian<HostCfg>::infinity();
+  const msm::Plan plan = msm::MakePlan(count, m.window_bits);
+  const MsmNeeds needs = MsmNeedsFor(plan, sizeof(curve::Xyzz<HostCfg>));
+  if (!m.needs.Covers(needs)) {
+    // A smaller count can use more windows than n did: grow the workspace
+    // (this test/benchmark API allocates here; the prover never does).
+    m.workspace = MsmWorkspace();
+    m.needs.Include(needs);
+    m.workspace = MsmWorkspace(m.needs, "MSM workspace");
+  }
+  auto* sums = m.window_sums.template as<curve::Xyzz<HostCfg>>();
+  ZK_CUDA_CHECK(cudaEventRecord(m.start, m.stream), "MSM");
+  EnqueueMsm<HostCfg>(m.stream, m.workspace, plan, m.bases.template as<curve::Affine<HostCfg>>(), m.scalars.template as<uint32_t>(), sums,
+                      "MSM");
+  ZK_CUDA_CHECK(cudaEventRecord(m.stop, m.stream), "MSM");
+  std::vector<curve::Xyzz<HostCfg>> host(plan.windows);
+  ZK_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums, plan.windows * sizeof(curve::Xyzz<HostCfg>), cudaMemcpyDeviceToHost,
+                                m.stream),
+                "MSM result download");
+  ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "MSM");
+  if (device_ms) ZK_CUDA_CHECK(cudaEventElapsedTime(device_ms, m.start, m.stop), "MSM timing");
+  return msm::CombineWindows(host.data(), plan);
+}
+
+template <class HostCfg>
+curve::Jacobian<HostCfg> DeviceMsm<HostCfg>::Run(const uint8_t* scalars, size_t count) {
+  UploadScalars(scalars, count);
+  return RunUploaded(count);
+}
+
+}  // namespace zkfleet::cuda

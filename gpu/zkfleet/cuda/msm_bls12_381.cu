@@ -1,0 +1,17 @@
+// GPU MSM instantiations for Bls12_381 G1 and G2 (one file per curve so that the
+// two compile in parallel).
+#include "zkfleet/cuda/msm_api.cuh"
+#include "zkfleet/cuda/msm_device.cuh"
+
+namespace zkfleet::cuda {
+
+template void EnqueueMsm<curve::Bls12_381G1>(cudaStream_t, const MsmWorkspace&, const msm::Plan&,
+                                         const curve::Affine<curve::Bls12_381G1>*, const uint32_t*,
+                                         curve::Xyzz<curve::Bls12_381G1>*, const std::string&);
+template void EnqueueMsm<curve::Bls12_381G2>(cudaStream_t, const MsmWorkspace&, const msm::Plan&,
+                                         const curve::Affine<curve::Bls12_381G2>*, const uint32_t*,
+                                         curve::Xyzz<curve::Bls12_381G2>*, const std::string&);
+template class DeviceMsm<curve::Bls12_381G1>;
+template class DeviceMsm<curve::Bls12_381G2>;
+
+}  // namespace zkfleet::cuda

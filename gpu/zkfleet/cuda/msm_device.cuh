@@ -1,0 +1,126 @@
+// Kernels of the GPU MSM and EnqueueMsm (see msm_device.hpp, msm_steps.hpp).
+// Included by one .cu per curve, which instantiates EnqueueMsm for its G1 and
+// G2, so that the two curves compile in parallel.
+#pragma once
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+
+#include "zkfleet/cuda/device_check.hpp"
+#include "zkfleet/cuda/device_curve.hpp"
+#include "zkfleet/cuda/msm_device.hpp"
+#include "zkfleet/cuda/msm_steps.hpp"
+
+namespace zkfleet::cuda {
+
+// Defined in msm_workspace.cu (not curve-specific).
+void LaunchMsmDigits(cudaStream_t stream, const msm::Plan& plan, const uint32_t* scalars, uint32_t* keys,
+                     uint32_t* values, const std::string& phase);
+
+namespace msm_kernels {
+
+inline constexpr int kAccumulateThreads = 128;  // register-heavy kernels: small blocks
+
+inline unsigned Blocks(uint64_t threads, int per_block) {
+  return static_cast<unsigned>((threads + per_block - 1) / per_block);
+}
+
+template <class Cfg>
+__global__ void InitBuckets(curve::Xyzz<Cfg>* buckets, uint64_t count) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count; i += uint64_t{gridDim.x} * blockDim.x) {
+    buckets[i] = curve::Xyzz<Cfg>::infinity();
+  }
+}
+
+template <class Cfg>
+__global__ void AccumulateLevel0(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
+                                 const curve::Affine<Cfg>* bases, const uint32_t* values, curve::Xyzz<Cfg>* buckets,
+                                 uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
+  const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (t >= threads) return;
+  msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values}, buckets, spill_keys,
+                      spill_values);
+}
+
+template <class Cfg>
+__global__ void AccumulateLevel(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
+                                const curve::Xyzz<Cfg>* partials, curve::Xyzz<Cfg>* buckets, uint32_t* spill_keys,
+                                curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
+  const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (t >= threads) return;
+  msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddPartial<Cfg>{partials}, buckets, spill_keys,
+                      spill_values);
+}
+
+template <class Cfg>
+__global__ void BucketSlices(msm::Plan plan, const curve::Xyzz<Cfg>* buckets, curve::Xyzz<Cfg>* slices) {
+  const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (t >= static_cast<uint64_t>(plan.windows) * plan.segments) return;
+  msm::BucketSliceStep(t, plan, buckets, slices);
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(msm::kReduceThreads)
+    WindowSums(msm::Plan plan, const curve::Xyzz<Cfg>* slices, curve::Xyzz<Cfg>* partial, curve::Xyzz<Cfg>* out) {
+  const uint32_t w = blockIdx.x, tid = threadIdx.x;
+  msm::WindowFoldStep(w, tid, plan, slices, partial);
+  for (uint32_t half = msm::kReduceThreads / 2; half >= 1; half /= 2) {
+    __syncthreads();  // orders the global-memory partials within the block
+    msm::WindowTreeStep(w, tid, half, partial);
+  }
+  __syncthreads();
+  if (tid == 0) out[w] = partial[static_cast<uint64_t>(w) * msm::kReduceThreads];
+}
+
+}  // namespace msm_kernels
+
+template <class HostCfg>
+void EnqueueMsm(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& plan,
+                const curve::Affine<HostCfg>* bases, const uint32_t* scalars, curve::Xyzz<HostCfg>* window_sums,
+                const std::string& phase) {
+  using namespace msm_kernels;
+  using Cfg = DeviceCurve<HostCfg>;
+  using Xyzz = curve::Xyzz<Cfg>;
+  static_assert(sizeof(Xyzz) == sizeof(curve::Xyzz<HostCfg>));
+  auto* buckets = static_cast<Xyzz*>(ws.buckets);
+  auto* spill0 = static_cast<Xyzz*>(ws.spill_values[0]);
+  const auto* dev_bases = reinterpret_cast<const curve::Affine<Cfg>*>(bases);
+
+  InitBuckets<Cfg><<<std::min<unsigned>(4096, Blocks(plan.sentinel, 256)), 256, 0, stream>>>(buckets, plan.sentinel);
+  ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket init");
+
+  LaunchMsmDigits(stream, plan, scalars, ws.keys_in, ws.values_in, phase);
+
+  size_t temp_bytes = ws.sort_temp_bytes;
+  ZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(ws.sort_temp, temp_bytes, ws.keys_in, ws.keys_out, ws.values_in,
+                                                ws.values_out, static_cast<int64_t>(plan.items), 0, plan.key_bits,
+                                                stream),
+                phase + ": MSM sort by bucket");
+
+  AccumulateLevel0<Cfg><<<Blocks(plan.threads0, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
+      plan.items, plan.chunk0, ws.keys_out, plan.sentinel, dev_bases, ws.values_out, buckets, ws.spill_keys[0], spill0,
+      plan.threads0);
+  ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket accumulation");
+
+  for (int level = 1; level <= plan.later_levels; ++level) {
+    const int in = (level - 1) % 2, out = level % 2;
+    const uint64_t count = msm::LevelInputCount(plan, level);
+    const uint64_t threads = msm::LevelThreads(plan, level);
+    AccumulateLevel<Cfg><<<Blocks(threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
+        count, msm::kLaterChunk, ws.spill_keys[in], plan.sentinel, static_cast<const Xyzz*>(ws.spill_values[in]),
+        buckets, ws.spill_keys[out], static_cast<Xyzz*>(ws.spill_values[out]), threads);
+    ZK_CUDA_CHECK_LAUNCH(phase + ": MSM spill reduction");
+  }
+
+  const uint64_t slice_threads = static_cast<uint64_t>(plan.windows) * plan.segments;
+  BucketSlices<Cfg><<<Blocks(slice_threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
+      plan, buckets, static_cast<Xyzz*>(ws.slices));
+  ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket reduction");
+
+  WindowSums<Cfg><<<plan.windows, msm::kReduceThreads, 0, stream>>>(
+      plan, static_cast<const Xyzz*>(ws.slices), static_cast<Xyzz*>(ws.partial), reinterpret_cast<Xyzz*>(window_sums));
+  ZK_CUDA_CHECK_LAUNCH(phase + ": MSM window sums");
+}
+
+}  // namespace zkfleet::cuda

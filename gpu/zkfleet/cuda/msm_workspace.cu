@@ -1,0 +1,93 @@
+// MSM workspace sizing and the curve-independent digit kernel.
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/cuda/device_check.hpp"
+#include "zkfleet/cuda/msm_device.hpp"
+
+namespace zkfleet::cuda {
+namespace {
+
+constexpr size_t kAlign = 256;
+size_t AlignUp(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+__global__ void MsmDigits(msm::Plan plan, const uint32_t* scalars, uint32_t* keys, uint32_t* values) {
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (i < plan.n) msm::DigitsStep(i, plan, scalars, keys, values);
+}
+
+size_t SortTempBytes(uint64_t items, int key_bits) {
+  size_t bytes = 0;
+  const cudaError_t err = cub::DeviceRadixSort::SortPairs(
+      nullptr, bytes, static_cast<const uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr),
+      static_cast<const uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr), static_cast<int64_t>(items), 0, key_bits);
+  if (err != cudaSuccess) ThrowCudaError(err, "cub::DeviceRadixSort::SortPairs (size query)", "MSM planning");
+  return bytes;
+}
+
+}  // namespace
+
+void LaunchMsmDigits(cudaStream_t stream, const msm::Plan& plan, const uint32_t* scalars, uint32_t* keys,
+                     uint32_t* values, const std::string& phase) {
+  MsmDigits<<<static_cast<unsigned>((plan.n + 255) / 256), 256, 0, stream>>>(plan, scalars, keys, values);
+  ZK_CUDA_CHECK_LAUNCH(phase + ": MSM digits");
+}
+
+void MsmNeeds::Include(const MsmNeeds& o) {
+  item_bytes = std::max(item_bytes, o.item_bytes);
+  sort_temp_bytes = std::max(sort_temp_bytes, o.sort_temp_bytes);
+  bucket_bytes = std::max(bucket_bytes, o.bucket_bytes);
+  spill_key_bytes = std::max(spill_key_bytes, o.spill_key_bytes);
+  spill_val_bytes = std::max(spill_val_bytes, o.spill_val_bytes);
+  slice_bytes = std::max(slice_bytes, o.slice_bytes);
+  partial_bytes = std::max(partial_bytes, o.partial_bytes);
+}
+
+bool MsmNeeds::Covers(const MsmNeeds& o) const {
+  return item_bytes >= o.item_bytes && sort_temp_bytes >= o.sort_temp_bytes && bucket_bytes >= o.bucket_bytes &&
+         spill_key_bytes >= o.spill_key_bytes && spill_val_bytes >= o.spill_val_bytes &&
+         slice_bytes >= o.slice_bytes && partial_bytes >= o.partial_bytes;
+}
+
+size_t MsmNeeds::Total() const {
+  return 4 * AlignUp(item_bytes) + AlignUp(sort_temp_bytes) + AlignUp(bucket_bytes) + 2 * AlignUp(spill_key_bytes) +
+         2 * AlignUp(spill_val_bytes) + AlignUp(slice_bytes) + AlignUp(partial_bytes);
+}
+
+MsmNeeds MsmNeedsFor(const msm::Plan& plan, size_t xyzz_bytes) {
+  MsmNeeds needs;
+  needs.item_bytes = plan.items * sizeof(uint32_t);
+  needs.sort_temp_bytes = SortTempBytes(plan.items, plan.key_bits);
+  needs.bucket_bytes = static_cast<size_t>(plan.sentinel) * xyzz_bytes;
+  needs.spill_key_bytes = 2 * plan.threads0 * sizeof(uint32_t);
+  needs.spill_val_bytes = 2 * plan.threads0 * xyzz_bytes;
+  needs.slice_bytes = static_cast<size_t>(plan.windows) * plan.segments * xyzz_bytes;
+  needs.partial_bytes = static_cast<size_t>(plan.windows) * msm::kReduceThreads * xyzz_bytes;
+  return needs;
+}
+
+MsmWorkspace::MsmWorkspace(const MsmNeeds& needs, const std::string& what) : block_(needs.Total(), what) {
+  char* p = block_.as<char>();
+  auto carve = [&p](size_t bytes) {
+    void* out = p;
+    p += AlignUp(bytes);
+    return out;
+  };
+  keys_in = static_cast<uint32_t*>(carve(needs.item_bytes));
+  values_in = static_cast<uint32_t*>(carve(needs.item_bytes));
+  keys_out = static_cast<uint32_t*>(carve(needs.item_bytes));
+  values_out = static_cast<uint32_t*>(carve(needs.item_bytes));
+  sort_temp = carve(needs.sort_temp_bytes);
+  sort_temp_bytes = needs.sort_temp_bytes;
+  buckets = carve(needs.bucket_bytes);
+  for (int i = 0; i < 2; ++i) {
+    spill_keys[i] = static_cast<uint32_t*>(carve(needs.spill_key_bytes));
+    spill_values[i] = carve(needs.spill_val_bytes);
+  }
+  slices = carve(needs.slice_bytes);
+  partial = carve(needs.partial_bytes);
+}
+
+}  // namespace zkfleet::cuda

@@ -1,0 +1,220 @@
+// DeviceNttDomain (ntt_device.hpp) and the public DeviceNtt (ntt.hpp) for the
+// scalar fields of both curves.
+#include "zkfleet/cuda/ntt_device.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/cuda/device_check.hpp"
+#include "zkfleet/cuda/field32.hpp"
+#include "zkfleet/cuda/ntt.hpp"
+#include "zkfleet/cuda/ntt_steps.hpp"
+#include "zkfleet/ff/bls12_381.hpp"
+#include "zkfleet/ff/bn254.hpp"
+
+namespace zkfleet::cuda {
+namespace {
+
+template <class HostFr>
+using DevFr = typename DeviceFieldOf<HostFr>::type;
+
+template <class Fr>
+__global__ void Powers(uint64_t n, Fr base, Fr scale, Fr* out) {
+  ntt::PowersStep(blockIdx.x * uint64_t{blockDim.x} + threadIdx.x, n, base, scale, out);
+}
+
+template <class Fr>
+__global__ void ScaleBy(uint64_t count, Fr factor, Fr* data) {
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (i < count) data[i] = data[i] * factor;
+}
+
+// One pass (see ntt_steps.hpp); blockIdx.y selects the vector of the batch.
+template <class Fr>
+__global__ void NttPass(int log_n, int first, int stages, bool gather, const Fr* src, const Fr* scale, Fr* data,
+                        const Fr* tw) {
+  extern __shared__ uint4 shared_words[];
+  Fr* shared = reinterpret_cast<Fr*>(shared_words);
+  const uint64_t offset = static_cast<uint64_t>(blockIdx.y) << log_n;
+  src += offset;
+  data += offset;
+  const uint32_t block = blockIdx.x, tid = threadIdx.x, threads = blockDim.x;
+  ntt::LoadStep(block, tid, log_n, first, stages, gather, src, scale, shared);
+  ntt::LoadStep(block, tid + threads, log_n, first, stages, gather, src, scale, shared);
+  for (int t = 0; t < stages; ++t) {
+    __syncthreads();
+    ntt::ButterflyStep(block, tid, t, log_n, first, tw, shared);
+  }
+  __syncthreads();
+  ntt::StoreStep(block, tid, first, stages, shared, data);
+  ntt::StoreStep(block, tid + threads, first, stages, shared, data);
+}
+
+template <class HostFr>
+const DevFr<HostFr>* Dev(const HostFr* p) {
+  return reinterpret_cast<const DevFr<HostFr>*>(p);
+}
+template <class HostFr>
+DevFr<HostFr>* Dev(HostFr* p) {
+  return reinterpret_cast<DevFr<HostFr>*>(p);
+}
+
+template <class HostFr>
+void FillPowers(const DeviceBuffer& out, uint64_t n, const HostFr& base, const HostFr& scale, const std::string& what) {
+  using Fr = DevFr<HostFr>;
+  const uint64_t threads = (n + 63) / 64;
+  Powers<Fr><<<static_cast<unsigned>((threads + 127) / 128), 128>>>(n, BitCopy<Fr>(base), BitCopy<Fr>(scale),
+                                                                    out.as<Fr>());
+  ZK_CUDA_CHECK_LAUNCH(what + ": NTT twiddle tables");
+}
+
+}  // namespace
+
+template <class HostFr>
+DeviceNttDomain<HostFr>::DeviceNttDomain(int log_n, const std::string& what) : log_n_(log_n) {
+  const uint64_t n = uint64_t{1} << log_n;
+  const uint64_t half = std::max<uint64_t>(1, n / 2);
+  const HostFr w = HostFr::root_of_unity(log_n);
+  HostFr inc = HostFr::root_of_unity(log_n + 1);  // zero past the 2-adicity: snarkjs then shifts by 25 (spec §8.7)
+  if (inc.is_zero()) inc = HostFr::from_uint(25);
+  n_inv_ = HostFr::from_uint(n).inverse();
+  twiddles_ = DeviceBuffer(half * sizeof(HostFr), what + " NTT twiddles");
+  inv_twiddles_ = DeviceBuffer(half * sizeof(HostFr), what + " NTT inverse twiddles");
+  coset_ = DeviceBuffer(n * sizeof(HostFr), what + " NTT coset factors");
+  FillPowers(twiddles_, half, w, HostFr::one(), what);
+  FillPowers(inv_twiddles_, half, w.inverse(), HostFr::one(), what);
+  FillPowers(coset_, n, inc, n_inv_, what);
+  ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": NTT twiddle tables");
+}
+
+template <class HostFr>
+void DeviceNttDomain<HostFr>::EnqueueTransform(cudaStream_t stream, const HostFr* src, HostFr* dst, int batch,
+                                               const HostFr* tw, const HostFr* scale, const std::string& phase) const {
+  using Fr = DevFr<HostFr>;
+  const size_t n = size();
+  if (log_n_ == 0) {
+    // A 1-point transform is the identity (times the scale).
+    ZK_CUDA_CHECK(cudaMemcpyAsync(dst, src, batch * sizeof(HostFr), cudaMemcpyDeviceToDevice, stream), phase);
+    if (scale) throw Error(ErrorCode::kInternal, "NTT: coset step on a 1-point domain");
+    return;
+  }
+  const ntt::Passes passes = ntt::SplitPasses(log_n_);
+  for (int p = 0; p < passes.count; ++p) {
+    const int first = passes.first_stage[p], stages = passes.stages[p];
+    const unsigned threads = 1u << (stages - 1);
+    const dim3 grid(static_cast<unsigned>(n >> stages), static_cast<unsigned>(batch));
+    const bool gather = p == 0;
+    NttPass<Fr><<<grid, threads, (size_t{1} << stages) * sizeof(Fr), stream>>>(
+        log_n_, first, stages, gather, gather ? Dev(src) : Dev(dst), gather ? Dev(scale) : nullptr, Dev(dst), Dev(tw));
+    ZK_CUDA_CHECK_LAUNCH(phase + ": NTT pass");
+  }
+}
+
+template <class HostFr>
+void DeviceNttDomain<HostFr>::EnqueueForward(cudaStream_t stream, const HostFr* src, HostFr* dst, int batch,
+                                             const std::string& phase) const {
+  EnqueueTransform(stream, src, dst, batch, twiddles_.as<HostFr>(), nullptr, phase);
+}
+
+template <class HostFr>
+void DeviceNttDomain<HostFr>::EnqueueInverse(cudaStream_t stream, const HostFr* src, HostFr* dst, int batch,
+                                             const std::string& phase) const {
+  using Fr = DevFr<HostFr>;
+  EnqueueTransform(stream, src, dst, batch, inv_twiddles_.as<HostFr>(), nullptr, phase);
+  const uint64_t count = static_cast<uint64_t>(batch) << log_n_;
+  ScaleBy<Fr><<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(count, BitCopy<Fr>(n_inv_), Dev(dst));
+  ZK_CUDA_CHECK_LAUNCH(phase + ": iNTT 1/n");
+}
+
+template <class HostFr>
+void DeviceNttDomain<HostFr>::EnqueueToOddCoset(cudaStream_t stream, HostFr* data, HostFr* tmp, int batch,
+                                                const std::string& phase) const {
+  EnqueueTransform(stream, data, tmp, batch, inv_twiddles_.as<HostFr>(), nullptr, phase);
+  // The forward transform's gather multiplies by w_2n^j / n: the iNTT's 1/n
+  // and the coset shift in one step.
+  EnqueueTransform(stream, tmp, data, batch, twiddles_.as<HostFr>(), coset_.as<HostFr>(), phase);
+}
+
+template class DeviceNttDomain<ff::Bn254Fr>;
+template class DeviceNttDomain<ff::Bls12_381Fr>;
+
+// ---- DeviceNtt (ntt.hpp) -------------------------------------------------------
+
+template <class HostFr>
+struct DeviceNtt<HostFr>::Impl {
+  DeviceNttDomain<HostFr> domain;
+  DeviceBuffer data, tmp;
+  int batch = 1;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~Impl() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+template <class HostFr>
+DeviceNtt<HostFr>::DeviceNtt(int log_n, int batch) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.batch = batch;
+  m.domain = DeviceNttDomain<HostFr>(log_n, "DeviceNtt");
+  m.data = DeviceBuffer(m.domain.size() * batch * sizeof(HostFr), "DeviceNtt data");
+  m.tmp = DeviceBuffer(m.domain.size() * batch * sizeof(HostFr), "DeviceNtt scratch");
+  ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "DeviceNtt setup");
+  ZK_CUDA_CHECK(cudaEventCreate(&m.start), "DeviceNtt setup");
+  ZK_CUDA_CHECK(cudaEventCreate(&m.stop), "DeviceNtt setup");
+}
+
+template <class HostFr>
+DeviceNtt<HostFr>::~DeviceNtt() = default;
+
+template <class HostFr>
+void DeviceNtt<HostFr>::Upload(const HostFr* values) {
+  ZK_CUDA_CHECK(cudaMemcpy(impl_->data.get(), values, impl_->data.bytes(), cudaMemcpyHostToDevice), "DeviceNtt upload");
+}
+
+template <class HostFr>
+float DeviceNtt<HostFr>::RunUploaded(NttOp op) {
+  Impl& m = *impl_;
+  auto* data = m.data.template as<HostFr>();
+  auto* tmp = m.tmp.template as<HostFr>();
+  ZK_CUDA_CHECK(cudaEventRecord(m.start, m.stream), "DeviceNtt");
+  switch (op) {
+    case NttOp::kForward:
+      m.domain.EnqueueForward(m.stream, data, tmp, m.batch, "DeviceNtt");
+      break;
+    case NttOp::kInverse:
+      m.domain.EnqueueInverse(m.stream, data, tmp, m.batch, "DeviceNtt");
+      break;
+    case NttOp::kToOddCoset:
+      m.domain.EnqueueToOddCoset(m.stream, data, tmp, m.batch, "DeviceNtt");
+      break;
+  }
+  ZK_CUDA_CHECK(cudaEventRecord(m.stop, m.stream), "DeviceNtt");
+  ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "DeviceNtt");
+  // Forward and inverse leave the result in tmp: swap so data holds it.
+  if (op != NttOp::kToOddCoset) std::swap(m.data, m.tmp);
+  float ms = 0;
+  ZK_CUDA_CHECK(cudaEventElapsedTime(&ms, m.start, m.stop), "DeviceNtt timing");
+  return ms;
+}
+
+template <class HostFr>
+void DeviceNtt<HostFr>::Download(HostFr* values) {
+  ZK_CUDA_CHECK(cudaMemcpy(values, impl_->data.get(), impl_->data.bytes(), cudaMemcpyDeviceToHost), "DeviceNtt download");
+}
+
+template <class HostFr>
+void DeviceNtt<HostFr>::Run(NttOp op, HostFr* values) {
+  Upload(values);
+  RunUploaded(op);
+  Download(values);
+}
+
+template class DeviceNtt<ff::Bn254Fr>;
+template class DeviceNtt<ff::Bls12_381Fr>;
+
+}  // namespace zkfleet::cuda
