@@ -173,7 +173,7 @@ bool Worker::PassMemoryGate(const std::function<void(char, const std::string&)>&
 // ------------------------------------------------------------------ socket thread
 
 void Worker::Connect() {
-  dealer_ = zmq::socket_t(context_, zmq::socket_type::dealer);
+  dealer_ = zmq::socket_t(broker_context_, zmq::socket_type::dealer);
   fleet::ConfigureDealer(dealer_, options_.limits, kCloseLingerMs);
   dealer_.connect(options_.broker_endpoint);
   broker_last_seen_ = Clock::now();
@@ -322,7 +322,10 @@ int Worker::Run(int signal_fd) {
     queue_.Close();
     dispatcher_.join();
   }
-  dealer_.close();  // lingers until DISCONNECT is out
+  // Closing the socket and terminating its context waits (up to the linger)
+  // until DISCONNECT is out.
+  dealer_.close();
+  broker_context_.close();
   return exit_code_;
 }
 

@@ -91,7 +91,10 @@ class Worker {
   CreditLedger ledger_;
   std::string events_endpoint_;  // inproc address of the dispatcher -> socket thread PAIR
 
-  // Owned by the socket thread.
+  // Owned by the socket thread. The DEALER lives in its own context so that
+  // Run() can terminate it (flushing DISCONNECT, up to the linger) even when
+  // an abandoned dispatcher still holds its inproc socket in context_.
+  zmq::context_t broker_context_{1};
   zmq::socket_t dealer_;
   zmq::socket_t events_;
   proto::WorkerState state_ = proto::WORKER_STATE_STARTING;
