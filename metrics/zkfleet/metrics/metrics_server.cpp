@@ -24,14 +24,16 @@ namespace {
 
 // civetweb's begin_request callback has no user pointer we can set through
 // prometheus::Exposer, so the handler finds the server's readiness by the
-// port the request came in on. Guarded by RegistryMutex().
+// port the request came in on. Guarded by RegistryMutex(). Both are leaked on
+// purpose: a MetricsServer may itself be a static, destroyed at exit after
+// function-local statics created later than it would already be gone.
 std::mutex& RegistryMutex() {
-  static std::mutex mutex;
-  return mutex;
+  static auto* mutex = new std::mutex;
+  return *mutex;
 }
 std::map<int, std::weak_ptr<MetricsServer::Readiness>>& ReadinessByPort() {
-  static std::map<int, std::weak_ptr<MetricsServer::Readiness>> by_port;
-  return by_port;
+  static auto* by_port = new std::map<int, std::weak_ptr<MetricsServer::Readiness>>;
+  return *by_port;
 }
 
 int Reply(mg_connection* conn, int status, const char* status_text, const std::string& body) {

@@ -232,7 +232,15 @@ TEST_F(PrometheusScrapeTest, PrometheusSeesTheJobCountersAndPhaseHistogramOfARun
       std::string expr = target["expr"];
       expr = std::regex_replace(expr, std::regex(R"(\$__rate_interval)"), "1m");
       expr = std::regex_replace(expr, std::regex(R"(\$\w+)"), ".*");
-      auto reply = api.Query(expr);
+      // rate() needs two samples in its window: a series born a moment ago
+      // may take a scrape or two to show.
+      nlohmann::json reply;
+      WaitFor(
+          [&] {
+            reply = api.Query(expr);
+            return reply.value("status", "") == "success" && !reply["data"]["result"].empty();
+          },
+          5s);
       EXPECT_EQ(reply.value("status", ""), "success") << panel["title"] << ": " << expr << "\n" << reply.dump();
       EXPECT_FALSE(reply["data"]["result"].empty()) << panel["title"] << ": no series for " << expr;
       ++queries;

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -86,6 +87,20 @@ TEST(MetricsServerTest, ErrorsNameTheAddress) {
   EXPECT_THROW(second.Listen(""), Error);
   EXPECT_THROW(second.Listen("127.0.0.1:1,127.0.0.1:2"), Error);
   EXPECT_THROW(first.Listen("127.0.0.1:0"), Error);  // already listening
+}
+
+// main() may keep its MetricsServer in a static (it must outlive everything
+// else): destroying it during exit must be clean.
+TEST(MetricsServerDeathTest, StaticServerIsDestroyedCleanlyAtExit) {
+  EXPECT_EXIT(
+      {
+        static MetricsServer server;
+        server.Listen("127.0.0.1:0");
+        server.SetReadiness(true, "READY");
+        testing::HttpGet(server.port(), "/ready");
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 // The listening socket of this process bound to `port`, or -1.
