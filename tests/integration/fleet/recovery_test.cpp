@@ -134,5 +134,26 @@ TEST(FleetRecovery, ResubmittedRequestIdDoesNotProveAgain) {
                               ReadFile(fleet.dir() + "/out/public_0.json"), fleet.dir()));
 }
 
+// Paranoid Pirate: the broker dies and comes back on the same ports; the
+// worker notices the silence, reconnects and registers again by itself.
+TEST(FleetRecovery, WorkerReconnectsToARestartedBroker) {
+  Fleet fleet("reconnect");
+  Process& broker = fleet.StartBroker();
+  Process& worker = fleet.StartWorker("pirate", {"--instant", "--circuit", "c1"});
+  fleet.WaitWorkerReady("pirate");
+  broker.Kill9();
+  // Silence for 3 heartbeat intervals: the worker starts over on a new socket.
+  ASSERT_TRUE(worker.WaitForLog("reconnecting to the broker .*no message for 3 heartbeat intervals", 5s))
+      << worker.Log();
+  fleet.StartBroker();
+  fleet.WaitWorkerReady("pirate");
+  auto client = fleet.Client();
+  uint64_t seq = client->Submit(Request("after-restart", "c1", "w"), 5s).job_seq();
+  auto result = client->NextJobResult(5s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->job_seq(), seq);
+  EXPECT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED);
+}
+
 }  // namespace
 }  // namespace fleet_test
