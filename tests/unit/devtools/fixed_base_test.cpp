@@ -8,6 +8,7 @@
 #include "zkfleet/cpu/thread_pool.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
+#include "zkfleet/devtools/batch_affine.hpp"
 #include "zkfleet/devtools/fixed_base.hpp"
 #include "zkfleet/devtools/prng.hpp"
 
@@ -68,6 +69,33 @@ TYPED_TEST(FixedBaseTest, AgreesWithDoubleAndAdd) {
     }
     EXPECT_TRUE(many[0].is_infinity());  // 0·G is stored as all zeros
   }
+}
+
+// Every special case of the batched affine addition, mixed with ordinary
+// additions in one batch, against the complete Jacobian addition.
+TYPED_TEST(FixedBaseTest, BatchAddAffineHandlesEverySpecialCase) {
+  using Cfg = TypeParam;
+  using Affine = curve::Affine<Cfg>;
+  using Jacobian = curve::Jacobian<Cfg>;
+  const Jacobian g = Jacobian::from_affine(Cfg::generator());
+  const Affine p = curve::to_affine(curve::dbl(g));                 // 2G
+  const Affine q = curve::to_affine(curve::add(curve::dbl(curve::dbl(g)), g));  // 5G
+  const Affine inf = Affine::infinity();
+  //                         generic  P+P  inf+Q  P+(-P)  Q+inf  inf+inf  generic
+  std::vector<Affine> acc = {p,       p,   inf,   p,      q,     inf,     q};
+  const std::vector<Affine> add = {q, p,   q,     curve::neg(p), inf, inf, p};
+  std::vector<Jacobian> want;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    want.push_back(curve::add(Jacobian::from_affine(acc[i]), Jacobian::from_affine(add[i])));
+  }
+  std::vector<typename Cfg::Field> scratch(acc.size());
+  BatchAddAffine(acc.data(), add.data(), acc.size(), scratch.data());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const Affine w = curve::to_affine(want[i]);
+    EXPECT_TRUE(acc[i].x == w.x && acc[i].y == w.y) << "case " << i;
+  }
+  EXPECT_TRUE(acc[3].is_infinity());
+  EXPECT_TRUE(acc[5].is_infinity());
 }
 
 TEST(FixedBase, MultiplyManySpansSeveralBlocks) {
