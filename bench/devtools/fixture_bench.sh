@@ -39,16 +39,18 @@ TIMINGS=$OUT/timings.txt
 : >"$TIMINGS"
 echo "# $(date -u +%FT%TZ) $(hostname) nproc=$(nproc) load: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$TIMINGS"
 
-# step NAME CMD...: runs CMD, records wall seconds and peak RSS.
+# step NAME CMD...: runs CMD, records wall seconds, CPU seconds (user + sys,
+# which a busy shared machine inflates much less than wall time) and peak RSS.
 step() {
   local name=$1
   shift
-  local start end rss_file=$OUT/.rss
+  local start end stats=$OUT/.stats
   start=$(date +%s.%N)
-  /usr/bin/time -f %M -o "$rss_file" "$@"
+  /usr/bin/time -f '%M %U %S' -o "$stats" "$@"
   end=$(date +%s.%N)
-  printf '%-34s %8.2f s   peak RSS %6d MB\n' "$name" "$(echo "$end - $start" | bc)" "$(( $(tail -1 "$rss_file") / 1024 ))" |
-    tee -a "$TIMINGS"
+  read -r rss user sys <"$stats"
+  printf '%-38s wall %8.2f s   cpu %8.2f s   peak RSS %6d MB\n' "$name" "$(echo "$end - $start" | bc)" \
+    "$(echo "$user + $sys" | bc)" "$((rss / 1024))" | tee -a "$TIMINGS"
 }
 
 step "gen-circuit ($CURVE 2^$POWER)" "$DEV" gen-circuit --curve "$CURVE" --domain-power "$POWER" --out "$OUT"
@@ -63,5 +65,6 @@ if [[ $SNARKJS_PROVE == 1 ]]; then
   step "snarkjs groth16 verify (snarkjs)" "${SNARKJS[@]}" groth16 verify "$OUT/vk.json" "$OUT/spublic.json" \
     "$OUT/sproof.json"
 fi
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$TIMINGS"
 ls -l "$OUT"/circuit.r1cs "$OUT"/witness.wtns "$OUT"/circuit.zkey | awk '{printf "%-40s %8.1f MB\n", $NF, $5/1e6}' |
   tee -a "$TIMINGS"
