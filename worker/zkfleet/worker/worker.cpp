@@ -25,6 +25,8 @@ constexpr char kEventState = 'S';     // payload: a proto::WorkerState number (s
 
 // Linger on the final close, so DISCONNECT reaches the broker.
 constexpr int kCloseLingerMs = 2000;
+// Longest wait between reconnect attempts while the broker stays silent.
+constexpr auto kMaxSilence = std::chrono::seconds(32);
 
 double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -256,6 +258,7 @@ void Worker::SetState(proto::WorkerState state) {
 
 int Worker::Run(int signal_fd) {
   events_.bind(events_endpoint_);
+  silence_limit_ = options_.heartbeat_interval * options_.liveness;
   Connect();
   SendReady();  // registers as STARTING; the dispatcher reports its progress
   spdlog::info("worker {} connecting to {} with capacity {}, circuits: {}", options_.worker_id,
@@ -291,6 +294,7 @@ int Worker::Run(int signal_fd) {
     }
     while (!finished_ && dealer_.recv(payload, zmq::recv_flags::dontwait)) {
       broker_last_seen_ = Clock::now();  // any message counts as liveness
+      silence_limit_ = options_.heartbeat_interval * options_.liveness;
       bool multi = payload.more();
       while (payload.more()) (void)dealer_.recv(payload, zmq::recv_flags::none);
       fleet::DecodeStatus status =
@@ -309,8 +313,11 @@ int Worker::Run(int signal_fd) {
       SendHeartbeat();
       next_heartbeat = now + options_.heartbeat_interval;
     }
-    if (now - broker_last_seen_ > options_.heartbeat_interval * options_.liveness) {
-      Reconnect("no message for " + std::to_string(options_.liveness) + " heartbeat intervals");
+    if (now - broker_last_seen_ > silence_limit_) {
+      Reconnect("no message for " +
+                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silence_limit_).count()) +
+                " ms (" + std::to_string(options_.liveness) + " heartbeat intervals, doubled per silent retry)");
+      silence_limit_ = std::min<Clock::duration>(silence_limit_ * 2, kMaxSilence);
     }
     if (state_ == proto::WORKER_STATE_DRAINING) CheckDrain();
     if (state_ == proto::WORKER_STATE_RELEASING && keys_released_) ReleasePoolChunk();

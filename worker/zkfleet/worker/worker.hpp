@@ -99,6 +99,10 @@ class Worker {
   zmq::socket_t events_;
   proto::WorkerState state_ = proto::WORKER_STATE_STARTING;
   Clock::time_point broker_last_seen_;
+  // Silence after which we reconnect: liveness x heartbeat, doubled after
+  // each fruitless reconnect up to kMaxSilence (Paranoid Pirate's back-off),
+  // back to the start once the broker speaks.
+  Clock::duration silence_limit_{};
   Clock::time_point drain_deadline_;
   Clock::time_point state_since_;
   bool keys_released_ = false;
