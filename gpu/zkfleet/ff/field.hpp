@@ -51,9 +51,9 @@ struct Fp {
   }
   // True when the canonical integer in limbs is < p.
   ZK_HD static bool is_below_modulus(const uint64_t* limbs) {
-    uint64_t borrow = 0;
-    ZK_UNROLL for (int i = 0; i < kLimbs; ++i) detail::sub_borrow(limbs[i], P::modulus(i), borrow);
-    return borrow != 0;
+    uint64_t p[kLimbs], diff[kLimbs];
+    modulus_limbs(p);
+    return detail::sub_n<kLimbs>(diff, limbs, p) != 0;
   }
 
   // ---- construction and conversion -----------------------------------------
@@ -119,21 +119,19 @@ struct Fp {
 
   ZK_HD Fp operator+(const Fp& o) const {
     uint64_t sum[kLimbs];
-    uint64_t carry = 0;
-    // No carry out of the top limb: a + b < 2p < R.
-    ZK_UNROLL for (int i = 0; i < kLimbs; ++i) sum[i] = detail::add_carry(v[i], o.v[i], carry);
+    detail::add_n<kLimbs>(sum, v, o.v);  // no carry out: a + b < 2p < R
     Fp r;
     reduce_once(sum, r.v);
     return r;
   }
   ZK_HD Fp operator-(const Fp& o) const {
     Fp r;
-    uint64_t borrow = 0;
-    ZK_UNROLL for (int i = 0; i < kLimbs; ++i) r.v[i] = detail::sub_borrow(v[i], o.v[i], borrow);
+    const uint64_t borrow = detail::sub_n<kLimbs>(r.v, v, o.v);
     // On underflow add p back; mask instead of branch.
     const uint64_t mask = 0 - borrow;
-    uint64_t carry = 0;
-    ZK_UNROLL for (int i = 0; i < kLimbs; ++i) r.v[i] = detail::add_carry(r.v[i], P::modulus(i) & mask, carry);
+    uint64_t p_or_zero[kLimbs];
+    ZK_UNROLL for (int i = 0; i < kLimbs; ++i) p_or_zero[i] = P::modulus(i) & mask;
+    detail::add_n<kLimbs>(r.v, r.v, p_or_zero);
     return r;
   }
   ZK_HD Fp operator*(const Fp& o) const {
@@ -254,11 +252,11 @@ struct Fp {
 
   // out = t < p ? t : t - p, for t < 2p. Branch-free select. out may alias t.
   ZK_HD static void reduce_once(const uint64_t* t, uint64_t* out) {
-    uint64_t diff[kLimbs];
-    uint64_t borrow = 0;
-    ZK_UNROLL for (int i = 0; i < kLimbs; ++i) diff[i] = detail::sub_borrow(t[i], P::modulus(i), borrow);
-    const uint64_t keep_t = 0 - borrow;  // all ones when t < p
-    ZK_UNROLL for (int i = 0; i < kLimbs; ++i) out[i] = (t[i] & keep_t) | (diff[i] & ~keep_t);
+    uint64_t p[kLimbs], diff[kLimbs];
+    modulus_limbs(p);
+    const uint64_t borrow = detail::sub_n<kLimbs>(diff, t, p);
+    // borrow == 1 means t < p: keep t. A select per limb (cmov / selp), no branch.
+    ZK_UNROLL for (int i = 0; i < kLimbs; ++i) out[i] = borrow ? t[i] : diff[i];
   }
 };
 
