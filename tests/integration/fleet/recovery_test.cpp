@@ -38,6 +38,10 @@ TEST(FleetRecovery, KilledWorkersJobsFinishElsewhere) {
   // The victim starts proving its first item: kill it right there.
   ASSERT_TRUE(victim.WaitForLog("processing priority=NORMAL job_seq=1 partition=0", 10s));
   victim.Kill9();
+  // The item it was proving when it died: its last "processing" line.
+  auto victim_lines = ProcessingLines(victim.Log());
+  ASSERT_FALSE(victim_lines.empty());
+  const Processed killed = victim_lines.back();
   Process& rescuer = fleet.StartWorker("rescuer", {"--circuit", zkey, "--threads", "1", "--capacity", "4"});
 
   std::vector<proto::JobResult> results;
@@ -54,7 +58,7 @@ TEST(FleetRecovery, KilledWorkersJobsFinishElsewhere) {
   for (const auto& result : results) {
     ASSERT_EQ(result.state(), proto::JOB_STATE_SUCCEEDED) << result.error();
     for (const auto& p : result.partitions()) {
-      if (result.job_seq() == 1 && p.partition() == 0) {
+      if (result.job_seq() == killed.job_seq && p.partition() == killed.partition) {
         // The item being proved at the kill: a second attempt, elsewhere.
         EXPECT_EQ(p.worker_id(), "rescuer");
         EXPECT_EQ(p.attempts(), 2u);
