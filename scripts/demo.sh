@@ -1,15 +1,44 @@
 #!/usr/bin/env bash
-# The main job on an embedded default: build zkfleet, prove the bundled
-# BN254 circuit with zkprove (CUDA when a GPU is present, else CPU), and have
-# snarkjs verify the proof.
+# The main job on an embedded default: build zkfleet, start a local broker
+# and one worker holding the bundled BN254 circuit (CUDA when a GPU is
+# present, else CPU), submit a job with zkctl, wait for the proof and have
+# snarkjs verify it. Everything runs on 127.0.0.1 and is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
+BIN=build/release/cmd
 FX=tests/fixtures/bn128_k12
-OUT="$(mktemp -d)"
-trap 'rm -rf "$OUT"' EXIT
-echo "demo: proving $FX with zkprove"
-build/release/cmd/zkprove/zkprove "$FX/circuit_final.zkey" "$FX/witness.wtns" "$OUT/proof.json" "$OUT/public.json" --timings
+WORK="$(mktemp -d)"
+CLIENTS="tcp://127.0.0.1:${ZKFLEET_DEMO_CLIENT_PORT:-25555}"
+WORKERS="tcp://127.0.0.1:${ZKFLEET_DEMO_WORKER_PORT:-25556}"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+echo "demo: starting broker ($CLIENTS) and a worker holding circuit demo-bn128"
+"$BIN/zkbroker/zkbroker" --clients "$CLIENTS" --workers "$WORKERS" --log-level warn &
+pids+=($!)
+"$BIN/zkworker/zkworker" --broker "$WORKERS" --id demo-worker --circuit "demo-bn128=$FX/circuit_final.zkey" \
+  --backend auto --pinned-budget 64MiB --log-level warn &
+pids+=($!)
+
+# Wait until the worker has announced the circuit (the broker refuses jobs
+# for circuits nobody holds).
+for _ in $(seq 100); do
+  if "$BIN/zkctl/zkctl" --broker "$CLIENTS" --json workers 2>/dev/null | grep -q demo-bn128; then break; fi
+  sleep 0.2
+done
+"$BIN/zkctl/zkctl" --broker "$CLIENTS" workers
+
+echo "demo: submitting the bundled witness and waiting for the proof"
+"$BIN/zkctl/zkctl" --broker "$CLIENTS" --wait-timeout 300 submit --circuit demo-bn128 --priority high \
+  --out "$WORK/out" "$FX/witness.wtns"
+ls "$WORK/out"
+
 echo "demo: verifying with snarkjs"
-node_modules/.bin/snarkjs groth16 verify "$FX/verification_key.json" "$OUT/public.json" "$OUT/proof.json"
-echo "demo: OK — proof accepted by snarkjs"
+node_modules/.bin/snarkjs groth16 verify "$FX/verification_key.json" "$WORK/out/public_0.json" "$WORK/out/proof_0.json"
+echo "demo: OK — the fleet proved the job and snarkjs accepted the proof"
