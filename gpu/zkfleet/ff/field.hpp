@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "zkfleet/ff/hd.hpp"
+#include "zkfleet/ff/mont_mul_x86.hpp"
 #include "zkfleet/ff/word_ops.hpp"
 
 namespace zkfleet::ff {
@@ -218,10 +219,37 @@ struct Fp {
     Fp x = from_mont(a), y = from_mont(b);
     Fp r = mont_mul_outlined(x, y);
     ZK_UNROLL for (int i = 0; i < kLimbs; ++i) out[i] = r.v[i];
+#elif defined(ZKFLEET_FF_X86_ADX)
+    if constexpr (kLimbs == 4 || kLimbs == 6) {
+      mont_mul_x86(a, b, out);
+    } else {
+      mont_mul_inline(a, b, out);
+    }
 #else
     mont_mul_inline(a, b, out);
 #endif
   }
+
+#if defined(ZKFLEET_FF_X86_ADX)
+  // Host only: the assembly needs the modulus in memory.
+  static void mont_mul_x86(const uint64_t* a, const uint64_t* b, uint64_t* out) {
+    struct Words {
+      uint64_t w[kLimbs];
+    };
+    static constexpr Words kModulus = [] {
+      Words m{};
+      for (int i = 0; i < kLimbs; ++i) m.w[i] = P::modulus(i);
+      return m;
+    }();
+    uint64_t t[kLimbs];
+    if constexpr (kLimbs == 4) {
+      detail::mont_mul_adx_4(a, b, kModulus.w, P::kInv, t);
+    } else {
+      detail::mont_mul_adx_6(a, b, kModulus.w, P::kInv, t);
+    }
+    reduce_once(t, out);
+  }
+#endif
 
 #if defined(__CUDACC__) && !defined(ZKFLEET_FF_INLINE_DEVICE_MUL)
   // Arguments by value so they travel in registers, not through local memory.
