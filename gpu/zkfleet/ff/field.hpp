@@ -8,7 +8,12 @@
 // Multiplication is CIOS Montgomery multiplication in its "no final carry"
 // form, which needs one spare bit in the top limb (p < R/2); every curve we
 // support has it (static_assert below). Loops run over the compile-time limb
-// count and are fully unrolled, so limbs stay in registers.
+// count and are fully unrolled, so limbs stay in registers. Three code paths
+// compute the same bits (tests compare them):
+//   * x86-64 host built with -mbmi2 -madx and optimization: mulx/adcx/adox
+//     assembly (mont_mul_x86.hpp), as the engine is built;
+//   * any other host: portable C++ on unsigned __int128 (mont_mul_inline);
+//   * GPU: the same C++ on __umul64hi, one out-of-line copy per field.
 //
 // A parameter struct P provides (see bn254.hpp, bls12_381.hpp):
 //   static constexpr int kLimbs, kModulusBits;

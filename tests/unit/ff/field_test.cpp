@@ -4,6 +4,7 @@
 
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "unit/ff/gmp_oracle.hpp"
@@ -134,6 +135,8 @@ TYPED_TEST(FieldTest, ConstantsMatchGmp) {
   for (int i = 0; i < N; ++i) EXPECT_EQ(F::modulus_limb(i), limbs[i]);
   EXPECT_EQ(static_cast<size_t>(F::kModulusBits), mpz_sizeinbase(this->p_.get(), 2));
   EXPECT_EQ(F::kBytes, 8 * N);
+  // Copied to the GPU and out of mmapped files as raw bytes.
+  static_assert(std::is_trivially_copyable_v<F> && sizeof(F) == 8 * N);
   EXPECT_EQ(this->raw(F::one()), this->r_) << "one() must be R mod p";
   EXPECT_TRUE(F::zero().is_zero());
   // R^2 table: from_canonical(1) goes through it.
