@@ -1,5 +1,6 @@
 // zkbroker: the job broker. Clients connect to --clients, workers to
-// --workers; see docs/protocol.md.
+// --workers; see docs/protocol.md. With --metrics-listen it serves Prometheus
+// metrics, /ready and /healthz over HTTP (docs/metrics.md).
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -10,6 +11,8 @@
 #include "zkfleet/broker/broker_server.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/common/logging.hpp"
+#include "zkfleet/metrics/broker_metrics.hpp"
+#include "zkfleet/metrics/metrics_server.hpp"
 
 int main(int argc, char** argv) {
   zkfleet::broker::BrokerOptions options;
@@ -17,6 +20,7 @@ int main(int argc, char** argv) {
   int64_t heartbeat_ms = options.heartbeat_interval.count();
   double result_ttl_s = std::chrono::duration<double>(options.result_ttl).count();
   std::string log_level = "info";
+  std::string metrics_listen;
   app.add_option("--clients", options.client_endpoint, "ZeroMQ endpoint the client ROUTER binds")->capture_default_str();
   app.add_option("--workers", options.worker_endpoint, "ZeroMQ endpoint the worker ROUTER binds")->capture_default_str();
   app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval; a worker silent for --liveness intervals is dead")
@@ -34,6 +38,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--hwm", options.limits.hwm, "messages queued per peer and direction")->capture_default_str();
   app.add_option("--max-partitions", options.max_partitions, "witnesses per SUBMIT")->capture_default_str();
+  app.add_option("--metrics-listen", metrics_listen,
+                 "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
@@ -50,10 +56,20 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   int stop_fd = signalfd(-1, &signals, SFD_CLOEXEC);
 
+  // The metrics server starts after the mask (its HTTP threads inherit it, so
+  // none takes SIGTERM) and stops last: declared before everything it
+  // observes, destroyed when main returns.
+  zkfleet::metrics::MetricsServer metrics_server;
+  zkfleet::metrics::BrokerMetrics metrics(metrics_server);
   try {
+    if (!metrics_listen.empty()) {
+      metrics_server.Listen(metrics_listen);
+      spdlog::info("metrics on http://{}/metrics (port {})", metrics_listen, metrics_server.port());
+    }
     zmq::context_t context(1);
-    zkfleet::broker::BrokerServer server(context, options);
+    zkfleet::broker::BrokerServer server(context, options, &metrics);
     server.Bind();
+    metrics_server.SetReadiness(true, "serving");
     server.Run(stop_fd);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

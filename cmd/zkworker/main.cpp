@@ -1,6 +1,8 @@
 // zkworker: loads its circuits, registers with the broker, proves the jobs it
 // is sent. SIGINT/SIGTERM drain it (hand back unstarted work, finish the
-// running item, release, leave). See docs/protocol.md.
+// running item, release, leave). See docs/protocol.md. With --metrics-listen
+// it serves Prometheus metrics, /ready and /healthz over HTTP from start to
+// exit, DRAINING and RELEASING included (docs/metrics.md).
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -13,6 +15,8 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/common/logging.hpp"
 #include "zkfleet/engine/types.hpp"
+#include "zkfleet/metrics/metrics_server.hpp"
+#include "zkfleet/metrics/worker_metrics.hpp"
 #include "zkfleet/worker/worker.hpp"
 
 int main(int argc, char** argv) {
@@ -28,6 +32,7 @@ int main(int argc, char** argv) {
   double drain_timeout_s = std::chrono::duration<double>(options.drain_timeout).count();
   int64_t start_delay_ms = 0;
   std::string log_level = "info";
+  std::string metrics_listen;
   std::string pinned_budget = "64MiB";
   std::string memory_margin = "256MiB";
   std::string pool_chunk = "64MiB";
@@ -72,6 +77,8 @@ int main(int argc, char** argv) {
   app.add_option("--test-memory-limit", test_memory_limit,
                  "TEST ONLY: pretend the workers sharing --test-memory-ledger live in a cgroup of this size");
   app.add_option("--test-memory-ledger", test_memory_ledger, "TEST ONLY: directory where those workers record their pools");
+  app.add_option("--metrics-listen", metrics_listen,
+                 "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   auto budget = zkfleet::worker::ParseMemoryBudget(pinned_budget);
@@ -100,6 +107,7 @@ int main(int argc, char** argv) {
   options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
   options.drain_timeout = std::chrono::milliseconds(static_cast<int64_t>(drain_timeout_s * 1000));
   options.dispatch_start_delay = std::chrono::milliseconds(start_delay_ms);
+  if (options.worker_id.empty()) options.worker_id = zkfleet::worker::DefaultWorkerId();
 
   zkfleet::InitLogging("zkworker", log_level);
 
@@ -127,21 +135,45 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
 
+  zkfleet::engine::EngineOptions engine_options;
+  try {
+    engine_options.backend = zkfleet::engine::ParseBackend(backend);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zkworker: --backend: %s\n", e.what());
+    return 2;
+  }
+  engine_options.threads = threads;
+  auto circuits = std::make_unique<zkfleet::worker::CircuitSet>(std::move(specs), engine_options,
+                                                                std::chrono::milliseconds(instant_delay_ms));
+
+  // The metrics server starts after the mask (its HTTP threads inherit it, so
+  // none takes SIGTERM) and stops last: declared before the worker, it serves
+  // through DRAINING, RELEASING and GONE until main returns (on the _Exit
+  // path below it is simply not destroyed: nothing to flush).
+  zkfleet::metrics::MetricsServer metrics_server;
+  std::string backend_name = circuits->backend_name();
+  // The pool the memory gate will allocate, resolved as it will be (a share
+  // of the memory available now).
+  uint64_t pool_bytes = options.pinned_budget.Resolve(memory->Read().available_bytes);
+  zkfleet::metrics::WorkerMetrics metrics(
+      metrics_server,
+      {options.worker_id, backend_name, backend_name == "cuda" ? std::to_string(engine_options.cuda_device) : "none"},
+      circuits->circuit_ids(), zkfleet::worker::DrainBudgetSeconds(options.drain_timeout, pool_bytes));
+  if (!metrics_listen.empty()) {
+    try {
+      metrics_server.Listen(metrics_listen);
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      return 1;
+    }
+    spdlog::info("metrics on http://{}/metrics (port {})", metrics_listen, metrics_server.port());
+  }
+
   int code = 0;
   bool abandoned = false;
   {
-    zkfleet::engine::EngineOptions engine_options;
-    try {
-      engine_options.backend = zkfleet::engine::ParseBackend(backend);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "zkworker: --backend: %s\n", e.what());
-      return 2;
-    }
-    engine_options.threads = threads;
     zmq::context_t context(1);
-    auto circuits = std::make_unique<zkfleet::worker::CircuitSet>(std::move(specs), engine_options,
-                                                                  std::chrono::milliseconds(instant_delay_ms));
-    zkfleet::worker::Worker worker(context, options, std::move(circuits), std::move(memory));
+    zkfleet::worker::Worker worker(context, options, std::move(circuits), std::move(memory), &metrics);
     try {
       code = worker.Run(signal_fd);
     } catch (const std::exception& e) {

@@ -1,5 +1,8 @@
 #include "zkfleet/broker/broker_core.hpp"
 
+#include <algorithm>
+#include <array>
+
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
@@ -14,6 +17,8 @@ using fleet::ItemRef;
 using fleet::WorkKey;
 
 constexpr uint64_t kMaxCredit = 1u << 20;
+// Longest gap between two updates of the queue and worker gauges.
+constexpr Clock::duration kMaxGaugePeriod = std::chrono::seconds(1);
 
 // Where a worker state sits on the way out; a draining worker only moves forward.
 int DrainRank(proto::WorkerState state) {
@@ -31,7 +36,17 @@ std::string ItemName(uint64_t job_seq, uint32_t partition) {
 
 }  // namespace
 
-BrokerCore::BrokerCore(BrokerOptions options) : options_(std::move(options)) {}
+BrokerCore::BrokerCore(BrokerOptions options, metrics::BrokerMetrics* metrics)
+    : options_(std::move(options)), metrics_(metrics) {}
+
+void BrokerCore::CountDroppedFrame(metrics::DropReason reason) {
+  switch (reason) {
+    case metrics::DropReason::kMalformed: ++counters_.frames_malformed; break;
+    case metrics::DropReason::kOversized: ++counters_.frames_oversized; break;
+    case metrics::DropReason::kVersion: ++counters_.frames_wrong_version; break;
+  }
+  if (metrics_) metrics_->MessageDropped(reason);
+}
 
 // ------------------------------------------------------------------ clients
 
@@ -50,7 +65,7 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
       break;
     }
     default:
-      ++counters_.frames_malformed;
+      CountDroppedFrame(metrics::DropReason::kMalformed);
       SendError(identity, correlation, proto::ERROR_KIND_BAD_REQUEST,
                 "message type " + std::to_string(message.body_case()) + " is not a client request");
   }
@@ -114,6 +129,7 @@ void BrokerCore::OnSubmit(const std::string& identity, uint64_t correlation, pro
     queue_.Insert(job.circuit_id, job.key(p));
   }
   ++counters_.jobs_submitted;
+  if (metrics_) metrics_->JobSubmitted(job.circuit_id, job.priority);
 
   proto::Envelope reply;
   reply.set_correlation_id(correlation);
@@ -217,7 +233,7 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
       RemoveWorker(identity, "disconnected: " + message.disconnect().reason(), /*graceful=*/true, now);
       break;
     default:
-      ++counters_.frames_malformed;
+      CountDroppedFrame(metrics::DropReason::kMalformed);
       spdlog::warn("worker {} sent a message of type {} that workers do not send; dropped", worker->worker_id,
                    static_cast<int>(message.body_case()));
   }
@@ -225,7 +241,7 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
 
 void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready, Clock::time_point now) {
   if (ready.worker_id().empty()) {
-    ++counters_.frames_malformed;
+    CountDroppedFrame(metrics::DropReason::kMalformed);
     spdlog::warn("READY without worker_id dropped");
     return;
   }
@@ -243,6 +259,10 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   worker.state = ready.state() == proto::WORKER_STATE_UNSPECIFIED ? proto::WORKER_STATE_READY : ready.state();
   worker.memory = ready.memory();
   worker.last_seen = now;
+  if (metrics_) {
+    // Per-circuit series exist from the first scrape, before any job.
+    for (const std::string& circuit : worker.circuits) metrics_->ForCircuit(circuit);
+  }
   spdlog::info("worker {} registered: host={} backend={} capacity={} state={} circuits={}", worker.worker_id,
                worker.host, worker.backend, worker.capacity, fleet::WorkerStateName(worker.state),
                fmt::join(worker.circuits, ","));
@@ -325,6 +345,7 @@ void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handbac
     ItemRef ref = fleet::FromProto(wire);
     if (worker.leased.erase(ref) == 0) return;  // not (or no longer) its lease
     ++counters_.items_handed_back;
+    if (metrics_) metrics_->ItemHandedBack();
     if (JobRecord* job = jobs_.Find(ref.job_seq)) {
       ReturnItem(*job, ref.partition, started,
                  "handed back by worker " + worker.worker_id + " (" + handback.reason() + ")", now);
@@ -340,7 +361,10 @@ void BrokerCore::RemoveWorker(const std::string& identity, const std::string& wh
                               Clock::time_point now) {
   WorkerRecord* worker = workers_.Find(identity);
   if (!worker) return;
-  if (!graceful) ++counters_.workers_lost;
+  if (!graceful) {
+    ++counters_.workers_lost;
+    if (metrics_) metrics_->WorkerLost();
+  }
   spdlog::log(graceful ? spdlog::level::info : spdlog::level::warn, "worker {} removed ({}); {} leased items return",
               worker->worker_id, why, worker->leased.size());
   SetWorkerState(*worker, proto::WORKER_STATE_GONE);
@@ -395,6 +419,7 @@ void BrokerCore::ReturnItem(JobRecord& job, uint32_t partition, bool count_attem
   item.state = WorkItem::State::kQueued;
   queue_.Insert(job.circuit_id, job.key(partition));  // original key: ahead of newer jobs
   ++counters_.items_redelivered;
+  if (metrics_) metrics_->ItemRedelivered();
   spdlog::info("requeued {} (attempts so far {}): {}", ItemName(job.job_seq, partition), item.attempts, why);
 }
 
@@ -414,10 +439,22 @@ void BrokerCore::FinishJob(JobRecord& job, proto::JobState state, const std::str
     item.witness.shrink_to_fit();
   }
   switch (state) {
-    case proto::JOB_STATE_SUCCEEDED: ++counters_.jobs_completed; break;
-    case proto::JOB_STATE_FAILED: ++counters_.jobs_failed; break;
-    case proto::JOB_STATE_DEAD_LETTERED: ++counters_.jobs_dead_lettered; break;
-    case proto::JOB_STATE_CANCELLED: ++counters_.jobs_cancelled; break;
+    case proto::JOB_STATE_SUCCEEDED:
+      ++counters_.jobs_completed;
+      if (metrics_) metrics_->JobCompleted(job.circuit_id, job.priority);
+      break;
+    case proto::JOB_STATE_FAILED:
+      ++counters_.jobs_failed;
+      if (metrics_) metrics_->JobFailed(job.circuit_id, metrics::FailReason::kProveError);
+      break;
+    case proto::JOB_STATE_DEAD_LETTERED:
+      ++counters_.jobs_dead_lettered;
+      if (metrics_) metrics_->JobFailed(job.circuit_id, metrics::FailReason::kDeadLettered);
+      break;
+    case proto::JOB_STATE_CANCELLED:
+      ++counters_.jobs_cancelled;
+      if (metrics_) metrics_->JobCancelled();
+      break;
     default: break;
   }
   if (state != proto::JOB_STATE_SUCCEEDED) {
@@ -487,6 +524,12 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     item.state = WorkItem::State::kLeased;
     item.worker_identity = best_worker->identity;
     ++item.attempts;
+    if (!item.ever_leased) {
+      item.ever_leased = true;
+      if (metrics_) {
+        metrics_->ObserveQueueWait(job->priority, std::chrono::duration<double>(now - job->submitted_at).count());
+      }
+    }
     --best_worker->credit;
     best_worker->leased.insert(key.ref());
     if (job->state == proto::JOB_STATE_QUEUED) job->state = proto::JOB_STATE_RUNNING;
@@ -525,7 +568,31 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
     }
     jobs_.ExpireFinishedBefore(now - options_.result_ttl);
   }
-  return next_heartbeat_;
+  if (!metrics_) return next_heartbeat_;
+  if (now >= next_gauges_) {
+    ExportGauges(now);
+    next_gauges_ = now + std::min<Clock::duration>(options_.heartbeat_interval, kMaxGaugePeriod);
+  }
+  return std::min(next_heartbeat_, next_gauges_);
+}
+
+double BrokerCore::OldestQueuedAgeSeconds(proto::Priority priority, Clock::time_point now) const {
+  auto seq = queue_.OldestSeq(priority);
+  if (!seq) return 0;
+  const JobRecord* job = jobs_.Find(*seq);
+  return job ? std::chrono::duration<double>(now - job->submitted_at).count() : 0;
+}
+
+void BrokerCore::ExportGauges(Clock::time_point now) {
+  for (proto::Priority priority : metrics::kPriorities) {
+    metrics_->SetQueue(priority, queue_.depth(priority), OldestQueuedAgeSeconds(priority, now));
+  }
+  std::array<size_t, metrics::kWorkerStates.size()> by_state{};
+  for (const auto& [identity, worker] : workers_.all()) {
+    int index = metrics::WorkerStateIndex(worker.state);
+    if (index >= 0) ++by_state[index];
+  }
+  for (size_t i = 0; i < by_state.size(); ++i) metrics_->SetWorkers(metrics::kWorkerStates[i], by_state[i]);
 }
 
 // ------------------------------------------------------------------ output
@@ -550,11 +617,7 @@ proto::StatusReply BrokerCore::Status(Clock::time_point now) const {
     auto* queue = status.add_queues();
     queue->set_priority(priority);
     queue->set_depth(static_cast<uint32_t>(queue_.depth(priority)));
-    if (auto seq = queue_.OldestSeq(priority)) {
-      if (const JobRecord* job = jobs_.Find(*seq)) {
-        queue->set_oldest_age_s(std::chrono::duration<double>(now - job->submitted_at).count());
-      }
-    }
+    if (queue_.OldestSeq(priority)) queue->set_oldest_age_s(OldestQueuedAgeSeconds(priority, now));
   }
   for (const auto& [identity, worker] : workers_.all()) {
     auto* info = status.add_workers();

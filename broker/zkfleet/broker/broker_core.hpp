@@ -14,7 +14,12 @@
 //    request id returns the existing job without proving again;
 //  * once the broker has seen a worker DRAINING it routes nothing more to it.
 //
-// Thread-safety: not thread-safe; owned by the broker thread.
+// Metrics: given a BrokerMetrics, the core updates it next to each
+// BrokerCounters increment and exports the queue and worker gauges from
+// Tick() (at least every second). Without one (unit tests) it counts only.
+//
+// Thread-safety: not thread-safe; owned by the broker thread. The
+// BrokerMetrics it updates is thread-safe (scrapes read it concurrently).
 #pragma once
 
 #include <string>
@@ -26,6 +31,7 @@
 #include "zkfleet/broker/job_table.hpp"
 #include "zkfleet/broker/options.hpp"
 #include "zkfleet/broker/worker_registry.hpp"
+#include "zkfleet/metrics/broker_metrics.hpp"
 
 namespace zkfleet::broker {
 
@@ -39,7 +45,9 @@ struct Outgoing {
 
 class BrokerCore {
  public:
-  explicit BrokerCore(BrokerOptions options);
+  // `metrics` may be null (nothing exported); otherwise it is not owned and
+  // must outlive the core.
+  explicit BrokerCore(BrokerOptions options, metrics::BrokerMetrics* metrics = nullptr);
 
   // One decoded, version-checked envelope from a client / a worker.
   void HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now);
@@ -50,8 +58,13 @@ class BrokerCore {
   void Dispatch(Clock::time_point now);
 
   // Sends heartbeats, declares silent workers dead (their leases go back to
-  // the queue) and expires old results. Returns when it wants the next call.
+  // the queue), expires old results and sets the metrics' gauges. Returns
+  // when it wants the next call.
   Clock::time_point Tick(Clock::time_point now);
+
+  // A frame was dropped unread (the server's decoder, or a message of a type
+  // the sender must not send): counts it by reason.
+  void CountDroppedFrame(metrics::DropReason reason);
 
   // A send to this worker failed (gone or its queue full): forget it and
   // requeue its leases.
@@ -99,6 +112,12 @@ class BrokerCore {
   void SendError(const std::string& identity, uint64_t correlation_id, proto::ErrorKind kind, const std::string& message);
   void SendWorker(const std::string& identity, proto::Envelope envelope);
 
+  // Seconds since the oldest job with an item queued at `priority` was
+  // submitted; 0 when none is queued.
+  double OldestQueuedAgeSeconds(proto::Priority priority, Clock::time_point now) const;
+  // Sets the queue and worker gauges of metrics_.
+  void ExportGauges(Clock::time_point now);
+
   // The dispatchable worker holding `circuit` with the most credit, or null.
   WorkerRecord* PickWorker(const std::string& circuit);
 
@@ -107,8 +126,10 @@ class BrokerCore {
   DispatchQueue queue_;
   WorkerRegistry workers_;
   BrokerCounters counters_;
+  metrics::BrokerMetrics* metrics_;  // not owned; may be null
   std::vector<Outgoing> outbox_;
   Clock::time_point next_heartbeat_{};
+  Clock::time_point next_gauges_{};
 };
 
 }  // namespace zkfleet::broker

@@ -17,9 +17,9 @@ constexpr int kReceiveBudget = 512;
 
 }  // namespace
 
-BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options)
+BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metrics::BrokerMetrics* metrics)
     : options_(std::move(options)),
-      core_(options_),
+      core_(options_, metrics),
       clients_(context, zmq::socket_type::router),
       workers_(context, zmq::socket_type::router) {
   fleet::ConfigureRouter(clients_, options_.limits);
@@ -100,7 +100,6 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
 
 void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
                                size_t frame_count, Clock::time_point now) {
-  auto& counters = core_.counters();
   const char* side = from_workers ? "worker" : "client";
   fleet::DecodeStatus status = fleet::DecodeStatus::kMalformed;
   if (frame_count == 2) {
@@ -115,7 +114,7 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
       }
       return;
     case fleet::DecodeStatus::kOversized:
-      ++counters.frames_oversized;
+      core_.CountDroppedFrame(metrics::DropReason::kOversized);
       spdlog::warn("dropped an oversized {} frame: {} bytes > --max-message-bytes {}", side, payload.size(),
                    options_.limits.max_message_bytes);
       if (!from_workers) {
@@ -128,7 +127,7 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
       }
       return;
     case fleet::DecodeStatus::kWrongVersion:
-      ++counters.frames_wrong_version;
+      core_.CountDroppedFrame(metrics::DropReason::kVersion);
       spdlog::warn("dropped a {} frame of protocol version {} (this broker speaks {})", side,
                    static_cast<int>(scratch_.version()), static_cast<int>(fleet::kProtocolVersion));
       if (!from_workers) {
@@ -141,7 +140,7 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
       }
       return;
     case fleet::DecodeStatus::kMalformed:
-      ++counters.frames_malformed;
+      core_.CountDroppedFrame(metrics::DropReason::kMalformed);
       spdlog::warn("dropped a malformed {} message ({} frames, {} payload bytes)", side, frame_count, payload.size());
       if (!from_workers) {
         core_.outbox().push_back({Outgoing::To::kClient, identity,

@@ -2,6 +2,7 @@
 // ROUTER (two ports), polls both, decodes and checks every frame, feeds
 // BrokerCore and sends what it produces. Malformed, wrong-version and
 // oversized frames are dropped and counted; a client also gets an ErrorReply.
+// The Prometheus metrics, when given, are updated by the core (BrokerCore).
 //
 // Thread-safety: construct, Bind() and Run() on one thread; the sockets never
 // leave it. Nothing here may be called from another thread while Run() runs.
@@ -19,7 +20,8 @@ namespace zkfleet::broker {
 
 class BrokerServer {
  public:
-  BrokerServer(zmq::context_t& context, BrokerOptions options);
+  // `metrics` may be null; otherwise not owned, and it must outlive the server.
+  BrokerServer(zmq::context_t& context, BrokerOptions options, metrics::BrokerMetrics* metrics = nullptr);
 
   // Binds both ROUTER sockets. Throws zkfleet::Error naming the endpoint.
   void Bind();

@@ -1,6 +1,7 @@
 // The broker's counters: created once at start and owned by the broker thread.
-// This is the seam for the Prometheus metrics (a later issue exports these
-// fields; nothing else needs to change).
+// StatusReply (zkctl status) reports them. BrokerCore updates the matching
+// Prometheus metrics (zkfleet::metrics::BrokerMetrics, docs/metrics.md) next
+// to each increment, when it has them.
 //
 // Thread-safety: plain integers, written and read by the broker thread only.
 #pragma once

@@ -30,6 +30,7 @@ struct WorkItem {
   State state = State::kQueued;
   std::string witness;          // the .wtns bytes; freed when the job ends
   uint32_t attempts = 0;        // leases so far (a handed-back unstarted lease is refunded)
+  bool ever_leased = false;     // its queue wait (SUBMIT to first lease) was recorded
   std::string worker_identity;  // routing id of the lease holder while kLeased
   proto::PartitionResult result;
 };

@@ -36,18 +36,34 @@ std::string HostName() {
   return name;
 }
 
+metrics::DropReason DropReasonOf(fleet::DecodeStatus status) {
+  switch (status) {
+    case fleet::DecodeStatus::kOversized: return metrics::DropReason::kOversized;
+    case fleet::DecodeStatus::kWrongVersion: return metrics::DropReason::kVersion;
+    default: return metrics::DropReason::kMalformed;
+  }
+}
+
 }  // namespace
 
+std::string DefaultWorkerId() { return HostName() + "-" + std::to_string(getpid()); }
+
+double DrainBudgetSeconds(std::chrono::milliseconds drain_timeout, uint64_t pool_bytes) {
+  constexpr double kReleaseSecondsPerByte = 14.0 / static_cast<double>(96ull << 30);
+  return Seconds(drain_timeout) + 2 * kReleaseSecondsPerByte * static_cast<double>(pool_bytes);
+}
+
 Worker::Worker(zmq::context_t& context, WorkerOptions options, std::unique_ptr<CircuitSet> circuits,
-               std::unique_ptr<MemorySource> memory)
+               std::unique_ptr<MemorySource> memory, metrics::WorkerMetrics* metrics)
     : context_(context),
       options_(std::move(options)),
       circuits_(std::move(circuits)),
       memory_(std::move(memory)),
+      metrics_(metrics),
       ledger_(options_.capacity),
       events_endpoint_("inproc://zkworker-events-" + std::to_string(reinterpret_cast<uintptr_t>(this))),
       events_(context, zmq::socket_type::pair) {
-  if (options_.worker_id.empty()) options_.worker_id = HostName() + "-" + std::to_string(getpid());
+  if (options_.worker_id.empty()) options_.worker_id = DefaultWorkerId();
   state_since_ = Clock::now();
   pool_.set_observer([this](uint64_t bytes) { memory_->OnPoolChanged(options_.worker_id, bytes); });
 }
@@ -191,6 +207,7 @@ void Worker::Reconnect(const std::string& why) {
   size_t dropped = queue_.TakeAllQueued().size();
   if (dropped > 0) spdlog::warn("dropped {} queued items; the broker redelivers them", dropped);
   ledger_.Reset();
+  held_circuits_.clear();
   Connect();
   SendReady();
   if (state_ == proto::WORKER_STATE_READY) GrantCredit();
@@ -211,6 +228,7 @@ void Worker::SendReady() {
   ready->set_capacity(options_.capacity);
   ready->set_state(state_);
   *ready->mutable_memory() = Memory();
+  if (metrics_) metrics_->SetMemory(ready->memory());
   Send(envelope);
 }
 
@@ -221,6 +239,7 @@ void Worker::SendHeartbeat() {
   beat->set_queue_depth(static_cast<uint32_t>(queue_.queued()));
   beat->set_in_flight(queue_.running() ? 1 : 0);
   *beat->mutable_memory() = Memory();
+  if (metrics_) metrics_->SetMemory(beat->memory());
   Send(envelope);
 }
 
@@ -254,6 +273,15 @@ void Worker::SetState(proto::WorkerState state) {
                Seconds(now - state_since_));
   state_ = state;
   state_since_ = now;
+  if (metrics_) metrics_->SetState(state);  // also /ready and the drain / memory-wait clocks
+}
+
+std::string Worker::ForgetCircuit(const fleet::ItemRef& item) {
+  auto it = held_circuits_.find(item);
+  if (it == held_circuits_.end()) return {};
+  std::string circuit = std::move(it->second);
+  held_circuits_.erase(it);
+  return circuit;
 }
 
 int Worker::Run(int signal_fd) {
@@ -302,6 +330,7 @@ int Worker::Run(int signal_fd) {
                 : fleet::DecodeEnvelope(payload.data(), payload.size(), options_.limits.max_message_bytes, message);
       if (status != fleet::DecodeStatus::kOk) {
         spdlog::warn("dropped a {} message from the broker", fleet::DecodeStatusName(status));
+        if (metrics_) metrics_->MessageDropped(DropReasonOf(status));
         continue;
       }
       OnBrokerMessage(message);
@@ -347,6 +376,7 @@ void Worker::OnBrokerMessage(proto::Envelope& message) {
       break;
     default:
       spdlog::warn("dropped a message of type {} that brokers do not send", static_cast<int>(message.body_case()));
+      if (metrics_) metrics_->MessageDropped(metrics::DropReason::kMalformed);
   }
 }
 
@@ -355,6 +385,7 @@ void Worker::OnJob(proto::Job& job) {
   if (!ledger_.OnJob(ref)) {
     spdlog::warn("broker sent job_seq={} partition={} without credit or twice", ref.job_seq, ref.partition);
   }
+  held_circuits_[ref] = job.circuit_id();
   if (state_ != proto::WORKER_STATE_READY) {
     // Sent before the broker saw us drain: straight back, unstarted.
     HandBack({ref}, {}, "worker is " + fleet::WorkerStateName(state_));
@@ -386,6 +417,16 @@ void Worker::OnDispatcherEvent(const zmq::message_t& kind, const zmq::message_t&
         return;
       }
       dealer_.send(zmq::buffer(payload.data(), payload.size()), zmq::send_flags::none);
+      std::string circuit = ForgetCircuit(ref);
+      if (metrics_) {
+        const proto::Result& result = envelope.result();
+        if (result.ok()) {
+          metrics_->ObservePhases(circuit, result.timings());
+          metrics_->JobEnded(circuit, metrics::Outcome::kSucceeded);
+        } else {
+          metrics_->JobEnded(circuit, result.retryable() ? metrics::Outcome::kError : metrics::Outcome::kFailed);
+        }
+      }
       GrantCredit();
       return;
     }
@@ -448,11 +489,16 @@ void Worker::HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::v
   proto::Envelope envelope;
   auto* handback = envelope.mutable_handback();
   handback->set_reason(reason);
+  auto give_back = [&](const fleet::ItemRef& ref, metrics::Outcome outcome, proto::WorkItemRef* wire) {
+    fleet::ToProto(ref, wire);
+    std::string circuit = ForgetCircuit(ref);
+    if (metrics_) metrics_->JobEnded(circuit, outcome);
+  };
   for (const auto& ref : unstarted) {
-    if (ledger_.Release(ref)) fleet::ToProto(ref, handback->add_items());
+    if (ledger_.Release(ref)) give_back(ref, metrics::Outcome::kHandedBack, handback->add_items());
   }
   for (const auto& ref : aborted) {
-    if (ledger_.Release(ref)) fleet::ToProto(ref, handback->add_aborted());
+    if (ledger_.Release(ref)) give_back(ref, metrics::Outcome::kAborted, handback->add_aborted());
   }
   spdlog::info("handing back {} unstarted and {} aborted items ({})", handback->items_size(),
                handback->aborted_size(), reason);

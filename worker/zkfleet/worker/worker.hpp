@@ -12,13 +12,18 @@
 // the proving keys are released, then the pool chunk by chunk (heartbeats
 // report the bytes still held), then DISCONNECT and Run() returns 0.
 //
+// Metrics: given a WorkerMetrics, the socket thread reports every state
+// change, the memory of each heartbeat, each result (phase timings, outcome),
+// each handback and each dropped frame (docs/metrics.md, "Wiring").
+//
 // Thread-safety: construct and Run() on one thread. The dispatcher thread
 // shares only the LocalQueue (thread-safe) and the CircuitSet (which it alone
-// uses for proving) with it.
+// uses for proving) with it. Only the socket thread touches the WorkerMetrics.
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,6 +32,7 @@
 #include <zmq.hpp>
 
 #include "zkfleet.pb.h"
+#include "zkfleet/metrics/worker_metrics.hpp"
 #include "zkfleet/worker/circuit_set.hpp"
 #include "zkfleet/worker/credit_ledger.hpp"
 #include "zkfleet/worker/local_queue.hpp"
@@ -36,12 +42,22 @@
 
 namespace zkfleet::worker {
 
+// The id a worker gets without --id: "<host name>-<pid>".
+std::string DefaultWorkerId();
+
+// What a drain may take, for zkfleet_drain_budget_seconds: the drain timeout
+// plus twice the expected release time of a pool of `pool_bytes` (14 s per
+// 96 GiB measured; docs/operations.md, "Sizing the stop timeout").
+double DrainBudgetSeconds(std::chrono::milliseconds drain_timeout, uint64_t pool_bytes);
+
 class Worker {
  public:
   using Clock = std::chrono::steady_clock;
 
+  // `metrics` may be null (nothing exported); otherwise it is not owned and
+  // must outlive the worker.
   Worker(zmq::context_t& context, WorkerOptions options, std::unique_ptr<CircuitSet> circuits,
-         std::unique_ptr<MemorySource> memory);
+         std::unique_ptr<MemorySource> memory, metrics::WorkerMetrics* metrics = nullptr);
   ~Worker();
 
   // Serves until the worker has drained and left (returns 0) or could not
@@ -79,11 +95,14 @@ class Worker {
   void HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::vector<fleet::ItemRef>& aborted,
                 const std::string& reason);
   proto::MemoryStatus Memory() const;
+  // The circuit of a held item, forgotten once its result or handback is sent.
+  std::string ForgetCircuit(const fleet::ItemRef& item);
 
   zmq::context_t& context_;
   WorkerOptions options_;
   std::unique_ptr<CircuitSet> circuits_;
   std::unique_ptr<MemorySource> memory_;
+  metrics::WorkerMetrics* metrics_;  // not owned; may be null
   PinnedPool pool_;    // declared before queue_: queued items hold pool buffers
   LocalQueue queue_;
   std::atomic<uint64_t> pool_budget_{0};
@@ -98,6 +117,8 @@ class Worker {
   zmq::socket_t dealer_;
   zmq::socket_t events_;
   proto::WorkerState state_ = proto::WORKER_STATE_STARTING;
+  // Circuit of every item the ledger holds, for the per-circuit metrics.
+  std::map<fleet::ItemRef, std::string> held_circuits_;
   Clock::time_point broker_last_seen_;
   // Silence after which we reconnect: liveness x heartbeat, doubled after
   // each fruitless reconnect up to kMaxSilence (Paranoid Pirate's back-off),
