@@ -1,7 +1,12 @@
-// BrokerCore without sockets: envelopes in, outbox out.
+// BrokerCore without sockets: envelopes in, outbox out. The core updates a
+// BrokerMetrics (read back through MetricsServer::Collect, no HTTP) in every
+// test but one, which checks that it also works without.
 #include <gtest/gtest.h>
 
+#include "unit/metrics/collected.hpp"
 #include "zkfleet/broker/broker_core.hpp"
+#include "zkfleet/metrics/broker_metrics.hpp"
+#include "zkfleet/metrics/metrics_server.hpp"
 
 namespace zkfleet::broker {
 namespace {
@@ -12,11 +17,24 @@ class BrokerCoreTest : public ::testing::Test {
  protected:
   BrokerCoreTest() { Make({}); }
 
-  void Make(BrokerOptions options) {
+  void Make(BrokerOptions options, bool with_metrics = true) {
     options.heartbeat_interval = milliseconds(100);
     options.liveness = 3;
-    core_ = std::make_unique<BrokerCore>(options);
+    core_.reset();  // before the metrics it points to
+    metrics_.reset();
+    server_ = std::make_unique<metrics::MetricsServer>();
+    if (with_metrics) metrics_ = std::make_unique<metrics::BrokerMetrics>(*server_);
+    core_ = std::make_unique<BrokerCore>(options, metrics_.get());
     now_ = Clock::time_point{} + std::chrono::hours(1);
+  }
+
+  // A counter or gauge (a histogram's count), -1 when the series is absent.
+  double Metric(const std::string& name, const testing::LabelMap& labels = {}) const {
+    return testing::ValueOf(server_->Collect(), name, labels);
+  }
+  double HistogramSum(const std::string& name, const testing::LabelMap& labels) const {
+    auto series = testing::FindSeries(server_->Collect(), name, labels);
+    return series ? series->histogram.sample_sum : -1;
   }
 
   std::vector<Outgoing> Take() {
@@ -97,6 +115,8 @@ class BrokerCoreTest : public ::testing::Test {
     return results;
   }
 
+  std::unique_ptr<metrics::MetricsServer> server_;
+  std::unique_ptr<metrics::BrokerMetrics> metrics_;
   std::unique_ptr<BrokerCore> core_;
   Clock::time_point now_;
 };
@@ -368,6 +388,165 @@ TEST_F(BrokerCoreTest, StatusReportsQueuesAndWorkers) {
   ASSERT_EQ(status.workers_size(), 1);
   EXPECT_EQ(status.workers(0).worker_id(), "A");
   EXPECT_EQ(status.workers(0).circuits_size(), 2);
+}
+
+// ------------------------------------------------------------------ metrics
+
+TEST_F(BrokerCoreTest, MetricsCountAJobsLifeByCircuitAndPriority) {
+  Ready("wA", "A", {"c1", "c2"}, 10);
+  // The announced circuits have their series before any job.
+  EXPECT_EQ(Metric("zkfleet_jobs_submitted_total", {{"circuit", "c2"}, {"priority", "NORMAL"}}), 0);
+  EXPECT_EQ(Metric("zkfleet_jobs_completed_total", {{"circuit", "c2"}, {"priority", "LOW"}}), 0);
+  EXPECT_EQ(Metric("zkfleet_jobs_failed_total", {{"circuit", "c2"}, {"reason", "dead_lettered"}}), 0);
+
+  Submit("cl", "r1", proto::PRIORITY_HIGH, 2);
+  Submit("cl", "r1", proto::PRIORITY_HIGH, 2);  // a duplicate is not a new job
+  EXPECT_EQ(Metric("zkfleet_jobs_submitted_total", {{"circuit", "c1"}, {"priority", "HIGH"}}), 1);
+  EXPECT_EQ(Metric("zkfleet_jobs_completed_total", {{"circuit", "c1"}, {"priority", "HIGH"}}), 0);
+  now_ += milliseconds(250);
+  ASSERT_EQ(Dispatch().size(), 2u);
+  // One queue-wait observation per work item, SUBMIT to lease.
+  EXPECT_EQ(Metric("zkfleet_broker_queue_wait_seconds", {{"priority", "HIGH"}}), 2);
+  EXPECT_NEAR(HistogramSum("zkfleet_broker_queue_wait_seconds", {{"priority", "HIGH"}}), 0.5, 1e-9);
+  Result("wA", 1, 0);
+  EXPECT_EQ(Metric("zkfleet_jobs_completed_total", {{"circuit", "c1"}, {"priority", "HIGH"}}), 0);
+  Result("wA", 1, 1);
+  EXPECT_EQ(Metric("zkfleet_jobs_completed_total", {{"circuit", "c1"}, {"priority", "HIGH"}}), 1);
+
+  // UNSPECIFIED counts as NORMAL, as the broker treats it.
+  Submit("cl", "r2", proto::PRIORITY_UNSPECIFIED, 1, "c2");
+  EXPECT_EQ(Metric("zkfleet_jobs_submitted_total", {{"circuit", "c2"}, {"priority", "NORMAL"}}), 1);
+  EXPECT_EQ(Metric("zkfleet_jobs_failed_total", {{"circuit", "c1"}, {"reason", "prove_error"}}), 0);
+}
+
+TEST_F(BrokerCoreTest, MetricsCountFailuresCancelsRedeliveriesAndDeadLetters) {
+  BrokerOptions options;
+  options.max_attempts = 2;
+  Make(options);
+  Ready("wA", "A", {"c1"}, 10);
+  Submit("cl", "fails", proto::PRIORITY_NORMAL, 1);     // seq 1
+  Submit("cl", "cancelled", proto::PRIORITY_NORMAL, 2); // seq 2
+  Submit("cl", "dies", proto::PRIORITY_LOW, 1);         // seq 3
+  ASSERT_EQ(Dispatch().size(), 4u);
+
+  Result("wA", 1, 0, /*ok=*/false, /*retryable=*/false);
+  EXPECT_EQ(Metric("zkfleet_jobs_failed_total", {{"circuit", "c1"}, {"reason", "prove_error"}}), 1);
+
+  proto::Envelope cancel;
+  cancel.mutable_cancel()->set_job_seq(2);
+  core_->HandleClient("ctl", cancel, now_);
+  EXPECT_EQ(Metric("zkfleet_jobs_cancelled_total"), 1);
+
+  // A retryable failure requeues (a redelivery); its second lease is not a
+  // second queue wait.
+  Result("wA", 3, 0, /*ok=*/false, /*retryable=*/true);
+  EXPECT_EQ(Metric("zkfleet_work_items_redelivered_total"), 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  EXPECT_EQ(Metric("zkfleet_broker_queue_wait_seconds", {{"priority", "LOW"}}), 1);
+  EXPECT_EQ(Metric("zkfleet_broker_queue_wait_seconds", {{"priority", "NORMAL"}}), 3);
+
+  // The worker falls silent: lost, and its lease was the job's last attempt.
+  now_ += milliseconds(400);
+  core_->Tick(now_);
+  EXPECT_EQ(Metric("zkfleet_workers_lost_total"), 1);
+  EXPECT_EQ(Metric("zkfleet_jobs_failed_total", {{"circuit", "c1"}, {"reason", "dead_lettered"}}), 1);
+  EXPECT_EQ(Metric("zkfleet_jobs_dead_lettered_total"), 1);
+  EXPECT_EQ(Metric("zkfleet_work_items_redelivered_total"), 1);
+  EXPECT_EQ(Metric("zkfleet_jobs_completed_total", {{"circuit", "c1"}, {"priority", "NORMAL"}}), 0);
+  // The counters zkctl status shows agree.
+  EXPECT_EQ(core_->counters().jobs_failed, 1u);
+  EXPECT_EQ(core_->counters().jobs_dead_lettered, 1u);
+  EXPECT_EQ(core_->counters().workers_lost, 1u);
+}
+
+TEST_F(BrokerCoreTest, MetricsCountHandbacksAndDroppedFrames) {
+  Ready("wA", "A", {"c1"}, 2);
+  Ready("wB", "B", {"c1"}, 0);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
+  ASSERT_EQ(Dispatch().size(), 2u);
+  proto::Envelope drain;
+  drain.mutable_drain_worker()->set_worker_id("A");
+  core_->HandleClient("ctl", drain, now_);
+  proto::Envelope handback;
+  handback.mutable_handback()->add_items()->set_job_seq(1);
+  handback.mutable_handback()->mutable_items(0)->set_partition(1);
+  core_->HandleWorker("wA", handback, now_);
+  EXPECT_EQ(Metric("zkfleet_work_items_handed_back_total"), 1);
+  EXPECT_EQ(Metric("zkfleet_work_items_redelivered_total"), 1);
+  Result("wA", 1, 0);
+  proto::Envelope bye;
+  bye.mutable_disconnect()->set_reason("drained");
+  core_->HandleWorker("wA", bye, now_);
+  EXPECT_EQ(Metric("zkfleet_workers_lost_total"), 0);  // a clean leave is not a loss
+  Credit("wB", 5);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  EXPECT_EQ(Metric("zkfleet_broker_queue_wait_seconds", {{"priority", "NORMAL"}}), 2);
+
+  proto::Envelope not_a_request;
+  not_a_request.mutable_heartbeat();
+  core_->HandleClient("cl", not_a_request, now_);
+  core_->CountDroppedFrame(metrics::DropReason::kOversized);
+  core_->CountDroppedFrame(metrics::DropReason::kVersion);
+  core_->CountDroppedFrame(metrics::DropReason::kVersion);
+  EXPECT_EQ(Metric("zkfleet_messages_dropped_total", {{"reason", "malformed"}}), 1);
+  EXPECT_EQ(Metric("zkfleet_messages_dropped_total", {{"reason", "oversized"}}), 1);
+  EXPECT_EQ(Metric("zkfleet_messages_dropped_total", {{"reason", "version"}}), 2);
+  EXPECT_EQ(core_->counters().frames_malformed, 1u);
+  EXPECT_EQ(core_->counters().frames_oversized, 1u);
+  EXPECT_EQ(core_->counters().frames_wrong_version, 2u);
+}
+
+TEST_F(BrokerCoreTest, MetricsGaugesFollowTheQueueAndTheWorkersEachTick) {
+  Ready("wA", "A", {"c1"}, 0);
+  Ready("wB", "B", {"c1"}, 0);
+  Heartbeat("wB", proto::WORKER_STATE_DRAINING);
+  Submit("cl", "r1", proto::PRIORITY_HIGH, 3);
+  Submit("cl", "r2", proto::PRIORITY_NORMAL, 1);
+  now_ += milliseconds(250);
+  Heartbeat("wA", proto::WORKER_STATE_READY);
+  Heartbeat("wB", proto::WORKER_STATE_DRAINING);
+  Clock::time_point next = core_->Tick(now_);
+  EXPECT_LE(next, now_ + milliseconds(100));  // the gauges are refreshed at least every heartbeat
+  EXPECT_EQ(Metric("zkfleet_queue_depth", {{"priority", "HIGH"}}), 3);
+  EXPECT_EQ(Metric("zkfleet_queue_depth", {{"priority", "NORMAL"}}), 1);
+  EXPECT_EQ(Metric("zkfleet_queue_depth", {{"priority", "LOW"}}), 0);
+  EXPECT_NEAR(Metric("zkfleet_queue_oldest_age_seconds", {{"priority", "HIGH"}}), 0.25, 1e-9);
+  EXPECT_EQ(Metric("zkfleet_queue_oldest_age_seconds", {{"priority", "CRITICAL"}}), 0);
+  EXPECT_EQ(Metric("zkfleet_broker_workers", {{"state", "READY"}}), 1);
+  EXPECT_EQ(Metric("zkfleet_broker_workers", {{"state", "DRAINING"}}), 1);
+  EXPECT_EQ(Metric("zkfleet_broker_workers", {{"state", "GONE"}}), 0);
+
+  Credit("wA", 10);
+  ASSERT_EQ(Dispatch().size(), 4u);
+  now_ = next;
+  Heartbeat("wA", proto::WORKER_STATE_READY);
+  Heartbeat("wB", proto::WORKER_STATE_DRAINING);
+  core_->Tick(now_);
+  EXPECT_EQ(Metric("zkfleet_queue_depth", {{"priority", "HIGH"}}), 0);
+  EXPECT_EQ(Metric("zkfleet_queue_oldest_age_seconds", {{"priority", "HIGH"}}), 0);
+  // B leaves: no longer counted in any state.
+  proto::Envelope bye;
+  bye.mutable_disconnect()->set_reason("drained");
+  core_->HandleWorker("wB", bye, now_);
+  now_ += milliseconds(100);
+  Heartbeat("wA", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  EXPECT_EQ(Metric("zkfleet_broker_workers", {{"state", "DRAINING"}}), 0);
+  EXPECT_EQ(Metric("zkfleet_broker_workers", {{"state", "READY"}}), 1);
+}
+
+TEST_F(BrokerCoreTest, WorksWithoutMetrics) {
+  Make({}, /*with_metrics=*/false);
+  Ready("wA", "A", {"c1"}, 10);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Result("wA", 1, 0);
+  core_->CountDroppedFrame(metrics::DropReason::kMalformed);
+  // Without metrics the core's next call is the heartbeat, not a gauge refresh.
+  EXPECT_EQ(core_->Tick(now_), now_ + milliseconds(100));
+  EXPECT_EQ(core_->counters().jobs_completed, 1u);
+  EXPECT_EQ(core_->counters().frames_malformed, 1u);
+  EXPECT_EQ(Metric("zkfleet_jobs_completed_total", {{"circuit", "c1"}, {"priority", "NORMAL"}}), -1);
 }
 
 }  // namespace
