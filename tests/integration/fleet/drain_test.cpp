@@ -1,15 +1,19 @@
-// Draining workers (issue 7's handback part): zkctl drain, SIGTERM, timeout.
+// Draining workers (issue 7's handback part): zkctl drain, SIGTERM, timeout;
+// and the worker's /metrics served through DRAINING and RELEASING.
 #include <gtest/gtest.h>
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "fleet_harness.hpp"
+#include "unit/metrics/http_client.hpp"
 
 namespace fleet_test {
 namespace {
@@ -174,6 +178,132 @@ TEST(FleetDrain, DrainTimeoutAbortsAndHandsBackTheRunningItem) {
   ASSERT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED) << result->error();
   EXPECT_EQ(result->partitions(0).worker_id(), "quick");
   EXPECT_EQ(result->partitions(0).attempts(), 2u);  // the aborted lease counted
+}
+
+// The value of `series` (name{labels} exactly as exported) in a Prometheus
+// text-format body; -1 when absent.
+double SampleValue(const std::string& body, const std::string& series) {
+  std::istringstream lines(body);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return -1;
+}
+
+// One look at a worker's HTTP endpoints: /metrics, then /ready.
+struct Scrape {
+  bool ok = false;         // /metrics answered 200
+  std::string state;       // the zkfleet_worker_state series at 1
+  double handed_back = -1;
+  double to_release = -1;
+  double drain_seconds = -1;
+  int ready_status = 0;
+};
+
+Scrape ScrapeWorker(int port) {
+  Scrape scrape;
+  auto metrics = zkfleet::testing::HttpGet(port, "/metrics", 1s);
+  scrape.ok = metrics.status == 200;
+  if (scrape.ok) {
+    for (const char* state : {"STARTING", "WAITING_FOR_MEMORY", "LOADING", "READY", "DRAINING", "RELEASING", "GONE"}) {
+      if (SampleValue(metrics.body, std::string("zkfleet_worker_state{state=\"") + state + "\"}") == 1) {
+        scrape.state = state;
+      }
+    }
+    scrape.handed_back = SampleValue(metrics.body, "zkfleet_worker_jobs_total{circuit=\"c1\",outcome=\"handed_back\"}");
+    scrape.to_release = SampleValue(metrics.body, "zkfleet_memory_to_release_bytes");
+    scrape.drain_seconds = SampleValue(metrics.body, "zkfleet_drain_duration_seconds");
+  }
+  scrape.ready_status = zkfleet::testing::HttpGet(port, "/ready", 1s).status;
+  return scrape;
+}
+
+TEST(FleetDrain, MetricsStayServedWhileDrainingAndReleasing) {
+  Fleet fleet("drain-metrics");
+  int broker_metrics = FreePort();
+  int worker_metrics = FreePort();
+  fleet.StartBroker({"--metrics-listen", "127.0.0.1:" + std::to_string(broker_metrics)});
+  // A pool of 128 small chunks: RELEASING frees one per loop turn (10 ms
+  // apart), so it lasts over a second, and DRAINING waits for a 600 ms proof.
+  Process& leaving = fleet.StartWorker(
+      "leaving", {"--instant", "--instant-delay-ms", "600", "--circuit", "c1", "--capacity", "4", "--pinned-budget",
+                  "32MiB", "--pool-chunk", "256KiB", "--memory-margin", "0", "--metrics-listen",
+                  "127.0.0.1:" + std::to_string(worker_metrics)});
+  fleet.WaitWorkerReady("leaving");
+  Scrape before = ScrapeWorker(worker_metrics);
+  ASSERT_TRUE(before.ok);
+  EXPECT_EQ(before.state, "READY");
+  EXPECT_EQ(before.ready_status, 200);
+  EXPECT_EQ(before.drain_seconds, 0);
+
+  Stream stream(fleet, 8, 5ms);
+  ASSERT_TRUE(leaving.WaitForLog("processing", 5s));
+  for (int i = 0; i < 100 && fleet.Status().workers(0).in_flight() < 4; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(fleet.Status().workers(0).in_flight(), 4u);
+
+  std::vector<Scrape> scrapes;
+  std::atomic<bool> stop{false};
+  std::thread scraper([&] {
+    while (!stop) {
+      scrapes.push_back(ScrapeWorker(worker_metrics));
+      std::this_thread::sleep_for(10ms);
+    }
+  });
+  leaving.Signal(SIGTERM);  // also proves no HTTP thread takes SIGTERM: that would kill it (exit 143)
+  fleet.StartWorker("staying", {"--instant", "--circuit", "c1"});
+  auto code = leaving.WaitExit(15s);
+  stop = true;
+  scraper.join();
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << leaving.Log();
+  stream.Check();
+
+  // States in order; the server answered until the process ended.
+  std::vector<std::string> seen;
+  size_t served = 0;
+  while (served < scrapes.size() && scrapes[served].ok) {
+    if (seen.empty() || seen.back() != scrapes[served].state) seen.push_back(scrapes[served].state);
+    ++served;
+  }
+  for (size_t i = served; i < scrapes.size(); ++i) EXPECT_FALSE(scrapes[i].ok) << "served again after a failure";
+  std::map<std::string, int> per_state;
+  for (size_t i = 0; i < served; ++i) ++per_state[scrapes[i].state];
+  std::string summary;
+  for (const auto& [state, count] : per_state) summary += state + "=" + std::to_string(count) + " ";
+  std::printf("scrapes by state: %s(then %zu refused)\n", summary.c_str(), scrapes.size() - served);
+  std::vector<std::string> order = {"READY", "DRAINING", "RELEASING", "GONE"};
+  auto position = [&](const std::string& state) { return std::find(order.begin(), order.end(), state) - order.begin(); };
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_LT(position(seen[i - 1]), position(seen[i])) << seen[i];
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "DRAINING"), seen.end());
+  ASSERT_NE(std::find(seen.begin(), seen.end(), "RELEASING"), seen.end()) << "RELEASING never scraped";
+  ASSERT_GT(served, 0u);
+  EXPECT_TRUE(scrapes[served - 1].state == "RELEASING" || scrapes[served - 1].state == "GONE")
+      << "the last answer was in " << scrapes[served - 1].state;
+
+  double most_to_release = 0;
+  for (size_t i = 0; i < served; ++i) {
+    const Scrape& scrape = scrapes[i];
+    if (scrape.state == "DRAINING" || scrape.state == "RELEASING") {
+      EXPECT_EQ(scrape.ready_status, 503) << "/ready while " << scrape.state;
+      EXPECT_GT(scrape.drain_seconds, 0) << scrape.state;
+    }
+    if (scrape.state == "RELEASING") {
+      // The three queued items went back before the running one finished.
+      EXPECT_EQ(scrape.handed_back, 3);
+      most_to_release = std::max(most_to_release, scrape.to_release);
+    }
+  }
+  EXPECT_GT(most_to_release, 0) << "zkfleet_memory_to_release_bytes stayed 0 while RELEASING";
+
+  // The broker counted the same: the handback, and every job once.
+  auto broker = zkfleet::testing::HttpGet(broker_metrics, "/metrics", 2s);
+  ASSERT_EQ(broker.status, 200);
+  EXPECT_EQ(SampleValue(broker.body, "zkfleet_work_items_handed_back_total"), 3);
+  EXPECT_EQ(SampleValue(broker.body, "zkfleet_jobs_completed_total{circuit=\"c1\",priority=\"NORMAL\"}"), 8);
+  EXPECT_EQ(SampleValue(broker.body, "zkfleet_workers_lost_total"), 0);
 }
 
 }  // namespace
