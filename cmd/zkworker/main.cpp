@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <sstream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
@@ -18,6 +20,24 @@
 #include "zkfleet/metrics/metrics_server.hpp"
 #include "zkfleet/metrics/worker_metrics.hpp"
 #include "zkfleet/worker/worker.hpp"
+
+namespace {
+
+// The gpu label of zkfleet_worker_info: "none" off CUDA, else the device as
+// the host numbers it. With CUDA_VISIBLE_DEVICES (one GPU per worker, as
+// deploy/ runs it) the process's ordinal 0 is the listed device, not GPU 0.
+std::string GpuLabel(const std::string& backend, int ordinal) {
+  if (backend != "cuda") return "none";
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::stringstream devices(visible ? visible : "");
+  std::string device;
+  for (int i = 0; std::getline(devices, device, ','); ++i) {
+    if (i == ordinal && !device.empty()) return device;
+  }
+  return std::to_string(ordinal);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   zkfleet::worker::WorkerOptions options;
@@ -157,7 +177,7 @@ int main(int argc, char** argv) {
   uint64_t pool_bytes = options.pinned_budget.Resolve(memory->Read().available_bytes);
   zkfleet::metrics::WorkerMetrics metrics(
       metrics_server,
-      {options.worker_id, backend_name, backend_name == "cuda" ? std::to_string(engine_options.cuda_device) : "none"},
+      {options.worker_id, backend_name, GpuLabel(backend_name, engine_options.cuda_device)},
       circuits->circuit_ids(), zkfleet::worker::DrainBudgetSeconds(options.drain_timeout, pool_bytes));
   if (!metrics_listen.empty()) {
     try {
