@@ -12,14 +12,16 @@
 // CUDA events (inputs already on the device; MSM window combination on the
 // host included); CPU figures are the CPU path on all host cores (one run,
 // the best of two up to 2^18). Above --cpu-max-log the CPU time is
-// extrapolated from the largest measured size (MSM: by the CPU Pippenger
-// cost model; NTT: by n·log n) and marked "~". Every GPU result that has a
+// extrapolated from the largest measured size (MSM: by a bucket-method
+// cost model, see CpuMsmCost; NTT: by n·log n) and marked "~". Every GPU result that has a
 // CPU counterpart is checked equal to it.
 //
 // Random MSM bases: two tables of k = 2^ceil(log2(n)/2) random multiples of
 // the generator (scalar_mul on the GPU), then base[i] = Ta[i mod k] +
 // Tb[i div k], converted to affine on the GPU: n distinct points (with
 // overwhelming probability) at the cost of 2k scalar multiplications.
+#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -161,9 +163,12 @@ std::vector<zk::curve::Affine<HostCfg>> RandomBases(size_t n, uint64_t seed) {
 
 // ---- MSM ---------------------------------------------------------------------------
 
+// Bucket-method cost model for extrapolating CPU MSM times: the best window
+// width's windows·(10 multiplications per point + 24 per bucket).
 double CpuMsmCost(double n) {
-  const int c = zk::cpu::msm_detail::ChooseWindowBits(static_cast<size_t>(n));
-  return ((256 + c - 1) / c) * (n + 2.0 * (1u << (c - 1)));
+  double best = 1e300;
+  for (int c = 2; c <= 16; ++c) best = std::min(best, ((256 + c - 1) / c) * (10.0 * n + 24.0 * (1u << (c - 1))));
+  return best;
 }
 
 template <class HostCfg, class Fr>

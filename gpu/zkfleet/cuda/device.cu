@@ -1,3 +1,4 @@
+#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
 #include "zkfleet/cuda/device.hpp"
 
 #include <atomic>

@@ -110,7 +110,7 @@ void SetDevice(int device, const std::string& what);
 // key performs one deliberately failing CUDA operation in the middle of its
 // device work, then clears the request. kOutOfMemory asks cudaMalloc for far
 // more than any GPU has (a real cudaErrorMemoryAllocation); kBadCopy issues a
-// cudaMemcpyAsync with an invalid direction/pointer (a real non-sticky error).
+// cudaMemcpyAsync with an invalid direction (a real, non-sticky error).
 enum class InjectedFault { kNone, kOutOfMemory, kBadCopy };
 void InjectFaultForTesting(InjectedFault fault);
 // Returns and clears the pending fault (used by the prover).

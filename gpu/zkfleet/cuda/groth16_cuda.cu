@@ -1,3 +1,4 @@
+#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
 #include "zkfleet/cuda/groth16_cuda.hpp"
 
 #include "zkfleet/common/error.hpp"

@@ -340,7 +340,8 @@ class CudaGroth16Key final : public engine::ProvingKey {
         return;
       }
       case InjectedFault::kBadCopy:
-        ZK_CUDA_CHECK(cudaMemcpyAsync(witness_.get(), nullptr, 32, cudaMemcpyHostToDevice, stream),
+        // An invalid copy direction: rejected by the runtime, context unharmed.
+        ZK_CUDA_CHECK(cudaMemcpyAsync(witness_.get(), staging_.get(), 32, static_cast<cudaMemcpyKind>(42), stream),
                       "witness transfer (injected fault)");
         return;
     }

@@ -161,7 +161,8 @@ ZK_HD void ReduceRunsStep(uint64_t t, uint64_t count, uint64_t chunk, const uint
   const uint64_t lo = t * chunk;
   const uint64_t hi = lo + chunk < count ? lo + chunk : count;
   uint32_t first_key = sentinel, last_key = sentinel;
-  Xyzz slot0 = Xyzz::infinity(), slot1 = Xyzz::infinity();
+  // Spill values are stored as soon as they are known (fewer live registers).
+  bool slot0_written = false, slot1_written = false;
   if (lo < count && keys[lo] != sentinel) {
     uint32_t cur = keys[lo];
     first_key = cur;
@@ -173,7 +174,8 @@ ZK_HD void ReduceRunsStep(uint64_t t, uint64_t count, uint64_t chunk, const uint
       if (k != cur) {
         // Run `cur` ended inside the chunk.
         if (first_run && open_before) {
-          slot0 = acc;
+          spill_vals[2 * t] = acc;
+          slot0_written = true;
         } else if (!acc.is_infinity()) {
           buckets[cur] = curve::xyzz_add(buckets[cur], acc);
         }
@@ -189,18 +191,20 @@ ZK_HD void ReduceRunsStep(uint64_t t, uint64_t count, uint64_t chunk, const uint
       last_key = cur;
       const bool open_after = hi < count && keys[hi] == cur;
       if (first_run && open_before) {
-        slot0 = acc;  // continues from the left (and maybe to the right): one spill entry
+        spill_vals[2 * t] = acc;  // continues from the left (and maybe to the right): one spill entry
+        slot0_written = true;
       } else if (open_after) {
-        slot1 = acc;
+        spill_vals[2 * t + 1] = acc;
+        slot1_written = true;
       } else if (!acc.is_infinity()) {
         buckets[cur] = curve::xyzz_add(buckets[cur], acc);
       }
     }
   }
   spill_keys[2 * t] = first_key;
-  spill_vals[2 * t] = slot0;
   spill_keys[2 * t + 1] = last_key;
-  spill_vals[2 * t + 1] = slot1;
+  if (!slot0_written) spill_vals[2 * t] = Xyzz::infinity();
+  if (!slot1_written) spill_vals[2 * t + 1] = Xyzz::infinity();
 }
 
 // Level 0: entries are (key, point index | sign) items over affine bases.

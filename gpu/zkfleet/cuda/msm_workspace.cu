@@ -1,4 +1,5 @@
 // MSM workspace sizing and the curve-independent digit kernel.
+#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>

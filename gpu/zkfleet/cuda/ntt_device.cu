@@ -1,5 +1,6 @@
 // DeviceNttDomain (ntt_device.hpp) and the public DeviceNtt (ntt.hpp) for the
 // scalar fields of both curves.
+#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
 #include "zkfleet/cuda/ntt_device.hpp"
 
 #include <algorithm>
