@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 7 on the H200: a CUDA worker with a 64 GiB cudaHostAlloc pool is
+# drained during a job stream; the timeline is recorded.
+set -u
+# Usage (on a GPU host, from the repository root, binaries of a CUDA build
+# in $C/bin, or point B at build/release/cmd/...): OUT=/tmp/drain bash bench/fleet/drain_timeline.sh
+C=${C:-.carry/issue7}
+OUT=${OUT:-/tmp/zkfleet-drain}; mkdir -p $OUT
+export LD_LIBRARY_PATH=$PWD/$C/lib
+B=$C/bin
+FX=tests/fixtures/bn128_k12
+ts() { date +%s.%N; }
+log() { echo "$(ts) $*" | tee -a $OUT/timeline.txt; }
+nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv | tee $OUT/gpu.txt
+free -g | tee -a $OUT/gpu.txt
+log "start broker"
+$B/zkbroker --clients tcp://127.0.0.1:5555 --workers tcp://127.0.0.1:5556 --metrics-listen 127.0.0.1:9101 > $OUT/broker.log 2>&1 &
+BPID=$!
+sleep 0.5
+log "start worker (64 GiB pinned pool, cuda)"
+$B/zkworker --broker tcp://127.0.0.1:5556 --id w1 --circuit bn=$FX/circuit_final.zkey --backend cuda \
+  --pinned-budget 64GiB --pool-chunk 1GiB --memory-margin 1GiB --metrics-listen 127.0.0.1:9102 > $OUT/worker.log 2>&1 &
+WPID=$!
+for i in $(seq 1200); do
+  if $B/zkctl workers 2>/dev/null | grep -q READY; then break; fi
+  sleep 0.1
+done
+log "worker READY"
+$B/zkctl workers | tee -a $OUT/timeline.txt
+# A stream of jobs: 3 submitters, each submitting without waiting.
+for c in 1 2 3; do
+  ( for j in $(seq 3000); do $B/zkctl --wait-timeout 120 submit --circuit bn --priority normal $FX/witness.wtns > /dev/null 2>&1; done ) &
+done
+sleep 5
+log "status before drain"
+$B/zkctl status | tee -a $OUT/timeline.txt
+log "zkctl drain w1 --wait: begin"
+/usr/bin/time -v $B/zkctl --timeout 600 drain w1 --wait 2>$OUT/drain_time.txt | tee $OUT/drain.txt
+log "zkctl drain returned"
+wait $WPID; log "worker exited rc=$?"
+free -g | tee -a $OUT/timeline.txt
+$B/zkctl status | tee -a $OUT/timeline.txt
+grep -iE "drain|releas|pool|state|hand" $OUT/worker.log | head -60 > $OUT/worker_drain_lines.txt
+kill $BPID 2>/dev/null
+sleep 1
+tail -5 $OUT/worker.log
