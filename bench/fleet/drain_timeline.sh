@@ -28,8 +28,10 @@ done
 log "worker READY"
 $B/zkctl workers | tee -a $OUT/timeline.txt
 # A stream of jobs: 3 submitters, each submitting without waiting.
+SUBS=()
 for c in 1 2 3; do
   ( for j in $(seq 3000); do $B/zkctl --wait-timeout 120 submit --circuit bn --priority normal $FX/witness.wtns > /dev/null 2>&1; done ) &
+  SUBS+=($!)
 done
 sleep 5
 log "status before drain"
@@ -37,6 +39,7 @@ $B/zkctl status | tee -a $OUT/timeline.txt
 log "zkctl drain w1 --wait: begin"
 /usr/bin/time -v $B/zkctl --timeout 600 drain w1 --wait 2>$OUT/drain_time.txt | tee $OUT/drain.txt
 log "zkctl drain returned"
+kill "${SUBS[@]}" 2>/dev/null  # stop the job stream (else the script never ends)
 wait $WPID; log "worker exited rc=$?"
 free -g | tee -a $OUT/timeline.txt
 $B/zkctl status | tee -a $OUT/timeline.txt

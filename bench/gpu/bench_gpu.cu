@@ -124,13 +124,35 @@ std::vector<uint8_t> RandomScalars(size_t n, uint64_t seed) {
   return out;
 }
 
+// The generator comes from the host: it is computed by the host field code.
 template <class HostCfg>
-__global__ void MakeTable(const uint64_t* multipliers, uint32_t count, zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>>* out) {
+__global__ void MakeTable(zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>> generator, const uint64_t* multipliers,
+                          uint32_t count, zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>>* out) {
   using Cfg = zk::cuda::DeviceCurve<HostCfg>;
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  const auto g = zk::curve::Jacobian<Cfg>::from_affine(zk::cuda::BitCopy<zk::curve::Affine<Cfg>>(HostCfg::generator()));
+  const auto g = zk::curve::Jacobian<Cfg>::from_affine(generator);
   out[i] = zk::curve::to_affine(zk::curve::scalar_mul(g, multipliers + 4 * i, 4));
+}
+
+// HostCfg::generator() evaluated by the device (ff::Fp's device code path),
+// to compare with the host's value.
+template <class HostCfg>
+__global__ void DeviceGenerator(zk::curve::Affine<HostCfg>* out) {
+  *out = HostCfg::generator();
+}
+
+template <class HostCfg>
+void CheckDeviceGenerator(const char* name) {
+  zk::cuda::DeviceBuffer buf(sizeof(zk::curve::Affine<HostCfg>), "bench");
+  DeviceGenerator<HostCfg><<<1, 1>>>(buf.as<zk::curve::Affine<HostCfg>>());
+  ZK_CUDA_CHECK_LAUNCH("device generator");
+  zk::curve::Affine<HostCfg> got;
+  ZK_CUDA_CHECK(cudaMemcpy(&got, buf.get(), sizeof(got), cudaMemcpyDeviceToHost), "device generator");
+  const auto want = HostCfg::generator();
+  const bool same = std::memcmp(&got, &want, sizeof(got)) == 0;
+  std::printf("    ff::Fp device code check: %s generator() on the device %s the host's\n", name,
+              same ? "equals" : "DIFFERS FROM");
 }
 
 template <class HostCfg>
@@ -152,7 +174,8 @@ std::vector<zk::curve::Affine<HostCfg>> RandomBases(size_t n, uint64_t seed) {
   zk::cuda::DeviceBuffer mult(mult_bytes.size(), "bench"), table(2 * k * sizeof(DA), "bench"),
       bases(n * sizeof(DA), "bench");
   ZK_CUDA_CHECK(cudaMemcpy(mult.get(), mult_bytes.data(), mult_bytes.size(), cudaMemcpyHostToDevice), "bench");
-  MakeTable<HostCfg><<<(2 * k + 63) / 64, 64>>>(mult.as<uint64_t>(), 2 * k, table.as<DA>());
+  MakeTable<HostCfg><<<(2 * k + 63) / 64, 64>>>(zk::cuda::BitCopy<DA>(HostCfg::generator()), mult.as<uint64_t>(),
+                                                2 * k, table.as<DA>());
   ZK_CUDA_CHECK_LAUNCH("bench bases");
   MakeBases<HostCfg><<<static_cast<unsigned>((n + 127) / 128), 128>>>(table.as<DA>(), k, n, bases.as<DA>());
   ZK_CUDA_CHECK_LAUNCH("bench bases");
@@ -283,34 +306,40 @@ zk::engine::ProveOptions FixedBlinding() {
 void BenchProof(const std::string& name, const std::string& zkey, const std::string& wtns, int log_n,
                 const Options& opt, int gpu_reps, int cpu_reps) {
   const auto witness = zk::engine::Witness::FromFile(wtns);
-  zk::engine::EngineOptions cpu_opts, gpu_opts;
-  cpu_opts.backend = zk::engine::Backend::kCpu;
-  gpu_opts.backend = zk::engine::Backend::kCuda;
-  auto t0 = Clock::now();
-  const auto gpu_key = zk::engine::ProvingKey::Load(zkey, gpu_opts);
-  const double gpu_load_s = Seconds(t0);
-  const auto cpu_key = zk::engine::ProvingKey::Load(zkey, cpu_opts);
   const auto blinding = FixedBlinding();
-  const auto gpu_proof = gpu_key->Prove(witness, blinding);  // warm-up and check
-  std::vector<double> gpu_times, cpu_times;
-  zk::engine::PhaseTimings last{};
-  for (int r = 0; r < gpu_reps; ++r) {
-    t0 = Clock::now();
-    last = gpu_key->Prove(witness).timings;
-    gpu_times.push_back(Seconds(t0) * 1e3);
-  }
+  zk::engine::EngineOptions cpu_opts;
+  cpu_opts.backend = zk::engine::Backend::kCpu;
+  const auto cpu_key = zk::engine::ProvingKey::Load(zkey, cpu_opts);
   zk::engine::Proof cpu_proof;
+  std::vector<double> cpu_times;
   for (int r = 0; r < cpu_reps; ++r) {
-    t0 = Clock::now();
+    const auto t0 = Clock::now();
     cpu_proof = cpu_key->Prove(witness, blinding);
     cpu_times.push_back(Seconds(t0) * 1e3);
   }
-  Report(Row{name, log_n, Median(gpu_times), Median(cpu_times), false,
-             gpu_proof.proof_json == cpu_proof.proof_json ? "equal" : "MISMATCH"});
-  std::printf("    GPU phases (last proof): witness %.3f ms, A/B/C %.3f ms, NTT %.3f ms, MSM %.3f ms, total %.3f ms; "
-              "GPU key load %.2f s, resident %.1f MiB\n",
-              last.witness_transfer_s * 1e3, last.build_abc_s * 1e3, last.ntt_s * 1e3, last.msm_s * 1e3,
-              last.total_s * 1e3, gpu_load_s, gpu_key->info().resident_bytes / 1048576.0);
+  for (bool overlap : {true, false}) {
+    zk::engine::EngineOptions gpu_opts;
+    gpu_opts.backend = zk::engine::Backend::kCuda;
+    gpu_opts.cuda_overlap_msms = overlap;
+    auto t0 = Clock::now();
+    const auto gpu_key = zk::engine::ProvingKey::Load(zkey, gpu_opts);
+    const double gpu_load_s = Seconds(t0);
+    const auto gpu_proof = gpu_key->Prove(witness, blinding);  // warm-up and check
+    std::vector<double> gpu_times;
+    zk::engine::PhaseTimings last{};
+    for (int r = 0; r < gpu_reps; ++r) {
+      t0 = Clock::now();
+      last = gpu_key->Prove(witness).timings;
+      gpu_times.push_back(Seconds(t0) * 1e3);
+    }
+    Report(Row{name + (overlap ? "" : " (MSMs sequential)"), log_n, Median(gpu_times), Median(cpu_times), false,
+               gpu_proof.proof_json == cpu_proof.proof_json ? "equal" : "MISMATCH"});
+    std::printf("    GPU phases (last proof): witness %.3f ms, A/B/C %.3f ms, NTT %.3f ms, MSM %.3f ms%s, total %.3f ms; "
+                "GPU key load %.2f s, resident %.1f MiB\n",
+                last.witness_transfer_s * 1e3, last.build_abc_s * 1e3, last.ntt_s * 1e3, last.msm_s * 1e3,
+                overlap ? " (overlapping A/B/C and NTT)" : "", last.total_s * 1e3, gpu_load_s,
+                gpu_key->info().resident_bytes / 1048576.0);
+  }
 }
 
 #if defined(ZKFLEET_BENCH_HAVE_DEVTOOLS)
@@ -366,6 +395,10 @@ int main(int argc, char** argv) {
   std::snprintf(header, sizeof(header), "GPU: %s (%d SMs); CPU path: %d threads (%u hardware threads)", prop.name,
                 prop.multiProcessorCount, pool.size(), std::thread::hardware_concurrency());
   std::printf("%s\n", header);
+  CheckDeviceGenerator<zk::curve::Bn254G1>("BN254 G1");
+  CheckDeviceGenerator<zk::curve::Bn254G2>("BN254 G2");
+  CheckDeviceGenerator<zk::curve::Bls12_381G1>("BLS12-381 G1");
+  CheckDeviceGenerator<zk::curve::Bls12_381G2>("BLS12-381 G2");
   int failures = 0;
   auto section = [&](const char* what, auto&& body) {
     try {

@@ -74,34 +74,55 @@ __global__ void HScalarsKernel(uint64_t n, const Fr* a, const Fr* b, const Fr* c
   if (i < n) HScalarStep(i, a, b, c, scalars);
 }
 
-// A stream and the events that time a proof's phases.
+// The streams of one key and the events that order and time a proof:
+// the main stream carries the witness upload, A/B/C, the NTTs, the H MSM and
+// the download; kSideStreams side streams run the other MSMs concurrently.
 class StreamAndEvents {
  public:
   static constexpr int kEvents = 5;
+  static constexpr int kSideStreams = 4;
   explicit StreamAndEvents(const std::string& what) {
     ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), what + ": stream");
+    for (auto& s : side_) ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), what + ": stream");
     for (auto& e : events_) ZK_CUDA_CHECK(cudaEventCreate(&e), what + ": events");
+    for (auto& e : side_done_) ZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), what + ": events");
   }
   ~StreamAndEvents() {
     for (auto& e : events_) {
       if (e) cudaEventDestroy(e);
+    }
+    for (auto& e : side_done_) {
+      if (e) cudaEventDestroy(e);
+    }
+    for (auto& s : side_) {
+      if (s) cudaStreamDestroy(s);
     }
     if (stream_) cudaStreamDestroy(stream_);
   }
   StreamAndEvents(const StreamAndEvents&) = delete;
   StreamAndEvents& operator=(const StreamAndEvents&) = delete;
   cudaStream_t stream() const { return stream_; }
+  cudaStream_t side(int i) const { return side_[i]; }
   cudaEvent_t event(int i) const { return events_[i]; }
+  cudaEvent_t side_done(int i) const { return side_done_[i]; }
   // Seconds between events i and j (after they completed).
   double Seconds(int i, int j, const std::string& phase) const {
     float ms = 0;
     ZK_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i], events_[j]), phase);
     return ms / 1000.0;
   }
+  // Waits for everything queued on every stream (errors ignored: used when
+  // recovering from one).
+  void SyncAllIgnoringErrors() const {
+    cudaStreamSynchronize(stream_);
+    for (auto s : side_) cudaStreamSynchronize(s);
+  }
 
  private:
   cudaStream_t stream_ = nullptr;
+  cudaStream_t side_[kSideStreams] = {};
   cudaEvent_t events_[kEvents] = {};
+  cudaEvent_t side_done_[kSideStreams] = {};
 };
 
 template <class C>
@@ -123,7 +144,9 @@ class CudaGroth16Key final : public engine::ProvingKey {
 
  public:
   CudaGroth16Key(const io::ZkeyFile& zkey, const engine::EngineOptions& options)
-      : device_(options.cuda_device), setup_((SetDevice(options.cuda_device, zkey.path()), zkey.path())) {
+      : device_(options.cuda_device),
+        overlap_(options.cuda_overlap_msms),
+        setup_((SetDevice(options.cuda_device, zkey.path()), zkey.path())) {
     if (sizeof(A1) != zkey.g1_size() || sizeof(A2) != zkey.g2_size()) {
       throw Error(ErrorCode::kInternal, zkey.path() + ": point size does not match the curve");
     }
@@ -162,17 +185,28 @@ class CudaGroth16Key final : public engine::ProvingKey {
     plan_vars_ = msm::MakePlan(nv);
     plan_c_ = msm::MakePlan(std::max<size_t>(n_c_, 1));
     plan_h_ = msm::MakePlan(n);
-    MsmNeeds needs = MsmNeedsFor(plan_vars_, sizeof(X2));
-    needs.Include(MsmNeedsFor(plan_c_, sizeof(X1)));
-    needs.Include(MsmNeedsFor(plan_h_, sizeof(X1)));
-    workspace_ = MsmWorkspace(needs, what + " MSM workspace");
+    const MsmNeeds needs[kSlots] = {MsmNeedsFor(plan_vars_, sizeof(X1)), MsmNeedsFor(plan_vars_, sizeof(X1)),
+                                    MsmNeedsFor(plan_vars_, sizeof(X2)), MsmNeedsFor(plan_c_, sizeof(X1)),
+                                    MsmNeedsFor(plan_h_, sizeof(X1))};
+    workspace_bytes_ = 0;
+    if (overlap_) {
+      for (int slot = 0; slot < kSlots; ++slot) {
+        workspaces_[slot] = MsmWorkspace(needs[slot], what + " MSM workspace " + std::to_string(slot));
+        workspace_bytes_ += workspaces_[slot].bytes();
+      }
+    } else {
+      MsmNeeds shared = needs[0];
+      for (const MsmNeeds& n_slot : needs) shared.Include(n_slot);
+      workspaces_[0] = MsmWorkspace(shared, what + " MSM workspace");
+      workspace_bytes_ = workspaces_[0].bytes();
+    }
     window_sums_ = DeviceBuffer(kSlots * kSlotBytes, what + " MSM window sums");
     staging_ = PinnedBuffer(nv * 32 + kSlots * kSlotBytes, what + " pinned staging");
     ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
 
     info_.resident_bytes = a_.bytes() + b1_.bytes() + b2_.bytes() + c_.bytes() + h_.bytes() + rows_bytes_ +
                            domain_.resident_bytes() + witness_.bytes() + abc_.bytes() + tmp_.bytes() +
-                           workspace_.bytes() + window_sums_.bytes() + staging_.bytes();
+                           workspace_bytes_ + window_sums_.bytes() + staging_.bytes();
   }
 
   const engine::CircuitInfo& info() const override { return info_; }
@@ -283,10 +317,35 @@ class CudaGroth16Key final : public engine::ProvingKey {
     ZK_CUDA_CHECK(cudaEventRecord(setup_.event(1), stream), "witness transfer");
     InjectFaultIfRequested(stream);
 
-    // 2. A, B, C = A·B on the domain.
     const uint32_t* w = witness_.template as<uint32_t>();
     DFr* a = abc_.template as<DFr>();
-    DFr* tmp = tmp_.template as<DFr>();
+    uint32_t* h_scalars = tmp_.template as<uint32_t>();
+
+    // The MSMs over the witness need only the witness: with overlap they
+    // start now on the side streams, next to A/B/C and the NTTs.
+    auto enqueue_witness_msms = [&](cudaStream_t sa, cudaStream_t sb1, cudaStream_t sb2, cudaStream_t sc) {
+      EnqueueMsm<G1>(sa, Workspace(kSlotA), plan_vars_, a_.template as<A1>(), w,
+                     reinterpret_cast<X1*>(SlotDevice(kSlotA)), "MSM A");
+      EnqueueMsm<G1>(sb1, Workspace(kSlotB1), plan_vars_, b1_.template as<A1>(), w,
+                     reinterpret_cast<X1*>(SlotDevice(kSlotB1)), "MSM B1");
+      EnqueueMsm<G2>(sb2, Workspace(kSlotB2), plan_vars_, b2_.template as<A2>(), w,
+                     reinterpret_cast<X2*>(SlotDevice(kSlotB2)), "MSM B2");
+      if (n_c_ > 0) {
+        EnqueueMsm<G1>(sc, Workspace(kSlotC), plan_c_, c_.template as<A1>(), w + 8 * skip,
+                       reinterpret_cast<X1*>(SlotDevice(kSlotC)), "MSM C");
+      }
+    };
+    if (overlap_) {
+      for (int k = 0; k < StreamAndEvents::kSideStreams; ++k) {
+        ZK_CUDA_CHECK(cudaStreamWaitEvent(setup_.side(k), setup_.event(1), 0), "MSM fork");
+      }
+      enqueue_witness_msms(setup_.side(0), setup_.side(1), setup_.side(2), setup_.side(3));
+      for (int k = 0; k < StreamAndEvents::kSideStreams; ++k) {
+        ZK_CUDA_CHECK(cudaEventRecord(setup_.side_done(k), setup_.side(k)), "MSM fork");
+      }
+    }
+
+    // 2. A, B, C = A·B on the domain.
     EvaluateRowsKernel<DFr><<<static_cast<unsigned>((n + 127) / 128), 128, 0, stream>>>(
         static_cast<uint32_t>(n), Rows(0), Rows(1), w, a, a + n, a + 2 * n);
     ZK_CUDA_CHECK_LAUNCH("A/B/C evaluation");
@@ -294,25 +353,19 @@ class CudaGroth16Key final : public engine::ProvingKey {
 
     // 3. Odd coset (3 iNTT + 3 NTT, batched) and the H scalars into tmp.
     domain_.EnqueueToOddCoset(stream, abc_.template as<Fr>(), tmp_.template as<Fr>(), 3, "NTT");
-    uint32_t* h_scalars = tmp_.template as<uint32_t>();
     HScalarsKernel<DFr><<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(n, a, a + n, a + 2 * n, h_scalars);
     ZK_CUDA_CHECK_LAUNCH("H scalars");
-    (void)tmp;
     ZK_CUDA_CHECK(cudaEventRecord(setup_.event(3), stream), "NTT");
 
-    // 4. The five MSMs (spec §8.4), window sums into their slots.
-    EnqueueMsm<G1>(stream, workspace_, plan_vars_, a_.template as<A1>(), w, reinterpret_cast<X1*>(SlotDevice(kSlotA)),
-                   "MSM A");
-    EnqueueMsm<G1>(stream, workspace_, plan_vars_, b1_.template as<A1>(), w,
-                   reinterpret_cast<X1*>(SlotDevice(kSlotB1)), "MSM B1");
-    EnqueueMsm<G2>(stream, workspace_, plan_vars_, b2_.template as<A2>(), w,
-                   reinterpret_cast<X2*>(SlotDevice(kSlotB2)), "MSM B2");
-    if (n_c_ > 0) {
-      EnqueueMsm<G1>(stream, workspace_, plan_c_, c_.template as<A1>(), w + 8 * skip,
-                     reinterpret_cast<X1*>(SlotDevice(kSlotC)), "MSM C");
-    }
-    EnqueueMsm<G1>(stream, workspace_, plan_h_, h_.template as<A1>(), h_scalars,
+    // 4. The remaining MSMs (spec §8.4), window sums into their slots; join.
+    if (!overlap_) enqueue_witness_msms(stream, stream, stream, stream);
+    EnqueueMsm<G1>(stream, Workspace(kSlotH), plan_h_, h_.template as<A1>(), h_scalars,
                    reinterpret_cast<X1*>(SlotDevice(kSlotH)), "MSM H");
+    if (overlap_) {
+      for (int k = 0; k < StreamAndEvents::kSideStreams; ++k) {
+        ZK_CUDA_CHECK(cudaStreamWaitEvent(stream, setup_.side_done(k), 0), "MSM join");
+      }
+    }
     ZK_CUDA_CHECK(cudaEventRecord(setup_.event(4), stream), "MSM");
     char* results = staging_.template as<char>() + nv * 32;
     ZK_CUDA_CHECK(cudaMemcpyAsync(results, window_sums_.get(), kSlots * kSlotBytes, cudaMemcpyDeviceToHost, stream),
@@ -328,7 +381,9 @@ class CudaGroth16Key final : public engine::ProvingKey {
     timings.witness_transfer_s = host_copy_s + setup_.Seconds(0, 1, "timing");
     timings.build_abc_s = setup_.Seconds(1, 2, "timing");
     timings.ntt_s = setup_.Seconds(2, 3, "timing");
-    timings.msm_s = setup_.Seconds(3, 4, "timing") + SecondsSince(t_combine);
+    // With overlap the MSMs run from the witness upload on, alongside A/B/C
+    // and the NTTs: msm_s is then that whole span.
+    timings.msm_s = setup_.Seconds(overlap_ ? 1 : 3, 4, "timing") + SecondsSince(t_combine);
   }
 
   void InjectFaultIfRequested(cudaStream_t stream) const {
@@ -350,9 +405,11 @@ class CudaGroth16Key final : public engine::ProvingKey {
   // After a failure: let queued work finish (it may still read the staging
   // area) and clear the non-sticky error so the next proof starts clean.
   void Recover() const {
-    cudaStreamSynchronize(setup_.stream());
+    setup_.SyncAllIgnoringErrors();
     ClearPendingError();
   }
+
+  const MsmWorkspace& Workspace(Slot slot) const { return workspaces_[overlap_ ? slot : 0]; }
 
   // Blinding and assembly (spec §8.5), as the CPU prover.
   void Assemble(const engine::Witness& witness, const uint64_t r[4], const uint64_t s[4], const J1& pi_a_msm,
@@ -383,6 +440,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
   }
 
   int device_;
+  bool overlap_;  // MSMs on their own streams with their own workspaces
   StreamAndEvents setup_;
   engine::CircuitInfo info_;
   std::vector<uint8_t> r_;
@@ -395,7 +453,8 @@ class CudaGroth16Key final : public engine::ProvingKey {
   DeviceNttDomain<Fr> domain_;
   DeviceBuffer witness_, abc_, tmp_;
   msm::Plan plan_vars_, plan_c_, plan_h_;
-  MsmWorkspace workspace_;
+  MsmWorkspace workspaces_[kSlots];  // [0] only, shared, without overlap
+  size_t workspace_bytes_ = 0;
   DeviceBuffer window_sums_;
   PinnedBuffer staging_;  // witness (n_vars·32 bytes), then kSlots window-sum slots
 };

@@ -24,6 +24,10 @@ struct EngineOptions {
   Backend backend = Backend::kAuto;
   int threads = 0;   // CPU worker threads; 0 = all hardware threads
   int cuda_device = 0;
+  // CUDA: run the five MSMs on their own streams, overlapping each other and
+  // the A/B/C and NTT steps. Costs one MSM workspace per MSM in device memory
+  // (false: one shared workspace, MSMs one after another).
+  bool cuda_overlap_msms = true;
 };
 
 // Wall-clock seconds spent in each phase of one proof. The worker exports

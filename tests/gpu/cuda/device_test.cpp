@@ -174,9 +174,10 @@ std::vector<Fixture> Fixtures() {
           {dir + "/bls12381_k12/circuit_final.zkey", dir + "/bls12381_k12/witness.wtns"}};
 }
 
-std::unique_ptr<engine::ProvingKey> LoadKey(const std::string& zkey, engine::Backend backend) {
+std::unique_ptr<engine::ProvingKey> LoadKey(const std::string& zkey, engine::Backend backend, bool overlap = true) {
   engine::EngineOptions options;
   options.backend = backend;
+  options.cuda_overlap_msms = overlap;
   return engine::ProvingKey::Load(zkey, options);
 }
 
@@ -187,6 +188,7 @@ TEST(CudaProof, BitExactWithCpuProver) {
     const auto witness = engine::Witness::FromFile(f.wtns);
     const auto cpu_key = LoadKey(f.zkey, engine::Backend::kCpu);
     const auto gpu_key = LoadKey(f.zkey, engine::Backend::kCuda);
+    const auto gpu_key_sequential = LoadKey(f.zkey, engine::Backend::kCuda, /*overlap=*/false);
     ASSERT_EQ(gpu_key->backend(), engine::Backend::kCuda);
     EXPECT_EQ(gpu_key->info().n_vars, cpu_key->info().n_vars);
     for (uint8_t seed : {1, 2}) {
@@ -197,6 +199,7 @@ TEST(CudaProof, BitExactWithCpuProver) {
       EXPECT_EQ(got.public_json, want.public_json);
       EXPECT_GT(got.timings.msm_s, 0);
       EXPECT_GT(got.timings.total_s, 0);
+      EXPECT_EQ(gpu_key_sequential->Prove(witness, opts).proof_json, want.proof_json) << "MSMs one after another";
     }
     // Random blinding: different proof, same public signals.
     const engine::Proof random_proof = gpu_key->Prove(witness);
