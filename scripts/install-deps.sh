@@ -17,8 +17,12 @@ PACKAGES=(
   prometheus-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libgmp-dev
   prometheus python3 python3-yaml
-  nodejs npm
 )
+# Node.js: any install that provides node >= 18 and npm will do (Debian's
+# nodejs/npm, or NodeSource's, whose nodejs bundles npm and conflicts with
+# Debian's npm package), so only ask apt for them when the commands are missing.
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
