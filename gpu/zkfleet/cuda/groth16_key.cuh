@@ -202,6 +202,9 @@ class CudaGroth16Key final : public engine::ProvingKey {
     }
     window_sums_ = DeviceBuffer(kSlots * kSlotBytes, what + " MSM window sums");
     staging_ = PinnedBuffer(nv * 32 + kSlots * kSlotBytes, what + " pinned staging");
+    // The uploads above are plain cudaMemcpy calls, which may return before
+    // their DMA lands; proofs run on non-blocking streams that do not wait
+    // for them, so wait here.
     ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
 
     info_.resident_bytes = a_.bytes() + b1_.bytes() + b2_.bytes() + c_.bytes() + h_.bytes() + rows_bytes_ +

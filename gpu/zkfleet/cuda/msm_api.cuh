@@ -44,8 +44,15 @@ DeviceMsm<HostCfg>::DeviceMsm(const curve::Affine<HostCfg>* bases, size_t n, int
   ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "MSM setup");
   ZK_CUDA_CHECK(cudaEventCreate(&m.start), "MSM setup");
   ZK_CUDA_CHECK(cudaEventCreate(&m.stop), "MSM setup");
-  if (n) ZK_CUDA_CHECK(cudaMemcpy(m.bases.get(), bases, n * sizeof(curve::Affine<HostCfg>), cudaMemcpyHostToDevice),
-                       "MSM bases upload");
+  // Uploads go on the MSM's own stream: a plain cudaMemcpy from pageable
+  // memory may return before its DMA lands, and the non-blocking stream does
+  // not wait for the legacy stream.
+  if (n) {
+    ZK_CUDA_CHECK(cudaMemcpyAsync(m.bases.get(), bases, n * sizeof(curve::Affine<HostCfg>), cudaMemcpyHostToDevice,
+                                  m.stream),
+                  "MSM bases upload");
+    ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "MSM bases upload");
+  }
 }
 
 template <class HostCfg>
@@ -60,7 +67,9 @@ template <class HostCfg>
 void DeviceMsm<HostCfg>::UploadScalars(const uint8_t* scalars, size_t count) {
   if (count > impl_->n) throw Error(ErrorCode::kInvalidArgument, "DeviceMsm: more scalars than bases");
   if (count) {
-    ZK_CUDA_CHECK(cudaMemcpy(impl_->scalars.get(), scalars, count * 32, cudaMemcpyHostToDevice), "MSM scalar upload");
+    ZK_CUDA_CHECK(cudaMemcpyAsync(impl_->scalars.get(), scalars, count * 32, cudaMemcpyHostToDevice, impl_->stream),
+                  "MSM scalar upload");
+    ZK_CUDA_CHECK(cudaStreamSynchronize(impl_->stream), "MSM scalar upload");
   }
 }
 

@@ -174,7 +174,12 @@ DeviceNtt<HostFr>::~DeviceNtt() = default;
 
 template <class HostFr>
 void DeviceNtt<HostFr>::Upload(const HostFr* values) {
-  ZK_CUDA_CHECK(cudaMemcpy(impl_->data.get(), values, impl_->data.bytes(), cudaMemcpyHostToDevice), "DeviceNtt upload");
+  // On the transform stream, then wait: a plain cudaMemcpy from pageable
+  // memory may return before its DMA lands, and our non-blocking stream does
+  // not wait for the legacy stream (a race seen on the H200).
+  ZK_CUDA_CHECK(cudaMemcpyAsync(impl_->data.get(), values, impl_->data.bytes(), cudaMemcpyHostToDevice, impl_->stream),
+                "DeviceNtt upload");
+  ZK_CUDA_CHECK(cudaStreamSynchronize(impl_->stream), "DeviceNtt upload");
 }
 
 template <class HostFr>
