@@ -1,7 +1,5 @@
 #include "zkfleet/cpu/groth16_prover.hpp"
 
-#include <sys/random.h>
-
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -12,6 +10,7 @@
 #include "zkfleet/cpu/thread_pool.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
+#include "zkfleet/engine/groth16_assembly.hpp"
 #include "zkfleet/io/json.hpp"
 
 namespace zkfleet::cpu {
@@ -40,25 +39,6 @@ P CopyPoint(const uint8_t* bytes) {
   return p;
 }
 
-// A uniformly random scalar < r from the kernel's CSPRNG (rejection sampling).
-template <class Fr>
-void RandomScalar(uint64_t out[4]) {
-  static_assert(Fr::kLimbs == 4);
-  for (;;) {
-    uint8_t buf[32];
-    size_t got = 0;
-    while (got < sizeof(buf)) {
-      ssize_t n = getrandom(buf + got, sizeof(buf) - got, 0);
-      if (n < 0) throw Error(ErrorCode::kInternal, "getrandom failed while drawing proof blinding");
-      got += static_cast<size_t>(n);
-    }
-    std::memcpy(out, buf, 32);
-    const int top_bits = Fr::kModulusBits - 192;
-    if (top_bits < 64) out[3] &= (uint64_t{1} << top_bits) - 1;
-    if (Fr::is_below_modulus(out)) return;
-  }
-}
-
 template <class C>
 class CpuGroth16Key final : public engine::ProvingKey {
   using Fr = typename C::Fr;
@@ -84,7 +64,6 @@ class CpuGroth16Key final : public engine::ProvingKey {
  public:
   CpuGroth16Key(const io::ZkeyFile& zkey, const engine::EngineOptions& options)
       : pool_(options.threads), domain_(Log2(zkey.domain_size())) {
-    static_assert(sizeof(A1) == 2 * Fr::kBytes * (C::Fq::kLimbs / Fr::kLimbs) || true);
     if (sizeof(A1) != zkey.g1_size() || sizeof(A2) != zkey.g2_size()) {
       throw Error(ErrorCode::kInternal, zkey.path() + ": point size does not match the curve");
     }
@@ -96,11 +75,11 @@ class CpuGroth16Key final : public engine::ProvingKey {
     info_.path = zkey.path();
     r_.assign(zkey.r(), zkey.r() + zkey.n8r());
 
-    alpha1_ = CopyPoint<A1>(zkey.alpha1());
-    beta1_ = CopyPoint<A1>(zkey.beta1());
-    delta1_ = CopyPoint<A1>(zkey.delta1());
-    beta2_ = CopyPoint<A2>(zkey.beta2());
-    delta2_ = CopyPoint<A2>(zkey.delta2());
+    header_.alpha1 = CopyPoint<A1>(zkey.alpha1());
+    header_.beta1 = CopyPoint<A1>(zkey.beta1());
+    header_.delta1 = CopyPoint<A1>(zkey.delta1());
+    header_.beta2 = CopyPoint<A2>(zkey.beta2());
+    header_.delta2 = CopyPoint<A2>(zkey.delta2());
     a_ = CopyPoints<A1>(zkey.a());
     b1_ = CopyPoints<A1>(zkey.b1());
     b2_ = CopyPoints<A2>(zkey.b2());
@@ -160,36 +139,10 @@ class CpuGroth16Key final : public engine::ProvingKey {
     const J1 h_msm = Msm<G1>(h_.data(), reinterpret_cast<const uint8_t*>(h_scalars.data()), 32, n, pool_);
     proof.timings.msm_s = SecondsSince(t0);
 
-    // 4. Blinding and assembly (§8.5).
-    uint64_t r[4], s[4], rs[4];
-    if (options.r) std::memcpy(r, options.r->data(), 32); else RandomScalar<Fr>(r);
-    if (options.s) std::memcpy(s, options.s->data(), 32); else RandomScalar<Fr>(s);
-    if (!Fr::is_below_modulus(r) || !Fr::is_below_modulus(s)) {
-      throw Error(ErrorCode::kInvalidArgument, "blinding scalars r and s must be below the scalar field modulus");
-    }
-    (Fr::from_canonical(r) * Fr::from_canonical(s)).to_canonical(rs);
-
-    const J1 delta1 = J1::from_affine(delta1_);
-    const J1 pi_a = curve::add(curve::add_mixed(pi_a_msm, alpha1_), curve::scalar_mul(delta1, r, 4));
-    const J2 pi_b = curve::add(curve::add_mixed(pi_b_msm, beta2_),
-                               curve::scalar_mul(J2::from_affine(delta2_), s, 4));
-    const J1 b1 = curve::add(curve::add_mixed(b1_msm, beta1_), curve::scalar_mul(delta1, s, 4));
-    J1 pi_c = curve::add(c_msm, h_msm);
-    pi_c = curve::add(pi_c, curve::scalar_mul(pi_a, s, 4));
-    pi_c = curve::add(pi_c, curve::scalar_mul(b1, r, 4));
-    pi_c = curve::add(pi_c, curve::neg(curve::scalar_mul(delta1, rs, 4)));
-
-    // 5. proof.json / public.json in snarkjs's exact layout.
-    const A1 a_aff = curve::to_affine(pi_a), c_aff = curve::to_affine(pi_c);
-    const A2 b_aff = curve::to_affine(pi_b);
-    proof.proof_json = io::ProofJson(C::kName, Dec(a_aff.x), Dec(a_aff.y), Dec(b_aff.x.c0), Dec(b_aff.x.c1),
-                                     Dec(b_aff.y.c0), Dec(b_aff.y.c1), Dec(c_aff.x), Dec(c_aff.y));
-    for (uint32_t i = 1; i <= info_.n_public; ++i) {
-      uint64_t limbs[4];
-      std::memcpy(limbs, w + size_t{i} * 32, 32);
-      proof.public_signals.push_back(io::LimbsToDecimal(limbs, 4));
-    }
-    proof.public_json = io::PublicJson(proof.public_signals);
+    // 4. Blinding and assembly (§8.5), shared with the CUDA backend.
+    uint64_t r[4], s[4];
+    engine::DrawBlinding<Fr>(options, r, s);
+    engine::AssembleProof<C>(header_, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, w, info_.n_public, proof);
     proof.timings.total_s = SecondsSince(t_start);
     return proof;
   }
@@ -199,13 +152,6 @@ class CpuGroth16Key final : public engine::ProvingKey {
     int k = 0;
     while ((uint32_t{1} << k) < n) ++k;
     return k;
-  }
-
-  template <class F>
-  static std::string Dec(const F& x) {
-    uint64_t limbs[F::kLimbs];
-    x.to_canonical(limbs);
-    return io::LimbsToDecimal(limbs, F::kLimbs);
   }
 
   void BuildRows(const io::ZkeyFile& zkey) {
@@ -249,8 +195,7 @@ class CpuGroth16Key final : public engine::ProvingKey {
   mutable ThreadPool pool_;
   NttDomain<Fr> domain_;
   std::vector<uint8_t> r_;
-  A1 alpha1_, beta1_, delta1_;
-  A2 beta2_, delta2_;
+  engine::Groth16HeaderPoints<C> header_;
   std::vector<A1> a_, b1_, c_, h_;
   std::vector<A2> b2_;
   Rows rows_[2];  // 0 = A, 1 = B

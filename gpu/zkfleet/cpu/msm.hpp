@@ -199,7 +199,6 @@ class AffineBuckets {
 template <class Cfg>
 curve::Jacobian<Cfg> Msm(const curve::Affine<Cfg>* bases, const uint8_t* scalars, size_t scalar_stride,
                          size_t n, ThreadPool& pool) {
-  using Affine = curve::Affine<Cfg>;
   using Xyzz = curve::Xyzz<Cfg>;
   using Jacobian = curve::Jacobian<Cfg>;
   if (n == 0) return Jacobian::infinity();

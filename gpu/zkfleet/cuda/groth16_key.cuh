@@ -2,7 +2,6 @@
 // one .cu per curve.
 #pragma once
 
-#include <sys/random.h>
 
 #include <chrono>
 #include <cstring>
@@ -18,6 +17,7 @@
 #include "zkfleet/cuda/groth16_steps.hpp"
 #include "zkfleet/cuda/msm_device.hpp"
 #include "zkfleet/cuda/ntt_device.hpp"
+#include "zkfleet/engine/groth16_assembly.hpp"
 #include "zkfleet/io/json.hpp"
 
 namespace zkfleet::cuda {
@@ -36,31 +36,6 @@ inline std::mutex& DeviceMutex(int device) {
 
 // A uniformly random scalar < r from the kernel's CSPRNG (rejection
 // sampling), as the CPU prover draws it.
-template <class Fr>
-void RandomScalar(uint64_t out[4]) {
-  static_assert(Fr::kLimbs == 4);
-  for (;;) {
-    uint8_t buf[32];
-    size_t got = 0;
-    while (got < sizeof(buf)) {
-      const ssize_t n = getrandom(buf + got, sizeof(buf) - got, 0);
-      if (n < 0) throw Error(ErrorCode::kInternal, "getrandom failed while drawing proof blinding");
-      got += static_cast<size_t>(n);
-    }
-    std::memcpy(out, buf, 32);
-    const int top_bits = Fr::kModulusBits - 192;
-    if (top_bits < 64) out[3] &= (uint64_t{1} << top_bits) - 1;
-    if (Fr::is_below_modulus(out)) return;
-  }
-}
-
-template <class F>
-std::string Dec(const F& x) {
-  uint64_t limbs[F::kLimbs];
-  x.to_canonical(limbs);
-  return io::LimbsToDecimal(limbs, F::kLimbs);
-}
-
 template <class Fr>
 __global__ void EvaluateRowsKernel(uint32_t n, DeviceRows<Fr> a_rows, DeviceRows<Fr> b_rows, const uint32_t* witness,
                                    Fr* a, Fr* b, Fr* c) {
@@ -223,11 +198,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
                                             " bytes, expected 32");
     }
     uint64_t r[4], s[4];
-    if (options.r) std::memcpy(r, options.r->data(), 32); else RandomScalar<Fr>(r);
-    if (options.s) std::memcpy(s, options.s->data(), 32); else RandomScalar<Fr>(s);
-    if (!Fr::is_below_modulus(r) || !Fr::is_below_modulus(s)) {
-      throw Error(ErrorCode::kInvalidArgument, "blinding scalars r and s must be below the scalar field modulus");
-    }
+    engine::DrawBlinding<Fr>(options, r, s);
 
     engine::Proof proof;
     J1 msm_a, msm_b1, msm_c, msm_h;
@@ -414,32 +385,12 @@ class CudaGroth16Key final : public engine::ProvingKey {
 
   const MsmWorkspace& Workspace(Slot slot) const { return workspaces_[overlap_ ? slot : 0]; }
 
-  // Blinding and assembly (spec §8.5), as the CPU prover.
+  // Blinding and assembly (spec §8.5), shared with the CPU prover.
   void Assemble(const engine::Witness& witness, const uint64_t r[4], const uint64_t s[4], const J1& pi_a_msm,
                 const J1& b1_msm, const J2& pi_b_msm, const J1& c_msm, const J1& h_msm, engine::Proof& proof) const {
-    uint64_t rs[4];
-    (Fr::from_canonical(r) * Fr::from_canonical(s)).to_canonical(rs);
-    const J1 delta1 = J1::from_affine(delta1_);
-    const J1 pi_a = curve::add(curve::add_mixed(pi_a_msm, alpha1_), curve::scalar_mul(delta1, r, 4));
-    const J2 pi_b =
-        curve::add(curve::add_mixed(pi_b_msm, beta2_), curve::scalar_mul(J2::from_affine(delta2_), s, 4));
-    const J1 b1 = curve::add(curve::add_mixed(b1_msm, beta1_), curve::scalar_mul(delta1, s, 4));
-    J1 pi_c = curve::add(c_msm, h_msm);
-    pi_c = curve::add(pi_c, curve::scalar_mul(pi_a, s, 4));
-    pi_c = curve::add(pi_c, curve::scalar_mul(b1, r, 4));
-    pi_c = curve::add(pi_c, curve::neg(curve::scalar_mul(delta1, rs, 4)));
-
-    const A1 a_aff = curve::to_affine(pi_a), c_aff = curve::to_affine(pi_c);
-    const A2 b_aff = curve::to_affine(pi_b);
-    proof.proof_json = io::ProofJson(C::kName, Dec(a_aff.x), Dec(a_aff.y), Dec(b_aff.x.c0), Dec(b_aff.x.c1),
-                                     Dec(b_aff.y.c0), Dec(b_aff.y.c1), Dec(c_aff.x), Dec(c_aff.y));
-    const uint8_t* w = witness.values();
-    for (uint32_t i = 1; i <= info_.n_public; ++i) {
-      uint64_t limbs[4];
-      std::memcpy(limbs, w + size_t{i} * 32, 32);
-      proof.public_signals.push_back(io::LimbsToDecimal(limbs, 4));
-    }
-    proof.public_json = io::PublicJson(proof.public_signals);
+    const engine::Groth16HeaderPoints<C> header{alpha1_, beta1_, delta1_, beta2_, delta2_};
+    engine::AssembleProof<C>(header, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, witness.values(),
+                             info_.n_public, proof);
   }
 
   int device_;
