@@ -21,7 +21,7 @@ log() { stdbuf -oL -eL "$@" 2>&1 | tee -a "$LOG"; }
 log nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,memory.used --format=csv
 log nproc
 status=0
-for t in zkfleet_host_pool_test zkfleet_cuda_test; do
+for t in zkfleet_cuda_test; do
   echo "=== $t" | tee -a "$LOG"
   log timeout "${TEST_TIMEOUT:-240}" "$BIN/$t" || status=1
 done
