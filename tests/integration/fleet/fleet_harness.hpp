@@ -18,43 +18,23 @@
 
 #include <zmq.hpp>
 
+#include "testutil/child_process.hpp"
+#include "testutil/test_support.hpp"
 #include "zkfleet/fleet/client.hpp"
 
 namespace fleet_test {
 
 using namespace std::chrono_literals;
 
-// A port nothing listens on right now.
-int FreePort();
-std::string ReadFile(const std::string& path);
+using zkfleet::testing::FreePort;
+using zkfleet::testing::ReadFile;
+using Process = zkfleet::testing::ChildProcess;
+
 std::string Fixture(const std::string& name);  // tests/fixtures/<name>
 std::string BinaryPath(const std::string& tool);  // build/cmd/<tool>/<tool>
 
 // Runs a command to completion (stdout+stderr into `output`); exit code.
 int RunCommand(const std::vector<std::string>& argv, std::string* output = nullptr);
-
-class Process {
- public:
-  Process(std::vector<std::string> argv, std::string log_path);
-  ~Process();
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
-  pid_t pid() const { return pid_; }
-  void Signal(int signal);
-  void Kill9();
-  // Exit code (or 128 + signal) once it has ended; nullopt on timeout.
-  std::optional<int> WaitExit(std::chrono::milliseconds timeout);
-  bool running();
-  std::string Log() const;
-  // Waits until the log matches `pattern`; false on timeout.
-  bool WaitForLog(const std::string& pattern, std::chrono::milliseconds timeout) const;
-
- private:
-  pid_t pid_ = -1;
-  std::optional<int> exit_code_;
-  std::string log_path_;
-};
 
 // One broker and its workers in a temporary directory.
 class Fleet {

@@ -19,7 +19,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "child_process.hpp"
+#include "testutil/child_process.hpp"
+#include "testutil/test_support.hpp"
 #include "prometheus_api.hpp"
 #include "unit/metrics/http_client.hpp"
 
@@ -78,7 +79,7 @@ class PrometheusScrapeTest : public ::testing::Test {
   // Skips the test unless `tool --help` mentions --metrics-listen.
   bool SupportsMetricsListen(const std::string& tool) {
     std::string help;
-    RunCommand({Binary(tool), "--help"}, &help, dir_ / (tool + "-help.log"));
+    RunProcess({Binary(tool), "--help"}, &help, dir_ / (tool + "-help.log"));
     return help.find("--metrics-listen") != std::string::npos;
   }
 
@@ -90,7 +91,7 @@ class PrometheusScrapeTest : public ::testing::Test {
   int Zkctl(const std::vector<std::string>& args, std::string* output) {
     std::vector<std::string> argv = {Binary("zkctl"), "--broker", "tcp://127.0.0.1:" + std::to_string(client_port_)};
     argv.insert(argv.end(), args.begin(), args.end());
-    return RunCommand(argv, output, dir_ / ("zkctl-" + std::to_string(zkctl_runs_++) + ".log"));
+    return RunProcess(argv, output, dir_ / ("zkctl-" + std::to_string(zkctl_runs_++) + ".log"));
   }
 
   std::string WritePrometheusConfig(int broker_metrics, int worker_metrics) {

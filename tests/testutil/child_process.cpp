@@ -1,4 +1,4 @@
-#include "child_process.hpp"
+#include "testutil/child_process.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -9,16 +9,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <atomic>
+#include <filesystem>
+#include <regex>
 #include <thread>
+
+#include "testutil/test_support.hpp"
 
 namespace zkfleet::testing {
 namespace {
 
+// fork + exec with stdout/stderr to `log_path`; the child dies with us.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path) {
-  pid_t parent = getpid();
-  pid_t pid = fork();
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
   if (pid != 0) return pid;
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -26,6 +30,8 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log_path) {
   int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   dup2(fd, 1);
   dup2(fd, 2);
+  // The test process may block signals (the fleet under test uses
+  // signalfd); the child starts clean.
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -48,23 +54,24 @@ int FreePort() {
   bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
   socklen_t length = sizeof(address);
   getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  int port = ntohs(address.sin_port);
+  const int port = ntohs(address.sin_port);
   close(fd);
   return port;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-int RunCommand(const std::vector<std::string>& argv, std::string* output, const std::string& log_path) {
-  pid_t pid = Spawn(argv, log_path);
+int RunProcess(const std::vector<std::string>& argv, std::string* output, const std::string& log_path) {
+  static std::atomic<int> counter{0};
+  const bool temporary = log_path.empty();
+  const std::string log = temporary ? (std::filesystem::temp_directory_path() /
+                                       ("zkfleet-cmd-" + std::to_string(getpid()) + "-" +
+                                        std::to_string(counter++) + ".log"))
+                                          .string()
+                                    : log_path;
+  const pid_t pid = Spawn(argv, log);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (output) *output = ReadFile(log_path);
+  if (output) *output = ReadFile(log);
+  if (temporary) std::filesystem::remove(log);
   return DecodeStatus(status);
 }
 
@@ -76,25 +83,46 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, std::string log
 ChildProcess::~ChildProcess() {
   if (pid_ > 0 && !exit_code_) {
     kill(-pid_, SIGKILL);
-    int status = 0;
-    waitpid(pid_, &status, 0);
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
   }
 }
 
-bool ChildProcess::running() { return !WaitExit(std::chrono::milliseconds(0)).has_value(); }
+void ChildProcess::Signal(int signal) {
+  if (!exit_code_) kill(pid_, signal);
+}
+
+void ChildProcess::Kill9() {
+  Signal(SIGKILL);
+  WaitExit(std::chrono::seconds(5));
+}
 
 std::optional<int> ChildProcess::WaitExit(std::chrono::milliseconds timeout) {
-  if (exit_code_) return exit_code_;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!exit_code_) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       exit_code_ = DecodeStatus(status);
       kill(-pid_, SIGKILL);  // anything it left in its group
-      return exit_code_;
+      break;
     }
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return exit_code_;
+}
+
+bool ChildProcess::running() { return !WaitExit(std::chrono::milliseconds(0)).has_value(); }
+
+std::string ChildProcess::Log() const { return ReadFile(log_path_); }
+
+bool ChildProcess::WaitForLog(const std::string& pattern, std::chrono::milliseconds timeout) const {
+  const std::regex re(pattern);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (std::regex_search(Log(), re)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 
