@@ -37,9 +37,11 @@ struct WindowPlan {
 inline size_t AffineBatch(size_t nbuckets) { return std::min<size_t>(512, nbuckets / 4); }
 
 // Picks the window width and method minimising the estimated multiplication
-// count: per point ~10M (XYZZ) or ~6M plus a share of one inversion (~380M by
-// Fermat) per batch (affine); per bucket ~24M to reduce.
-inline WindowPlan ChooseWindow(size_t points) {
+// count: per point ~10M (XYZZ) or ~6M plus a share of one inversion per batch
+// (affine); per bucket ~24M to reduce. `inversion_cost` is an inversion in
+// multiplications of the same field: ~380 for Fq (Fermat), ~130 for Fq2 (one
+// Fq inversion, but each Fq2 multiplication is already ~3 Fq ones).
+inline WindowPlan ChooseWindow(size_t points, double inversion_cost = 380.0) {
   WindowPlan best{2, false, 0};
   double best_cost = 1e300;
   for (int c = 2; c <= 16; ++c) {
@@ -50,7 +52,7 @@ inline WindowPlan ChooseWindow(size_t points) {
     if (cost < best_cost) { best_cost = cost; best = {c, false, 0}; }
     const size_t batch = AffineBatch(nbuckets);
     if (batch >= 32) {
-      cost = windows * ((6.0 + 380.0 / static_cast<double>(batch)) * static_cast<double>(points) + reduce);
+      cost = windows * ((6.0 + inversion_cost / static_cast<double>(batch)) * static_cast<double>(points) + reduce);
       if (cost < best_cost) { best_cost = cost; best = {c, true, batch}; }
     }
   }
@@ -234,7 +236,8 @@ curve::Jacobian<Cfg> Msm(const curve::Affine<Cfg>* bases, const uint8_t* scalars
   if (m == 0) return curve::to_jacobian(ones);
 
   // 2. Signed digits for every remaining scalar, window-major.
-  const msm_detail::WindowPlan plan = msm_detail::ChooseWindow(m);
+  constexpr bool kExtensionField = requires(typename Cfg::Field f) { f.c0; };
+  const msm_detail::WindowPlan plan = msm_detail::ChooseWindow(m, kExtensionField ? 130.0 : 380.0);
   const int c = plan.bits;
   const int windows = (256 + c - 1) / c;
   std::vector<int32_t> digits(static_cast<size_t>(windows) * m);
