@@ -75,25 +75,16 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
 
 BrokerMetrics::Circuit& BrokerMetrics::ForCircuit(const std::string& circuit_id) {
   std::lock_guard<std::mutex> lock(circuits_mutex_);
-  auto it = circuits_.find(circuit_id);
-  if (it != circuits_.end()) return it->second;
-  // Past the limit every new circuit shares the "_other" series (created at
-  // the first such circuit, so it counts as one of the max_circuits_ + 1).
-  std::string label = circuits_.size() < max_circuits_ ? circuit_id : std::string(kOtherCircuitLabel);
-  if (label != circuit_id) {
-    auto other = circuits_.find(label);
-    if (other != circuits_.end()) return other->second;
-  }
-  Circuit& circuit = circuits_[label];
-  for (size_t i = 0; i < kPriorities.size(); ++i) {
-    prometheus::Labels labels{{"circuit", label}, {"priority", PriorityLabel(kPriorities[i])}};
-    circuit.submitted[i] = &submitted_family_.Add(labels);
-    circuit.completed[i] = &completed_family_.Add(labels);
-  }
-  for (size_t i = 0; i < kFailReasonLabels.size(); ++i) {
-    circuit.failed[i] = &failed_family_.Add({{"circuit", label}, {"reason", std::string(kFailReasonLabels[i])}});
-  }
-  return circuit;
+  return BoundedCircuitSeries(circuits_, max_circuits_, circuit_id, [this](Circuit& circuit, const std::string& label) {
+    for (size_t i = 0; i < kPriorities.size(); ++i) {
+      prometheus::Labels labels{{"circuit", label}, {"priority", PriorityLabel(kPriorities[i])}};
+      circuit.submitted[i] = &submitted_family_.Add(labels);
+      circuit.completed[i] = &completed_family_.Add(labels);
+    }
+    for (size_t i = 0; i < kFailReasonLabels.size(); ++i) {
+      circuit.failed[i] = &failed_family_.Add({{"circuit", label}, {"reason", std::string(kFailReasonLabels[i])}});
+    }
+  });
 }
 
 void BrokerMetrics::JobSubmitted(const std::string& circuit_id, proto::Priority priority) {

@@ -69,4 +69,24 @@ inline constexpr std::array<std::string_view, 5> kOutcomeLabels = {"succeeded", 
 // is reached, so a stream of unknown circuit ids cannot grow the series set.
 inline constexpr std::string_view kOtherCircuitLabel = "_other";
 
+// The series set of `circuit_id` in `circuits` (a map from circuit label to
+// the struct of its series), created with make(set, label) on first use.
+// Past `max_circuits` distinct circuits every new id shares the "_other"
+// set (created at the first such id, so it is one of max_circuits + 1).
+// The caller holds the lock that guards `circuits`.
+template <class Map, class Make>
+typename Map::mapped_type& BoundedCircuitSeries(Map& circuits, size_t max_circuits, const std::string& circuit_id,
+                                                Make&& make) {
+  auto it = circuits.find(circuit_id);
+  if (it != circuits.end()) return it->second;
+  const std::string label = circuits.size() < max_circuits ? circuit_id : std::string(kOtherCircuitLabel);
+  if (label != circuit_id) {
+    auto other = circuits.find(label);
+    if (other != circuits.end()) return other->second;
+  }
+  auto& series = circuits[label];
+  make(series, label);
+  return series;
+}
+
 }  // namespace zkfleet::metrics

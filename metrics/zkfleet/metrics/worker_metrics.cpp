@@ -72,22 +72,15 @@ WorkerMetrics::~WorkerMetrics() = default;
 
 WorkerMetrics::Circuit& WorkerMetrics::ForCircuit(const std::string& circuit_id) {
   std::lock_guard<std::mutex> lock(circuits_mutex_);
-  auto it = circuits_.find(circuit_id);
-  if (it != circuits_.end()) return it->second;
-  std::string label = circuits_.size() < max_circuits_ ? circuit_id : std::string(kOtherCircuitLabel);
-  if (label != circuit_id) {
-    auto other = circuits_.find(label);
-    if (other != circuits_.end()) return other->second;
-  }
-  Circuit& circuit = circuits_[label];
-  for (size_t i = 0; i < kOutcomeLabels.size(); ++i) {
-    circuit.jobs[i] = &jobs_family_.Add({{"circuit", label}, {"outcome", std::string(kOutcomeLabels[i])}});
-  }
-  for (size_t i = 0; i < kPhaseLabels.size(); ++i) {
-    circuit.phase_seconds[i] =
-        &phase_family_.Add({{"circuit", label}, {"phase", std::string(kPhaseLabels[i])}}, DurationBuckets());
-  }
-  return circuit;
+  return BoundedCircuitSeries(circuits_, max_circuits_, circuit_id, [this](Circuit& circuit, const std::string& label) {
+    for (size_t i = 0; i < kOutcomeLabels.size(); ++i) {
+      circuit.jobs[i] = &jobs_family_.Add({{"circuit", label}, {"outcome", std::string(kOutcomeLabels[i])}});
+    }
+    for (size_t i = 0; i < kPhaseLabels.size(); ++i) {
+      circuit.phase_seconds[i] =
+          &phase_family_.Add({{"circuit", label}, {"phase", std::string(kPhaseLabels[i])}}, DurationBuckets());
+    }
+  });
 }
 
 void WorkerMetrics::SetState(proto::WorkerState new_state) {
