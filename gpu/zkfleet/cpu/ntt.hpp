@@ -60,16 +60,8 @@ class NttDomain {
     });
   }
 
-  // a[j] *= inc^j: moves coefficients so that a forward transform evaluates
-  // on the odd coset.
-  void MulCoset(Fr* a, ThreadPool& pool) const {
-    pool.ParallelFor(n_, [&](size_t b, size_t e) {
-      for (size_t i = b; i < e; ++i) a[i] = a[i] * coset_[i];
-    });
-  }
-
-  // iNTT, coset shift and NTT fused into one pass over the data per stage
-  // group: evaluations on the domain -> evaluations on the odd coset.
+  // Evaluations on the domain -> evaluations on the odd coset: iNTT, then
+  // a[j] *= inc^j / n in one pass (the 1/n of the iNTT folded in), then NTT.
   void ToOddCoset(Fr* a, ThreadPool& pool) const {
     Transform(a, inv_twiddles_, pool);
     pool.ParallelFor(n_, [&](size_t b, size_t e) {
