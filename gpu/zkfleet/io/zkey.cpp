@@ -64,13 +64,24 @@ uint64_t ZkeySectionSize(const ZkeyShape& s, uint32_t id) {
 ZkeyFile ZkeyFile::Open(const std::string& path) {
   ZkeyFile key;
   key.file_ = MappedFile::Open(path);
+  // Moving a MappedFile keeps the mapped address, so bytes_ stays valid.
+  key.bytes_ = key.file_.bytes();
+  key.name_ = path;
+  key.Validate();
+  return key;
+}
+
+ZkeyFile ZkeyFile::Parse(std::span<const uint8_t> bytes, std::string name) {
+  ZkeyFile key;
+  key.bytes_ = bytes;
+  key.name_ = std::move(name);
   key.Validate();
   return key;
 }
 
 void ZkeyFile::Validate() {
-  const std::string& name = file_.path();
-  const BinFile bin = BinFile::Parse(file_.bytes(), "zkey", kZkeyMaxVersion, name);
+  const std::string& name = name_;
+  const BinFile bin = BinFile::Parse(bytes_, "zkey", kZkeyMaxVersion, name);
 
   // Section 1: which proving system the key is for.
   {

@@ -7,8 +7,9 @@
 // coefficient values are coef*R^2 mod r. Pointers are only 4-byte aligned:
 // memcpy out, never cast to uint64_t*.
 //
-// Ownership: ZkeyFile owns the mapping; the pointers it returns are valid
-// while it (or the ZkeyFile it was moved into) lives.
+// Ownership: a ZkeyFile from Open() owns the mapping; the pointers it returns
+// are valid while it (or the ZkeyFile it was moved into) lives. A ZkeyFile
+// from Parse() only points into the caller's bytes.
 // Thread-safety: ZkeyFile is immutable after Open(); share it freely.
 // ZkeyWriter is single-threaded.
 #pragma once
@@ -81,9 +82,13 @@ class ZkeyFile {
   // and the field: kNotFound / kIo (file), kBadFormat (malformed),
   // kUnsupported (PLONK/FFLONK key, unknown curve, newer version).
   static ZkeyFile Open(const std::string& path);
+  // The same validation on a zkey already in memory (tests, fuzzing). The
+  // result points into `bytes`, which the caller keeps alive and unchanged;
+  // `name` replaces the path in messages. Throws as Open() minus kNotFound/kIo.
+  static ZkeyFile Parse(std::span<const uint8_t> bytes, std::string name);
 
-  const std::string& path() const { return file_.path(); }
-  uint64_t file_size() const { return file_.size(); }
+  const std::string& path() const { return name_; }
+  uint64_t file_size() const { return bytes_.size(); }
 
   engine::Curve curve() const { return curve_; }
   const ZkeyShape& shape() const { return shape_; }
@@ -126,7 +131,9 @@ class ZkeyFile {
   ZkeyFile() = default;
   void Validate();
 
-  MappedFile file_;
+  MappedFile file_;                 // empty when made by Parse()
+  std::span<const uint8_t> bytes_;  // the whole file: file_'s mapping or the caller's bytes
+  std::string name_;                // path or caller-given name, for messages
   engine::Curve curve_ = engine::Curve::kBn254;
   ZkeyShape shape_;
   const uint8_t* q_ = nullptr;

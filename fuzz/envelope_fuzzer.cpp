@@ -1,0 +1,46 @@
+// Fuzzes the wire envelope decoder (fleet::DecodeEnvelope), which the broker,
+// the worker and the client library run on every frame they receive.
+//
+// Properties: the decoder never crashes and never throws; the status does
+// not depend on the application size limit except for kOversized; an
+// accepted envelope carries the current version and a body, and survives
+// EncodeEnvelope -> DecodeEnvelope unchanged.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fuzz_common.hpp"
+#include "zkfleet/fleet/protocol.hpp"
+
+namespace {
+
+using zkfleet::fleet::DecodeEnvelope;
+using zkfleet::fleet::DecodeStatus;
+using zkfleet::fuzz::Check;
+
+// A small limit so that both sides of the size check get exercised.
+constexpr size_t kSmallLimit = 64;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  zkfleet::proto::Envelope envelope;
+  const DecodeStatus status = DecodeEnvelope(data, size, 0, envelope);
+
+  zkfleet::proto::Envelope limited;
+  const DecodeStatus limited_status = DecodeEnvelope(data, size, kSmallLimit, limited);
+  Check(size > kSmallLimit ? limited_status == DecodeStatus::kOversized : limited_status == status,
+        "the size limit changed the verdict on a frame within it");
+  Check(std::string(zkfleet::fleet::DecodeStatusName(status)) != "unknown", "status without a name");
+
+  if (status != DecodeStatus::kOk) return 0;
+  Check(envelope.version() == zkfleet::fleet::kProtocolVersion, "accepted another version");
+  Check(envelope.body_case() != zkfleet::proto::Envelope::BODY_NOT_SET, "accepted an envelope without a body");
+
+  // What a broker does when it forwards or answers: re-encode and decode.
+  const std::string encoded = zkfleet::fleet::EncodeEnvelope(envelope);
+  zkfleet::proto::Envelope again;
+  Check(DecodeEnvelope(encoded.data(), encoded.size(), 0, again) == DecodeStatus::kOk, "re-encoded envelope rejected");
+  Check(again.SerializeAsString() == encoded, "re-encoded envelope changed");
+  return 0;
+}
