@@ -1,13 +1,15 @@
 // Fuzzes the wire envelope decoder (fleet::DecodeEnvelope), which the broker,
 // the worker and the client library run on every frame they receive.
 //
-// Properties: the decoder never crashes and never throws; the status does
+// Properties: the decoder never crashes, throws or logs; the status does
 // not depend on the application size limit except for kOversized; an
 // accepted envelope carries the current version and a body, and survives
 // EncodeEnvelope -> DecodeEnvelope unchanged.
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include <google/protobuf/stubs/common.h>
 
 #include "fuzz_common.hpp"
 #include "zkfleet/fleet/protocol.hpp"
@@ -21,7 +23,23 @@ using zkfleet::fuzz::Check;
 // A small limit so that both sides of the size check get exercised.
 constexpr size_t kSmallLimit = 64;
 
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+// Decoding must not write to stderr behind our logger's back (a peer could
+// flood it: libprotobuf logs each string field with invalid UTF-8).
+void AbortOnProtobufLog(google::protobuf::LogLevel, const char* file, int line, const std::string& message) {
+  std::fprintf(stderr, "libprotobuf logged while decoding (%s:%d): %s\n", file, line, message.c_str());
+  std::abort();
+}
+#endif
+
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+  google::protobuf::SetLogHandler(AbortOnProtobufLog);
+#endif
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   zkfleet::proto::Envelope envelope;

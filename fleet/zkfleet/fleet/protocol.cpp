@@ -1,5 +1,10 @@
 #include "zkfleet/fleet/protocol.hpp"
 
+#include <google/protobuf/stubs/common.h>
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+#include <google/protobuf/stubs/logging.h>  // LogSilencer (gone since protobuf 22, which logs via Abseil)
+#endif
+
 namespace zkfleet::fleet {
 
 const char* DecodeStatusName(DecodeStatus status) {
@@ -17,7 +22,15 @@ DecodeStatus DecodeEnvelope(const void* data, size_t size, size_t max_bytes, pro
   // The size check comes first so an oversized frame is never parsed.
   if (max_bytes != 0 && size > max_bytes) return DecodeStatus::kOversized;
   if (size > static_cast<size_t>(INT32_MAX)) return DecodeStatus::kOversized;
-  if (!out.ParseFromArray(data, static_cast<int>(size))) return DecodeStatus::kMalformed;
+  {
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+    // libprotobuf writes an ERROR line to stderr for every string field with
+    // invalid UTF-8, so any peer could flood stderr past our logger. The
+    // callers already count and log malformed frames.
+    const google::protobuf::LogSilencer quiet;
+#endif
+    if (!out.ParseFromArray(data, static_cast<int>(size))) return DecodeStatus::kMalformed;
+  }
   // Random bytes sometimes parse as a protobuf with unknown fields only; an
   // envelope without a version is not one of ours.
   if (out.version() == proto::PROTOCOL_VERSION_UNSPECIFIED) return DecodeStatus::kMalformed;
