@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/, `fuzz` CMake preset) and runs each one
+# for SECONDS seconds, one after the other.
+#
+#   bench/fuzz/run.sh SECONDS [target...]
+#
+# targets: zkey wtns r1cs json envelope (default: all). For each target:
+#   1. regression: every file of fuzz/corpus/<target>/ (committed seeds and
+#      the reproducer of every bug found so far) and the full-size bundled
+#      fixtures are run once;
+#   2. fuzzing for SECONDS seconds, starting from build/fuzz/corpus/<target>
+#      (kept between runs), build/fuzz/seeds/<target> (fixtures plus small
+#      valid files from fuzz_seed_gen, rebuilt every run) and fuzz/corpus/.
+# Prints one summary line per target. Crash, hang (-timeout), leak and OOM
+# reproducers go to build/fuzz/artifacts/, logs to build/fuzz/logs/.
+# Exits 1 when any target failed, 2 on bad usage or a failed build.
+#
+# Environment: ZKFLEET_FUZZ_JOBS (build parallelism, default 2),
+# ZKFLEET_FUZZ_RSS_MB (memory limit per fuzzer, default 2048).
+set -uo pipefail
+
+usage() { echo "usage: $0 SECONDS [zkey|wtns|r1cs|json|envelope ...]" >&2; exit 2; }
+[[ $# -ge 1 && "$1" =~ ^[0-9]+$ ]] || usage
+seconds=$1
+shift
+all_targets=(zkey wtns r1cs json envelope)
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
+for t in "${targets[@]}"; do
+  [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "run.sh: unknown target '$t'" >&2; usage; }
+done
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+build=build/fuzz
+fixtures=tests/fixtures
+jobs=${ZKFLEET_FUZZ_JOBS:-2}
+rss_mb=${ZKFLEET_FUZZ_RSS_MB:-2048}
+log() { echo "fuzz/run.sh: $*"; }
+
+# --- build --------------------------------------------------------------------
+if ! command -v clang++ >/dev/null; then
+  log "clang++ not found (libFuzzer needs clang; Debian: apt-get install clang)"
+  exit 2
+fi
+mkdir -p build
+if [[ ! -f $build/CMakeCache.txt ]]; then
+  log "configuring $build (cmake --preset fuzz)"
+  cmake --preset fuzz >"$root/$build.configure.log" 2>&1 || {
+    cat "$root/$build.configure.log"; log "configure failed"; exit 2; }
+fi
+fuzzers=()
+for t in "${targets[@]}"; do fuzzers+=("${t}_fuzzer"); done
+log "building ${fuzzers[*]} fuzz_seed_gen (-j$jobs)"
+cmake --build --preset fuzz --target "${fuzzers[@]}" fuzz_seed_gen -j "$jobs" || { log "build failed"; exit 2; }
+
+# --- seeds ---------------------------------------------------------------------
+rm -rf "$build/seeds"
+"$build/fuzz/fuzz_seed_gen" "$build/seeds" || { log "fuzz_seed_gen failed"; exit 2; }
+mkdir -p "$build/seeds/json"
+# Fixture seeds (copies: libFuzzer truncates them to -max_len for mutation;
+# the regression step below runs them whole).
+fixture_files() {  # the bundled fixtures a target reads
+  case $1 in
+    zkey) ls "$fixtures"/*/circuit_final.zkey ;;
+    wtns) ls "$fixtures"/*/witness.wtns ;;
+    r1cs) ls "$fixtures"/*/circuit.r1cs ;;
+    json) ls "$fixtures"/*/*.json ;;
+    envelope) ;;
+  esac 2>/dev/null
+}
+for t in "${targets[@]}"; do
+  while read -r f; do
+    [[ -n $f ]] && cp "$f" "$build/seeds/$t/$(basename "$(dirname "$f")")_$(basename "$f")"
+  done < <(fixture_files "$t")
+done
+
+# Longest input the mutator makes: room for the small seeds and their
+# mutations, but far below the megabyte fixtures, which would slow every run.
+max_len() {
+  case $1 in
+    zkey|json) echo 8192 ;;
+    *) echo 4096 ;;
+  esac
+}
+
+# --- run -----------------------------------------------------------------------
+mkdir -p "$build/artifacts" "$build/logs"
+summary=()
+failed=0
+for t in "${targets[@]}"; do
+  bin="$build/fuzz/${t}_fuzzer"
+  corpus="$build/corpus/$t"
+  mkdir -p "$corpus" "fuzz/corpus/$t"
+  common=(-timeout=10 -rss_limit_mb="$rss_mb" -artifact_prefix="$build/artifacts/$t-")
+  status=ok
+
+  # Regression inputs: files as arguments are each run once.
+  regression=()
+  while read -r f; do [[ -n $f ]] && regression+=("$f"); done < <(
+    find "fuzz/corpus/$t" -type f | sort; fixture_files "$t")
+  reglog="$build/logs/$t-regression.log"
+  if [[ ${#regression[@]} -gt 0 ]]; then
+    log "$t: running ${#regression[@]} regression inputs"
+    if ! "$bin" "${common[@]}" "${regression[@]}" >"$reglog" 2>&1; then
+      status="REGRESSION FAILED (see $reglog)"
+    fi
+  fi
+
+  fuzzlog="$build/logs/$t.log"
+  if [[ $status == ok ]]; then
+    log "$t: fuzzing for ${seconds}s (log: $fuzzlog)"
+    before=$(find "$build/artifacts" -name "$t-*" | wc -l)
+    "$bin" "${common[@]}" -max_total_time="$seconds" -max_len="$(max_len "$t")" -print_final_stats=1 \
+      "$corpus" "$build/seeds/$t" "fuzz/corpus/$t" >"$fuzzlog" 2>&1
+    rc=$?
+    after=$(find "$build/artifacts" -name "$t-*" | wc -l)
+    if [[ $rc -ne 0 || $after -ne $before ]]; then
+      artifact=$(ls -t "$build/artifacts/$t-"* 2>/dev/null | head -1)
+      kind=$(grep -oE 'ERROR: libFuzzer: [a-z-]+|ERROR: (Address|Leak|UndefinedBehavior)Sanitizer: [a-z-]+|runtime error|fuzz check failed' \
+        "$fuzzlog" | head -1)
+      status="FOUND ${kind:-a failure} (rc $rc; artifact ${artifact:-none}; log $fuzzlog)"
+    fi
+  fi
+
+  # Figures from libFuzzer's last status line and final stats.
+  runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$fuzzlog" 2>/dev/null | tail -1)
+  speed=$(sed -nE 's/^stat::average_exec_per_sec: *([0-9]+)/\1/p' "$fuzzlog" 2>/dev/null | tail -1)
+  last=$(grep -E '^#[0-9]+' "$fuzzlog" 2>/dev/null | tail -1)
+  cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
+  ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")
+  corp=$(sed -nE 's/.* corp: ([0-9]+\/[0-9]+[a-zA-Z]*).*/\1/p' <<<"$last")
+  [[ $status == ok ]] || failed=1
+  summary+=("$(printf '%-9s runs=%-10s exec/s=%-7s cov=%-5s ft=%-6s corpus=%-12s regressions=%-3s %s' \
+    "$t" "${runs:-?}" "${speed:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "${#regression[@]}" "$status")")
+done
+
+echo
+echo "fuzz summary (${seconds}s per target, $(date -u +%Y-%m-%dT%H:%MZ), $(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+printf '%s\n' "${summary[@]}"
+exit "$failed"
