@@ -5,6 +5,11 @@
 //
 // Exit 0 and both files written on success; on any error, one line naming
 // the file and what is wrong on stderr, exit 1, and no output files.
+//
+//   zkprove export-vk <circuit.zkey> <verification_key.json>
+//
+// writes the key's verification key as `snarkjs zkey export verificationkey`
+// does (same JSON, vk_alphabeta_12 included).
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -15,6 +20,9 @@
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/groth16/verifier.hpp"
+#include "zkfleet/io/snarkjs_json_reader.hpp"
+#include "zkfleet/io/zkey.hpp"
 
 namespace {
 
@@ -31,10 +39,30 @@ void WriteFile(const std::string& path, const std::string& text) {
   }
 }
 
+int ExportVk(int argc, char** argv) {
+  CLI::App app{"zkprove export-vk: write a .zkey's verification_key.json (as snarkjs zkey export verificationkey)"};
+  app.name("zkprove export-vk");
+  std::string zkey_path, vk_path;
+  app.add_option("zkey", zkey_path, "circuit proving key (.zkey, Groth16)")->required();
+  app.add_option("vk", vk_path, "output verification_key.json")->required();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const auto zkey = zkfleet::io::ZkeyFile::Open(zkey_path);
+    const auto vk = zkfleet::groth16::VerificationKeyFromZkey(zkey);
+    WriteFile(vk_path, zkfleet::io::VerificationKeyJson(vk, zkfleet::groth16::AlphaBeta(vk)));
+  } catch (const std::exception& e) {
+    std::cerr << "zkprove export-vk: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "export-vk") return ExportVk(argc - 1, argv + 1);
   CLI::App app{"zkprove: Groth16 prover for circom/snarkjs files (drop-in for rapidsnark's prover)"};
+  app.footer("Also: zkprove export-vk <circuit.zkey> <verification_key.json>");
   std::string zkey_path, wtns_path, proof_path, public_path, backend_name = "auto";
   int threads = 0, repeat = 1;
   bool timings = false;
