@@ -1,6 +1,7 @@
 // Circuits the test makes itself with circom2 + snarkjs (a power-8 ptau,
 // groth16 setup, one contribution), proved by zkprove with random, all-zero
 // and all-one inputs, for both curves; snarkjs must verify every proof.
+#include <filesystem>
 #include <random>
 #include <string>
 
@@ -44,15 +45,20 @@ component main {public [k]} = Mix(40);
 
 std::string Bin(const std::string& tool) { return Quote(std::string(ZKFLEET_NODE_BIN) + "/" + tool); }
 
-void MustRun(const std::string& cmd) {
+// A command that must succeed; the caller asserts on the result, so a
+// failure stops the test (an ASSERT in a void helper would only leave the
+// helper, and the test would go on with missing files).
+::testing::AssertionResult Ran(const std::string& cmd) {
   auto r = RunCommand(cmd);
-  ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.output;
+  if (r.exit_code == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "exit " << r.exit_code << ": " << cmd << "\n" << r.output;
 }
 
 class CircomCircuits : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    if (!testing::HaveSnarkjs()) GTEST_SKIP() << "snarkjs/circom2 not installed (run scripts/install-deps.sh)";
+    ASSERT_TRUE(testing::RequireSnarkjs());
+    ASSERT_TRUE(testing::RequireCircom2());
   }
 };
 
@@ -62,13 +68,13 @@ TEST_P(CircomCircuits, ProofsVerifyForRandomZeroAndOneInputs) {
   const std::string d = dir.path().string();
   testing::WriteFile(dir.file("mix.circom"), kCircuit);
   const std::string snarkjs = Bin("snarkjs");
-  MustRun("cd " + Quote(d) + " && " + Bin("circom2") + " mix.circom --r1cs --wasm --prime " + curve + " -o .");
-  MustRun(snarkjs + " powersoftau new " + curve + " 8 " + d + "/p0.ptau");
-  MustRun(snarkjs + " powersoftau contribute " + d + "/p0.ptau " + d + "/p1.ptau --name=t -e=zkfleet-test");
-  MustRun(snarkjs + " powersoftau prepare phase2 " + d + "/p1.ptau " + d + "/p.ptau");
-  MustRun(snarkjs + " groth16 setup " + d + "/mix.r1cs " + d + "/p.ptau " + d + "/m0.zkey");
-  MustRun(snarkjs + " zkey contribute " + d + "/m0.zkey " + d + "/m.zkey --name=t -e=zkfleet-test2");
-  MustRun(snarkjs + " zkey export verificationkey " + d + "/m.zkey " + d + "/vk.json");
+  ASSERT_TRUE(Ran("cd " + Quote(d) + " && " + Bin("circom2") + " mix.circom --r1cs --wasm --prime " + curve + " -o ."));
+  ASSERT_TRUE(Ran(snarkjs + " powersoftau new " + curve + " 8 " + d + "/p0.ptau"));
+  ASSERT_TRUE(Ran(snarkjs + " powersoftau contribute " + d + "/p0.ptau " + d + "/p1.ptau --name=t -e=zkfleet-test"));
+  ASSERT_TRUE(Ran(snarkjs + " powersoftau prepare phase2 " + d + "/p1.ptau " + d + "/p.ptau"));
+  ASSERT_TRUE(Ran(snarkjs + " groth16 setup " + d + "/mix.r1cs " + d + "/p.ptau " + d + "/m0.zkey"));
+  ASSERT_TRUE(Ran(snarkjs + " zkey contribute " + d + "/m0.zkey " + d + "/m.zkey --name=t -e=zkfleet-test2"));
+  ASSERT_TRUE(Ran(snarkjs + " zkey export verificationkey " + d + "/m.zkey " + d + "/vk.json"));
 
   std::mt19937_64 rng(42);
   auto input = [&](const std::string& mode) {
@@ -83,9 +89,10 @@ TEST_P(CircomCircuits, ProofsVerifyForRandomZeroAndOneInputs) {
   for (const std::string mode : {"random", "zero", "one", "random"}) {
     SCOPED_TRACE(curve + " inputs: " + mode);
     testing::WriteFile(dir.file("in.json"), input(mode));
-    MustRun(snarkjs + " wtns calculate " + d + "/mix_js/mix.wasm " + d + "/in.json " + d + "/w.wtns");
-    MustRun(Quote(std::string(ZKFLEET_BINARY_DIR) + "/cmd/zkprove/zkprove") + " " + d + "/m.zkey " + d + "/w.wtns " + d +
-            "/proof.json " + d + "/public.json");
+    std::filesystem::remove(dir.file("proof.json"));  // no stale proof from the previous round
+    ASSERT_TRUE(Ran(snarkjs + " wtns calculate " + d + "/mix_js/mix.wasm " + d + "/in.json " + d + "/w.wtns"));
+    ASSERT_TRUE(Ran(Quote(std::string(ZKFLEET_BINARY_DIR) + "/cmd/zkprove/zkprove") + " " + d + "/m.zkey " + d + "/w.wtns " + d +
+            "/proof.json " + d + "/public.json"));
     std::string out;
     EXPECT_TRUE(testing::SnarkjsVerify(dir.file("vk.json"), dir.file("public.json"), dir.file("proof.json"), &out)) << out;
   }

@@ -6,8 +6,10 @@
 // cleanly, none may fire on a healthy run) and runs every query of the
 // Grafana dashboard against the live data (each must return series).
 //
-// Skips (loudly) when the prometheus binary is missing, or when zkbroker /
-// zkworker do not offer --metrics-listen yet (docs/metrics.md, "Wiring").
+// Fails (never skips) when the prometheus binary is missing (the install
+// script, ./scripts/install-deps.sh, provides it) or when zkbroker / zkworker
+// no longer offer --metrics-listen (docs/metrics.md, "Wiring"): either would
+// otherwise hide that nothing was checked.
 #include <unistd.h>
 
 #include <cmath>
@@ -39,17 +41,6 @@ constexpr int kHighJobs = 4;
 
 std::string Binary(const std::string& tool) { return std::string(ZKFLEET_BINARY_DIR) + "/cmd/" + tool + "/" + tool; }
 
-std::optional<std::string> FindOnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    fs::path candidate = fs::path(dir) / name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return std::nullopt;
-}
-
 template <typename Predicate>
 bool WaitFor(Predicate predicate, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -76,11 +67,13 @@ class PrometheusScrapeTest : public ::testing::Test {
     }
   }
 
-  // Skips the test unless `tool --help` mentions --metrics-listen.
-  bool SupportsMetricsListen(const std::string& tool) {
+  // Whether `tool --help` exits 0 and mentions --metrics-listen.
+  ::testing::AssertionResult SupportsMetricsListen(const std::string& tool) {
     std::string help;
-    RunProcess({Binary(tool), "--help"}, &help, dir_ / (tool + "-help.log"));
-    return help.find("--metrics-listen") != std::string::npos;
+    int code = RunProcess({Binary(tool), "--help"}, &help, dir_ / (tool + "-help.log"));
+    if (code == 0 && help.find("--metrics-listen") != std::string::npos) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << tool << " --help (exit " << code << ") does not offer --metrics-listen:\n"
+                                         << help;
   }
 
   ChildProcess& Start(const std::vector<std::string>& argv, const std::string& name) {
@@ -125,21 +118,12 @@ class PrometheusScrapeTest : public ::testing::Test {
 };
 
 TEST_F(PrometheusScrapeTest, PrometheusSeesTheJobCountersAndPhaseHistogramOfARun) {
-  auto prometheus_binary = FindOnPath("prometheus");
-  if (!prometheus_binary) {
-    GTEST_SKIP() << "SKIPPED: no 'prometheus' on PATH; install it with 'apt-get install prometheus' "
-                    "(scripts/install-deps.sh does)";
-  }
+  ASSERT_TRUE(RequireOnPath("prometheus"));
+  const std::string prometheus_binary = FindOnPath("prometheus");
   for (const char* tool : {"zkbroker", "zkworker", "zkctl"}) {
     ASSERT_EQ(access(Binary(tool).c_str(), X_OK), 0) << Binary(tool) << " is not built";
   }
-  for (const char* tool : {"zkbroker", "zkworker"}) {
-    if (!SupportsMetricsListen(tool)) {
-      GTEST_SKIP() << "SKIPPED: " << tool << " has no --metrics-listen option yet; it must create a "
-                   << "zkfleet::metrics::MetricsServer and " << (tool == std::string("zkbroker") ? "BrokerMetrics" : "WorkerMetrics")
-                   << " and call them as docs/metrics.md (\"Wiring\") lists";
-    }
-  }
+  for (const char* tool : {"zkbroker", "zkworker"}) ASSERT_TRUE(SupportsMetricsListen(tool));
 
   client_port_ = FreePort();
   int worker_port = FreePort();
@@ -164,7 +148,7 @@ TEST_F(PrometheusScrapeTest, PrometheusSeesTheJobCountersAndPhaseHistogramOfARun
       << worker.Log();
   ASSERT_EQ(HttpGet(broker_metrics, "/healthz").status, 200);
 
-  Start({*prometheus_binary, "--config.file=" + WritePrometheusConfig(broker_metrics, worker_metrics),
+  Start({prometheus_binary, "--config.file=" + WritePrometheusConfig(broker_metrics, worker_metrics),
          "--storage.tsdb.path=" + (dir_ / "tsdb").string(),
          "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port), "--log.level=warn"},
         "prometheus");

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "testutil/test_support.hpp"
 #include "zkfleet/common/error.hpp"
 
 namespace zkfleet::io::testing {
@@ -57,8 +58,11 @@ class ScratchDir {
  public:
   ScratchDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            ("zkfleet_io_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+    std::string name = "zkfleet_io_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name();
+    for (char& c : name) {
+      if (c == '/') c = '_';  // parameterized names: one directory, not a tree left behind
+    }
+    path_ = std::filesystem::temp_directory_path() / name;
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -150,7 +154,9 @@ inline std::pair<int, std::string> RunCommand(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-inline std::string SnarkjsPath() { return std::string(ZKFLEET_NODE_BIN) + "/snarkjs"; }
-inline bool HaveSnarkjs() { return std::filesystem::exists(SnarkjsPath()); }
+// snarkjs is installed by ./scripts/install-deps.sh: a test that needs it
+// fails without it (ASSERT_TRUE(testing::RequireSnarkjs())).
+using ::zkfleet::testing::RequireSnarkjs;
+using ::zkfleet::testing::SnarkjsPath;
 
 }  // namespace zkfleet::io::testing

@@ -55,9 +55,7 @@ TEST_P(R1csFixtureTest, WriterRoundTripsByteForByte) {
 // snarkjs accepts a written r1cs: `r1cs info` reads it and `wtns check`
 // evaluates every constraint on the fixture's witness.
 TEST_P(R1csFixtureTest, SnarkjsAcceptsWrittenFile) {
-  if (!testing::HaveSnarkjs()) {
-    GTEST_SKIP() << "SKIPPING: " << testing::SnarkjsPath() << " not found (run npm ci in the repository root)";
-  }
+  ASSERT_TRUE(testing::RequireSnarkjs());
   const auto [dir, curve] = GetParam();
   ScratchDir scratch;
   const std::string out = scratch.File("copy.r1cs");

@@ -79,9 +79,7 @@ TEST_P(ZkeyWriterTest, DefaultTranscriptIsEmpty) {
 // snarkjs exports the same verification key from a key with the empty
 // transcript as from the original.
 TEST_P(ZkeyWriterTest, SnarkjsReadsWrittenKey) {
-  if (!testing::HaveSnarkjs()) {
-    GTEST_SKIP() << "SKIPPING: " << testing::SnarkjsPath() << " not found (run npm ci in the repository root)";
-  }
+  ASSERT_TRUE(testing::RequireSnarkjs());
   ScratchDir dir;
   const ZkeyFile key = ZkeyFile::Open(Fixture(GetParam(), "circuit_final.zkey"));
   const std::string out = dir.File("copy.zkey");
