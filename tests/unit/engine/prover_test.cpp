@@ -1,8 +1,11 @@
 // The CPU proving key as the worker uses it: load once, prove many, from
-// several threads; wrong witnesses are refused and leave the key usable.
+// several threads; the proofs are valid (snarkjs verifies them and rejects
+// tampered ones); wrong witnesses are refused and leave the key usable.
 #include <array>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +17,7 @@ namespace zkfleet::engine {
 namespace {
 
 using zkfleet::testing::Fixture;
+using zkfleet::testing::TempDir;
 
 ProveOptions Blinding(uint64_t r, uint64_t s) {
   ProveOptions o;
@@ -44,6 +48,77 @@ TEST_P(CpuProvingKey, DeterministicForFixedBlindingAndRandomOtherwise) {
   EXPECT_EQ(p1.public_json, zkfleet::testing::ReadFile(Fixture(GetParam(), "public.json")));
   EXPECT_GT(p1.timings.total_s, 0);
   EXPECT_GT(p1.timings.msm_s, 0);
+}
+
+// The bracketed list after `"name": [` in a snarkjs proof.json (pi_a, pi_c:
+// no nested brackets).
+std::pair<size_t, size_t> ListSpan(const std::string& json, const std::string& name) {
+  size_t open = json.find('[', json.find("\"" + name + "\""));
+  size_t close = json.find(']', open);
+  return {open, close + 1 - open};
+}
+
+// The first public signal plus one (its last decimal digit changed).
+std::string BumpFirstSignal(std::string public_json) {
+  size_t quote = public_json.find('"');
+  size_t end = public_json.find('"', quote + 1);
+  char& digit = public_json[end - 1];
+  digit = digit == '9' ? '8' : static_cast<char>(digit + 1);
+  return public_json;
+}
+
+// Validity, not only determinism: snarkjs accepts what the key proves (with
+// fixed and with random blinding) and rejects a proof whose public signal,
+// points or witness were tampered with.
+TEST_P(CpuProvingKey, ProofsVerifyAndTamperedOnesAreRejected) {
+  ASSERT_TRUE(zkfleet::testing::RequireSnarkjs());
+  TempDir dir;
+  const std::string vk = Fixture(GetParam(), "verification_key.json");
+  auto key = ProvingKey::Load(Fixture(GetParam(), "circuit_final.zkey"), {Backend::kCpu, 2});
+  Witness w = Witness::FromFile(Fixture(GetParam(), "witness.wtns"));
+  auto write = [&](const std::string& name, const std::string& proof_json, const std::string& public_json) {
+    zkfleet::testing::WriteFile(dir.file(name + "-proof.json"), proof_json);
+    zkfleet::testing::WriteFile(dir.file(name + "-public.json"), public_json);
+    return std::make_pair(dir.file(name + "-public.json"), dir.file(name + "-proof.json"));
+  };
+
+  const Proof fixed = key->Prove(w, Blinding(5, 7));
+  const Proof random = key->Prove(w);
+  for (const auto& [name, proof] : {std::pair<std::string, const Proof&>{"fixed", fixed}, {"random", random}}) {
+    auto [pub, prf] = write(name, proof.proof_json, proof.public_json);
+    std::string out;
+    EXPECT_TRUE(zkfleet::testing::SnarkjsVerify(vk, pub, prf, &out)) << name << " blinding:\n" << out;
+  }
+
+  // A public signal changed: the same proof must not prove it.
+  {
+    auto [pub, prf] = write("public", fixed.proof_json, BumpFirstSignal(fixed.public_json));
+    EXPECT_NE(zkfleet::testing::ReadFile(pub), fixed.public_json);
+    EXPECT_TRUE(zkfleet::testing::SnarkjsRejects(vk, pub, prf)) << "tampered public signal";
+  }
+  // pi_a and pi_c swapped: both on G1, well-formed, wrong.
+  {
+    std::string swapped = fixed.proof_json;
+    auto a = ListSpan(swapped, "pi_a"), c = ListSpan(swapped, "pi_c");
+    const std::string pi_a = swapped.substr(a.first, a.second), pi_c = swapped.substr(c.first, c.second);
+    ASSERT_NE(pi_a, pi_c);
+    swapped.replace(c.first, c.second, pi_a);  // pi_c comes after pi_a: replace it first
+    swapped.replace(a.first, a.second, pi_c);
+    auto [pub, prf] = write("swapped", swapped, fixed.public_json);
+    EXPECT_TRUE(zkfleet::testing::SnarkjsRejects(vk, pub, prf)) << "pi_a and pi_c swapped";
+  }
+  // A witness with one internal value changed (the last signal, private):
+  // the prover does not check the constraints, the verifier must catch it.
+  {
+    std::string bytes = zkfleet::testing::ReadFile(Fixture(GetParam(), "witness.wtns"));
+    ASSERT_GT(bytes.size(), 32u);
+    bytes[bytes.size() - 32] ^= 1;
+    const Proof bad = key->Prove(Witness::FromBytes(bytes, "tampered witness"), Blinding(5, 7));
+    EXPECT_EQ(bad.public_json, fixed.public_json);
+    EXPECT_NE(bad.proof_json, fixed.proof_json);
+    auto [pub, prf] = write("witness", bad.proof_json, bad.public_json);
+    EXPECT_TRUE(zkfleet::testing::SnarkjsRejects(vk, pub, prf)) << "proof of a tampered witness";
+  }
 }
 
 TEST_P(CpuProvingKey, ConcurrentProofsAgree) {
