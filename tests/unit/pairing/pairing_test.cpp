@@ -215,6 +215,33 @@ TYPED_TEST(PairingTest, SubgroupChecks) {
   }
 }
 
+// The fast endomorphism tests agree with [r]P == O on subgroup points, on
+// random curve points (almost never in the subgroup), and on their sums.
+TYPED_TEST(PairingTest, FastSubgroupChecksMatchTheDefinition) {
+  using C = TypeParam;
+  std::mt19937_64 rng(19);
+  auto check = [](const auto& p) {
+    EXPECT_EQ(curve::InPrimeOrderSubgroup(p), curve::InPrimeOrderSubgroupSlow(p));
+    return curve::InPrimeOrderSubgroupSlow(p);
+  };
+  int members = 0, others = 0;
+  for (int i = 0; i < 8; ++i) {
+    members += check(RandomSubgroupPoint<typename C::G1>(rng));
+    members += check(RandomSubgroupPoint<typename C::G2>(rng));
+    others += !check(zt::RandomCurvePoint<typename C::G2>(rng));
+    const auto g1 = zt::RandomCurvePoint<typename C::G1>(rng);
+    (check(g1) ? members : others) += 1;
+    // cofactor-cleared-looking mixtures: subgroup point + non-member
+    const auto mix = curve::to_affine(curve::add_mixed(
+        curve::Jacobian<typename C::G2>::from_affine(RandomSubgroupPoint<typename C::G2>(rng)),
+        zt::NonSubgroupPoint<typename C::G2>(rng)));
+    others += !check(mix);
+  }
+  EXPECT_EQ(members, (std::is_same_v<C, curve::Bn254> ? 24 : 16));
+  EXPECT_EQ(others, (std::is_same_v<C, curve::Bn254> ? 16 : 24));
+  EXPECT_TRUE(curve::InPrimeOrderSubgroup(curve::Affine<typename C::G2>::infinity()));
+}
+
 // Not a pass/fail check: prints the cost of the pieces of a verification.
 TYPED_TEST(PairingTest, Timings) {
   using C = TypeParam;
