@@ -21,7 +21,7 @@ namespace {
 namespace proto = zkfleet::proto;
 
 // Submits `count` jobs, one every `gap`, then collects every result; counts
-// how often each job was answered.
+// how often each job was answered and keeps who proved it, at which attempt.
 class Stream {
  public:
   Stream(Fleet& fleet, int count, std::chrono::milliseconds gap) {
@@ -40,6 +40,9 @@ class Stream {
         if (!result) break;
         ++answers_[result->job_seq()];
         if (result->state() != proto::JOB_STATE_SUCCEEDED) ++failed_;
+        if (result->partitions_size() > 0) {
+          proved_by_[result->job_seq()] = {result->partitions(0).worker_id(), result->partitions(0).attempts()};
+        }
       }
       if (client->NextJobResult(300ms)) ++extra_;
     });
@@ -51,14 +54,39 @@ class Stream {
     EXPECT_EQ(failed_, 0);
     EXPECT_EQ(extra_, 0) << "a result arrived twice";
   }
+  // After Check(): the worker that proved job `seq`, and its attempt number.
+  std::pair<std::string, uint32_t> ProvedBy(uint64_t seq) const {
+    auto it = proved_by_.find(seq);
+    return it == proved_by_.end() ? std::pair<std::string, uint32_t>{"<no result>", 0} : it->second;
+  }
 
  private:
   std::thread thread_;
   std::vector<uint64_t> submitted_;
   std::map<uint64_t, int> answers_;
+  std::map<uint64_t, std::pair<std::string, uint32_t>> proved_by_;
   int failed_ = 0;
   int extra_ = 0;
 };
+
+// The in-flight count (queued + running) the broker sees for `worker_id`.
+uint32_t InFlight(Fleet& fleet, const std::string& worker_id) {
+  const auto status = fleet.Status();  // named: workers() refers into it
+  for (const auto& w : status.workers()) {
+    if (w.worker_id() == worker_id) return w.in_flight();
+  }
+  return 0;
+}
+
+// Sum of N over the worker log's "handing back N unstarted" lines.
+int HandedBackUnstarted(const std::string& log) {
+  int handed = 0;
+  std::regex handback(R"(handing back (\d+) unstarted)");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), handback); it != std::sregex_iterator(); ++it) {
+    handed += std::stoi((*it)[1].str());
+  }
+  return handed;
+}
 
 std::vector<std::string> WorkerArgs(int delay_ms, const std::string& extra = "") {
   std::vector<std::string> args = {"--instant", "--instant-delay-ms", std::to_string(delay_ms), "--circuit", "c1",
@@ -77,6 +105,10 @@ TEST(FleetDrain, ZkctlDrainDuringAStreamLosesNothing) {
 
   Stream stream(fleet, 120, 5ms);
   std::this_thread::sleep_for(250ms);
+  // Drain while "leaving" holds unstarted items (the stream outpaces the two
+  // workers, so their queues stay full): those must be handed back.
+  for (int i = 0; i < 200 && InFlight(fleet, "leaving") < 3; ++i) std::this_thread::sleep_for(5ms);
+  ASSERT_GE(InFlight(fleet, "leaving"), 3u) << "leaving never held queued items";
   std::string output;
   ASSERT_EQ(fleet.Zkctl({"drain", "leaving", "--wait"}, &output), 0) << output;
   EXPECT_NE(output.find("DRAINING"), std::string::npos) << output;
@@ -102,6 +134,15 @@ TEST(FleetDrain, ZkctlDrainDuringAStreamLosesNothing) {
   std::regex requeued(R"(requeued job_seq=(\d+) partition=0 .*handed back by worker leaving)");
   for (auto it = std::sregex_iterator(broker_log.begin(), broker_log.end(), requeued); it != std::sregex_iterator(); ++it) {
     handed.insert(std::stoull((*it)[1].str()));
+  }
+  // Something was handed back (a drain that handed back nothing would make
+  // every check below vacuous), as the worker says, and each of those jobs
+  // was proved once by the other worker at its original job_seq, with the
+  // attempt refunded.
+  ASSERT_GT(handed.size(), 0u) << "nothing was handed back:\n" << log;
+  EXPECT_EQ(HandedBackUnstarted(log), static_cast<int>(handed.size())) << log;
+  for (uint64_t seq : handed) {
+    EXPECT_EQ(stream.ProvedBy(seq), (std::pair<std::string, uint32_t>{"staying", 1u})) << "job " << seq;
   }
   std::vector<uint64_t> proved_order;
   for (const auto& p : ProcessingLines(staying.Log())) {
@@ -138,12 +179,7 @@ TEST(FleetDrain, SecondSigtermDoesNotSkipTheHandback) {
   EXPECT_NE(log.find("already DRAINING"), std::string::npos) << log;
   // Three queued items went back: at once, or (one still on the wire when
   // the signal came) as it arrived.
-  int handed = 0;
-  std::regex handback(R"(handing back (\d+) unstarted)");
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), handback); it != std::sregex_iterator(); ++it) {
-    handed += std::stoi((*it)[1].str());
-  }
-  EXPECT_EQ(handed, 3) << log;
+  EXPECT_EQ(HandedBackUnstarted(log), 3) << log;
   stream.Check();
   EXPECT_EQ(fleet.Status().items_handed_back(), 3u);
 }

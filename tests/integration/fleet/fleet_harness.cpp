@@ -79,6 +79,39 @@ int Fleet::Zkctl(std::vector<std::string> args, std::string* output) {
   return RunCommand(argv, output);
 }
 
+SlowCircuit GetSlowCircuit() {
+  constexpr int kDomainPower = 16;
+  constexpr int kSeed = 7;
+  const std::string key = "fleet-bn128-p" + std::to_string(kDomainPower) + "-s" + std::to_string(kSeed);
+  const std::string root = std::string(ZKFLEET_BINARY_DIR) + "/test-cache";
+  if (!zkfleet::testing::RequireSnarkjs()) {
+    ADD_FAILURE() << zkfleet::testing::RequireSnarkjs().message();
+    return {};
+  }
+  const std::string dev = BinaryPath("zkfleet-dev");
+  std::string dir = zkfleet::testing::CachedDirectory(root, key, [&](const std::string& out) {
+    std::string output;
+    const std::vector<std::vector<std::string>> steps = {
+        {dev, "gen-circuit", "--curve", "bn128", "--domain-power", std::to_string(kDomainPower), "--seed",
+         std::to_string(kSeed), "--out", out},
+        {dev, "setup", out + "/circuit.r1cs", out + "/circuit.zkey", "--insecure", "--seed", std::to_string(kSeed)},
+        {zkfleet::testing::SnarkjsPath(), "zkey", "export", "verificationkey", out + "/circuit.zkey",
+         out + "/verification_key.json"},
+    };
+    for (const auto& argv : steps) {
+      int code = RunCommand(argv, &output);
+      if (code != 0) {
+        ADD_FAILURE() << argv[0] << " " << argv[1] << " failed (" << code << "):\n" << output;
+        return false;
+      }
+    }
+    std::filesystem::remove(out + "/circuit.r1cs");  // not needed to prove
+    return true;
+  });
+  if (dir.empty()) return {};
+  return {dir + "/circuit.zkey", dir + "/witness.wtns", dir + "/verification_key.json"};
+}
+
 bool SnarkjsVerifies(const std::string& vk_path, const std::string& proof_json, const std::string& public_json,
                      const std::string& scratch_dir) {
   static int counter = 0;

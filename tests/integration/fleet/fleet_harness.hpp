@@ -69,6 +69,20 @@ class Fleet {
   std::vector<std::unique_ptr<Process>> processes_;  // destroyed (killed) with the Fleet
 };
 
+// A generated circuit large enough that one CPU proof with one thread takes
+// over a second on the 2-core CI machine (bn128, domain 2^16: ~1.3 s), made
+// once per build directory with zkfleet-dev gen-circuit + setup --insecure and
+// snarkjs' verification key, and shared by every case (in any process) that
+// asks for it: build/.../test-cache/fleet-bn128-p16-s7. Empty paths (and a
+// test failure) when it could not be made.
+struct SlowCircuit {
+  std::string zkey;     // circuit.zkey
+  std::string witness;  // witness.wtns (satisfies it)
+  std::string vk;       // verification_key.json
+  bool ok() const { return !zkey.empty(); }
+};
+SlowCircuit GetSlowCircuit();
+
 // Verifies proof/public JSON with snarkjs against `vk_path`; true on "OK".
 bool SnarkjsVerifies(const std::string& vk_path, const std::string& proof_json, const std::string& public_json,
                      const std::string& scratch_dir);
