@@ -1,0 +1,82 @@
+# zkfleet_add_gtest(NAME LABEL <unit|integration|gpu> SOURCES ... [LIBS ...]
+#                   [TIMEOUT s] [PROCESSORS n] [ENVIRONMENT VAR=value ...])
+#
+# Builds a GoogleTest binary and registers ONE ctest entry PER TEST CASE
+# (named NAME/Suite.Case), discovered after each build by
+# ZkfleetGtestDiscover.cmake. The binary links zkfleet_gtest_main, which
+# exits 77 when every selected case skipped and none failed; ctest reads 77
+# as "skipped" (SKIP_RETURN_CODE) and any other non-zero exit as "failed".
+# No output text is matched, so a case that fails and then skips is a
+# failure (tests/selfcheck proves it).
+#
+# TIMEOUT applies to each case; PROCESSORS tells `ctest -j` how many cores
+# one case keeps busy (multi-process integration tests use more than one).
+# Shared by the main build and bench/gpu/standalone.
+
+set(ZKFLEET_GTEST_DIR ${CMAKE_CURRENT_LIST_DIR})
+get_filename_component(_zk_gtest_root ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
+set(ZKFLEET_GTEST_MAIN_SOURCE ${_zk_gtest_root}/tests/testutil/gtest_main.cpp)
+if(NOT DEFINED ZKFLEET_FIXTURES_DIR)
+  set(ZKFLEET_FIXTURES_DIR ${_zk_gtest_root}/tests/fixtures)
+endif()
+set(ZKFLEET_NODE_BIN ${_zk_gtest_root}/node_modules/.bin)
+
+if(NOT TARGET zkfleet_gtest_main)
+  add_library(zkfleet_gtest_main STATIC ${ZKFLEET_GTEST_MAIN_SOURCE})
+  target_link_libraries(zkfleet_gtest_main PUBLIC GTest::gtest)
+endif()
+
+# Registers the cases of an already-built gtest TARGET (used by
+# zkfleet_add_gtest, and by tests/selfcheck on its deliberately bad cases).
+function(zkfleet_discover_gtest_cases target)
+  cmake_parse_arguments(T "" "PREFIX;TIMEOUT;PROCESSORS;CTEST_FILE" "LABELS;ENVIRONMENT" ${ARGN})
+  if(NOT T_PREFIX)
+    set(T_PREFIX "${target}/")
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  if(NOT T_PROCESSORS)
+    set(T_PROCESSORS 1)
+  endif()
+  if(NOT T_CTEST_FILE)
+    set(T_CTEST_FILE ${CMAKE_CURRENT_BINARY_DIR}/${target}_cases.cmake)
+  endif()
+  string(REPLACE ";" "|" labels "${T_LABELS}")
+  string(REPLACE ";" "|" env "${T_ENVIRONMENT}")
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_COMMAND}
+      -D "TEST_EXECUTABLE=$<TARGET_FILE:${target}>"
+      -D "CTEST_FILE=${T_CTEST_FILE}"
+      -D "TEST_PREFIX=${T_PREFIX}"
+      -D "TEST_LABELS=${labels}"
+      -D "TEST_TIMEOUT=${T_TIMEOUT}"
+      -D "TEST_PROCESSORS=${T_PROCESSORS}"
+      -D "TEST_ENVIRONMENT=${env}"
+      -P ${ZKFLEET_GTEST_DIR}/ZkfleetGtestDiscover.cmake
+    BYPRODUCTS ${T_CTEST_FILE}
+    VERBATIM)
+  # Until the binary is built, ctest shows one failing placeholder entry
+  # rather than silently running nothing.
+  set(include_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_include.cmake)
+  file(WRITE ${include_file}
+    "if(EXISTS \"${T_CTEST_FILE}\")\n"
+    "  include(\"${T_CTEST_FILE}\")\n"
+    "else()\n"
+    "  add_test(${target}_NOT_BUILT ${target}_NOT_BUILT)\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
+endfunction()
+
+function(zkfleet_add_gtest name)
+  cmake_parse_arguments(T "" "LABEL;TIMEOUT;PROCESSORS" "SOURCES;LIBS;ENVIRONMENT" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest zkfleet_gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    ZKFLEET_FIXTURES_DIR="${ZKFLEET_FIXTURES_DIR}"
+    ZKFLEET_NODE_BIN="${ZKFLEET_NODE_BIN}"
+    ZKFLEET_BINARY_DIR="${PROJECT_BINARY_DIR}"
+    ZKFLEET_SOURCE_DIR="${_zk_gtest_root}")
+  zkfleet_discover_gtest_cases(${name} LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT}
+    PROCESSORS ${T_PROCESSORS} ENVIRONMENT ${T_ENVIRONMENT})
+endfunction()
