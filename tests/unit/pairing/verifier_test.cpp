@@ -1,0 +1,257 @@
+// groth16::Verify / PreparedVerifier and the snarkjs JSON readers: every
+// failure class gets its status, the key from a .zkey equals snarkjs's
+// verification_key.json, and malformed JSON only ever throws zkfleet::Error.
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "testutil/test_support.hpp"
+#include "unit/pairing/curve_test_points.hpp"
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/groth16/verifier.hpp"
+#include "zkfleet/io/curve_primes.hpp"
+#include "zkfleet/io/json.hpp"
+#include "zkfleet/io/snarkjs_json_reader.hpp"
+#include "zkfleet/io/zkey.hpp"
+
+namespace {
+
+namespace zt = zkfleet::testing;
+namespace groth16 = zkfleet::groth16;
+namespace io = zkfleet::io;
+using groth16::VerifyStatus;
+using json = nlohmann::json;
+
+struct Files {
+  std::string vk, pub, proof;
+};
+
+class VerifierTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  std::string Fx(const char* file) const { return zt::Fixture(GetParam(), file); }
+  groth16::VerificationKey Vk() const { return io::ReadVerificationKeyJson(Fx("verification_key.json")); }
+  std::vector<groth16::BigInt> Pub() const { return io::ReadPublicSignalsJson(Fx("public.json")); }
+  groth16::Proof Proof() const { return io::ReadProofJson(Fx("proof.json")); }
+  bool Bls() const { return std::string(GetParam()).starts_with("bls"); }
+};
+
+TEST_P(VerifierTest, FixtureProofVerifies) {
+  const auto vk = Vk();
+  const auto res = groth16::Verify(vk, Pub(), Proof());
+  EXPECT_TRUE(res.ok()) << res.reason;
+  const groth16::PreparedVerifier prepared(vk);
+  EXPECT_TRUE(prepared.Verify(Pub(), Proof()).ok());
+  EXPECT_EQ(prepared.key().n_public, 2u);
+}
+
+TEST_P(VerifierTest, KeyFromZkeyEqualsSnarkjsJson) {
+  const auto zkey = io::ZkeyFile::Open(Fx("circuit_final.zkey"));
+  const auto vk = groth16::VerificationKeyFromZkey(zkey);
+  EXPECT_EQ(io::VerificationKeyJson(vk, groth16::AlphaBeta(vk)), zt::ReadFile(Fx("verification_key.json")));
+}
+
+TEST_P(VerifierTest, EveryFailureHasItsStatus) {
+  const auto vk = Vk();
+  const auto pub = Pub();
+  const auto proof = Proof();
+  const auto& primes = io::PrimesOf(vk.curve);
+  groth16::BigInt r{}, q{};
+  std::memcpy(r.data(), primes.r, primes.n8r);
+  std::memcpy(q.data(), primes.q, primes.n8q);
+  auto status = [&](const groth16::VerificationKey& k, const std::vector<groth16::BigInt>& s, const groth16::Proof& p) {
+    const auto res = groth16::Verify(k, s, p);
+    EXPECT_EQ(res.ok(), res.reason.empty());
+    EXPECT_EQ(res.reason.find('\n'), std::string::npos);
+    return res.status;
+  };
+
+  auto s = pub;
+  s.pop_back();
+  EXPECT_EQ(status(vk, s, proof), VerifyStatus::kBadPublicSignals);
+  s = pub;
+  s.push_back({});
+  EXPECT_EQ(status(vk, s, proof), VerifyStatus::kBadPublicSignals);
+  s = pub;
+  s[0] = r;
+  EXPECT_EQ(status(vk, s, proof), VerifyStatus::kBadPublicSignals);
+  s = pub;
+  s[0][0] ^= 1;
+  EXPECT_EQ(status(vk, s, proof), VerifyStatus::kInvalidProof);
+
+  auto p = proof;
+  p.curve = Bls() ? zkfleet::engine::Curve::kBn254 : zkfleet::engine::Curve::kBls12_381;
+  EXPECT_EQ(status(vk, pub, p), VerifyStatus::kCurveMismatch);
+  p = proof;
+  p.a.x[0] ^= 1;
+  EXPECT_EQ(status(vk, pub, p), VerifyStatus::kBadProofPoint);
+  p = proof;
+  p.b.y1 = q;
+  EXPECT_EQ(status(vk, pub, p), VerifyStatus::kBadProofPoint);
+  p = proof;
+  std::swap(p.a, p.c);
+  EXPECT_EQ(status(vk, pub, p), VerifyStatus::kInvalidProof);
+  p = proof;
+  p.c.infinity = true;
+  EXPECT_EQ(status(vk, pub, p), VerifyStatus::kInvalidProof);
+
+  // A G2 point on the curve, outside the subgroup.
+  std::mt19937_64 rng(5);
+  auto set_g2 = [](groth16::G2Point& out, const auto& pt) {
+    pt.x.c0.to_canonical(out.x0.data());
+    pt.x.c1.to_canonical(out.x1.data());
+    pt.y.c0.to_canonical(out.y0.data());
+    pt.y.c1.to_canonical(out.y1.data());
+  };
+  p = proof;
+  if (Bls()) {
+    set_g2(p.b, zt::NonSubgroupPoint<zkfleet::curve::Bls12_381G2>(rng));
+  } else {
+    set_g2(p.b, zt::NonSubgroupPoint<zkfleet::curve::Bn254G2>(rng));
+  }
+  auto res = groth16::Verify(vk, pub, p);
+  EXPECT_EQ(res.status, VerifyStatus::kBadProofPoint);
+  EXPECT_NE(res.reason.find("subgroup"), std::string::npos) << res.reason;
+  if (Bls()) {
+    p = proof;
+    const auto a = zt::NonSubgroupPoint<zkfleet::curve::Bls12_381G1>(rng);
+    a.x.to_canonical(p.a.x.data());
+    a.y.to_canonical(p.a.y.data());
+    res = groth16::Verify(vk, pub, p);
+    EXPECT_EQ(res.status, VerifyStatus::kBadProofPoint);
+    EXPECT_NE(res.reason.find("subgroup"), std::string::npos) << res.reason;
+  }
+
+  // Bad keys.
+  auto k = vk;
+  k.ic.pop_back();
+  EXPECT_EQ(status(k, pub, proof), VerifyStatus::kBadKey);
+  k = vk;
+  if (Bls()) {
+    set_g2(k.gamma2, zt::NonSubgroupPoint<zkfleet::curve::Bls12_381G2>(rng));
+  } else {
+    set_g2(k.gamma2, zt::NonSubgroupPoint<zkfleet::curve::Bn254G2>(rng));
+  }
+  EXPECT_EQ(status(k, pub, proof), VerifyStatus::kBadKey);
+  EXPECT_THROW(groth16::PreparedVerifier{k}, zkfleet::Error);
+  k = vk;
+  k.alpha1.y[0] ^= 1;
+  EXPECT_EQ(status(k, pub, proof), VerifyStatus::kBadKey);
+  EXPECT_THROW(groth16::PreparedVerifier{k}, zkfleet::Error);
+  EXPECT_THROW(groth16::AlphaBeta(k), zkfleet::Error);
+  k = vk;
+  k.delta2 = vk.gamma2;  // a valid key, for another circuit
+  EXPECT_EQ(status(k, pub, proof), VerifyStatus::kInvalidProof);
+}
+
+TEST_P(VerifierTest, ReaderAcceptsWhatSnarkjsAccepts) {
+  json p = json::parse(zt::ReadFile(Fx("proof.json")));
+  auto hex = [](const json& dec) {
+    const auto v = io::ParseBigIntString(dec.get<std::string>(), "x");
+    std::string h;
+    for (size_t i = v.size(); i-- > 0;) {
+      char buf[17];
+      std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v[i]));
+      h += buf;
+    }
+    return "0x" + h;
+  };
+  p.erase("protocol");
+  p.erase("curve");
+  p["pi_a"] = json::array({hex(p["pi_a"][0]), hex(p["pi_a"][1])});  // 2 coordinates, hex
+  p["pi_b"].erase(2);
+  const auto proof = io::ParseProofJson(p.dump(), "proof");
+  EXPECT_FALSE(proof.curve.has_value());
+  EXPECT_TRUE(groth16::Verify(Vk(), Pub(), proof).ok());
+  // JSON numbers and hex strings as signals.
+  const auto s = io::ParsePublicSignalsJson(R"([1, "2", "0x3", "0X0a"])", "public");
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0][0], 1u);
+  EXPECT_EQ(s[1][0], 2u);
+  EXPECT_EQ(s[2][0], 3u);
+  EXPECT_EQ(s[3][0], 10u);
+}
+
+// Random damage to real files: the readers return or throw zkfleet::Error,
+// never anything else.
+TEST_P(VerifierTest, MalformedJsonOnlyThrowsZkfleetError) {
+  const std::string texts[3] = {zt::ReadFile(Fx("verification_key.json")), zt::ReadFile(Fx("proof.json")),
+                                zt::ReadFile(Fx("public.json"))};
+  const char* alphabet = "0123456789x[]{},:\"-. abnlufe";
+  std::mt19937_64 rng(99);
+  int threw = 0;
+  for (int i = 0; i < 1500; ++i) {
+    const int which = i % 3;
+    std::string t = texts[which];
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const size_t pos = rng() % t.size();
+      switch (rng() % 4) {
+        case 0: t[pos] = alphabet[rng() % 28]; break;
+        case 1: t.erase(pos, 1 + rng() % 20); break;
+        case 2: t = t.substr(0, pos) + alphabet[rng() % 28] + t.substr(pos); break;
+        default: t.resize(pos); break;
+      }
+      if (t.empty()) t.push_back('x');
+    }
+    try {
+      if (which == 0) io::ParseVerificationKeyJson(t, "vk");
+      if (which == 1) io::ParseProofJson(t, "proof");
+      if (which == 2) io::ParsePublicSignalsJson(t, "public");
+    } catch (const zkfleet::Error& e) {
+      ++threw;
+      EXPECT_NE(std::string(e.what()), "");
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not a zkfleet::Error: " << e.what() << "\ninput: " << t;
+    }
+  }
+  EXPECT_GT(threw, 500);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, VerifierTest, ::testing::Values("bn128_k12", "bls12381_k12"));
+
+TEST(SnarkjsJsonReader, RejectsBadShapesWithClearMessages) {
+  const std::vector<std::pair<std::string, std::string>> bad_proofs = {
+      {"", "not valid JSON"},
+      {"[]", "must be a JSON object"},
+      {"{}", "missing \"pi_a\""},
+      {R"({"pi_a": 5, "pi_b": [], "pi_c": []})", "pi_a must be a G1 point"},
+      {R"({"pi_a": ["1","2","3"], "pi_b": [], "pi_c": []})", "third coordinate"},
+      {R"({"pi_a": ["1","-2"], "pi_b": [], "pi_c": []})", "not a number"},
+      {R"({"pi_a": ["1",2.5], "pi_b": [], "pi_c": []})", "must be a decimal string"},
+      {R"({"pi_a": ["1","2"], "pi_b": [["1","2"],["3"]], "pi_c": ["1","2"]})", "Fq2 pair"},
+      {R"({"pi_a": ["1","2"], "pi_b": [["1","2"],["3","4"]], "pi_c": ["1","2"], "curve": "bn256x"})",
+       "unsupported curve"},
+      {R"({"pi_a": ["1","2"], "pi_b": [["1","2"],["3","4"]], "pi_c": ["1","2"], "protocol": "plonk"})",
+       "not groth16"},
+      {R"({"pi_a": ["0x","2"], "pi_b": [["1","2"],["3","4"]], "pi_c": ["1","2"]})", "not a number"},
+      {R"({"pi_a": [")" + std::string(120, '9') + R"(","2"], "pi_b": [["1","2"],["3","4"]], "pi_c": ["1","2"]})",
+       "too large"},
+  };
+  for (const auto& [text, message] : bad_proofs) {
+    try {
+      io::ParseProofJson(text, "proof.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const zkfleet::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("proof.json"), std::string::npos) << e.what();
+    }
+  }
+  json vk = json::parse(zt::ReadFile(zt::Fixture("bn128_k12", "verification_key.json")));
+  vk["nPublic"] = 3;
+  EXPECT_THROW(io::ParseVerificationKeyJson(vk.dump(), "vk"), zkfleet::Error);
+  vk["nPublic"] = 2;
+  vk["curve"] = "BLS12-381";
+  EXPECT_EQ(io::ParseVerificationKeyJson(vk.dump(), "vk").curve, zkfleet::engine::Curve::kBls12_381);
+  vk["curve"] = "alt_bn128";
+  EXPECT_EQ(io::ParseVerificationKeyJson(vk.dump(), "vk").curve, zkfleet::engine::Curve::kBn254);
+  vk.erase("IC");
+  EXPECT_THROW(io::ParseVerificationKeyJson(vk.dump(), "vk"), zkfleet::Error);
+  EXPECT_THROW(io::ParsePublicSignalsJson("{\"a\": 1}", "public"), zkfleet::Error);
+  EXPECT_THROW(io::ParsePublicSignalsJson("[-1]", "public"), zkfleet::Error);
+  EXPECT_THROW(io::ReadProofJson("/nonexistent/proof.json"), zkfleet::Error);
+}
+
+}  // namespace
