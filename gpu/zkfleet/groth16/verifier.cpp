@@ -85,37 +85,51 @@ std::string ToG2(const G2Point& in, pairing::G2Affine<C>& out, const std::string
   return "";
 }
 
-// sum_i scalars[i]·bases[i] by Straus's method: one shared chain of
-// doublings, signed 4-bit windows, tables of 1..8·P_i in affine form.
+// Tables of the multiples 1·P .. 2^(bits-1)·P of each base, affine, one
+// field inversion for all of them.
 template <class Cfg>
-curve::Jacobian<Cfg> SmallMsm(std::span<const curve::Affine<Cfg>> bases, std::span<const BigInt> scalars) {
+std::vector<curve::Affine<Cfg>> MultiplesTable(std::span<const curve::Affine<Cfg>> bases, int bits) {
   using Jac = curve::Jacobian<Cfg>;
-  using Aff = curve::Affine<Cfg>;
-  constexpr int kBits = 4, kWindows = 64, kTable = 1 << (kBits - 1);
-  const size_t n = bases.size();
-  std::vector<int32_t> digits(n * kWindows);
-  std::vector<Jac> jac(n * kTable);
-  std::vector<Aff> table(n * kTable);
-  for (size_t i = 0; i < n; ++i) {
-    cpu::msm_detail::SignedDigits(scalars[i].data(), kBits, kWindows, &digits[i * kWindows], 1);
-    Jac p = Jac::from_affine(bases[i]);
-    jac[i * kTable] = p;
-    for (int k = 1; k < kTable; ++k) jac[i * kTable + k] = curve::add_mixed(jac[i * kTable + k - 1], bases[i]);
+  const size_t per = size_t{1} << (bits - 1);
+  std::vector<Jac> jac(bases.size() * per);
+  for (size_t i = 0; i < bases.size(); ++i) {
+    jac[i * per] = Jac::from_affine(bases[i]);
+    for (size_t k = 1; k < per; ++k) jac[i * per + k] = curve::add_mixed(jac[i * per + k - 1], bases[i]);
   }
+  std::vector<curve::Affine<Cfg>> table(jac.size());
   curve::batch_to_affine(jac.data(), table.data(), jac.size());
+  return table;
+}
+
+// sum_i scalars[i]·bases[i] by Straus's method: one shared chain of
+// doublings, signed windows of `bits` bits, and `table` (MultiplesTable of
+// the bases with the same `bits`). 8-bit windows halve the additions of
+// 4-bit ones, but their tables (128 points per base) only pay off when
+// computed once per key.
+template <class Cfg>
+curve::Jacobian<Cfg> StrausMsm(std::span<const curve::Affine<Cfg>> table, int bits, std::span<const BigInt> scalars) {
+  using Jac = curve::Jacobian<Cfg>;
+  const int windows = (256 + bits - 1) / bits;
+  const size_t per = size_t{1} << (bits - 1);
+  const size_t n = scalars.size();
+  std::vector<int32_t> digits(n * windows);
+  for (size_t i = 0; i < n; ++i) cpu::msm_detail::SignedDigits(scalars[i].data(), bits, windows, &digits[i * windows], 1);
   Jac acc = Jac::infinity();
-  for (int w = kWindows - 1; w >= 0; --w) {
+  for (int w = windows - 1; w >= 0; --w) {
     if (!acc.is_infinity()) {
-      for (int b = 0; b < kBits; ++b) acc = curve::dbl(acc);
+      for (int b = 0; b < bits; ++b) acc = curve::dbl(acc);
     }
     for (size_t i = 0; i < n; ++i) {
-      const int32_t d = digits[i * kWindows + w];
-      if (d > 0) acc = curve::add_mixed(acc, table[i * kTable + d - 1]);
-      if (d < 0) acc = curve::add_mixed(acc, curve::neg(table[i * kTable + (-d) - 1]));
+      const int32_t d = digits[i * windows + w];
+      if (d > 0) acc = curve::add_mixed(acc, table[i * per + d - 1]);
+      if (d < 0) acc = curve::add_mixed(acc, curve::neg(table[i * per + (-d) - 1]));
     }
   }
   return acc;
 }
+
+constexpr int kOneShotWindowBits = 4;   // tables built per verification
+constexpr int kPreparedWindowBits = 8;  // tables built once per PreparedVerifier
 
 // A checked key in curve types, with its pairing data precomputed.
 template <class C>
@@ -125,9 +139,11 @@ struct TypedKey {
   std::vector<pairing::G1Affine<C>> ic;
   pairing::G2Prepared<C> gamma_prepared, delta_prepared;
   pairing::Gt<C> alpha_beta_miller;  // Miller loop of (alpha, beta), before the final exponentiation
+  std::vector<pairing::G1Affine<C>> ic_table;  // multiples of IC[1..], kPreparedWindowBits; empty: one-shot
 
-  // Returns "" or what is wrong with the key.
-  std::string Load(const VerificationKey& vk) {
+  // Returns "" or what is wrong with the key. `prepared`: also build the
+  // 8-bit MSM tables of IC (worth it when the key verifies many proofs).
+  std::string Load(const VerificationKey& vk, bool prepared) {
     if (vk.ic.size() != size_t{vk.n_public} + 1) {
       return "verification key: IC has " + std::to_string(vk.ic.size()) + " points, nPublic + 1 = " +
              std::to_string(size_t{vk.n_public} + 1) + " expected";
@@ -146,6 +162,9 @@ struct TypedKey {
     delta_prepared = pairing::G2Prepared<C>(delta);
     const pairing::G1G2Pair<C> ab{alpha, beta};
     alpha_beta_miller = pairing::MillerLoop<C>(std::span<const pairing::G1G2Pair<C>>(&ab, 1));
+    if (prepared) {
+      ic_table = MultiplesTable<typename C::G1>(std::span<const pairing::G1Affine<C>>(ic).subspan(1), kPreparedWindowBits);
+    }
     return "";
   }
 
@@ -182,7 +201,11 @@ struct TypedKey {
     if (!err.empty()) return fail(VerifyStatus::kBadProofPoint, err);
 
     // vk_x = IC[0] + sum s_i IC[i+1]
-    auto vk_x_jac = SmallMsm<typename C::G1>(std::span(ic).subspan(1), signals);
+    const std::span<const pairing::G1Affine<C>> ic_rest = std::span<const pairing::G1Affine<C>>(ic).subspan(1);
+    auto vk_x_jac = ic_table.empty()
+                        ? StrausMsm<typename C::G1>(MultiplesTable<typename C::G1>(ic_rest, kOneShotWindowBits),
+                                                    kOneShotWindowBits, signals)
+                        : StrausMsm<typename C::G1>(ic_table, kPreparedWindowBits, signals);
     vk_x_jac = curve::add_mixed(vk_x_jac, ic[0]);
     const pairing::G1Affine<C> vk_x = curve::to_affine(vk_x_jac);
 
@@ -201,11 +224,11 @@ struct TypedKey {
 using AnyTypedKey = std::variant<TypedKey<curve::Bn254>, TypedKey<curve::Bls12_381>>;
 
 // Loads vk into the variant; returns "" or what is wrong.
-std::string LoadTyped(const VerificationKey& vk, AnyTypedKey& out) {
+std::string LoadTyped(const VerificationKey& vk, AnyTypedKey& out, bool prepared) {
   if (vk.curve == engine::Curve::kBn254) {
-    return out.emplace<TypedKey<curve::Bn254>>().Load(vk);
+    return out.emplace<TypedKey<curve::Bn254>>().Load(vk, prepared);
   }
-  return out.emplace<TypedKey<curve::Bls12_381>>().Load(vk);
+  return out.emplace<TypedKey<curve::Bls12_381>>().Load(vk, prepared);
 }
 
 template <class C>
@@ -292,7 +315,7 @@ std::array<BigInt, 12> AlphaBetaTyped(const VerificationKey& vk) {
 
 VerifyResult Verify(const VerificationKey& vk, std::span<const BigInt> public_signals, const Proof& proof) {
   AnyTypedKey typed;
-  std::string err = LoadTyped(vk, typed);
+  std::string err = LoadTyped(vk, typed, /*prepared=*/false);
   if (!err.empty()) return VerifyResult{VerifyStatus::kBadKey, err};
   return std::visit([&](const auto& k) { return k.Verify(vk, public_signals, proof); }, typed);
 }
@@ -304,7 +327,7 @@ struct PreparedVerifier::Impl {
 
 PreparedVerifier::PreparedVerifier(const VerificationKey& vk) : impl_(std::make_unique<Impl>()) {
   impl_->vk = vk;
-  std::string err = LoadTyped(vk, impl_->typed);
+  std::string err = LoadTyped(vk, impl_->typed, /*prepared=*/true);
   if (!err.empty()) throw Error(ErrorCode::kBadFormat, err);
 }
 PreparedVerifier::~PreparedVerifier() = default;

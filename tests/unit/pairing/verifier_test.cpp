@@ -210,6 +210,86 @@ TEST_P(VerifierTest, MalformedJsonOnlyThrowsZkfleetError) {
   EXPECT_GT(threw, 500);
 }
 
+// A synthetic key with known discrete logs, so that a valid proof can be made
+// for any public signals: IC_i = k_i·G1, alpha = a·G1, beta = b·G2,
+// gamma = g·G2, delta = d·G2, A = x·G1, B = y·G2 and C = c·G1 with
+// c = (xy - ab - g·(k_0 + sum s_i k_i)) / d. Exercises the MSM of both
+// paths (4-bit one-shot and 8-bit prepared windows) with 70 full-size,
+// zero, one and r-1 signals.
+template <class C>
+void SyntheticKeyTest(zkfleet::engine::Curve curve_id) {
+  using Fr = typename C::Fr;
+  using G1 = typename C::G1;
+  using G2 = typename C::G2;
+  std::mt19937_64 rng(2024);
+  auto g1 = [](const Fr& k) { return zt::Mul(G1::generator(), k); };
+  auto g2 = [](const Fr& k) { return zt::Mul(G2::generator(), k); };
+  auto big = [](const auto& f) {
+    groth16::BigInt v{};
+    f.to_canonical(v.data());
+    return v;
+  };
+  auto set1 = [&](groth16::G1Point& out, const auto& p) {
+    out.x = big(p.x);
+    out.y = big(p.y);
+  };
+  auto set2 = [&](groth16::G2Point& out, const auto& p) {
+    out.x0 = big(p.x.c0);
+    out.x1 = big(p.x.c1);
+    out.y0 = big(p.y.c0);
+    out.y1 = big(p.y.c1);
+  };
+  const int n = 70;
+  const Fr a = zt::RandomScalar<Fr>(rng), b = zt::RandomScalar<Fr>(rng), g = zt::RandomScalar<Fr>(rng),
+           d = zt::RandomScalar<Fr>(rng), x = zt::RandomScalar<Fr>(rng), y = zt::RandomScalar<Fr>(rng);
+  groth16::VerificationKey vk;
+  vk.curve = curve_id;
+  vk.n_public = n;
+  set1(vk.alpha1, g1(a));
+  set2(vk.beta2, g2(b));
+  set2(vk.gamma2, g2(g));
+  set2(vk.delta2, g2(d));
+  std::vector<Fr> k(n + 1), sig(n);
+  std::vector<groth16::BigInt> signals(n);
+  Fr v = Fr::zero();
+  for (int i = 0; i <= n; ++i) {
+    k[i] = zt::RandomScalar<Fr>(rng);
+    vk.ic.emplace_back();
+    set1(vk.ic.back(), g1(k[i]));
+    if (i == 0) {
+      v = k[0];
+      continue;
+    }
+    sig[i - 1] = i % 7 == 1 ? Fr::zero() : i % 7 == 2 ? Fr::one() : i % 7 == 3 ? Fr::zero() - Fr::one()
+                                                                                 : zt::RandomScalar<Fr>(rng);
+    signals[i - 1] = big(sig[i - 1]);
+    v += sig[i - 1] * k[i];
+  }
+  const Fr c = (x * y - a * b - g * v) * d.inverse();
+  groth16::Proof proof;
+  set1(proof.a, g1(x));
+  set2(proof.b, g2(y));
+  set1(proof.c, g1(c));
+  const groth16::PreparedVerifier prepared(vk);
+  auto res = groth16::Verify(vk, signals, proof);
+  EXPECT_TRUE(res.ok()) << res.reason;
+  res = prepared.Verify(signals, proof);
+  EXPECT_TRUE(res.ok()) << res.reason;
+  for (int i : {0, 1, 2, 3, 40, n - 1}) {
+    auto bad = signals;
+    bad[i] = big(sig[i] + Fr::one());
+    EXPECT_EQ(groth16::Verify(vk, bad, proof).status, VerifyStatus::kInvalidProof) << i;
+    EXPECT_EQ(prepared.Verify(bad, proof).status, VerifyStatus::kInvalidProof) << i;
+  }
+}
+
+TEST(SyntheticKey, Bn254ValidProofForManyPublicSignals) {
+  SyntheticKeyTest<zkfleet::curve::Bn254>(zkfleet::engine::Curve::kBn254);
+}
+TEST(SyntheticKey, Bls12_381ValidProofForManyPublicSignals) {
+  SyntheticKeyTest<zkfleet::curve::Bls12_381>(zkfleet::engine::Curve::kBls12_381);
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, VerifierTest, ::testing::Values("bn128_k12", "bls12381_k12"));
 
 TEST(SnarkjsJsonReader, RejectsBadShapesWithClearMessages) {
