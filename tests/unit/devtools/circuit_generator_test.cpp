@@ -3,6 +3,7 @@
 // circom-like, the output is a pure function of the seed, and bad options
 // are rejected with a message naming the option.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -20,16 +21,30 @@ namespace {
 using testing::FromLe;
 using testing::GmpField;
 
-std::filesystem::path ScratchDir() {
+// A scratch directory removed with its contents when the test's variable
+// goes out of scope (kept when the test failed, for the post-mortem).
+struct ScratchPath : std::filesystem::path {
+  explicit ScratchPath(std::filesystem::path p) : std::filesystem::path(std::move(p)) {}
+  ScratchPath(const ScratchPath&) = delete;
+  ~ScratchPath() {
+    std::error_code ec;
+    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(*this, ec);
+  }
+};
+
+ScratchPath ScratchDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = std::string("zkfleet_devtools_") + info->test_suite_name() + "_" + info->name();
+  // The process id keeps cases apart when builds (release, asan, tsan) run
+  // the same case at the same time.
+  std::string name = std::string("zkfleet_devtools_") + std::to_string(getpid()) + "_" + info->test_suite_name() + "_" +
+                     info->name();
   for (char& c : name) {
     if (c == '/') c = '_';
   }
   const auto dir = std::filesystem::temp_directory_path() / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  return dir;
+  return ScratchPath(dir);
 }
 
 // <lc, w> mod p with GMP.

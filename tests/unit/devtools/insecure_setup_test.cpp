@@ -3,6 +3,7 @@
 // independently (scalars with GMP, points by double-and-add) from the same
 // seeded toxic waste. Bad circuits are rejected with clear messages.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -26,16 +27,30 @@ using testing::FromLe;
 using testing::GmpField;
 using testing::ToLe;
 
-std::filesystem::path ScratchDir() {
+// A scratch directory removed with its contents when the test's variable
+// goes out of scope (kept when the test failed, for the post-mortem).
+struct ScratchPath : std::filesystem::path {
+  explicit ScratchPath(std::filesystem::path p) : std::filesystem::path(std::move(p)) {}
+  ScratchPath(const ScratchPath&) = delete;
+  ~ScratchPath() {
+    std::error_code ec;
+    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(*this, ec);
+  }
+};
+
+ScratchPath ScratchDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = std::string("zkfleet_devtools_") + info->test_suite_name() + "_" + info->name();
+  // The process id keeps cases apart when builds (release, asan, tsan) run
+  // the same case at the same time.
+  std::string name = std::string("zkfleet_devtools_") + std::to_string(getpid()) + "_" + info->test_suite_name() + "_" +
+                     info->name();
   for (char& c : name) {
     if (c == '/') c = '_';
   }
   const auto dir = std::filesystem::temp_directory_path() / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  return dir;
+  return ScratchPath(dir);
 }
 
 std::vector<uint8_t> FileBytes(const std::string& path) {
