@@ -153,6 +153,14 @@ struct TypedKey {
     if (err.empty()) err = ToG2<C>(vk.gamma2, gamma, "verification key: vk_gamma_2");
     if (err.empty()) err = ToG2<C>(vk.delta2, delta, "verification key: vk_delta_2");
     if (!err.empty()) return err;
+    // A Groth16 key never has these at infinity; one that does makes its
+    // pairing equation degenerate (e.g. delta = O drops C from it).
+    const char* at_infinity = alpha.is_infinity() ? "vk_alpha_1"
+                              : beta.is_infinity() ? "vk_beta_2"
+                              : gamma.is_infinity() ? "vk_gamma_2"
+                              : delta.is_infinity() ? "vk_delta_2"
+                                                    : nullptr;
+    if (at_infinity) return std::string("verification key: ") + at_infinity + " is the point at infinity";
     ic.resize(vk.ic.size());
     for (size_t i = 0; i < vk.ic.size(); ++i) {
       err = ToG1<C>(vk.ic[i], ic[i], "verification key: IC[" + std::to_string(i) + "]");

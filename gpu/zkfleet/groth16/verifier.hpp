@@ -7,7 +7,8 @@
 //
 // Verify() checks, in this order, and stops at the first failure:
 //   1. the key: IC has nPublic + 1 points; every coordinate < q; every point on
-//      its curve and in the prime-order subgroup (kBadKey);
+//      its curve and in the prime-order subgroup; alpha, beta, gamma, delta
+//      not at infinity (kBadKey);
 //   2. the public signals: exactly nPublic of them, each < r (kBadPublicSignals);
 //   3. the proof: the curve it names (if any) is the key's (kCurveMismatch);
 //      every coordinate < q, A and C on G1, B on G2, all three in the

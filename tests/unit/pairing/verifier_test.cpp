@@ -142,6 +142,9 @@ TEST_P(VerifierTest, EveryFailureHasItsStatus) {
   EXPECT_THROW(groth16::PreparedVerifier{k}, zkfleet::Error);
   EXPECT_THROW(groth16::AlphaBeta(k), zkfleet::Error);
   k = vk;
+  k.delta2.infinity = true;
+  EXPECT_EQ(status(k, pub, proof), VerifyStatus::kBadKey);
+  k = vk;
   k.delta2 = vk.gamma2;  // a valid key, for another circuit
   EXPECT_EQ(status(k, pub, proof), VerifyStatus::kInvalidProof);
 }
