@@ -1,7 +1,9 @@
 // groth16::Verify / PreparedVerifier and the snarkjs JSON readers: every
 // failure class gets its status, the key from a .zkey equals snarkjs's
 // verification_key.json, and malformed JSON only ever throws zkfleet::Error.
+#include <atomic>
 #include <random>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,28 @@ TEST_P(VerifierTest, FixtureProofVerifies) {
   const groth16::PreparedVerifier prepared(vk);
   EXPECT_TRUE(prepared.Verify(Pub(), Proof()).ok());
   EXPECT_EQ(prepared.key().n_public, 2u);
+}
+
+// PreparedVerifier::Verify from several threads at once, valid and invalid
+// inputs interleaved (meant for the tsan preset too).
+TEST_P(VerifierTest, PreparedVerifierIsThreadSafe) {
+  const groth16::PreparedVerifier prepared(Vk());
+  const auto pub = Pub();
+  const auto proof = Proof();
+  auto bad = pub;
+  bad[0][0] ^= 1;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) {
+        const bool expect = (t + i) % 2 == 0;
+        if (prepared.Verify(expect ? pub : bad, proof).ok() != expect) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST_P(VerifierTest, KeyFromZkeyEqualsSnarkjsJson) {
