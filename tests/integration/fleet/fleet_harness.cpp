@@ -84,8 +84,8 @@ SlowCircuit GetSlowCircuit() {
   constexpr int kSeed = 7;
   const std::string key = "fleet-bn128-p" + std::to_string(kDomainPower) + "-s" + std::to_string(kSeed);
   const std::string root = std::string(ZKFLEET_BINARY_DIR) + "/test-cache";
-  if (!zkfleet::testing::RequireSnarkjs()) {
-    ADD_FAILURE() << zkfleet::testing::RequireSnarkjs().message();
+  if (auto installed = zkfleet::testing::RequireSnarkjs(); !installed) {
+    ADD_FAILURE() << installed.message();
     return {};
   }
   const std::string dev = BinaryPath("zkfleet-dev");
@@ -114,6 +114,10 @@ SlowCircuit GetSlowCircuit() {
 
 bool SnarkjsVerifies(const std::string& vk_path, const std::string& proof_json, const std::string& public_json,
                      const std::string& scratch_dir) {
+  if (auto installed = zkfleet::testing::RequireSnarkjs(); !installed) {
+    ADD_FAILURE() << installed.message();
+    return false;
+  }
   static int counter = 0;
   std::string base = scratch_dir + "/verify-" + std::to_string(counter++);
   std::ofstream(base + "-proof.json") << proof_json;
@@ -122,8 +126,9 @@ bool SnarkjsVerifies(const std::string& vk_path, const std::string& proof_json, 
   int code = RunCommand({std::string(ZKFLEET_NODE_BIN) + "/snarkjs", "groth16", "verify", vk_path,
                          base + "-public.json", base + "-proof.json"},
                         &output);
-  if (code != 0) ADD_FAILURE() << "snarkjs verify failed (" << code << "):\n" << output;
-  return code == 0;
+  const bool ok = code == 0 && output.find("OK!") != std::string::npos;
+  if (!ok) ADD_FAILURE() << "snarkjs verify failed (" << code << "):\n" << output;
+  return ok;
 }
 
 std::vector<Processed> ProcessingLines(const std::string& log) {

@@ -84,6 +84,7 @@ struct SlowCircuit {
 SlowCircuit GetSlowCircuit();
 
 // Verifies proof/public JSON with snarkjs against `vk_path`; true on "OK".
+// A failure (with the reason, e.g. "snarkjs not found at ...") otherwise.
 bool SnarkjsVerifies(const std::string& vk_path, const std::string& proof_json, const std::string& public_json,
                      const std::string& scratch_dir);
 
