@@ -38,12 +38,19 @@ jobs=${ZKFLEET_FUZZ_JOBS:-2}
 rss_mb=${ZKFLEET_FUZZ_RSS_MB:-2048}
 log() { echo "fuzz/run.sh: $*"; }
 
+# One run at a time: two would share the corpus directories and the cores.
+mkdir -p build
+exec 9>build/fuzz.lock
+if ! flock -n 9; then
+  log "another bench/fuzz/run.sh is running (build/fuzz.lock)"
+  exit 2
+fi
+
 # --- build --------------------------------------------------------------------
 if ! command -v clang++ >/dev/null; then
   log "clang++ not found (libFuzzer needs clang; Debian: apt-get install clang)"
   exit 2
 fi
-mkdir -p build
 if [[ ! -f $build/CMakeCache.txt ]]; then
   log "configuring $build (cmake --preset fuzz)"
   cmake --preset fuzz >"$root/$build.configure.log" 2>&1 || {
