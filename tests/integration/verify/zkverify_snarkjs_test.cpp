@@ -3,8 +3,9 @@
 // against `snarkjs zkey export verificationkey`.
 //
 // Proof sources: the bundled fixtures, ../shared/fixtures when present, and
-// circuits made here (zkfleet-dev gen-circuit + setup --insecure, and a
-// hand-written nPublic = 0 circuit), proved with zkprove. snarkjs runs once,
+// circuits made here (zkfleet-dev gen-circuit + setup --insecure, a
+// hand-written nPublic = 0 circuit, and a circom2 circuit with a snarkjs
+// power-6 ceremony), proved with zkprove. snarkjs runs once,
 // over the whole batch, in one node process (tests/tools/snarkjs_verify_batch.mjs).
 //
 // Where zkverify is deliberately stricter than snarkjs (a coordinate ≥ q,
@@ -251,8 +252,52 @@ void WriteNoPublicCircuit(zkfleet::engine::Curve curve, const std::string& r1cs_
   return Ran(Quote(Zkprove()) + " export-vk " + Quote(d + "/circuit.zkey") + " " + Quote(d + "/vk.json"));
 }
 
+// nPublic = 5 (one output, four public inputs).
+constexpr const char* kCircomCircuit = R"(pragma circom 2.0.0;
+template T(N) {
+    signal input a[N];
+    signal input b;
+    signal output c;
+    signal acc[N + 1];
+    acc[0] <== b * b;
+    for (var i = 0; i < N; i++) {
+        acc[i + 1] <== acc[i] * a[i] + b;
+    }
+    c <== acc[N];
+}
+component main {public [a]} = T(4);
+)";
+
+// Compiles kCircomCircuit with circom2 and runs a throw-away snarkjs ceremony
+// in `dir`: t.zkey, vk.json (snarkjs's export, which must equal
+// zkprove export-vk's), t_js/t.wasm.
+::testing::AssertionResult MakeCircomCircuit(const std::string& curve, const fs::path& dir) {
+  fs::create_directories(dir);
+  const std::string d = Quote(dir.string());
+  const std::string snarkjs = Quote(zt::SnarkjsPath());
+  zt::WriteFile((dir / "t.circom").string(), kCircomCircuit);
+  for (const std::string& cmd : {
+           "cd " + d + " && " + Quote(zt::Circom2Path()) + " t.circom --r1cs --wasm --prime " + curve + " -o .",
+           "cd " + d + " && " + snarkjs + " powersoftau new " + curve + " 6 p0.ptau",
+           "cd " + d + " && " + snarkjs + " powersoftau contribute p0.ptau p1.ptau --name=t -e=zkfleet-verify",
+           "cd " + d + " && " + snarkjs + " powersoftau prepare phase2 p1.ptau p.ptau",
+           "cd " + d + " && " + snarkjs + " groth16 setup t.r1cs p.ptau t0.zkey",
+           "cd " + d + " && " + snarkjs + " zkey contribute t0.zkey t.zkey --name=t -e=zkfleet-verify2",
+           "cd " + d + " && " + snarkjs + " zkey export verificationkey t.zkey vk.json",
+           "cd " + d + " && " + Quote(Zkprove()) + " export-vk t.zkey our_vk.json",
+       }) {
+    auto r = Ran(cmd);
+    if (!r) return r;
+  }
+  if (Load((dir / "vk.json").string()) != Load((dir / "our_vk.json").string())) {
+    return ::testing::AssertionFailure() << "zkprove export-vk differs from snarkjs for " << dir.string();
+  }
+  return ::testing::AssertionSuccess();
+}
+
 TEST(ZkverifyVsSnarkjs, AgreesOnValidAndTamperedProofs) {
   ASSERT_TRUE(zt::RequireSnarkjs());
+  ASSERT_TRUE(zt::RequireCircom2());
   zt::TempDir tmp;
   Corpus corpus(tmp.path());
   const std::string other_vk[2] = {zt::Fixture("bls12381_k12", "verification_key.json"),
@@ -291,9 +336,28 @@ TEST(ZkverifyVsSnarkjs, AgreesOnValidAndTamperedProofs) {
       }
     }
   }
+  // 3. A circom2 circuit per curve, two witnesses each (snarkjs wtns calculate).
+  for (const std::string curve : {"bn128", "bls12381"}) {
+    const fs::path d = tmp.path() / ("circom_" + curve);
+    ASSERT_TRUE(MakeCircomCircuit(curve, d));
+    for (int k = 0; k < 2; ++k) {
+      const std::string in = (d / ("in" + std::to_string(k) + ".json")).string();
+      zt::WriteFile(in, k == 0 ? R"({"a": ["1", "2", "3", "4"], "b": "5"})"
+                               : R"({"a": ["123456789012345678901234567890", "0", "7", "99"], "b": "31337"})");
+      const std::string wtns = (d / ("w" + std::to_string(k) + ".wtns")).string();
+      const std::string proof = (d / ("proof" + std::to_string(k) + ".json")).string();
+      const std::string pub = (d / ("public" + std::to_string(k) + ".json")).string();
+      ASSERT_TRUE(Ran(Quote(zt::SnarkjsPath()) + " wtns calculate " + Quote((d / "t_js" / "t.wasm").string()) + " " +
+                      Quote(in) + " " + Quote(wtns)));
+      ASSERT_TRUE(Ran(Quote(Zkprove()) + " " + Quote((d / "t.zkey").string()) + " " + Quote(wtns) + " " + Quote(proof) +
+                      " " + Quote(pub)));
+      corpus.AddValid(curve + " circom2 nPublic=5 proof " + std::to_string(k), (d / "vk.json").string(), pub, proof,
+                      other(curve));
+    }
+  }
   const auto& cases = corpus.cases();
 
-  // 3. snarkjs, once for the whole batch.
+  // 4. snarkjs, once for the whole batch.
   json list = json::array();
   for (const auto& c : cases) list.push_back({{"vk", c.vk}, {"public", c.pub}, {"proof", c.proof}});
   const std::string list_path = tmp.file("cases.json"), results_path = tmp.file("results.json");
@@ -305,7 +369,7 @@ TEST(ZkverifyVsSnarkjs, AgreesOnValidAndTamperedProofs) {
   const json snark = Load(results_path);
   ASSERT_EQ(snark.size(), cases.size());
 
-  // 4. zkverify, once per case, and the comparison.
+  // 5. zkverify, once per case, and the comparison.
   int compared = 0, agreed_valid = 0, agreed_invalid = 0, strict = 0, strict_snarkjs_accepted = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
