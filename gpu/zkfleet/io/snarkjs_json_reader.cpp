@@ -134,8 +134,13 @@ engine::Curve CurveOf(const json& j, const std::string& name) {
 void CheckProtocol(const json& obj, const std::string& name) {
   auto it = obj.find("protocol");
   if (it == obj.end()) return;
-  if (!it->is_string() || it->get_ref<const std::string&>() != "groth16") {
-    throw Error(ErrorCode::kUnsupported, name + ": protocol " + it->dump() + " is not groth16");
+  // Never dump() the value into the message: dump() recurses, and a deeply
+  // nested "protocol" ([[[[...]]]]) would overflow the stack.
+  if (!it->is_string()) Bad(name, std::string("\"protocol\" must be a string, found ") + it->type_name());
+  const auto& protocol = it->get_ref<const std::string&>();
+  if (protocol != "groth16") {
+    throw Error(ErrorCode::kUnsupported,
+                name + ": protocol \"" + protocol.substr(0, 80) + "\" is not groth16");
   }
 }
 
