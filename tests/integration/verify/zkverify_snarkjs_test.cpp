@@ -1,5 +1,5 @@
 // zkverify against snarkjs's verifier on a few hundred proofs, valid and
-// tampered, both curves, nPublic 0, 2 and 64, and `zkprove export-vk`
+// tampered, both curves, nPublic 0, 2, 5 and 64, and `zkprove export-vk`
 // against `snarkjs zkey export verificationkey`.
 //
 // Proof sources: the bundled fixtures, ../shared/fixtures when present, and
@@ -76,6 +76,16 @@ BigInt FromLe(const uint8_t* bytes, size_t n) {
   for (size_t i = 0; i < n; ++i) v[i / 8] |= static_cast<uint64_t>(bytes[i]) << (8 * (i % 8));
   return v;
 }
+std::string Hex(const BigInt& v) {
+  std::string h;
+  for (size_t i = v.size(); i-- > 0;) {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v[i]));
+    h += buf;
+  }
+  const size_t nz = h.find_first_not_of('0');
+  return "0x" + (nz == std::string::npos ? std::string("0") : h.substr(nz));
+}
 BigInt One() { return BigInt{1, 0, 0, 0, 0, 0}; }
 bool Less(const BigInt& a, const BigInt& b) {
   for (size_t i = a.size(); i-- > 0;) {
@@ -138,6 +148,19 @@ class Corpus {
       cases_.push_back({label + " " + what, vk_path, NewFile("public", s), proof_path, false, false});
     };
     json p;
+    // Still valid: the other spellings snarkjs accepts (hex, [x, y] without z,
+    // no "protocol"/"curve").
+    p = proof;
+    p.erase("protocol");
+    p.erase("curve");
+    p["pi_a"] = json::array({Hex(Num(p["pi_a"][0])), Hex(Num(p["pi_a"][1]))});
+    p["pi_b"].erase(2);
+    cases_.push_back({label + " valid, other spellings", vk_path, pub_path, NewFile("proof", p), true, false});
+    if (!pub.empty()) {
+      json h = pub;
+      for (auto& v : h) v = Hex(Num(v));
+      cases_.push_back({label + " valid, hex signals", vk_path, NewFile("public", h), proof_path, true, false});
+    }
     p = proof;  // one coordinate changed (falls off the curve)
     p["pi_a"][0] = Dec(Add(Num(p["pi_a"][0]), One()));
     add_proof("pi_a.x+1", p);
