@@ -14,11 +14,12 @@
 // snarkjs writes) or 0 (infinity): other values would be Jacobian
 // coordinates, which snarkjs never writes.
 //
-// Readers only check the shape and that every number fits in 384 bits;
-// ranges (< q, < r), curve membership and counts against nPublic are
-// groth16::Verify's job. Any malformed input throws zkfleet::Error
-// kBadFormat naming the file and the field (kNotFound / kIo when the file
-// cannot be read); nothing crashes.
+// Readers check the shape, that every number fits in 384 bits and, for a
+// key, that nPublic (when present) matches IC; ranges (< q, < r), curve
+// membership and the signal count are groth16::Verify's job. Malformed input
+// throws zkfleet::Error kBadFormat naming the file and the field
+// (kUnsupported for an unknown curve or a protocol other than groth16;
+// kNotFound / kIo when the file cannot be read); nothing crashes.
 //
 // Thread-safety: pure functions.
 #pragma once
