@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -79,22 +81,24 @@ int Fleet::Zkctl(std::vector<std::string> args, std::string* output) {
   return RunCommand(argv, output);
 }
 
-SlowCircuit GetSlowCircuit() {
-  constexpr int kDomainPower = 16;
-  constexpr int kSeed = 7;
-  const std::string key = "fleet-bn128-p" + std::to_string(kDomainPower) + "-s" + std::to_string(kSeed);
-  const std::string root = std::string(ZKFLEET_BINARY_DIR) + "/test-cache";
-  if (auto installed = zkfleet::testing::RequireSnarkjs(); !installed) {
-    ADD_FAILURE() << installed.message();
-    return {};
-  }
+namespace {
+
+constexpr int kSlowSeed = 7;
+constexpr int kCalibrationPower = 14;  // ~0.4 s per proof in a release build here
+constexpr int kMaxSlowPower = 17;
+constexpr double kSlowProofSeconds = 1.2;  // aim: over a second
+
+// bn128 circuit of domain 2^power with its key and verification key, cached
+// under `root`. Empty on failure (the test failed).
+std::string CachedCircuit(const std::string& root, int power) {
+  const std::string key = "fleet-bn128-p" + std::to_string(power) + "-s" + std::to_string(kSlowSeed);
   const std::string dev = BinaryPath("zkfleet-dev");
-  std::string dir = zkfleet::testing::CachedDirectory(root, key, [&](const std::string& out) {
+  return zkfleet::testing::CachedDirectory(root, key, [&](const std::string& out) {
     std::string output;
     const std::vector<std::vector<std::string>> steps = {
-        {dev, "gen-circuit", "--curve", "bn128", "--domain-power", std::to_string(kDomainPower), "--seed",
-         std::to_string(kSeed), "--out", out},
-        {dev, "setup", out + "/circuit.r1cs", out + "/circuit.zkey", "--insecure", "--seed", std::to_string(kSeed)},
+        {dev, "gen-circuit", "--curve", "bn128", "--domain-power", std::to_string(power), "--seed",
+         std::to_string(kSlowSeed), "--out", out},
+        {dev, "setup", out + "/circuit.r1cs", out + "/circuit.zkey", "--insecure", "--seed", std::to_string(kSlowSeed)},
         {zkfleet::testing::SnarkjsPath(), "zkey", "export", "verificationkey", out + "/circuit.zkey",
          out + "/verification_key.json"},
     };
@@ -108,6 +112,49 @@ SlowCircuit GetSlowCircuit() {
     std::filesystem::remove(out + "/circuit.r1cs");  // not needed to prove
     return true;
   });
+}
+
+}  // namespace
+
+SlowCircuit GetSlowCircuit() {
+  const std::string root = std::string(ZKFLEET_BINARY_DIR) + "/test-cache";
+  if (auto installed = zkfleet::testing::RequireSnarkjs(); !installed) {
+    ADD_FAILURE() << installed.message();
+    return {};
+  }
+  // The size: a one-thread proof of the 2^14 circuit, timed once per build
+  // directory with this build's zkprove (a sanitizer build proves several
+  // times slower, so it needs a smaller circuit for the same wall time), then
+  // doubled until a proof takes about kSlowProofSeconds. The decision is
+  // cached too, so every case of a build uses the same circuit.
+  const std::string calibration = zkfleet::testing::CachedDirectory(
+      root, "fleet-bn128-s" + std::to_string(kSlowSeed) + "-size", [&](const std::string& out) {
+        const std::string base = CachedCircuit(root, kCalibrationPower);
+        if (base.empty()) return false;
+        std::string output;
+        auto started = std::chrono::steady_clock::now();
+        int code = RunCommand({BinaryPath("zkprove"), "--threads", "1", base + "/circuit.zkey", base + "/witness.wtns",
+                               out + "/proof.json", out + "/public.json"},
+                              &output);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (code != 0) {
+          ADD_FAILURE() << "zkprove failed (" << code << "):\n" << output;
+          return false;
+        }
+        int power = kCalibrationPower;
+        for (double t = seconds; t < kSlowProofSeconds && power < kMaxSlowPower; t *= 2) ++power;
+        std::ofstream(out + "/power") << power << "\n";
+        std::ofstream(out + "/measured") << "2^" << kCalibrationPower << " proof, 1 thread: " << seconds << " s\n";
+        return true;
+      });
+  if (calibration.empty()) return {};
+  int power = 0;
+  std::ifstream(calibration + "/power") >> power;
+  if (power < kCalibrationPower || power > kMaxSlowPower) {
+    ADD_FAILURE() << "bad circuit size in " << calibration << "/power";
+    return {};
+  }
+  const std::string dir = CachedCircuit(root, power);
   if (dir.empty()) return {};
   return {dir + "/circuit.zkey", dir + "/witness.wtns", dir + "/verification_key.json"};
 }

@@ -70,11 +70,12 @@ class Fleet {
 };
 
 // A generated circuit large enough that one CPU proof with one thread takes
-// over a second on the 2-core CI machine (bn128, domain 2^16: ~1.3 s), made
-// once per build directory with zkfleet-dev gen-circuit + setup --insecure and
-// snarkjs' verification key, and shared by every case (in any process) that
-// asks for it: build/.../test-cache/fleet-bn128-p16-s7. Empty paths (and a
-// test failure) when it could not be made.
+// over a second in this build (bn128, domain 2^16 in a release build on the
+// 2-core CI machine: ~1.3 s; smaller in a slower sanitizer build, sized by
+// timing one proof), made once per build directory with zkfleet-dev
+// gen-circuit + setup --insecure and snarkjs' verification key, and shared by
+// every case (in any process) that asks for it: build/.../test-cache/. Empty
+// paths (and a test failure) when it could not be made.
 struct SlowCircuit {
   std::string zkey;     // circuit.zkey
   std::string witness;  // witness.wtns (satisfies it)

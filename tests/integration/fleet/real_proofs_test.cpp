@@ -7,6 +7,7 @@
 
 #include <signal.h>
 
+#include <cstdio>
 #include <map>
 #include <regex>
 #include <set>
@@ -146,6 +147,9 @@ void DrainWithAProofInFlight(const std::string& name, Drain drain) {
   ASSERT_NE(drained_at, std::string::npos) << log;
   EXPECT_LT(log.find("processing priority"), drained_at);
   // It stayed DRAINING while the proof ran (not aborted: no 'aborted' items).
+  const double prove_s = in_flight.partitions(0).timings().prove_total_s();
+  std::printf("in-flight proof: %.2f s; the worker stayed DRAINING %.2f s\n", prove_s, DrainingSeconds(log));
+  EXPECT_GT(prove_s, 0.5) << "the circuit is too small for a proof to be caught in flight reliably";
   EXPECT_GT(DrainingSeconds(log), 0.2) << log;
   EXPECT_EQ(log.find("drain timeout"), std::string::npos) << log;
 
