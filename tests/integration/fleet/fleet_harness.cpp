@@ -23,8 +23,8 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output) {
   return zkfleet::testing::RunProcess(argv, output);
 }
 
-Fleet::Fleet(const std::string& test_name)
-    : client_port_(FreePort()), worker_port_(FreePort()), context_(1) {
+Fleet::Fleet(const std::string& test_name, int heartbeat_ms)
+    : heartbeat_ms_(heartbeat_ms), client_port_(FreePort()), worker_port_(FreePort()), context_(1) {
   dir_ = (std::filesystem::temp_directory_path() / ("zkfleet-" + test_name + "-" + std::to_string(getpid()))).string();
   std::filesystem::remove_all(dir_);
   std::filesystem::create_directories(dir_);
@@ -41,7 +41,7 @@ Fleet::~Fleet() {
 
 Process& Fleet::StartBroker(std::vector<std::string> extra_args) {
   std::vector<std::string> argv = {BinaryPath("zkbroker"), "--clients", client_endpoint(), "--workers",
-                                   worker_endpoint(), "--heartbeat-ms", std::to_string(kHeartbeatMs)};
+                                   worker_endpoint(), "--heartbeat-ms", std::to_string(heartbeat_ms_)};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   processes_.push_back(std::make_unique<Process>(argv, dir_ + "/broker.log"));
   Process& broker = *processes_.back();
@@ -51,7 +51,7 @@ Process& Fleet::StartBroker(std::vector<std::string> extra_args) {
 
 Process& Fleet::StartWorker(const std::string& worker_id, std::vector<std::string> args) {
   std::vector<std::string> argv = {BinaryPath("zkworker"), "--broker", worker_endpoint(), "--id", worker_id,
-                                   "--heartbeat-ms", std::to_string(kHeartbeatMs)};
+                                   "--heartbeat-ms", std::to_string(heartbeat_ms_)};
   argv.insert(argv.end(), args.begin(), args.end());
   processes_.push_back(std::make_unique<Process>(argv, dir_ + "/" + worker_id + ".log"));
   return *processes_.back();

@@ -39,7 +39,9 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output = nullp
 // One broker and its workers in a temporary directory.
 class Fleet {
  public:
-  explicit Fleet(const std::string& test_name);
+  // `heartbeat_ms` goes to the broker and every worker (--heartbeat-ms); a
+  // peer is declared gone after 3 silent intervals.
+  explicit Fleet(const std::string& test_name, int heartbeat_ms = kHeartbeatMs);
   // Kills every process; removes the directory unless the test failed (the
   // logs stay for the post-mortem).
   ~Fleet();
@@ -60,9 +62,11 @@ class Fleet {
   zmq::context_t& context() { return context_; }
 
   static constexpr int kHeartbeatMs = 100;
+  int heartbeat_ms() const { return heartbeat_ms_; }
 
  private:
   std::string dir_;
+  int heartbeat_ms_;
   int client_port_;
   int worker_port_;
   zmq::context_t context_;

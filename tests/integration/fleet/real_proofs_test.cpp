@@ -21,6 +21,12 @@ namespace {
 namespace proto = zkfleet::proto;
 
 constexpr const char* kCircuit = "big";
+// Heartbeats every 500 ms (a peer is gone after 1.5 s of silence) rather than
+// the harness's 100 ms: these cases keep both cores busy proving, and on a
+// loaded 2-core CI machine the processes were seen frozen for ~0.8 s at once
+// (broker and worker alike), which 300 ms of tolerance turns into a lost
+// worker.
+constexpr int kHeartbeatMs = 500;
 
 std::vector<std::string> ProverArgs(const SlowCircuit& circuit, int capacity, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"--circuit", std::string(kCircuit) + "=" + circuit.zkey, "--threads", "1",
@@ -107,7 +113,7 @@ template <class Drain>
 void DrainWithAProofInFlight(const std::string& name, Drain drain) {
   const SlowCircuit circuit = GetSlowCircuit();
   ASSERT_TRUE(circuit.ok());
-  Fleet fleet(name);
+  Fleet fleet(name, kHeartbeatMs);
   Process& broker = fleet.StartBroker();
   // --drain-timeout 30: far above one proof, so the running proof is never
   // aborted; a drain that failed to hand back would show as a 30 s abort.
@@ -206,7 +212,7 @@ TEST(FleetRealProofs, ZkctlDrainFinishesTheRunningProofAndHandsBackTheRest) {
 TEST(FleetRealProofs, WorkerKilledMidProofItsJobsAreRedeliveredAndVerify) {
   const SlowCircuit circuit = GetSlowCircuit();
   ASSERT_TRUE(circuit.ok());
-  Fleet fleet("real-kill9");
+  Fleet fleet("real-kill9", kHeartbeatMs);
   Process& broker = fleet.StartBroker();
   Process& victim = fleet.StartWorker("victim", ProverArgs(circuit, 2));
   fleet.WaitWorkerReady("victim", 30s);
@@ -259,7 +265,7 @@ TEST(FleetRealProofs, WorkerKilledMidProofItsJobsAreRedeliveredAndVerify) {
 TEST(FleetRealProofs, JobThatKillsEveryWorkerIsDeadLetteredAndOthersStillProve) {
   const SlowCircuit circuit = GetSlowCircuit();
   ASSERT_TRUE(circuit.ok());
-  Fleet fleet("real-deadletter");
+  Fleet fleet("real-deadletter", kHeartbeatMs);
   Process& broker = fleet.StartBroker({"--max-attempts", "2"});
   auto client = fleet.Client();
   const std::string witness = ReadFile(circuit.witness);
