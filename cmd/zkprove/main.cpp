@@ -2,9 +2,16 @@
 //
 //   zkprove <circuit.zkey> <witness.wtns> <proof.json> <public.json>
 //           [--threads N] [--backend cpu|cuda|auto] [--timings] [--repeat N]
+//           [--verify on|off] [--no-key-check]
 //
 // Exit 0 and both files written on success; on any error, one line naming
 // the file and what is wrong on stderr, exit 1, and no output files.
+// Every proof is verified against the key's own verification key before it
+// is written (--verify off skips that, for benchmarks only). A witness that
+// does not satisfy the circuit is such an error: "zkprove: error: witness
+// does not satisfy circuit <zkey file stem> (...)". An engine fault (the
+// first proof failed, the CPU re-proof verified) writes the re-proof, exits
+// 0 and says so in a warning line.
 //
 //   zkprove export-vk <circuit.zkey> <verification_key.json>
 //
@@ -66,6 +73,8 @@ int main(int argc, char** argv) {
   std::string zkey_path, wtns_path, proof_path, public_path, backend_name = "auto";
   int threads = 0, repeat = 1;
   bool timings = false;
+  std::string verify = "on";
+  bool no_key_check = false;
   app.add_option("zkey", zkey_path, "circuit proving key (.zkey, Groth16)")->required();
   app.add_option("witness", wtns_path, "witness (.wtns)")->required();
   app.add_option("proof", proof_path, "output proof.json")->required();
@@ -75,12 +84,20 @@ int main(int argc, char** argv) {
   app.add_flag("--timings", timings, "print per-phase timings to stderr");
   app.add_option("--repeat", repeat, "prove the witness N times with the key loaded once (benchmarks)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--verify", verify,
+                 "verify each proof against the key's verification key before writing it (on); off: benchmarks only")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_flag("--no-key-check", no_key_check,
+               "skip the point checks of the .zkey at load (on curve, in subgroup, < q); benchmarks only");
   CLI11_PARSE(app, argc, argv);
 
   try {
     zkfleet::engine::EngineOptions options;
     options.backend = zkfleet::engine::ParseBackend(backend_name);
     options.threads = threads;
+    options.validate_key = !no_key_check;
+    zkfleet::engine::ProveOptions prove_options;
+    prove_options.verify = verify == "on";
     // Read the witness first: a missing witness should not cost a key load.
     zkfleet::engine::Witness witness = zkfleet::engine::Witness::FromFile(wtns_path);
     auto t0 = std::chrono::steady_clock::now();
@@ -88,13 +105,18 @@ int main(int argc, char** argv) {
     double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     zkfleet::engine::Proof proof;
     for (int i = 0; i < repeat; ++i) {
-      proof = key->Prove(witness);
+      proof = key->Prove(witness, prove_options);
+      if (!proof.check.engine_fault.empty()) {
+        std::fprintf(stderr, "zkprove: warning: engine fault on backend %s: %s; the CPU re-proof verified and is written\n",
+                     zkfleet::engine::BackendName(key->backend()), proof.check.engine_fault.c_str());
+      }
       if (timings) {
         const auto& t = proof.timings;
         std::fprintf(stderr,
-                     "zkprove: backend=%s load=%.4fs proof %d: total=%.4fs abc=%.4fs ntt=%.4fs msm=%.4fs transfer=%.4fs\n",
+                     "zkprove: backend=%s load=%.4fs proof %d: total=%.4fs abc=%.4fs ntt=%.4fs msm=%.4fs transfer=%.4fs "
+                     "verify=%.4fs\n",
                      zkfleet::engine::BackendName(key->backend()), load_s, i + 1, t.total_s, t.build_abc_s,
-                     t.ntt_s, t.msm_s, t.witness_transfer_s);
+                     t.ntt_s, t.msm_s, t.witness_transfer_s, proof.check.verify_s);
       }
     }
     WriteFile(proof_path, proof.proof_json);

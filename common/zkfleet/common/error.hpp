@@ -13,9 +13,11 @@ enum class ErrorCode {
   kNotFound,          // missing file, unknown circuit, unknown job
   kBadFormat,         // malformed or truncated input file / frame
   kMismatch,          // inputs that do not belong together (witness vs. zkey)
+  kUnsatisfied,       // a witness of the right shape that does not satisfy the circuit
   kUnsupported,       // valid input we do not handle (e.g. a PLONK zkey)
   kResourceExhausted, // out of memory (host or device), pool exhausted
   kDeviceError,       // CUDA failure
+  kDeviceLost,        // sticky CUDA failure: the context is unusable, the process must restart
   kIo,                // read/write/mmap failure
   kInternal,          // a bug
 };

@@ -97,7 +97,8 @@ class CpuGroth16Key final : public engine::ProvingKey {
   const engine::CircuitInfo& info() const override { return info_; }
   engine::Backend backend() const override { return engine::Backend::kCpu; }
 
-  engine::Proof Prove(const engine::Witness& witness, const engine::ProveOptions& options) const override {
+  engine::Proof ProveUnchecked(const engine::Witness& witness, const engine::ProveOptions& options,
+                               bool inject_fault) const override {
     const auto t_start = Clock::now();
     io::CheckWitnessMatches(witness, r_, info_.n_vars, info_.path);
     if (witness.n8() != 32) {
@@ -142,7 +143,8 @@ class CpuGroth16Key final : public engine::ProvingKey {
     // 4. Blinding and assembly (§8.5), shared with the CUDA backend.
     uint64_t r[4], s[4];
     engine::DrawBlinding<Fr>(options, r, s);
-    engine::AssembleProof<C>(header_, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, w, info_.n_public, proof);
+    engine::AssembleProof<C>(header_, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, w, info_.n_public, proof,
+                             inject_fault);
     proof.timings.total_s = SecondsSince(t_start);
     return proof;
   }

@@ -66,7 +66,10 @@ void ThrowCudaError(cudaError_t err, const char* call, const std::string& phase)
   if (IsStickyError(err)) {
     msg += "; the CUDA context is corrupted and this process cannot use the GPU again (restart the worker)";
   }
-  throw Error(err == cudaErrorMemoryAllocation ? ErrorCode::kResourceExhausted : ErrorCode::kDeviceError, msg);
+  throw Error(err == cudaErrorMemoryAllocation ? ErrorCode::kResourceExhausted
+              : IsStickyError(err)           ? ErrorCode::kDeviceLost
+                                             : ErrorCode::kDeviceError,
+              msg);
 }
 
 DeviceBuffer::DeviceBuffer(size_t bytes, const std::string& what) {

@@ -190,7 +190,8 @@ class CudaGroth16Key final : public engine::ProvingKey {
   const engine::CircuitInfo& info() const override { return info_; }
   engine::Backend backend() const override { return engine::Backend::kCuda; }
 
-  engine::Proof Prove(const engine::Witness& witness, const engine::ProveOptions& options) const override {
+  engine::Proof ProveUnchecked(const engine::Witness& witness, const engine::ProveOptions& options,
+                               bool inject_fault) const override {
     const auto t_start = Clock::now();
     io::CheckWitnessMatches(witness, r_, info_.n_vars, info_.path);
     if (witness.n8() != 32) {
@@ -212,7 +213,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
         throw;
       }
     }
-    Assemble(witness, r, s, msm_a, msm_b1, msm_b2, msm_c, msm_h, proof);
+    Assemble(witness, r, s, msm_a, msm_b1, msm_b2, msm_c, msm_h, proof, inject_fault);
     proof.timings.total_s = SecondsSince(t_start);
     return proof;
   }
@@ -387,10 +388,13 @@ class CudaGroth16Key final : public engine::ProvingKey {
 
   // Blinding and assembly (spec §8.5), shared with the CPU prover.
   void Assemble(const engine::Witness& witness, const uint64_t r[4], const uint64_t s[4], const J1& pi_a_msm,
-                const J1& b1_msm, const J2& pi_b_msm, const J1& c_msm, const J1& h_msm, engine::Proof& proof) const {
+                const J1& b1_msm, const J2& pi_b_msm, const J1& c_msm, const J1& h_msm, engine::Proof& proof,
+                bool inject_fault) const {
     const engine::Groth16HeaderPoints<C> header{alpha1_, beta1_, delta1_, beta2_, delta2_};
+    // inject_fault (test-only, ZKFLEET_FAULT_INJECT): pi_a's MSM result as it
+    // came back from the device is corrupted before assembly.
     engine::AssembleProof<C>(header, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, witness.values(),
-                             info_.n_public, proof);
+                             info_.n_public, proof, inject_fault);
   }
 
   int device_;

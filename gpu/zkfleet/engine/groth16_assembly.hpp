@@ -72,12 +72,17 @@ struct Groth16MsmResults {
 //   πA = α1 + A·w + r·δ1,  πB = β2 + B2·w + s·δ2,  B1 = β1 + B1·w + s·δ1,
 //   πC = C·w + H·p + s·πA + r·B1 − rs·δ1,
 // then proof.json and public.json (w[1..n_public]) in snarkjs's layout.
+// `inject_fault` (test-only, ZKFLEET_FAULT_INJECT): pi_a's MSM result is
+// corrupted (alpha1 added twice), as a faulty device would return it; the
+// proof then fails verification.
 template <class C>
-void AssembleProof(const Groth16HeaderPoints<C>& key, const Groth16MsmResults<C>& msm, const uint64_t r[4],
-                   const uint64_t s[4], const uint8_t* witness_values, uint32_t n_public, Proof& proof) {
+void AssembleProof(const Groth16HeaderPoints<C>& key, Groth16MsmResults<C> msm, const uint64_t r[4],
+                   const uint64_t s[4], const uint8_t* witness_values, uint32_t n_public, Proof& proof,
+                   bool inject_fault = false) {
   using Fr = typename C::Fr;
   using J1 = curve::Jacobian<typename C::G1>;
   using J2 = curve::Jacobian<typename C::G2>;
+  if (inject_fault) msm.a = curve::add_mixed(msm.a, key.alpha1);
   uint64_t rs[4];
   (Fr::from_canonical(r) * Fr::from_canonical(s)).to_canonical(rs);
   const J1 delta1 = J1::from_affine(key.delta1);

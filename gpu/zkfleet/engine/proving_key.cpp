@@ -1,7 +1,20 @@
 #include "zkfleet/engine/proving_key.hpp"
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/cpu/groth16_prover.hpp"
+#include "zkfleet/curve/bls12_381.hpp"
+#include "zkfleet/curve/bn254.hpp"
+#include "zkfleet/engine/groth16_assembly.hpp"
+#include "zkfleet/engine/key_validation.hpp"
+#include "zkfleet/groth16/verifier.hpp"
+#include "zkfleet/io/snarkjs_json_reader.hpp"
 #include "zkfleet/io/zkey.hpp"
 
 #ifdef ZKFLEET_HAVE_CUDA
@@ -9,23 +22,134 @@
 #endif
 
 namespace zkfleet::engine {
+namespace {
+
+// Faults still to inject (ZKFLEET_FAULT_INJECT=msm:<n>), read once.
+std::atomic<int64_t>& InjectedFaultsLeft() {
+  static std::atomic<int64_t> left = [] {
+    const char* env = std::getenv("ZKFLEET_FAULT_INJECT");
+    if (!env || !*env) return int64_t{0};
+    const std::string_view spec(env);
+    if (spec.rfind("msm:", 0) != 0) {
+      throw Error(ErrorCode::kInvalidArgument, "ZKFLEET_FAULT_INJECT='" + std::string(spec) + "': expected msm:<n>");
+    }
+    char* end = nullptr;
+    const long long n = std::strtoll(env + 4, &end, 10);
+    if (end == env + 4 || *end != '\0' || n < 0) {
+      throw Error(ErrorCode::kInvalidArgument, "ZKFLEET_FAULT_INJECT='" + std::string(spec) + "': expected msm:<n>");
+    }
+    return static_cast<int64_t>(n);
+  }();
+  return left;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+bool TakeInjectedMsmFault() {
+  auto& left = InjectedFaultsLeft();
+  int64_t n = left.load();
+  while (n > 0) {
+    if (left.compare_exchange_weak(n, n - 1)) return true;
+  }
+  return false;
+}
 
 std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const EngineOptions& options) {
   Backend backend = options.backend;
   if (backend == Backend::kAuto) backend = CudaAvailable() ? Backend::kCuda : Backend::kCpu;
+  (void)InjectedFaultsLeft();  // a malformed ZKFLEET_FAULT_INJECT fails the load, not a proof
 
   io::ZkeyFile zkey = io::ZkeyFile::Open(zkey_path);
-  if (backend == Backend::kCpu) return cpu::LoadCpuProvingKey(zkey, options);
+  if (options.validate_key) ValidateZkeyPoints(zkey, options.threads);
+  auto verifier = std::make_shared<const groth16::PreparedVerifier>(groth16::VerificationKeyFromZkey(zkey));
 
+  std::unique_ptr<ProvingKey> key;
+  if (backend == Backend::kCpu) {
+    key = cpu::LoadCpuProvingKey(zkey, options);
+  } else {
 #ifdef ZKFLEET_HAVE_CUDA
-  if (!CudaAvailable()) {
-    throw Error(ErrorCode::kDeviceError, "backend cuda requested for " + zkey_path + " but no CUDA device is present");
-  }
-  return cuda::LoadCudaProvingKey(zkey, options);
+    if (!CudaAvailable()) {
+      throw Error(ErrorCode::kDeviceError, "backend cuda requested for " + zkey_path + " but no CUDA device is present");
+    }
+    key = cuda::LoadCudaProvingKey(zkey, options);
 #else
-  throw Error(ErrorCode::kUnsupported,
-              "backend cuda requested for " + zkey_path + " but this build has no CUDA backend (configure with -DZKFLEET_CUDA=ON)");
+    throw Error(ErrorCode::kUnsupported, "backend cuda requested for " + zkey_path +
+                                             " but this build has no CUDA backend (configure with -DZKFLEET_CUDA=ON)");
 #endif
+  }
+  key->options_ = options;
+  key->options_.backend = backend;
+  key->circuit_name_ = std::filesystem::path(zkey_path).stem().string();
+  key->verifier_ = std::move(verifier);
+  return key;
+}
+
+const groth16::VerificationKey& ProvingKey::verification_key() const { return verifier_->key(); }
+
+std::string ProvingKey::Check(const Proof& proof) const {
+  std::vector<groth16::BigInt> signals;
+  signals.reserve(proof.public_signals.size());
+  for (const std::string& s : proof.public_signals) signals.push_back(io::ParseBigIntString(s, "public signal"));
+  const groth16::VerifyResult result = verifier_->Verify(signals, io::ParseProofJson(proof.proof_json, "proof"));
+  return result.ok() ? std::string() : std::string(groth16::VerifyStatusName(result.status)) + ": " + result.reason;
+}
+
+const ProvingKey& ProvingKey::Reference() const {
+  if (backend() == Backend::kCpu) return *this;
+  std::lock_guard<std::mutex> lock(reference_mutex_);
+  if (!reference_) {
+    EngineOptions cpu = options_;
+    cpu.backend = Backend::kCpu;
+    cpu.validate_key = false;  // checked when this key was loaded
+    reference_ = Load(info().path, cpu);
+  }
+  return *reference_;
+}
+
+Proof ProvingKey::Prove(const Witness& witness, const ProveOptions& options) const {
+  if (!options.verify) return ProveUnchecked(witness, options, TakeInjectedMsmFault());
+
+  // The same r and s for a re-proof: draw them here unless the caller did.
+  ProveOptions fixed = options;
+  if (!fixed.r || !fixed.s) {
+    const auto draw = [&](std::optional<std::array<uint8_t, 32>>& out) {
+      if (out) return;
+      uint64_t limbs[4];
+      switch (info().curve) {
+        case Curve::kBn254: RandomScalar<curve::Bn254::Fr>(limbs); break;
+        case Curve::kBls12_381: RandomScalar<curve::Bls12_381::Fr>(limbs); break;
+      }
+      out.emplace();
+      std::memcpy(out->data(), limbs, 32);
+    };
+    draw(fixed.r);
+    draw(fixed.s);
+  }
+  Proof proof = ProveUnchecked(witness, fixed, TakeInjectedMsmFault());
+  auto t0 = std::chrono::steady_clock::now();
+  std::string fault = Check(proof);
+  proof.check.verify_s = SecondsSince(t0);
+  if (fault.empty()) {
+    proof.check.verified = true;
+    return proof;
+  }
+  // Failed: was it the engine or the witness? Prove again on the reference path.
+  Proof again = Reference().ProveUnchecked(witness, fixed, /*inject_fault=*/false);
+  again.timings.total_s += proof.timings.total_s;
+  t0 = std::chrono::steady_clock::now();
+  const std::string second = Check(again);
+  again.check.verify_s = proof.check.verify_s + SecondsSince(t0);
+  if (!second.empty()) {
+    throw Error(ErrorCode::kUnsatisfied, "witness does not satisfy circuit " + circuit_name_ + " (" +
+                                             witness.origin() + ": its proof fails verification: " + second + ")");
+  }
+  again.check.verified = true;
+  again.check.engine_fault = std::string(BackendName(backend())) + " proof failed verification (" + fault + ")";
+  return again;
 }
 
 }  // namespace zkfleet::engine

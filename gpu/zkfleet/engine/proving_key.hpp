@@ -5,11 +5,31 @@
 // Thread-safety: a ProvingKey is immutable after Load() and Prove() may be
 // called from several threads at once (the CPU backend parallelises inside a
 // proof; the CUDA backend serialises proofs on its device internally).
+//
+// Every proof is verified before Prove() returns it (ProveOptions::verify,
+// on by default): against the key's own verification key, with the pairing
+// check of groth16::PreparedVerifier (~0.8 ms BN254, ~1.4 ms BLS12-381 on one
+// core). A proof that fails is never returned. Which side was wrong is
+// decided by proving the same witness (same r and s) again on the host
+// reference path -- the CPU prover, with fault injection off:
+//   * the re-proof verifies too -> the engine was wrong the first time (a
+//     GPU fault, a bit flip): Prove() returns the re-proof and says so in
+//     Proof::check.engine_fault, so the caller can count and log it;
+//   * the re-proof fails as well -> the witness does not satisfy the circuit:
+//     Prove() throws Error(kUnsatisfied, "witness does not satisfy circuit
+//     <zkey file stem> ..."). (A .zkey holds only the A and B coefficient
+//     matrices -- C is folded into the L points -- so the constraints
+//     a.b == c cannot be re-checked row by row from the key alone; the
+//     re-proof is the independent check. It costs one CPU proof, paid only
+//     when a check fails. A deterministic bug in the CPU prover itself would
+//     show as kUnsatisfied; the snarkjs agreement tests guard against that.)
+// The CUDA backend loads its CPU reference key lazily, on the first failure.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +37,11 @@
 
 #include "zkfleet/engine/witness.hpp"
 #include "zkfleet/engine/types.hpp"
+
+namespace zkfleet::groth16 {
+struct VerificationKey;
+class PreparedVerifier;
+}  // namespace zkfleet::groth16
 
 namespace zkfleet::engine {
 
@@ -28,6 +53,10 @@ struct EngineOptions {
   // the A/B/C and NTT steps. Costs one MSM workspace per MSM in device memory
   // (false: one shared workspace, MSMs one after another).
   bool cuda_overlap_msms = true;
+  // Check every point of the .zkey at load: coordinates < q, on the curve,
+  // in the prime-order subgroup where the curve needs it (G2 on both curves,
+  // G1 on BLS12-381). In parallel on `threads` threads.
+  bool validate_key = true;
 };
 
 // Wall-clock seconds spent in each phase of one proof. The worker exports
@@ -40,11 +69,22 @@ struct PhaseTimings {
   double total_s = 0;             // the whole Prove() call
 };
 
+// What the check before return found (see the top of this file).
+struct ProofCheck {
+  bool verified = false;  // checked against the key's verification key: valid
+  double verify_s = 0;    // seconds spent verifying (re-proof included after a fault)
+  // Non-empty when the engine's first proof failed verification although the
+  // witness satisfies the circuit: what the verifier said about it. The proof
+  // returned is then the CPU reference re-proof, which verified.
+  std::string engine_fault;
+};
+
 struct Proof {
   std::string proof_json;   // snarkjs proof.json, byte-compatible layout
   std::string public_json;  // snarkjs public.json
   std::vector<std::string> public_signals;  // decimal strings, w[1..nPublic]
   PhaseTimings timings;
+  ProofCheck check;
 };
 
 struct ProveOptions {
@@ -52,7 +92,18 @@ struct ProveOptions {
   // (< the scalar field modulus). Unset = fresh random values (production).
   // Tests set them to compare bit for bit with snarkjs.
   std::optional<std::array<uint8_t, 32>> r, s;
+  // Verify the proof before returning it (see the top of this file). Off
+  // only for benchmarks (zkprove / zkworker --verify off).
+  bool verify = true;
 };
+
+// Test-only fault injection: ZKFLEET_FAULT_INJECT=msm:<n> in the environment
+// corrupts one MSM result (pi_a's, as it comes back from the CPU MSM or from
+// the GPU) in each of the next n proofs of this process, on either backend.
+// Never set it in production. The reference re-proof is never corrupted.
+// True (and one fault used up) when the proof about to be assembled must be
+// corrupted.
+bool TakeInjectedMsmFault();
 
 class ProvingKey {
  public:
@@ -66,10 +117,33 @@ class ProvingKey {
   virtual const CircuitInfo& info() const = 0;
   virtual Backend backend() const = 0;
 
-  // Proves one witness. Throws zkfleet::Error (kMismatch) when the witness
-  // belongs to another circuit (prime or signal count differ), or
-  // kDeviceError / kResourceExhausted on a CUDA failure; the key stays usable.
-  virtual Proof Prove(const Witness& witness, const ProveOptions& options = {}) const = 0;
+  // Proves one witness and (options.verify) checks the proof before
+  // returning it. Throws zkfleet::Error: kMismatch when the witness belongs
+  // to another circuit (prime or signal count differ); kUnsatisfied when it
+  // does not satisfy the circuit (the message starts "witness does not
+  // satisfy circuit <zkey stem>"); kDeviceError / kResourceExhausted on a
+  // CUDA failure (the key stays usable) or kDeviceLost after a sticky one.
+  Proof Prove(const Witness& witness, const ProveOptions& options = {}) const;
+
+  // The key's verification key (what `zkprove export-vk` writes).
+  const groth16::VerificationKey& verification_key() const;
+
+ protected:
+  ProvingKey() = default;
+  // The backend's proof, unchecked. `inject_fault`: corrupt pi_a's MSM
+  // result (TakeInjectedMsmFault said so).
+  virtual Proof ProveUnchecked(const Witness& witness, const ProveOptions& options, bool inject_fault) const = 0;
+
+ private:
+  // Verifies `proof`; empty when valid, else the verifier's reason.
+  std::string Check(const Proof& proof) const;
+  const ProvingKey& Reference() const;
+
+  EngineOptions options_;
+  std::string circuit_name_;  // the .zkey's file stem, in error messages
+  std::shared_ptr<const groth16::PreparedVerifier> verifier_;
+  mutable std::mutex reference_mutex_;
+  mutable std::unique_ptr<ProvingKey> reference_;  // CUDA: the CPU key, loaded on the first failure
 };
 
 }  // namespace zkfleet::engine

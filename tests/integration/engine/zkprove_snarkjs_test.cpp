@@ -1,6 +1,8 @@
 // zkprove against the reference peer: every bundled fixture proves and
 // snarkjs verifies it; with r and s forced, our proof equals snarkjs's byte
-// for byte; a witness with a wrong value yields a proof snarkjs rejects.
+// for byte; a witness with a wrong value is refused (zkprove verifies before
+// writing), and with --verify off yields a proof snarkjs rejects.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -63,22 +65,62 @@ TEST_P(ZkproveSnarkjs, BitExactWithSnarkjsForSameBlinding) {
 }
 
 // A witness whose values were tampered with still has the right shape, so a
-// proof comes out (as with snarkjs), but the verifier must reject it.
-TEST_P(ZkproveSnarkjs, TamperedWitnessProofIsRejected) {
+// proof comes out of the prover (as with snarkjs), but zkprove verifies before
+// writing: exit 1, the line "witness does not satisfy circuit <zkey stem>",
+// no output files. With --verify off (benchmarks) the proof is written and
+// snarkjs rejects it -- the check, not the input, is what refuses it.
+TEST_P(ZkproveSnarkjs, TamperedWitnessIsRefusedAndNothingIsWritten) {
   TempDir dir;
   const std::string fx = GetParam();
   std::string wtns = testing::ReadFile(Fixture(fx, "witness.wtns"));
-  // Section 2 payload starts at byte 76 for n8 = 32 (spec §5); change the
-  // last private signal by flipping its lowest bit.
+  // Change the last private signal by flipping its lowest bit.
   wtns[wtns.size() - 32] ^= 1;
   testing::WriteFile(dir.file("bad.wtns"), wtns);
-  auto run = RunCommand(Quote(Zkprove()) + " " + Fixture(fx, "circuit_final.zkey") + " " + dir.file("bad.wtns") + " " +
-                        dir.file("proof.json") + " " + dir.file("public.json"));
+  const std::string args = Fixture(fx, "circuit_final.zkey") + " " + dir.file("bad.wtns") + " " +
+                           dir.file("proof.json") + " " + dir.file("public.json");
+  auto run = RunCommand(Quote(Zkprove()) + " " + args);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_EQ(run.output.rfind("zkprove: error: witness does not satisfy circuit circuit_final", 0), 0u) << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("proof.json")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("public.json")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("proof.json.tmp")));
+
+  run = RunCommand(Quote(Zkprove()) + " --verify off " + args);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   // Same public signals: only the proof can make the verifier say no.
   EXPECT_EQ(testing::ReadFile(dir.file("public.json")), testing::ReadFile(Fixture(fx, "public.json")));
   EXPECT_TRUE(testing::SnarkjsRejects(Fixture(fx, "verification_key.json"), dir.file("public.json"),
                                       dir.file("proof.json")));
+}
+
+// Fault injection (test-only ZKFLEET_FAULT_INJECT=msm:1 corrupts pi_a's MSM
+// result in the next proof): unchecked, the corrupt proof is written and
+// snarkjs rejects it; checked (the default), zkprove notices, proves again on
+// the CPU reference path, writes that proof (snarkjs accepts it), exits 0 and
+// warns about the engine fault.
+TEST_P(ZkproveSnarkjs, InjectedMsmFaultIsCaughtAndReproved) {
+  TempDir dir;
+  const std::string fx = GetParam();
+  const std::string args = Fixture(fx, "circuit_final.zkey") + " " + Fixture(fx, "witness.wtns") + " " +
+                           dir.file("proof.json") + " " + dir.file("public.json");
+  auto run = RunCommand("ZKFLEET_FAULT_INJECT=msm:1 " + Quote(Zkprove()) + " --backend cpu --verify off " + args);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(testing::SnarkjsRejects(Fixture(fx, "verification_key.json"), dir.file("public.json"),
+                                      dir.file("proof.json")))
+      << "the injected fault did not corrupt the proof";
+
+  run = RunCommand("ZKFLEET_FAULT_INJECT=msm:1 " + Quote(Zkprove()) + " --backend cpu " + args);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("zkprove: warning: engine fault on backend cpu"), std::string::npos) << run.output;
+  std::string out;
+  EXPECT_TRUE(testing::SnarkjsVerify(Fixture(fx, "verification_key.json"), dir.file("public.json"),
+                                     dir.file("proof.json"), &out))
+      << out;
+
+  run = RunCommand("ZKFLEET_FAULT_INJECT=bogus " + Quote(Zkprove()) + " --backend cpu " + args);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("ZKFLEET_FAULT_INJECT"), std::string::npos) << run.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ZkproveSnarkjs, ::testing::ValuesIn(kFixtures));

@@ -14,6 +14,7 @@
 #include "testutil/test_support.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/groth16/verifier.hpp"
 
 namespace zkfleet::engine {
 namespace {
@@ -109,26 +110,58 @@ TEST_P(CpuProvingKey, ProofsVerifyAndTamperedOnesAreRejected) {
     auto [pub, prf] = write("swapped", swapped, fixed.public_json);
     EXPECT_TRUE(zkfleet::testing::SnarkjsRejects(vk, pub, prf)) << "pi_a and pi_c swapped";
   }
-  // A witness with one internal value changed (the last signal, private)
-  // must never yield a proof snarkjs accepts: either Prove() refuses it with
-  // a zkfleet::Error, or the proof it returns is rejected.
+  // A witness with one internal value changed (the last signal, private):
+  // with the check before return off, a proof comes out and snarkjs must
+  // reject it (the default, checked Prove() refuses it with kUnsatisfied:
+  // see EveryProofIsCheckedAndUnsatisfyingWitnessIsRefused).
   {
     std::string bytes = zkfleet::testing::ReadFile(Fixture(GetParam(), "witness.wtns"));
     ASSERT_GT(bytes.size(), 32u);
     bytes[bytes.size() - 32] ^= 1;
-    std::optional<Proof> bad;
-    try {
-      bad = key->Prove(Witness::FromBytes(bytes, "tampered witness"), Blinding(5, 7));
-    } catch (const Error& e) {
-      std::printf("the tampered witness was refused: %s\n", e.what());
-    }
-    if (bad) {
-      EXPECT_EQ(bad->public_json, fixed.public_json);
-      EXPECT_NE(bad->proof_json, fixed.proof_json);
-      auto [pub, prf] = write("witness", bad->proof_json, bad->public_json);
-      EXPECT_TRUE(zkfleet::testing::SnarkjsRejects(vk, pub, prf)) << "proof of a tampered witness";
-    }
+    ProveOptions unchecked = Blinding(5, 7);
+    unchecked.verify = false;
+    const Proof bad = key->Prove(Witness::FromBytes(bytes, "tampered witness"), unchecked);
+    EXPECT_EQ(bad.public_json, fixed.public_json);
+    EXPECT_NE(bad.proof_json, fixed.proof_json);
+    auto [pub, prf] = write("witness", bad.proof_json, bad.public_json);
+    EXPECT_TRUE(zkfleet::testing::SnarkjsRejects(vk, pub, prf)) << "proof of a tampered witness";
   }
+}
+
+// Verify before return: a valid witness's proof comes back checked; a
+// witness that does not satisfy the circuit is refused with kUnsatisfied and
+// the line "witness does not satisfy circuit <zkey stem>"; the key stays usable.
+TEST_P(CpuProvingKey, EveryProofIsCheckedAndUnsatisfyingWitnessIsRefused) {
+  auto key = ProvingKey::Load(Fixture(GetParam(), "circuit_final.zkey"), {Backend::kCpu, 2});
+  const Witness w = Witness::FromFile(Fixture(GetParam(), "witness.wtns"));
+  const Proof good = key->Prove(w);
+  EXPECT_TRUE(good.check.verified);
+  EXPECT_TRUE(good.check.engine_fault.empty()) << good.check.engine_fault;
+  EXPECT_GT(good.check.verify_s, 0.0);
+  ProveOptions off;
+  off.verify = false;
+  EXPECT_FALSE(key->Prove(w, off).check.verified);
+
+  std::string bytes = zkfleet::testing::ReadFile(Fixture(GetParam(), "witness.wtns"));
+  bytes[bytes.size() - 32] ^= 1;
+  try {
+    key->Prove(Witness::FromBytes(bytes, "tampered witness"));
+    ADD_FAILURE() << "a proof of a witness that does not satisfy the circuit was returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), zkfleet::ErrorCode::kUnsatisfied);
+    EXPECT_EQ(std::string(e.what()).rfind("witness does not satisfy circuit circuit_final (tampered witness", 0), 0u)
+        << e.what();
+  }
+  EXPECT_TRUE(key->Prove(w).check.verified);
+}
+
+// The key's verification key is the one the verifier reads from the .zkey.
+TEST_P(CpuProvingKey, VerificationKeyIsTheZkeys) {
+  auto key = ProvingKey::Load(Fixture(GetParam(), "circuit_final.zkey"), {Backend::kCpu, 2});
+  const auto& vk = key->verification_key();
+  EXPECT_EQ(vk.n_public, key->info().n_public);
+  EXPECT_EQ(vk.ic.size(), key->info().n_public + 1);
+  EXPECT_EQ(vk.curve, key->info().curve);
 }
 
 TEST_P(CpuProvingKey, ConcurrentProofsAgree) {

@@ -1,0 +1,104 @@
+#include "zkfleet/engine/key_validation.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/curve/bls12_381.hpp"
+#include "zkfleet/curve/bn254.hpp"
+#include "zkfleet/curve/point.hpp"
+#include "zkfleet/curve/subgroup.hpp"
+
+namespace zkfleet::engine {
+namespace {
+
+// What is wrong with the point at `bytes` (n_coords coordinates of Fq, as
+// stored), or nullptr.
+template <class Cfg, class Fq>
+const char* PointProblem(const uint8_t* bytes, int n_coords, bool allow_infinity) {
+  constexpr size_t kBytes = Fq::kLimbs * 8;
+  for (int i = 0; i < n_coords; ++i) {
+    uint64_t limbs[Fq::kLimbs];
+    std::memcpy(limbs, bytes + i * kBytes, kBytes);
+    if (!Fq::is_below_modulus(limbs)) return "a coordinate is not below the base field modulus q";
+  }
+  curve::Affine<Cfg> p;
+  std::memcpy(static_cast<void*>(&p), bytes, n_coords * kBytes);
+  if (p.is_infinity()) return allow_infinity ? nullptr : "point at infinity";
+  if (!curve::is_on_curve(p)) return "point is not on the curve";
+  if (!curve::InPrimeOrderSubgroup(p)) return "point is not in the prime-order subgroup";
+  return nullptr;
+}
+
+template <class C>
+class Validator {
+ public:
+  Validator(const io::ZkeyFile& zkey, int threads) : zkey_(zkey), pool_(threads) {}
+
+  void Run() {
+    using G1 = typename C::G1;
+    using G2 = typename C::G2;
+    Header<G1>("alpha1", zkey_.alpha1(), 2);
+    Header<G1>("beta1", zkey_.beta1(), 2);
+    Header<G1>("delta1", zkey_.delta1(), 2);
+    Header<G2>("beta2", zkey_.beta2(), 4);
+    Header<G2>("gamma2", zkey_.gamma2(), 4);
+    Header<G2>("delta2", zkey_.delta2(), 4);
+    Section<G1>("IC", zkey_.ic(), 2);
+    Section<G1>("A", zkey_.a(), 2);
+    Section<G1>("B1", zkey_.b1(), 2);
+    Section<G2>("B2", zkey_.b2(), 4);
+    Section<G1>("C", zkey_.c(), 2);
+    Section<G1>("H", zkey_.h(), 2);
+  }
+
+ private:
+  using Fq = typename C::Fq;
+  static constexpr size_t kCoordBytes = Fq::kLimbs * 8;
+
+  template <class Cfg>
+  void Header(const char* name, const uint8_t* bytes, int n_coords) {
+    if (const char* problem = PointProblem<Cfg, Fq>(bytes, n_coords, /*allow_infinity=*/false)) {
+      throw Error(ErrorCode::kBadFormat, zkey_.path() + ": header point " + name + ": " + problem);
+    }
+  }
+
+  template <class Cfg>
+  void Section(const char* name, const io::PointArray& points, int n_coords) {
+    const size_t stride = n_coords * kCoordBytes;
+    std::atomic<uint64_t> first_bad{points.count};
+    pool_.ParallelFor(points.count, [&](size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) {
+        if (i >= first_bad.load(std::memory_order_relaxed)) return;
+        if (PointProblem<Cfg, Fq>(points.data + i * stride, n_coords, /*allow_infinity=*/true)) {
+          uint64_t seen = first_bad.load();
+          while (i < seen && !first_bad.compare_exchange_weak(seen, i)) {
+          }
+          return;
+        }
+      }
+    });
+    const uint64_t bad = first_bad.load();
+    if (bad < points.count) {
+      const char* problem = PointProblem<Cfg, Fq>(points.data + bad * stride, n_coords, true);
+      throw Error(ErrorCode::kBadFormat, zkey_.path() + ": section " + name + " point " + std::to_string(bad) +
+                                             " (of " + std::to_string(points.count) + "): " + problem);
+    }
+  }
+
+  const io::ZkeyFile& zkey_;
+  cpu::ThreadPool pool_;
+};
+
+}  // namespace
+
+void ValidateZkeyPoints(const io::ZkeyFile& zkey, int threads) {
+  switch (zkey.curve()) {
+    case Curve::kBn254: Validator<curve::Bn254>(zkey, threads).Run(); return;
+    case Curve::kBls12_381: Validator<curve::Bls12_381>(zkey, threads).Run(); return;
+  }
+}
+
+}  // namespace zkfleet::engine

@@ -1,0 +1,22 @@
+// Validation of every point of a .zkey at load (EngineOptions::validate_key,
+// on by default): the header points alpha1, beta1, delta1, beta2, gamma2,
+// delta2 and the sections IC, A, B1, B2, C, H. Each point must have every
+// coordinate (its Montgomery encoding, as stored) below q, lie on its curve
+// and, where the curve has a cofactor, lie in the prime-order subgroup (G2
+// on both curves, G1 on BLS12-381; fast endomorphism checks from
+// curve/subgroup.hpp). The point at infinity (all-zero encoding) is allowed
+// everywhere except alpha1, beta1, delta1, beta2, gamma2, delta2.
+//
+// Runs in parallel on `threads` threads (0 = all hardware threads).
+// Throws zkfleet::Error kBadFormat "<zkey>: section <name> point <index>:
+// <what is wrong>" for the lowest-indexed bad point of the first bad section.
+// Thread-safety: a pure function of the zkey.
+#pragma once
+
+#include "zkfleet/io/zkey.hpp"
+
+namespace zkfleet::engine {
+
+void ValidateZkeyPoints(const io::ZkeyFile& zkey, int threads);
+
+}  // namespace zkfleet::engine
