@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   std::string memory_margin = "256MiB";
   std::string pool_chunk = "64MiB";
   double memory_wait_timeout_s = 600;
+  std::string verify = "on";
+  bool no_key_check = false;
+  int64_t fault_window_s = options.fault_window.count();
   std::string test_memory_limit;
   std::string test_memory_ledger;
   app.add_option("--broker", options.broker_endpoint, "the broker's worker endpoint")->capture_default_str();
@@ -100,7 +103,24 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  app.add_option("--verify", verify,
+                 "verify every proof against its key's verification key before sending it (on); off: benchmarks only")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_flag("--no-key-check", no_key_check,
+               "skip the point checks of each .zkey at load (on curve, in subgroup, < q); benchmarks only");
+  app.add_option("--fault-threshold", options.fault_threshold,
+                 "engine faults (proofs that failed verification; re-proved on the CPU) within --fault-window that "
+                 "turn the worker FAULTED; 0 = never")
+      ->capture_default_str();
+  app.add_option("--fault-window", fault_window_s, "seconds over which --fault-threshold counts engine faults")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.footer(
+      "TEST ONLY: ZKFLEET_FAULT_INJECT=msm:<n> in the environment corrupts one MSM result in each of the next n "
+      "proofs (fault-injection tests of --verify); never set it in production.");
   CLI11_PARSE(app, argc, argv);
+  options.fault_window = std::chrono::seconds(fault_window_s);
   auto budget = zkfleet::worker::ParseMemoryBudget(pinned_budget);
   auto margin = zkfleet::worker::ParseByteSize(memory_margin);
   auto chunk = zkfleet::worker::ParseByteSize(pool_chunk);
@@ -163,8 +183,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   engine_options.threads = threads;
-  auto circuits = std::make_unique<zkfleet::worker::CircuitSet>(std::move(specs), engine_options,
-                                                                std::chrono::milliseconds(instant_delay_ms));
+  engine_options.validate_key = !no_key_check;
+  auto circuits = std::make_unique<zkfleet::worker::CircuitSet>(
+      std::move(specs), engine_options, std::chrono::milliseconds(instant_delay_ms), verify == "on");
 
   // The metrics server starts after the mask (its HTTP threads inherit it, so
   // none takes SIGTERM) and stops last: declared before the worker, it serves
@@ -172,6 +193,7 @@ int main(int argc, char** argv) {
   // path below it is simply not destroyed: nothing to flush).
   zkfleet::metrics::MetricsServer metrics_server;
   std::string backend_name = circuits->backend_name();
+  options.device_label = GpuLabel(backend_name, engine_options.cuda_device);
   // The pool the memory gate will allocate, resolved as it will be (a share
   // of the memory available now).
   uint64_t pool_bytes = options.pinned_budget.Resolve(memory->Read().available_bytes);

@@ -224,7 +224,7 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
       worker->queue_depth = beat.queue_depth();
       worker->reported_in_flight = beat.in_flight();
       worker->memory = beat.memory();
-      OnWorkerState(*worker, beat.state());
+      OnWorkerState(*worker, beat.state(), now);
       break;
     }
     case proto::Envelope::kResult: OnResult(*worker, *message.mutable_result(), now); break;
@@ -268,13 +268,31 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
                fmt::join(worker.circuits, ","));
 }
 
-void BrokerCore::OnWorkerState(WorkerRecord& worker, proto::WorkerState reported) {
+void BrokerCore::OnWorkerState(WorkerRecord& worker, proto::WorkerState reported, Clock::time_point now) {
   if (reported == proto::WORKER_STATE_UNSPECIFIED || reported == worker.state) return;
   SetWorkerState(worker, reported);
+  if (worker.state != proto::WORKER_STATE_FAULTED || worker.leased.empty()) return;
+  // Its engine is not to be trusted: everything it holds goes back, and the
+  // item it was proving, if any, is not the item's fault either.
+  std::set<ItemRef> leased = std::move(worker.leased);
+  worker.leased.clear();
+  for (const ItemRef& ref : leased) {
+    if (JobRecord* job = jobs_.Find(ref.job_seq)) {
+      ReturnItem(*job, ref.partition, /*count_attempt=*/false, "worker " + worker.worker_id + " is FAULTED", now,
+                 worker.worker_id);
+    }
+  }
 }
 
 void BrokerCore::SetWorkerState(WorkerRecord& worker, proto::WorkerState state) {
   if (DrainRank(worker.state) > 0 && DrainRank(state) <= DrainRank(worker.state)) return;
+  // FAULTED is left only on the way out (drain, disconnect), never back to READY.
+  if (worker.state == proto::WORKER_STATE_FAULTED && DrainRank(state) == 0) return;
+  if (state == proto::WORKER_STATE_FAULTED) {
+    worker.credit = 0;  // nothing more is routed to a faulted worker
+    spdlog::error("worker {} ({} on {}) is FAULTED: no more work is routed to it", worker.worker_id, worker.backend,
+                  worker.host);
+  }
   double now_s = fleet::UnixNow();
   if (DrainRank(state) > 0) {
     if (!worker.phases.empty()) {
@@ -330,7 +348,7 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     if (++job->items_done == job->items.size()) FinishJob(*job, proto::JOB_STATE_SUCCEEDED, "", now);
   } else if (result.retryable()) {
     ReturnItem(*job, ref.partition, /*count_attempt=*/true,
-               "worker " + worker.worker_id + " failed it: " + result.error(), now);
+               "worker " + worker.worker_id + " failed it: " + result.error(), now, worker.worker_id);
   } else {
     item.state = WorkItem::State::kDropped;
     FinishJob(*job, proto::JOB_STATE_FAILED,
@@ -348,7 +366,8 @@ void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handbac
     if (metrics_) metrics_->ItemHandedBack();
     if (JobRecord* job = jobs_.Find(ref.job_seq)) {
       ReturnItem(*job, ref.partition, started,
-                 "handed back by worker " + worker.worker_id + " (" + handback.reason() + ")", now);
+                 "handed back by worker " + worker.worker_id + " (" + handback.reason() + ")", now,
+                 started ? worker.worker_id : std::string());
     }
   };
   for (const auto& item : handback.items()) give_back(item, false);
@@ -372,7 +391,8 @@ void BrokerCore::RemoveWorker(const std::string& identity, const std::string& wh
   worker->leased.clear();
   for (const ItemRef& ref : leased) {
     if (JobRecord* job = jobs_.Find(ref.job_seq)) {
-      ReturnItem(*job, ref.partition, true, "lease lost: worker " + worker->worker_id + " " + why, now);
+      ReturnItem(*job, ref.partition, true, "lease lost: worker " + worker->worker_id + " " + why, now,
+                 worker->worker_id);
     }
   }
   for (const ReplyTo& waiter : worker->drain_waiters) {
@@ -399,10 +419,11 @@ void BrokerCore::WorkerUnreachable(const std::string& identity, Clock::time_poin
 // ------------------------------------------------------------------ jobs
 
 void BrokerCore::ReturnItem(JobRecord& job, uint32_t partition, bool count_attempt, const std::string& why,
-                            Clock::time_point now) {
+                            Clock::time_point now, const std::string& failed_on) {
   WorkItem& item = job.items[partition];
   if (item.state != WorkItem::State::kLeased) return;
   item.worker_identity.clear();
+  if (!failed_on.empty()) item.failed_on = failed_on;
   if (!count_attempt && item.attempts > 0) --item.attempts;
   if (fleet::IsTerminal(job.state)) {
     item.state = WorkItem::State::kDropped;
@@ -490,10 +511,20 @@ void BrokerCore::FillResult(const JobRecord& job, proto::JobResult* out) const {
 
 // ------------------------------------------------------------------ dispatch
 
-WorkerRecord* BrokerCore::PickWorker(const std::string& circuit) {
+WorkerRecord* BrokerCore::PickWorker(const std::string& circuit, const std::string& avoid) {
+  bool skip_avoided = false;
+  if (!avoid.empty()) {
+    for (const auto& [identity, worker] : workers_.all()) {
+      if (worker.worker_id != avoid && worker.state == proto::WORKER_STATE_READY && worker.circuits.count(circuit)) {
+        skip_avoided = true;
+        break;
+      }
+    }
+  }
   WorkerRecord* best = nullptr;
   for (auto& [identity, worker] : workers_.all()) {
     if (!worker.Dispatchable() || !worker.circuits.count(circuit)) continue;
+    if (skip_avoided && worker.worker_id == avoid) continue;
     if (!best || worker.credit > best->credit) best = &worker;
   }
   return best;
@@ -508,7 +539,9 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     for (const auto& [circuit, keys] : queue_.by_circuit()) {
       const WorkKey& head = *keys.begin();
       if (best_key && !(head < *best_key)) continue;
-      if (WorkerRecord* worker = PickWorker(circuit)) {
+      const JobRecord* head_job = jobs_.Find(head.job_seq);
+      const std::string& avoid = head_job ? head_job->items[head.partition].failed_on : std::string();
+      if (WorkerRecord* worker = PickWorker(circuit, avoid)) {
         best_key = &head;
         best_circuit = &circuit;
         best_worker = worker;

@@ -12,7 +12,12 @@
 //    max_attempts lost leases the job is dead-lettered;
 //  * a job's JobResult goes to its submitter once; a SUBMIT with a known
 //    request id returns the existing job without proving again;
-//  * once the broker has seen a worker DRAINING it routes nothing more to it.
+//  * once the broker has seen a worker DRAINING it routes nothing more to it;
+//  * a worker that reports FAULTED gets nothing more either, and every item
+//    leased to it goes back to the queue without charging an attempt;
+//  * an item whose attempt failed on a worker (retryable error, lost lease,
+//    FAULTED) is not retried there while another READY worker holds its
+//    circuit (it waits for that worker's credit instead).
 //
 // Metrics: given a BrokerMetrics, the core updates it next to each
 // BrokerCounters increment and exports the queue and worker gauges from
@@ -93,7 +98,7 @@ class BrokerCore {
   void OnReady(const std::string& identity, const proto::Ready& ready, Clock::time_point now);
   void OnResult(WorkerRecord& worker, proto::Result& result, Clock::time_point now);
   void OnHandback(WorkerRecord& worker, const proto::Handback& handback, Clock::time_point now);
-  void OnWorkerState(WorkerRecord& worker, proto::WorkerState reported);
+  void OnWorkerState(WorkerRecord& worker, proto::WorkerState reported, Clock::time_point now);
 
   // Moves `worker` to `state`, keeping the drain timeline; never moves a
   // draining worker back towards READY.
@@ -104,7 +109,10 @@ class BrokerCore {
   // Item `partition` of `job` came back unfinished. `count_attempt` is false
   // for an unstarted handback. Requeues at the original key, or dead-letters
   // the job once the attempts are used up.
-  void ReturnItem(JobRecord& job, uint32_t partition, bool count_attempt, const std::string& why, Clock::time_point now);
+  // `failed_on`: the worker_id whose attempt failed (kept in the item so the
+  // retry goes elsewhere), or "" (unstarted handback).
+  void ReturnItem(JobRecord& job, uint32_t partition, bool count_attempt, const std::string& why, Clock::time_point now,
+                  const std::string& failed_on = "");
   void FinishJob(JobRecord& job, proto::JobState state, const std::string& error, Clock::time_point now);
   void FillResult(const JobRecord& job, proto::JobResult* out) const;
 
@@ -119,7 +127,9 @@ class BrokerCore {
   void ExportGauges(Clock::time_point now);
 
   // The dispatchable worker holding `circuit` with the most credit, or null.
-  WorkerRecord* PickWorker(const std::string& circuit);
+  // The worker `avoid` (a worker_id; "" = none) is skipped while another
+  // READY worker holds the circuit.
+  WorkerRecord* PickWorker(const std::string& circuit, const std::string& avoid);
 
   BrokerOptions options_;
   JobTable jobs_;

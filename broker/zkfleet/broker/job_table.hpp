@@ -32,6 +32,10 @@ struct WorkItem {
   uint32_t attempts = 0;        // leases so far (a handed-back unstarted lease is refunded)
   bool ever_leased = false;     // its queue wait (SUBMIT to first lease) was recorded
   std::string worker_identity;  // routing id of the lease holder while kLeased
+  // worker_id of the last worker whose attempt at this item failed (a
+  // retryable error, a lost lease, FAULTED): the retry goes elsewhere while
+  // another READY worker holds the circuit.
+  std::string failed_on;
   proto::PartitionResult result;
 };
 

@@ -30,10 +30,10 @@ int WorkerStateIndex(proto::WorkerState state);
 // the broker treats it as NORMAL, and no worker is ever in it).
 inline constexpr std::array<proto::Priority, 4> kPriorities = {
     proto::PRIORITY_LOW, proto::PRIORITY_NORMAL, proto::PRIORITY_HIGH, proto::PRIORITY_CRITICAL};
-inline constexpr std::array<proto::WorkerState, 7> kWorkerStates = {
+inline constexpr std::array<proto::WorkerState, 8> kWorkerStates = {
     proto::WORKER_STATE_STARTING, proto::WORKER_STATE_WAITING_FOR_MEMORY, proto::WORKER_STATE_LOADING,
     proto::WORKER_STATE_READY,    proto::WORKER_STATE_DRAINING,           proto::WORKER_STATE_RELEASING,
-    proto::WORKER_STATE_GONE};
+    proto::WORKER_STATE_GONE,     proto::WORKER_STATE_FAULTED};
 
 // Proving phases of zkfleet_job_phase_seconds{phase}; the fields of
 // proto::PhaseTimings, in order.

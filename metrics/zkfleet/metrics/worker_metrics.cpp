@@ -6,6 +6,11 @@
 namespace zkfleet::metrics {
 namespace {
 
+// Verification takes about a millisecond: 0.25 ms .. 64 ms.
+prometheus::Histogram::BucketBoundaries VerifyBuckets() {
+  return {0.00025, 0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064};
+}
+
 prometheus::Gauge& UnlabelledGauge(prometheus::Registry& registry, const std::string& name, const std::string& help) {
   return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
 }
@@ -35,6 +40,18 @@ WorkerMetrics::WorkerMetrics(MetricsServer& server, const WorkerIdentity& identi
                         .Help("Seconds a work item spent in each phase on this worker (queue_wait: in its "
                               "local queue)")
                         .Register(server.registry())),
+      verify_failures_family_(prometheus::BuildCounter()
+                                  .Name("zkfleet_worker_proof_verification_failures_total")
+                                  .Help("Proofs of this worker's engine that failed verification although the "
+                                        "witness satisfies the circuit (engine faults; the item was re-proved on the "
+                                        "CPU), by backend, device and circuit")
+                                  .Register(server.registry())),
+      verify_family_(prometheus::BuildHistogram()
+                         .Name("zkfleet_worker_proof_verify_seconds")
+                         .Help("Seconds spent verifying each proof before sending it (--verify on)")
+                         .Register(server.registry())),
+      backend_(identity.backend),
+      device_(identity.gpu),
       clocks_(std::make_shared<StateClocks>()) {
   prometheus::Registry& registry = server.registry();
   drain_budget_seconds.Set(drain_budget);
@@ -80,6 +97,9 @@ WorkerMetrics::Circuit& WorkerMetrics::ForCircuit(const std::string& circuit_id)
       circuit.phase_seconds[i] =
           &phase_family_.Add({{"circuit", label}, {"phase", std::string(kPhaseLabels[i])}}, DurationBuckets());
     }
+    circuit.verification_failures =
+        &verify_failures_family_.Add({{"backend", backend_}, {"device", device_}, {"circuit", label}});
+    circuit.verify_seconds = &verify_family_.Add({{"circuit", label}}, VerifyBuckets());
   });
 }
 
@@ -112,6 +132,14 @@ void WorkerMetrics::SetMemory(const proto::MemoryStatus& memory) {
 
 void WorkerMetrics::JobEnded(const std::string& circuit_id, Outcome outcome) {
   ForCircuit(circuit_id).jobs[static_cast<size_t>(outcome)]->Increment();
+}
+
+void WorkerMetrics::ObserveVerify(const std::string& circuit_id, double seconds) {
+  ForCircuit(circuit_id).verify_seconds->Observe(seconds);
+}
+
+void WorkerMetrics::ProofVerificationFailed(const std::string& circuit_id) {
+  ForCircuit(circuit_id).verification_failures->Increment();
 }
 
 void WorkerMetrics::ObservePhases(const std::string& circuit_id, const proto::PhaseTimings& timings) {

@@ -45,6 +45,8 @@ class WorkerMetrics {
   struct Circuit {
     std::array<prometheus::Counter*, kOutcomeLabels.size()> jobs{};            // by Outcome
     std::array<prometheus::Histogram*, kPhaseLabels.size()> phase_seconds{};   // by Phase
+    prometheus::Counter* verification_failures = nullptr;  // engine faults caught before sending
+    prometheus::Histogram* verify_seconds = nullptr;       // the check before sending, per proof
   };
 
   // Registers the worker's metrics in `server`'s registry, with series for
@@ -74,6 +76,12 @@ class WorkerMetrics {
   // prove_total.
   void ObservePhases(const std::string& circuit_id, const proto::PhaseTimings& timings);
   void MessageDropped(DropReason reason) { messages_dropped[static_cast<size_t>(reason)]->Increment(); }
+  // A proof was verified before sending, in `seconds`
+  // (zkfleet_worker_proof_verify_seconds).
+  void ObserveVerify(const std::string& circuit_id, double seconds);
+  // The engine's proof failed verification although the witness satisfies
+  // the circuit (zkfleet_worker_proof_verification_failures_total).
+  void ProofVerificationFailed(const std::string& circuit_id);
 
   Circuit& ForCircuit(const std::string& circuit_id);
 
@@ -89,6 +97,9 @@ class WorkerMetrics {
   const size_t max_circuits_;
   prometheus::Family<prometheus::Counter>& jobs_family_;
   prometheus::Family<prometheus::Histogram>& phase_family_;
+  prometheus::Family<prometheus::Counter>& verify_failures_family_;
+  prometheus::Family<prometheus::Histogram>& verify_family_;
+  const std::string backend_, device_;
   std::shared_ptr<StateClocks> clocks_;
 
   std::mutex circuits_mutex_;

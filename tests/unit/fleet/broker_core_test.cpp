@@ -551,3 +551,143 @@ TEST_F(BrokerCoreTest, WorksWithoutMetrics) {
 
 }  // namespace
 }  // namespace zkfleet::broker
+
+// ------------------------------------------------------------------ FAULTED workers and retries
+
+namespace zkfleet::broker {
+namespace {
+
+// A worker reporting FAULTED (repeated engine faults, a sticky device error)
+// gets nothing more, never goes back to READY, and what it held is requeued
+// without charging an attempt: with --max-attempts 1 the job still succeeds
+// on another worker.
+TEST_F(BrokerCoreTest, FaultedWorkerGetsNothingAndItsLeasesReturnUncharged) {
+  BrokerOptions options;
+  options.max_attempts = 1;
+  Make(options);
+  Ready("wA", "A", {"c1"}, 3);
+  Ready("wB", "B", {"c1"}, 0);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 3);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 3u);
+  for (auto& [identity, seq, partition] : jobs) EXPECT_EQ(identity, "wA");
+
+  Heartbeat("wA", proto::WORKER_STATE_FAULTED);
+  EXPECT_EQ(core_->workers().all().at("wA").state, proto::WORKER_STATE_FAULTED);
+  EXPECT_TRUE(core_->workers().all().at("wA").leased.empty());
+  EXPECT_EQ(core_->queue().size(), 3u);
+  EXPECT_TRUE(ResultsTo(Take(), "cl").empty()) << "requeued, not dead-lettered";
+  for (uint32_t p = 0; p < 3; ++p) EXPECT_EQ(core_->jobs().Find(1)->items[p].attempts, 0u) << "partition " << p;
+
+  // Credit and a READY heartbeat from the faulted worker change nothing.
+  Credit("wA", 10);
+  Heartbeat("wA", proto::WORKER_STATE_READY);
+  EXPECT_EQ(core_->workers().all().at("wA").state, proto::WORKER_STATE_FAULTED);
+  EXPECT_TRUE(Dispatch().empty());
+  // Its late results are stale.
+  Result("wA", 1, 0);
+  EXPECT_EQ(core_->counters().results_stale, 1u);
+
+  Credit("wB", 3);
+  jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 3u);
+  for (auto& [identity, seq, partition] : jobs) {
+    EXPECT_EQ(identity, "wB");
+    Result("wB", seq, partition);
+  }
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  for (const auto& part : results[0].partitions()) EXPECT_EQ(part.attempts(), 1u);
+
+  now_ += milliseconds(100);
+  Heartbeat("wA", proto::WORKER_STATE_FAULTED);
+  Heartbeat("wB", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  EXPECT_EQ(Metric("zkfleet_broker_workers", {{"state", "FAULTED"}}), 1);
+  EXPECT_EQ(Metric("zkfleet_broker_workers", {{"state", "READY"}}), 1);
+  EXPECT_EQ(core_->Status(now_).workers_size(), 2);
+
+  // A faulted worker may still drain and leave.
+  Heartbeat("wA", proto::WORKER_STATE_DRAINING);
+  EXPECT_EQ(core_->workers().all().at("wA").state, proto::WORKER_STATE_DRAINING);
+}
+
+// A faulted worker that exits (sticky device error: FAULTED, then DISCONNECT)
+// loses nothing and charges nothing.
+TEST_F(BrokerCoreTest, FaultedWorkerThatExitsChargesNoAttempt) {
+  BrokerOptions options;
+  options.max_attempts = 1;
+  Make(options);
+  Ready("wA", "A", {"c1"}, 1);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Heartbeat("wA", proto::WORKER_STATE_FAULTED);
+  proto::Envelope bye;
+  bye.mutable_disconnect()->set_reason("faulted: fatal device error");
+  core_->HandleWorker("wA", bye, now_);
+  EXPECT_TRUE(ResultsTo(Take(), "cl").empty());
+  Ready("wB", "B", {"c1"}, 1);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(std::get<0>(jobs[0]), "wB");
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].attempts, 1u);
+}
+
+// The retry of an item that failed on a worker (retryable error) does not go
+// back to that worker while another READY worker holds the circuit, even if
+// only the failed one has credit right now; it waits for the other's credit.
+TEST_F(BrokerCoreTest, RetryAvoidsTheWorkerThatFailedTheItemWhileAnotherHoldsTheCircuit) {
+  Ready("wA", "A", {"c1"}, 5);
+  Ready("wB", "B", {"c1"}, 0);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 1u);
+  ASSERT_EQ(std::get<0>(jobs[0]), "wA");
+  Result("wA", 1, 0, /*ok=*/false, /*retryable=*/true);
+  EXPECT_TRUE(Dispatch().empty()) << "the retry went back to the worker that just failed it";
+  // Other items still go to A.
+  Submit("cl", "r2", proto::PRIORITY_LOW, 1, "c2");  // refused: nobody holds c2
+  Credit("wB", 1);
+  jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(std::get<0>(jobs[0]), "wB");
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].attempts, 2u);
+  Result("wB", 1, 0);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+}
+
+// The same for a lost lease (the worker died mid-proof and came back) and an
+// aborted handback; but when no other READY worker holds the circuit (B is
+// DRAINING) the failed worker does get the retry rather than nobody.
+TEST_F(BrokerCoreTest, RetryGoesBackToTheFailedWorkerOnlyWhenNoOtherReadyWorkerHoldsTheCircuit) {
+  Ready("wA", "A", {"c1"}, 1);
+  Ready("wB", "B", {"c1"}, 0);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  core_->WorkerUnreachable("wA", now_);
+  Ready("wA2", "A", {"c1"}, 1);  // A again, new connection
+  EXPECT_TRUE(Dispatch().empty());
+  Heartbeat("wB", proto::WORKER_STATE_DRAINING);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(std::get<0>(jobs[0]), "wA2");
+  // Aborted handback: B is gone, C holds the circuit: the retry waits for C.
+  Ready("wC", "C", {"c1"}, 0);
+  proto::Envelope back;
+  auto* handback = back.mutable_handback();
+  handback->set_reason("drain timeout");
+  handback->add_aborted()->set_job_seq(1);
+  core_->HandleWorker("wA2", back, now_);
+  Credit("wA2", 1);
+  EXPECT_TRUE(Dispatch().empty());
+  Credit("wC", 1);
+  jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(std::get<0>(jobs[0]), "wC");
+}
+
+}  // namespace
+}  // namespace zkfleet::broker

@@ -16,15 +16,15 @@ constexpr const char* kInstantProof = R"({"benchmark":"instant","note":"no proof
 // Errors that are the device's or the host's fault, not the witness's: another
 // worker (or a later attempt) may succeed.
 bool IsRetryable(ErrorCode code) {
-  return code == ErrorCode::kDeviceError || code == ErrorCode::kResourceExhausted || code == ErrorCode::kInternal ||
-         code == ErrorCode::kIo;
+  return code == ErrorCode::kDeviceError || code == ErrorCode::kDeviceLost || code == ErrorCode::kResourceExhausted ||
+         code == ErrorCode::kInternal || code == ErrorCode::kIo;
 }
 
 }  // namespace
 
 CircuitSet::CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
-                       std::chrono::milliseconds instant_delay)
-    : specs_(std::move(specs)), engine_options_(engine_options), instant_delay_(instant_delay) {
+                       std::chrono::milliseconds instant_delay, bool verify)
+    : specs_(std::move(specs)), engine_options_(engine_options), instant_delay_(instant_delay), verify_(verify) {
   bool any_engine = false;
   for (const CircuitSpec& spec : specs_) any_engine |= !spec.instant;
   engine::Backend backend = engine_options_.backend;
@@ -77,8 +77,12 @@ ProveOutcome CircuitSet::Prove(const proto::Job& job) const {
     std::string origin = "job " + std::to_string(job.item().job_seq()) + " partition " +
                          std::to_string(job.item().partition()) + " (request " + job.request_id() + ")";
     engine::Witness witness = engine::Witness::FromBytes(job.witness(), origin);
-    engine::Proof proof = key_it->second->Prove(witness);
+    engine::ProveOptions prove_options;
+    prove_options.verify = verify_;
+    engine::Proof proof = key_it->second->Prove(witness, prove_options);
     outcome.ok = true;
+    outcome.verify_s = proof.check.verify_s;
+    outcome.engine_fault = std::move(proof.check.engine_fault);
     outcome.proof_json = std::move(proof.proof_json);
     outcome.public_json = std::move(proof.public_json);
     outcome.timings.set_witness_transfer_s(proof.timings.witness_transfer_s);
@@ -87,8 +91,17 @@ ProveOutcome CircuitSet::Prove(const proto::Job& job) const {
     outcome.timings.set_msm_s(proof.timings.msm_s);
     outcome.timings.set_prove_total_s(proof.timings.total_s);
   } catch (const Error& e) {
+    if (e.code() == ErrorCode::kUnsatisfied) {
+      // The client's error, in the words the client sees; the engine's
+      // detail (which check failed) goes to the log.
+      spdlog::warn("circuit {}: {}", job.circuit_id(), e.what());
+      outcome.error = "witness does not satisfy circuit " + job.circuit_id();
+      outcome.retryable = false;
+      return outcome;
+    }
     outcome.error = std::string(ErrorCodeName(e.code())) + ": " + e.what();
     outcome.retryable = IsRetryable(e.code());
+    outcome.device_lost = e.code() == ErrorCode::kDeviceLost;
   } catch (const std::exception& e) {
     outcome.error = std::string("unexpected: ") + e.what();
     outcome.retryable = true;

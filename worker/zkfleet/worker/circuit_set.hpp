@@ -35,17 +35,30 @@ struct ProveOutcome {
   std::string error;       // when !ok, with context
   bool retryable = false;  // the worker's fault (device, memory), not the job's
   proto::PhaseTimings timings;
+  // The check before sending (engine::ProofCheck): seconds spent verifying
+  // (0 when off), and, when the engine's first proof failed verification
+  // although the witness satisfies the circuit, what the verifier said (the
+  // proof sent is then the CPU re-proof, which verified).
+  double verify_s = 0;
+  std::string engine_fault;
+  // A fatal (sticky) device error: this process cannot prove on the device
+  // again; the worker goes FAULTED and exits non-zero.
+  bool device_lost = false;
 };
 
 class CircuitSet {
  public:
+  // `verify`: check every proof against its key's verification key before
+  // it is sent (engine::ProveOptions::verify; off only for benchmarks).
   CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
-             std::chrono::milliseconds instant_delay);
+             std::chrono::milliseconds instant_delay, bool verify = true);
 
   // Loads every engine circuit's proving key. Throws zkfleet::Error naming
   // the circuit and file.
   void Load();
-  // Proves one item. Never throws: errors become a failed outcome.
+  // Proves one item. Never throws: errors become a failed outcome. A witness
+  // that does not satisfy the circuit fails (not retryable) with the error
+  // "witness does not satisfy circuit <job's circuit id>".
   ProveOutcome Prove(const proto::Job& job) const;
   // Frees the proving keys; returns the bytes released.
   uint64_t Release();
@@ -53,11 +66,13 @@ class CircuitSet {
   std::vector<std::string> circuit_ids() const;
   uint64_t resident_bytes() const { return resident_bytes_.load(); }
   std::string backend_name() const;
+  bool verify() const { return verify_; }
 
  private:
   std::vector<CircuitSpec> specs_;
   engine::EngineOptions engine_options_;
   std::chrono::milliseconds instant_delay_;
+  bool verify_;
   std::map<std::string, std::unique_ptr<engine::ProvingKey>> keys_;  // engine circuits
   std::atomic<uint64_t> resident_bytes_{0};
   std::string backend_name_;  // "cpu", "cuda" or "instant" (benchmark circuits only)

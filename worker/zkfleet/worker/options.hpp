@@ -31,6 +31,15 @@ struct WorkerOptions {
   uint64_t memory_margin = 256ull << 20;
   std::chrono::milliseconds memory_wait_timeout{std::chrono::minutes(10)};
   uint64_t pool_chunk_bytes = 64ull << 20;  // allocation and release step
+  // Engine faults (a proof that failed verification although the witness
+  // satisfies the circuit; the item is re-proved on the CPU and sent): after
+  // fault_threshold of them within fault_window the worker leaves READY for
+  // FAULTED and takes no more work. 0 = never.
+  uint32_t fault_threshold = 3;
+  std::chrono::seconds fault_window{std::chrono::minutes(10)};
+  // For logs and metrics: the device proofs run on ("0", "1", ... for CUDA;
+  // "none" on the CPU backend).
+  std::string device_label = "none";
   fleet::SocketLimits limits;
 };
 

@@ -3,6 +3,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -22,6 +23,8 @@ constexpr char kEventLoaded = 'L';    // circuits loaded
 constexpr char kEventFailed = 'F';    // payload: why loading failed
 constexpr char kEventReleased = 'X';  // payload: bytes of proving keys released, decimal
 constexpr char kEventState = 'S';     // payload: a proto::WorkerState number (startup progress)
+constexpr char kEventCheck = 'V';     // payload: circuit \n verify seconds \n engine fault ("" = none)
+constexpr char kEventDeviceLost = 'D';  // payload: the fatal device error
 
 // Linger on the final close, so DISCONNECT reaches the broker.
 constexpr int kCloseLingerMs = 2000;
@@ -131,7 +134,15 @@ void Worker::DispatcherMain() {
       spdlog::warn("job_seq={} partition={} failed ({}): {}", key.job_seq, key.partition,
                    outcome.retryable ? "retryable" : "final", outcome.error);
     }
+    // Before the result: the socket thread counts the check (and a fault)
+    // before it may enter FAULTED on it.
+    if (outcome.verify_s > 0 || !outcome.engine_fault.empty()) {
+      emit(kEventCheck, item->job.circuit_id() + "\n" + std::to_string(outcome.verify_s) + "\n" +
+                            "job_seq=" + std::to_string(key.job_seq) + " partition=" + std::to_string(key.partition) +
+                            ": " + outcome.engine_fault);
+    }
     emit(kEventResult, fleet::EncodeEnvelope(envelope));
+    if (outcome.device_lost) emit(kEventDeviceLost, outcome.error);
     queue_.FinishRun();
   }
   emit(kEventReleased, std::to_string(circuits_->Release()));
@@ -430,6 +441,20 @@ void Worker::OnDispatcherEvent(const zmq::message_t& kind, const zmq::message_t&
       GrantCredit();
       return;
     }
+    case kEventCheck: {
+      const std::string text = payload.to_string();
+      const size_t a = text.find('\n'), b = text.find('\n', a + 1);
+      if (a == std::string::npos || b == std::string::npos) return;
+      const std::string circuit = text.substr(0, a);
+      const double verify_s = std::strtod(text.substr(a + 1, b - a - 1).c_str(), nullptr);
+      const std::string detail = text.substr(b + 1);
+      if (metrics_ && verify_s > 0) metrics_->ObserveVerify(circuit, verify_s);
+      if (detail.size() > detail.find(": ") + 2) OnEngineFault(circuit, detail);
+      return;
+    }
+    case kEventDeviceLost:
+      EnterFaulted("fatal device error: " + payload.to_string(), /*exit=*/true);
+      return;
     case kEventState: {
       auto state = static_cast<proto::WorkerState>(std::stoi(payload.to_string()));
       if (state_ == proto::WORKER_STATE_STARTING || state_ == proto::WORKER_STATE_WAITING_FOR_MEMORY) {
@@ -462,6 +487,44 @@ void Worker::OnDispatcherEvent(const zmq::message_t& kind, const zmq::message_t&
       return;
     default:
       spdlog::error("unknown dispatcher event");
+  }
+}
+
+// ------------------------------------------------------------------ faults
+
+void Worker::OnEngineFault(const std::string& circuit, const std::string& detail) {
+  const auto now = Clock::now();
+  spdlog::error("engine fault: backend={} device={} circuit={} {}; re-proved on the CPU, the valid proof was sent",
+                circuits_->backend_name(), options_.device_label, circuit, detail);
+  if (metrics_) metrics_->ProofVerificationFailed(circuit);
+  recent_faults_.push_back(now);
+  while (!recent_faults_.empty() && now - recent_faults_.front() > options_.fault_window) recent_faults_.pop_front();
+  if (options_.fault_threshold > 0 && recent_faults_.size() >= options_.fault_threshold &&
+      state_ == proto::WORKER_STATE_READY) {
+    EnterFaulted(std::to_string(recent_faults_.size()) + " engine faults within " +
+                     std::to_string(options_.fault_window.count()) + " s (--fault-threshold " +
+                     std::to_string(options_.fault_threshold) + ")",
+                 /*exit=*/false);
+  }
+}
+
+void Worker::EnterFaulted(const std::string& why, bool exit) {
+  if (finished_) return;
+  if (state_ != proto::WORKER_STATE_FAULTED) {
+    spdlog::error("worker FAULTED: {} (backend={} device={}); taking no more work{}", why, circuits_->backend_name(),
+                  options_.device_label, exit ? ", exiting" : "");
+    SetState(proto::WORKER_STATE_FAULTED);
+    SendHeartbeat();  // the broker stops routing to us and requeues our leases
+    std::vector<fleet::ItemRef> unstarted;
+    for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
+    HandBack(unstarted, {}, "faulted: " + why);
+  }
+  if (exit) {
+    proto::Envelope envelope;
+    envelope.mutable_disconnect()->set_reason("faulted: " + why);
+    Send(envelope);
+    exit_code_ = 1;
+    finished_ = true;
   }
 }
 

@@ -6,7 +6,9 @@
 // States (proto::WorkerState, the one enum): STARTING -> (WAITING_FOR_MEMORY
 // while the memory gate finds too little memory for the pinned pool's budget
 // plus margin) -> LOADING (pool allocated, keys loading) -> READY -> DRAINING
-// -> RELEASING -> GONE. SIGINT/SIGTERM or a broker DrainCommand start the
+// -> RELEASING -> GONE, or READY -> FAULTED (repeated engine faults: stays
+// connected, takes no work; a fatal device error: hands back and exits 1).
+// SIGINT/SIGTERM or a broker DrainCommand start the
 // drain: the broker is told at once, unstarted items are handed back, the
 // running item finishes (or is aborted and handed back after drain_timeout),
 // the proving keys are released, then the pool chunk by chunk (heartbeats
@@ -22,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -87,6 +90,13 @@ class Worker {
   void OnJob(proto::Job& job);
   void OnDispatcherEvent(const zmq::message_t& kind, const zmq::message_t& payload);
 
+  // An engine fault was caught (counted, logged); FAULTED after too many.
+  void OnEngineFault(const std::string& circuit, const std::string& detail);
+  // Leaves READY for FAULTED: the broker is told at once (it stops routing
+  // and requeues our leases without charging an attempt), queued items are
+  // handed back. `exit`: then disconnect and make Run() return 1 (a fatal
+  // device error: only a new process can use the device again).
+  void EnterFaulted(const std::string& why, bool exit);
   void BeginDrain(const std::string& why);
   void CheckDrain();
   void StartReleasing();
@@ -131,6 +141,7 @@ class Worker {
   bool finished_ = false;
   int exit_code_ = 0;
   bool dispatcher_abandoned_ = false;
+  std::deque<Clock::time_point> recent_faults_;  // engine faults within fault_window
 
   std::thread dispatcher_;
 };
