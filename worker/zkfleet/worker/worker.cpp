@@ -134,14 +134,14 @@ void Worker::DispatcherMain() {
       spdlog::warn("job_seq={} partition={} failed ({}): {}", key.job_seq, key.partition,
                    outcome.retryable ? "retryable" : "final", outcome.error);
     }
-    // Before the result: the socket thread counts the check (and a fault)
-    // before it may enter FAULTED on it.
+    emit(kEventResult, fleet::EncodeEnvelope(envelope));
+    // After the result: its (valid) proof is out before a fault can turn the
+    // worker FAULTED, which makes the broker take back what we still hold.
     if (outcome.verify_s > 0 || !outcome.engine_fault.empty()) {
       emit(kEventCheck, item->job.circuit_id() + "\n" + std::to_string(outcome.verify_s) + "\n" +
                             "job_seq=" + std::to_string(key.job_seq) + " partition=" + std::to_string(key.partition) +
                             ": " + outcome.engine_fault);
     }
-    emit(kEventResult, fleet::EncodeEnvelope(envelope));
     if (outcome.device_lost) emit(kEventDeviceLost, outcome.error);
     queue_.FinishRun();
   }

@@ -1,0 +1,171 @@
+// Verify before sending, in the fleet (CPU backend, the bundled bn128_k12
+// fixture): every proof a worker sends is checked against the key's own
+// verification key. An engine fault -- injected with the test-only
+// ZKFLEET_FAULT_INJECT=msm:<n>, which corrupts pi_a's MSM result in the next
+// n proofs -- is caught, counted and re-proved on the CPU, so the client
+// still receives a proof snarkjs accepts; --fault-threshold faults turn the
+// worker FAULTED (zkctl and its metrics show it) and the broker routes to
+// another worker. A witness that does not satisfy the circuit fails the job
+// as a client error, once, without retries.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "fleet_harness.hpp"
+#include "unit/metrics/http_client.hpp"
+
+namespace fleet_test {
+namespace {
+
+namespace proto = zkfleet::proto;
+
+constexpr const char* kCircuit = "c";
+// 500 ms heartbeats (gone after 1.5 s of silence), as in real_proofs_test:
+// proving keeps the 2 CI cores busy and a loaded machine was seen freezing
+// processes for ~0.8 s, which the harness's 100 ms turns into lost workers.
+constexpr int kHeartbeatMs = 500;
+
+std::string Zkey() { return Fixture("bn128_k12/circuit_final.zkey"); }
+std::string Vk() { return Fixture("bn128_k12/verification_key.json"); }
+std::string WitnessBytes() { return ReadFile(Fixture("bn128_k12/witness.wtns")); }
+
+std::vector<std::string> WorkerArgs(int metrics_port, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--circuit", std::string(kCircuit) + "=" + Zkey(), "--backend", "cpu",
+                                   "--threads", "1", "--capacity", "2", "--metrics-listen",
+                                   "127.0.0.1:" + std::to_string(metrics_port)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Starts a worker with ZKFLEET_FAULT_INJECT set to `inject` ("" = unset) in
+// its environment only.
+Process& StartWorkerWithFaults(Fleet& fleet, const std::string& id, const std::string& inject,
+                               std::vector<std::string> args) {
+  if (!inject.empty()) setenv("ZKFLEET_FAULT_INJECT", inject.c_str(), 1);
+  Process& worker = fleet.StartWorker(id, std::move(args));
+  unsetenv("ZKFLEET_FAULT_INJECT");
+  return worker;
+}
+
+// The value of the sample `series` (name{labels} exactly as exposed), -1 when absent.
+double Sample(int port, const std::string& series) {
+  auto reply = zkfleet::testing::HttpGet(port, "/metrics", std::chrono::seconds(2));
+  std::istringstream lines(reply.body);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return -1;
+}
+
+proto::JobResult Prove(zkfleet::fleet::BrokerClient& client, const std::string& request_id,
+                       const std::string& witness) {
+  proto::SubmitRequest request;
+  request.set_request_id(request_id);
+  request.set_circuit_id(kCircuit);
+  request.add_witnesses(witness);
+  const auto reply = client.Submit(request, std::chrono::seconds(10));
+  auto result = client.NextJobResult(std::chrono::seconds(60));
+  if (!result) {
+    ADD_FAILURE() << request_id << ": no result";
+    return {};
+  }
+  EXPECT_EQ(result->job_seq(), reply.job_seq());
+  return *result;
+}
+
+void ExpectValidProof(const proto::JobResult& result, const Fleet& fleet, const std::string& expected_worker = "") {
+  ASSERT_EQ(result.state(), proto::JOB_STATE_SUCCEEDED) << result.error();
+  ASSERT_EQ(result.partitions_size(), 1);
+  const auto& part = result.partitions(0);
+  if (!expected_worker.empty()) EXPECT_EQ(part.worker_id(), expected_worker);
+  EXPECT_TRUE(SnarkjsVerifies(Vk(), part.proof_json(), part.public_json(), fleet.dir()))
+      << "job " << result.job_seq() << " from " << part.worker_id();
+}
+
+std::string FaultSeries() {
+  return std::string("zkfleet_worker_proof_verification_failures_total{backend=\"cpu\",circuit=\"") + kCircuit +
+         "\",device=\"none\"}";
+}
+
+TEST(FleetVerify, EngineFaultIsCaughtCountedAndTheClientGetsAValidProof) {
+  Fleet fleet("verify_engine_fault", kHeartbeatMs);
+  fleet.StartBroker();
+  const int port = FreePort();
+  Process& worker = StartWorkerWithFaults(fleet, "w1", "msm:1", WorkerArgs(port));
+  fleet.WaitWorkerReady("w1");
+  auto client = fleet.Client();
+  for (int i = 0; i < 3; ++i) ExpectValidProof(Prove(*client, "r" + std::to_string(i), WitnessBytes()), fleet, "w1");
+
+  EXPECT_TRUE(worker.WaitForLog("engine fault: backend=cpu device=none circuit=c", 5s)) << worker.Log();
+  EXPECT_EQ(Sample(port, FaultSeries()), 1) << "the fault was not counted";
+  EXPECT_EQ(Sample(port, "zkfleet_worker_proof_verify_seconds_count{circuit=\"c\"}"), 3);
+  EXPECT_EQ(Sample(port, "zkfleet_worker_state{state=\"READY\"}"), 1) << "one fault must not fault the worker";
+  EXPECT_EQ(Sample(port, "zkfleet_worker_jobs_total{circuit=\"c\",outcome=\"succeeded\"}"), 3);
+}
+
+TEST(FleetVerify, RepeatedEngineFaultsTurnTheWorkerFaultedAndTheBrokerRoutesElsewhere) {
+  Fleet fleet("verify_faulted", kHeartbeatMs);
+  Process& broker = fleet.StartBroker();
+  const int bad_port = FreePort(), good_port = FreePort();
+  Process& bad = StartWorkerWithFaults(fleet, "bad", "msm:100",
+                                       WorkerArgs(bad_port, {"--fault-threshold", "3", "--fault-window", "600"}));
+  fleet.WaitWorkerReady("bad");
+  auto client = fleet.Client();
+  // One at a time, so that "bad" proves each: every proof still verifies.
+  for (int i = 0; i < 3; ++i) ExpectValidProof(Prove(*client, "r" + std::to_string(i), WitnessBytes()), fleet, "bad");
+  EXPECT_TRUE(bad.WaitForLog("worker FAULTED: 3 engine faults", 5s)) << bad.Log();
+  EXPECT_EQ(Sample(bad_port, FaultSeries()), 3);
+  EXPECT_EQ(Sample(bad_port, "zkfleet_worker_state{state=\"FAULTED\"}"), 1);
+  EXPECT_EQ(zkfleet::testing::HttpGet(bad_port, "/ready", 1s).status, 503);
+  EXPECT_TRUE(broker.WaitForLog("worker bad \\(cpu on .*\\) is FAULTED", 5s)) << broker.Log();
+
+  std::string out;
+  ASSERT_EQ(fleet.Zkctl({"workers"}, &out), 0) << out;
+  EXPECT_NE(out.find("FAULTED"), std::string::npos) << out;
+
+  // Nothing is routed to the faulted worker: a job waits for a healthy one.
+  proto::SubmitRequest request;
+  request.set_request_id("after");
+  request.set_circuit_id(kCircuit);
+  request.add_witnesses(WitnessBytes());
+  const auto reply = client->Submit(request, 10s);
+  EXPECT_FALSE(client->NextJobResult(1500ms).has_value()) << "a FAULTED worker was given work";
+  fleet.StartWorker("good", WorkerArgs(good_port));
+  fleet.WaitWorkerReady("good");
+  auto result = client->NextJobResult(60s);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->job_seq(), reply.job_seq());
+  ExpectValidProof(*result, fleet, "good");
+  EXPECT_EQ(result->partitions(0).attempts(), 1u);
+  EXPECT_EQ(Sample(good_port, FaultSeries()), 0);
+  EXPECT_EQ(Sample(bad_port, "zkfleet_worker_state{state=\"FAULTED\"}"), 1) << "FAULTED is not left by itself";
+}
+
+TEST(FleetVerify, UnsatisfyingWitnessFailsTheJobAsAClientErrorWithoutRetries) {
+  Fleet fleet("verify_unsatisfied", kHeartbeatMs);
+  Process& broker = fleet.StartBroker({"--max-attempts", "3"});
+  const int port = FreePort();
+  fleet.StartWorker("w1", WorkerArgs(port));
+  fleet.WaitWorkerReady("w1");
+  auto client = fleet.Client();
+  std::string witness = WitnessBytes();
+  witness[witness.size() - 32] ^= 1;  // the last (private) signal
+  const proto::JobResult result = Prove(*client, "bad-witness", witness);
+  EXPECT_EQ(result.state(), proto::JOB_STATE_FAILED) << result.error();
+  EXPECT_NE(result.error().find("witness does not satisfy circuit c"), std::string::npos) << result.error();
+  EXPECT_EQ(broker.Log().find("requeued job_seq=1"), std::string::npos) << "retried:\n" << broker.Log();
+  EXPECT_EQ(Sample(port, "zkfleet_worker_jobs_total{circuit=\"c\",outcome=\"failed\"}"), 1);
+  EXPECT_EQ(Sample(port, FaultSeries()), 0) << "a bad witness is not an engine fault";
+  EXPECT_EQ(Sample(port, "zkfleet_worker_state{state=\"READY\"}"), 1);
+  // The worker goes on proving.
+  ExpectValidProof(Prove(*client, "good-witness", WitnessBytes()), fleet, "w1");
+}
+
+}  // namespace
+}  // namespace fleet_test
