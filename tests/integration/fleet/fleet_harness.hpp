@@ -74,9 +74,9 @@ class Fleet {
 };
 
 // A generated circuit large enough that one CPU proof with one thread takes
-// over a second in this build (bn128, domain 2^16 in a release build on the
-// 2-core CI machine: ~1.3 s; smaller in a slower sanitizer build, sized by
-// timing one proof), made once per build directory with zkfleet-dev
+// over a second in this build (bn128, domain 2^16 or 2^17 in a release build
+// on the 2-core CI machine: 1.3-2.8 s; smaller in a slower sanitizer build),
+// sized by timing proofs of a 2^14 circuit, made once per build directory with zkfleet-dev
 // gen-circuit + setup --insecure and snarkjs' verification key, and shared by
 // every case (in any process) that asks for it: build/.../test-cache/. Empty
 // paths (and a test failure) when it could not be made.
