@@ -118,7 +118,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.footer(
       "TEST ONLY: ZKFLEET_FAULT_INJECT=msm:<n> in the environment corrupts one MSM result in each of the next n "
-      "proofs (fault-injection tests of --verify); never set it in production.");
+      "proofs (fault-injection tests of --verify); device_lost:<n> makes the next n proofs fail as a sticky CUDA "
+      "error would (the worker goes FAULTED and exits 1). Never set it in production.");
   CLI11_PARSE(app, argc, argv);
   options.fault_window = std::chrono::seconds(fault_window_s);
   auto budget = zkfleet::worker::ParseMemoryBudget(pinned_budget);

@@ -1,5 +1,6 @@
 #include "zkfleet/engine/proving_key.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -24,23 +25,52 @@
 namespace zkfleet::engine {
 namespace {
 
-// Faults still to inject (ZKFLEET_FAULT_INJECT=msm:<n>), read once.
-std::atomic<int64_t>& InjectedFaultsLeft() {
-  static std::atomic<int64_t> left = [] {
+// Faults still to inject (ZKFLEET_FAULT_INJECT=msm:<n>[,device_lost:<m>]), read once.
+struct InjectedFaults {
+  std::atomic<int64_t> msm{0};
+  std::atomic<int64_t> device_lost{0};
+};
+
+InjectedFaults& FaultsLeft() {
+  static InjectedFaults* faults = [] {
+    auto* f = new InjectedFaults;
     const char* env = std::getenv("ZKFLEET_FAULT_INJECT");
-    if (!env || !*env) return int64_t{0};
-    const std::string_view spec(env);
-    if (spec.rfind("msm:", 0) != 0) {
-      throw Error(ErrorCode::kInvalidArgument, "ZKFLEET_FAULT_INJECT='" + std::string(spec) + "': expected msm:<n>");
+    if (!env || !*env) return f;
+    const std::string spec(env);
+    const auto bad = [&] {
+      return Error(ErrorCode::kInvalidArgument,
+                   "ZKFLEET_FAULT_INJECT='" + spec + "': expected msm:<n> and/or device_lost:<n>, comma-separated");
+    };
+    size_t pos = 0;
+    while (pos <= spec.size()) {
+      const size_t end = std::min(spec.find(',', pos), spec.size());
+      const std::string item = spec.substr(pos, end - pos);
+      const size_t colon = item.find(':');
+      if (colon == std::string::npos) throw bad();
+      const std::string kind = item.substr(0, colon), count = item.substr(colon + 1);
+      char* stop = nullptr;
+      const long long n = std::strtoll(count.c_str(), &stop, 10);
+      if (count.empty() || *stop != '\0' || n < 0) throw bad();
+      if (kind == "msm") {
+        f->msm = n;
+      } else if (kind == "device_lost") {
+        f->device_lost = n;
+      } else {
+        throw bad();
+      }
+      pos = end + 1;
     }
-    char* end = nullptr;
-    const long long n = std::strtoll(env + 4, &end, 10);
-    if (end == env + 4 || *end != '\0' || n < 0) {
-      throw Error(ErrorCode::kInvalidArgument, "ZKFLEET_FAULT_INJECT='" + std::string(spec) + "': expected msm:<n>");
-    }
-    return static_cast<int64_t>(n);
+    return f;
   }();
-  return left;
+  return *faults;
+}
+
+bool Take(std::atomic<int64_t>& left) {
+  int64_t n = left.load();
+  while (n > 0) {
+    if (left.compare_exchange_weak(n, n - 1)) return true;
+  }
+  return false;
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
@@ -49,19 +79,12 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-bool TakeInjectedMsmFault() {
-  auto& left = InjectedFaultsLeft();
-  int64_t n = left.load();
-  while (n > 0) {
-    if (left.compare_exchange_weak(n, n - 1)) return true;
-  }
-  return false;
-}
+bool TakeInjectedMsmFault() { return Take(FaultsLeft().msm); }
 
 std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const EngineOptions& options) {
   Backend backend = options.backend;
   if (backend == Backend::kAuto) backend = CudaAvailable() ? Backend::kCuda : Backend::kCpu;
-  (void)InjectedFaultsLeft();  // a malformed ZKFLEET_FAULT_INJECT fails the load, not a proof
+  (void)FaultsLeft();  // a malformed ZKFLEET_FAULT_INJECT fails the load, not a proof
 
   io::ZkeyFile zkey = io::ZkeyFile::Open(zkey_path);
   if (options.validate_key) ValidateZkeyPoints(zkey, options.threads);
@@ -111,6 +134,10 @@ const ProvingKey& ProvingKey::Reference() const {
 }
 
 Proof ProvingKey::Prove(const Witness& witness, const ProveOptions& options) const {
+  if (Take(FaultsLeft().device_lost)) {
+    throw Error(ErrorCode::kDeviceLost, "injected fatal device error (ZKFLEET_FAULT_INJECT device_lost, test only): "
+                                        "the device cannot be used again by this process");
+  }
   if (!options.verify) return ProveUnchecked(witness, options, TakeInjectedMsmFault());
 
   // The same r and s for a re-proof: draw them here unless the caller did.

@@ -99,8 +99,10 @@ struct ProveOptions {
 
 // Test-only fault injection: ZKFLEET_FAULT_INJECT=msm:<n> in the environment
 // corrupts one MSM result (pi_a's, as it comes back from the CPU MSM or from
-// the GPU) in each of the next n proofs of this process, on either backend.
-// Never set it in production. The reference re-proof is never corrupted.
+// the GPU) in each of the next n proofs of this process, on either backend;
+// device_lost:<n> makes the next n Prove() calls throw kDeviceLost as a
+// sticky CUDA error would (both may be given, comma-separated). Never set it
+// in production. The reference re-proof is never corrupted.
 // True (and one fault used up) when the proof about to be assembled must be
 // corrupted.
 bool TakeInjectedMsmFault();

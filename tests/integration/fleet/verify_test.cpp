@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -32,9 +33,9 @@ std::string Zkey() { return Fixture("bn128_k12/circuit_final.zkey"); }
 std::string Vk() { return Fixture("bn128_k12/verification_key.json"); }
 std::string WitnessBytes() { return ReadFile(Fixture("bn128_k12/witness.wtns")); }
 
-std::vector<std::string> WorkerArgs(int metrics_port, std::vector<std::string> extra = {}) {
+std::vector<std::string> WorkerArgs(int metrics_port, std::vector<std::string> extra = {}, int capacity = 2) {
   std::vector<std::string> args = {"--circuit", std::string(kCircuit) + "=" + Zkey(), "--backend", "cpu",
-                                   "--threads", "1", "--capacity", "2", "--metrics-listen",
+                                   "--threads", "1", "--capacity", std::to_string(capacity), "--metrics-listen",
                                    "127.0.0.1:" + std::to_string(metrics_port)};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
@@ -165,6 +166,54 @@ TEST(FleetVerify, UnsatisfyingWitnessFailsTheJobAsAClientErrorWithoutRetries) {
   EXPECT_EQ(Sample(port, "zkfleet_worker_state{state=\"READY\"}"), 1);
   // The worker goes on proving.
   ExpectValidProof(Prove(*client, "good-witness", WitnessBytes()), fleet, "w1");
+}
+
+}  // namespace
+}  // namespace fleet_test
+
+namespace fleet_test {
+namespace {
+
+// A fatal (sticky) device error -- injected with ZKFLEET_FAULT_INJECT=
+// device_lost:1, which makes the next proof fail as a sticky CUDA error does
+// -- turns the worker FAULTED: the broker stops routing to it and requeues
+// what it held without charging an attempt, the worker exits with status 1
+// (so systemd / Kubernetes restart it), and every job still succeeds on
+// another worker. Only the item that hit the error counts an attempt.
+TEST(FleetVerify, FatalDeviceErrorFaultsTheWorkerWhichExitsNonZeroAndNothingIsLost) {
+  Fleet fleet("verify_device_lost", kHeartbeatMs);
+  Process& broker = fleet.StartBroker({"--max-attempts", "2"});
+  Process& lost = StartWorkerWithFaults(fleet, "lost", "device_lost:1",
+                                        WorkerArgs(FreePort(), {"--dispatch-start-delay-ms", "1500"}, 4));
+  fleet.WaitWorkerReady("lost");
+  auto client = fleet.Client();
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 3; ++i) {
+    proto::SubmitRequest request;
+    request.set_request_id("r" + std::to_string(i));
+    request.set_circuit_id(kCircuit);
+    request.add_witnesses(WitnessBytes());
+    seqs.push_back(client->Submit(request, 10s).job_seq());
+  }
+  const auto code = lost.WaitExit(30s);
+  ASSERT_TRUE(code.has_value()) << lost.Log();
+  EXPECT_EQ(*code, 1) << lost.Log();
+  EXPECT_NE(lost.Log().find("worker FAULTED: fatal device error"), std::string::npos) << lost.Log();
+  EXPECT_TRUE(broker.WaitForLog("worker lost state READY -> FAULTED", 5s)) << broker.Log();
+
+  fleet.StartWorker("good", WorkerArgs(FreePort()));
+  std::map<uint64_t, proto::JobResult> results;
+  while (results.size() < seqs.size()) {
+    auto result = client->NextJobResult(60s);
+    ASSERT_TRUE(result.has_value()) << "only " << results.size() << " results\n" << broker.Log();
+    results.emplace(result->job_seq(), *result);
+  }
+  int charged = 0;
+  for (const auto& [seq, result] : results) {
+    ExpectValidProof(result, fleet, "good");
+    if (result.partitions_size() == 1 && result.partitions(0).attempts() == 2) ++charged;
+  }
+  EXPECT_EQ(charged, 1) << "only the item that hit the device error counts an attempt";
 }
 
 }  // namespace
