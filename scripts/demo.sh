@@ -3,10 +3,23 @@
 # and one worker holding the bundled BN254 circuit (CUDA when a GPU is
 # present, else CPU), submit a job with zkctl, wait for the proof and have
 # snarkjs verify it. Everything runs on 127.0.0.1 and is stopped on exit.
+#
+# It builds only what it runs (zkbroker, zkworker, zkctl) in build/demo, and
+# the CUDA kernels only where a GPU is present or when asked with
+# ZKFLEET_CUDA=ON (ZKFLEET_CUDA=OFF forces the CPU backend).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh
-BIN=build/release/cmd
+
+cuda="${ZKFLEET_CUDA:-}"
+if [ -z "$cuda" ]; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then cuda=ON; else cuda=OFF; fi
+fi
+echo "demo: building zkbroker, zkworker and zkctl in build/demo (CUDA backend: $cuda)"
+cmake -S . -B build/demo -G Ninja -DCMAKE_BUILD_TYPE=Release -DZKFLEET_CUDA="$cuda" \
+  -DZKFLEET_BUILD_TESTS=OFF -DZKFLEET_BUILD_BENCH=OFF >/dev/null
+# Ninja prints one "[n/N] ..." line per step: the newcomer sees it is alive.
+cmake --build build/demo -j "$(nproc)" --target zkbroker zkworker zkctl
+BIN=build/demo/cmd
 FX=tests/fixtures/bn128_k12
 WORK="$(mktemp -d)"
 CLIENTS="tcp://127.0.0.1:${ZKFLEET_DEMO_CLIENT_PORT:-25555}"

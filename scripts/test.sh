@@ -1,7 +1,110 @@
 #!/usr/bin/env bash
-# Builds zkfleet and runs every test (unit, integration, gpu). GPU tests on a
-# machine without a GPU report themselves as skipped, with the reason.
-set -euo pipefail
+# Builds zkfleet and runs every test, in four phases:
+#   release  the whole tree (CUDA kernels compiled where nvcc exists, so they
+#            cannot rot), every ctest entry: unit, integration, gpu. GPU tests
+#            on a machine without a GPU report themselves skipped, with why.
+#   asan     unit and integration suites under AddressSanitizer + UBSan.
+#   tsan     the broker, worker and queue suites under ThreadSanitizer.
+#   fuzz     each libFuzzer target for a short smoke (ZKFLEET_FUZZ_SECONDS,
+#            default 20) plus its regression corpus.
+# A sanitizer report anywhere (the test process or a zkbroker/zkworker it
+# started) fails the phase. ZKFLEET_TEST_PHASES="release asan" runs a subset;
+# extra arguments go to every ctest call. Exits non-zero if any phase failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh
-ctest --preset release -j "$(nproc)" "$@"
+phases="${ZKFLEET_TEST_PHASES:-release asan tsan fuzz}"
+jobs="$(nproc)"
+failed=()
+passed_total=0; failed_total=0; skipped_total=0
+
+log() { echo "test.sh: $*"; }
+
+# Runs ctest on build dir $1 (then ctest's arguments), echoes its output,
+# says why each skipped case skipped, and adds its counts to the totals.
+run_ctest() {
+  local bdir=$1; shift
+  local out; out="$(mktemp)"
+  ctest "$@" 2>&1 | tee "$out"
+  local rc=${PIPESTATUS[0]}
+  local total failed_n skipped_n
+  total=$(sed -nE 's/.*tests passed, [0-9]+ tests? failed out of ([0-9]+).*/\1/p' "$out" | tail -1)
+  failed_n=$(sed -nE 's/.*tests passed, ([0-9]+) tests? failed out of.*/\1/p' "$out" | tail -1)
+  skipped_n=$(grep -cE '\(Skipped\)$' "$out")
+  passed_total=$((passed_total + ${total:-0} - ${failed_n:-0} - skipped_n))
+  failed_total=$((failed_total + ${failed_n:-0}))
+  skipped_total=$((skipped_total + skipped_n))
+  if [ "$skipped_n" -gt 0 ] && [ -f "$bdir/Testing/Temporary/LastTest.log" ]; then
+    log "why the $skipped_n skipped cases skipped (count, reason):"
+    grep -A1 ': Skipped$' "$bdir/Testing/Temporary/LastTest.log" | grep -vE -- '^--$|: Skipped$' | sort | uniq -c
+  fi
+  rm -f "$out"
+  return "$rc"
+}
+
+# Fails when a sanitizer wrote any report into $1 (log_path=$1/...).
+check_sanitizer_logs() {
+  local dir=$1 found=0
+  for f in "$dir"/*; do
+    [ -s "$f" ] || continue
+    found=1
+    log "sanitizer report in $f:"
+    cat "$f"
+  done
+  return $found
+}
+
+sanitizer_env() {  # $1: log dir
+  rm -rf "$1"; mkdir -p "$1"
+  export ASAN_OPTIONS="log_path=$1/asan:detect_leaks=1:abort_on_error=0"
+  export UBSAN_OPTIONS="log_path=$1/ubsan:print_stacktrace=1:halt_on_error=1"
+  export TSAN_OPTIONS="log_path=$1/tsan:halt_on_error=0:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp"
+}
+
+for phase in $phases; do
+  start=$(date +%s)
+  log "=== phase $phase ==="
+  ok=1
+  failed_before=$failed_total
+  case "$phase" in
+    release)
+      scripts/build.sh || ok=0
+      [ $ok = 1 ] && { run_ctest build/release --preset release -j "$jobs" "$@" || ok=0; }
+      ;;
+    asan)
+      cmake --preset debug-asan >/dev/null && cmake --build --preset debug-asan -j "$jobs" || ok=0
+      if [ $ok = 1 ]; then
+        sanitizer_env "$PWD/build/asan/sanitizer-logs"
+        run_ctest build/asan --preset debug-asan -j "$jobs" -L 'unit|integration' "$@" || ok=0
+        check_sanitizer_logs "$PWD/build/asan/sanitizer-logs" || ok=0
+        unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
+      fi
+      ;;
+    tsan)
+      tsan_targets=(fleet_unit_tests fleet_integration_tests zkbroker zkworker zkctl)
+      cmake --preset tsan >/dev/null && cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}" || ok=0
+      if [ $ok = 1 ]; then
+        sanitizer_env "$PWD/build/tsan/sanitizer-logs"
+        run_ctest build/tsan --preset tsan -j "$jobs" -R '^fleet_(unit_tests|integration_tests)/' "$@" || ok=0
+        check_sanitizer_logs "$PWD/build/tsan/sanitizer-logs" || ok=0
+        unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
+      fi
+      ;;
+    fuzz)
+      bench/fuzz/run.sh "${ZKFLEET_FUZZ_SECONDS:-20}" || ok=0
+      ;;
+    *) log "unknown phase '$phase'"; ok=0 ;;
+  esac
+  log "phase $phase $([ $ok = 1 ] && echo passed || echo FAILED) in $(( $(date +%s) - start )) s"
+  if [ $ok = 0 ]; then
+    failed+=("$phase")
+    # A phase that failed outside ctest (build, sanitizer log, fuzzer) still
+    # counts as a failure in the closing line.
+    [ "$failed_total" -gt "$failed_before" ] || failed_total=$((failed_total + 1))
+  fi
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+  log "FAILED phases: ${failed[*]}"
+fi
+echo "zkfleet: $passed_total passed, $failed_total failed, $skipped_total skipped"
+[ ${#failed[@]} -eq 0 ]
