@@ -9,7 +9,8 @@
 # No output text is matched, so a case that fails and then skips is a
 # failure (tests/selfcheck proves it).
 #
-# TIMEOUT applies to each case; PROCESSORS tells `ctest -j` how many cores
+# TIMEOUT applies to each case (times ZKFLEET_TEST_TIMEOUT_SCALE, which the
+# sanitizer presets set); PROCESSORS tells `ctest -j` how many cores
 # one case keeps busy (multi-process integration tests use more than one).
 # Shared by the main build and bench/gpu/standalone.
 
@@ -35,6 +36,10 @@ function(zkfleet_discover_gtest_cases target)
   endif()
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
+  endif()
+  # Sanitizer builds run several times slower: their presets scale timeouts.
+  if(ZKFLEET_TEST_TIMEOUT_SCALE)
+    math(EXPR T_TIMEOUT "${T_TIMEOUT} * ${ZKFLEET_TEST_TIMEOUT_SCALE}")
   endif()
   if(NOT T_PROCESSORS)
     set(T_PROCESSORS 1)
