@@ -1,4 +1,5 @@
 #include "testutil/child_process.hpp"
+#include "testutil/test_support.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -98,7 +99,7 @@ void ChildProcess::Kill9() {
 }
 
 std::optional<int> ChildProcess::WaitExit(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = std::chrono::steady_clock::now() + Scaled(timeout);
   while (!exit_code_) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {

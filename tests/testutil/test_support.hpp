@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -69,6 +70,21 @@ inline std::string ReadFile(const std::string& path) {
 inline void WriteFile(const std::string& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << data;
+}
+
+// Sanitizer builds run several times slower; their ctest presets set
+// ZKFLEET_TEST_TIME_SCALE (see CMakePresets.json) and the waits for child
+// processes (ChildProcess::WaitExit/WaitForLog, the fleet harness) stretch by
+// it. Default 1.
+inline double TimeScale() {
+  const char* env = std::getenv("ZKFLEET_TEST_TIME_SCALE");
+  const double scale = env ? std::atof(env) : 1.0;
+  return scale >= 1.0 ? scale : 1.0;
+}
+template <class Duration>
+std::chrono::milliseconds Scaled(Duration timeout) {
+  return std::chrono::milliseconds(static_cast<long long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count() * TimeScale()));
 }
 
 inline std::string Quote(const std::string& s) { return "'" + s + "'"; }

@@ -58,7 +58,7 @@ Process& Fleet::StartWorker(const std::string& worker_id, std::vector<std::strin
 }
 
 void Fleet::WaitWorkerReady(const std::string& worker_id, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(timeout);
   while (std::chrono::steady_clock::now() < deadline) {
     auto status = Status();
     for (const auto& w : status.workers()) {
