@@ -118,7 +118,7 @@ std::string ProvingKey::Check(const Proof& proof) const {
   signals.reserve(proof.public_signals.size());
   for (const std::string& s : proof.public_signals) signals.push_back(io::ParseBigIntString(s, "public signal"));
   const groth16::VerifyResult result = verifier_->Verify(signals, io::ParseProofJson(proof.proof_json, "proof"));
-  return result.ok() ? std::string() : std::string(groth16::VerifyStatusName(result.status)) + ": " + result.reason;
+  return result.ok() ? std::string() : result.reason;
 }
 
 const ProvingKey& ProvingKey::Reference() const {
