@@ -17,6 +17,7 @@ PACKAGES=(
   prometheus-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libgmp-dev
   prometheus python3 python3-yaml
+  clang libclang-rt-dev   # libFuzzer and the fuzz targets (bench/fuzz, the test command's fuzz phase)
 )
 # Node.js: any install that provides node >= 18 and npm will do (Debian's
 # nodejs/npm, or NodeSource's, whose nodejs bundles npm and conflicts with
