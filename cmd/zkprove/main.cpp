@@ -69,7 +69,10 @@ int ExportVk(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "export-vk") return ExportVk(argc - 1, argv + 1);
   CLI::App app{"zkprove: Groth16 prover for circom/snarkjs files (drop-in for rapidsnark's prover)"};
-  app.footer("Also: zkprove export-vk <circuit.zkey> <verification_key.json>");
+  app.footer(
+      "Also: zkprove export-vk <circuit.zkey> <verification_key.json>\n"
+      "TEST ONLY: ZKFLEET_FAULT_INJECT=msm:<n> in the environment corrupts one MSM result in each of the next n "
+      "proofs (to test --verify); device_lost:<n> fails them like a sticky CUDA error. Never set it in production.");
   std::string zkey_path, wtns_path, proof_path, public_path, backend_name = "auto";
   int threads = 0, repeat = 1;
   bool timings = false;
