@@ -124,7 +124,7 @@ for t in "${targets[@]}"; do
     after=$(find "$build/artifacts" -name "$t-*" | wc -l)
     if [[ $rc -ne 0 || $after -ne $before ]]; then
       artifact=$(ls -t "$build/artifacts/$t-"* 2>/dev/null | head -1)
-      kind=$(grep -oE 'ERROR: libFuzzer: [a-z-]+|ERROR: (Address|Leak|UndefinedBehavior)Sanitizer: [a-z-]+|runtime error|fuzz check failed' \
+      kind=$(grep -oE 'ERROR: libFuzzer: [a-z-]+( signal)?|ERROR: (Address|Leak|UndefinedBehavior)Sanitizer: [a-z-]+|runtime error|fuzz check failed' \
         "$fuzzlog" | head -1)
       status="FOUND ${kind:-a failure} (rc $rc; artifact ${artifact:-none}; log $fuzzlog)"
     fi
