@@ -67,7 +67,14 @@ for phase in $phases; do
   failed_before=$failed_total
   case "$phase" in
     release)
-      scripts/build.sh || ok=0
+      # CI has no GPU: there the kernels are compiled to PTX only (nvcc's
+      # front end and code generation, without ptxas's minutes of SASS
+      # assembly), which still catches CUDA code that no longer compiles.
+      cuda_args=()
+      if [ "${CI:-}" = true ] && ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }; then
+        cuda_args+=(-DCMAKE_CUDA_ARCHITECTURES=90-virtual)
+      fi
+      scripts/build.sh "${cuda_args[@]}" || ok=0
       [ $ok = 1 ] && { run_ctest build/release --preset release -j "$jobs" "$@" || ok=0; }
       ;;
     asan)
