@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -57,7 +58,34 @@ json TimingsJson(const proto::PhaseTimings& t) {
 }
 
 // Proof and public signals are JSON documents; embed them as such when they parse.
+// Deepest nesting of arrays/objects in `text` (strings skipped), scanning
+// iteratively: the text comes from a worker and may be hostile.
+size_t JsonNestingDepth(const std::string& text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// A proof or public-signals document embedded as JSON when it parses, as a
+// plain string otherwise. nlohmann's dump() recurses once per nesting level,
+// so anything nested deeper than a snarkjs document could ever be (proof.json
+// is 3 deep) stays a string: a faulty worker cannot crash zkctl --json.
 json EmbeddedJson(const std::string& text) {
+  constexpr size_t kMaxDepth = 16;
+  if (JsonNestingDepth(text) > kMaxDepth) return json(text);
   json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
   return parsed.is_discarded() ? json(text) : parsed;
 }
