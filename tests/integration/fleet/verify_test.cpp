@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <sstream>
 #include <string>
@@ -214,6 +215,48 @@ TEST(FleetVerify, FatalDeviceErrorFaultsTheWorkerWhichExitsNonZeroAndNothingIsLo
     if (result.partitions_size() == 1 && result.partitions(0).attempts() == 2) ++charged;
   }
   EXPECT_EQ(charged, 1) << "only the item that hit the device error counts an attempt";
+}
+
+}  // namespace
+}  // namespace fleet_test
+
+namespace fleet_test {
+namespace {
+
+// Key validation at load, in the fleet: a worker given a .zkey with one B1
+// point moved off the curve refuses to start (exit 1) and says which section
+// and point; with --no-key-check it loads it (benchmarks only).
+TEST(FleetVerify, WorkerRefusesAKeyWithAnOffCurvePoint) {
+  Fleet fleet("verify_bad_key", kHeartbeatMs);
+  fleet.StartBroker();
+  std::string zkey = ReadFile(Zkey());
+  // Walk the sections (magic, version, count, then {u32 id, u64 size, data}):
+  // n8q is the first u32 of section 2, B1 is section 6.
+  auto u32 = [&](size_t at) { uint32_t v; std::memcpy(&v, zkey.data() + at, 4); return v; };
+  size_t at = 12, b1 = 0, n8q = 0;
+  for (uint32_t i = 0, count = u32(8); i < count; ++i) {
+    uint64_t size;
+    std::memcpy(&size, zkey.data() + at + 4, 8);
+    if (u32(at) == 2) n8q = u32(at + 12);
+    if (u32(at) == 6) b1 = at + 12;
+    at += 12 + size;
+  }
+  ASSERT_TRUE(b1 != 0 && n8q == 32);
+  zkey[b1 + 5 * 2 * n8q + n8q] ^= 1;  // lowest bit of y of B1[5]
+  const std::string bad = fleet.dir() + "/bad.zkey";
+  zkfleet::testing::WriteFile(bad, zkey);
+
+  Process& worker = fleet.StartWorker(
+      "w1", {"--circuit", std::string(kCircuit) + "=" + bad, "--backend", "cpu", "--threads", "1"});
+  const auto code = worker.WaitExit(30s);
+  ASSERT_TRUE(code.has_value()) << worker.Log();
+  EXPECT_EQ(*code, 1) << worker.Log();
+  EXPECT_NE(worker.Log().find("bad.zkey: section B1 point 5 "), std::string::npos) << worker.Log();
+  EXPECT_NE(worker.Log().find("point is not on the curve"), std::string::npos) << worker.Log();
+
+  fleet.StartWorker("w2", {"--circuit", std::string(kCircuit) + "=" + bad, "--backend", "cpu", "--threads", "1",
+                           "--no-key-check"});
+  fleet.WaitWorkerReady("w2");
 }
 
 }  // namespace
