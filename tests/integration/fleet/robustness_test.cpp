@@ -1,5 +1,12 @@
-// Unknown circuits, malformed, wrong-version and oversized frames.
+// Unknown circuits, malformed, wrong-version and oversized frames, and a
+// rogue worker's hostile proof text.
 #include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "fleet_harness.hpp"
 #include "zkfleet/fleet/protocol.hpp"
@@ -116,6 +123,109 @@ TEST(FleetRobustness, OversizedFramesAreDroppedAndCounted) {
   EXPECT_EQ(result->job_seq(), submitted.job_seq());
   EXPECT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(fleet.Status().jobs_submitted(), 1u);
+}
+
+// A rogue worker (a raw DEALER speaking the worker protocol, as zkworker does
+// in worker.cpp) answers a job with a proof nested 200,000 levels deep. zkctl
+// --json await must not crash on it (nlohmann's dump() recurses once per
+// level): it prints valid JSON with that proof embedded as a plain string.
+TEST(FleetRobustness, ZkctlJsonSurvivesAHostileProofFromAWorker) {
+  // 1 s heartbeats: the rogue beats by hand, and is silent while zkctl runs.
+  Fleet fleet("hostile-proof", 1000);
+  fleet.StartBroker();
+  zmq::socket_t rogue(fleet.context(), zmq::socket_type::dealer);
+  rogue.set(zmq::sockopt::linger, 0);
+  rogue.set(zmq::sockopt::rcvtimeo, 20);
+  rogue.connect(fleet.worker_endpoint());
+  auto send = [&](proto::Envelope envelope) {
+    rogue.send(zmq::buffer(zkfleet::fleet::EncodeEnvelope(envelope)), zmq::send_flags::none);
+  };
+  auto heartbeat = [&] {
+    proto::Envelope beat;
+    beat.mutable_heartbeat()->set_state(proto::WORKER_STATE_READY);
+    send(beat);
+  };
+  proto::Envelope ready;
+  ready.mutable_ready()->set_worker_id("rogue");
+  ready.mutable_ready()->set_host("nowhere");
+  ready.mutable_ready()->set_backend("cpu");
+  ready.mutable_ready()->add_circuits("c1");
+  ready.mutable_ready()->set_capacity(4);
+  ready.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+  send(ready);
+  proto::Envelope credit;
+  credit.mutable_credit()->set_credits(1);
+  send(credit);
+
+  auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(10s);
+  bool registered = false;
+  while (!registered && std::chrono::steady_clock::now() < deadline) {
+    heartbeat();
+    const auto status = fleet.Status();
+    for (const auto& w : status.workers()) {
+      registered |= w.worker_id() == "rogue" && w.state() == proto::WORKER_STATE_READY && w.credit() > 0;
+    }
+    if (!registered) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(registered) << "the rogue worker was not registered READY with credit";
+
+  std::string out;
+  ASSERT_EQ(fleet.Zkctl({"--json", "submit", "--circuit", "c1", Fixture("bn128_k12/witness.wtns")}, &out), 0) << out;
+  auto submitted = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(submitted.is_object() && submitted.contains("job_seq")) << out;
+  const uint64_t job_seq = submitted["job_seq"].get<uint64_t>();
+
+  std::optional<proto::Job> job;
+  while (!job && std::chrono::steady_clock::now() < deadline) {
+    heartbeat();
+    zmq::message_t frame;
+    if (!rogue.recv(frame, zmq::recv_flags::none)) continue;
+    proto::Envelope message;
+    if (zkfleet::fleet::DecodeEnvelope(frame.data(), frame.size(), 0, message) == zkfleet::fleet::DecodeStatus::kOk &&
+        message.has_job()) {
+      job = message.job();
+    }
+  }
+  ASSERT_TRUE(job) << "the rogue worker got no JOB";
+  ASSERT_EQ(job->item().job_seq(), job_seq);
+  EXPECT_EQ(job->circuit_id(), "c1");
+
+  // ~400 KB: far below the broker's and the clients' 64 MiB frame limit.
+  constexpr size_t kDepth = 200000;
+  const std::string hostile = std::string(kDepth, '[') + std::string(kDepth, ']');
+  const std::string public_json = R"(["1", "2"])";
+  proto::Envelope answer;
+  auto* result = answer.mutable_result();
+  *result->mutable_item() = job->item();
+  result->set_attempt(job->attempt());
+  result->set_ok(true);
+  result->set_proof_json(hostile);
+  result->set_public_json(public_json);
+  send(answer);
+
+  // stdout alone (stderr to a file): it must be one JSON document.
+  const std::string stderr_path = fleet.dir() + "/zkctl-await.stderr";
+  int code = RunCommand({"/bin/sh", "-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", stderr_path, BinaryPath("zkctl"),
+                         "--broker", fleet.client_endpoint(), "--json", "--wait-timeout", "10", "await",
+                         std::to_string(job_seq)},
+                        &out);
+  ASSERT_EQ(code, 0) << "zkctl --json await exited with " << code << (code > 128 ? " (killed by signal " + std::to_string(code - 128) + ")" : "")
+                     << "; stderr:\n"
+                     << ReadFile(stderr_path) << "\nstdout (first 300 bytes):\n"
+                     << out.substr(0, 300);
+  auto doc = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(doc.is_discarded()) << "stdout is not JSON (first 300 bytes):\n" << out.substr(0, 300);
+  EXPECT_EQ(doc.value("job_seq", uint64_t{0}), job_seq);
+  EXPECT_EQ(doc.value("state", std::string()), "SUCCEEDED");
+  ASSERT_TRUE(doc.contains("partitions") && doc["partitions"].is_array() && doc["partitions"].size() == 1)
+      << out.substr(0, 300);
+  const auto& partition = doc["partitions"][0];
+  EXPECT_EQ(partition.value("worker_id", std::string()), "rogue");
+  ASSERT_TRUE(partition.contains("proof") && partition["proof"].is_string()) << "proof is not embedded as a string";
+  const std::string proof = partition["proof"].get<std::string>();
+  EXPECT_TRUE(proof == hostile) << "proof string of " << proof.size() << " bytes is not the worker's " << hostile.size()
+                                << "-byte text";
+  EXPECT_EQ(partition.value("public", nlohmann::json()), nlohmann::json::parse(public_json));  // shallow: parsed
 }
 
 }  // namespace
