@@ -239,21 +239,28 @@ std::string LoadTyped(const VerificationKey& vk, AnyTypedKey& out, bool prepared
   return out.emplace<TypedKey<curve::Bls12_381>>().Load(vk, prepared);
 }
 
-template <class C>
-G1Point G1FromZkey(const uint8_t* p) {
-  using Fq = typename C::Fq;
-  constexpr size_t n8 = Fq::kBytes;
-  G1Point out;
-  uint64_t limbs[2][Fq::kLimbs];
-  std::memcpy(limbs, p, 2 * n8);
+// Copies the N Montgomery coordinates of a .zkey point at p into limbs,
+// checking each is below q; returns true when all are zero (snarkjs's
+// encoding of the point at infinity).
+template <class Fq, int N>
+bool ReadZkeyCoordinates(const uint8_t* p, uint64_t (&limbs)[N][Fq::kLimbs]) {
+  std::memcpy(limbs, p, N * Fq::kBytes);
   bool zero = true;
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < N; ++k) {
     if (!Fq::is_below_modulus(limbs[k])) {
       throw Error(ErrorCode::kBadFormat, "zkey point coordinate is not below the base field modulus q");
     }
     for (int i = 0; i < Fq::kLimbs; ++i) zero = zero && limbs[k][i] == 0;
   }
-  if (zero) {
+  return zero;
+}
+
+template <class C>
+G1Point G1FromZkey(const uint8_t* p) {
+  using Fq = typename C::Fq;
+  G1Point out;
+  uint64_t limbs[2][Fq::kLimbs];
+  if (ReadZkeyCoordinates<Fq>(p, limbs)) {
     out.infinity = true;
     return out;
   }
@@ -265,18 +272,9 @@ G1Point G1FromZkey(const uint8_t* p) {
 template <class C>
 G2Point G2FromZkey(const uint8_t* p) {
   using Fq = typename C::Fq;
-  constexpr size_t n8 = Fq::kBytes;
   G2Point out;
   uint64_t limbs[4][Fq::kLimbs];
-  std::memcpy(limbs, p, 4 * n8);
-  bool zero = true;
-  for (int k = 0; k < 4; ++k) {
-    if (!Fq::is_below_modulus(limbs[k])) {
-      throw Error(ErrorCode::kBadFormat, "zkey point coordinate is not below the base field modulus q");
-    }
-    for (int i = 0; i < Fq::kLimbs; ++i) zero = zero && limbs[k][i] == 0;
-  }
-  if (zero) {
+  if (ReadZkeyCoordinates<Fq>(p, limbs)) {
     out.infinity = true;
     return out;
   }

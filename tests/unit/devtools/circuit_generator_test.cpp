@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gmp_field.hpp"
+#include "scratch_dir.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/devtools/circuit_generator.hpp"
 #include "zkfleet/engine/witness.hpp"
@@ -21,31 +22,8 @@ namespace {
 using testing::FromLe;
 using testing::GmpField;
 
-// A scratch directory removed with its contents when the test's variable
-// goes out of scope (kept when the test failed, for the post-mortem).
-struct ScratchPath : std::filesystem::path {
-  explicit ScratchPath(std::filesystem::path p) : std::filesystem::path(std::move(p)) {}
-  ScratchPath(const ScratchPath&) = delete;
-  ~ScratchPath() {
-    std::error_code ec;
-    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(*this, ec);
-  }
-};
-
-ScratchPath ScratchDir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  // The process id keeps cases apart when builds (release, asan, tsan) run
-  // the same case at the same time.
-  std::string name = std::string("zkfleet_devtools_") + std::to_string(getpid()) + "_" + info->test_suite_name() + "_" +
-                     info->name();
-  for (char& c : name) {
-    if (c == '/') c = '_';
-  }
-  const auto dir = std::filesystem::temp_directory_path() / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return ScratchPath(dir);
-}
+using testing::ScratchDir;
+using testing::ScratchPath;
 
 // <lc, w> mod p with GMP.
 mpz_class Evaluate(const io::LinearCombination& lc, const std::vector<mpz_class>& w, const GmpField& f) {
