@@ -65,6 +65,19 @@ double Sample(int port, const std::string& series) {
   return -1;
 }
 
+// Sample(), polled until it reads `expected` (at most 5 s, stretched on
+// sanitizer builds): the worker sends a result before it updates its
+// counters, so a client can hold the result a moment before /metrics shows it.
+double SampleWhen(int port, const std::string& series, double expected) {
+  const auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(std::chrono::seconds(5));
+  double value = Sample(port, series);
+  while (value != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    value = Sample(port, series);
+  }
+  return value;
+}
+
 proto::JobResult Prove(zkfleet::fleet::BrokerClient& client, const std::string& request_id,
                        const std::string& witness) {
   proto::SubmitRequest request;
@@ -105,10 +118,10 @@ TEST(FleetVerify, EngineFaultIsCaughtCountedAndTheClientGetsAValidProof) {
   for (int i = 0; i < 3; ++i) ExpectValidProof(Prove(*client, "r" + std::to_string(i), WitnessBytes()), fleet, "w1");
 
   EXPECT_TRUE(worker.WaitForLog("engine fault: backend=cpu device=none circuit=c", 5s)) << worker.Log();
-  EXPECT_EQ(Sample(port, FaultSeries()), 1) << "the fault was not counted";
-  EXPECT_EQ(Sample(port, "zkfleet_worker_proof_verify_seconds_count{circuit=\"c\"}"), 3);
-  EXPECT_EQ(Sample(port, "zkfleet_worker_state{state=\"READY\"}"), 1) << "one fault must not fault the worker";
-  EXPECT_EQ(Sample(port, "zkfleet_worker_jobs_total{circuit=\"c\",outcome=\"succeeded\"}"), 3);
+  EXPECT_EQ(SampleWhen(port, FaultSeries(), 1), 1) << "the fault was not counted";
+  EXPECT_EQ(SampleWhen(port, "zkfleet_worker_proof_verify_seconds_count{circuit=\"c\"}", 3), 3);
+  EXPECT_EQ(SampleWhen(port, "zkfleet_worker_state{state=\"READY\"}", 1), 1) << "one fault must not fault the worker";
+  EXPECT_EQ(SampleWhen(port, "zkfleet_worker_jobs_total{circuit=\"c\",outcome=\"succeeded\"}", 3), 3);
 }
 
 TEST(FleetVerify, RepeatedEngineFaultsTurnTheWorkerFaultedAndTheBrokerRoutesElsewhere) {
@@ -122,8 +135,8 @@ TEST(FleetVerify, RepeatedEngineFaultsTurnTheWorkerFaultedAndTheBrokerRoutesElse
   // One at a time, so that "bad" proves each: every proof still verifies.
   for (int i = 0; i < 3; ++i) ExpectValidProof(Prove(*client, "r" + std::to_string(i), WitnessBytes()), fleet, "bad");
   EXPECT_TRUE(bad.WaitForLog("worker FAULTED: 3 engine faults", 5s)) << bad.Log();
-  EXPECT_EQ(Sample(bad_port, FaultSeries()), 3);
-  EXPECT_EQ(Sample(bad_port, "zkfleet_worker_state{state=\"FAULTED\"}"), 1);
+  EXPECT_EQ(SampleWhen(bad_port, FaultSeries(), 3), 3);
+  EXPECT_EQ(SampleWhen(bad_port, "zkfleet_worker_state{state=\"FAULTED\"}", 1), 1);
   EXPECT_EQ(zkfleet::testing::HttpGet(bad_port, "/ready", 1s).status, 503);
   EXPECT_TRUE(broker.WaitForLog("worker bad \\(cpu on .*\\) is FAULTED", 5s)) << broker.Log();
 
@@ -146,7 +159,7 @@ TEST(FleetVerify, RepeatedEngineFaultsTurnTheWorkerFaultedAndTheBrokerRoutesElse
   ExpectValidProof(*result, fleet, "good");
   EXPECT_EQ(result->partitions(0).attempts(), 1u);
   EXPECT_EQ(Sample(good_port, FaultSeries()), 0);
-  EXPECT_EQ(Sample(bad_port, "zkfleet_worker_state{state=\"FAULTED\"}"), 1) << "FAULTED is not left by itself";
+  EXPECT_EQ(SampleWhen(bad_port, "zkfleet_worker_state{state=\"FAULTED\"}", 1), 1) << "FAULTED is not left by itself";
 }
 
 TEST(FleetVerify, UnsatisfyingWitnessFailsTheJobAsAClientErrorWithoutRetries) {
@@ -162,9 +175,9 @@ TEST(FleetVerify, UnsatisfyingWitnessFailsTheJobAsAClientErrorWithoutRetries) {
   EXPECT_EQ(result.state(), proto::JOB_STATE_FAILED) << result.error();
   EXPECT_NE(result.error().find("witness does not satisfy circuit c"), std::string::npos) << result.error();
   EXPECT_EQ(broker.Log().find("requeued job_seq=1"), std::string::npos) << "retried:\n" << broker.Log();
-  EXPECT_EQ(Sample(port, "zkfleet_worker_jobs_total{circuit=\"c\",outcome=\"failed\"}"), 1);
+  EXPECT_EQ(SampleWhen(port, "zkfleet_worker_jobs_total{circuit=\"c\",outcome=\"failed\"}", 1), 1);
   EXPECT_EQ(Sample(port, FaultSeries()), 0) << "a bad witness is not an engine fault";
-  EXPECT_EQ(Sample(port, "zkfleet_worker_state{state=\"READY\"}"), 1);
+  EXPECT_EQ(SampleWhen(port, "zkfleet_worker_state{state=\"READY\"}", 1), 1);
   // The worker goes on proving.
   ExpectValidProof(Prove(*client, "good-witness", WitnessBytes()), fleet, "w1");
 }
