@@ -254,6 +254,10 @@ Scrape ScrapeWorker(int port) {
     scrape.drain_seconds = SampleValue(metrics.body, "zkfleet_drain_duration_seconds");
   }
   scrape.ready_status = zkfleet::testing::HttpGet(port, "/ready", 1s).status;
+  // The process may end between the two requests: a scrape counts as served
+  // only when both were answered (seen in CI: /metrics said RELEASING, then
+  // /ready got no answer because the worker had exited).
+  if (scrape.ready_status == 0) scrape.ok = false;
   return scrape;
 }
 
