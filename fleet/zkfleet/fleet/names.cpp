@@ -53,7 +53,8 @@ std::optional<proto::WorkerState> ParseWorkerState(std::string_view text) {
 
 bool IsTerminal(proto::JobState state) {
   return state == proto::JOB_STATE_SUCCEEDED || state == proto::JOB_STATE_FAILED ||
-         state == proto::JOB_STATE_DEAD_LETTERED || state == proto::JOB_STATE_CANCELLED;
+         state == proto::JOB_STATE_DEAD_LETTERED || state == proto::JOB_STATE_CANCELLED ||
+         state == proto::JOB_STATE_EXPIRED;
 }
 
 }  // namespace zkfleet::fleet

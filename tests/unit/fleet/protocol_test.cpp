@@ -25,7 +25,7 @@ TEST(Protocol, RoundTripStampsTheVersion) {
 TEST(Protocol, OtherVersionIsRejected) {
   proto::Envelope out;
   out.mutable_status();
-  out.set_version(static_cast<proto::ProtocolVersion>(2));
+  out.set_version(static_cast<proto::ProtocolVersion>(1));
   std::string bytes = out.SerializeAsString();
   proto::Envelope in;
   EXPECT_EQ(DecodeEnvelope(bytes.data(), bytes.size(), 0, in), DecodeStatus::kWrongVersion);
