@@ -16,6 +16,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   prometheus-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libgmp-dev
+  liblmdb-dev lmdb-utils libxxhash-dev   # the broker journal (LMDB), request payload hashes
   prometheus python3 python3-yaml
   clang libclang-rt-dev   # libFuzzer and the fuzz targets (bench/fuzz, the test command's fuzz phase)
 )

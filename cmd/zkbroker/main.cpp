@@ -1,5 +1,6 @@
 // zkbroker: the job broker. Clients connect to --clients, workers to
-// --workers; see docs/protocol.md. With --metrics-listen it serves Prometheus
+// --workers; see docs/protocol.md. Its journal lives in --data-dir
+// (docs/operations.md: backing it up, moving it, inspecting it). With --metrics-listen it serves Prometheus
 // metrics, /ready and /healthz over HTTP (docs/metrics.md).
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -21,6 +22,39 @@ int main(int argc, char** argv) {
   double result_ttl_s = std::chrono::duration<double>(options.result_ttl).count();
   std::string log_level = "info";
   std::string metrics_listen;
+  std::string data_dir;
+  std::string sync_mode = "batch";
+  double dedup_window_s = std::chrono::duration<double>(options.dedup_window).count();
+  double busy_retry_s = std::chrono::duration<double>(options.busy_retry_after).count();
+  app.add_option("--data-dir", data_dir,
+                 "directory of the broker's journal (LMDB store + witness files); created if missing. Every "
+                 "accepted job is there before its SUBMIT is answered, and a restarted broker resumes from it")
+      ->required();
+  app.add_option("--sync", sync_mode,
+                 "journal durability: batch = one fsync per loop turn, replies wait for it (default); always = one "
+                 "fsync per message; none = no fsync (survives a broker crash, not a machine crash)")
+      ->capture_default_str()->check(CLI::IsMember({"always", "batch", "none"}));
+  app.add_option("--dedup-window", dedup_window_s,
+                 "seconds a (client, request id) is remembered from submission: a resubmission within it never "
+                 "runs the job again")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--max-live-items", options.admission.max_items,
+                 "work items of live jobs the broker holds, all clients; a SUBMIT beyond gets BUSY")
+      ->capture_default_str();
+  app.add_option("--max-live-witness-bytes", options.admission.max_witness_bytes,
+                 "witness bytes of live jobs, all clients; a SUBMIT beyond gets BUSY")
+      ->capture_default_str();
+  app.add_option("--max-live-items-per-client", options.admission.max_items_per_client,
+                 "work items of live jobs per client")
+      ->capture_default_str();
+  app.add_option("--max-live-witness-bytes-per-client", options.admission.max_witness_bytes_per_client,
+                 "witness bytes of live jobs per client")
+      ->capture_default_str();
+  app.add_option("--busy-retry-after", busy_retry_s, "seconds a BUSY refusal suggests waiting before a retry")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--witness-file-threshold", options.journal.blob_threshold,
+                 "witnesses of at least this many bytes are journaled as their own file, smaller ones in the store")
+      ->capture_default_str();
   app.add_option("--clients", options.client_endpoint, "ZeroMQ endpoint the client ROUTER binds")->capture_default_str();
   app.add_option("--workers", options.worker_endpoint, "ZeroMQ endpoint the worker ROUTER binds")->capture_default_str();
   app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval; a worker silent for --liveness intervals is dead")
@@ -29,7 +63,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--max-attempts", options.max_attempts, "leases per work item before the job is dead-lettered")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--result-ttl", result_ttl_s, "seconds finished jobs stay retrievable (and request ids deduplicated)")
+  app.add_option("--result-ttl", result_ttl_s, "seconds finished jobs' results stay retrievable")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_flag("--accept-unrouted", options.accept_unrouted,
                "accept jobs for circuits no registered worker has announced (they wait in the queue)");
@@ -44,6 +78,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
   options.result_ttl = std::chrono::milliseconds(static_cast<int64_t>(result_ttl_s * 1000));
+  options.dedup_window = std::chrono::milliseconds(static_cast<int64_t>(dedup_window_s * 1000));
+  options.busy_retry_after = std::chrono::milliseconds(static_cast<int64_t>(busy_retry_s * 1000));
+  options.journal.dir = data_dir;
+  options.journal.sync = *zkfleet::broker::ParseSyncMode(sync_mode);
 
   zkfleet::InitLogging("zkbroker", log_level);
 

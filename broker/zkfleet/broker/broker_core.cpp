@@ -1,7 +1,10 @@
 #include "zkfleet/broker/broker_core.hpp"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -19,6 +22,10 @@ using fleet::WorkKey;
 constexpr uint64_t kMaxCredit = 1u << 20;
 // Longest gap between two updates of the queue and worker gauges.
 constexpr Clock::duration kMaxGaugePeriod = std::chrono::seconds(1);
+// Journal records looked at per tick by each retention sweep.
+constexpr size_t kExpiryBudget = 100000;
+// The identity of a client that did not name itself.
+constexpr char kAnonymousClient[] = "anonymous";
 
 // Where a worker state sits on the way out; a draining worker only moves forward.
 int DrainRank(proto::WorkerState state) {
@@ -34,10 +41,108 @@ std::string ItemName(uint64_t job_seq, uint32_t partition) {
   return "job_seq=" + std::to_string(job_seq) + " partition=" + std::to_string(partition);
 }
 
+std::string LeaseName(const proto::Lease& lease) {
+  return std::to_string(lease.epoch()) + "." + std::to_string(lease.number());
+}
+
+bool SameLease(const proto::Lease& a, const proto::Lease& b) {
+  return a.epoch() == b.epoch() && a.number() == b.number() && a.number() != 0;
+}
+
+// What makes a resubmission "the same request": the circuit and every
+// witness byte (lengths included, so partitions cannot shift).
+std::string PayloadHash(const proto::SubmitRequest& request) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_128bits_reset(state);
+  auto add = [&](const std::string& bytes) {
+    uint64_t size = bytes.size();
+    XXH3_128bits_update(state, &size, sizeof(size));
+    XXH3_128bits_update(state, bytes.data(), bytes.size());
+  };
+  add(request.circuit_id());
+  for (const std::string& witness : request.witnesses()) add(witness);
+  XXH128_hash_t hash = XXH3_128bits_digest(state);
+  XXH3_freeState(state);
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, hash);
+  return std::string(reinterpret_cast<const char*>(canonical.digest), sizeof(canonical.digest));
+}
+
 }  // namespace
 
-BrokerCore::BrokerCore(BrokerOptions options, metrics::BrokerMetrics* metrics)
-    : options_(std::move(options)), metrics_(metrics) {}
+BrokerCore::BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerMetrics* metrics)
+    : options_(std::move(options)), journal_(journal), admission_(options_.admission), metrics_(metrics) {
+  epoch_ = journal_.BeginLife();
+  Recover(Clock::now());
+}
+
+void BrokerCore::Recover(Clock::time_point now) {
+  double now_unix = fleet::UnixNow();
+  auto orphan_until = now + options_.heartbeat_interval * options_.liveness;
+  std::vector<uint64_t> live;
+  journal_.ForEachJob([&](const journal::Job& stored) {
+    if (fleet::IsTerminal(stored.state())) return;
+    JobRecord job;
+    job.job_seq = stored.job_seq();
+    job.client_id = stored.client_id();
+    job.request_id = stored.request_id();
+    job.circuit_id = stored.circuit_id();
+    job.priority = stored.priority();
+    job.witness_bytes = stored.witness_bytes();
+    job.submitted_unix_s = stored.submitted_unix_s();
+    job.deadline_unix_s = stored.deadline_unix_s();
+    // Steady-clock times do not survive a restart; rebuild from the wall clock.
+    job.submitted_at = now - std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(std::max(0.0, now_unix - stored.submitted_unix_s())));
+    job.items.resize(stored.partitions());
+    uint64_t per_item = stored.partitions() ? stored.witness_bytes() / stored.partitions() : 0;
+    for (auto& item : job.items) item.witness_bytes = per_item;
+    jobs_.Add(std::move(job));
+    live.push_back(stored.job_seq());
+  });
+  for (uint64_t seq : live) {
+    JobRecord& job = *jobs_.Find(seq);
+    for (auto& [partition, stored] : journal_.Items(seq)) {
+      if (partition >= job.items.size()) continue;
+      WorkItem& item = job.items[partition];
+      item.attempts = stored.attempts();
+      item.failed_on = stored.failed_on();
+      switch (stored.state()) {
+        case journal::Item::STATE_DONE:
+          item.state = WorkItem::State::kDone;
+          ++job.items_done;
+          break;
+        case journal::Item::STATE_DROPPED: item.state = WorkItem::State::kDropped; break;
+        case journal::Item::STATE_STARTED:
+          // Its worker may still be proving it: the lease waits for that
+          // worker's READY (which lists it) until the liveness window ends.
+          item.state = WorkItem::State::kLeased;
+          item.started = true;
+          item.ever_leased = true;
+          item.lease = stored.lease();
+          item.lease_worker_id = stored.worker_id();
+          item.orphan_until = orphan_until;
+          orphans_[stored.worker_id()][{seq, partition}] = stored.lease();
+          ++counters_.leases_recovered;
+          break;
+        default: break;
+      }
+    }
+    job.state = proto::JOB_STATE_QUEUED;
+    for (uint32_t p = 0; p < job.items.size(); ++p) {
+      const WorkItem& item = job.items[p];
+      if (item.state == WorkItem::State::kQueued) queue_.Insert(job.circuit_id, job.key(p));
+      if (item.state != WorkItem::State::kQueued) job.state = proto::JOB_STATE_RUNNING;
+    }
+    admission_.Add(job.client_id, job.items.size(), job.witness_bytes);
+    if (job.deadline_unix_s > 0) deadlines_.insert({job.deadline_unix_s, seq});
+    ++counters_.jobs_recovered;
+  }
+  spdlog::info("journal {}: broker epoch {}, next job_seq {}, {} live jobs recovered ({} items queued, {} started "
+               "leases waiting for their workers)",
+               journal_.options().dir.string(), epoch_, journal_.next_job_seq(), counters_.jobs_recovered,
+               queue_.size(), counters_.leases_recovered);
+}
 
 void BrokerCore::CountDroppedFrame(metrics::DropReason reason) {
   switch (reason) {
@@ -48,56 +153,85 @@ void BrokerCore::CountDroppedFrame(metrics::DropReason reason) {
   if (metrics_) metrics_->MessageDropped(reason);
 }
 
+// ------------------------------------------------------------------ journal
+
+void BrokerCore::JournalJob(const JobRecord& job, proto::JobState state, double finished_unix_s,
+                            const std::string& error) {
+  journal::Job stored;
+  stored.set_job_seq(job.job_seq);
+  stored.set_client_id(job.client_id);
+  stored.set_request_id(job.request_id);
+  stored.set_circuit_id(job.circuit_id);
+  stored.set_priority(job.priority);
+  stored.set_state(state);
+  stored.set_partitions(static_cast<uint32_t>(job.items.size()));
+  stored.set_submitted_unix_s(job.submitted_unix_s);
+  stored.set_deadline_unix_s(job.deadline_unix_s);
+  stored.set_finished_unix_s(finished_unix_s);
+  stored.set_error(error);
+  stored.set_witness_bytes(job.witness_bytes);
+  journal_.PutJob(stored);
+}
+
+void BrokerCore::JournalItem(const JobRecord& job, uint32_t partition, const proto::PartitionResult* result) {
+  const WorkItem& item = job.items[partition];
+  journal::Item stored;
+  stored.set_attempts(item.attempts);
+  stored.set_failed_on(item.failed_on);
+  switch (item.state) {
+    case WorkItem::State::kDone:
+      stored.set_state(journal::Item::STATE_DONE);
+      if (result) *stored.mutable_result() = *result;
+      break;
+    case WorkItem::State::kDropped: stored.set_state(journal::Item::STATE_DROPPED); break;
+    case WorkItem::State::kLeased:
+      stored.set_state(item.started ? journal::Item::STATE_STARTED : journal::Item::STATE_QUEUED);
+      if (item.started) {
+        *stored.mutable_lease() = item.lease;
+        stored.set_worker_id(item.lease_worker_id);
+      }
+      break;
+    case WorkItem::State::kQueued: stored.set_state(journal::Item::STATE_QUEUED); break;
+  }
+  journal_.PutItem(job.job_seq, partition, stored);
+}
+
 // ------------------------------------------------------------------ clients
 
 void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now) {
-  uint64_t correlation = message.correlation_id();
+  ReplyTo from{identity, message.correlation_id()};
+  const std::string client = message.client_id().empty() ? std::string(kAnonymousClient) : message.client_id();
   switch (message.body_case()) {
-    case proto::Envelope::kSubmit: OnSubmit(identity, correlation, *message.mutable_submit(), now); break;
-    case proto::Envelope::kAwait: OnAwait(identity, correlation, message.await()); break;
-    case proto::Envelope::kCancel: OnCancel(identity, correlation, message.cancel(), now); break;
-    case proto::Envelope::kDrainWorker: OnDrainWorker(identity, correlation, message.drain_worker()); break;
+    case proto::Envelope::kSubmit: OnSubmit(from, client, *message.mutable_submit(), now); break;
+    case proto::Envelope::kAwait: OnAwait(from, client, message.await()); break;
+    case proto::Envelope::kCancel: OnCancel(from, client, message.cancel(), now); break;
+    case proto::Envelope::kDrainWorker: OnDrainWorker(identity, from.correlation_id, message.drain_worker()); break;
     case proto::Envelope::kStatus: {
       proto::Envelope reply;
-      reply.set_correlation_id(correlation);
+      reply.set_correlation_id(from.correlation_id);
       *reply.mutable_status_reply() = Status(now);
-      SendClient({identity, correlation}, std::move(reply));
+      SendClient(from, std::move(reply));
       break;
     }
     default:
       CountDroppedFrame(metrics::DropReason::kMalformed);
-      SendError(identity, correlation, proto::ERROR_KIND_BAD_REQUEST,
+      SendError(from, proto::ERROR_KIND_BAD_REQUEST,
                 "message type " + std::to_string(message.body_case()) + " is not a client request");
   }
 }
 
-void BrokerCore::OnSubmit(const std::string& identity, uint64_t correlation, proto::SubmitRequest& request,
+void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request,
                           Clock::time_point now) {
-  auto refuse = [&](proto::ErrorKind kind, const std::string& why) {
+  auto refuse = [&](proto::ErrorKind kind, const std::string& why, uint32_t retry_after_ms = 0) {
     ++counters_.jobs_refused;
-    SendError(identity, correlation, kind, why);
+    SendError(from, kind, why, retry_after_ms);
   };
   if (request.request_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without request_id");
+  const std::string payload_hash = PayloadHash(request);
 
-  // Idempotency: a known request id returns the existing job, never a new one.
-  if (JobRecord* existing = jobs_.FindByRequestId(request.request_id())) {
-    ++counters_.jobs_duplicate;
-    proto::Envelope reply;
-    reply.set_correlation_id(correlation);
-    auto* body = reply.mutable_submit_reply();
-    body->set_job_seq(existing->job_seq);
-    body->set_duplicate(true);
-    body->set_state(existing->state);
-    SendClient({identity, correlation}, std::move(reply));
-    if (fleet::IsTerminal(existing->state)) {
-      proto::Envelope result;
-      result.set_correlation_id(correlation);
-      FillResult(*existing, result.mutable_job_result());
-      SendClient({identity, correlation}, std::move(result));
-    } else {
-      existing->awaiters.push_back({identity, correlation});
-    }
-    return;
+  // Idempotency: a known (client, request id) returns the existing job, never a new one.
+  if (auto known = journal_.GetRequest(client, request.request_id())) {
+    return OnDuplicateSubmit(from, *known, payload_hash);
   }
 
   if (request.circuit_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without circuit_id");
@@ -111,71 +245,166 @@ void BrokerCore::OnSubmit(const std::string& identity, uint64_t correlation, pro
   if (!proto::Priority_IsValid(priority)) {
     return refuse(proto::ERROR_KIND_BAD_REQUEST, "unknown priority value " + std::to_string(priority));
   }
+  if (!std::isfinite(request.deadline_unix_s()) || request.deadline_unix_s() < 0) {
+    return refuse(proto::ERROR_KIND_BAD_REQUEST, "deadline_unix_s must be a time since the epoch, or 0 for none");
+  }
   if (!options_.accept_unrouted && !workers_.AnyHolds(request.circuit_id())) {
     return refuse(proto::ERROR_KIND_UNKNOWN_CIRCUIT,
                   "no worker has announced circuit '" + request.circuit_id() +
                       "' (start a worker with it, or run the broker with --accept-unrouted)");
   }
+  uint64_t witness_bytes = 0;
+  for (const std::string& witness : request.witnesses()) witness_bytes += witness.size();
+  if (auto why = admission_.Refusal(client, request.witnesses_size(), witness_bytes)) {
+    ++counters_.submits_busy;
+    if (metrics_) metrics_->SubmitRefusedBusy();
+    return refuse(proto::ERROR_KIND_BUSY, *why + "; nothing was accepted, retry later with the same request id",
+                  static_cast<uint32_t>(options_.busy_retry_after.count()));
+  }
 
-  JobRecord& job = jobs_.Create(request.request_id());
+  JobRecord job;
+  job.job_seq = journal_.TakeJobSeq();
+  job.client_id = client;
+  job.request_id = request.request_id();
   job.circuit_id = request.circuit_id();
   job.priority = priority;
-  job.submitter = {identity, correlation};
+  job.waiters.push_back(from);
   job.submitted_at = now;
   job.submitted_unix_s = fleet::UnixNow();
+  job.deadline_unix_s = request.deadline_unix_s();
+  job.witness_bytes = witness_bytes;
   job.items.resize(request.witnesses_size());
+  // Durable before the reply: the witnesses, the job and its request id go
+  // into this turn's transaction, and the server sends the reply after the commit.
   for (int p = 0; p < request.witnesses_size(); ++p) {
-    job.items[p].witness = std::move(*request.mutable_witnesses(p));
-    queue_.Insert(job.circuit_id, job.key(p));
+    job.items[p].witness_bytes = request.witnesses(p).size();
+    journal_.PutWitness(job.job_seq, p, request.witnesses(p));
+    request.mutable_witnesses(p)->clear();
   }
+  JournalJob(job, proto::JOB_STATE_QUEUED, 0, "");
+  journal::Request index;
+  index.set_job_seq(job.job_seq);
+  index.set_payload_hash(payload_hash);
+  index.set_submitted_unix_s(job.submitted_unix_s);
+  journal_.PutRequest(client, job.request_id, index);
+
+  JobRecord& added = jobs_.Add(std::move(job));
+  for (uint32_t p = 0; p < added.items.size(); ++p) queue_.Insert(added.circuit_id, added.key(p));
+  admission_.Add(client, added.items.size(), witness_bytes);
+  if (added.deadline_unix_s > 0) deadlines_.insert({added.deadline_unix_s, added.job_seq});
   ++counters_.jobs_submitted;
-  if (metrics_) metrics_->JobSubmitted(job.circuit_id, job.priority);
+  if (metrics_) metrics_->JobSubmitted(added.circuit_id, added.priority);
 
   proto::Envelope reply;
-  reply.set_correlation_id(correlation);
+  reply.set_correlation_id(from.correlation_id);
   auto* body = reply.mutable_submit_reply();
-  body->set_job_seq(job.job_seq);
-  body->set_state(job.state);
-  SendClient(job.submitter, std::move(reply));
+  body->set_job_seq(added.job_seq);
+  body->set_state(added.state);
+  SendClient(from, std::move(reply));
 }
 
-void BrokerCore::OnAwait(const std::string& identity, uint64_t correlation, const proto::AwaitRequest& request) {
-  JobRecord* job = jobs_.Find(request.job_seq());
-  if (!job) {
-    return SendError(identity, correlation, proto::ERROR_KIND_UNKNOWN_JOB,
-                     "job " + std::to_string(request.job_seq()) + " is not known (never submitted, or its result expired)");
+void BrokerCore::OnDuplicateSubmit(const ReplyTo& from, const journal::Request& known, const std::string& payload_hash) {
+  if (known.payload_hash() != payload_hash) {
+    ++counters_.jobs_refused;
+    return SendError(from, proto::ERROR_KIND_REQUEST_ID_REUSED,
+                     "request id reused with a different witness (or circuit): it was job " +
+                         std::to_string(known.job_seq()) + "; choose a new request id for new work");
   }
-  if (fleet::IsTerminal(job->state)) {
-    proto::Envelope reply;
-    reply.set_correlation_id(correlation);
-    FillResult(*job, reply.mutable_job_result());
-    SendClient({identity, correlation}, std::move(reply));
-  } else {
-    job->awaiters.push_back({identity, correlation});
-  }
-}
-
-void BrokerCore::OnCancel(const std::string& identity, uint64_t correlation, const proto::CancelRequest& request,
-                          Clock::time_point now) {
-  JobRecord* job = jobs_.Find(request.job_seq());
-  if (!job) {
-    return SendError(identity, correlation, proto::ERROR_KIND_UNKNOWN_JOB,
-                     "job " + std::to_string(request.job_seq()) + " is not known");
-  }
-  bool cancelled = !fleet::IsTerminal(job->state);
-  if (cancelled) FinishJob(*job, proto::JOB_STATE_CANCELLED, "cancelled by a client", now);
+  ++counters_.jobs_duplicate;
   proto::Envelope reply;
-  reply.set_correlation_id(correlation);
-  reply.mutable_cancel_reply()->set_cancelled(cancelled);
-  reply.mutable_cancel_reply()->set_state(job->state);
-  SendClient({identity, correlation}, std::move(reply));
+  reply.set_correlation_id(from.correlation_id);
+  auto* body = reply.mutable_submit_reply();
+  body->set_job_seq(known.job_seq());
+  body->set_duplicate(true);
+  if (JobRecord* live = jobs_.Find(known.job_seq())) {
+    body->set_state(live->state);
+    SendClient(from, std::move(reply));
+    live->waiters.push_back(from);
+    return;
+  }
+  proto::Envelope result;
+  result.set_correlation_id(from.correlation_id);
+  if (LoadResult(known.job_seq(), result.mutable_job_result())) {
+    body->set_state(result.job_result().state());
+    SendClient(from, std::move(reply));
+    SendClient(from, std::move(result));
+    return;
+  }
+  // Ran and ended, but its results passed the retention.
+  auto stub = journal_.GetStub(known.job_seq());
+  body->set_state(stub ? stub->state() : proto::JOB_STATE_UNSPECIFIED);
+  body->set_result_expired(true);
+  SendClient(from, std::move(reply));
+}
+
+void BrokerCore::OnAwait(const ReplyTo& from, const std::string& client, const proto::AwaitRequest& request) {
+  const uint64_t seq = request.job_seq();
+  auto foreign = [&](const std::string& owner) {
+    SendError(from, proto::ERROR_KIND_FOREIGN_JOB,
+              "job " + std::to_string(seq) + " was submitted by another client (you are '" + client + "')");
+    (void)owner;
+  };
+  if (JobRecord* job = jobs_.Find(seq)) {
+    if (job->client_id != client) return foreign(job->client_id);
+    job->waiters.push_back(from);
+    return;
+  }
+  proto::Envelope reply;
+  reply.set_correlation_id(from.correlation_id);
+  if (auto stored = journal_.GetJob(seq)) {
+    if (stored->client_id() != client) return foreign(stored->client_id());
+    LoadResult(seq, reply.mutable_job_result());
+    return SendClient(from, std::move(reply));
+  }
+  if (auto stub = journal_.GetStub(seq)) {
+    if (stub->client_id() != client) return foreign(stub->client_id());
+    return SendError(from, proto::ERROR_KIND_UNKNOWN_JOB,
+                     "job " + std::to_string(seq) + " ended " + fleet::JobStateName(stub->state()) +
+                         " but its result passed the retention (--result-ttl)");
+  }
+  SendError(from, proto::ERROR_KIND_UNKNOWN_JOB,
+            "job " + std::to_string(seq) + " is not known (never submitted, or long expired)");
+}
+
+void BrokerCore::OnCancel(const ReplyTo& from, const std::string& client, const proto::CancelRequest& request,
+                          Clock::time_point now) {
+  const uint64_t seq = request.job_seq();
+  proto::Envelope reply;
+  reply.set_correlation_id(from.correlation_id);
+  if (JobRecord* job = jobs_.Find(seq)) {
+    if (job->client_id != client) {
+      return SendError(from, proto::ERROR_KIND_FOREIGN_JOB,
+                       "job " + std::to_string(seq) + " was submitted by another client (you are '" + client + "')");
+    }
+    FinishJob(*job, proto::JOB_STATE_CANCELLED, "cancelled by its client", now);
+    reply.mutable_cancel_reply()->set_cancelled(true);
+    reply.mutable_cancel_reply()->set_state(proto::JOB_STATE_CANCELLED);
+    return SendClient(from, std::move(reply));
+  }
+  std::optional<proto::JobState> ended;
+  std::string owner;
+  if (auto stored = journal_.GetJob(seq)) {
+    ended = stored->state();
+    owner = stored->client_id();
+  } else if (auto stub = journal_.GetStub(seq)) {
+    ended = stub->state();
+    owner = stub->client_id();
+  }
+  if (!ended) return SendError(from, proto::ERROR_KIND_UNKNOWN_JOB, "job " + std::to_string(seq) + " is not known");
+  if (owner != client) {
+    return SendError(from, proto::ERROR_KIND_FOREIGN_JOB,
+                     "job " + std::to_string(seq) + " was submitted by another client (you are '" + client + "')");
+  }
+  reply.mutable_cancel_reply()->set_cancelled(false);
+  reply.mutable_cancel_reply()->set_state(*ended);
+  SendClient(from, std::move(reply));
 }
 
 void BrokerCore::OnDrainWorker(const std::string& identity, uint64_t correlation,
                                const proto::DrainWorkerRequest& request) {
   WorkerRecord* worker = workers_.FindByWorkerId(request.worker_id());
   if (!worker) {
-    return SendError(identity, correlation, proto::ERROR_KIND_UNKNOWN_WORKER,
+    return SendError({identity, correlation}, proto::ERROR_KIND_UNKNOWN_WORKER,
                      "no worker '" + request.worker_id() + "' is registered (see zkctl workers)");
   }
   // The broker's view changes now, before the next dispatch; the worker
@@ -202,8 +431,11 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
   WorkerRecord* worker = workers_.Find(identity);
   if (!worker) {
     // Not registered (declared dead, or the broker restarted): tell it to
-    // start over, as Majordomo does. Its results are stale by definition.
-    if (message.has_result()) ++counters_.results_stale;
+    // start over, as Majordomo does. Its READY will list what it still proves.
+    if (message.has_result()) {
+      ++counters_.results_stale;
+      if (metrics_) metrics_->ResultStale();
+    }
     if (!message.has_disconnect()) {
       proto::Envelope reply;
       reply.mutable_disconnect()->set_reason("not registered with this broker; reconnect and send READY");
@@ -227,6 +459,7 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
       OnWorkerState(*worker, beat.state(), now);
       break;
     }
+    case proto::Envelope::kStarted: OnStarted(*worker, message.started()); break;
     case proto::Envelope::kResult: OnResult(*worker, *message.mutable_result(), now); break;
     case proto::Envelope::kHandback: OnHandback(*worker, message.handback(), now); break;
     case proto::Envelope::kDisconnect:
@@ -245,11 +478,30 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
     spdlog::warn("READY without worker_id dropped");
     return;
   }
+  // What the worker says it is still proving, under which lease.
+  std::map<ItemRef, proto::Lease> claimed;
+  for (const proto::WorkItemRef& ref : ready.in_progress()) claimed[fleet::FromProto(ref)] = ref.lease();
+  auto claims = [&](const ItemRef& ref, const proto::Lease& lease) {
+    auto it = claimed.find(ref);
+    return it != claimed.end() && SameLease(it->second, lease);
+  };
+
   // A READY on a known connection, or from a worker id registered on another
-  // connection, starts a new incarnation: the old one's leases are lost.
-  if (workers_.Find(identity)) RemoveWorker(identity, "sent READY again", false, now);
+  // connection, starts a new incarnation: its claimed leases carry over, the
+  // others go back to the queue.
+  std::map<ItemRef, proto::Lease> kept;
+  auto keep_claimed = [&](const std::string& old_identity, const std::string& why) {
+    std::map<ItemRef, proto::Lease> keep;
+    if (WorkerRecord* old = workers_.Find(old_identity)) {
+      for (const auto& [ref, lease] : old->leased) {
+        if (claims(ref, lease)) keep[ref] = lease;
+      }
+    }
+    kept.merge(RemoveWorker(old_identity, why, false, now, keep));
+  };
+  if (workers_.Find(identity)) keep_claimed(identity, "sent READY again");
   if (WorkerRecord* old = workers_.FindByWorkerId(ready.worker_id())) {
-    RemoveWorker(old->identity, "reconnected on a new connection", false, now);
+    keep_claimed(old->identity, "reconnected on a new connection");
   }
   WorkerRecord& worker = workers_.Add(identity, ready.worker_id());
   worker.host = ready.host();
@@ -259,13 +511,43 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   worker.state = ready.state() == proto::WORKER_STATE_UNSPECIFIED ? proto::WORKER_STATE_READY : ready.state();
   worker.memory = ready.memory();
   worker.last_seen = now;
+
+  // Leases recovered from the journal for this worker_id: claimed ones are
+  // its again, the rest go back (they had started: each counted an attempt).
+  if (auto orphaned = orphans_.find(ready.worker_id()); orphaned != orphans_.end()) {
+    std::map<ItemRef, proto::Lease> leases = std::move(orphaned->second);
+    orphans_.erase(orphaned);
+    for (const auto& [ref, lease] : leases) {
+      JobRecord* job = jobs_.Find(ref.job_seq);
+      if (!job || ref.partition >= job->items.size()) continue;
+      WorkItem& item = job->items[ref.partition];
+      if (item.state != WorkItem::State::kLeased || !item.worker_identity.empty() || !SameLease(item.lease, lease)) {
+        continue;
+      }
+      if (claims(ref, lease)) {
+        kept[ref] = lease;
+      } else {
+        ReturnItem(*job, ref.partition, "worker " + ready.worker_id() + " came back without it", now,
+                   ready.worker_id());
+      }
+    }
+  }
+  for (const auto& [ref, lease] : kept) {
+    JobRecord* job = jobs_.Find(ref.job_seq);
+    if (!job) continue;
+    WorkItem& item = job->items[ref.partition];
+    item.worker_identity = identity;
+    item.lease_worker_id = worker.worker_id;
+    worker.leased[ref] = lease;
+  }
   if (metrics_) {
     // Per-circuit series exist from the first scrape, before any job.
     for (const std::string& circuit : worker.circuits) metrics_->ForCircuit(circuit);
   }
-  spdlog::info("worker {} registered: host={} backend={} capacity={} state={} circuits={}", worker.worker_id,
+  spdlog::info("worker {} registered: host={} backend={} capacity={} state={} circuits={}{}", worker.worker_id,
                worker.host, worker.backend, worker.capacity, fleet::WorkerStateName(worker.state),
-               fmt::join(worker.circuits, ","));
+               fmt::join(worker.circuits, ","),
+               kept.empty() ? "" : "; still proving " + std::to_string(kept.size()) + " leased item(s)");
 }
 
 void BrokerCore::OnWorkerState(WorkerRecord& worker, proto::WorkerState reported, Clock::time_point now) {
@@ -273,13 +555,13 @@ void BrokerCore::OnWorkerState(WorkerRecord& worker, proto::WorkerState reported
   SetWorkerState(worker, reported);
   if (worker.state != proto::WORKER_STATE_FAULTED || worker.leased.empty()) return;
   // Its engine is not to be trusted: everything it holds goes back, and the
-  // item it was proving, if any, is not the item's fault either.
-  std::set<ItemRef> leased = std::move(worker.leased);
+  // item it was proving, if any, is not the item's fault: its attempt is refunded.
+  std::map<ItemRef, proto::Lease> leased = std::move(worker.leased);
   worker.leased.clear();
-  for (const ItemRef& ref : leased) {
+  for (const auto& [ref, lease] : leased) {
     if (JobRecord* job = jobs_.Find(ref.job_seq)) {
-      ReturnItem(*job, ref.partition, /*count_attempt=*/false, "worker " + worker.worker_id + " is FAULTED", now,
-                 worker.worker_id);
+      ReturnItem(*job, ref.partition, "worker " + worker.worker_id + " is FAULTED", now, worker.worker_id,
+                 /*refund_attempt=*/true);
     }
   }
 }
@@ -310,45 +592,79 @@ void BrokerCore::SetWorkerState(WorkerRecord& worker, proto::WorkerState state) 
   worker.state = state;
 }
 
-void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::time_point now) {
-  ItemRef ref = fleet::FromProto(result.item());
-  // Only the current lease holder may answer; anything else (a worker that
-  // was declared dead and came back, a duplicate) is stale.
-  if (worker.leased.erase(ref) == 0) {
-    ++counters_.results_stale;
-    return;
-  }
+JobRecord* BrokerCore::LiveLease(WorkerRecord& worker, const proto::WorkItemRef& wire) {
+  ItemRef ref = fleet::FromProto(wire);
+  auto held = worker.leased.find(ref);
+  if (held == worker.leased.end() || !SameLease(held->second, wire.lease())) return nullptr;
   JobRecord* job = jobs_.Find(ref.job_seq);
-  if (!job || ref.partition >= job->items.size()) {
+  if (!job || ref.partition >= job->items.size()) return nullptr;
+  const WorkItem& item = job->items[ref.partition];
+  if (item.state != WorkItem::State::kLeased || item.worker_identity != worker.identity ||
+      !SameLease(item.lease, wire.lease())) {
+    return nullptr;
+  }
+  return job;
+}
+
+void BrokerCore::MarkStarted(JobRecord& job, uint32_t partition) {
+  WorkItem& item = job.items[partition];
+  if (item.started) return;
+  item.started = true;
+  ++item.attempts;
+  JournalItem(job, partition);  // not waited for: losing it only under-counts an attempt
+}
+
+void BrokerCore::OnStarted(WorkerRecord& worker, const proto::Started& started) {
+  for (const proto::WorkItemRef& wire : started.items()) {
+    if (JobRecord* job = LiveLease(worker, wire)) MarkStarted(*job, wire.partition());
+  }
+}
+
+void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::time_point now) {
+  const proto::WorkItemRef& wire = result.item();
+  ItemRef ref = fleet::FromProto(wire);
+  JobRecord* job = LiveLease(worker, wire);
+  bool confused = job && (result.circuit_id() != job->circuit_id || result.request_id() != job->request_id);
+  if (!job || confused) {
+    // Only the live lease's holder may answer, for that lease's job. Anything
+    // else (an old lease, an earlier broker life, a worker declared dead, a
+    // duplicate, a mix-up) is dropped: it can never become another job's proof.
+    auto held = worker.leased.find(ref);
+    bool ended_meanwhile = held != worker.leased.end() && SameLease(held->second, wire.lease()) && !jobs_.Find(ref.job_seq);
+    if (ended_meanwhile) {
+      worker.leased.erase(held);  // the job was cancelled or failed meanwhile: the answer is moot
+      return;
+    }
     ++counters_.results_stale;
+    if (metrics_) metrics_->ResultStale();
+    spdlog::warn("dropped a stale result from worker {} for {} lease {}{}", worker.worker_id,
+                 ItemName(ref.job_seq, ref.partition), LeaseName(wire.lease()),
+                 confused ? " (circuit or request id do not match the leased job)" : "");
     return;
   }
+  worker.leased.erase(ref);
   WorkItem& item = job->items[ref.partition];
-  if (item.state != WorkItem::State::kLeased || item.worker_identity != worker.identity) {
-    ++counters_.results_stale;
-    return;
-  }
   item.worker_identity.clear();
-  if (fleet::IsTerminal(job->state)) {  // cancelled or failed meanwhile
-    item.state = WorkItem::State::kDropped;
-    return;
+  if (!item.started) {  // a RESULT implies it started
+    item.started = true;
+    ++item.attempts;
   }
   if (result.ok()) {
     ++worker.items_completed;
     item.state = WorkItem::State::kDone;
-    item.witness.clear();
-    item.witness.shrink_to_fit();
-    auto& out = item.result;
+    proto::PartitionResult out;
     out.set_partition(ref.partition);
     out.set_proof_json(std::move(*result.mutable_proof_json()));
     out.set_public_json(std::move(*result.mutable_public_json()));
     *out.mutable_timings() = result.timings();
     out.set_worker_id(worker.worker_id);
     out.set_attempts(item.attempts);
+    JournalItem(*job, ref.partition, &out);
+    journal_.DeleteWitness(job->job_seq, ref.partition);
     if (++job->items_done == job->items.size()) FinishJob(*job, proto::JOB_STATE_SUCCEEDED, "", now);
   } else if (result.retryable()) {
-    ReturnItem(*job, ref.partition, /*count_attempt=*/true,
-               "worker " + worker.worker_id + " failed it: " + result.error(), now, worker.worker_id);
+    ReturnItem(*job, ref.partition, "worker " + worker.worker_id + " failed it: " + result.error(), now,
+               worker.worker_id);
   } else {
     item.state = WorkItem::State::kDropped;
     FinishJob(*job, proto::JOB_STATE_FAILED,
@@ -360,15 +676,20 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
 
 void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handback, Clock::time_point now) {
   auto give_back = [&](const proto::WorkItemRef& wire, bool started) {
+    JobRecord* job = LiveLease(worker, wire);
     ItemRef ref = fleet::FromProto(wire);
-    if (worker.leased.erase(ref) == 0) return;  // not (or no longer) its lease
+    if (!job) {
+      // Not (or no longer) its live lease; if the job ended meanwhile the lease just goes.
+      auto held = worker.leased.find(ref);
+      if (held != worker.leased.end() && SameLease(held->second, wire.lease())) worker.leased.erase(held);
+      return;
+    }
+    worker.leased.erase(ref);
     ++counters_.items_handed_back;
     if (metrics_) metrics_->ItemHandedBack();
-    if (JobRecord* job = jobs_.Find(ref.job_seq)) {
-      ReturnItem(*job, ref.partition, started,
-                 "handed back by worker " + worker.worker_id + " (" + handback.reason() + ")", now,
-                 started ? worker.worker_id : std::string());
-    }
+    if (started) MarkStarted(*job, ref.partition);  // aborted: it ran, the attempt counts
+    ReturnItem(*job, ref.partition, "handed back by worker " + worker.worker_id + " (" + handback.reason() + ")", now,
+               started ? worker.worker_id : std::string());
   };
   for (const auto& item : handback.items()) give_back(item, false);
   for (const auto& item : handback.aborted()) give_back(item, true);
@@ -376,23 +697,29 @@ void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handbac
                handback.items_size(), handback.aborted_size(), handback.reason());
 }
 
-void BrokerCore::RemoveWorker(const std::string& identity, const std::string& why, bool graceful,
-                              Clock::time_point now) {
+std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& identity, const std::string& why,
+                                                         bool graceful, Clock::time_point now,
+                                                         const std::map<ItemRef, proto::Lease>& keep) {
+  std::map<ItemRef, proto::Lease> kept;
   WorkerRecord* worker = workers_.Find(identity);
-  if (!worker) return;
+  if (!worker) return kept;
   if (!graceful) {
     ++counters_.workers_lost;
     if (metrics_) metrics_->WorkerLost();
   }
-  spdlog::log(graceful ? spdlog::level::info : spdlog::level::warn, "worker {} removed ({}); {} leased items return",
-              worker->worker_id, why, worker->leased.size());
+  spdlog::log(graceful ? spdlog::level::info : spdlog::level::warn,
+              "worker {} removed ({}); {} leased items return, {} carry over to its new connection", worker->worker_id,
+              why, worker->leased.size() - keep.size(), keep.size());
   SetWorkerState(*worker, proto::WORKER_STATE_GONE);
-  std::set<ItemRef> leased = std::move(worker->leased);
+  std::map<ItemRef, proto::Lease> leased = std::move(worker->leased);
   worker->leased.clear();
-  for (const ItemRef& ref : leased) {
+  for (const auto& [ref, lease] : leased) {
+    if (keep.count(ref)) {
+      kept[ref] = lease;
+      continue;
+    }
     if (JobRecord* job = jobs_.Find(ref.job_seq)) {
-      ReturnItem(*job, ref.partition, true, "lease lost: worker " + worker->worker_id + " " + why, now,
-                 worker->worker_id);
+      ReturnItem(*job, ref.partition, "lease lost: worker " + worker->worker_id + " " + why, now, worker->worker_id);
     }
   }
   for (const ReplyTo& waiter : worker->drain_waiters) {
@@ -405,11 +732,12 @@ void BrokerCore::RemoveWorker(const std::string& identity, const std::string& wh
       *body->mutable_phases() = {worker->phases.begin(), worker->phases.end()};
       SendClient(waiter, std::move(reply));
     } else {
-      SendError(waiter.identity, waiter.correlation_id, proto::ERROR_KIND_UNKNOWN_WORKER,
+      SendError(waiter, proto::ERROR_KIND_UNKNOWN_WORKER,
                 "worker " + worker->worker_id + " " + why + " before it finished draining");
     }
   }
   workers_.Remove(identity);
+  return kept;
 }
 
 void BrokerCore::WorkerUnreachable(const std::string& identity, Clock::time_point now) {
@@ -418,47 +746,58 @@ void BrokerCore::WorkerUnreachable(const std::string& identity, Clock::time_poin
 
 // ------------------------------------------------------------------ jobs
 
-void BrokerCore::ReturnItem(JobRecord& job, uint32_t partition, bool count_attempt, const std::string& why,
-                            Clock::time_point now, const std::string& failed_on) {
+void BrokerCore::ReturnItem(JobRecord& job, uint32_t partition, const std::string& why, Clock::time_point now,
+                            const std::string& failed_on, bool refund_attempt) {
   WorkItem& item = job.items[partition];
   if (item.state != WorkItem::State::kLeased) return;
+  const bool was_started = item.started;
   item.worker_identity.clear();
+  item.lease_worker_id.clear();
+  item.lease = {};
+  item.started = false;
   if (!failed_on.empty()) item.failed_on = failed_on;
-  if (!count_attempt && item.attempts > 0) --item.attempts;
-  if (fleet::IsTerminal(job.state)) {
-    item.state = WorkItem::State::kDropped;
-    return;
-  }
-  if (count_attempt && item.attempts >= options_.max_attempts) {
+  if (was_started && refund_attempt && item.attempts > 0) --item.attempts;
+  if (was_started && !refund_attempt && item.attempts >= options_.max_attempts) {
     item.state = WorkItem::State::kDropped;
     FinishJob(job, proto::JOB_STATE_DEAD_LETTERED,
-              "partition " + std::to_string(partition) + " was leased " + std::to_string(item.attempts) +
+              "partition " + std::to_string(partition) + " started " + std::to_string(item.attempts) +
                   " times (--max-attempts " + std::to_string(options_.max_attempts) + ") without a result; last: " + why,
               now);
     return;
   }
   item.state = WorkItem::State::kQueued;
+  if (was_started) JournalItem(job, partition);  // the journal said STARTED
   queue_.Insert(job.circuit_id, job.key(partition));  // original key: ahead of newer jobs
   ++counters_.items_redelivered;
   if (metrics_) metrics_->ItemRedelivered();
-  spdlog::info("requeued {} (attempts so far {}): {}", ItemName(job.job_seq, partition), item.attempts, why);
+  spdlog::info("requeued {} (started attempts so far {}): {}", ItemName(job.job_seq, partition), item.attempts, why);
 }
 
 void BrokerCore::FinishJob(JobRecord& job, proto::JobState state, const std::string& error, Clock::time_point now) {
-  job.state = state;
-  job.error = error;
-  job.finished_unix_s = fleet::UnixNow();
+  (void)now;
+  double finished_unix_s = fleet::UnixNow();
   for (uint32_t p = 0; p < job.items.size(); ++p) {
     WorkItem& item = job.items[p];
-    if (item.state == WorkItem::State::kQueued) {
-      queue_.Erase(job.circuit_id, job.key(p));
-      item.state = WorkItem::State::kDropped;
+    if (item.state == WorkItem::State::kQueued) queue_.Erase(job.circuit_id, job.key(p));
+    if (item.state == WorkItem::State::kLeased && item.worker_identity.empty()) {
+      // An orphaned lease: nobody will answer for it now.
+      if (auto it = orphans_.find(item.lease_worker_id); it != orphans_.end()) {
+        it->second.erase({job.job_seq, p});
+        if (it->second.empty()) orphans_.erase(it);
+      }
     }
-    // Leased items keep their lease until the worker answers or dies, so its
-    // in-flight count stays true; the answer is then dropped.
-    item.witness.clear();
-    item.witness.shrink_to_fit();
+    // Leased items stay in their worker's lease set until it answers or dies,
+    // so its in-flight count stays true; the answer is then dropped.
+    if (item.state != WorkItem::State::kDone) {
+      if (item.state == WorkItem::State::kLeased && item.started) {
+        item.state = WorkItem::State::kDropped;
+        JournalItem(job, p);
+      }
+      item.state = WorkItem::State::kDropped;
+      journal_.DeleteWitness(job.job_seq, p);
+    }
   }
+  JournalJob(job, state, finished_unix_s, error);
   switch (state) {
     case proto::JOB_STATE_SUCCEEDED:
       ++counters_.jobs_completed;
@@ -476,37 +815,46 @@ void BrokerCore::FinishJob(JobRecord& job, proto::JobState state, const std::str
       ++counters_.jobs_cancelled;
       if (metrics_) metrics_->JobCancelled();
       break;
+    case proto::JOB_STATE_EXPIRED:
+      ++counters_.jobs_expired;
+      if (metrics_) metrics_->JobFailed(job.circuit_id, metrics::FailReason::kExpired);
+      break;
     default: break;
   }
   if (state != proto::JOB_STATE_SUCCEEDED) {
-    spdlog::warn("job {} ({}) ended {}: {}", job.job_seq, job.request_id, fleet::JobStateName(state), error);
+    spdlog::warn("job {} ({} of client {}) ended {}: {}", job.job_seq, job.request_id, job.client_id,
+                 fleet::JobStateName(state), error);
   }
-  jobs_.MarkFinished(job, now);
+  admission_.Remove(job.client_id, job.items.size(), job.witness_bytes);
+  if (job.deadline_unix_s > 0) deadlines_.erase({job.deadline_unix_s, job.job_seq});
 
-  // The submitter gets the result exactly once; awaiters once each.
+  // Each waiter gets the result once (the server sends it after the commit).
   proto::Envelope result;
-  FillResult(job, result.mutable_job_result());
-  result.set_correlation_id(job.submitter.correlation_id);
-  SendClient(job.submitter, result);
-  for (const ReplyTo& waiter : job.awaiters) {
+  LoadResult(job.job_seq, result.mutable_job_result());
+  for (const ReplyTo& waiter : job.waiters) {
     result.set_correlation_id(waiter.correlation_id);
     SendClient(waiter, result);
   }
-  job.awaiters.clear();
+  jobs_.Erase(job.job_seq);
 }
 
-void BrokerCore::FillResult(const JobRecord& job, proto::JobResult* out) const {
-  out->set_job_seq(job.job_seq);
-  out->set_request_id(job.request_id);
-  out->set_circuit_id(job.circuit_id);
-  out->set_state(job.state);
-  out->set_error(job.error);
-  out->set_priority(job.priority);
-  out->set_submitted_unix_s(job.submitted_unix_s);
-  out->set_finished_unix_s(job.finished_unix_s);
-  if (job.state == proto::JOB_STATE_SUCCEEDED) {
-    for (const WorkItem& item : job.items) *out->add_partitions() = item.result;
+bool BrokerCore::LoadResult(uint64_t job_seq, proto::JobResult* out) {
+  auto job = journal_.GetJob(job_seq);
+  if (!job) return false;
+  out->set_job_seq(job_seq);
+  out->set_request_id(job->request_id());
+  out->set_circuit_id(job->circuit_id());
+  out->set_state(job->state());
+  out->set_error(job->error());
+  out->set_priority(job->priority());
+  out->set_submitted_unix_s(job->submitted_unix_s());
+  out->set_finished_unix_s(job->finished_unix_s());
+  if (job->state() == proto::JOB_STATE_SUCCEEDED) {
+    for (auto& [partition, item] : journal_.Items(job_seq)) {
+      if (item.state() == journal::Item::STATE_DONE) *out->add_partitions() = std::move(*item.mutable_result());
+    }
   }
+  return true;
 }
 
 // ------------------------------------------------------------------ dispatch
@@ -531,6 +879,7 @@ WorkerRecord* BrokerCore::PickWorker(const std::string& circuit, const std::stri
 }
 
 void BrokerCore::Dispatch(Clock::time_point now) {
+  double now_unix = -1;  // read once, lazily
   while (queue_.size() > 0) {
     // The best queued item that some worker can take right now.
     const WorkKey* best_key = nullptr;
@@ -550,13 +899,23 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     if (!best_key) return;
     WorkKey key = *best_key;
     std::string circuit = *best_circuit;
+    JobRecord* job = jobs_.Find(key.job_seq);
+    if (job->deadline_unix_s > 0) {
+      if (now_unix < 0) now_unix = fleet::UnixNow();
+      if (job->deadline_unix_s <= now_unix) {  // stale work is not proved
+        FinishJob(*job, proto::JOB_STATE_EXPIRED, "its deadline passed before it was proved", now);
+        continue;
+      }
+    }
     queue_.Erase(circuit, key);
 
-    JobRecord* job = jobs_.Find(key.job_seq);
     WorkItem& item = job->items[key.partition];
     item.state = WorkItem::State::kLeased;
     item.worker_identity = best_worker->identity;
-    ++item.attempts;
+    item.lease_worker_id = best_worker->worker_id;
+    item.started = false;
+    item.lease.set_epoch(epoch_);
+    item.lease.set_number(next_lease_++);
     if (!item.ever_leased) {
       item.ever_leased = true;
       if (metrics_) {
@@ -564,20 +923,24 @@ void BrokerCore::Dispatch(Clock::time_point now) {
       }
     }
     --best_worker->credit;
-    best_worker->leased.insert(key.ref());
+    best_worker->leased[key.ref()] = item.lease;
     if (job->state == proto::JOB_STATE_QUEUED) job->state = proto::JOB_STATE_RUNNING;
     ++counters_.items_dispatched;
 
     proto::Envelope envelope;
     auto* body = envelope.mutable_job();
     fleet::ToProto(key.ref(), body->mutable_item());
+    *body->mutable_item()->mutable_lease() = item.lease;
     body->set_partitions(static_cast<uint32_t>(job->items.size()));
     body->set_circuit_id(job->circuit_id);
     body->set_priority(job->priority);
-    body->set_witness(item.witness);
-    body->set_attempt(item.attempts);
+    if (!journal_.ReadWitness(job->job_seq, key.partition, body->mutable_witness())) {
+      spdlog::error("journal has no witness for {}; the job fails", ItemName(job->job_seq, key.partition));
+    }
+    body->set_attempt(item.attempts + 1);
     body->set_request_id(job->request_id);
     body->set_submitted_unix_s(job->submitted_unix_s);
+    body->set_deadline_unix_s(job->deadline_unix_s);
     SendWorker(best_worker->identity, std::move(envelope));
   }
 }
@@ -599,7 +962,44 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
     for (const auto& identity : dead) {
       RemoveWorker(identity, "silent for " + std::to_string(options_.liveness) + " heartbeat intervals", false, now);
     }
-    jobs_.ExpireFinishedBefore(now - options_.result_ttl);
+    // Recovered leases whose worker did not come back within the window.
+    for (auto it = orphans_.begin(); it != orphans_.end();) {
+      std::map<ItemRef, proto::Lease> leases = it->second;
+      bool due = false;
+      for (const auto& [ref, lease] : leases) {
+        const JobRecord* job = jobs_.Find(ref.job_seq);
+        due = !job || job->items[ref.partition].orphan_until <= now;
+        break;  // all of one worker's orphans share the window
+      }
+      if (!due) {
+        ++it;
+        continue;
+      }
+      std::string worker_id = it->first;
+      it = orphans_.erase(it);
+      for (const auto& [ref, lease] : leases) {
+        JobRecord* job = jobs_.Find(ref.job_seq);
+        if (!job) continue;
+        WorkItem& item = job->items[ref.partition];
+        if (item.state != WorkItem::State::kLeased || !item.worker_identity.empty()) continue;
+        ReturnItem(*job, ref.partition, "worker " + worker_id + " did not come back after the broker restarted", now,
+                   worker_id);
+      }
+    }
+    // Jobs past their deadline fail as EXPIRED, even with no worker to ask.
+    double now_unix = fleet::UnixNow();
+    while (!deadlines_.empty() && deadlines_.begin()->first <= now_unix) {
+      uint64_t seq = deadlines_.begin()->second;
+      deadlines_.erase(deadlines_.begin());
+      if (JobRecord* job = jobs_.Find(seq)) {
+        FinishJob(*job, proto::JOB_STATE_EXPIRED, "its deadline passed before it was proved", now);
+      }
+    }
+    // Retention: results, then request ids (the dedup window).
+    double ttl_s = std::chrono::duration<double>(options_.result_ttl).count();
+    double dedup_s = std::chrono::duration<double>(options_.dedup_window).count();
+    journal_.ExpireResults(now_unix - ttl_s, kExpiryBudget);
+    journal_.ExpireRequests(now_unix - std::max(dedup_s, ttl_s), kExpiryBudget);
   }
   if (!metrics_) return next_heartbeat_;
   if (now >= next_gauges_) {
@@ -626,6 +1026,8 @@ void BrokerCore::ExportGauges(Clock::time_point now) {
     if (index >= 0) ++by_state[index];
   }
   for (size_t i = 0; i < by_state.size(); ++i) metrics_->SetWorkers(metrics::kWorkerStates[i], by_state[i]);
+  metrics_->SetLive(admission_.items(), admission_.witness_bytes());
+  metrics_->epoch.Set(static_cast<double>(epoch_));
 }
 
 // ------------------------------------------------------------------ output
@@ -634,9 +1036,11 @@ void BrokerCore::SendClient(const ReplyTo& to, proto::Envelope envelope) {
   outbox_.push_back({Outgoing::To::kClient, to.identity, std::move(envelope)});
 }
 
-void BrokerCore::SendError(const std::string& identity, uint64_t correlation_id, proto::ErrorKind kind,
-                           const std::string& message) {
-  SendClient({identity, correlation_id}, fleet::MakeErrorReply(kind, message, correlation_id));
+void BrokerCore::SendError(const ReplyTo& to, proto::ErrorKind kind, const std::string& message,
+                           uint32_t retry_after_ms) {
+  proto::Envelope reply = fleet::MakeErrorReply(kind, message, to.correlation_id);
+  reply.mutable_error()->set_retry_after_ms(retry_after_ms);
+  SendClient(to, std::move(reply));
 }
 
 void BrokerCore::SendWorker(const std::string& identity, proto::Envelope envelope) {
@@ -672,7 +1076,7 @@ proto::StatusReply BrokerCore::Status(Clock::time_point now) const {
   status.set_jobs_failed(counters_.jobs_failed);
   status.set_jobs_dead_lettered(counters_.jobs_dead_lettered);
   status.set_items_redelivered(counters_.items_redelivered);
-  status.set_next_job_seq(jobs_.next_job_seq());
+  status.set_next_job_seq(journal_.next_job_seq());
   status.set_frames_malformed(counters_.frames_malformed);
   status.set_frames_wrong_version(counters_.frames_wrong_version);
   status.set_frames_oversized(counters_.frames_oversized);
@@ -681,6 +1085,12 @@ proto::StatusReply BrokerCore::Status(Clock::time_point now) const {
   status.set_items_handed_back(counters_.items_handed_back);
   status.set_jobs_cancelled(counters_.jobs_cancelled);
   status.set_jobs_in_table(jobs_.size());
+  status.set_jobs_expired(counters_.jobs_expired);
+  status.set_submits_busy(counters_.submits_busy);
+  status.set_queued_witness_bytes(admission_.witness_bytes());
+  status.set_broker_epoch(epoch_);
+  status.set_journal_commits(journal_.stats().commits);
+  status.set_jobs_recovered(counters_.jobs_recovered);
   return status;
 }
 

@@ -4,20 +4,31 @@
 // directly.
 //
 // What it guarantees (docs/protocol.md has the full story):
-//  * job_seq comes from one monotonic counter and is never reused;
+//  * a job is accepted only once it is in the journal: the SUBMIT reply sits
+//    in the outbox, which the server sends only after Journal::Commit();
+//  * job_seq comes from one persisted counter and never repeats, across
+//    restarts too; a restarted core replays the journal: queued items keep
+//    their keys, started leases wait `liveness` heartbeats for their worker;
 //  * work items wait in a queue keyed (priority desc, job_seq, partition) and
 //    a returned item goes back under its original key;
-//  * an item is leased to one worker at a time and a worker never receives
-//    more JOBs than the credit it granted; each lease is an attempt, and after
-//    max_attempts lost leases the job is dead-lettered;
-//  * a job's JobResult goes to its submitter once; a SUBMIT with a known
-//    request id returns the existing job without proving again;
+//  * an item is leased to one worker at a time, under a unique lease
+//    (broker epoch, counter); a RESULT or HANDBACK is accepted only for the
+//    live lease, from its holder, for the same circuit and request: anything
+//    else is stale, dropped and counted;
+//  * a lease counts as an attempt only once the worker reported it started;
+//    after max_attempts started leases without a result the job is
+//    dead-lettered;
+//  * (client, request id) is the idempotency key, remembered for the dedup
+//    window: the same payload returns the existing job, another payload is
+//    refused (REQUEST_ID_REUSED);
+//  * a job's JobResult goes to each waiter (submitter, AWAIT, duplicate
+//    SUBMIT) once; only the submitting client may await or cancel it;
+//  * live jobs are bounded (Admission): over a limit a SUBMIT gets BUSY;
 //  * once the broker has seen a worker DRAINING it routes nothing more to it;
-//  * a worker that reports FAULTED gets nothing more either, and every item
-//    leased to it goes back to the queue without charging an attempt;
-//  * an item whose attempt failed on a worker (retryable error, lost lease,
-//    FAULTED) is not retried there while another READY worker holds its
-//    circuit (it waits for that worker's credit instead).
+//    a FAULTED worker gets nothing more either, and its leases go back
+//    without charging an attempt;
+//  * an item whose attempt failed on a worker is not retried there while
+//    another READY worker holds its circuit.
 //
 // Metrics: given a BrokerMetrics, the core updates it next to each
 // BrokerCounters increment and exports the queue and worker gauges from
@@ -27,13 +38,18 @@
 // BrokerMetrics it updates is thread-safe (scrapes read it concurrently).
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zkfleet.pb.h"
 #include "zkfleet/broker/counters.hpp"
+#include "zkfleet/broker/admission.hpp"
 #include "zkfleet/broker/dispatch_queue.hpp"
 #include "zkfleet/broker/job_table.hpp"
+#include "zkfleet/broker/journal.hpp"
 #include "zkfleet/broker/options.hpp"
 #include "zkfleet/broker/worker_registry.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
@@ -50,9 +66,11 @@ struct Outgoing {
 
 class BrokerCore {
  public:
-  // `metrics` may be null (nothing exported); otherwise it is not owned and
-  // must outlive the core.
-  explicit BrokerCore(BrokerOptions options, metrics::BrokerMetrics* metrics = nullptr);
+  // Starts a new broker life on `journal` (not owned; it must outlive the
+  // core): bumps its epoch and recovers the live jobs it holds. `metrics` may
+  // be null (nothing exported); otherwise it is not owned and must outlive
+  // the core. Throws zkfleet::Error when the journal cannot be read.
+  BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerMetrics* metrics = nullptr);
 
   // One decoded, version-checked envelope from a client / a worker.
   void HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now);
@@ -63,8 +81,9 @@ class BrokerCore {
   void Dispatch(Clock::time_point now);
 
   // Sends heartbeats, declares silent workers dead (their leases go back to
-  // the queue), expires old results and sets the metrics' gauges. Returns
-  // when it wants the next call.
+  // the queue), requeues orphaned leases whose worker did not come back,
+  // expires jobs past their deadline, old results and old request ids, and
+  // sets the metrics' gauges. Returns when it wants the next call.
   Clock::time_point Tick(Clock::time_point now);
 
   // A frame was dropped unread (the server's decoder, or a message of a type
@@ -84,18 +103,27 @@ class BrokerCore {
 
   // For tests and logs.
   const JobTable& jobs() const { return jobs_; }
+  const Admission& admission() const { return admission_; }
+  uint64_t epoch() const { return epoch_; }
+  Journal& journal() { return journal_; }
   const WorkerRegistry& workers() const { return workers_; }
   const DispatchQueue& queue() const { return queue_; }
 
  private:
-  // Client requests.
-  void OnSubmit(const std::string& identity, uint64_t correlation_id, proto::SubmitRequest& request, Clock::time_point now);
-  void OnAwait(const std::string& identity, uint64_t correlation_id, const proto::AwaitRequest& request);
-  void OnCancel(const std::string& identity, uint64_t correlation_id, const proto::CancelRequest& request, Clock::time_point now);
+  // Replays the journal's live jobs (constructor).
+  void Recover(Clock::time_point now);
+
+  // Client requests. `client` is the requester's identity (Envelope.client_id).
+  void OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request, Clock::time_point now);
+  // A SUBMIT whose (client, request id) is known: the existing job, or a refusal.
+  void OnDuplicateSubmit(const ReplyTo& from, const journal::Request& known, const std::string& payload_hash);
+  void OnAwait(const ReplyTo& from, const std::string& client, const proto::AwaitRequest& request);
+  void OnCancel(const ReplyTo& from, const std::string& client, const proto::CancelRequest& request, Clock::time_point now);
   void OnDrainWorker(const std::string& identity, uint64_t correlation_id, const proto::DrainWorkerRequest& request);
 
   // Worker messages.
   void OnReady(const std::string& identity, const proto::Ready& ready, Clock::time_point now);
+  void OnStarted(WorkerRecord& worker, const proto::Started& started);
   void OnResult(WorkerRecord& worker, proto::Result& result, Clock::time_point now);
   void OnHandback(WorkerRecord& worker, const proto::Handback& handback, Clock::time_point now);
   void OnWorkerState(WorkerRecord& worker, proto::WorkerState reported, Clock::time_point now);
@@ -103,21 +131,39 @@ class BrokerCore {
   // Moves `worker` to `state`, keeping the drain timeline; never moves a
   // draining worker back towards READY.
   void SetWorkerState(WorkerRecord& worker, proto::WorkerState state);
-  // Removes the worker; its leases return to the queue as lost attempts.
-  void RemoveWorker(const std::string& identity, const std::string& why, bool graceful, Clock::time_point now);
+  // Removes the worker; its leases return to the queue (started ones as
+  // lost attempts), except those listed in `keep`, which are returned to the
+  // caller (a new connection of the same worker claims them).
+  std::map<fleet::ItemRef, proto::Lease> RemoveWorker(const std::string& identity, const std::string& why,
+                                                      bool graceful, Clock::time_point now,
+                                                      const std::map<fleet::ItemRef, proto::Lease>& keep = {});
 
-  // Item `partition` of `job` came back unfinished. `count_attempt` is false
-  // for an unstarted handback. Requeues at the original key, or dead-letters
-  // the job once the attempts are used up.
+  // The live lease of `ref` held by `worker` is `lease`: returns the job and
+  // item, else null (and the caller counts it stale).
+  JobRecord* LiveLease(WorkerRecord& worker, const proto::WorkItemRef& ref);
+
+  // Item `partition` of `job` came back unfinished (lease lost, handed back,
+  // failed retryably). A started lease has been counted as an attempt: once
+  // max_attempts are used the job is dead-lettered; otherwise the item is
+  // requeued at its original key.
   // `failed_on`: the worker_id whose attempt failed (kept in the item so the
-  // retry goes elsewhere), or "" (unstarted handback).
-  void ReturnItem(JobRecord& job, uint32_t partition, bool count_attempt, const std::string& why, Clock::time_point now,
-                  const std::string& failed_on = "");
+  // retry goes elsewhere), or "" (unstarted handback). `refund_attempt`: the
+  // failure was the worker's (FAULTED), so a started lease is not counted.
+  void ReturnItem(JobRecord& job, uint32_t partition, const std::string& why, Clock::time_point now,
+                  const std::string& failed_on = "", bool refund_attempt = false);
+  // The item began under its current lease: counts the attempt, journals it.
+  void MarkStarted(JobRecord& job, uint32_t partition);
+  // Ends the job: journals its end, sends its result to every waiter and
+  // drops it from memory. `job` is invalid afterwards.
   void FinishJob(JobRecord& job, proto::JobState state, const std::string& error, Clock::time_point now);
-  void FillResult(const JobRecord& job, proto::JobResult* out) const;
+  // The JobResult of a finished job, from the journal; false when the journal
+  // no longer holds its results.
+  bool LoadResult(uint64_t job_seq, proto::JobResult* out);
+  void JournalJob(const JobRecord& job, proto::JobState state, double finished_unix_s, const std::string& error);
+  void JournalItem(const JobRecord& job, uint32_t partition, const proto::PartitionResult* result = nullptr);
 
   void SendClient(const ReplyTo& to, proto::Envelope envelope);
-  void SendError(const std::string& identity, uint64_t correlation_id, proto::ErrorKind kind, const std::string& message);
+  void SendError(const ReplyTo& to, proto::ErrorKind kind, const std::string& message, uint32_t retry_after_ms = 0);
   void SendWorker(const std::string& identity, proto::Envelope envelope);
 
   // Seconds since the oldest job with an item queued at `priority` was
@@ -132,7 +178,15 @@ class BrokerCore {
   WorkerRecord* PickWorker(const std::string& circuit, const std::string& avoid);
 
   BrokerOptions options_;
+  Journal& journal_;
+  uint64_t epoch_ = 0;
+  uint64_t next_lease_ = 1;
+  Admission admission_;
   JobTable jobs_;
+  // Leases recovered from the journal whose worker has not come back, by worker_id.
+  std::map<std::string, std::map<fleet::ItemRef, proto::Lease>> orphans_;
+  // Live jobs with a deadline: (deadline_unix_s, job_seq).
+  std::set<std::pair<double, uint64_t>> deadlines_;
   DispatchQueue queue_;
   WorkerRegistry workers_;
   BrokerCounters counters_;

@@ -19,7 +19,9 @@ constexpr int kReceiveBudget = 512;
 
 BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metrics::BrokerMetrics* metrics)
     : options_(std::move(options)),
-      core_(options_, metrics),
+      metrics_(metrics),
+      journal_(Journal::Open(options_.journal)),
+      core_(options_, *journal_, metrics),
       clients_(context, zmq::socket_type::router),
       workers_(context, zmq::socket_type::router) {
   fleet::ConfigureRouter(clients_, options_.limits);
@@ -42,9 +44,12 @@ std::string BrokerServer::client_endpoint() const { return clients_.get(zmq::soc
 std::string BrokerServer::worker_endpoint() const { return workers_.get(zmq::sockopt::last_endpoint); }
 
 void BrokerServer::Run(int stop_fd) {
-  spdlog::info("broker serving: clients on {}, workers on {}, heartbeat {} ms, max attempts {}, result ttl {} s{}",
+  spdlog::info("broker serving: clients on {}, workers on {}, heartbeat {} ms, max attempts {}, result ttl {} s, "
+               "dedup window {} s, journal {} (--sync {}){}",
                client_endpoint(), worker_endpoint(), options_.heartbeat_interval.count(), options_.max_attempts,
                std::chrono::duration_cast<std::chrono::seconds>(options_.result_ttl).count(),
+               std::chrono::duration_cast<std::chrono::seconds>(options_.dedup_window).count(),
+               options_.journal.dir.string(), SyncModeName(options_.journal.sync),
                options_.accept_unrouted ? ", accepting unrouted circuits" : "");
   zmq::pollitem_t items[3] = {
       {workers_.handle(), 0, ZMQ_POLLIN, 0},
@@ -69,8 +74,11 @@ void BrokerServer::Run(int stop_fd) {
     if (received > 0) turns_.Record(Clock::now() - now, received);
   }
   spdlog::info("broker loop turns with messages: {}", turns_.Summary());
-  spdlog::info("broker stopping: {} jobs submitted, {} completed, {} queued items dropped with the process",
-               core_.counters().jobs_submitted, core_.counters().jobs_completed, core_.queue().size());
+  Commit();
+  spdlog::info("broker stopping: {} jobs submitted, {} completed this life; {} live jobs stay in the journal; "
+               "{} journal commits ({:.3f} s)",
+               core_.counters().jobs_submitted, core_.counters().jobs_completed, core_.jobs().size(),
+               journal_->stats().commits, journal_->stats().commit_seconds);
 }
 
 size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now) {
@@ -94,6 +102,8 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
       payload.rebuild(0);
     }
     HandleFrame(from_workers, identity.to_string(), payload, frames, now);
+    // --sync always: every message that wrote is durable on its own.
+    if (options_.journal.sync == SyncMode::kAlways && journal_->dirty()) Commit();
   }
   return static_cast<size_t>(budget);
 }
@@ -151,8 +161,18 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
   }
 }
 
+void BrokerServer::Commit() {
+  if (!journal_->dirty()) return journal_->Commit();  // ends the read-only transaction
+  auto started = Clock::now();
+  journal_->Commit();
+  if (metrics_) metrics_->JournalCommitted(std::chrono::duration<double>(Clock::now() - started).count());
+}
+
 void BrokerServer::Flush(Clock::time_point now) {
   std::vector<Outgoing> batch;
+  // Group commit: everything this turn wrote is durable before any reply
+  // about it leaves.
+  Commit();
   while (!core_.outbox().empty()) {
     batch.clear();
     batch.swap(core_.outbox());
@@ -175,7 +195,10 @@ void BrokerServer::Flush(Clock::time_point now) {
         ++core_.counters().replies_undeliverable;
       }
     }
-    if (lost_worker) core_.Dispatch(now);
+    if (lost_worker) {
+      core_.Dispatch(now);
+      Commit();
+    }
   }
 }
 

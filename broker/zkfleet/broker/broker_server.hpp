@@ -8,6 +8,7 @@
 // leave it. Nothing here may be called from another thread while Run() runs.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <zmq.hpp>
@@ -20,7 +21,9 @@ namespace zkfleet::broker {
 
 class BrokerServer {
  public:
-  // `metrics` may be null; otherwise not owned, and it must outlive the server.
+  // Opens the journal in options.journal.dir and recovers it (throws
+  // zkfleet::Error when it cannot). `metrics` may be null; otherwise not
+  // owned, and it must outlive the server.
   BrokerServer(zmq::context_t& context, BrokerOptions options, metrics::BrokerMetrics* metrics = nullptr);
 
   // Binds both ROUTER sockets. Throws zkfleet::Error naming the endpoint.
@@ -34,17 +37,22 @@ class BrokerServer {
   void Run(int stop_fd);
 
   const BrokerCore& core() const { return core_; }
+  BrokerCore& core() { return core_; }
 
  private:
   // Receives up to `budget` messages from `socket`; returns how many.
   size_t DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now);
   void HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
                    size_t frame_count, Clock::time_point now);
-  // Sends everything in the core's outbox; a worker that cannot be reached is
-  // removed (its leases requeue) and dispatch runs again.
+  // Commits the journal, then sends everything in the core's outbox; a worker
+  // that cannot be reached is removed (its leases requeue) and dispatch runs
+  // again.
   void Flush(Clock::time_point now);
+  void Commit();
 
   BrokerOptions options_;
+  metrics::BrokerMetrics* metrics_;  // not owned; may be null
+  std::unique_ptr<Journal> journal_;
   BrokerCore core_;
   zmq::socket_t clients_;
   zmq::socket_t workers_;

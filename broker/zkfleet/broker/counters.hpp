@@ -27,6 +27,10 @@ struct BrokerCounters {
   uint64_t frames_wrong_version = 0;
   uint64_t frames_oversized = 0;
   uint64_t workers_lost = 0;        // declared dead (silence) or unreachable
+  uint64_t jobs_expired = 0;        // deadline passed before they were proved
+  uint64_t submits_busy = 0;        // SUBMITs refused over an admission limit
+  uint64_t jobs_recovered = 0;      // live jobs replayed from the journal at start
+  uint64_t leases_recovered = 0;    // started leases replayed (orphaned until claimed)
 };
 
 }  // namespace zkfleet::broker

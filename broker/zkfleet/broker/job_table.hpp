@@ -1,15 +1,17 @@
-// Jobs the broker knows: live ones and finished ones kept for --result-ttl,
-// with the request-id index that makes SUBMIT idempotent.
+// The live jobs (accepted, not yet ended), in memory. Finished jobs live only
+// in the journal (results until --result-ttl, then a stub until the dedup
+// window ends), so memory holds what is queued or running and nothing more.
+// Witness bytes are not held here either: they are read from the journal
+// when an item is leased.
 //
 // Thread-safety: not thread-safe; owned by the broker thread.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
+#include <map>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "zkfleet.pb.h"
@@ -23,20 +25,27 @@ using Clock = std::chrono::steady_clock;
 struct WorkItem {
   enum class State {
     kQueued,   // in the DispatchQueue
-    kLeased,   // sent to worker_identity, result pending
-    kDone,     // result stored
-    kDropped,  // the job ended (failed, cancelled) before this item did
+    kLeased,   // sent to a worker (or an orphaned lease recovered from the journal), answer pending
+    kDone,     // its result is in the journal
+    kDropped,  // the job ended before this item did
   };
   State state = State::kQueued;
-  std::string witness;          // the .wtns bytes; freed when the job ends
-  uint32_t attempts = 0;        // leases so far (a handed-back unstarted lease is refunded)
+  uint32_t attempts = 0;        // leases that started (STARTED or a RESULT)
+  uint64_t witness_bytes = 0;
   bool ever_leased = false;     // its queue wait (SUBMIT to first lease) was recorded
-  std::string worker_identity;  // routing id of the lease holder while kLeased
+  // The current lease, while kLeased.
+  proto::Lease lease;
+  bool started = false;         // the lease holder reported it started (journaled)
+  std::string worker_identity;  // routing id of the holder; "" = orphaned (see below)
+  std::string lease_worker_id;  // worker_id of the holder
+  // An orphaned lease: recovered from the journal after a broker restart, its
+  // worker not (yet) back. It goes back to the queue at this time unless that
+  // worker's READY claims it.
+  Clock::time_point orphan_until{};
   // worker_id of the last worker whose attempt at this item failed (a
   // retryable error, a lost lease, FAULTED): the retry goes elsewhere while
   // another READY worker holds the circuit.
   std::string failed_on;
-  proto::PartitionResult result;
 };
 
 // Someone to send the JobResult to: routing id and the correlation id to echo.
@@ -47,44 +56,37 @@ struct ReplyTo {
 
 struct JobRecord {
   uint64_t job_seq = 0;
+  std::string client_id;
   std::string request_id;
   std::string circuit_id;
   proto::Priority priority = proto::PRIORITY_NORMAL;
-  proto::JobState state = proto::JOB_STATE_QUEUED;
+  proto::JobState state = proto::JOB_STATE_QUEUED;  // QUEUED or RUNNING here
   std::vector<WorkItem> items;   // index = partition
   uint32_t items_done = 0;
-  ReplyTo submitter;             // receives the JobResult once, when the job ends
-  std::vector<ReplyTo> awaiters; // AWAITs and duplicate SUBMITs of a running job
+  uint64_t witness_bytes = 0;    // all partitions
+  std::vector<ReplyTo> waiters;  // the submitter, AWAITs and duplicate SUBMITs: each gets the JobResult once
   double submitted_unix_s = 0;
-  double finished_unix_s = 0;
+  double deadline_unix_s = 0;    // 0 = none
   Clock::time_point submitted_at;
-  Clock::time_point finished_at;
-  std::string error;             // why it failed / was dead-lettered
 
   fleet::WorkKey key(uint32_t partition) const { return {priority, job_seq, partition}; }
 };
 
 class JobTable {
  public:
-  // Creates a job with the next job_seq (one monotonic counter, never reused).
-  JobRecord& Create(std::string request_id);
+  // Adds a job (accepted now, or recovered from the journal). Its job_seq
+  // must be new.
+  JobRecord& Add(JobRecord job);
   JobRecord* Find(uint64_t job_seq);
   const JobRecord* Find(uint64_t job_seq) const;
-  JobRecord* FindByRequestId(const std::string& request_id);
+  // The job ended: it leaves memory.
+  void Erase(uint64_t job_seq);
 
-  // Records that `job` ended now; it is erased ExpireUntil(now - ttl) later.
-  void MarkFinished(JobRecord& job, Clock::time_point now);
-  // Erases jobs that finished at or before `cutoff`. Returns how many.
-  size_t ExpireFinishedBefore(Clock::time_point cutoff);
-
-  uint64_t next_job_seq() const { return next_job_seq_; }
   size_t size() const { return jobs_.size(); }
+  const std::unordered_map<uint64_t, JobRecord>& all() const { return jobs_; }
 
  private:
-  uint64_t next_job_seq_ = 1;
   std::unordered_map<uint64_t, JobRecord> jobs_;
-  std::unordered_map<std::string, uint64_t> by_request_id_;
-  std::deque<std::pair<Clock::time_point, uint64_t>> finished_;  // in finishing order
 };
 
 }  // namespace zkfleet::broker

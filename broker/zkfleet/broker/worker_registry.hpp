@@ -27,7 +27,8 @@ struct WorkerRecord {
   uint32_t capacity = 0;
   proto::WorkerState state = proto::WORKER_STATE_STARTING;
   uint32_t credit = 0;            // JOBs the broker may still send
-  std::set<fleet::ItemRef> leased;
+  // Items leased to it, with the lease each was sent under.
+  std::map<fleet::ItemRef, proto::Lease> leased;
   uint32_t queue_depth = 0;       // as last reported
   uint32_t reported_in_flight = 0;
   proto::MemoryStatus memory;

@@ -1,5 +1,11 @@
 #include "zkfleet/fleet/client.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <thread>
+
 #include "zkfleet/fleet/names.hpp"
 #include "zkfleet/fleet/protocol.hpp"
 
@@ -13,13 +19,19 @@ ErrorCode CodeFor(proto::ErrorKind kind) {
     case proto::ERROR_KIND_UNKNOWN_JOB:
     case proto::ERROR_KIND_UNKNOWN_WORKER: return ErrorCode::kNotFound;
     case proto::ERROR_KIND_VERSION_MISMATCH: return ErrorCode::kMismatch;
-    case proto::ERROR_KIND_TOO_LARGE: return ErrorCode::kResourceExhausted;
+    case proto::ERROR_KIND_TOO_LARGE:
+    case proto::ERROR_KIND_BUSY: return ErrorCode::kResourceExhausted;
+    case proto::ERROR_KIND_REQUEST_ID_REUSED:
+    case proto::ERROR_KIND_FOREIGN_JOB: return ErrorCode::kMismatch;
+    case proto::ERROR_KIND_UNAVAILABLE: return ErrorCode::kIo;
     default: return ErrorCode::kInternal;
   }
 }
 
 void ThrowIfError(const proto::Envelope& envelope) {
-  if (envelope.has_error()) throw BrokerError(envelope.error().kind(), envelope.error().message());
+  if (envelope.has_error()) {
+    throw BrokerError(envelope.error().kind(), envelope.error().message(), envelope.error().retry_after_ms());
+  }
 }
 
 // The reply to request `id`. An ErrorReply with correlation id 0 answers a
@@ -31,20 +43,95 @@ bool IsReplyTo(const proto::Envelope& envelope, uint64_t id) {
 
 }  // namespace
 
-BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message)
-    : Error(CodeFor(kind), "broker: " + ErrorKindName(kind) + ": " + message), kind_(kind) {}
+BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message, uint32_t retry_after_ms)
+    : Error(CodeFor(kind), "broker: " + ErrorKindName(kind) + ": " + message),
+      kind_(kind),
+      retry_after_ms_(retry_after_ms) {}
 
-BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint, const SocketLimits& limits)
-    : endpoint_(endpoint), limits_(limits), socket_(context, zmq::socket_type::dealer) {
+BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint, const SocketLimits& limits,
+                           std::string client_id)
+    : endpoint_(endpoint),
+      limits_(limits),
+      client_id_(std::move(client_id)),
+      socket_(context, zmq::socket_type::dealer),
+      monitor_(context, zmq::socket_type::pair) {
   ConfigureDealer(socket_, limits_, /*linger_ms=*/0);
+  static std::atomic<uint64_t> monitors{0};
+  const std::string address = "inproc://zkfleet-client-monitor-" + std::to_string(monitors++) + "-" +
+                              std::to_string(reinterpret_cast<uintptr_t>(this));
+  if (zmq_socket_monitor(socket_.handle(), address.c_str(), ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0) {
+    throw Error(ErrorCode::kInternal, "cannot monitor the broker connection: " + std::string(zmq_strerror(zmq_errno())));
+  }
+  monitor_.set(zmq::sockopt::linger, 0);
+  monitor_.connect(address);
   socket_.connect(endpoint_);
+}
+
+BrokerClient::~BrokerClient() { zmq_socket_monitor(socket_.handle(), nullptr, 0); }
+
+void BrokerClient::SendBytes(proto::Envelope& envelope) {
+  socket_.send(zmq::buffer(EncodeEnvelope(envelope)), zmq::send_flags::none);
 }
 
 uint64_t BrokerClient::Send(proto::Envelope envelope) {
   uint64_t id = next_correlation_id_++;
   envelope.set_correlation_id(id);
-  socket_.send(zmq::buffer(EncodeEnvelope(envelope)), zmq::send_flags::none);
+  envelope.set_client_id(client_id_);
+  SendBytes(envelope);
+  if (envelope.has_submit()) {
+    unanswered_submits_[id] = std::move(envelope);
+  } else if (envelope.has_await()) {
+    awaited_jobs_[envelope.await().job_seq()] = id;
+    delivered_jobs_.erase(envelope.await().job_seq());  // asked again: deliver again
+  }
   return id;
+}
+
+bool BrokerClient::Track(const proto::Envelope& envelope) {
+  const uint64_t id = envelope.correlation_id();
+  if (envelope.has_submit_reply()) {
+    unanswered_submits_.erase(id);
+    const auto& reply = envelope.submit_reply();
+    if (!reply.result_expired()) awaited_jobs_.try_emplace(reply.job_seq(), id);
+  } else if (envelope.has_error()) {
+    unanswered_submits_.erase(id);
+    for (auto it = awaited_jobs_.begin(); it != awaited_jobs_.end(); ++it) {
+      if (it->second == id) {
+        awaited_jobs_.erase(it);
+        break;
+      }
+    }
+  } else if (envelope.has_job_result()) {
+    const uint64_t job = envelope.job_result().job_seq();
+    awaited_jobs_.erase(job);
+    if (!delivered_jobs_.insert(job).second) return false;  // a copy (resent AWAIT): once only
+  }
+  return true;
+}
+
+void BrokerClient::OnMonitorEvents() {
+  zmq::message_t event;
+  zmq::message_t address;
+  bool reconnected = false;
+  while (monitor_.recv(event, zmq::recv_flags::dontwait)) {
+    if (event.more()) (void)monitor_.recv(address, zmq::recv_flags::none);
+    if (event.size() < sizeof(uint16_t)) continue;
+    uint16_t type = 0;
+    std::memcpy(&type, event.data(), sizeof(type));
+    if (type == ZMQ_EVENT_HANDSHAKE_SUCCEEDED && ++handshakes_ > 1) reconnected = true;
+  }
+  if (!reconnected) return;
+  // A new connection: the broker may have restarted and know nothing of this
+  // one. Requests it may not have made durable go again, as does every wait.
+  ++reconnections_;
+  for (auto& [id, submit] : unanswered_submits_) SendBytes(submit);
+  for (const auto& [job_seq, id] : awaited_jobs_) {
+    proto::Envelope await;
+    await.set_correlation_id(id);
+    await.set_client_id(client_id_);
+    await.mutable_await()->set_job_seq(job_seq);
+    SendBytes(await);
+  }
 }
 
 void BrokerClient::SendRaw(const std::string& bytes) {
@@ -55,9 +142,10 @@ std::optional<proto::Envelope> BrokerClient::ReceiveOne(Clock::time_point deadli
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() < 0) left = std::chrono::milliseconds(0);
-    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, left);
-    if (!(item.revents & ZMQ_POLLIN)) {
+    zmq::pollitem_t items[2] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}, {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, 2, left);
+    if (items[1].revents & ZMQ_POLLIN) OnMonitorEvents();
+    if (!(items[0].revents & ZMQ_POLLIN)) {
       if (Clock::now() >= deadline) return std::nullopt;
       continue;
     }
@@ -70,7 +158,8 @@ std::optional<proto::Envelope> BrokerClient::ReceiveOne(Clock::time_point deadli
     }
     if (extra) continue;
     proto::Envelope envelope;
-    if (DecodeEnvelope(frame.data(), frame.size(), limits_.max_message_bytes, envelope) == DecodeStatus::kOk) {
+    if (DecodeEnvelope(frame.data(), frame.size(), limits_.max_message_bytes, envelope) == DecodeStatus::kOk &&
+        Track(envelope)) {
       return envelope;
     }
   }
@@ -114,11 +203,30 @@ proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::millise
 }
 
 proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, std::chrono::milliseconds timeout) {
-  proto::Envelope envelope;
-  *envelope.mutable_submit() = request;
-  auto reply = Call(std::move(envelope), timeout);
-  if (!reply.has_submit_reply()) throw Error(ErrorCode::kBadFormat, "broker answered SUBMIT with another message type");
-  return reply.submit_reply();
+  const auto deadline = Clock::now() + timeout;
+  std::mt19937 jitter(std::random_device{}());
+  double backoff_s = 0;
+  for (;;) {
+    proto::Envelope envelope;
+    *envelope.mutable_submit() = request;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    try {
+      auto reply = Call(std::move(envelope), std::max(left, std::chrono::milliseconds(1)));
+      if (!reply.has_submit_reply()) {
+        throw Error(ErrorCode::kBadFormat, "broker answered SUBMIT with another message type");
+      }
+      return reply.submit_reply();
+    } catch (const BrokerError& e) {
+      if (e.kind() != proto::ERROR_KIND_BUSY) throw;
+      // Back off: the broker's hint, doubled per refusal, capped, with jitter
+      // so that many refused clients do not come back in step.
+      backoff_s = std::min(30.0, std::max(e.retry_after_ms() / 1000.0, backoff_s * 2));
+      double wait_s = backoff_s * std::uniform_real_distribution<double>(0.75, 1.25)(jitter);
+      if (Clock::now() + std::chrono::duration<double>(wait_s) >= deadline) throw;
+      if (busy_observer_) busy_observer_(e.what(), wait_s);
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+    }
+  }
 }
 
 proto::JobResult BrokerClient::Await(uint64_t job_seq, std::chrono::milliseconds timeout) {

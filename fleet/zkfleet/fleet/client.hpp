@@ -2,6 +2,14 @@
 // the benchmark. One BrokerClient owns one DEALER socket connected to the
 // broker's client endpoint.
 //
+// Surviving a broker restart: the client watches its connection (a ZeroMQ
+// socket monitor). When it is re-established (a new handshake after the
+// first), every SUBMIT still without a reply is sent again (same request id:
+// the broker answers with the existing job if it had made it durable) and
+// every job whose result this client still waits for is AWAITed again under
+// the original correlation id. A job's JobResult is delivered once: copies
+// that arrive after the first are dropped.
+//
 // Thread-safety: not thread-safe; one thread owns a BrokerClient (ZeroMQ
 // sockets must not be shared). Several clients may share one zmq::context_t.
 #pragma once
@@ -9,6 +17,8 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <map>
+#include <set>
 #include <optional>
 #include <string>
 
@@ -23,20 +33,34 @@ namespace zkfleet::fleet {
 // The broker answered with an ErrorReply.
 class BrokerError : public Error {
  public:
-  BrokerError(proto::ErrorKind kind, const std::string& message);
+  BrokerError(proto::ErrorKind kind, const std::string& message, uint32_t retry_after_ms = 0);
   proto::ErrorKind kind() const { return kind_; }
+  // With BUSY: the broker's suggested wait before retrying.
+  uint32_t retry_after_ms() const { return retry_after_ms_; }
 
  private:
   proto::ErrorKind kind_;
+  uint32_t retry_after_ms_;
 };
 
 class BrokerClient {
  public:
   using Clock = std::chrono::steady_clock;
 
-  BrokerClient(zmq::context_t& context, const std::string& endpoint, const SocketLimits& limits = {});
+  // `client_id` is stamped on every request: it scopes request ids and owns
+  // the jobs submitted ("" = the broker's "anonymous").
+  BrokerClient(zmq::context_t& context, const std::string& endpoint, const SocketLimits& limits = {},
+               std::string client_id = "");
+  ~BrokerClient();
 
   const std::string& endpoint() const { return endpoint_; }
+  const std::string& client_id() const { return client_id_; }
+  // Times the connection to the broker was re-established (and requests resent).
+  uint64_t reconnections() const { return reconnections_; }
+  // Called before each wait on a BUSY refusal (what, seconds); for zkctl's message.
+  void set_busy_observer(std::function<void(const std::string&, double)> observer) {
+    busy_observer_ = std::move(observer);
+  }
 
   // Assigns the next correlation id, stamps the version, sends. Returns the id.
   uint64_t Send(proto::Envelope envelope);
@@ -52,6 +76,9 @@ class BrokerClient {
   // Throws BrokerError on an ErrorReply and Error(kIo) on timeout.
   proto::Envelope Call(proto::Envelope request, std::chrono::milliseconds timeout);
 
+  // Submits; a BUSY refusal is retried with the same request id after the
+  // broker's retry-after hint (doubling, with jitter, capped at 30 s) until
+  // `timeout` ends; then the BUSY BrokerError is thrown.
   proto::SubmitReply Submit(const proto::SubmitRequest& request, std::chrono::milliseconds timeout);
   // Waits for the job to end (broker replies when it does).
   proto::JobResult Await(uint64_t job_seq, std::chrono::milliseconds timeout);
@@ -71,12 +98,26 @@ class BrokerClient {
   std::optional<proto::Envelope> WaitFor(const std::function<bool(const proto::Envelope&)>& match,
                                          Clock::time_point deadline);
   std::optional<proto::Envelope> ReceiveOne(Clock::time_point deadline);
+  // Bookkeeping of what must be resent after a reconnect; false when the
+  // envelope is a duplicate JobResult to drop.
+  bool Track(const proto::Envelope& envelope);
+  // Reads monitor events; on a re-established connection resends.
+  void OnMonitorEvents();
+  void SendBytes(proto::Envelope& envelope);
 
   std::string endpoint_;
   SocketLimits limits_;
+  std::string client_id_;
   zmq::socket_t socket_;
+  zmq::socket_t monitor_;  // PAIR connected to socket_'s monitor
   uint64_t next_correlation_id_ = 1;
+  uint64_t handshakes_ = 0;
+  uint64_t reconnections_ = 0;
   std::deque<proto::Envelope> kept_;  // received, not yet asked for
+  std::map<uint64_t, proto::Envelope> unanswered_submits_;  // by correlation id
+  std::map<uint64_t, uint64_t> awaited_jobs_;               // job_seq -> correlation id
+  std::set<uint64_t> delivered_jobs_;                        // JobResult already handed out
+  std::function<void(const std::string&, double)> busy_observer_;
 };
 
 }  // namespace zkfleet::fleet

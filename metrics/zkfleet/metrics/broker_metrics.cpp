@@ -29,6 +29,35 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
                                           "Work items a draining worker returned (unstarted or aborted)")),
       workers_lost(UnlabelledCounter(server.registry(), "zkfleet_workers_lost_total",
                                      "Workers removed without a clean DISCONNECT (silent or unreachable)")),
+      submits_refused_busy(UnlabelledCounter(server.registry(), "zkfleet_broker_submits_refused_busy_total",
+                                             "SUBMITs refused with BUSY: a live-job limit (total or per client) "
+                                             "would have been crossed")),
+      results_stale(UnlabelledCounter(server.registry(), "zkfleet_broker_results_stale_total",
+                                      "RESULTs dropped: not for a live lease of the sender (old lease, earlier "
+                                      "broker life, worker declared dead, wrong job)")),
+      live_items(prometheus::BuildGauge()
+                     .Name("zkfleet_broker_live_items")
+                     .Help("Work items of live jobs (accepted, not ended): what --max-live-items bounds")
+                     .Register(server.registry())
+                     .Add({})),
+      live_witness_bytes(prometheus::BuildGauge()
+                             .Name("zkfleet_broker_live_witness_bytes")
+                             .Help("Witness bytes of live jobs, held in the journal: what --max-live-witness-bytes "
+                                   "bounds")
+                             .Register(server.registry())
+                             .Add({})),
+      epoch(prometheus::BuildGauge()
+                .Name("zkfleet_broker_epoch")
+                .Help("The broker's life: bumped at every start (a change means it restarted)")
+                .Register(server.registry())
+                .Add({})),
+      journal_commit_seconds(prometheus::BuildHistogram()
+                                 .Name("zkfleet_broker_journal_commit_seconds")
+                                 .Help("Time to make one loop turn's journal writes durable (group commit)")
+                                 .Register(server.registry())
+                                 .Add({}, prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001,
+                                                                                  0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                                                  0.1, 0.25, 1})),
       max_circuits_(max_circuits),
       submitted_family_(CounterFamily(server.registry(), "zkfleet_jobs_submitted_total",
                                       "Jobs accepted by the broker (duplicates of a known request id excluded)")),

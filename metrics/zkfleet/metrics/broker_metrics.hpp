@@ -56,6 +56,14 @@ class BrokerMetrics {
   void ItemRedelivered() { items_redelivered.Increment(); }
   void ItemHandedBack() { items_handed_back.Increment(); }
   void WorkerLost() { workers_lost.Increment(); }
+  void SubmitRefusedBusy() { submits_refused_busy.Increment(); }
+  void ResultStale() { results_stale.Increment(); }
+  void JournalCommitted(double seconds) { journal_commit_seconds.Observe(seconds); }
+  // Live jobs' work items and witness bytes (the admission limits' usage).
+  void SetLive(size_t items, uint64_t witness_bytes) {
+    live_items.Set(static_cast<double>(items));
+    live_witness_bytes.Set(static_cast<double>(witness_bytes));
+  }
   void MessageDropped(DropReason reason) { messages_dropped[static_cast<size_t>(reason)]->Increment(); }
 
   // Time a work item waited in the broker's queue, from SUBMIT to its first lease.
@@ -74,6 +82,12 @@ class BrokerMetrics {
   prometheus::Counter& items_redelivered;
   prometheus::Counter& items_handed_back;
   prometheus::Counter& workers_lost;
+  prometheus::Counter& submits_refused_busy;
+  prometheus::Counter& results_stale;
+  prometheus::Gauge& live_items;
+  prometheus::Gauge& live_witness_bytes;
+  prometheus::Gauge& epoch;
+  prometheus::Histogram& journal_commit_seconds;
 
   // Labelled series, indexed like the label sets in labels.hpp.
   std::array<prometheus::Counter*, kDropReasonLabels.size()> messages_dropped{};

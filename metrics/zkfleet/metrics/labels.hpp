@@ -45,8 +45,8 @@ inline constexpr std::array<std::string_view, 6> kPhaseLabels = {
 //   prove_error:   a worker reported a non-retryable failure (bad witness,
 //                  prover error): the job's fault, not retried.
 //   dead_lettered: its attempts were used up (workers died or failed it).
-enum class FailReason { kProveError, kDeadLettered };
-inline constexpr std::array<std::string_view, 2> kFailReasonLabels = {"prove_error", "dead_lettered"};
+enum class FailReason { kProveError, kDeadLettered, kExpired };
+inline constexpr std::array<std::string_view, 3> kFailReasonLabels = {"prove_error", "dead_lettered", "expired"};
 
 // Why a frame was dropped unread: zkfleet_messages_dropped_total{reason}.
 //   malformed: not a protobuf Envelope, or the wrong number of frames;

@@ -20,8 +20,8 @@ uint32_t CreditLedger::TakeGrant(uint32_t batch) {
   return room;
 }
 
-void CreditLedger::Reset() {
-  held_.clear();
+void CreditLedger::Reset(const std::vector<fleet::ItemRef>& still_held) {
+  held_ = {still_held.begin(), still_held.end()};
   outstanding_ = 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <set>
+#include <vector>
 
 #include "zkfleet/fleet/work_key.hpp"
 
@@ -30,8 +31,9 @@ class CreditLedger {
   // outstanding. Records it as outstanding; 0 means send nothing.
   uint32_t TakeGrant(uint32_t batch);
 
-  // A new broker connection: nothing held, nothing outstanding.
-  void Reset();
+  // A new broker connection: nothing outstanding, and nothing held but
+  // `still_held` (items still being proved, announced in READY).
+  void Reset(const std::vector<fleet::ItemRef>& still_held = {});
 
   uint32_t capacity() const { return capacity_; }
   size_t held() const { return held_.size(); }

@@ -3,6 +3,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -25,6 +27,7 @@ constexpr char kEventReleased = 'X';  // payload: bytes of proving keys released
 constexpr char kEventState = 'S';     // payload: a proto::WorkerState number (startup progress)
 constexpr char kEventCheck = 'V';     // payload: circuit \n verify seconds \n engine fault ("" = none)
 constexpr char kEventDeviceLost = 'D';  // payload: the fatal device error
+constexpr char kEventStarted = 'B';   // payload: "<job_seq> <partition>", the dispatcher began it
 
 // Linger on the final close, so DISCONNECT reaches the broker.
 constexpr int kCloseLingerMs = 2000;
@@ -115,11 +118,23 @@ void Worker::DispatcherMain() {
     spdlog::info("processing priority={} job_seq={} partition={} attempt={} circuit={} queued_ms={:.1f}",
                  fleet::PriorityName(key.priority), key.job_seq, key.partition, item->job.attempt(),
                  item->job.circuit_id(), Seconds(started - item->arrived) * 1e3);
-    ProveOutcome outcome = circuits_->Prove(item->job);
+    ProveOutcome outcome;
+    double deadline = item->job.deadline_unix_s();
+    if (deadline > 0 && fleet::UnixNow() > deadline) {
+      // The broker expires the job; proving it would be wasted work.
+      outcome.ok = false;
+      outcome.retryable = false;
+      outcome.error = "its deadline passed before it was proved";
+    } else {
+      emit(kEventStarted, std::to_string(key.job_seq) + " " + std::to_string(key.partition));
+      outcome = circuits_->Prove(item->job);
+    }
     proto::Envelope envelope;
     auto* result = envelope.mutable_result();
-    *result->mutable_item() = item->job.item();
+    *result->mutable_item() = item->job.item();  // with its lease
     result->set_attempt(item->job.attempt());
+    result->set_circuit_id(item->job.circuit_id());
+    result->set_request_id(item->job.request_id());
     result->set_ok(outcome.ok);
     result->set_proof_json(std::move(outcome.proof_json));
     result->set_public_json(std::move(outcome.public_json));
@@ -213,12 +228,18 @@ void Worker::Reconnect(const std::string& why) {
   dealer_.set(zmq::sockopt::linger, 0);
   dealer_.close();
   // The broker treats the new connection as a new incarnation and requeues
-  // everything it had leased to us; what we still hold would be answered
-  // twice, so it is dropped (a running item's result will be discarded).
+  // everything it had leased to us but what READY lists as in progress: the
+  // item being proved keeps its lease (its result is still wanted), queued
+  // ones are dropped here (the broker redelivers them).
   size_t dropped = queue_.TakeAllQueued().size();
   if (dropped > 0) spdlog::warn("dropped {} queued items; the broker redelivers them", dropped);
-  ledger_.Reset();
-  held_circuits_.clear();
+  std::vector<fleet::ItemRef> keep;
+  if (auto running = queue_.running_key(); running && held_.count(running->ref())) keep.push_back(running->ref());
+  ledger_.Reset(keep);
+  for (auto it = held_.begin(); it != held_.end();) {
+    it = std::find(keep.begin(), keep.end(), it->first) == keep.end() ? held_.erase(it) : std::next(it);
+  }
+  started_unsent_.clear();
   Connect();
   SendReady();
   if (state_ == proto::WORKER_STATE_READY) GrantCredit();
@@ -239,6 +260,7 @@ void Worker::SendReady() {
   ready->set_capacity(options_.capacity);
   ready->set_state(state_);
   *ready->mutable_memory() = Memory();
+  for (const fleet::ItemRef& ref : ledger_.held_items()) ToWire(ref, ready->add_in_progress());
   if (metrics_) metrics_->SetMemory(ready->memory());
   Send(envelope);
 }
@@ -288,11 +310,26 @@ void Worker::SetState(proto::WorkerState state) {
 }
 
 std::string Worker::ForgetCircuit(const fleet::ItemRef& item) {
-  auto it = held_circuits_.find(item);
-  if (it == held_circuits_.end()) return {};
-  std::string circuit = std::move(it->second);
-  held_circuits_.erase(it);
+  auto it = held_.find(item);
+  if (it == held_.end()) return {};
+  std::string circuit = std::move(it->second.circuit);
+  held_.erase(it);
   return circuit;
+}
+
+void Worker::ToWire(const fleet::ItemRef& ref, proto::WorkItemRef* wire) const {
+  fleet::ToProto(ref, wire);
+  if (auto it = held_.find(ref); it != held_.end()) *wire->mutable_lease() = it->second.lease;
+}
+
+void Worker::FlushStarted() {
+  if (started_unsent_.empty()) return;
+  proto::Envelope envelope;
+  for (const fleet::ItemRef& ref : started_unsent_) {
+    if (held_.count(ref)) ToWire(ref, envelope.mutable_started()->add_items());
+  }
+  started_unsent_.clear();
+  if (envelope.has_started()) Send(envelope);
 }
 
 int Worker::Run(int signal_fd) {
@@ -331,6 +368,7 @@ int Worker::Run(int signal_fd) {
       (void)events_.recv(payload, zmq::recv_flags::none);
       OnDispatcherEvent(kind, payload);
     }
+    FlushStarted();
     while (!finished_ && dealer_.recv(payload, zmq::recv_flags::dontwait)) {
       broker_last_seen_ = Clock::now();  // any message counts as liveness
       silence_limit_ = options_.heartbeat_interval * options_.liveness;
@@ -396,7 +434,7 @@ void Worker::OnJob(proto::Job& job) {
   if (!ledger_.OnJob(ref)) {
     spdlog::warn("broker sent job_seq={} partition={} without credit or twice", ref.job_seq, ref.partition);
   }
-  held_circuits_[ref] = job.circuit_id();
+  held_[ref] = {job.circuit_id(), job.item().lease()};
   if (state_ != proto::WORKER_STATE_READY) {
     // Sent before the broker saw us drain: straight back, unstarted.
     HandBack({ref}, {}, "worker is " + fleet::WorkerStateName(state_));
@@ -418,10 +456,20 @@ void Worker::OnJob(proto::Job& job) {
 void Worker::OnDispatcherEvent(const zmq::message_t& kind, const zmq::message_t& payload) {
   char type = kind.size() == 1 ? *static_cast<const char*>(kind.data()) : '?';
   switch (type) {
+    case kEventStarted: {
+      unsigned long long seq = 0;
+      unsigned partition = 0;
+      if (std::sscanf(payload.to_string().c_str(), "%llu %u", &seq, &partition) == 2) {
+        started_unsent_.push_back({seq, partition});
+      }
+      return;
+    }
     case kEventResult: {
       proto::Envelope envelope;
       if (fleet::DecodeEnvelope(payload.data(), payload.size(), 0, envelope) != fleet::DecodeStatus::kOk) return;
       fleet::ItemRef ref = fleet::FromProto(envelope.result().item());
+      // Its RESULT says it started; no separate STARTED needed.
+      std::erase(started_unsent_, ref);
       if (!ledger_.Release(ref)) {
         spdlog::info("result of job_seq={} partition={} discarded: no longer held (reconnect or drain abort)",
                      ref.job_seq, ref.partition);
@@ -553,7 +601,7 @@ void Worker::HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::v
   auto* handback = envelope.mutable_handback();
   handback->set_reason(reason);
   auto give_back = [&](const fleet::ItemRef& ref, metrics::Outcome outcome, proto::WorkItemRef* wire) {
-    fleet::ToProto(ref, wire);
+    ToWire(ref, wire);
     std::string circuit = ForgetCircuit(ref);
     if (metrics_) metrics_->JobEnded(circuit, outcome);
   };

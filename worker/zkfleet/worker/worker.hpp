@@ -107,6 +107,11 @@ class Worker {
   proto::MemoryStatus Memory() const;
   // The circuit of a held item, forgotten once its result or handback is sent.
   std::string ForgetCircuit(const fleet::ItemRef& item);
+  // `ref` with the lease it was sent under (answers must carry it).
+  void ToWire(const fleet::ItemRef& ref, proto::WorkItemRef* wire) const;
+  // Sends STARTED for the items the dispatcher began whose result is not
+  // already out (a RESULT implies it started).
+  void FlushStarted();
 
   zmq::context_t& context_;
   WorkerOptions options_;
@@ -127,8 +132,14 @@ class Worker {
   zmq::socket_t dealer_;
   zmq::socket_t events_;
   proto::WorkerState state_ = proto::WORKER_STATE_STARTING;
-  // Circuit of every item the ledger holds, for the per-circuit metrics.
-  std::map<fleet::ItemRef, std::string> held_circuits_;
+  // Every item the ledger holds: its circuit (per-circuit metrics) and the
+  // lease it came under (echoed in STARTED, RESULT, HANDBACK and READY).
+  struct HeldItem {
+    std::string circuit;
+    proto::Lease lease;
+  };
+  std::map<fleet::ItemRef, HeldItem> held_;
+  std::vector<fleet::ItemRef> started_unsent_;  // began proving; STARTED not sent yet
   Clock::time_point broker_last_seen_;
   // Silence after which we reconnect: liveness x heartbeat, doubled after
   // each fruitless reconnect up to kMaxSilence (Paranoid Pirate's back-off),

@@ -1,0 +1,147 @@
+// The broker's journal: every accepted job, its witnesses, the items that
+// started or ended, results, dead letters and the idempotency index, in an
+// LMDB environment under --data-dir (records: schema/journal.proto).
+//
+// Why LMDB (docs/journal-store.md has the measured comparison): one writer,
+// like the single-threaded broker; copy-on-write pages, so a crash leaves the
+// last committed transaction and there is no recovery log to replay; no
+// background threads competing with the broker for its cores.
+//
+// Group commit: all writes of one broker loop turn go into one LMDB write
+// transaction; Commit() makes them durable (fsync) before the server sends the
+// turn's replies. Witnesses of at least `blob_threshold` bytes are written
+// once to their own file (blobs/<job_seq>-<partition>), fsynced at Commit()
+// before the transaction that references them; smaller ones are store values.
+// Reads go through the open write transaction, so they see this turn's writes.
+//
+// Failure: any LMDB or file error throws zkfleet::Error naming the data
+// directory and the operation. The broker treats it as fatal and exits: what
+// was committed is intact, and nothing uncommitted was acknowledged.
+//
+// Thread-safety: not thread-safe; owned by the broker thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "journal.pb.h"
+
+namespace zkfleet::broker {
+
+enum class SyncMode {
+  kAlways,  // the server commits after every message that changed the journal
+  kBatch,   // one commit (one fsync) per loop turn; replies wait for it
+  kNone,    // commits without fsync: survives a broker crash, not a machine crash
+};
+const char* SyncModeName(SyncMode mode);
+std::optional<SyncMode> ParseSyncMode(std::string_view name);
+
+struct JournalOptions {
+  std::filesystem::path dir;
+  SyncMode sync = SyncMode::kBatch;
+  // Address space reserved for the store; the file grows only as it is used.
+  uint64_t map_bytes = 1ull << 40;
+  // Witnesses this large or larger are written to their own file.
+  uint64_t blob_threshold = 1ull << 20;
+  // Inspection (zkctl journal): reads only, and works while a broker has the
+  // store open (LMDB readers never block its writer). Writes throw.
+  bool read_only = false;
+};
+
+class Journal {
+ public:
+  struct Stats {
+    uint64_t commits = 0;
+    uint64_t witness_bytes_written = 0;  // store values and blob files
+    uint64_t blob_files_written = 0;
+    double commit_seconds = 0;           // total time inside Commit()
+  };
+
+  // Opens (creating if needed) the environment in options.dir. Throws Error.
+  static std::unique_ptr<Journal> Open(const JournalOptions& options);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // Starts a new broker life: bumps the persisted epoch, removes blob files
+  // no record references (a crash between writing one and committing), and
+  // commits. Returns the new epoch.
+  uint64_t BeginLife();
+  uint64_t epoch() const { return meta_.epoch(); }
+
+  // job_seq never repeats: the next one is persisted with the next Commit().
+  uint64_t TakeJobSeq();
+  uint64_t next_job_seq() const { return meta_.next_job_seq(); }
+
+  // ---- writes (part of the current turn's transaction)
+  void PutJob(const journal::Job& job);
+  void PutItem(uint64_t job_seq, uint32_t partition, const journal::Item& item);
+  void DeleteItem(uint64_t job_seq, uint32_t partition);
+  void PutWitness(uint64_t job_seq, uint32_t partition, std::string_view bytes);
+  void DeleteWitness(uint64_t job_seq, uint32_t partition);
+  void PutRequest(const std::string& client_id, const std::string& request_id, const journal::Request& request);
+
+  // ---- reads (see this turn's writes)
+  std::optional<journal::Job> GetJob(uint64_t job_seq);
+  std::optional<journal::Item> GetItem(uint64_t job_seq, uint32_t partition);
+  std::optional<journal::Stub> GetStub(uint64_t job_seq);
+  std::optional<journal::Request> GetRequest(const std::string& client_id, const std::string& request_id);
+  // The witness bytes into *out; false when none is stored.
+  bool ReadWitness(uint64_t job_seq, uint32_t partition, std::string* out);
+
+  // Every job record in job_seq order (recovery, inspection).
+  void ForEachJob(const std::function<void(const journal::Job&)>& visit);
+  // Item records of one job that exist, by partition.
+  std::vector<std::pair<uint32_t, journal::Item>> Items(uint64_t job_seq);
+  // Every stub and request record (inspection).
+  void ForEachStub(const std::function<void(uint64_t, const journal::Stub&)>& visit);
+  size_t CountRequests();
+
+  // Finished jobs whose results ended at or before `cutoff_unix_s` become
+  // stubs (their items go). Looks at no more than `budget` records, oldest
+  // job_seq first; returns how many jobs it turned into stubs.
+  size_t ExpireResults(double cutoff_unix_s, size_t budget);
+  // Stubs and request records of jobs submitted at or before `cutoff_unix_s`
+  // go (the dedup window ended). Returns how many.
+  size_t ExpireRequests(double cutoff_unix_s, size_t budget);
+
+  // Makes this turn's writes durable (per the sync mode) and starts afresh
+  // (read-only: ends the read transaction, so the next read sees new commits).
+  // A no-op when nothing was written.
+  void Commit();
+  bool dirty() const { return dirty_; }
+
+  const Stats& stats() const { return stats_; }
+  const JournalOptions& options() const { return options_; }
+  // Bytes of the store file in use (pages below the high-water mark).
+  uint64_t StoreBytes();
+
+ private:
+  explicit Journal(JournalOptions options);
+  struct Lmdb;
+
+  // The turn's write transaction, begun on first use.
+  void* Txn();
+  void Put(unsigned dbi, std::string_view key, std::string_view value);
+  bool Del(unsigned dbi, std::string_view key);
+  std::optional<std::string_view> Get(unsigned dbi, std::string_view key);
+  std::filesystem::path BlobPath(uint64_t job_seq, uint32_t partition) const;
+  [[noreturn]] void Fail(const std::string& what, int rc) const;
+
+  JournalOptions options_;
+  std::unique_ptr<Lmdb> lmdb_;
+  journal::Meta meta_;
+  bool meta_dirty_ = false;
+  bool dirty_ = false;
+  std::vector<int> blob_fds_to_sync_;                   // written this turn
+  std::vector<std::filesystem::path> blobs_to_unlink_;  // after this turn commits
+  Stats stats_;
+};
+
+}  // namespace zkfleet::broker
