@@ -78,7 +78,6 @@ BrokerCore::BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerM
 
 void BrokerCore::Recover(Clock::time_point now) {
   double now_unix = fleet::UnixNow();
-  auto orphan_until = now + options_.heartbeat_interval * options_.liveness;
   std::vector<uint64_t> live;
   journal_.ForEachJob([&](const journal::Job& stored) {
     if (fleet::IsTerminal(stored.state())) return;
@@ -121,7 +120,7 @@ void BrokerCore::Recover(Clock::time_point now) {
           item.ever_leased = true;
           item.lease = stored.lease();
           item.lease_worker_id = stored.worker_id();
-          item.orphan_until = orphan_until;
+          item.orphan_until = {};  // the window starts at the first Tick (the loop is serving then)
           orphans_[stored.worker_id()][{seq, partition}] = stored.lease();
           ++counters_.leases_recovered;
           break;
@@ -967,9 +966,11 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
       std::map<ItemRef, proto::Lease> leases = it->second;
       bool due = false;
       for (const auto& [ref, lease] : leases) {
-        const JobRecord* job = jobs_.Find(ref.job_seq);
-        due = !job || job->items[ref.partition].orphan_until <= now;
-        break;  // all of one worker's orphans share the window
+        JobRecord* job = jobs_.Find(ref.job_seq);
+        if (job && job->items[ref.partition].orphan_until == Clock::time_point{}) {
+          job->items[ref.partition].orphan_until = now + options_.heartbeat_interval * options_.liveness;
+        }
+        due = due || !job || job->items[ref.partition].orphan_until <= now;
       }
       if (!due) {
         ++it;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -42,8 +43,14 @@ Fleet::~Fleet() {
 Process& Fleet::StartBroker(std::vector<std::string> extra_args) {
   std::vector<std::string> argv = {BinaryPath("zkbroker"), "--clients", client_endpoint(), "--workers",
                                    worker_endpoint(), "--heartbeat-ms", std::to_string(heartbeat_ms_)};
+  if (std::find(extra_args.begin(), extra_args.end(), "--data-dir") == extra_args.end()) {
+    argv.insert(argv.end(), {"--data-dir", broker_data_dir()});
+  }
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  processes_.push_back(std::make_unique<Process>(argv, dir_ + "/broker.log"));
+  // One log per broker life: broker.log, broker-2.log, ...
+  ++broker_starts_;
+  std::string log = dir_ + (broker_starts_ == 1 ? "/broker.log" : "/broker-" + std::to_string(broker_starts_) + ".log");
+  processes_.push_back(std::make_unique<Process>(argv, log));
   Process& broker = *processes_.back();
   if (!broker.WaitForLog("broker serving", 10s)) ADD_FAILURE() << "broker did not start:\n" << broker.Log();
   return broker;

@@ -46,6 +46,9 @@ class Fleet {
   // logs stay for the post-mortem).
   ~Fleet();
 
+  // Starts zkbroker on this fleet's ports with its journal in
+  // broker_data_dir() (unless `extra_args` names another --data-dir), so a
+  // broker started again resumes from it.
   Process& StartBroker(std::vector<std::string> extra_args = {});
   Process& StartWorker(const std::string& worker_id, std::vector<std::string> args);
   // Waits until the broker lists `worker_id` as READY.
@@ -57,6 +60,7 @@ class Fleet {
   int Zkctl(std::vector<std::string> args, std::string* output);
 
   const std::string& dir() const { return dir_; }
+  std::string broker_data_dir() const { return dir_ + "/broker-data"; }
   std::string client_endpoint() const { return "tcp://127.0.0.1:" + std::to_string(client_port_); }
   std::string worker_endpoint() const { return "tcp://127.0.0.1:" + std::to_string(worker_port_); }
   zmq::context_t& context() { return context_; }
@@ -66,6 +70,7 @@ class Fleet {
 
  private:
   std::string dir_;
+  int broker_starts_ = 0;
   int heartbeat_ms_;
   int client_port_;
   int worker_port_;

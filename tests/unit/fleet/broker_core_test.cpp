@@ -1,10 +1,17 @@
 // BrokerCore without sockets: envelopes in, outbox out. The core updates a
 // BrokerMetrics (read back through MetricsServer::Collect, no HTTP) in every
 // test but one, which checks that it also works without.
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "unit/metrics/collected.hpp"
 #include "zkfleet/broker/broker_core.hpp"
+#include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
 
@@ -16,16 +23,40 @@ using std::chrono::milliseconds;
 class BrokerCoreTest : public ::testing::Test {
  protected:
   BrokerCoreTest() { Make({}); }
+  ~BrokerCoreTest() override {
+    core_.reset();
+    journal_.reset();
+    std::filesystem::remove_all(dir_);
+  }
 
+  // A fresh core on a fresh journal.
   void Make(BrokerOptions options, bool with_metrics = true) {
     options.heartbeat_interval = milliseconds(100);
     options.liveness = 3;
-    core_.reset();  // before the metrics it points to
+    core_.reset();  // before the metrics and the journal it points to
+    journal_.reset();
+    std::filesystem::remove_all(dir_);
+    options.journal.dir = dir_;
+    options_ = options;
+    journal_ = Journal::Open(options.journal);
     metrics_.reset();
     server_ = std::make_unique<metrics::MetricsServer>();
     if (with_metrics) metrics_ = std::make_unique<metrics::BrokerMetrics>(*server_);
-    core_ = std::make_unique<BrokerCore>(options, metrics_.get());
+    core_ = std::make_unique<BrokerCore>(options, *journal_, metrics_.get());
     now_ = Clock::time_point{} + std::chrono::hours(1);
+  }
+
+  // The server's end of a loop turn: the journal commits.
+  void Commit() { journal_->Commit(); }
+
+  // The broker process dies (what was not committed is lost) and starts
+  // again on the same data directory.
+  void Restart() {
+    core_.reset();
+    journal_.reset();
+    journal_ = Journal::Open(options_.journal);
+    core_ = std::make_unique<BrokerCore>(options_, *journal_, metrics_.get());
+    leases_.clear();
   }
 
   // A counter or gauge (a histogram's count), -1 when the series is absent.
@@ -67,18 +98,37 @@ class BrokerCoreTest : public ::testing::Test {
     core_->HandleWorker(identity, e, now_);
   }
 
-  // Submits and returns the reply envelope(s) sent to `client`.
+  // Submits and returns the reply envelope(s) sent to `client` (a routing
+  // identity; `client_id` is the client identity, "" = anonymous).
   std::vector<Outgoing> Submit(const std::string& client, const std::string& request_id, proto::Priority priority,
-                               int partitions, const std::string& circuit = "c1", uint64_t correlation = 1) {
+                               int partitions, const std::string& circuit = "c1", uint64_t correlation = 1,
+                               const std::string& client_id = "", const std::string& witness_tag = "w") {
     proto::Envelope e;
     e.set_correlation_id(correlation);
+    e.set_client_id(client_id);
     auto* submit = e.mutable_submit();
     submit->set_request_id(request_id);
     submit->set_circuit_id(circuit);
     submit->set_priority(priority);
-    for (int p = 0; p < partitions; ++p) submit->add_witnesses("w" + std::to_string(p));
+    for (int p = 0; p < partitions; ++p) submit->add_witnesses(witness_tag + std::to_string(p));
     core_->HandleClient(client, e, now_);
     return Take();
+  }
+
+  // The worker reports it started proving the item.
+  void Started(const std::string& identity, uint64_t seq, uint32_t partition) {
+    proto::Envelope e;
+    *e.mutable_started()->add_items() = Ref(seq, partition);
+    core_->HandleWorker(identity, e, now_);
+  }
+
+  // The item with the lease it was last sent under (from Dispatch()).
+  proto::WorkItemRef Ref(uint64_t seq, uint32_t partition) {
+    proto::WorkItemRef ref;
+    ref.set_job_seq(seq);
+    ref.set_partition(partition);
+    if (auto it = leases_.find({seq, partition}); it != leases_.end()) *ref.mutable_lease() = it->second.item().lease();
+    return ref;
   }
 
   // JOBs in the outbox (dispatch runs first), as (identity, seq, partition).
@@ -87,7 +137,9 @@ class BrokerCoreTest : public ::testing::Test {
     std::vector<std::tuple<std::string, uint64_t, uint32_t>> jobs;
     for (auto& out : Take()) {
       if (out.envelope.has_job()) {
-        jobs.emplace_back(out.identity, out.envelope.job().item().job_seq(), out.envelope.job().item().partition());
+        const auto& job = out.envelope.job();
+        jobs.emplace_back(out.identity, job.item().job_seq(), job.item().partition());
+        leases_[{job.item().job_seq(), job.item().partition()}] = job;
       }
     }
     return jobs;
@@ -96,8 +148,11 @@ class BrokerCoreTest : public ::testing::Test {
   void Result(const std::string& identity, uint64_t seq, uint32_t partition, bool ok = true, bool retryable = false) {
     proto::Envelope e;
     auto* result = e.mutable_result();
-    result->mutable_item()->set_job_seq(seq);
-    result->mutable_item()->set_partition(partition);
+    *result->mutable_item() = Ref(seq, partition);
+    if (auto it = leases_.find({seq, partition}); it != leases_.end()) {
+      result->set_circuit_id(it->second.circuit_id());
+      result->set_request_id(it->second.request_id());
+    }
     result->set_ok(ok);
     result->set_retryable(retryable);
     result->set_proof_json("proof-" + std::to_string(seq) + "-" + std::to_string(partition));
@@ -115,10 +170,15 @@ class BrokerCoreTest : public ::testing::Test {
     return results;
   }
 
+  std::string dir_ = ::testing::TempDir() + "zkfleet-broker-core-" + std::to_string(getpid()) + "-" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  BrokerOptions options_;
   std::unique_ptr<metrics::MetricsServer> server_;
   std::unique_ptr<metrics::BrokerMetrics> metrics_;
+  std::unique_ptr<Journal> journal_;
   std::unique_ptr<BrokerCore> core_;
   Clock::time_point now_;
+  std::map<std::pair<uint64_t, uint32_t>, proto::Job> leases_;  // last JOB sent per item
 };
 
 TEST_F(BrokerCoreTest, UnknownCircuitIsRefusedUnlessAcceptUnrouted) {
@@ -164,7 +224,7 @@ TEST_F(BrokerCoreTest, JobSeqIsMonotonicAndNeverReused) {
   }
   // Refused submits consume no sequence number, expired jobs do not return theirs.
   Submit("cl", "bad", proto::PRIORITY_NORMAL, 0);
-  EXPECT_EQ(core_->jobs().next_job_seq(), last + 1);
+  EXPECT_EQ(core_->journal().next_job_seq(), last + 1);
 }
 
 TEST_F(BrokerCoreTest, ResultGoesToTheSubmitterOnceAndStaleResultsAreIgnored) {
@@ -191,6 +251,7 @@ TEST_F(BrokerCoreTest, DeadWorkersItemsGoBackAheadOfNewerJobsOfTheirPriority) {
   Ready("wA", "A", {"c1"}, 2);
   Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);  // seq 1, leased to A
   ASSERT_EQ(Dispatch().size(), 2u);
+  Started("wA", 1, 0);  // A began partition 0 (partition 1 stays unstarted in its queue)
   Submit("cl", "r2", proto::PRIORITY_NORMAL, 1);  // seq 2, queued
   Submit("cl", "r3", proto::PRIORITY_HIGH, 1);    // seq 3, queued
   // A falls silent; B registers and keeps talking.
@@ -212,7 +273,8 @@ TEST_F(BrokerCoreTest, DeadWorkersItemsGoBackAheadOfNewerJobsOfTheirPriority) {
   Result("wB", 1, 1);
   auto results = ResultsTo(Take(), "cl");
   ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0].partitions(0).attempts(), 2u);
+  EXPECT_EQ(results[0].partitions(0).attempts(), 2u);  // A's lost lease had started: it counts
+  EXPECT_EQ(results[0].partitions(1).attempts(), 1u);  // A never started it: it does not
   EXPECT_EQ(results[0].partitions(0).worker_id(), "B");
 }
 
@@ -226,9 +288,8 @@ TEST_F(BrokerCoreTest, DeadLettersAfterMaxAttempts) {
   for (int attempt = 1; attempt <= 2; ++attempt) {
     ASSERT_EQ(Dispatch().size(), 1u) << "attempt " << attempt;
     // The worker dies while proving; a new one takes over.
-    proto::Envelope bye;
-    bye.mutable_disconnect()->set_reason("crash");
     std::string identity = "w" + std::to_string(attempt);
+    Started(identity, 1, 0);
     core_->WorkerUnreachable(identity, now_);
     Ready("w" + std::to_string(attempt + 1), "A", {"c1"}, 1);
   }
@@ -262,7 +323,8 @@ TEST_F(BrokerCoreTest, RetryableFailureRetriesFinalFailureFails) {
 TEST_F(BrokerCoreTest, ResubmittedRequestIdReturnsTheExistingJob) {
   Ready("wA", "A", {"c1"}, 10);
   Submit("cl", "same", proto::PRIORITY_NORMAL, 1);
-  auto dup = Submit("other", "same", proto::PRIORITY_HIGH, 3, "c1", 7);
+  // Same client identity (anonymous), another connection, same payload.
+  auto dup = Submit("other", "same", proto::PRIORITY_HIGH, 1, "c1", 7);
   ASSERT_EQ(dup.size(), 1u);
   EXPECT_TRUE(dup[0].envelope.submit_reply().duplicate());
   EXPECT_EQ(dup[0].envelope.submit_reply().job_seq(), 1u);
@@ -281,6 +343,41 @@ TEST_F(BrokerCoreTest, ResubmittedRequestIdReturnsTheExistingJob) {
   EXPECT_EQ(core_->counters().jobs_submitted, 1u);
 }
 
+// The idempotency key is (client identity, request id) and covers the payload.
+TEST_F(BrokerCoreTest, RequestIdIsScopedPerClientAndBoundToItsPayload) {
+  Ready("wA", "A", {"c1"}, 10);
+  Submit("cl", "same", proto::PRIORITY_NORMAL, 1, "c1", 1, "alice");
+  // Another witness under the same (client, request id): refused, nothing queued.
+  auto reused = Submit("cl", "same", proto::PRIORITY_NORMAL, 1, "c1", 2, "alice", "other-witness");
+  ASSERT_EQ(reused.size(), 1u);
+  ASSERT_TRUE(reused[0].envelope.has_error());
+  EXPECT_EQ(reused[0].envelope.error().kind(), proto::ERROR_KIND_REQUEST_ID_REUSED);
+  EXPECT_NE(reused[0].envelope.error().message().find("request id reused with a different witness"), std::string::npos);
+  // Another client may use the same request id: its own job, its own proof.
+  auto bob = Submit("cl2", "same", proto::PRIORITY_NORMAL, 1, "c1", 3, "bob", "bobs-witness");
+  ASSERT_EQ(bob.size(), 1u);
+  EXPECT_FALSE(bob[0].envelope.submit_reply().duplicate());
+  EXPECT_EQ(bob[0].envelope.submit_reply().job_seq(), 2u);
+  ASSERT_EQ(Dispatch().size(), 2u);
+  Result("wA", 1, 0);
+  Result("wA", 2, 0);
+  auto out = Take();
+  ASSERT_EQ(ResultsTo(out, "cl").size(), 1u);
+  EXPECT_EQ(ResultsTo(out, "cl")[0].job_seq(), 1u);
+  ASSERT_EQ(ResultsTo(out, "cl2").size(), 1u);
+  EXPECT_EQ(ResultsTo(out, "cl2")[0].job_seq(), 2u);
+  // Bob cannot await or cancel Alice's job.
+  proto::Envelope await;
+  await.set_client_id("bob");
+  await.mutable_await()->set_job_seq(1);
+  core_->HandleClient("cl2", await, now_);
+  out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].envelope.has_error());
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_FOREIGN_JOB);
+  EXPECT_EQ(core_->counters().jobs_submitted, 2u);
+}
+
 TEST_F(BrokerCoreTest, ResultsExpireAfterTtl) {
   BrokerOptions options;
   options.result_ttl = milliseconds(500);
@@ -297,6 +394,10 @@ TEST_F(BrokerCoreTest, ResultsExpireAfterTtl) {
   now_ += milliseconds(300);
   Heartbeat("wA", proto::WORKER_STATE_READY);
   core_->Tick(now_);
+  core_->HandleClient("cl", await, now_);
+  ASSERT_EQ(ResultsTo(Take(), "cl").size(), 1u) << "still within the retention";
+  // Retention is wall-clock time (it survives restarts): let it pass.
+  std::this_thread::sleep_for(milliseconds(600));
   now_ += milliseconds(300);
   Heartbeat("wA", proto::WORKER_STATE_READY);
   core_->Tick(now_);
@@ -305,6 +406,14 @@ TEST_F(BrokerCoreTest, ResultsExpireAfterTtl) {
   auto out = Take();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_JOB);
+  EXPECT_NE(out[0].envelope.error().message().find("retention"), std::string::npos);
+  // The request id is still remembered (dedup window): a resubmission does not run again.
+  auto again = Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(again[0].envelope.submit_reply().duplicate());
+  EXPECT_TRUE(again[0].envelope.submit_reply().result_expired());
+  EXPECT_EQ(again[0].envelope.submit_reply().state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(Dispatch().empty());
 }
 
 TEST_F(BrokerCoreTest, DrainingWorkerGetsNothingAndHandbackRequeuesWithoutAnAttempt) {
@@ -329,8 +438,7 @@ TEST_F(BrokerCoreTest, DrainingWorkerGetsNothingAndHandbackRequeuesWithoutAnAtte
   proto::Envelope handback;
   auto* hb = handback.mutable_handback();
   hb->set_reason("draining");
-  hb->add_items()->set_job_seq(1);
-  hb->mutable_items(0)->set_partition(1);
+  *hb->add_items() = Ref(1, 1);
   core_->HandleWorker("wA", handback, now_);
   Result("wA", 1, 0);
   Heartbeat("wA", proto::WORKER_STATE_READY);  // stale state: must not undo the drain
@@ -442,6 +550,7 @@ TEST_F(BrokerCoreTest, MetricsCountFailuresCancelsRedeliveriesAndDeadLetters) {
   Result("wA", 3, 0, /*ok=*/false, /*retryable=*/true);
   EXPECT_EQ(Metric("zkfleet_work_items_redelivered_total"), 1);
   ASSERT_EQ(Dispatch().size(), 1u);
+  Started("wA", 3, 0);
   EXPECT_EQ(Metric("zkfleet_broker_queue_wait_seconds", {{"priority", "LOW"}}), 1);
   EXPECT_EQ(Metric("zkfleet_broker_queue_wait_seconds", {{"priority", "NORMAL"}}), 3);
 
@@ -468,8 +577,7 @@ TEST_F(BrokerCoreTest, MetricsCountHandbacksAndDroppedFrames) {
   drain.mutable_drain_worker()->set_worker_id("A");
   core_->HandleClient("ctl", drain, now_);
   proto::Envelope handback;
-  handback.mutable_handback()->add_items()->set_job_seq(1);
-  handback.mutable_handback()->mutable_items(0)->set_partition(1);
+  *handback.mutable_handback()->add_items() = Ref(1, 1);
   core_->HandleWorker("wA", handback, now_);
   EXPECT_EQ(Metric("zkfleet_work_items_handed_back_total"), 1);
   EXPECT_EQ(Metric("zkfleet_work_items_redelivered_total"), 1);
@@ -631,6 +739,8 @@ TEST_F(BrokerCoreTest, FaultedWorkerThatExitsChargesNoAttempt) {
   auto jobs = Dispatch();
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(std::get<0>(jobs[0]), "wB");
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].attempts, 0u);  // leased, not started yet
+  Started("wB", 1, 0);
   EXPECT_EQ(core_->jobs().Find(1)->items[0].attempts, 1u);
 }
 
@@ -652,7 +762,7 @@ TEST_F(BrokerCoreTest, RetryAvoidsTheWorkerThatFailedTheItemWhileAnotherHoldsThe
   jobs = Dispatch();
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(std::get<0>(jobs[0]), "wB");
-  EXPECT_EQ(core_->jobs().Find(1)->items[0].attempts, 2u);
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].attempts, 1u);  // B's lease has not started yet
   Result("wB", 1, 0);
   auto results = ResultsTo(Take(), "cl");
   ASSERT_EQ(results.size(), 1u);
@@ -679,7 +789,7 @@ TEST_F(BrokerCoreTest, RetryGoesBackToTheFailedWorkerOnlyWhenNoOtherReadyWorkerH
   proto::Envelope back;
   auto* handback = back.mutable_handback();
   handback->set_reason("drain timeout");
-  handback->add_aborted()->set_job_seq(1);
+  *handback->add_aborted() = Ref(1, 0);
   core_->HandleWorker("wA2", back, now_);
   Credit("wA2", 1);
   EXPECT_TRUE(Dispatch().empty());
@@ -687,6 +797,280 @@ TEST_F(BrokerCoreTest, RetryGoesBackToTheFailedWorkerOnlyWhenNoOtherReadyWorkerH
   jobs = Dispatch();
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(std::get<0>(jobs[0]), "wC");
+}
+
+// ------------------------------------------------------------------ durability (issue 13)
+
+// A proof from an earlier broker life (or an earlier lease) can never become
+// another job's result: job_seq never repeats, and a RESULT is accepted only
+// under the item's live lease.
+TEST_F(BrokerCoreTest, StaleResultFromAPreviousBrokerLifeOrLeaseIsRefused) {
+  Ready("wA", "A", {"c1"}, 2);
+  Submit("clientA", "a", proto::PRIORITY_NORMAL, 1, "c1", 1, "", "witness-A");
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Started("wA", 1, 0);
+  proto::Job old_job = leases_.at({1, 0});
+  EXPECT_EQ(old_job.item().lease().epoch(), core_->epoch());
+  Commit();
+  uint64_t old_epoch = core_->epoch();
+
+  Restart();  // kill -9 and start again on the same data directory
+  EXPECT_EQ(core_->epoch(), old_epoch + 1);
+  // Client B submits a different witness: a new job_seq, never 1 again.
+  Ready("wB", "B", {"c1"}, 0);
+  auto reply = Submit("clientB", "b", proto::PRIORITY_NORMAL, 1, "c1", 1, "", "witness-B");
+  ASSERT_EQ(reply.size(), 1u);
+  EXPECT_EQ(reply[0].envelope.submit_reply().job_seq(), 2u);
+
+  // The old worker, still on its old connection, answers job 1 under the old lease.
+  proto::Envelope late;
+  auto* result = late.mutable_result();
+  *result->mutable_item() = old_job.item();
+  result->set_circuit_id("c1");
+  result->set_request_id("a");
+  result->set_ok(true);
+  result->set_proof_json("proof-of-A");
+  core_->HandleWorker("wA", late, now_);
+  EXPECT_EQ(core_->counters().results_stale, 1u);
+  // It registers again without claiming job 1 and repeats the result: still stale.
+  Ready("wA", "A", {"c1"}, 0);
+  core_->HandleWorker("wA", late, now_);
+  EXPECT_EQ(core_->counters().results_stale, 2u);
+  auto out = Take();
+  EXPECT_TRUE(ResultsTo(out, "clientA").empty());
+  EXPECT_TRUE(ResultsTo(out, "clientB").empty());
+
+  // A live holder answering under a wrong lease number is refused too.
+  Credit("wB", 2);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 2u);
+  proto::Envelope forged;
+  *forged.mutable_result()->mutable_item() = Ref(2, 0);
+  forged.mutable_result()->mutable_item()->mutable_lease()->set_number(Ref(2, 0).lease().number() + 1000);
+  forged.mutable_result()->set_circuit_id("c1");
+  forged.mutable_result()->set_request_id("b");
+  forged.mutable_result()->set_ok(true);
+  core_->HandleWorker("wB", forged, now_);
+  EXPECT_EQ(core_->counters().results_stale, 3u);
+  // ...and so is the right lease with another job's request id.
+  proto::Envelope confused;
+  *confused.mutable_result() = forged.result();
+  *confused.mutable_result()->mutable_item() = Ref(2, 0);
+  confused.mutable_result()->set_request_id("a");
+  core_->HandleWorker("wB", confused, now_);
+  EXPECT_EQ(core_->counters().results_stale, 4u);
+  EXPECT_TRUE(ResultsTo(Take(), "clientB").empty());
+
+  // The real answers are accepted, each for its own job.
+  Result("wB", 1, 0);
+  Result("wB", 2, 0);
+  out = Take();
+  EXPECT_TRUE(ResultsTo(out, "clientA").empty()) << "clientA's old connection is gone; it AWAITs again";
+  ASSERT_EQ(ResultsTo(out, "clientB").size(), 1u);
+  EXPECT_EQ(ResultsTo(out, "clientB")[0].partitions(0).proof_json(), "proof-2-0");
+  proto::Envelope await;
+  await.mutable_await()->set_job_seq(1);
+  core_->HandleClient("clientA2", await, now_);
+  auto mine = ResultsTo(Take(), "clientA2");
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].partitions(0).proof_json(), "proof-1-0");
+  EXPECT_EQ(mine[0].partitions(0).attempts(), 2u);  // the lost started lease counted
+}
+
+// Restart = resume: queued items keep their order, job_seq continues, a
+// worker that comes back claiming its in-progress item keeps the lease, an
+// unclaimed started lease is requeued after the liveness window, finished
+// results stay retrievable.
+TEST_F(BrokerCoreTest, RestartResumesFromTheJournal) {
+  Ready("wA", "A", {"c1"}, 2);
+  Submit("cl", "done", proto::PRIORITY_NORMAL, 1);   // seq 1: proved before the crash
+  Submit("cl", "run", proto::PRIORITY_NORMAL, 2);    // seq 2: p0 started on A, p1 leased but unstarted
+  ASSERT_EQ(Dispatch().size(), 2u);                  // 1/0 and 2/0
+  Result("wA", 1, 0);
+  Credit("wA", 1);
+  ASSERT_EQ(Dispatch().size(), 1u);                  // 2/1
+  Started("wA", 2, 0);
+  Submit("cl", "low", proto::PRIORITY_LOW, 1);       // seq 3
+  Submit("cl", "crit", proto::PRIORITY_CRITICAL, 1); // seq 4
+  Ready("wB", "B", {"c2"}, 0);
+  Submit("cl", "other", proto::PRIORITY_NORMAL, 1, "c2");  // seq 5, started on B
+  Credit("wB", 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Started("wB", 5, 0);
+  proto::WorkItemRef a_running = Ref(2, 0);
+  Commit();
+  Take();
+
+  Restart();
+  EXPECT_EQ(core_->counters().jobs_recovered, 4u);   // 2, 3, 4, 5
+  EXPECT_EQ(core_->counters().leases_recovered, 2u); // 2/0 on A, 5/0 on B
+  EXPECT_EQ(core_->queue().size(), 3u);              // 2/1 (unstarted: back at once), 3, 4
+  // Finished results are still there.
+  proto::Envelope await;
+  await.mutable_await()->set_job_seq(1);
+  core_->HandleClient("cl-new", await, now_);
+  auto results = ResultsTo(Take(), "cl-new");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].partitions(0).proof_json(), "proof-1-0");
+
+  // A comes back (new connection) still proving 2/0: the lease is its again.
+  proto::Envelope ready;
+  ready.mutable_ready()->set_worker_id("A");
+  ready.mutable_ready()->add_circuits("c1");
+  ready.mutable_ready()->set_capacity(10);
+  ready.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+  *ready.mutable_ready()->add_in_progress() = a_running;
+  core_->HandleWorker("wA2", ready, now_);
+  Credit("wA2", 3);
+  using J = std::tuple<std::string, uint64_t, uint32_t>;
+  EXPECT_EQ(Dispatch(), (std::vector<J>{{"wA2", 4, 0}, {"wA2", 2, 1}, {"wA2", 3, 0}}));
+  // Its result under the recovered lease is accepted.
+  proto::Envelope result;
+  *result.mutable_result()->mutable_item() = a_running;
+  result.mutable_result()->set_circuit_id("c1");
+  result.mutable_result()->set_request_id("run");
+  result.mutable_result()->set_ok(true);
+  result.mutable_result()->set_proof_json("proof-2-0-recovered");
+  core_->HandleWorker("wA2", result, now_);
+  Result("wA2", 2, 1);
+  await.mutable_await()->set_job_seq(2);
+  core_->HandleClient("cl-new", await, now_);
+  results = ResultsTo(Take(), "cl-new");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(results[0].partitions(0).proof_json(), "proof-2-0-recovered");
+  EXPECT_EQ(core_->counters().results_stale, 0u);
+
+  // B never comes back: after the liveness window its started lease is requeued.
+  EXPECT_EQ(core_->queue().size(), 0u);
+  core_->Tick(now_);  // the serving loop's first tick starts the window
+  now_ += milliseconds(200);
+  Heartbeat("wA2", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  EXPECT_EQ(core_->queue().size(), 0u) << "still within the liveness window";
+  now_ += milliseconds(150);
+  Heartbeat("wA2", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  Take();
+  EXPECT_EQ(core_->queue().size(), 1u);
+  EXPECT_EQ(core_->jobs().Find(5)->items[0].attempts, 1u);  // B's start counted once
+  // job_seq continues after the highest ever given.
+  auto reply = Submit("cl", "after", proto::PRIORITY_NORMAL, 1);
+  ASSERT_TRUE(reply[0].envelope.has_submit_reply()) << reply[0].envelope.DebugString();
+  EXPECT_EQ(reply[0].envelope.submit_reply().job_seq(), 6u);
+}
+
+// A SUBMIT is answered only after the commit that makes it durable; a crash
+// before the commit loses a job nobody was told about.
+TEST_F(BrokerCoreTest, AnUncommittedSubmitIsNeverAcknowledgedAndLeavesNoTrace) {
+  Ready("wA", "A", {"c1"}, 0);
+  Submit("cl", "kept", proto::PRIORITY_NORMAL, 1);
+  Commit();
+  auto reply = Submit("cl", "lost", proto::PRIORITY_NORMAL, 1);  // in the outbox, not yet sent
+  ASSERT_EQ(reply.size(), 1u);
+  Restart();  // the server never committed this turn, so never sent the reply
+  EXPECT_EQ(core_->jobs().size(), 1u);
+  EXPECT_NE(core_->jobs().Find(1), nullptr);
+  // The client retries the unanswered SUBMIT: a new job, proved once.
+  Ready("wA", "A", {"c1"}, 0);
+  auto retry = Submit("cl", "lost", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(retry.size(), 1u);
+  EXPECT_FALSE(retry[0].envelope.submit_reply().duplicate());
+}
+
+TEST_F(BrokerCoreTest, OverALimitSubmitsGetBusyWithARetryHintAndNothingIsAccepted) {
+  BrokerOptions options;
+  options.admission.max_items_per_client = 3;
+  options.admission.max_items = 4;
+  options.busy_retry_after = milliseconds(250);
+  Make(options);
+  Ready("wA", "A", {"c1"}, 0);
+  Submit("cl", "a1", proto::PRIORITY_NORMAL, 2, "c1", 1, "alice");
+  auto busy = Submit("cl", "a2", proto::PRIORITY_NORMAL, 2, "c1", 2, "alice");  // 4 > 3 for alice
+  ASSERT_EQ(busy.size(), 1u);
+  ASSERT_TRUE(busy[0].envelope.has_error());
+  EXPECT_EQ(busy[0].envelope.error().kind(), proto::ERROR_KIND_BUSY);
+  EXPECT_EQ(busy[0].envelope.error().retry_after_ms(), 250u);
+  EXPECT_NE(busy[0].envelope.error().message().find("client 'alice'"), std::string::npos);
+  Submit("cl", "b1", proto::PRIORITY_NORMAL, 2, "c1", 3, "bob");  // total 4: fits
+  auto full = Submit("cl", "b2", proto::PRIORITY_NORMAL, 1, "c1", 4, "bob");  // total 5 > 4
+  ASSERT_TRUE(full[0].envelope.has_error());
+  EXPECT_EQ(full[0].envelope.error().kind(), proto::ERROR_KIND_BUSY);
+  EXPECT_EQ(core_->counters().submits_busy, 2u);
+  EXPECT_EQ(core_->jobs().size(), 2u);
+  EXPECT_EQ(Metric("zkfleet_broker_submits_refused_busy_total"), 2);
+  // Room frees as jobs end: the same request id is then accepted.
+  Credit("wA", 2);
+  ASSERT_EQ(Dispatch().size(), 2u);
+  Result("wA", 1, 0);
+  Result("wA", 1, 1);
+  Take();
+  auto accepted = Submit("cl", "a2", proto::PRIORITY_NORMAL, 2, "c1", 5, "alice");
+  ASSERT_TRUE(accepted[0].envelope.has_submit_reply());
+  EXPECT_FALSE(accepted[0].envelope.submit_reply().duplicate());
+}
+
+TEST_F(BrokerCoreTest, AJobPastItsDeadlineExpiresInsteadOfBeingProved) {
+  BrokerOptions options;
+  options.accept_unrouted = true;
+  Make(options);
+  proto::Envelope e;
+  e.set_correlation_id(1);
+  auto* submit = e.mutable_submit();
+  submit->set_request_id("stale-soon");
+  submit->set_circuit_id("c1");
+  submit->add_witnesses("w");
+  submit->set_deadline_unix_s(fleet::UnixNow() + 0.2);
+  core_->HandleClient("cl", e, now_);
+  Take();
+  std::this_thread::sleep_for(milliseconds(300));  // deadlines are wall-clock times
+  Ready("wA", "A", {"c1"}, 5);
+  core_->Dispatch(now_);
+  auto out = Take();
+  for (auto& o : out) EXPECT_FALSE(o.envelope.has_job()) << "an expired job is never leased";
+  auto results = ResultsTo(out, "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_EXPIRED);
+  EXPECT_EQ(core_->counters().jobs_expired, 1u);
+  EXPECT_EQ(Metric("zkfleet_jobs_failed_total", {{"circuit", "c1"}, {"reason", "expired"}}), 1);
+}
+
+// Large witnesses are journaled once, as their own file, read back when the
+// item is leased and deleted when it is proved.
+TEST_F(BrokerCoreTest, LargeWitnessesGoToTheirOwnFilesAndLeaveWithTheirResult) {
+  BrokerOptions options;
+  options.journal.blob_threshold = 64;
+  Make(options);
+  Ready("wA", "A", {"c1"}, 0);
+  proto::Envelope e;
+  e.set_correlation_id(1);
+  auto* submit = e.mutable_submit();
+  submit->set_request_id("big");
+  submit->set_circuit_id("c1");
+  const std::string witness(1000, 'x');
+  submit->add_witnesses(witness);
+  submit->add_witnesses("small");
+  core_->HandleClient("cl", e, now_);
+  Take();
+  Commit();
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/blobs/1-0"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/blobs/1-1"));
+  EXPECT_EQ(journal_->stats().blob_files_written, 1u);
+  Restart();  // read back after a restart too
+  Ready("wA", "A", {"c1"}, 2);
+  core_->Dispatch(now_);
+  std::map<uint32_t, std::string> sent;
+  for (auto& out : Take()) {
+    if (out.envelope.has_job()) {
+      sent[out.envelope.job().item().partition()] = out.envelope.job().witness();
+      leases_[{1, out.envelope.job().item().partition()}] = out.envelope.job();
+    }
+  }
+  EXPECT_EQ(sent[0], witness);
+  EXPECT_EQ(sent[1], "small");
+  Result("wA", 1, 0);
+  Commit();
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/blobs/1-0"));
 }
 
 }  // namespace
