@@ -1,15 +1,21 @@
 #include "commands.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "table.hpp"
+#include "zkfleet/broker/journal.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/fleet/names.hpp"
 #include "zkfleet/fleet/sockets.hpp"
@@ -19,6 +25,8 @@ namespace {
 
 using zkfleet::Error;
 using zkfleet::ErrorCode;
+using zkfleet::fleet::BrokerError;
+using zkfleet::fleet::IsTerminal;
 using zkfleet::fleet::JobStateName;
 using zkfleet::fleet::PriorityName;
 using zkfleet::fleet::WorkerStateName;
@@ -202,6 +210,56 @@ void PrintWorkers(const proto::StatusReply& status) {
   }
 }
 
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The broker's words of a BUSY refusal, without the "broker: BUSY: " prefix.
+std::string BusyMessage(const std::string& what) {
+  const std::string prefix = "broker: BUSY: ";
+  return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
+}
+
+void ReportBusy(const std::string& what, double wait_s) {
+  std::cerr << "zkctl: broker busy (" << BusyMessage(what) << "); retrying in " << FormatSeconds(wait_s, 1) << " s"
+            << std::endl;
+}
+
+// Thrown when BUSY refusals outlast --busy-timeout; the broker's last words.
+struct BusyGaveUp {
+  std::string message;
+};
+
+// BrokerClient::Submit retries BUSY itself, but only within its timeout, which
+// is also how long it waits for a reply at all. Here each Submit() gets the
+// reply timeout (a dead broker is still reported after --timeout), the busy
+// observer ends the retries once the next wait would pass `busy_timeout_s`,
+// and a Submit() that gave up on BUSY at its own timeout is called again.
+proto::SubmitReply SubmitRetryingBusy(Context& context, const proto::SubmitRequest& request, double busy_timeout_s) {
+  using Clock = std::chrono::steady_clock;
+  const auto give_up =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(busy_timeout_s));
+  auto before_wait = [give_up](const std::string& what, double wait_s) {
+    if (Clock::now() + std::chrono::duration<double>(wait_s) >= give_up) throw BusyGaveUp{BusyMessage(what)};
+    ReportBusy(what, wait_s);
+  };
+  context.client->set_busy_observer(before_wait);
+  std::mt19937 jitter(std::random_device{}());
+  double backoff_s = 0;
+  for (;;) {
+    try {
+      return context.client->Submit(request, context.reply_timeout);
+    } catch (const BrokerError& e) {
+      if (e.kind() != proto::ERROR_KIND_BUSY) throw;
+      // Submit() stopped retrying at its own timeout: wait as it would have.
+      backoff_s = std::min(30.0, std::max(e.retry_after_ms() / 1000.0, std::max(backoff_s * 2, 0.1)));
+      double wait_s = backoff_s * std::uniform_real_distribution<double>(0.75, 1.25)(jitter);
+      before_wait(e.what(), wait_s);
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+    }
+  }
+}
+
 }  // namespace
 
 int Submit(Context& context, const SubmitArgs& args) {
@@ -215,15 +273,40 @@ int Submit(Context& context, const SubmitArgs& args) {
   request.set_circuit_id(args.circuit);
   request.set_priority(*priority);
   for (const auto& path : args.witness_files) request.add_witnesses(ReadFile(path));
+  if (args.deadline_s > 0) request.set_deadline_unix_s(UnixNow() + args.deadline_s);
 
-  proto::SubmitReply reply = context.client->Submit(request, context.reply_timeout);
+  proto::SubmitReply reply;
+  try {
+    reply = SubmitRetryingBusy(context, request, args.busy_timeout_s);
+  } catch (const BusyGaveUp& busy) {
+    std::cerr << "zkctl: broker still busy after " << FormatSeconds(args.busy_timeout_s, 1)
+              << " s (--busy-timeout); nothing was queued: " << busy.message << '\n';
+    return kExitError;
+  }
   bool wait = args.wait || !args.out_dir.empty();
+  if (reply.result_expired()) {
+    // It ran, but its proofs can no longer be returned: nothing to wait for.
+    if (context.json) {
+      std::cout << json{{"job_seq", reply.job_seq()},
+                        {"request_id", request.request_id()},
+                        {"duplicate", reply.duplicate()},
+                        {"state", JobStateName(reply.state())},
+                        {"result_expired", true}}
+                       .dump(2)
+                << '\n';
+    } else {
+      std::cout << "request " << request.request_id() << " was job " << reply.job_seq() << " ("
+                << JobStateName(reply.state()) << "); its result passed the broker's retention\n";
+    }
+    return kExitOk;
+  }
   if (!wait) {
     if (context.json) {
       std::cout << json{{"job_seq", reply.job_seq()},
                         {"request_id", request.request_id()},
                         {"duplicate", reply.duplicate()},
-                        {"state", JobStateName(reply.state())}}
+                        {"state", JobStateName(reply.state())},
+                        {"result_expired", false}}
                        .dump(2)
                 << '\n';
     } else if (reply.duplicate()) {
@@ -272,8 +355,14 @@ int Status(Context& context) {
                         {"failed", status.jobs_failed()},
                         {"dead_lettered", status.jobs_dead_lettered()},
                         {"cancelled", status.jobs_cancelled()},
+                        {"expired", status.jobs_expired()},
+                        {"recovered", status.jobs_recovered()},
                         {"in_table", status.jobs_in_table()},
                         {"next_job_seq", status.next_job_seq()}}},
+                      {"admission",
+                       {{"submits_busy", status.submits_busy()},
+                        {"queued_witness_bytes", status.queued_witness_bytes()}}},
+                      {"broker", {{"epoch", status.broker_epoch()}, {"journal_commits", status.journal_commits()}}},
                       {"items", {{"redelivered", status.items_redelivered()}, {"handed_back", status.items_handed_back()}}},
                       {"dropped",
                        {{"frames_malformed", status.frames_malformed()},
@@ -295,8 +384,12 @@ int Status(Context& context) {
   PrintWorkers(status);
   std::cout << "\njobs: " << status.jobs_submitted() << " submitted, " << status.jobs_completed() << " completed, "
             << status.jobs_failed() << " failed, " << status.jobs_dead_lettered() << " dead-lettered, "
-            << status.jobs_cancelled() << " cancelled; " << status.items_redelivered() << " items redelivered, "
-            << status.items_handed_back() << " handed back\n"
+            << status.jobs_cancelled() << " cancelled, " << status.jobs_expired() << " expired; "
+            << status.items_redelivered() << " items redelivered, " << status.items_handed_back() << " handed back\n"
+            << "admission: " << status.submits_busy() << " submits refused BUSY; "
+            << FormatBytes(status.queued_witness_bytes()) << " of witnesses queued\n"
+            << "broker: epoch " << status.broker_epoch() << ", " << status.journal_commits() << " journal commits, "
+            << status.jobs_recovered() << " jobs recovered from the journal at start\n"
             << "dropped frames: " << status.frames_malformed() << " malformed, " << status.frames_wrong_version()
             << " wrong version, " << status.frames_oversized() << " oversized; " << status.results_stale()
             << " stale results\n";
@@ -351,6 +444,212 @@ int Drain(Context& context, const std::string& worker_id, bool wait) {
     table.Add({WorkerStateName(p.state()), p.state() == proto::WORKER_STATE_GONE ? "-" : FormatSeconds(p.duration_s())});
   }
   table.Print(std::cout);
+  return kExitOk;
+}
+
+namespace {
+
+// "2024-05-01T12:34:56Z", or "-" for 0 (not yet).
+std::string IsoUtc(double unix_s) {
+  if (unix_s <= 0) return "-";
+  std::time_t seconds = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+std::string Hex(const std::string& bytes) {
+  std::ostringstream out;
+  for (unsigned char c : bytes) out << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(c);
+  return out.str();
+}
+
+std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
+
+std::string ItemStateName(zkfleet::journal::Item::State state) {
+  switch (state) {
+    case zkfleet::journal::Item::STATE_QUEUED: return "QUEUED";
+    case zkfleet::journal::Item::STATE_STARTED: return "STARTED";
+    case zkfleet::journal::Item::STATE_DONE: return "DONE";
+    case zkfleet::journal::Item::STATE_DROPPED: return "DROPPED";
+    default: return "STATE_" + std::to_string(static_cast<int>(state));
+  }
+}
+
+json JournalJobJson(const zkfleet::journal::Job& job) {
+  return {{"job_seq", job.job_seq()},
+          {"client_id", job.client_id()},
+          {"request_id", job.request_id()},
+          {"circuit_id", job.circuit_id()},
+          {"priority", PriorityName(job.priority())},
+          {"state", JobStateName(job.state())},
+          {"partitions", job.partitions()},
+          {"payload_hash", Hex(job.payload_hash())},
+          {"submitted_unix_s", job.submitted_unix_s()},
+          {"deadline_unix_s", job.deadline_unix_s()},
+          {"finished_unix_s", job.finished_unix_s()},
+          {"error", job.error()},
+          {"witness_bytes", job.witness_bytes()}};
+}
+
+json JournalItemJson(uint32_t partition, const zkfleet::journal::Item& item) {
+  json out = {{"partition", partition},
+              {"state", ItemStateName(item.state())},
+              {"attempts", item.attempts()},
+              {"worker_id", item.worker_id()},
+              {"failed_on", item.failed_on()}};
+  if (item.has_lease()) out["lease"] = {{"epoch", item.lease().epoch()}, {"number", item.lease().number()}};
+  if (item.has_result()) {
+    out["proof_bytes"] = item.result().proof_json().size();
+    out["public_bytes"] = item.result().public_json().size();
+    out["result_worker_id"] = item.result().worker_id();
+  }
+  return out;
+}
+
+json StubJson(uint64_t job_seq, const zkfleet::journal::Stub& stub) {
+  return {{"job_seq", job_seq},
+          {"client_id", stub.client_id()},
+          {"request_id", stub.request_id()},
+          {"state", JobStateName(stub.state())},
+          {"submitted_unix_s", stub.submitted_unix_s()},
+          {"finished_unix_s", stub.finished_unix_s()}};
+}
+
+// --job N: the job's record and its item records (or its stub).
+int InspectJob(zkfleet::broker::Journal& journal, const JournalArgs& args) {
+  auto job = journal.GetJob(args.job_seq);
+  if (!job) {
+    if (auto stub = journal.GetStub(args.job_seq)) {
+      if (args.json) {
+        std::cout << json{{"stub", StubJson(args.job_seq, *stub)}}.dump(2) << '\n';
+      } else {
+        std::cout << "job " << args.job_seq << "  " << JobStateName(stub->state())
+                  << "  (stub: its results passed the retention)\n"
+                  << "client     " << Dash(stub->client_id()) << '\n'
+                  << "request    " << stub->request_id() << '\n'
+                  << "submitted  " << IsoUtc(stub->submitted_unix_s()) << '\n'
+                  << "finished   " << IsoUtc(stub->finished_unix_s()) << '\n';
+      }
+      return kExitOk;
+    }
+    std::cerr << "zkctl: job " << args.job_seq << " is not in the journal " << args.data_dir
+              << " (never submitted, or its record expired)\n";
+    return kExitError;
+  }
+  auto items = journal.Items(args.job_seq);
+  if (args.json) {
+    json out_items = json::array();
+    for (const auto& [partition, item] : items) out_items.push_back(JournalItemJson(partition, item));
+    std::cout << json{{"job", JournalJobJson(*job)}, {"items", out_items}}.dump(2) << '\n';
+    return kExitOk;
+  }
+  std::cout << "job " << job->job_seq() << "  " << JobStateName(job->state()) << '\n'
+            << "client       " << Dash(job->client_id()) << '\n'
+            << "request      " << job->request_id() << '\n'
+            << "circuit      " << job->circuit_id() << '\n'
+            << "priority     " << PriorityName(job->priority()) << '\n'
+            << "partitions   " << job->partitions() << '\n'
+            << "witnesses    " << FormatBytes(job->witness_bytes()) << '\n'
+            << "payload hash " << Dash(Hex(job->payload_hash())) << '\n'
+            << "submitted    " << IsoUtc(job->submitted_unix_s()) << '\n'
+            << "deadline     " << IsoUtc(job->deadline_unix_s()) << '\n'
+            << "finished     " << IsoUtc(job->finished_unix_s()) << '\n';
+  if (!job->error().empty()) std::cout << "error        " << job->error() << '\n';
+  std::cout << '\n';
+  Table table({"PARTITION", "STATE", "ATTEMPTS", "LEASE", "WORKER", "FAILED_ON", "PROOF"});
+  size_t next = 0;
+  for (uint32_t p = 0; p < job->partitions(); ++p) {
+    if (next < items.size() && items[next].first == p) {
+      const auto& item = items[next++].second;
+      std::string worker = item.worker_id();
+      if (worker.empty() && item.has_result()) worker = item.result().worker_id();
+      table.Add({std::to_string(p), ItemStateName(item.state()), std::to_string(item.attempts()),
+                 item.has_lease() ? std::to_string(item.lease().epoch()) + "." + std::to_string(item.lease().number())
+                                  : "-",
+                 Dash(worker), Dash(item.failed_on()),
+                 item.has_result() ? FormatBytes(item.result().proof_json().size()) : "-"});
+    } else {  // no record: never started
+      table.Add({std::to_string(p), IsTerminal(job->state()) ? "NEVER_STARTED" : "QUEUED", "0", "-", "-", "-", "-"});
+    }
+  }
+  table.Print(std::cout);
+  return kExitOk;
+}
+
+}  // namespace
+
+int JournalInspect(const JournalArgs& args) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(args.data_dir, ec)) {
+    std::cerr << "zkctl: " << args.data_dir << " is not a directory (expected a zkbroker --data-dir)\n";
+    return kExitError;
+  }
+  zkfleet::broker::JournalOptions options;
+  options.dir = args.data_dir;
+  options.read_only = true;
+  std::unique_ptr<zkfleet::broker::Journal> journal;
+  try {
+    journal = zkfleet::broker::Journal::Open(options);
+  } catch (const std::exception& e) {
+    std::cerr << "zkctl: " << e.what() << '\n';
+    return kExitError;
+  }
+  if (args.has_job) return InspectJob(*journal, args);
+
+  size_t live = 0, finished = 0, total = 0;
+  std::deque<zkfleet::journal::Job> shown;  // the newest `limit`, in job_seq order
+  journal->ForEachJob([&](const zkfleet::journal::Job& job) {
+    ++total;
+    if (IsTerminal(job.state())) {
+      ++finished;
+    } else {
+      ++live;
+    }
+    shown.push_back(job);
+    if (args.limit > 0 && shown.size() > args.limit) shown.pop_front();
+  });
+  size_t stubs = 0;
+  journal->ForEachStub([&](uint64_t, const zkfleet::journal::Stub&) { ++stubs; });
+  const size_t requests = journal->CountRequests();
+  const uint64_t store_bytes = journal->StoreBytes();
+
+  if (args.json) {
+    json jobs = json::array();
+    for (const auto& job : shown) jobs.push_back(JournalJobJson(job));
+    std::cout << json{{"data_dir", args.data_dir},
+                      {"epoch", journal->epoch()},
+                      {"next_job_seq", journal->next_job_seq()},
+                      {"store_bytes", store_bytes},
+                      {"live_jobs", live},
+                      {"finished_jobs", finished},
+                      {"stubs", stubs},
+                      {"requests", requests},
+                      {"jobs_listed", shown.size()},
+                      {"jobs", jobs}}
+                     .dump(2)
+              << '\n';
+    return kExitOk;
+  }
+  std::cout << "journal " << args.data_dir << '\n'
+            << "epoch " << journal->epoch() << ", next job_seq " << journal->next_job_seq() << ", store "
+            << FormatBytes(store_bytes) << '\n'
+            << live << " live jobs, " << finished << " finished jobs with results, " << stubs << " stubs, "
+            << requests << " request records\n";
+  if (shown.empty()) return kExitOk;
+  std::cout << '\n';
+  Table table({"JOB", "CLIENT", "REQUEST", "CIRCUIT", "PRIORITY", "STATE", "PARTITIONS", "SUBMITTED", "FINISHED"});
+  for (const auto& job : shown) {
+    table.Add({std::to_string(job.job_seq()), Dash(job.client_id()), job.request_id(), job.circuit_id(),
+               PriorityName(job.priority()), JobStateName(job.state()), std::to_string(job.partitions()),
+               IsoUtc(job.submitted_unix_s()), IsoUtc(job.finished_unix_s())});
+  }
+  table.Print(std::cout);
+  if (shown.size() < total) {
+    std::cout << "(the newest " << shown.size() << " of " << total << " jobs; --limit 0 lists all)\n";
+  }
   return kExitOk;
 }
 

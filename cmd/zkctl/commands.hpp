@@ -1,9 +1,11 @@
 // zkctl's subcommands. Each returns the process exit code:
-//   0 success, 1 error (broker refused, no reply, bad input),
-//   3 the job ended but not SUCCEEDED (failed, dead-lettered, cancelled).
+//   0 success, 1 error (broker refused or stayed BUSY, no reply, bad input,
+//   not a journal), 3 the job ended but not SUCCEEDED (failed, dead-lettered,
+//   cancelled, expired).
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,8 +29,20 @@ struct SubmitArgs {
   std::string circuit;
   std::string priority = "normal";
   std::string request_id;  // empty: a random one
+  double deadline_s = 0;   // from now; 0 = none
+  // How long BUSY refusals are retried (with the broker's back-off) before
+  // zkctl gives up; each attempt still waits at most the reply timeout.
+  double busy_timeout_s = 300;
   bool wait = false;
   std::string out_dir;     // implies wait
+};
+
+struct JournalArgs {
+  std::string data_dir;
+  bool has_job = false;
+  uint64_t job_seq = 0;
+  size_t limit = 50;       // jobs listed (the newest); 0 = all
+  bool json = false;
 };
 
 int Submit(Context& context, const SubmitArgs& args);
@@ -37,5 +51,7 @@ int Status(Context& context);
 int Workers(Context& context);
 int Cancel(Context& context, uint64_t job_seq);
 int Drain(Context& context, const std::string& worker_id, bool wait);
+// Reads the broker journal in args.data_dir read-only; needs no broker.
+int JournalInspect(const JournalArgs& args);
 
 }  // namespace zkctl

@@ -1,7 +1,12 @@
 // zkctl: command-line client of the zkfleet broker.
-//   zkctl submit --circuit ID [--priority P] [--request-id R] [--wait] [--out DIR] WITNESS...
+//   zkctl submit --circuit ID [--priority P] [--request-id R] [--deadline S] [--wait] [--out DIR] WITNESS...
 //   zkctl await JOB [--out DIR] | status | workers | cancel JOB | drain WORKER [--wait]
+//   zkctl journal --data-dir DIR [--job N] [--limit N]   (reads the broker's journal; no broker needed)
 // Tables by default, --json for machines. Exit codes: see commands.hpp.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -9,15 +14,42 @@
 #include "commands.hpp"
 #include "zkfleet/common/error.hpp"
 
+namespace {
+
+// ZKFLEET_CLIENT_ID, else "<user>@<hostname>".
+std::string DefaultClientId() {
+  if (const char* env = std::getenv("ZKFLEET_CLIENT_ID"); env && *env) return env;
+  std::string user;
+  if (const passwd* pw = getpwuid(geteuid()); pw && pw->pw_name) user = pw->pw_name;
+  if (user.empty()) {
+    const char* env_user = std::getenv("USER");
+    user = env_user && *env_user ? env_user : "uid" + std::to_string(geteuid());
+  }
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return user;
+  return user + "@" + host;
+}
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"zkctl: submit proving jobs to a zkfleet broker and inspect it"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the subcommand
   std::string endpoint = "tcp://127.0.0.1:5555";
+  std::string client_id = DefaultClientId();
   bool json = false;
   double timeout_s = 10;
   double wait_timeout_s = 0;
   app.add_option("--broker", endpoint, "the broker's client endpoint")->capture_default_str();
+  app.add_option("--client-id", client_id,
+                 "client identity: scopes request ids and owns the jobs submitted (default: $ZKFLEET_CLIENT_ID, "
+                 "else <user>@<hostname>)")
+      ->capture_default_str();
   app.add_flag("--json", json, "machine-readable JSON output");
   app.add_option("--timeout", timeout_s, "seconds to wait for the broker's reply")->capture_default_str();
   app.add_option("--wait-timeout", wait_timeout_s, "seconds to wait for a job's result (0 = no limit)")
@@ -31,6 +63,12 @@ int main(int argc, char** argv) {
   submit->add_option("--circuit", submit_args.circuit, "circuit id (as the workers announce it)")->required();
   submit->add_option("--priority", submit_args.priority, "low, normal, high or critical")->capture_default_str();
   submit->add_option("--request-id", submit_args.request_id, "idempotency key (default: random)");
+  submit->add_option("--deadline", submit_args.deadline_s,
+                     "seconds from now after which the broker expires the job instead of proving it (0 = none)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  submit->add_option("--busy-timeout", submit_args.busy_timeout_s,
+                     "seconds to keep retrying while the broker answers BUSY (over its queue limits)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   submit->add_flag("--wait", submit_args.wait, "wait for the result and print it");
   submit->add_option("--out", submit_args.out_dir, "write proof_<p>.json/public_<p>.json here (implies --wait)");
 
@@ -52,16 +90,29 @@ int main(int argc, char** argv) {
   drain->add_option("worker", worker_id, "worker id")->required();
   drain->add_flag("--wait", drain_wait, "return when the worker has released its memory and left; print the phases");
 
+  zkctl::JournalArgs journal_args;
+  auto* journal = app.add_subcommand(
+      "journal", "inspect a broker's journal read-only (works while the broker runs; no broker connection)");
+  journal->add_option("--data-dir", journal_args.data_dir, "the broker's --data-dir")->required();
+  auto* journal_job = journal->add_option("--job", journal_args.job_seq, "show this job's record and its work items");
+  journal->add_option("--limit", journal_args.limit, "jobs listed at most (the newest; 0 = all)")
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (journal->parsed()) {
+      journal_args.json = json;
+      journal_args.has_job = journal_job->count() > 0;
+      return zkctl::JournalInspect(journal_args);
+    }
     zmq::context_t context(1);
-    zkfleet::fleet::BrokerClient client(context, endpoint);
+    zkfleet::fleet::BrokerClient client(context, endpoint, {}, client_id);
     zkctl::Context ctx;
     ctx.client = &client;
     ctx.json = json;
-    ctx.reply_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-    ctx.result_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait_timeout_s * 1000));
+    ctx.reply_timeout = Millis(timeout_s);
+    ctx.result_timeout = Millis(wait_timeout_s);
     if (submit->parsed()) return zkctl::Submit(ctx, submit_args);
     if (await->parsed()) return zkctl::Await(ctx, job_seq, out_dir);
     if (app.got_subcommand("status")) return zkctl::Status(ctx);

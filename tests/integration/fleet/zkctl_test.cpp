@@ -1,7 +1,13 @@
-// zkctl's other subcommands: status, workers, await, cancel, and its errors.
+// zkctl's other subcommands: status, workers, await, cancel, journal, client
+// identities, deadlines, BUSY, and its errors.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
 #include <regex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "fleet_harness.hpp"
 
@@ -55,6 +61,161 @@ TEST(Zkctl, NoBrokerIsAClearError) {
                         &out);
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find("no reply from the broker"), std::string::npos) << out;
+}
+
+// The JSON document zkctl printed, or a test failure (zkctl's stderr lines
+// such as "job 1 submitted, waiting" are not part of a --json run's stdout,
+// but RunCommand merges both: parse from the first '{').
+nlohmann::json ParseJsonOutput(const std::string& out) {
+  auto start = out.find('{');
+  if (start == std::string::npos) {
+    ADD_FAILURE() << "no JSON in:\n" << out;
+    return {};
+  }
+  auto parsed = nlohmann::json::parse(out.substr(start), nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) ADD_FAILURE() << "not JSON:\n" << out;
+  return parsed;
+}
+
+TEST(Zkctl, JournalListsAProvedJobWhileTheBrokerRuns) {
+  Fleet fleet("zkctl_journal");
+  fleet.StartBroker();
+  fleet.StartWorker("w1", {"--instant", "--circuit", "c1"});
+  fleet.WaitWorkerReady("w1");
+  std::string witness = Fixture("bn128_k12/witness.wtns");
+  std::string out;
+  ASSERT_EQ(fleet.Zkctl({"--client-id", "alice", "submit", "--circuit", "c1", "--request-id", "r-journal", "--wait",
+                         witness, witness},
+                        &out),
+            0)
+      << out;
+
+  // Read-only, next to the running broker.
+  ASSERT_EQ(RunCommand({BinaryPath("zkctl"), "journal", "--data-dir", fleet.broker_data_dir(), "--json"}, &out), 0)
+      << out;
+  nlohmann::json journal = ParseJsonOutput(out);
+  EXPECT_GE(journal.value("epoch", 0u), 1u) << out;
+  EXPECT_EQ(journal.value("next_job_seq", 0u), 2u) << out;
+  EXPECT_EQ(journal.value("live_jobs", 99u), 0u) << out;
+  EXPECT_EQ(journal.value("finished_jobs", 0u), 1u) << out;
+  EXPECT_EQ(journal.value("requests", 0u), 1u) << out;
+  EXPECT_GT(journal.value("store_bytes", 0u), 0u) << out;
+  ASSERT_TRUE(journal["jobs"].is_array() && journal["jobs"].size() == 1) << out;
+  const auto& job = journal["jobs"][0];
+  EXPECT_EQ(job.value("job_seq", 0u), 1u) << out;
+  EXPECT_EQ(job.value("state", ""), "SUCCEEDED") << out;
+  EXPECT_EQ(job.value("client_id", ""), "alice") << out;
+  EXPECT_EQ(job.value("request_id", ""), "r-journal") << out;
+  EXPECT_EQ(job.value("circuit_id", ""), "c1") << out;
+  EXPECT_EQ(job.value("partitions", 0u), 2u) << out;
+  EXPECT_GT(job.value("finished_unix_s", 0.0), 0.0) << out;
+
+  // One job in detail: both items DONE by w1, with their proofs.
+  ASSERT_EQ(RunCommand({BinaryPath("zkctl"), "journal", "--data-dir", fleet.broker_data_dir(), "--job", "1"}, &out), 0)
+      << out;
+  EXPECT_NE(out.find("job 1  SUCCEEDED"), std::string::npos) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n0\s+DONE\s+1\s+\S+\s+w1\s)"))) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n1\s+DONE\s+1\s+\S+\s+w1\s)"))) << out;
+  EXPECT_EQ(RunCommand({BinaryPath("zkctl"), "journal", "--data-dir", fleet.broker_data_dir(), "--job", "7"}, &out), 1)
+      << out;
+  EXPECT_NE(out.find("job 7 is not in the journal"), std::string::npos) << out;
+
+  // The broker did not notice.
+  ASSERT_EQ(fleet.Zkctl({"status", "--json"}, &out), 0) << out;
+  nlohmann::json status = ParseJsonOutput(out);
+  EXPECT_EQ(status["jobs"].value("completed", 0u), 1u) << out;
+  EXPECT_GE(status["broker"].value("journal_commits", 0u), 1u) << out;
+}
+
+TEST(Zkctl, JournalOfNoJournalIsAClearError) {
+  std::string out;
+  EXPECT_EQ(RunCommand({BinaryPath("zkctl"), "journal", "--data-dir", "/nonexistent"}, &out), 1) << out;
+  EXPECT_NE(out.find("/nonexistent is not a directory"), std::string::npos) << out;
+
+  // A directory, but no broker ever used it: nothing is created in it.
+  Fleet fleet("zkctl_journal_none");
+  std::string empty = fleet.dir() + "/empty";
+  std::filesystem::create_directories(empty);
+  EXPECT_EQ(RunCommand({BinaryPath("zkctl"), "journal", "--data-dir", empty, "--json"}, &out), 1) << out;
+  EXPECT_NE(out.find("holds no broker journal"), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::is_empty(empty));
+}
+
+TEST(Zkctl, AnotherClientsJobIsRefused) {
+  Fleet fleet("zkctl_foreign");
+  fleet.StartBroker({"--accept-unrouted"});  // no worker: the job stays queued
+  std::string witness = Fixture("bn128_k12/witness.wtns");
+  std::string out;
+  ASSERT_EQ(fleet.Zkctl({"--client-id", "alice", "submit", "--circuit", "c1", witness}, &out), 0) << out;
+  EXPECT_NE(out.find("job 1 submitted"), std::string::npos) << out;
+
+  EXPECT_EQ(fleet.Zkctl({"--client-id", "bob", "await", "1"}, &out), 1) << out;
+  EXPECT_NE(out.find("FOREIGN_JOB"), std::string::npos) << out;
+  EXPECT_NE(out.find("another client"), std::string::npos) << out;
+  EXPECT_EQ(fleet.Zkctl({"cancel", "1", "--client-id", "bob"}, &out), 1) << out;
+  EXPECT_NE(out.find("another client"), std::string::npos) << out;
+
+  // The owner (the identity may also come from the environment) can.
+  std::vector<std::string> argv = {"/usr/bin/env", "ZKFLEET_CLIENT_ID=alice", BinaryPath("zkctl"), "--broker",
+                                   fleet.client_endpoint(), "cancel", "1"};
+  ASSERT_EQ(RunCommand(argv, &out), 0) << out;
+  EXPECT_NE(out.find("job 1 cancelled"), std::string::npos) << out;
+}
+
+TEST(Zkctl, SubmitPastItsDeadlineEndsExpired) {
+  Fleet fleet("zkctl_deadline");
+  fleet.StartBroker({"--accept-unrouted"});  // nobody proves circuit c1
+  std::string witness = Fixture("bn128_k12/witness.wtns");
+  std::string out;
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--deadline", "1", "--wait", witness}, &out), 3) << out;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 8s);
+  EXPECT_NE(out.find("job 1  EXPIRED"), std::string::npos) << out;
+  EXPECT_NE(out.find("ended EXPIRED"), std::string::npos) << out;
+  EXPECT_EQ(fleet.Zkctl({"await", "1"}, &out), 3) << out;
+  EXPECT_NE(out.find("EXPIRED"), std::string::npos) << out;
+
+  ASSERT_EQ(fleet.Zkctl({"status", "--json"}, &out), 0) << out;
+  EXPECT_EQ(ParseJsonOutput(out)["jobs"].value("expired", 0u), 1u) << out;
+  ASSERT_EQ(fleet.Zkctl({"status"}, &out), 0) << out;
+  EXPECT_NE(out.find("1 expired"), std::string::npos) << out;
+}
+
+TEST(Zkctl, SubmitReportsBusyAndGivesUp) {
+  Fleet fleet("zkctl_busy");
+  fleet.StartBroker({"--accept-unrouted", "--max-live-items", "1", "--busy-retry-after", "0.2"});
+  std::string witness = Fixture("bn128_k12/witness.wtns");
+  std::string out;
+  ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", witness}, &out), 0) << out;
+  EXPECT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--busy-timeout", "1.5", witness}, &out), 1) << out;
+  EXPECT_NE(out.find("zkctl: broker busy ("), std::string::npos) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(retrying in \d+\.\d s)"))) << out;
+  EXPECT_NE(out.find("still busy after 1.5 s"), std::string::npos) << out;
+
+  ASSERT_EQ(fleet.Zkctl({"status", "--json"}, &out), 0) << out;
+  EXPECT_GE(ParseJsonOutput(out)["admission"].value("submits_busy", 0u), 2u) << out;
+}
+
+TEST(Zkctl, ResubmissionAfterTheResultRetentionSaysSo) {
+  Fleet fleet("zkctl_retention");
+  fleet.StartBroker({"--result-ttl", "0.3", "--dedup-window", "60"});
+  fleet.StartWorker("w1", {"--instant", "--circuit", "c1"});
+  fleet.WaitWorkerReady("w1");
+  std::string witness = Fixture("bn128_k12/witness.wtns");
+  std::string out;
+  ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--request-id", "r1", "--wait", witness}, &out), 0) << out;
+  // Expiry runs on the broker's heartbeat tick.
+  bool expired = false;
+  for (int i = 0; i < 50 && !expired; ++i) {
+    std::this_thread::sleep_for(100ms);
+    ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--request-id", "r1", "--json", witness}, &out), 0) << out;
+    expired = ParseJsonOutput(out).value("result_expired", false);
+  }
+  ASSERT_TRUE(expired) << out;
+  EXPECT_EQ(ParseJsonOutput(out).value("state", ""), "SUCCEEDED") << out;
+  ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--request-id", "r1", "--wait", witness}, &out), 0) << out;
+  EXPECT_NE(out.find("request r1 was job 1 (SUCCEEDED); its result passed the broker's retention"), std::string::npos)
+      << out;
 }
 
 }  // namespace
