@@ -88,6 +88,7 @@ void BrokerCore::Recover(Clock::time_point now) {
     job.circuit_id = stored.circuit_id();
     job.priority = stored.priority();
     job.witness_bytes = stored.witness_bytes();
+    job.payload_hash = stored.payload_hash();
     job.submitted_unix_s = stored.submitted_unix_s();
     job.deadline_unix_s = stored.deadline_unix_s();
     // Steady-clock times do not survive a restart; rebuild from the wall clock.
@@ -169,6 +170,7 @@ void BrokerCore::JournalJob(const JobRecord& job, proto::JobState state, double 
   stored.set_finished_unix_s(finished_unix_s);
   stored.set_error(error);
   stored.set_witness_bytes(job.witness_bytes);
+  stored.set_payload_hash(job.payload_hash);
   journal_.PutJob(stored);
 }
 
@@ -272,6 +274,7 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   job.submitted_unix_s = fleet::UnixNow();
   job.deadline_unix_s = request.deadline_unix_s();
   job.witness_bytes = witness_bytes;
+  job.payload_hash = payload_hash;
   job.items.resize(request.witnesses_size());
   // Durable before the reply: the witnesses, the job and its request id go
   // into this turn's transaction, and the server sends the reply after the commit.

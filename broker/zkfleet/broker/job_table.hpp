@@ -64,6 +64,7 @@ struct JobRecord {
   std::vector<WorkItem> items;   // index = partition
   uint32_t items_done = 0;
   uint64_t witness_bytes = 0;    // all partitions
+  std::string payload_hash;      // XXH3-128 of circuit and witnesses (idempotency)
   std::vector<ReplyTo> waiters;  // the submitter, AWAITs and duplicate SUBMITs: each gets the JobResult once
   double submitted_unix_s = 0;
   double deadline_unix_s = 0;    // 0 = none

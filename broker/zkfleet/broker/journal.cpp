@@ -419,7 +419,9 @@ size_t Journal::ExpireRequests(double cutoff_unix_s, size_t budget) {
 
 void Journal::Commit() {
   if (options_.read_only) {
-    if (lmdb_->txn) mdb_txn_abort(lmdb_->txn);
+    // Committing (not aborting) a read-only transaction keeps the database
+    // handles it opened.
+    if (lmdb_->txn) mdb_txn_commit(lmdb_->txn);
     lmdb_->txn = nullptr;
     return;
   }
