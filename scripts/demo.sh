@@ -7,6 +7,11 @@
 # It builds only what it runs (zkbroker, zkworker, zkctl) in build/demo, and
 # the CUDA kernels only where a GPU is present or when asked with
 # ZKFLEET_CUDA=ON (ZKFLEET_CUDA=OFF forces the CPU backend).
+#
+# The broker's journal (LMDB store + witness files, --data-dir) is kept in
+# ZKFLEET_DATA_DIR, default $XDG_STATE_HOME/zkfleet/broker
+# (~/.local/state/zkfleet/broker): it outlives the demo, so a second run
+# starts from the first one's journal. Remove the directory to start afresh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +29,8 @@ FX=tests/fixtures/bn128_k12
 WORK="$(mktemp -d)"
 CLIENTS="tcp://127.0.0.1:${ZKFLEET_DEMO_CLIENT_PORT:-25555}"
 WORKERS="tcp://127.0.0.1:${ZKFLEET_DEMO_WORKER_PORT:-25556}"
+DATA_DIR="${ZKFLEET_DATA_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/zkfleet/broker}"
+mkdir -p "$DATA_DIR"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -33,7 +40,8 @@ cleanup() {
 trap cleanup EXIT
 
 echo "demo: starting broker ($CLIENTS) and a worker holding circuit demo-bn128"
-"$BIN/zkbroker/zkbroker" --clients "$CLIENTS" --workers "$WORKERS" --log-level warn &
+echo "demo: the broker's journal is in $DATA_DIR (kept after the demo; ZKFLEET_DATA_DIR=... to move it)"
+"$BIN/zkbroker/zkbroker" --clients "$CLIENTS" --workers "$WORKERS" --data-dir "$DATA_DIR" --log-level warn &
 pids+=($!)
 "$BIN/zkworker/zkworker" --broker "$WORKERS" --id demo-worker --circuit "demo-bn128=$FX/circuit_final.zkey" \
   --backend auto --pinned-budget 64MiB --log-level warn &

@@ -9,12 +9,16 @@ OUT=${OUT:-/tmp/zkfleet-drain}; mkdir -p $OUT
 export LD_LIBRARY_PATH=$PWD/$C/lib
 B=$C/bin
 FX=tests/fixtures/bn128_k12
+# The broker's journal (--data-dir): a fresh directory, removed at exit.
+DATA=$(mktemp -d "${TMPDIR:-/tmp}/zkfleet-drain-journal.XXXXXX")
+trap 'kill ${BPID:-} 2>/dev/null; rm -rf "$DATA"' EXIT
 ts() { date +%s.%N; }
 log() { echo "$(ts) $*" | tee -a $OUT/timeline.txt; }
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv | tee $OUT/gpu.txt
 free -g | tee -a $OUT/gpu.txt
 log "start broker"
-$B/zkbroker --clients tcp://127.0.0.1:5555 --workers tcp://127.0.0.1:5556 --metrics-listen 127.0.0.1:9101 > $OUT/broker.log 2>&1 &
+$B/zkbroker --clients tcp://127.0.0.1:5555 --workers tcp://127.0.0.1:5556 --data-dir "$DATA" \
+  --metrics-listen 127.0.0.1:9101 > $OUT/broker.log 2>&1 &
 BPID=$!
 sleep 0.5
 log "start worker (64 GiB pinned pool, cuda)"

@@ -10,6 +10,10 @@
 #   LOAD_CPUS    cores for workers and clients (default: the other cores; the
 #                same two when the machine has only two)
 #   WORKERS (4)  CLIENTS (4)  JOBS (200000)  RATES ("10000 25000 50000")
+#   SYNC         the broker's --sync: batch (default), always or none
+#   TMPDIR       where the broker's journal (--data-dir, a fresh directory
+#                removed at exit) is created: its filesystem decides what an
+#                fsync costs (tmpfs: nothing), so say which one with the results
 # Results go to stdout; docs/benchmarks-fleet.md records them.
 set -euo pipefail
 BUILD=${1:-build}
@@ -19,6 +23,7 @@ WORKERS=${WORKERS:-4}
 CLIENTS=${CLIENTS:-4}
 JOBS=${JOBS:-200000}
 RATES=${RATES:-"10000 25000 50000"}
+SYNC=${SYNC:-batch}
 NCPU=$(nproc)
 BROKER_CPUS=${BROKER_CPUS:-0,1}
 if [[ -z "${LOAD_CPUS:-}" ]]; then
@@ -39,14 +44,20 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 CLIENT_EP="tcp://127.0.0.1:$(port)"
 WORKER_EP="tcp://127.0.0.1:$(port)"
 LOGS=$(mktemp -d)
+DATA=$(mktemp -d "${TMPDIR:-/tmp}/zkfleet-bench-journal.XXXXXX")
 PIDS=()
-cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$DATA"
+}
 trap cleanup EXIT
 
 echo "# $(date -u +%FT%TZ) $(uname -n): $NCPU cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
 echo "# broker on cores $BROKER_CPUS; $WORKERS instant workers and $CLIENTS clients on cores $LOAD_CPUS"
+echo "# journal: --sync $SYNC in $DATA ($(df --output=fstype "$DATA" | tail -n 1) filesystem)"
 taskset -c "$BROKER_CPUS" "$BUILD/cmd/zkbroker/zkbroker" --clients "$CLIENT_EP" --workers "$WORKER_EP" \
-  --result-ttl 60 >"$LOGS/broker.log" 2>&1 &
+  --data-dir "$DATA" --sync "$SYNC" --result-ttl 60 >"$LOGS/broker.log" 2>&1 &
 PIDS+=($!)
 for i in $(seq 1 "$WORKERS"); do
   taskset -c "$LOAD_CPUS" "$BUILD/cmd/zkworker/zkworker" --broker "$WORKER_EP" --id "bench-$i" --instant \

@@ -33,6 +33,10 @@ else
   B=$PWD/$C/bin
 fi
 W=$(mktemp -d)
+# The broker's journal (--data-dir): a fresh directory, removed at exit (the
+# logs in $W are copied to $OUT before that).
+DATA=$(mktemp -d)
+trap 'rm -rf "$DATA"' EXIT
 fail=0
 say() { echo "$*" | tee -a "$LOG"; }
 check() { local name=$1; shift; if "$@" >>"$LOG" 2>&1; then say "PASS $name"; else say "FAIL $name"; fail=1; fi; }
@@ -53,7 +57,8 @@ PY
 F=$PWD/tests/fixtures/bn128_k12
 ZK="$B/zkctl --broker tcp://127.0.0.1:25555 --timeout 10 --wait-timeout 120"
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee -a "$LOG"
-$B/zkbroker --clients tcp://127.0.0.1:25555 --workers tcp://127.0.0.1:25556 --heartbeat-ms 500 >"$W/broker.log" 2>&1 &
+$B/zkbroker --clients tcp://127.0.0.1:25555 --workers tcp://127.0.0.1:25556 --data-dir "$DATA" --heartbeat-ms 500 \
+  >"$W/broker.log" 2>&1 &
 WORKER_COMMON=(--broker tcp://127.0.0.1:25556 --circuit c=$F/circuit_final.zkey --backend $BACKEND --heartbeat-ms 500 --capacity 2)
 ZKFLEET_FAULT_INJECT=msm:100 $B/zkworker --id bad "${WORKER_COMMON[@]}" --fault-threshold 3 \
   --metrics-listen 127.0.0.1:29101 >"$W/bad.log" 2>&1 &

@@ -8,6 +8,9 @@
 * Every alert has a firing and a not-firing case in alerts_test.yml.
 * The systemd units and Kubernetes manifests parse and carry the fields the
   drain-on-stop design depends on, with stop timeouts covering the drain.
+* The broker's journal (--data-dir, issue 13) is on storage that outlives the
+  process: systemd's StateDirectory=, a Kubernetes StatefulSet's persistent
+  volume claim.
 
 Environment: ZKFLEET_SOURCE_DIR, ZKFLEET_METRIC_NAMES (set by ctest).
 Fails (exit 1, with the reason) without python3-yaml: scripts/install-deps.sh
@@ -148,7 +151,13 @@ class AlertRulesTest(unittest.TestCase):
     REQUIRED = {
         "ZkfleetBacklogTooOld", "ZkfleetNoProgress", "ZkfleetFailureRatioHigh", "ZkfleetJobsDeadLettered",
         "ZkfleetDrainOverBudget", "ZkfleetWorkerWaitingForMemory", "ZkfleetWorkerLost",
+        # The broker's journal and admission limits (issue 13).
+        "ZkfleetBrokerRefusingSubmits", "ZkfleetBrokerLiveWitnessBytesHigh", "ZkfleetJobsExpiring",
+        "ZkfleetBrokerRestarted", "ZkfleetBrokerJournalSlow",
     }
+    # page: someone is woken; ticket: looked at in working hours; info: a
+    # record (a broker restart), no notification.
+    SEVERITIES = {"page", "ticket", "info"}
 
     @classmethod
     def setUpClass(cls):
@@ -170,7 +179,7 @@ class AlertRulesTest(unittest.TestCase):
 
     def test_rules_have_severity_and_runbook(self):
         for rule in self.rules:
-            self.assertIn(rule["labels"]["severity"], {"page", "ticket"}, rule["alert"])
+            self.assertIn(rule["labels"]["severity"], self.SEVERITIES, rule["alert"])
             anchor = rule["annotations"]["runbook_url"].split("#")[1]
             self.assertEqual(anchor, rule["alert"].lower(), rule["alert"])
 
@@ -263,7 +272,10 @@ class GrafanaDashboardTest(unittest.TestCase):
         heat_phases = {re.search(r'phase="(\w+)"', p["targets"][0]["expr"]).group(1) for p in heatmaps}
         self.assertLessEqual({"queue_wait", "witness_transfer", "ntt", "msm", "prove_total"}, heat_phases)
         for needed in ("zkfleet_jobs_completed_total", "zkfleet_queue_depth", "zkfleet_worker_state",
-                       "zkfleet_broker_workers", "zkfleet_pinned_pool_bytes", "zkfleet_pinned_pool_in_use_bytes"):
+                       "zkfleet_broker_workers", "zkfleet_pinned_pool_bytes", "zkfleet_pinned_pool_in_use_bytes",
+                       "zkfleet_broker_live_items", "zkfleet_broker_live_witness_bytes",
+                       "zkfleet_broker_submits_refused_busy_total", "zkfleet_broker_journal_commit_seconds_bucket",
+                       "zkfleet_broker_epoch"):
             self.assertIn(needed, exprs)
 
 
@@ -287,6 +299,19 @@ class SystemdUnitsTest(unittest.TestCase):
         self.assertIn("multi-user.target", self.broker["Install"]["WantedBy"])
         for var in re.findall(r"\$\{?(\w+)\}?", s["ExecStart"][0]):
             self.assertIn(var, self.broker_env, f"ExecStart uses {var}, broker.env does not set it")
+
+    def test_broker_journal_in_the_state_directory(self):
+        s = self.broker["Service"]
+        (state_dir,) = s["StateDirectory"]
+        # The journal holds live jobs' witnesses: not world-readable.
+        self.assertEqual(s.get("StateDirectoryMode"), ["0700"])
+        # --data-dir given once, in ExecStart or through a broker.env variable
+        # it uses, and naming the directory systemd creates and keeps.
+        (start,) = s["ExecStart"]
+        expanded = re.sub(r"\$\{?(\w+)\}?", lambda m: self.broker_env.get(m.group(1), m.group(0)), start)
+        data_dirs = re.findall(r"--data-dir[= ](\S+)", expanded)
+        self.assertEqual(len(data_dirs), 1, f"--data-dir must be given exactly once: {expanded}")
+        self.assertEqual(os.path.normpath(data_dirs[0]), os.path.join("/var/lib", state_dir))
 
     def test_worker_stop_drains_through_zkctl_and_waits(self):
         s = self.worker["Service"]
@@ -333,10 +358,14 @@ class KubernetesManifestsTest(unittest.TestCase):
         (c,) = deployment["spec"]["template"]["spec"]["containers"]
         return c
 
-    def test_broker_deployment_and_service(self):
-        broker = self.get("Deployment", "zkfleet-broker")
+    def test_broker_statefulset_and_service(self):
+        # A StatefulSet of one: its pod keeps its journal volume, and a
+        # rollout removes the old pod before starting the new one.
+        self.assertNotIn(("Deployment", "zkfleet-broker"), self.objects)
+        broker = self.get("StatefulSet", "zkfleet-broker")
         self.assertEqual(broker["spec"]["replicas"], 1)
-        self.assertEqual(broker["spec"]["strategy"]["type"], "Recreate")
+        self.assertEqual(broker["spec"]["updateStrategy"]["type"], "RollingUpdate")
+        self.assertNotEqual(broker["spec"].get("podManagementPolicy"), "Parallel")
         labels = broker["spec"]["template"]["metadata"]["labels"]
         self.assertLessEqual(broker["spec"]["selector"]["matchLabels"].items(), labels.items())
         c = self.container(broker)
@@ -349,6 +378,29 @@ class KubernetesManifestsTest(unittest.TestCase):
         # The workers and zkctl reach the broker through this Service.
         self.assertIn("zkfleet-broker:5556", self.config["ZKFLEET_BROKER_WORKERS"])
         self.assertIn("zkfleet-broker:5555", self.config["ZKFLEET_BROKER_CLIENTS"])
+        # The StatefulSet's governing Service: headless, selecting the broker.
+        headless = self.get("Service", broker["spec"]["serviceName"])
+        self.assertEqual(headless["spec"]["clusterIP"], "None")
+        self.assertLessEqual(headless["spec"]["selector"].items(), labels.items())
+
+    def test_broker_journal_on_a_persistent_volume(self):
+        broker = self.get("StatefulSet", "zkfleet-broker")
+        c = self.container(broker)
+        data_dirs = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--data-dir=")]
+        self.assertEqual(len(data_dirs), 1, "the broker needs exactly one --data-dir=")
+        mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+        self.assertIn(data_dirs[0], mounts, "--data-dir is not a mounted volume")
+        mount = mounts[data_dirs[0]]
+        self.assertFalse(mount.get("readOnly", False))
+        # The volume comes from a claim template (one PVC per pod, kept across
+        # restarts and reschedules), not an emptyDir or a pod volume.
+        claims = {t["metadata"]["name"]: t for t in broker["spec"].get("volumeClaimTemplates", [])}
+        self.assertIn(mount["name"], claims, "the journal's volume is not a volumeClaimTemplate")
+        pod_volumes = {v["name"] for v in broker["spec"]["template"]["spec"].get("volumes", [])}
+        self.assertNotIn(mount["name"], pod_volumes)
+        claim = claims[mount["name"]]["spec"]
+        self.assertIn("ReadWriteOnce", claim["accessModes"])
+        self.assertTrue(claim["resources"]["requests"]["storage"])
 
     def test_worker_deployment(self):
         worker = self.get("Deployment", "zkfleet-worker")
