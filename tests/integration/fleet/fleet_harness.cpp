@@ -77,13 +77,14 @@ void Fleet::WaitWorkerReady(const std::string& worker_id, std::chrono::milliseco
 }
 
 std::unique_ptr<zkfleet::fleet::BrokerClient> Fleet::Client(const zkfleet::fleet::SocketLimits& limits) {
-  return std::make_unique<zkfleet::fleet::BrokerClient>(context_, client_endpoint(), limits);
+  return std::make_unique<zkfleet::fleet::BrokerClient>(context_, client_endpoint(), limits, kClientId);
 }
 
 zkfleet::proto::StatusReply Fleet::Status() { return Client()->Status(5s); }
 
 int Fleet::Zkctl(std::vector<std::string> args, std::string* output) {
   std::vector<std::string> argv = {BinaryPath("zkctl"), "--broker", client_endpoint()};
+  if (std::find(args.begin(), args.end(), "--client-id") == args.end()) argv.insert(argv.end(), {"--client-id", kClientId});
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv, output);
 }

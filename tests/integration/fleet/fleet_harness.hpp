@@ -39,6 +39,8 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output = nullp
 // One broker and its workers in a temporary directory.
 class Fleet {
  public:
+  // The client identity of Client() and Zkctl() (unless args name another).
+  static constexpr const char* kClientId = "fleet-test";
   // `heartbeat_ms` goes to the broker and every worker (--heartbeat-ms); a
   // peer is declared gone after 3 silent intervals.
   explicit Fleet(const std::string& test_name, int heartbeat_ms = kHeartbeatMs);

@@ -126,8 +126,9 @@ TEST(FleetRecovery, ResubmittedRequestIdDoesNotProveAgain) {
   EXPECT_NE(second_out.find("\"job_seq\": 1"), std::string::npos) << second_out;
   std::string proof = ReadFile(fleet.dir() + "/out/proof_0.json");
   ASSERT_FALSE(proof.empty());
+  // The same client identity and payload through the C++ client: the same job.
   auto client = fleet.Client();
-  auto again = client->Submit(Request("same-id", "bn128", "ignored"), 5s);
+  auto again = client->Submit(Request("same-id", "bn128", ReadFile(witness)), 5s);
   EXPECT_TRUE(again.duplicate());
   auto result = client->NextJobResult(5s);
   ASSERT_TRUE(result);

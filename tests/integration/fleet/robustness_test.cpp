@@ -196,8 +196,10 @@ TEST(FleetRobustness, ZkctlJsonSurvivesAHostileProofFromAWorker) {
   const std::string public_json = R"(["1", "2"])";
   proto::Envelope answer;
   auto* result = answer.mutable_result();
-  *result->mutable_item() = job->item();
+  *result->mutable_item() = job->item();  // with its lease
   result->set_attempt(job->attempt());
+  result->set_circuit_id(job->circuit_id());
+  result->set_request_id(job->request_id());
   result->set_ok(true);
   result->set_proof_json(hostile);
   result->set_public_json(public_json);
@@ -206,7 +208,7 @@ TEST(FleetRobustness, ZkctlJsonSurvivesAHostileProofFromAWorker) {
   // stdout alone (stderr to a file): it must be one JSON document.
   const std::string stderr_path = fleet.dir() + "/zkctl-await.stderr";
   int code = RunCommand({"/bin/sh", "-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", stderr_path, BinaryPath("zkctl"),
-                         "--broker", fleet.client_endpoint(), "--json", "--wait-timeout", "10", "await",
+                         "--broker", fleet.client_endpoint(), "--client-id", Fleet::kClientId, "--json", "--wait-timeout", "10", "await",
                          std::to_string(job_seq)},
                         &out);
   ASSERT_EQ(code, 0) << "zkctl --json await exited with " << code << (code > 128 ? " (killed by signal " + std::to_string(code - 128) + ")" : "")
