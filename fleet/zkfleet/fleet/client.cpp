@@ -104,7 +104,10 @@ bool BrokerClient::Track(const proto::Envelope& envelope) {
   } else if (envelope.has_job_result()) {
     const uint64_t job = envelope.job_result().job_seq();
     awaited_jobs_.erase(job);
-    if (!delivered_jobs_.insert(job).second) return false;  // a copy (resent AWAIT): once only
+    if (!delivered_jobs_.insert(job).second) {  // a copy (resent AWAIT): once only
+      ++duplicate_results_dropped_;
+      return false;
+    }
   }
   return true;
 }

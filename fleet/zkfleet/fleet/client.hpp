@@ -57,6 +57,9 @@ class BrokerClient {
   const std::string& client_id() const { return client_id_; }
   // Times the connection to the broker was re-established (and requests resent).
   uint64_t reconnections() const { return reconnections_; }
+  // JobResult copies dropped because the job's result was already delivered
+  // (the broker answered both the original wait and a re-AWAIT).
+  uint64_t duplicate_results_dropped() const { return duplicate_results_dropped_; }
   // Called before each wait on a BUSY refusal (what, seconds); for zkctl's message.
   void set_busy_observer(std::function<void(const std::string&, double)> observer) {
     busy_observer_ = std::move(observer);
@@ -113,6 +116,7 @@ class BrokerClient {
   uint64_t next_correlation_id_ = 1;
   uint64_t handshakes_ = 0;
   uint64_t reconnections_ = 0;
+  uint64_t duplicate_results_dropped_ = 0;
   std::deque<proto::Envelope> kept_;  // received, not yet asked for
   std::map<uint64_t, proto::Envelope> unanswered_submits_;  // by correlation id
   std::map<uint64_t, uint64_t> awaited_jobs_;               // job_seq -> correlation id

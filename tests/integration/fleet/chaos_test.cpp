@@ -1,0 +1,228 @@
+// Chaos: real CPU proofs of the bundled circuit through several workers while
+// workers and the broker itself are killed with SIGKILL and started again.
+// Every accepted job must come back to its client exactly once, every proof
+// must verify (snarkjs), a request id must never become two jobs, and no
+// client may wait forever (the test has a deadline).
+//
+// Size (defaults are the CI run; bench/fleet/chaos.sh runs the long one):
+//   ZKFLEET_CHAOS_JOBS (500)  ZKFLEET_CHAOS_CLIENTS (4)  ZKFLEET_CHAOS_WORKERS (3)
+//   ZKFLEET_CHAOS_BROKER_KILLS (3)  ZKFLEET_CHAOS_WORKER_KILLS (4)
+//   ZKFLEET_CHAOS_REPORT: a file to write the summary line to (JSON).
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "fleet_harness.hpp"
+
+namespace fleet_test {
+namespace {
+
+namespace proto = zkfleet::proto;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+size_t EnvSize(const char* name, size_t fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? static_cast<size_t>(std::strtoull(value, nullptr, 10)) : fallback;
+}
+
+// What one client saw.
+struct ClientLog {
+  std::map<std::string, uint64_t> job_of_request;   // request id -> job_seq (from SUBMIT replies)
+  std::map<uint64_t, proto::JobResult> results;      // job_seq -> the one result delivered
+  std::vector<std::string> problems;                 // anything that must not happen
+  uint64_t copies_dropped = 0;                       // JobResult copies the client library dropped
+  uint64_t reconnections = 0;
+};
+
+// Submits `jobs` jobs with at most `window` outstanding and collects results,
+// until all came back or `deadline`. Resubmission after a broker restart is
+// the client library's job (BrokerClient resends unanswered SUBMITs and
+// re-AWAITs what it waits for); this loop only sends each request once.
+void RunClient(Fleet& fleet, int index, size_t jobs, size_t window, const std::string& witness,
+               Clock::time_point deadline, std::atomic<size_t>& progress, ClientLog& log) {
+  zkfleet::fleet::BrokerClient client(fleet.context(), fleet.client_endpoint(), {},
+                                      "chaos-client-" + std::to_string(index));
+  std::map<uint64_t, std::string> request_of_correlation;
+  size_t next = 0;
+  while (log.results.size() < jobs && Clock::now() < deadline) {
+    while (next < jobs && next - log.results.size() < window) {
+      proto::Envelope envelope;
+      auto* submit = envelope.mutable_submit();
+      const std::string request_id = "c" + std::to_string(index) + "-" + std::to_string(next++);
+      submit->set_request_id(request_id);
+      submit->set_circuit_id("bn128");
+      submit->add_witnesses(witness);
+      request_of_correlation[client.Send(std::move(envelope))] = request_id;
+    }
+    auto envelope = client.Receive(100ms);
+    if (!envelope) continue;
+    if (envelope->has_submit_reply()) {
+      auto it = request_of_correlation.find(envelope->correlation_id());
+      if (it == request_of_correlation.end()) continue;
+      uint64_t seq = envelope->submit_reply().job_seq();
+      auto [known, fresh] = log.job_of_request.emplace(it->second, seq);
+      if (!fresh && known->second != seq) {
+        log.problems.push_back("request " + it->second + " became two jobs: " + std::to_string(known->second) +
+                               " and " + std::to_string(seq));
+      }
+    } else if (envelope->has_job_result()) {
+      const proto::JobResult& result = envelope->job_result();
+      if (!log.results.emplace(result.job_seq(), result).second) {
+        log.problems.push_back("job " + std::to_string(result.job_seq()) + " was delivered twice");
+        continue;
+      }
+      ++progress;
+    } else if (envelope->has_error()) {
+      log.problems.push_back("broker error: " + envelope->error().message());
+    }
+  }
+  log.copies_dropped = client.duplicate_results_dropped();
+  log.reconnections = client.reconnections();
+}
+
+TEST(FleetChaos, KilledWorkersAndBrokerLoseNothingAndProveNothingTwice) {
+  ASSERT_TRUE(zkfleet::testing::RequireSnarkjs());
+  const size_t jobs = EnvSize("ZKFLEET_CHAOS_JOBS", 500);
+  const size_t clients = EnvSize("ZKFLEET_CHAOS_CLIENTS", 4);
+  const size_t workers = EnvSize("ZKFLEET_CHAOS_WORKERS", 3);
+  const size_t broker_kills = EnvSize("ZKFLEET_CHAOS_BROKER_KILLS", 3);
+  const size_t worker_kills = EnvSize("ZKFLEET_CHAOS_WORKER_KILLS", 4);
+  const int heartbeat_ms = 200;
+  Fleet fleet("chaos", heartbeat_ms);
+  // Jobs sent while no worker has registered yet (right after a restart)
+  // wait in the queue; attempts are generous: kills are not the jobs' fault.
+  const std::vector<std::string> broker_args = {"--accept-unrouted", "--max-attempts", "50"};
+  Process* broker = &fleet.StartBroker(broker_args);
+  const std::string zkey = Fixture("bn128_k12/circuit_final.zkey");
+  auto worker_args = std::vector<std::string>{"--circuit", "bn128=" + zkey, "--threads", "1", "--capacity", "2"};
+  std::vector<Process*> running;
+  for (size_t w = 0; w < workers; ++w) running.push_back(&fleet.StartWorker("w" + std::to_string(w), worker_args));
+  for (size_t w = 0; w < workers; ++w) fleet.WaitWorkerReady("w" + std::to_string(w), 30s);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+
+  const std::string witness = ReadFile(Fixture("bn128_k12/witness.wtns"));
+  const auto started = Clock::now();
+  // ~0.15 s per proof per worker thread here; the bound is generous and scaled.
+  const auto deadline = started + zkfleet::testing::Scaled(std::chrono::seconds(60 + jobs / 4));
+  std::atomic<size_t> progress{0};
+  std::vector<ClientLog> logs(clients);
+  std::vector<std::thread> threads;
+  for (size_t c = 0; c < clients; ++c) {
+    size_t share = jobs / clients + (c < jobs % clients ? 1 : 0);
+    threads.emplace_back(RunClient, std::ref(fleet), static_cast<int>(c), share, 8, std::cref(witness), deadline,
+                         std::ref(progress), std::ref(logs[c]));
+  }
+
+  // Kills at fixed points of progress, so each run has them all whatever the
+  // machine's speed: the broker at 15/40/65 %, workers in between.
+  size_t broker_killed = 0, worker_killed = 0;
+  auto due = [&](size_t done_kills, size_t kills, double first, double last) {
+    if (done_kills >= kills) return false;
+    double at = kills == 1 ? first : first + (last - first) * static_cast<double>(done_kills) / (kills - 1);
+    return static_cast<double>(progress.load()) >= at * static_cast<double>(jobs);
+  };
+  while (progress.load() < jobs && Clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+    if (due(broker_killed, broker_kills, 0.15, 0.65)) {
+      broker->Kill9();
+      std::this_thread::sleep_for(200ms);
+      broker = &fleet.StartBroker(broker_args);
+      ++broker_killed;
+    } else if (due(worker_killed, worker_kills, 0.08, 0.80)) {
+      size_t w = worker_killed % workers;
+      running[w]->Kill9();  // usually mid-proof
+      std::this_thread::sleep_for(300ms);
+      running[w] = &fleet.StartWorker("w" + std::to_string(w), worker_args);
+      ++worker_killed;
+    }
+  }
+  for (auto& thread : threads) thread.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+
+  // Exactly once, all SUCCEEDED, nothing lost.
+  size_t delivered = 0, lost = 0, duplicates = 0, copies_dropped = 0, reconnections = 0;
+  for (size_t c = 0; c < clients; ++c) {
+    const ClientLog& log = logs[c];
+    for (const auto& problem : log.problems) {
+      ADD_FAILURE() << "client " << c << ": " << problem;
+      if (problem.find("twice") != std::string::npos || problem.find("two jobs") != std::string::npos) ++duplicates;
+    }
+    size_t share = jobs / clients + (c < jobs % clients ? 1 : 0);
+    delivered += log.results.size();
+    lost += share - std::min(share, log.results.size());
+    copies_dropped += log.copies_dropped;
+    reconnections += log.reconnections;
+    for (const auto& [seq, result] : log.results) {
+      EXPECT_EQ(result.state(), proto::JOB_STATE_SUCCEEDED) << "job " << seq << ": " << result.error();
+      EXPECT_EQ(result.partitions_size(), 1) << "job " << seq;
+    }
+  }
+  EXPECT_EQ(lost, 0u) << "jobs whose result never came back before the deadline";
+  EXPECT_EQ(broker_killed, broker_kills);
+  EXPECT_EQ(worker_killed, worker_kills);
+
+  // Every proof verifies with snarkjs (one node process for the batch).
+  json cases = json::array();
+  const std::string proofs_dir = fleet.dir() + "/proofs";
+  std::filesystem::create_directories(proofs_dir);
+  for (size_t c = 0; c < clients; ++c) {
+    for (const auto& [seq, result] : logs[c].results) {
+      if (result.partitions_size() != 1) continue;
+      const std::string base = proofs_dir + "/" + std::to_string(seq);
+      zkfleet::testing::WriteFile(base + ".proof.json", result.partitions(0).proof_json());
+      zkfleet::testing::WriteFile(base + ".public.json", result.partitions(0).public_json());
+      cases.push_back({{"vk", Fixture("bn128_k12/verification_key.json")},
+                       {"public", base + ".public.json"},
+                       {"proof", base + ".proof.json"}});
+    }
+  }
+  zkfleet::testing::WriteFile(fleet.dir() + "/cases.json", cases.dump());
+  auto run = zkfleet::testing::RunCommand(
+      "node " + zkfleet::testing::Quote(std::string(ZKFLEET_SOURCE_DIR) + "/tests/tools/snarkjs_verify_batch.mjs") +
+      " " + zkfleet::testing::Quote(fleet.dir() + "/cases.json") + " " +
+      zkfleet::testing::Quote(fleet.dir() + "/verdicts.json"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  json verdicts = json::parse(ReadFile(fleet.dir() + "/verdicts.json"));
+  ASSERT_EQ(verdicts.size(), cases.size());
+  size_t verified = 0;
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    if (verdicts[i]["ok"].get<bool>()) {
+      ++verified;
+    } else {
+      ADD_FAILURE() << cases[i]["proof"] << " does not verify: " << verdicts[i]["error"];
+    }
+  }
+
+  auto status = fleet.Status();
+  json report = {{"jobs", jobs},
+                 {"clients", clients},
+                 {"workers", workers},
+                 {"broker_kills", broker_killed},
+                 {"worker_kills", worker_killed},
+                 {"delivered", delivered},
+                 {"lost", lost},
+                 {"duplicates", duplicates},
+                 {"verified", verified},
+                 {"client_copies_dropped", copies_dropped},
+                 {"client_reconnections", reconnections},
+                 {"last_broker_epoch", status.broker_epoch()},
+                 {"last_life_jobs_recovered", status.jobs_recovered()},
+                 {"seconds", seconds}};
+  std::fprintf(stderr, "chaos: %s\n", report.dump().c_str());
+  if (const char* path = std::getenv("ZKFLEET_CHAOS_REPORT"); path && *path) {
+    std::ofstream(path) << report.dump(2) << '\n';
+  }
+  EXPECT_EQ(verified, jobs);
+  EXPECT_EQ(duplicates, 0u);
+}
+
+}  // namespace
+}  // namespace fleet_test
