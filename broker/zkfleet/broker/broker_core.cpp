@@ -910,6 +910,16 @@ void BrokerCore::Dispatch(Clock::time_point now) {
       }
     }
     queue_.Erase(circuit, key);
+    proto::Envelope envelope;
+    auto* body = envelope.mutable_job();
+    if (!journal_.ReadWitness(job->job_seq, key.partition, body->mutable_witness())) {
+      job->items[key.partition].state = WorkItem::State::kDropped;
+      FinishJob(*job, proto::JOB_STATE_FAILED,
+                "the journal no longer holds the witness of partition " + std::to_string(key.partition) +
+                    " (data directory restored from an inconsistent copy?); submit it again under a new request id",
+                now);
+      continue;
+    }
 
     WorkItem& item = job->items[key.partition];
     item.state = WorkItem::State::kLeased;
@@ -929,16 +939,11 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     if (job->state == proto::JOB_STATE_QUEUED) job->state = proto::JOB_STATE_RUNNING;
     ++counters_.items_dispatched;
 
-    proto::Envelope envelope;
-    auto* body = envelope.mutable_job();
     fleet::ToProto(key.ref(), body->mutable_item());
     *body->mutable_item()->mutable_lease() = item.lease;
     body->set_partitions(static_cast<uint32_t>(job->items.size()));
     body->set_circuit_id(job->circuit_id);
     body->set_priority(job->priority);
-    if (!journal_.ReadWitness(job->job_seq, key.partition, body->mutable_witness())) {
-      spdlog::error("journal has no witness for {}; the job fails", ItemName(job->job_seq, key.partition));
-    }
     body->set_attempt(item.attempts + 1);
     body->set_request_id(job->request_id);
     body->set_submitted_unix_s(job->submitted_unix_s);

@@ -262,6 +262,7 @@ bool Journal::ReadWitness(uint64_t job_seq, uint32_t partition, std::string* out
   uint64_t size = ReadBigEndian(size_bytes->data(), 8);
   std::filesystem::path path = BlobPath(job_seq, partition);
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return false;  // e.g. a hot backup restored without it
   if (fd < 0) throw Error(ErrorCode::kIo, "journal: witness file " + path.string() + ": " + std::strerror(errno));
   out->resize(size);
   size_t done = 0;

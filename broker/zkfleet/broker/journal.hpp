@@ -92,7 +92,8 @@ class Journal {
   std::optional<journal::Item> GetItem(uint64_t job_seq, uint32_t partition);
   std::optional<journal::Stub> GetStub(uint64_t job_seq);
   std::optional<journal::Request> GetRequest(const std::string& client_id, const std::string& request_id);
-  // The witness bytes into *out; false when none is stored.
+  // The witness bytes into *out; false when none is stored (or its file is
+  // gone: a data directory restored from an inconsistent copy).
   bool ReadWitness(uint64_t job_seq, uint32_t partition, std::string* out);
 
   // Every job record in job_seq order (recovery, inspection).

@@ -1073,5 +1073,34 @@ TEST_F(BrokerCoreTest, LargeWitnessesGoToTheirOwnFilesAndLeaveWithTheirResult) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/blobs/1-0"));
 }
 
+// A data directory restored from an inconsistent copy may lack a witness
+// file: the job fails with a clear error, the broker keeps serving.
+TEST_F(BrokerCoreTest, AMissingWitnessFileFailsItsJobClearly) {
+  BrokerOptions options;
+  options.journal.blob_threshold = 64;
+  Make(options);
+  Ready("wA", "A", {"c1"}, 0);
+  proto::Envelope e;
+  e.set_correlation_id(1);
+  e.mutable_submit()->set_request_id("big");
+  e.mutable_submit()->set_circuit_id("c1");
+  e.mutable_submit()->add_witnesses(std::string(1000, 'x'));
+  core_->HandleClient("cl", e, now_);
+  Take();
+  Commit();
+  std::filesystem::remove(dir_ + "/blobs/1-0");
+  Credit("wA", 1);
+  core_->Dispatch(now_);
+  auto out = Take();
+  for (auto& o : out) EXPECT_FALSE(o.envelope.has_job());
+  auto results = ResultsTo(out, "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_FAILED);
+  EXPECT_NE(results[0].error().find("no longer holds the witness"), std::string::npos) << results[0].error();
+  // The next job is served normally.
+  Submit("cl", "next", proto::PRIORITY_NORMAL, 1);
+  EXPECT_EQ(Dispatch().size(), 1u);
+}
+
 }  // namespace
 }  // namespace zkfleet::broker
