@@ -232,7 +232,8 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
 
   // Idempotency: a known (client, request id) returns the existing job, never a new one.
   if (auto known = journal_.GetRequest(client, request.request_id())) {
-    return OnDuplicateSubmit(from, *known, payload_hash);
+    // A SUBMIT without witnesses only looks the request up (zkctl submit --request-id R).
+    return OnDuplicateSubmit(from, *known, request.witnesses_size() == 0 ? known->payload_hash() : payload_hash);
   }
 
   if (request.circuit_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without circuit_id");
