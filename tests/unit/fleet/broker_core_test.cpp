@@ -353,6 +353,12 @@ TEST_F(BrokerCoreTest, RequestIdIsScopedPerClientAndBoundToItsPayload) {
   ASSERT_TRUE(reused[0].envelope.has_error());
   EXPECT_EQ(reused[0].envelope.error().kind(), proto::ERROR_KIND_REQUEST_ID_REUSED);
   EXPECT_NE(reused[0].envelope.error().message().find("request id reused with a different witness"), std::string::npos);
+  // Without witnesses it is a lookup (zkctl submit --request-id R): the existing job.
+  auto lookup = Submit("cl", "same", proto::PRIORITY_NORMAL, 0, "c1", 9, "alice");
+  ASSERT_EQ(lookup.size(), 1u);
+  ASSERT_TRUE(lookup[0].envelope.has_submit_reply()) << lookup[0].envelope.DebugString();
+  EXPECT_TRUE(lookup[0].envelope.submit_reply().duplicate());
+  EXPECT_EQ(lookup[0].envelope.submit_reply().job_seq(), 1u);
   // Another client may use the same request id: its own job, its own proof.
   auto bob = Submit("cl2", "same", proto::PRIORITY_NORMAL, 1, "c1", 3, "bob", "bobs-witness");
   ASSERT_EQ(bob.size(), 1u);
@@ -362,7 +368,7 @@ TEST_F(BrokerCoreTest, RequestIdIsScopedPerClientAndBoundToItsPayload) {
   Result("wA", 1, 0);
   Result("wA", 2, 0);
   auto out = Take();
-  ASSERT_EQ(ResultsTo(out, "cl").size(), 1u);
+  ASSERT_EQ(ResultsTo(out, "cl").size(), 2u);  // the submitter and the lookup
   EXPECT_EQ(ResultsTo(out, "cl")[0].job_seq(), 1u);
   ASSERT_EQ(ResultsTo(out, "cl2").size(), 1u);
   EXPECT_EQ(ResultsTo(out, "cl2")[0].job_seq(), 2u);
