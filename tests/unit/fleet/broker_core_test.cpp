@@ -115,6 +115,20 @@ class BrokerCoreTest : public ::testing::Test {
     return Take();
   }
 
+  // Submits these witnesses (circuit c1) from connection `client`; returns what was sent to it.
+  std::vector<Outgoing> SubmitWitnesses(const std::string& client, const std::string& request_id,
+                                        const std::vector<std::string>& witnesses, double deadline_unix_s = 0) {
+    proto::Envelope e;
+    e.set_correlation_id(1);
+    auto* submit = e.mutable_submit();
+    submit->set_request_id(request_id);
+    submit->set_circuit_id("c1");
+    for (const auto& witness : witnesses) submit->add_witnesses(witness);
+    submit->set_deadline_unix_s(deadline_unix_s);
+    core_->HandleClient(client, e, now_);
+    return Take();
+  }
+
   // The worker reports it started proving the item.
   void Started(const std::string& identity, uint64_t seq, uint32_t partition) {
     proto::Envelope e;
@@ -1020,15 +1034,7 @@ TEST_F(BrokerCoreTest, AJobPastItsDeadlineExpiresInsteadOfBeingProved) {
   BrokerOptions options;
   options.accept_unrouted = true;
   Make(options);
-  proto::Envelope e;
-  e.set_correlation_id(1);
-  auto* submit = e.mutable_submit();
-  submit->set_request_id("stale-soon");
-  submit->set_circuit_id("c1");
-  submit->add_witnesses("w");
-  submit->set_deadline_unix_s(fleet::UnixNow() + 0.2);
-  core_->HandleClient("cl", e, now_);
-  Take();
+  SubmitWitnesses("cl", "stale-soon", {"w"}, fleet::UnixNow() + 0.2);
   std::this_thread::sleep_for(milliseconds(300));  // deadlines are wall-clock times
   Ready("wA", "A", {"c1"}, 5);
   core_->Dispatch(now_);
@@ -1048,16 +1054,8 @@ TEST_F(BrokerCoreTest, LargeWitnessesGoToTheirOwnFilesAndLeaveWithTheirResult) {
   options.journal.blob_threshold = 64;
   Make(options);
   Ready("wA", "A", {"c1"}, 0);
-  proto::Envelope e;
-  e.set_correlation_id(1);
-  auto* submit = e.mutable_submit();
-  submit->set_request_id("big");
-  submit->set_circuit_id("c1");
   const std::string witness(1000, 'x');
-  submit->add_witnesses(witness);
-  submit->add_witnesses("small");
-  core_->HandleClient("cl", e, now_);
-  Take();
+  SubmitWitnesses("cl", "big", {witness, "small"});
   Commit();
   EXPECT_TRUE(std::filesystem::exists(dir_ + "/blobs/1-0"));
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/blobs/1-1"));
@@ -1086,13 +1084,7 @@ TEST_F(BrokerCoreTest, AMissingWitnessFileFailsItsJobClearly) {
   options.journal.blob_threshold = 64;
   Make(options);
   Ready("wA", "A", {"c1"}, 0);
-  proto::Envelope e;
-  e.set_correlation_id(1);
-  e.mutable_submit()->set_request_id("big");
-  e.mutable_submit()->set_circuit_id("c1");
-  e.mutable_submit()->add_witnesses(std::string(1000, 'x'));
-  core_->HandleClient("cl", e, now_);
-  Take();
+  SubmitWitnesses("cl", "big", {std::string(1000, 'x')});
   Commit();
   std::filesystem::remove(dir_ + "/blobs/1-0");
   Credit("wA", 1);
