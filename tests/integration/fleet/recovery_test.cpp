@@ -160,5 +160,42 @@ TEST(FleetRecovery, WorkerReconnectsToARestartedBroker) {
   EXPECT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED);
 }
 
+// zkctl submit --wait and zkctl await keep waiting through a broker crash:
+// the job was durable when it was accepted, the worker keeps proving it and
+// claims its lease from the restarted broker, and the clients' connections
+// resend their waits. Each gets the result once.
+TEST(FleetRecovery, ZkctlWaitAndAwaitSurviveABrokerKill) {
+  Fleet fleet("zkctl-restart");
+  Process* broker = &fleet.StartBroker();
+  Process& worker = fleet.StartWorker("w", {"--instant", "--circuit", "c1", "--instant-delay-ms", "2000"});
+  fleet.WaitWorkerReady("w");
+  const std::string witness = Fixture("bn128_k12/witness.wtns");
+  Process submit({BinaryPath("zkctl"), "--broker", fleet.client_endpoint(), "--client-id", Fleet::kClientId, "--json",
+                  "submit", "--circuit", "c1", "--request-id", "survivor", "--wait", witness},
+                 fleet.dir() + "/zkctl-submit.log");
+  ASSERT_TRUE(worker.WaitForLog("processing priority=NORMAL job_seq=1 partition=0", 10s)) << worker.Log();
+  Process await({BinaryPath("zkctl"), "--broker", fleet.client_endpoint(), "--client-id", Fleet::kClientId, "--json",
+                 "await", "1"},
+                fleet.dir() + "/zkctl-await.log");
+  std::this_thread::sleep_for(300ms);  // both clients are waiting; the proof is running
+
+  broker->Kill9();
+  std::this_thread::sleep_for(200ms);
+  broker = &fleet.StartBroker();
+  ASSERT_TRUE(broker->WaitForLog("1 live jobs recovered", 5s)) << broker->Log();
+
+  for (Process* zkctl : {&submit, &await}) {
+    auto code = zkctl->WaitExit(zkfleet::testing::Scaled(20s));
+    ASSERT_TRUE(code.has_value()) << "zkctl still waiting:\n" << zkctl->Log();
+    EXPECT_EQ(*code, 0) << zkctl->Log();
+    EXPECT_NE(zkctl->Log().find("\"state\": \"SUCCEEDED\""), std::string::npos) << zkctl->Log();
+    EXPECT_NE(zkctl->Log().find("\"job_seq\": 1"), std::string::npos) << zkctl->Log();
+  }
+  // Proved once: the worker kept its lease across the restart.
+  EXPECT_EQ(ProcessingLines(worker.Log()).size(), 1u) << worker.Log();
+  EXPECT_NE(broker->Log().find("still proving 1 leased item"), std::string::npos) << broker->Log();
+  EXPECT_EQ(fleet.Status().results_stale(), 0u);
+}
+
 }  // namespace
 }  // namespace fleet_test
