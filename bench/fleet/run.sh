@@ -14,7 +14,8 @@
 #   TMPDIR       where the broker's journal (--data-dir, a fresh directory
 #                removed at exit) is created: its filesystem decides what an
 #                fsync costs (tmpfs: nothing), so say which one with the results
-# Results go to stdout; docs/benchmarks-fleet.md records them.
+# Ends with journal_witness_bench (journal MB/s for 134 MB witnesses vs raw disk).
+# Results go to stdout; docs/benchmarks.md and docs/benchmarks-fleet.md record them.
 set -euo pipefail
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -84,3 +85,11 @@ done
 # Time spent inside the broker per loop turn (all runs above together).
 kill -TERM "${PIDS[0]}"; wait "${PIDS[0]}" 2>/dev/null || true
 grep -o "broker loop turns.*" "$LOGS/broker.log"
+# The journal with 2^22-sized witnesses (134 MB each) next to the disk's raw
+# write speed, in the same directory the broker journaled to.
+WITNESS_BENCH="$BUILD/bench/fleet/journal_witness_bench"
+if [[ -x "$WITNESS_BENCH" ]]; then
+  "$WITNESS_BENCH" --dir "$DATA/witness-bench" --bytes 134217728 --count "${WITNESS_COUNT:-8}"
+else
+  echo "(journal_witness_bench not built: cmake --build $BUILD --target journal_witness_bench)"
+fi
