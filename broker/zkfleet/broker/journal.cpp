@@ -1,6 +1,7 @@
 #include "zkfleet/broker/journal.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <lmdb.h>
 #include <unistd.h>
 
@@ -83,6 +84,7 @@ struct Journal::Lmdb {
   MDB_txn* txn = nullptr;
   MDB_dbi dbi[kDbCount] = {};
   int blob_dir_fd = -1;
+  int lock_fd = -1;  // flock()ed while this broker owns the directory
 };
 
 Journal::Journal(JournalOptions options) : options_(std::move(options)), lmdb_(std::make_unique<Lmdb>()) {}
@@ -92,6 +94,7 @@ Journal::~Journal() {
   for (int fd : blob_fds_to_sync_) close(fd);
   if (lmdb_->blob_dir_fd >= 0) close(lmdb_->blob_dir_fd);
   if (lmdb_->env) mdb_env_close(lmdb_->env);
+  if (lmdb_->lock_fd >= 0) close(lmdb_->lock_fd);  // releases the flock
 }
 
 void Journal::Fail(const std::string& what, int rc) const {
@@ -108,6 +111,26 @@ std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
   if (!options.read_only) std::filesystem::create_directories(dir / "blobs", ec);
   if (ec) throw Error(ErrorCode::kIo, "journal: cannot create " + (dir / "blobs").string() + ": " + ec.message());
   Lmdb& db = *journal->lmdb_;
+  if (!options.read_only) {
+    // One broker per data directory: LMDB would let a second process write
+    // too (its writers take turns), and two brokers' memories would disagree.
+    const auto lock_path = dir / "broker.lock";
+    db.lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+    if (db.lock_fd < 0) {
+      throw Error(ErrorCode::kIo, "journal: cannot open " + lock_path.string() + ": " + std::strerror(errno));
+    }
+    if (flock(db.lock_fd, LOCK_EX | LOCK_NB) != 0) {
+      char owner[32] = {};
+      ssize_t n = pread(db.lock_fd, owner, sizeof(owner) - 1, 0);
+      throw Error(ErrorCode::kIo, "journal: " + dir.string() + " is in use by another zkbroker" +
+                                      (n > 0 ? " (pid " + std::string(owner, static_cast<size_t>(n)) + ")" : "") +
+                                      "; one broker per --data-dir");
+    }
+    std::string pid = std::to_string(getpid());
+    if (ftruncate(db.lock_fd, 0) == 0 && pwrite(db.lock_fd, pid.data(), pid.size(), 0) < 0) {
+      spdlog::debug("journal: could not write the pid into {}", lock_path.string());
+    }
+  }
   db.blob_dir_fd = open((dir / "blobs").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (db.blob_dir_fd < 0 && !options.read_only) {
     throw Error(ErrorCode::kIo, "journal: cannot open " + (dir / "blobs").string() + ": " + std::strerror(errno));

@@ -1077,6 +1077,21 @@ TEST_F(BrokerCoreTest, LargeWitnessesGoToTheirOwnFilesAndLeaveWithTheirResult) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/blobs/1-0"));
 }
 
+// One broker per data directory: a second one is refused with a clear error;
+// readers (zkctl journal) are not.
+TEST_F(BrokerCoreTest, ASecondBrokerOnTheSameDataDirectoryIsRefused) {
+  try {
+    auto second = Journal::Open(options_.journal);
+    ADD_FAILURE() << "a second journal opened " << dir_ << " for writing";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("in use by another zkbroker"), std::string::npos) << e.what();
+  }
+  JournalOptions reader = options_.journal;
+  reader.read_only = true;
+  auto inspection = Journal::Open(reader);
+  EXPECT_EQ(inspection->epoch(), core_->epoch());
+}
+
 // A data directory restored from an inconsistent copy may lack a witness
 // file: the job fails with a clear error, the broker keeps serving.
 TEST_F(BrokerCoreTest, AMissingWitnessFileFailsItsJobClearly) {
