@@ -32,6 +32,9 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
       submits_refused_busy(UnlabelledCounter(server.registry(), "zkfleet_broker_submits_refused_busy_total",
                                              "SUBMITs refused with BUSY: a live-job limit (total or per client) "
                                              "would have been crossed")),
+      requests_forbidden(UnlabelledCounter(server.registry(), "zkfleet_broker_requests_forbidden_total",
+                                           "Client requests refused with FORBIDDEN: the authenticated key's role "
+                                           "does not allow them")),
       results_stale(UnlabelledCounter(server.registry(), "zkfleet_broker_results_stale_total",
                                       "RESULTs dropped: not for a live lease of the sender (old lease, earlier "
                                       "broker life, worker declared dead, wrong job)")),
@@ -64,7 +67,11 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
       completed_family_(CounterFamily(server.registry(), "zkfleet_jobs_completed_total",
                                       "Jobs whose every partition was proved")),
       failed_family_(CounterFamily(server.registry(), "zkfleet_jobs_failed_total",
-                                   "Jobs that ended without proofs, by reason (dead letters included)")) {
+                                   "Jobs that ended without proofs, by reason (dead letters included)")),
+      auth_rejected_family_(CounterFamily(server.registry(), "zkfleet_broker_auth_rejected_total",
+                                          "Peers refused at the CURVE handshake by the broker's ZAP handler, by "
+                                          "endpoint (clients, workers) and reason (unknown_key, wrong_endpoint, "
+                                          "mechanism)")) {
   prometheus::Registry& registry = server.registry();
 
   auto& dropped = CounterFamily(registry, "zkfleet_messages_dropped_total",

@@ -57,6 +57,12 @@ class BrokerMetrics {
   void ItemHandedBack() { items_handed_back.Increment(); }
   void WorkerLost() { workers_lost.Increment(); }
   void SubmitRefusedBusy() { submits_refused_busy.Increment(); }
+  void RequestForbidden() { requests_forbidden.Increment(); }
+  // A peer refused at the CURVE/ZAP handshake. `endpoint`: "clients" or
+  // "workers"; `reason`: unknown_key, wrong_endpoint or mechanism.
+  void AuthRejected(const std::string& endpoint, const std::string& reason) {
+    auth_rejected_family_.Add({{"endpoint", endpoint}, {"reason", reason}}).Increment();
+  }
   void ResultStale() { results_stale.Increment(); }
   void JournalCommitted(double seconds) { journal_commit_seconds.Observe(seconds); }
   // Live jobs' work items and witness bytes (the admission limits' usage).
@@ -83,6 +89,7 @@ class BrokerMetrics {
   prometheus::Counter& items_handed_back;
   prometheus::Counter& workers_lost;
   prometheus::Counter& submits_refused_busy;
+  prometheus::Counter& requests_forbidden;
   prometheus::Counter& results_stale;
   prometheus::Gauge& live_items;
   prometheus::Gauge& live_witness_bytes;
@@ -101,6 +108,7 @@ class BrokerMetrics {
   prometheus::Family<prometheus::Counter>& submitted_family_;
   prometheus::Family<prometheus::Counter>& completed_family_;
   prometheus::Family<prometheus::Counter>& failed_family_;
+  prometheus::Family<prometheus::Counter>& auth_rejected_family_;  // a handful of label sets, made on first use
 
   std::mutex circuits_mutex_;
   std::map<std::string, Circuit, std::less<>> circuits_;  // node-based: references stay valid
