@@ -73,6 +73,11 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
                                           "endpoint (clients, workers) and reason (unknown_key, wrong_endpoint, "
                                           "mechanism)")) {
   prometheus::Registry& registry = server.registry();
+  for (const char* endpoint : {"clients", "workers"}) {
+    for (const char* reason : {"unknown_key", "wrong_endpoint", "mechanism"}) {
+      auth_rejected_family_.Add({{"endpoint", endpoint}, {"reason", reason}});
+    }
+  }
 
   auto& dropped = CounterFamily(registry, "zkfleet_messages_dropped_total",
                                 "Frames dropped unread: malformed, above --max-message-bytes, or another "
@@ -149,6 +154,10 @@ void BrokerMetrics::SetQueue(proto::Priority priority, size_t depth, double olde
 void BrokerMetrics::SetWorkers(proto::WorkerState state, size_t count) {
   int i = WorkerStateIndex(state);
   if (i >= 0) workers_by_state[i]->Set(static_cast<double>(count));
+}
+
+void BrokerMetrics::AuthRejected(const std::string& endpoint, const std::string& reason) {
+  auth_rejected_family_.Add({{"endpoint", endpoint}, {"reason", reason}}).Increment();
 }
 
 }  // namespace zkfleet::metrics

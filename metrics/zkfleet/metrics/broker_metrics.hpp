@@ -59,10 +59,9 @@ class BrokerMetrics {
   void SubmitRefusedBusy() { submits_refused_busy.Increment(); }
   void RequestForbidden() { requests_forbidden.Increment(); }
   // A peer refused at the CURVE/ZAP handshake. `endpoint`: "clients" or
-  // "workers"; `reason`: unknown_key, wrong_endpoint or mechanism.
-  void AuthRejected(const std::string& endpoint, const std::string& reason) {
-    auth_rejected_family_.Add({{"endpoint", endpoint}, {"reason", reason}}).Increment();
-  }
+  // "workers"; `reason`: unknown_key, wrong_endpoint or mechanism (all six
+  // series exist from the start).
+  void AuthRejected(const std::string& endpoint, const std::string& reason);
   void ResultStale() { results_stale.Increment(); }
   void JournalCommitted(double seconds) { journal_commit_seconds.Observe(seconds); }
   // Live jobs' work items and witness bytes (the admission limits' usage).
@@ -108,7 +107,7 @@ class BrokerMetrics {
   prometheus::Family<prometheus::Counter>& submitted_family_;
   prometheus::Family<prometheus::Counter>& completed_family_;
   prometheus::Family<prometheus::Counter>& failed_family_;
-  prometheus::Family<prometheus::Counter>& auth_rejected_family_;  // a handful of label sets, made on first use
+  prometheus::Family<prometheus::Counter>& auth_rejected_family_;
 
   std::mutex circuits_mutex_;
   std::map<std::string, Circuit, std::less<>> circuits_;  // node-based: references stay valid
