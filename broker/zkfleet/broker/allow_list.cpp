@@ -1,0 +1,309 @@
+#include "zkfleet/broker/allow_list.hpp"
+
+#include <zmq.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "zkfleet/common/error.hpp"
+
+namespace zkfleet::broker {
+
+namespace fs = std::filesystem;
+
+const char* RoleName(Role role) {
+  switch (role) {
+    case Role::kSubmit: return "submit";
+    case Role::kObserve: return "observe";
+    case Role::kAdmin: return "admin";
+  }
+  return "unknown";
+}
+
+const char* PeerKindName(PeerKind kind) {
+  switch (kind) {
+    case PeerKind::kWorker: return "worker";
+    case PeerKind::kClient: return "client";
+  }
+  return "unknown";
+}
+
+std::optional<Role> ParseRole(std::string_view name) {
+  if (name == "submit") return Role::kSubmit;
+  if (name == "observe") return Role::kObserve;
+  if (name == "admin") return Role::kAdmin;
+  return std::nullopt;
+}
+
+std::optional<CurveKey> DecodeZ85Key(std::string_view z85) {
+  if (z85.size() != 40) return std::nullopt;
+  char text[41];
+  std::memcpy(text, z85.data(), 40);
+  text[40] = '\0';
+  CurveKey key;
+  if (zmq_z85_decode(key.data(), text) == nullptr) return std::nullopt;
+  return key;
+}
+
+std::string EncodeZ85Key(const CurveKey& key) {
+  char text[41];
+  zmq_z85_encode(text, key.data(), key.size());
+  return std::string(text, 40);
+}
+
+struct AllowList::Snapshot {
+  std::vector<AllowedPeer> peers;
+  std::unordered_map<std::string, size_t> by_key;  // 32 binary bytes -> index in peers
+  size_t workers = 0;
+  size_t clients = 0;
+};
+
+namespace {
+
+std::string KeyString(const CurveKey& key) { return std::string(reinterpret_cast<const char*>(key.data()), key.size()); }
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool ValidName(std::string_view name) {
+  if (name.empty()) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
+  });
+}
+
+// Parses one key file; on failure returns nullopt and sets `why`.
+std::optional<AllowedPeer> ParseKeyFile(const fs::path& file, PeerKind kind, std::string& why) {
+  std::string name = file.stem().string();
+  if (!ValidName(name)) {
+    why = "the name '" + name + "' (file name without extension) must match [A-Za-z0-9_.-]+";
+    return std::nullopt;
+  }
+  if (file.filename().string().find("secret") != std::string::npos) {
+    why = "looks like a secret key file; only public keys belong in an allow-list (remove it from this directory)";
+    return std::nullopt;
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    why = std::string("cannot be read: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    why = "cannot be read";
+    return std::nullopt;
+  }
+  std::string content = text.str();
+  if (content.size() > 64 * 1024) {
+    why = "is larger than 64 KiB; a key file holds one 40-character public key";
+    return std::nullopt;
+  }
+
+  std::optional<std::string> key_text;
+  std::optional<Role> role;
+  std::istringstream lines(content);
+  std::string raw;
+  int line_no = 0;
+  while (std::getline(lines, raw)) {
+    ++line_no;
+    std::string_view line = Trim(raw);
+    // '#' is a Z85 character, but never the first of a key (its group's
+    // value would exceed 2^32), and keys hold no blanks: a comment is a line
+    // starting with '#' or a '#' after a blank.
+    if (line.starts_with("#")) continue;
+    for (size_t i = 1; i < line.size(); ++i) {
+      if (line[i] == '#' && (line[i - 1] == ' ' || line[i - 1] == '\t')) {
+        line = Trim(line.substr(0, i));
+        break;
+      }
+    }
+    if (line.empty()) continue;
+    std::string at = "line " + std::to_string(line_no) + ": ";
+    // '=' is a Z85 character too: a 40-character line without blanks is a
+    // key; any other line with '=' is a setting.
+    bool bare_key = line.size() == 40 && line.find_first_of(" \t") == std::string_view::npos;
+    if (auto eq = line.find('='); !bare_key && eq != std::string_view::npos) {
+      std::string_view field = Trim(line.substr(0, eq));
+      std::string_view value = Trim(line.substr(eq + 1));
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+      if (field == "role") {
+        if (kind == PeerKind::kWorker) {
+          why = at + "a worker key has no role (is this a client key in the workers/ directory?)";
+          return std::nullopt;
+        }
+        if (role) {
+          why = at + "a second role line";
+          return std::nullopt;
+        }
+        role = ParseRole(value);
+        if (!role) {
+          why = at + "role '" + std::string(value) + "' is not one of submit, observe, admin";
+          return std::nullopt;
+        }
+        continue;
+      }
+      if (field == "public-key") {
+        line = value;  // checked as a key below
+      } else if (field == "secret-key") {
+        why = at + "holds a secret key; only public keys belong in an allow-list";
+        return std::nullopt;
+      } else {
+        why = at + "unknown setting '" + std::string(field) + "' (expected a Z85 key or role = ...)";
+        return std::nullopt;
+      }
+    }
+    if (key_text) {
+      why = at + "a second key; one file holds one public key";
+      return std::nullopt;
+    }
+    if (line.size() != 40) {
+      why = at + "expected a 40-character Z85 public key, found " + std::to_string(line.size()) + " characters";
+      return std::nullopt;
+    }
+    key_text = std::string(line);
+  }
+  if (!key_text) {
+    why = "holds no key";
+    return std::nullopt;
+  }
+  std::optional<CurveKey> key = DecodeZ85Key(*key_text);
+  if (!key) {
+    why = "'" + *key_text + "' is not valid Z85";
+    return std::nullopt;
+  }
+  AllowedPeer peer;
+  peer.name = std::move(name);
+  peer.kind = kind;
+  peer.role = role.value_or(Role::kSubmit);
+  peer.key = *key;
+  peer.z85 = EncodeZ85Key(*key);
+  peer.file = file;
+  return peer;
+}
+
+void LoadKind(const fs::path& dir, PeerKind kind, std::vector<AllowedPeer>& peers, std::vector<std::string>& warnings) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    warnings.push_back(dir.string() + ": no such directory; no " + PeerKindName(kind) + " keys are allowed");
+    return;
+  }
+  if (!fs::is_directory(dir, ec)) {
+    warnings.push_back(dir.string() + ": not a directory; no " + PeerKindName(kind) + " keys are allowed");
+    return;
+  }
+  std::vector<fs::path> files;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    warnings.push_back(dir.string() + ": cannot be listed (" + ec.message() + "); no " + PeerKindName(kind) +
+                       " keys are allowed");
+    return;
+  }
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) {
+      warnings.push_back(dir.string() + ": listing failed (" + ec.message() + ")");
+      break;
+    }
+    const fs::path& path = it->path();
+    if (path.filename().string().starts_with(".")) continue;
+    std::error_code type_ec;
+    if (fs::is_directory(path, type_ec)) {
+      warnings.push_back(path.string() + ": a directory inside an allow-list directory; skipped");
+      continue;
+    }
+    files.push_back(path);
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    std::string why;
+    if (auto peer = ParseKeyFile(file, kind, why)) {
+      peers.push_back(std::move(*peer));
+    } else {
+      warnings.push_back(file.string() + ": " + why + "; skipped");
+    }
+  }
+}
+
+}  // namespace
+
+AllowList::AllowList() : snapshot_(std::make_shared<Snapshot>()) {}
+
+AllowList::AllowList(std::shared_ptr<const Snapshot> snapshot) : snapshot_(std::move(snapshot)) {}
+
+AllowList::LoadResult AllowList::Load(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw Error(ErrorCode::kNotFound, "allow-list directory " + dir.string() +
+                                          " does not exist or is not a directory (expected " + dir.string() +
+                                          "/workers and " + dir.string() + "/clients of Z85 public key files)");
+  }
+  LoadResult result;
+  std::vector<AllowedPeer> peers;
+  LoadKind(dir / "workers", PeerKind::kWorker, peers, result.warnings);
+  LoadKind(dir / "clients", PeerKind::kClient, peers, result.warnings);
+  result.list = FromPeers(std::move(peers), &result.warnings);
+  return result;
+}
+
+AllowList AllowList::FromPeers(std::vector<AllowedPeer> peers, std::vector<std::string>* warnings) {
+  auto snapshot = std::make_shared<Snapshot>();
+  std::unordered_map<std::string, size_t> names[2];  // per kind: name -> index
+  auto where = [](const AllowedPeer& p) { return p.file.empty() ? "'" + p.name + "'" : p.file.string(); };
+  for (AllowedPeer& peer : peers) {
+    peer.z85 = EncodeZ85Key(peer.key);
+    std::string key = KeyString(peer.key);
+    if (auto it = snapshot->by_key.find(key); it != snapshot->by_key.end()) {
+      const AllowedPeer& first = snapshot->peers[it->second];
+      if (warnings) {
+        warnings->push_back(where(peer) + ": key " + peer.z85 + " is already listed as " + PeerKindName(first.kind) +
+                            " '" + first.name + "' (" + where(first) + "); skipped");
+      }
+      continue;
+    }
+    auto& by_name = names[peer.kind == PeerKind::kWorker ? 0 : 1];
+    if (auto it = by_name.find(peer.name); it != by_name.end()) {
+      const AllowedPeer& first = snapshot->peers[it->second];
+      if (warnings) {
+        warnings->push_back(where(peer) + ": " + PeerKindName(peer.kind) + " name '" + peer.name +
+                            "' is already used by " + where(first) + "; skipped");
+      }
+      continue;
+    }
+    size_t index = snapshot->peers.size();
+    by_name.emplace(peer.name, index);
+    snapshot->by_key.emplace(std::move(key), index);
+    (peer.kind == PeerKind::kWorker ? snapshot->workers : snapshot->clients)++;
+    snapshot->peers.push_back(std::move(peer));
+  }
+  return AllowList(std::move(snapshot));
+}
+
+const AllowedPeer* AllowList::Find(const CurveKey& key) const { return Find(key.data(), key.size()); }
+
+const AllowedPeer* AllowList::Find(const uint8_t* key, size_t size) const {
+  if (size != 32) return nullptr;
+  auto it = snapshot_->by_key.find(std::string(reinterpret_cast<const char*>(key), size));
+  return it == snapshot_->by_key.end() ? nullptr : &snapshot_->peers[it->second];
+}
+
+const AllowedPeer* AllowList::FindZ85(std::string_view z85) const {
+  std::optional<CurveKey> key = DecodeZ85Key(z85);
+  return key ? Find(*key) : nullptr;
+}
+
+size_t AllowList::size() const { return snapshot_->peers.size(); }
+
+size_t AllowList::count(PeerKind kind) const {
+  return kind == PeerKind::kWorker ? snapshot_->workers : snapshot_->clients;
+}
+
+const std::vector<AllowedPeer>& AllowList::peers() const { return snapshot_->peers; }
+
+}  // namespace zkfleet::broker
