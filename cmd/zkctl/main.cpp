@@ -2,6 +2,7 @@
 //   zkctl submit --circuit ID [--priority P] [--request-id R] [--deadline S] [--wait] [--out DIR] WITNESS...
 //   zkctl await JOB [--out DIR] | status | workers | cancel JOB | drain WORKER [--wait]
 //   zkctl journal --data-dir DIR [--job N] [--limit N]   (reads the broker's journal; no broker needed)
+//   zkctl keygen --out NAME   (writes a CURVE keypair NAME.pub, NAME.secret; no broker needed)
 // Tables by default, --json for machines. Exit codes: see commands.hpp.
 #include <pwd.h>
 #include <unistd.h>
@@ -35,6 +36,11 @@ std::chrono::milliseconds Millis(double seconds) {
 }
 
 }  // namespace
+
+namespace zkctl {
+// keygen.cpp: writes NAME.pub and NAME.secret (mode 0600); never overwrites.
+int Keygen(const std::string& out, bool json);
+}  // namespace zkctl
 
 int main(int argc, char** argv) {
   CLI::App app{"zkctl: submit proving jobs to a zkfleet broker and inspect it"};
@@ -98,6 +104,11 @@ int main(int argc, char** argv) {
   journal->add_option("--limit", journal_args.limit, "jobs listed at most (the newest; 0 = all)")
       ->capture_default_str();
 
+  std::string keygen_out;
+  auto* keygen = app.add_subcommand(
+      "keygen", "write a CurveZMQ keypair: NAME.pub and NAME.secret (mode 0600); never overwrites; no broker");
+  keygen->add_option("--out", keygen_out, "path prefix NAME (its directory is created if needed)")->required();
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -106,6 +117,7 @@ int main(int argc, char** argv) {
       journal_args.has_job = journal_job->count() > 0;
       return zkctl::JournalInspect(journal_args);
     }
+    if (keygen->parsed()) return zkctl::Keygen(keygen_out, json);
     zmq::context_t context(1);
     zkfleet::fleet::BrokerClient client(context, endpoint, {}, client_id);
     zkctl::Context ctx;

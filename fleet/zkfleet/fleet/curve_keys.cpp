@@ -1,0 +1,350 @@
+#include "zkfleet/fleet/curve_keys.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <system_error>
+
+#include "zkfleet/common/error.hpp"
+
+namespace zkfleet::fleet {
+namespace {
+
+constexpr size_t kZ85KeyChars = 40;
+constexpr size_t kMaxKeyFileBytes = 64 * 1024;
+constexpr std::string_view kZ85Alphabet =
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+
+std::string Quote(const std::filesystem::path& path) { return path.string(); }
+
+std::string ModeOctal(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+void RequireCurve() {
+  if (!zmq_has("curve")) {
+    throw Error(ErrorCode::kUnsupported, "libzmq was built without CURVE security (zmq_has(\"curve\") is false)");
+  }
+}
+
+// Closes the descriptor on every path.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+struct RawFile {
+  std::string text;
+  mode_t mode = 0;
+};
+
+RawFile ReadSmallFile(const std::filesystem::path& path, bool secret) {
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (f.fd < 0) {
+    int err = errno;
+    throw Error(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+                std::string(secret ? "secret" : "public") + " key file " + Quote(path) + ": cannot open: " +
+                    std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) {
+    throw Error(ErrorCode::kIo, "key file " + Quote(path) + ": fstat: " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw Error(ErrorCode::kBadFormat, "key file " + Quote(path) + ": not a regular file");
+  }
+  // Checked on the open descriptor, so the file we read is the file we checked.
+  if (secret && (st.st_mode & 0077) != 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "secret key file " + Quote(path) + " is accessible by group or others (mode " +
+                    ModeOctal(st.st_mode) + "); refusing to use it: chmod 600 " + Quote(path));
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxKeyFileBytes) {
+    throw Error(ErrorCode::kBadFormat, "key file " + Quote(path) + ": " + std::to_string(st.st_size) +
+                                           " bytes, more than a key file holds (limit " +
+                                           std::to_string(kMaxKeyFileBytes) + ")");
+  }
+  RawFile out;
+  out.mode = st.st_mode;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(f.fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ErrorCode::kIo, "key file " + Quote(path) + ": read: " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    out.text.append(buf, static_cast<size_t>(n));
+    if (out.text.size() > kMaxKeyFileBytes) {
+      throw Error(ErrorCode::kBadFormat, "key file " + Quote(path) + ": larger than a key file (limit " +
+                                             std::to_string(kMaxKeyFileBytes) + " bytes)");
+    }
+  }
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  const char* ws = " \t\r\n\v\f";
+  size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+struct ParsedKeys {
+  std::optional<std::string> public_z85;
+  std::optional<std::string> secret_z85;
+  int public_line = 0;
+  int secret_line = 0;
+};
+
+// Describes why `value` is not a key, for an error message.
+std::string WhyNotKey(std::string_view value) {
+  if (value.size() != kZ85KeyChars) {
+    return std::to_string(value.size()) + " chars, a Z85 key has " + std::to_string(kZ85KeyChars) +
+           " (truncated or not a key?)";
+  }
+  return "not valid Z85";
+}
+
+ParsedKeys ParseKeyFile(const std::filesystem::path& path, const std::string& text) {
+  ParsedKeys keys;
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view raw(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
+    pos = nl == std::string::npos ? text.size() + 1 : nl + 1;
+    ++line_no;
+    std::string_view line = Trim(raw);
+    if (line.empty() || line.front() == '#') continue;
+    const std::string where = Quote(path) + ":" + std::to_string(line_no);
+
+    std::string_view name, value;
+    size_t eq = line.find('=');
+    std::string_view before_eq = eq == std::string_view::npos ? line : Trim(line.substr(0, eq));
+    if (eq != std::string_view::npos && (before_eq == "public-key" || before_eq == "secret-key")) {
+      name = before_eq;
+      value = Trim(line.substr(eq + 1));
+    } else if (eq != std::string_view::npos && before_eq.find_first_of(" \t") == std::string_view::npos &&
+               !before_eq.empty() && !IsZ85Key(line)) {
+      throw Error(ErrorCode::kBadFormat,
+                  where + ": unknown name '" + std::string(before_eq) + "' (expected public-key or secret-key)");
+    } else {
+      // A bare key (the .pub short form).
+      name = "public-key";
+      value = line;
+    }
+    if (!IsZ85Key(value)) {
+      throw Error(ErrorCode::kBadFormat, where + ": " + std::string(name) + " is " + WhyNotKey(value));
+    }
+    auto& slot = name == "public-key" ? keys.public_z85 : keys.secret_z85;
+    auto& slot_line = name == "public-key" ? keys.public_line : keys.secret_line;
+    if (slot) {
+      throw Error(ErrorCode::kBadFormat, where + ": a second " + std::string(name) + " (the first is on line " +
+                                             std::to_string(slot_line) + ")");
+    }
+    slot = std::string(value);
+    slot_line = line_no;
+  }
+  return keys;
+}
+
+std::string PublicOf(const std::string& secret_z85) {
+  char pub[kZ85KeyChars + 1] = {};
+  if (zmq_curve_public(pub, secret_z85.c_str()) != 0) {
+    throw Error(ErrorCode::kInternal, std::string("zmq_curve_public failed: ") + zmq_strerror(zmq_errno()));
+  }
+  return std::string(pub, kZ85KeyChars);
+}
+
+void RequireKey(std::string_view key, const char* what) {
+  if (!IsZ85Key(key)) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " is " + WhyNotKey(key));
+  }
+}
+
+// Writes all of `text` to a descriptor created by CreateExclusive, then fsyncs it.
+void WriteAllAndSync(int fd, const std::filesystem::path& path, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ErrorCode::kIo, "writing " + Quote(path) + ": " + std::strerror(errno));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) throw Error(ErrorCode::kIo, "fsync " + Quote(path) + ": " + std::strerror(errno));
+}
+
+int CreateExclusive(const std::filesystem::path& path, mode_t mode) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) {
+    int err = errno;
+    if (err == EEXIST) {
+      throw Error(ErrorCode::kInvalidArgument, Quote(path) + " already exists; refusing to overwrite a key file");
+    }
+    throw Error(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+                "cannot create " + Quote(path) + ": " + std::strerror(err));
+  }
+  // The umask may have removed bits; set exactly the mode we mean.
+  if (::fchmod(fd, mode) != 0) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(path.c_str());
+    throw Error(ErrorCode::kIo, "chmod " + Quote(path) + ": " + std::strerror(err));
+  }
+  return fd;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+bool IsZ85Key(std::string_view key) {
+  if (key.size() != kZ85KeyChars) return false;
+  // Every char in the alphabet, and every 5-char group a value below 2^32
+  // (otherwise it is not the encoding of 4 bytes).
+  for (size_t g = 0; g < kZ85KeyChars; g += 5) {
+    uint64_t value = 0;
+    for (size_t i = g; i < g + 5; ++i) {
+      size_t digit = kZ85Alphabet.find(key[i]);
+      if (digit == std::string_view::npos) return false;
+      value = value * 85 + digit;
+    }
+    if (value > UINT32_MAX) return false;
+  }
+  std::string z(key);
+  uint8_t bytes[32];
+  return zmq_z85_decode(bytes, z.c_str()) != nullptr;
+}
+
+CurveKeyPair GenerateCurveKeyPair() {
+  RequireCurve();
+  char pub[kZ85KeyChars + 1] = {};
+  char sec[kZ85KeyChars + 1] = {};
+  if (zmq_curve_keypair(pub, sec) != 0) {
+    throw Error(ErrorCode::kInternal, std::string("zmq_curve_keypair failed: ") + zmq_strerror(zmq_errno()));
+  }
+  CurveKeyPair keys{std::string(pub, kZ85KeyChars), std::string(sec, kZ85KeyChars)};
+  std::memset(sec, 0, sizeof(sec));
+  return keys;
+}
+
+void WriteKeyPair(const std::filesystem::path& dir, const std::string& name, const CurveKeyPair& keys) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    throw Error(ErrorCode::kInvalidArgument, "keypair name '" + name + "' must be a plain file name");
+  }
+  if (EndsWith(name, ".pub") || EndsWith(name, ".secret")) {
+    throw Error(ErrorCode::kInvalidArgument, "keypair name '" + name +
+                                                 "' must not end in .pub or .secret (NAME.pub and NAME.secret "
+                                                 "are added)");
+  }
+  RequireKey(keys.public_z85, "the public key");
+  RequireKey(keys.secret_z85, "the secret key");
+  if (PublicOf(keys.secret_z85) != keys.public_z85) {
+    throw Error(ErrorCode::kMismatch, "the public key is not the one the secret key yields");
+  }
+  const std::filesystem::path pub_path = dir / (name + ".pub");
+  const std::filesystem::path sec_path = dir / (name + ".secret");
+  // Refuse before creating anything, so a refusal leaves both files as they were.
+  for (const auto& p : {pub_path, sec_path}) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(p, ec))) {
+      throw Error(ErrorCode::kInvalidArgument, Quote(p) + " already exists; refusing to overwrite a key file");
+    }
+  }
+
+  // O_EXCL closes the race with another writer; if the second create loses
+  // it, the first file (which we made) is removed again.
+  Fd sec_fd;
+  sec_fd.fd = CreateExclusive(sec_path, 0600);
+  Fd pub_fd;
+  try {
+    pub_fd.fd = CreateExclusive(pub_path, 0644);
+    WriteAllAndSync(sec_fd.fd, sec_path,
+                    "# zkfleet CURVE secret key: keep private (mode 0600); its public half is in " + name +
+                        ".pub\npublic-key = " + keys.public_z85 + "\nsecret-key = " + keys.secret_z85 + "\n");
+    WriteAllAndSync(pub_fd.fd, pub_path,
+                    "# zkfleet CURVE public key (its secret half is in " + name + ".secret)\npublic-key = " +
+                        keys.public_z85 + "\n");
+  } catch (...) {
+    ::unlink(sec_path.c_str());
+    if (pub_fd.fd >= 0) ::unlink(pub_path.c_str());
+    throw;
+  }
+  // Make the new directory entries durable too (best effort).
+  Fd dir_fd;
+  dir_fd.fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd.fd >= 0) (void)::fsync(dir_fd.fd);
+}
+
+CurveKeyPair ReadSecretKeyFile(const std::filesystem::path& path) {
+  RawFile raw = ReadSmallFile(path, /*secret=*/true);
+  ParsedKeys keys = ParseKeyFile(path, raw.text);
+  std::memset(raw.text.data(), 0, raw.text.size());
+  if (!keys.secret_z85) {
+    throw Error(ErrorCode::kBadFormat, "secret key file " + Quote(path) + " has no 'secret-key = <z85>' line");
+  }
+  if (!keys.public_z85) {
+    throw Error(ErrorCode::kBadFormat, "secret key file " + Quote(path) + " has no 'public-key = <z85>' line");
+  }
+  std::string derived = PublicOf(*keys.secret_z85);
+  if (derived != *keys.public_z85) {
+    throw Error(ErrorCode::kMismatch, "secret key file " + Quote(path) + ": public-key (line " +
+                                          std::to_string(keys.public_line) +
+                                          ") is not the public half of its secret-key (which is " + derived + ")");
+  }
+  return CurveKeyPair{std::move(*keys.public_z85), std::move(*keys.secret_z85)};
+}
+
+std::string ReadPublicKeyFile(const std::filesystem::path& path) {
+  if (path.extension() == ".secret") return ReadSecretKeyFile(path).public_z85;
+  RawFile raw = ReadSmallFile(path, /*secret=*/false);
+  ParsedKeys keys = ParseKeyFile(path, raw.text);
+  if (keys.secret_z85) {
+    std::memset(raw.text.data(), 0, raw.text.size());
+    return ReadSecretKeyFile(path).public_z85;  // every check of a secret file, its mode included
+  }
+  if (!keys.public_z85) {
+    throw Error(ErrorCode::kBadFormat, "public key file " + Quote(path) +
+                                           " has no key (expected 'public-key = <z85>'; a bare key starting with "
+                                           "'#' reads as a comment)");
+  }
+  return std::move(*keys.public_z85);
+}
+
+void ConfigureCurveServer(zmq::socket_t& socket, const CurveKeyPair& server) {
+  RequireCurve();
+  RequireKey(server.public_z85, "the server's public key");
+  RequireKey(server.secret_z85, "the server's secret key");
+  socket.set(zmq::sockopt::zap_domain, kZapDomain);
+  socket.set(zmq::sockopt::curve_server, 1);
+  socket.set(zmq::sockopt::curve_publickey, server.public_z85);
+  socket.set(zmq::sockopt::curve_secretkey, server.secret_z85);
+}
+
+void ConfigureCurveClient(zmq::socket_t& socket, const CurveKeyPair& mine, const std::string& server_public_z85) {
+  RequireCurve();
+  RequireKey(mine.public_z85, "the client's public key");
+  RequireKey(mine.secret_z85, "the client's secret key");
+  RequireKey(server_public_z85, "the server's public key");
+  socket.set(zmq::sockopt::curve_serverkey, server_public_z85);
+  socket.set(zmq::sockopt::curve_publickey, mine.public_z85);
+  socket.set(zmq::sockopt::curve_secretkey, mine.secret_z85);
+}
+
+}  // namespace zkfleet::fleet

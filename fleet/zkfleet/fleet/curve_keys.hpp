@@ -1,0 +1,92 @@
+// CurveZMQ key files and the socket options that use them (issue 14).
+//
+// A keypair NAME is two ordinary text files, written by `zkctl keygen --out NAME`
+// (or WriteKeyPair):
+//
+//   NAME.pub     (mode 0644; safe to copy to the broker's allow-list)
+//       # zkfleet CURVE public key
+//       public-key = <40-char Z85>
+//
+//   NAME.secret  (mode 0600; never leaves the machine that uses it)
+//       # zkfleet CURVE secret key: keep private (mode 0600)
+//       public-key = <40-char Z85>
+//       secret-key = <40-char Z85>
+//
+// Format rules, for both files: one `name = value` per line; whitespace around
+// the name and the value is ignored (Z85 has no whitespace); blank lines and
+// lines whose first non-blank character is '#' are ignored. A .pub file may
+// instead hold the bare 40-char key on a line of its own (what `zkctl keygen`
+// prints), but because '#' is a Z85 character, a bare key that starts with '#'
+// reads as a comment: write such a key as `public-key = ...` (the writer always
+// does). Names other than public-key / secret-key, a name given twice, a
+// missing key, a key that is not 40 chars of valid Z85, or a secret file whose
+// public key is not the one its secret key yields are all refused (kBadFormat,
+// kMismatch for the last), naming the file and the line.
+//
+// Secret files: written with open(O_CREAT|O_EXCL, 0600), so an existing file
+// is never overwritten; read only if the file's mode gives group and others no
+// access at all (otherwise: "chmod 600 PATH"). Read files are limited to 64 KiB.
+//
+// Socket helpers: CURVE needs a TCP (or IPC) transport; inproc has no
+// handshake. ConfigureCurveServer also sets the ZAP domain "zkfleet": with a
+// ZAP handler bound at inproc://zeromq.zap.01 in the socket's context, that
+// handler decides who may connect; with none bound (libzmq 4.3, ZAP domain not
+// enforced), every client that knows the server's public key is accepted —
+// encryption and server authentication without client authentication.
+//
+// Errors: zkfleet::Error with the file path and what was wrong in the message:
+//   kNotFound (missing file), kIo (read/write failure), kBadFormat, kMismatch,
+//   kInvalidArgument (bad key passed in, refusing to overwrite, secret file
+//   readable by others, bad keypair name), kUnsupported (libzmq built without CURVE).
+//
+// Thread-safety: the functions hold no state and may be called from any
+// thread; the socket helpers, like every use of a zmq::socket_t, only from the
+// thread that owns the socket, before it binds or connects.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include <zmq.hpp>
+
+namespace zkfleet::fleet {
+
+// A CURVE keypair in Z85 (40 chars each). The secret half is plain memory:
+// keep copies few and short-lived.
+struct CurveKeyPair {
+  std::string public_z85;
+  std::string secret_z85;
+};
+
+// The ZAP domain ConfigureCurveServer sets; a ZAP handler sees it in every request.
+inline constexpr const char* kZapDomain = "zkfleet";
+
+// True when `key` is 40 chars of valid Z85 (the encoding of 32 bytes).
+bool IsZ85Key(std::string_view key);
+
+// A fresh keypair from libzmq (zmq_curve_keypair, libsodium's RNG).
+CurveKeyPair GenerateCurveKeyPair();
+
+// Writes DIR/NAME.pub and DIR/NAME.secret (mode 0600). Refuses (kInvalidArgument,
+// naming the file) if either exists; then neither is touched. `dir` must exist.
+// `name` must be a plain file name, and must not end in .pub or .secret.
+void WriteKeyPair(const std::filesystem::path& dir, const std::string& name, const CurveKeyPair& keys);
+
+// Reads and validates a secret key file (mode, format, public matches secret).
+CurveKeyPair ReadSecretKeyFile(const std::filesystem::path& path);
+
+// The public key of a .pub file, or of a secret key file (which is then read
+// with every check of ReadSecretKeyFile: a file holding a secret-key line
+// counts as a secret file whatever its name).
+std::string ReadPublicKeyFile(const std::filesystem::path& path);
+
+// A CURVE server socket (the broker's ROUTERs): curve_server = 1, its secret
+// and public key, ZAP domain kZapDomain. Call before bind().
+void ConfigureCurveServer(zmq::socket_t& socket, const CurveKeyPair& server);
+
+// A CURVE client socket: its own keypair and the server's public key, which
+// the handshake authenticates (a wrong one never completes). Call before connect().
+void ConfigureCurveClient(zmq::socket_t& socket, const CurveKeyPair& mine, const std::string& server_public_z85);
+
+}  // namespace zkfleet::fleet
