@@ -199,15 +199,43 @@ void BrokerCore::JournalItem(const JobRecord& job, uint32_t partition, const pro
 
 // ------------------------------------------------------------------ clients
 
-void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now) {
+void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now,
+                              const Peer& peer) {
   ReplyTo from{identity, message.correlation_id()};
-  const std::string client = message.client_id().empty() ? std::string(kAnonymousClient) : message.client_id();
+  // Authenticated: the key is the identity, whatever the client declares.
+  const std::string client = peer.authenticated    ? peer.key_name
+                             : message.client_id().empty() ? std::string(kAnonymousClient)
+                                                           : message.client_id();
+  // Roles: submit = its own jobs; observe = status and workers; admin = everything.
+  auto allowed = [&](std::initializer_list<Role> roles, const char* request) {
+    for (Role role : roles) {
+      if (peer.role == role) return true;
+    }
+    ++counters_.requests_forbidden;
+    if (metrics_) metrics_->RequestForbidden();
+    SendError(from, proto::ERROR_KIND_FORBIDDEN,
+              std::string(request) + " is not allowed for key '" + client + "' (role " + RoleName(peer.role) + ")");
+    return false;
+  };
+  // An authenticated admin may touch every job; an unauthenticated peer
+  // (--insecure-plaintext) may do everything but still owns only its
+  // declared identity's jobs.
+  const bool admin = peer.authenticated && peer.role == Role::kAdmin;
   switch (message.body_case()) {
-    case proto::Envelope::kSubmit: OnSubmit(from, client, *message.mutable_submit(), now); break;
-    case proto::Envelope::kAwait: OnAwait(from, client, message.await()); break;
-    case proto::Envelope::kCancel: OnCancel(from, client, message.cancel(), now); break;
-    case proto::Envelope::kDrainWorker: OnDrainWorker(identity, from.correlation_id, message.drain_worker()); break;
+    case proto::Envelope::kSubmit:
+      if (allowed({Role::kSubmit, Role::kAdmin}, "SUBMIT")) OnSubmit(from, client, *message.mutable_submit(), now);
+      break;
+    case proto::Envelope::kAwait:
+      if (allowed({Role::kSubmit, Role::kAdmin}, "AWAIT")) OnAwait(from, client, admin, message.await());
+      break;
+    case proto::Envelope::kCancel:
+      if (allowed({Role::kSubmit, Role::kAdmin}, "CANCEL")) OnCancel(from, client, admin, message.cancel(), now);
+      break;
+    case proto::Envelope::kDrainWorker:
+      if (allowed({Role::kAdmin}, "DRAIN")) OnDrainWorker(identity, from.correlation_id, message.drain_worker());
+      break;
     case proto::Envelope::kStatus: {
+      if (!allowed({Role::kObserve, Role::kAdmin}, "STATUS")) break;
       proto::Envelope reply;
       reply.set_correlation_id(from.correlation_id);
       *reply.mutable_status_reply() = Status(now);
@@ -340,27 +368,30 @@ void BrokerCore::OnDuplicateSubmit(const ReplyTo& from, const journal::Request& 
   SendClient(from, std::move(reply));
 }
 
-void BrokerCore::OnAwait(const ReplyTo& from, const std::string& client, const proto::AwaitRequest& request) {
+void BrokerCore::OnAwait(const ReplyTo& from, const std::string& client, bool any_job,
+                         const proto::AwaitRequest& request) {
   const uint64_t seq = request.job_seq();
   auto foreign = [&](const std::string& owner) {
+    if (any_job) return false;
+    if (owner == client) return false;
     SendError(from, proto::ERROR_KIND_FOREIGN_JOB,
               "job " + std::to_string(seq) + " was submitted by another client (you are '" + client + "')");
-    (void)owner;
+    return true;
   };
   if (JobRecord* job = jobs_.Find(seq)) {
-    if (job->client_id != client) return foreign(job->client_id);
+    if (foreign(job->client_id)) return;
     job->waiters.push_back(from);
     return;
   }
   proto::Envelope reply;
   reply.set_correlation_id(from.correlation_id);
   if (auto stored = journal_.GetJob(seq)) {
-    if (stored->client_id() != client) return foreign(stored->client_id());
+    if (foreign(stored->client_id())) return;
     LoadResult(seq, reply.mutable_job_result());
     return SendClient(from, std::move(reply));
   }
   if (auto stub = journal_.GetStub(seq)) {
-    if (stub->client_id() != client) return foreign(stub->client_id());
+    if (foreign(stub->client_id())) return;
     return SendError(from, proto::ERROR_KIND_UNKNOWN_JOB,
                      "job " + std::to_string(seq) + " ended " + fleet::JobStateName(stub->state()) +
                          " but its result passed the retention (--result-ttl)");
@@ -369,13 +400,13 @@ void BrokerCore::OnAwait(const ReplyTo& from, const std::string& client, const p
             "job " + std::to_string(seq) + " is not known (never submitted, or long expired)");
 }
 
-void BrokerCore::OnCancel(const ReplyTo& from, const std::string& client, const proto::CancelRequest& request,
-                          Clock::time_point now) {
+void BrokerCore::OnCancel(const ReplyTo& from, const std::string& client, bool any_job,
+                          const proto::CancelRequest& request, Clock::time_point now) {
   const uint64_t seq = request.job_seq();
   proto::Envelope reply;
   reply.set_correlation_id(from.correlation_id);
   if (JobRecord* job = jobs_.Find(seq)) {
-    if (job->client_id != client) {
+    if (job->client_id != client && !any_job) {
       return SendError(from, proto::ERROR_KIND_FOREIGN_JOB,
                        "job " + std::to_string(seq) + " was submitted by another client (you are '" + client + "')");
     }
@@ -394,7 +425,7 @@ void BrokerCore::OnCancel(const ReplyTo& from, const std::string& client, const 
     owner = stub->client_id();
   }
   if (!ended) return SendError(from, proto::ERROR_KIND_UNKNOWN_JOB, "job " + std::to_string(seq) + " is not known");
-  if (owner != client) {
+  if (owner != client && !any_job) {
     return SendError(from, proto::ERROR_KIND_FOREIGN_JOB,
                      "job " + std::to_string(seq) + " was submitted by another client (you are '" + client + "')");
   }
@@ -428,8 +459,9 @@ void BrokerCore::OnDrainWorker(const std::string& identity, uint64_t correlation
 
 // ------------------------------------------------------------------ workers
 
-void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& message, Clock::time_point now) {
-  if (message.has_ready()) return OnReady(identity, message.ready(), now);
+void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& message, Clock::time_point now,
+                              const Peer& peer) {
+  if (message.has_ready()) return OnReady(identity, message.ready(), peer, now);
 
   WorkerRecord* worker = workers_.Find(identity);
   if (!worker) {
@@ -475,7 +507,8 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
   }
 }
 
-void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready, Clock::time_point now) {
+void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready, const Peer& peer,
+                         Clock::time_point now) {
   if (ready.worker_id().empty()) {
     CountDroppedFrame(metrics::DropReason::kMalformed);
     spdlog::warn("READY without worker_id dropped");
@@ -507,6 +540,7 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
     keep_claimed(old->identity, "reconnected on a new connection");
   }
   WorkerRecord& worker = workers_.Add(identity, ready.worker_id());
+  worker.key_name = peer.key_name;
   worker.host = ready.host();
   worker.backend = ready.backend();
   worker.circuits = {ready.circuits().begin(), ready.circuits().end()};
@@ -547,8 +581,9 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
     // Per-circuit series exist from the first scrape, before any job.
     for (const std::string& circuit : worker.circuits) metrics_->ForCircuit(circuit);
   }
-  spdlog::info("worker {} registered: host={} backend={} capacity={} state={} circuits={}{}", worker.worker_id,
-               worker.host, worker.backend, worker.capacity, fleet::WorkerStateName(worker.state),
+  spdlog::info("worker {} registered: key={} host={} backend={} capacity={} state={} circuits={}{}", worker.worker_id,
+               peer.authenticated ? peer.key_name : "(plaintext)", worker.host, worker.backend, worker.capacity,
+               fleet::WorkerStateName(worker.state),
                fmt::join(worker.circuits, ","),
                kept.empty() ? "" : "; still proving " + std::to_string(kept.size()) + " leased item(s)");
 }
@@ -1080,6 +1115,7 @@ proto::StatusReply BrokerCore::Status(Clock::time_point now) const {
     info->set_last_seen_s(std::chrono::duration<double>(now - worker.last_seen).count());
     info->set_capacity(worker.capacity);
     info->set_items_completed(worker.items_completed);
+    info->set_key_name(worker.key_name);
   }
   status.set_jobs_submitted(counters_.jobs_submitted);
   status.set_jobs_completed(counters_.jobs_completed);

@@ -47,6 +47,7 @@
 #include "zkfleet.pb.h"
 #include "zkfleet/broker/counters.hpp"
 #include "zkfleet/broker/admission.hpp"
+#include "zkfleet/broker/allow_list.hpp"
 #include "zkfleet/broker/dispatch_queue.hpp"
 #include "zkfleet/broker/job_table.hpp"
 #include "zkfleet/broker/journal.hpp"
@@ -55,6 +56,15 @@
 #include "zkfleet/metrics/broker_metrics.hpp"
 
 namespace zkfleet::broker {
+
+// Who sent a message, as the transport authenticated it: BrokerServer reads
+// the ZAP handler's verdict (User-Id, Role) from each message.
+struct Peer {
+  bool authenticated = false;  // false only with --insecure-plaintext (a trusted network)
+  std::string key_name;        // its CURVE key's name in the allow-list
+  Role role = Role::kAdmin;    // clients; an unauthenticated peer may do everything but
+                               // touch another declared client's jobs
+};
 
 // A message for the server to send.
 struct Outgoing {
@@ -72,9 +82,13 @@ class BrokerCore {
   // the core. Throws zkfleet::Error when the journal cannot be read.
   BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerMetrics* metrics = nullptr);
 
-  // One decoded, version-checked envelope from a client / a worker.
-  void HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now);
-  void HandleWorker(const std::string& identity, proto::Envelope& message, Clock::time_point now);
+  // One decoded, version-checked envelope from a client / a worker. With an
+  // authenticated `peer` the client identity is its key's name (the
+  // envelope's client_id is ignored) and its role is checked per request.
+  void HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now,
+                    const Peer& peer = {});
+  void HandleWorker(const std::string& identity, proto::Envelope& message, Clock::time_point now,
+                    const Peer& peer = {});
 
   // Leases queued items to dispatchable workers, best item first; appends the
   // JOBs to the outbox. Called after each batch of incoming messages.
@@ -117,12 +131,14 @@ class BrokerCore {
   void OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request, Clock::time_point now);
   // A SUBMIT whose (client, request id) is known: the existing job, or a refusal.
   void OnDuplicateSubmit(const ReplyTo& from, const journal::Request& known, const std::string& payload_hash);
-  void OnAwait(const ReplyTo& from, const std::string& client, const proto::AwaitRequest& request);
-  void OnCancel(const ReplyTo& from, const std::string& client, const proto::CancelRequest& request, Clock::time_point now);
+  // `any_job`: an admin may await or cancel every client's jobs.
+  void OnAwait(const ReplyTo& from, const std::string& client, bool any_job, const proto::AwaitRequest& request);
+  void OnCancel(const ReplyTo& from, const std::string& client, bool any_job, const proto::CancelRequest& request,
+                Clock::time_point now);
   void OnDrainWorker(const std::string& identity, uint64_t correlation_id, const proto::DrainWorkerRequest& request);
 
   // Worker messages.
-  void OnReady(const std::string& identity, const proto::Ready& ready, Clock::time_point now);
+  void OnReady(const std::string& identity, const proto::Ready& ready, const Peer& peer, Clock::time_point now);
   void OnStarted(WorkerRecord& worker, const proto::Started& started);
   void OnResult(WorkerRecord& worker, proto::Result& result, Clock::time_point now);
   void OnHandback(WorkerRecord& worker, const proto::Handback& handback, Clock::time_point now);

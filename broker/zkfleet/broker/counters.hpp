@@ -31,6 +31,7 @@ struct BrokerCounters {
   uint64_t submits_busy = 0;        // SUBMITs refused over an admission limit
   uint64_t jobs_recovered = 0;      // live jobs replayed from the journal at start
   uint64_t leases_recovered = 0;    // started leases replayed (orphaned until claimed)
+  uint64_t requests_forbidden = 0;  // refused: the key's role does not allow the request
 };
 
 }  // namespace zkfleet::broker

@@ -21,6 +21,7 @@ namespace zkfleet::broker {
 struct WorkerRecord {
   std::string identity;           // ZeroMQ routing id (one connection)
   std::string worker_id;          // from READY; stable across reconnects
+  std::string key_name;           // its CURVE key's name ("" in plaintext mode)
   std::string host;
   std::string backend;
   std::set<std::string> circuits;

@@ -1077,6 +1077,62 @@ TEST_F(BrokerCoreTest, LargeWitnessesGoToTheirOwnFilesAndLeaveWithTheirResult) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/blobs/1-0"));
 }
 
+// With authentication the key is the client identity and its role decides
+// what it may ask (issue 14).
+TEST_F(BrokerCoreTest, AuthenticatedKeysAreTheIdentityAndRolesAreEnforced) {
+  Ready("wA", "A", {"c1"}, 10);
+  auto as = [&](const std::string& name, Role role) {
+    Peer peer;
+    peer.authenticated = true;
+    peer.key_name = name;
+    peer.role = role;
+    return peer;
+  };
+  auto send = [&](const std::string& identity, proto::Envelope e, const Peer& peer) {
+    core_->HandleClient(identity, e, now_, peer);
+    return Take();
+  };
+  auto error_kind = [](const std::vector<Outgoing>& out) {
+    return out.size() == 1 && out[0].envelope.has_error() ? out[0].envelope.error().kind() : proto::ERROR_KIND_UNSPECIFIED;
+  };
+  const Peer alice = as("alice", Role::kSubmit), bob = as("bob", Role::kSubmit);
+  const Peer watcher = as("grafana", Role::kObserve), ops = as("ops", Role::kAdmin);
+  proto::Envelope submit;
+  submit.set_client_id("bob");  // a declared identity does not count once authenticated
+  submit.mutable_submit()->set_request_id("r1");
+  submit.mutable_submit()->set_circuit_id("c1");
+  submit.mutable_submit()->add_witnesses("w");
+  auto out = send("cl-alice", submit, alice);
+  ASSERT_TRUE(out[0].envelope.has_submit_reply());
+  EXPECT_EQ(core_->jobs().Find(1)->client_id, "alice");
+
+  proto::Envelope await;
+  await.mutable_await()->set_job_seq(1);
+  EXPECT_EQ(error_kind(send("cl-bob", await, bob)), proto::ERROR_KIND_FOREIGN_JOB);
+  EXPECT_EQ(error_kind(send("cl-watch", await, watcher)), proto::ERROR_KIND_FORBIDDEN);
+  EXPECT_EQ(error_kind(send("cl-watch", submit, watcher)), proto::ERROR_KIND_FORBIDDEN);
+  proto::Envelope drain;
+  drain.mutable_drain_worker()->set_worker_id("A");
+  EXPECT_EQ(error_kind(send("cl-alice", drain, alice)), proto::ERROR_KIND_FORBIDDEN);
+  proto::Envelope status;
+  status.mutable_status();
+  EXPECT_EQ(error_kind(send("cl-alice", status, alice)), proto::ERROR_KIND_FORBIDDEN);
+  EXPECT_TRUE(send("cl-watch", status, watcher)[0].envelope.has_status_reply());
+  EXPECT_EQ(core_->counters().requests_forbidden, 4u);
+  EXPECT_EQ(Metric("zkfleet_broker_requests_forbidden_total"), 4);
+  // Nothing changed: the worker is READY, the job still queued for alice.
+  EXPECT_EQ(core_->workers().all().at("wA").state, proto::WORKER_STATE_READY);
+  EXPECT_EQ(core_->jobs().size(), 1u);
+  // An admin may await any job (and drain).
+  EXPECT_TRUE(send("cl-ops", await, ops).empty());  // waits for the result
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Result("wA", 1, 0);
+  auto results = Take();
+  EXPECT_EQ(ResultsTo(results, "cl-alice").size(), 1u);
+  EXPECT_EQ(ResultsTo(results, "cl-ops").size(), 1u);
+  EXPECT_EQ(ResultsTo(results, "cl-bob").size(), 0u);
+}
+
 // One broker per data directory: a second one is refused with a clear error;
 // readers (zkctl journal) are not.
 TEST_F(BrokerCoreTest, ASecondBrokerOnTheSameDataDirectoryIsRefused) {
