@@ -43,11 +43,12 @@ struct Config {
   size_t window = 1000;  // per client, closed loop
   double rate = 0;       // jobs/s in total, open loop (0 = closed loop)
   size_t witness_bytes = 32;
+  zkfleet::fleet::ClientSecurity security;
 };
 
 void RunClient(zmq::context_t& context, const Config& config, int index, size_t jobs, const std::string& run_id,
                ClientStats& stats) {
-  zkfleet::fleet::BrokerClient client(context, config.endpoint);
+  zkfleet::fleet::BrokerClient client(context, config.endpoint, config.security);
   std::vector<Clock::time_point> sent(jobs);
   stats.latencies_s.reserve(jobs);
   stats.accept_latencies_s.reserve(jobs);
@@ -128,7 +129,13 @@ int main(int argc, char** argv) {
   app.add_option("--witness-bytes", config.witness_bytes, "size of the dummy witness")->capture_default_str();
   app.add_option("--label", label, "name of this run in the output");
   app.add_flag("--json", json, "also print a JSON line");
+  std::string curve_secret_key, broker_public_key;
+  bool insecure_plaintext = false;
+  app.add_option("--curve-secret-key", curve_secret_key, "the clients' NAME.secret (CURVE)");
+  app.add_option("--broker-public-key", broker_public_key, "the broker's NAME.pub (CURVE)");
+  app.add_flag("--insecure-plaintext", insecure_plaintext, "no CURVE (against a broker run with it)");
   CLI11_PARSE(app, argc, argv);
+  config.security = zkfleet::fleet::ClientSecurity::Load(insecure_plaintext, curve_secret_key, broker_public_key);
 
   zmq::context_t context(2);
   std::string run_id = "bench" + std::to_string(std::chrono::system_clock::now().time_since_epoch().count());

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/broker/broker_server.hpp"
+#include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/common/logging.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
@@ -52,6 +53,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--busy-retry-after", busy_retry_s, "seconds a BUSY refusal suggests waiting before a retry")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
+  std::string curve_secret_key, allow_dir;
+  bool insecure_plaintext = false;
+  app.add_option("--curve-secret-key", curve_secret_key,
+                 "the broker's NAME.secret (zkctl keygen --out NAME); workers and clients need its NAME.pub");
+  app.add_option("--allow-dir", allow_dir,
+                 "allow-lists: DIR/workers/*.pub may connect to --workers, DIR/clients/*.pub (with a 'role = "
+                 "submit|observe|admin' line) to --clients; SIGHUP reloads them (docs/operations.md)");
+  app.add_flag("--insecure-plaintext", insecure_plaintext,
+               "no CURVE, no allow-lists: anyone who reaches the ports may act as a client or a worker (a trusted "
+               "network only)");
   app.add_option("--witness-file-threshold", options.journal.blob_threshold,
                  "witnesses of at least this many bytes are journaled as their own file, smaller ones in the store")
       ->capture_default_str();
@@ -82,8 +93,25 @@ int main(int argc, char** argv) {
   options.busy_retry_after = std::chrono::milliseconds(static_cast<int64_t>(busy_retry_s * 1000));
   options.journal.dir = data_dir;
   options.journal.sync = *zkfleet::broker::ParseSyncMode(sync_mode);
+  options.security.plaintext = insecure_plaintext;
+  options.security.allow_dir = allow_dir;
 
   zkfleet::InitLogging("zkbroker", log_level);
+  if (!insecure_plaintext) {
+    if (curve_secret_key.empty() || allow_dir.empty()) {
+      std::fprintf(stderr,
+                   "zkbroker: CURVE is on by default: give --curve-secret-key (the broker's NAME.secret, from zkctl "
+                   "keygen) and --allow-dir (workers/ and clients/ public keys), or --insecure-plaintext on a "
+                   "trusted network\n");
+      return 2;
+    }
+    try {
+      options.security.server = zkfleet::fleet::ReadSecretKeyFile(curve_secret_key);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "zkbroker: %s\n", e.what());
+      return 2;
+    }
+  }
 
   // SIGINT/SIGTERM are read from a signalfd in the poll loop; block them
   // before any thread (libzmq's I/O threads included) exists.
@@ -91,6 +119,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // reloads the allow-lists
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   int stop_fd = signalfd(-1, &signals, SFD_CLOEXEC);
 

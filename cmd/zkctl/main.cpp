@@ -17,7 +17,13 @@
 
 namespace {
 
-// ZKFLEET_CLIENT_ID, else "<user>@<hostname>".
+// ZKFLEET_CLIENT_ID, else "<user>@<hostname>". (Counts only in plaintext
+// mode: with CURVE the broker knows the client by its key.)
+std::string EnvOr(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
 std::string DefaultClientId() {
   if (const char* env = std::getenv("ZKFLEET_CLIENT_ID"); env && *env) return env;
   std::string user;
@@ -52,8 +58,18 @@ int main(int argc, char** argv) {
   double timeout_s = 10;
   double wait_timeout_s = 0;
   app.add_option("--broker", endpoint, "the broker's client endpoint")->capture_default_str();
+  std::string curve_secret_key = EnvOr("ZKFLEET_CURVE_SECRET_KEY");
+  std::string broker_public_key = EnvOr("ZKFLEET_BROKER_PUBLIC_KEY");
+  bool insecure_plaintext = false;
+  app.add_option("--curve-secret-key", curve_secret_key,
+                 "this client's NAME.secret (zkctl keygen); the broker knows the client by this key "
+                 "(default: $ZKFLEET_CURVE_SECRET_KEY)");
+  app.add_option("--broker-public-key", broker_public_key,
+                 "the broker's NAME.pub (default: $ZKFLEET_BROKER_PUBLIC_KEY)");
+  app.add_flag("--insecure-plaintext", insecure_plaintext,
+               "no CURVE: unauthenticated, unencrypted (only against a broker run with --insecure-plaintext)");
   app.add_option("--client-id", client_id,
-                 "client identity: scopes request ids and owns the jobs submitted (default: $ZKFLEET_CLIENT_ID, "
+                 "plaintext mode only: client identity, scopes request ids and owns the jobs submitted (default: $ZKFLEET_CLIENT_ID, "
                  "else <user>@<hostname>)")
       ->capture_default_str();
   app.add_flag("--json", json, "machine-readable JSON output");
@@ -119,7 +135,8 @@ int main(int argc, char** argv) {
     }
     if (keygen->parsed()) return zkctl::Keygen(keygen_out, json);
     zmq::context_t context(1);
-    zkfleet::fleet::BrokerClient client(context, endpoint, {}, client_id);
+    auto security = zkfleet::fleet::ClientSecurity::Load(insecure_plaintext, curve_secret_key, broker_public_key);
+    zkfleet::fleet::BrokerClient client(context, endpoint, security, {}, client_id);
     zkctl::Context ctx;
     ctx.client = &client;
     ctx.json = json;

@@ -63,6 +63,13 @@ int main(int argc, char** argv) {
   std::string test_memory_limit;
   std::string test_memory_ledger;
   app.add_option("--broker", options.broker_endpoint, "the broker's worker endpoint")->capture_default_str();
+  std::string curve_secret_key, broker_public_key;
+  bool insecure_plaintext = false;
+  app.add_option("--curve-secret-key", curve_secret_key,
+                 "this worker's NAME.secret (zkctl keygen); its NAME.pub must be in the broker's allow-dir workers/");
+  app.add_option("--broker-public-key", broker_public_key, "the broker's NAME.pub");
+  app.add_flag("--insecure-plaintext", insecure_plaintext,
+               "no CURVE: unauthenticated, unencrypted (only against a broker run with --insecure-plaintext)");
   app.add_option("--id", options.worker_id, "worker id (default: host-pid)");
   app.add_option("--circuit", circuit_args, "ID=PATH.zkey: a circuit to hold (repeatable); with --instant, ID alone")
       ->required();
@@ -151,6 +158,13 @@ int main(int argc, char** argv) {
   if (options.worker_id.empty()) options.worker_id = zkfleet::worker::DefaultWorkerId();
 
   zkfleet::InitLogging("zkworker", log_level);
+  try {
+    options.security = zkfleet::fleet::ClientSecurity::Load(insecure_plaintext, curve_secret_key, broker_public_key);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zkworker: %s\n", e.what());
+    return 2;
+  }
+  if (insecure_plaintext) spdlog::warn("--insecure-plaintext: the broker connection is neither authenticated nor encrypted");
 
   std::vector<zkfleet::worker::CircuitSpec> specs;
   for (const std::string& arg : circuit_args) {

@@ -1,6 +1,9 @@
 #include "zkfleet/broker/broker_server.hpp"
 
+#include <sys/signalfd.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <spdlog/spdlog.h>
 
@@ -26,6 +29,46 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
       workers_(context, zmq::socket_type::router) {
   fleet::ConfigureRouter(clients_, options_.limits);
   fleet::ConfigureRouter(workers_, options_.limits);
+  if (options_.security.plaintext) {
+    spdlog::warn("--insecure-plaintext: the broker's ports are neither authenticated nor encrypted; anyone who "
+                 "reaches them can submit, drain and act as a worker");
+    return;
+  }
+  auto loaded = AllowList::Load(options_.security.allow_dir);
+  for (const auto& warning : loaded.warnings) spdlog::warn("allow-list: {}", warning);
+  spdlog::info("allow-lists from {}: {} worker keys, {} client keys", options_.security.allow_dir.string(),
+               loaded.list.count(PeerKind::kWorker), loaded.list.count(PeerKind::kClient));
+  zap_ = std::make_unique<ZapHandler>(context, std::move(loaded.list));
+  zap_->set_on_rejected([this](PeerKind endpoint, RejectReason reason) {
+    if (metrics_) metrics_->AuthRejected(endpoint == PeerKind::kWorker ? "workers" : "clients", RejectReasonName(reason));
+  });
+  fleet::ConfigureCurveServer(clients_, options_.security.server, kClientZapDomain);
+  fleet::ConfigureCurveServer(workers_, options_.security.server, kWorkerZapDomain);
+}
+
+void BrokerServer::ReloadAllowLists() {
+  if (!zap_) return;
+  try {
+    auto loaded = AllowList::Load(options_.security.allow_dir);
+    for (const auto& warning : loaded.warnings) spdlog::warn("allow-list: {}", warning);
+    spdlog::info("allow-lists reloaded from {}: {} worker keys, {} client keys (connections kept)",
+                 options_.security.allow_dir.string(), loaded.list.count(PeerKind::kWorker),
+                 loaded.list.count(PeerKind::kClient));
+    zap_->Reload(std::move(loaded.list));
+  } catch (const std::exception& e) {
+    spdlog::error("allow-lists not reloaded (the current ones stay): {}", e.what());
+  }
+}
+
+Peer BrokerServer::PeerOf(const zmq::message_t& payload) const {
+  Peer peer;
+  if (!zap_) return peer;  // plaintext: unauthenticated
+  const char* user = zmq_msg_gets(payload.handle(), "User-Id");
+  const char* role = zmq_msg_gets(payload.handle(), "Role");
+  peer.authenticated = true;
+  peer.key_name = user ? user : "";
+  peer.role = role ? ParseRole(role).value_or(Role::kSubmit) : Role::kSubmit;
+  return peer;
 }
 
 void BrokerServer::Bind() {
@@ -43,7 +86,7 @@ void BrokerServer::Bind() {
 std::string BrokerServer::client_endpoint() const { return clients_.get(zmq::sockopt::last_endpoint); }
 std::string BrokerServer::worker_endpoint() const { return workers_.get(zmq::sockopt::last_endpoint); }
 
-void BrokerServer::Run(int stop_fd) {
+void BrokerServer::Run(int signal_fd) {
   spdlog::info("broker serving: clients on {}, workers on {}, heartbeat {} ms, max attempts {}, result ttl {} s, "
                "dedup window {} s, journal {} (--sync {}){}",
                client_endpoint(), worker_endpoint(), options_.heartbeat_interval.count(), options_.max_attempts,
@@ -51,18 +94,27 @@ void BrokerServer::Run(int stop_fd) {
                std::chrono::duration_cast<std::chrono::seconds>(options_.dedup_window).count(),
                options_.journal.dir.string(), SyncModeName(options_.journal.sync),
                options_.accept_unrouted ? ", accepting unrouted circuits" : "");
-  zmq::pollitem_t items[3] = {
+  zmq::pollitem_t items[4] = {
       {workers_.handle(), 0, ZMQ_POLLIN, 0},
       {clients_.handle(), 0, ZMQ_POLLIN, 0},
-      {nullptr, stop_fd, ZMQ_POLLIN, 0},
+      {zap_ ? zap_->socket().handle() : nullptr, -1, ZMQ_POLLIN, 0},
+      {nullptr, signal_fd, ZMQ_POLLIN, 0},
   };
-  int item_count = stop_fd >= 0 ? 3 : 2;
   Clock::time_point next_tick = core_.Tick(Clock::now());
   for (;;) {
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now());
     if (wait.count() < 0) wait = std::chrono::milliseconds(0);
-    zmq::poll(items, item_count, wait);
-    if (item_count == 3 && (items[2].revents & ZMQ_POLLIN)) break;
+    zmq::poll(items, 4, wait);
+    if (items[3].revents & ZMQ_POLLIN) {
+      signalfd_siginfo info{};
+      if (read(signal_fd, &info, sizeof(info)) == sizeof(info) && info.ssi_signo == SIGHUP) {
+        ReloadAllowLists();
+      } else {
+        break;
+      }
+    }
+    // Handshakes wait for these answers; they are cheap.
+    if (zap_ && (items[2].revents & ZMQ_POLLIN)) zap_->HandleAll();
     Clock::time_point now = Clock::now();
     size_t received = 0;
     // Workers first: their results and credits make room for client work.
@@ -118,9 +170,9 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
   switch (status) {
     case fleet::DecodeStatus::kOk:
       if (from_workers) {
-        core_.HandleWorker(identity, scratch_, now);
+        core_.HandleWorker(identity, scratch_, now, PeerOf(payload));
       } else {
-        core_.HandleClient(identity, scratch_, now);
+        core_.HandleClient(identity, scratch_, now, PeerOf(payload));
       }
       return;
     case fleet::DecodeStatus::kOversized:

@@ -4,6 +4,19 @@
 // oversized frames are dropped and counted; a client also gets an ErrorReply.
 // The Prometheus metrics, when given, are updated by the core (BrokerCore).
 //
+// Durability: the server owns the journal (options.journal, opened in the
+// constructor). Each loop turn it commits the journal (one durable commit
+// with --sync batch) and only then sends the turn's outbox, so a SUBMIT reply
+// or a JobResult never leaves before what it reports is durable. With --sync
+// always it commits after every message that wrote to the journal.
+//
+// Security: unless options.security.plaintext, both ROUTERs are CURVE
+// servers and a ZapHandler (polled in the same loop) admits only the keys of
+// the allow-lists, worker keys on the worker port and client keys on the
+// client port; each message carries its key's name and role (ZAP metadata),
+// which the core uses as the peer's identity. Run() reloads the allow-lists
+// on SIGHUP (when the signal fd delivers it) without dropping connections.
+//
 // Thread-safety: construct, Bind() and Run() on one thread; the sockets never
 // leave it. Nothing here may be called from another thread while Run() runs.
 #pragma once
@@ -16,6 +29,7 @@
 #include "zkfleet/broker/broker_core.hpp"
 #include "zkfleet/broker/options.hpp"
 #include "zkfleet/broker/turn_timer.hpp"
+#include "zkfleet/broker/zap_handler.hpp"
 
 namespace zkfleet::broker {
 
@@ -32,9 +46,12 @@ class BrokerServer {
   std::string client_endpoint() const;
   std::string worker_endpoint() const;
 
-  // Serves until `stop_fd` (e.g. a signalfd for SIGINT/SIGTERM; -1 for none)
-  // becomes readable.
-  void Run(int stop_fd);
+  // Serves until `signal_fd` (a signalfd for SIGINT/SIGTERM, and SIGHUP,
+  // which reloads the allow-lists; -1 for none) delivers a stop signal.
+  void Run(int signal_fd);
+  // Re-reads the allow-lists (SIGHUP). A directory that fails to load keeps
+  // the current lists (logged).
+  void ReloadAllowLists();
 
   const BrokerCore& core() const { return core_; }
   BrokerCore& core() { return core_; }
@@ -44,6 +61,8 @@ class BrokerServer {
   size_t DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now);
   void HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
                    size_t frame_count, Clock::time_point now);
+  // The authenticated peer of a received message (ZAP metadata).
+  Peer PeerOf(const zmq::message_t& payload) const;
   // Commits the journal, then sends everything in the core's outbox; a worker
   // that cannot be reached is removed (its leases requeue) and dispatch runs
   // again.
@@ -54,6 +73,7 @@ class BrokerServer {
   metrics::BrokerMetrics* metrics_;  // not owned; may be null
   std::unique_ptr<Journal> journal_;
   BrokerCore core_;
+  std::unique_ptr<ZapHandler> zap_;  // null in plaintext mode
   zmq::socket_t clients_;
   zmq::socket_t workers_;
   proto::Envelope scratch_;  // reused decode target

@@ -3,10 +3,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "zkfleet/broker/admission.hpp"
 #include "zkfleet/broker/journal.hpp"
+#include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
 namespace zkfleet::broker {
@@ -32,6 +34,14 @@ struct BrokerOptions {
   std::chrono::milliseconds busy_retry_after{1000};
   AdmissionLimits admission;
   JournalOptions journal;  // journal.dir is --data-dir (required)
+  // CURVE on both ROUTERs with this keypair, peers checked against the
+  // allow-lists in allow_dir (workers/, clients/) by the ZAP handler; or
+  // plaintext (--insecure-plaintext, a trusted network only).
+  struct Security {
+    bool plaintext = false;
+    fleet::CurveKeyPair server;
+    std::filesystem::path allow_dir;
+  } security;
   fleet::SocketLimits limits;
 };
 

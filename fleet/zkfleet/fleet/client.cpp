@@ -48,14 +48,15 @@ BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message, uint
       kind_(kind),
       retry_after_ms_(retry_after_ms) {}
 
-BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint, const SocketLimits& limits,
-                           std::string client_id)
+BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint, const ClientSecurity& security,
+                           const SocketLimits& limits, std::string client_id)
     : endpoint_(endpoint),
       limits_(limits),
       client_id_(std::move(client_id)),
       socket_(context, zmq::socket_type::dealer),
       monitor_(context, zmq::socket_type::pair) {
   ConfigureDealer(socket_, limits_, /*linger_ms=*/0);
+  security.Apply(socket_);
   static std::atomic<uint64_t> monitors{0};
   const std::string address = "inproc://zkfleet-client-monitor-" + std::to_string(monitors++) + "-" +
                               std::to_string(reinterpret_cast<uintptr_t>(this));

@@ -26,6 +26,7 @@
 
 #include "zkfleet.pb.h"
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
 namespace zkfleet::fleet {
@@ -47,10 +48,12 @@ class BrokerClient {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `client_id` is stamped on every request: it scopes request ids and owns
-  // the jobs submitted ("" = the broker's "anonymous").
-  BrokerClient(zmq::context_t& context, const std::string& endpoint, const SocketLimits& limits = {},
-               std::string client_id = "");
+  // `security`: CURVE keys (or plaintext) for the connection. With CURVE the
+  // broker knows the client by its key; `client_id` is stamped on every
+  // request and counts only in plaintext mode, where it scopes request ids
+  // and owns the jobs submitted ("" = the broker's "anonymous").
+  BrokerClient(zmq::context_t& context, const std::string& endpoint, const ClientSecurity& security,
+               const SocketLimits& limits = {}, std::string client_id = "");
   ~BrokerClient();
 
   const std::string& endpoint() const { return endpoint_; }

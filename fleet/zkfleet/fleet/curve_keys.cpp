@@ -327,11 +327,11 @@ std::string ReadPublicKeyFile(const std::filesystem::path& path) {
   return std::move(*keys.public_z85);
 }
 
-void ConfigureCurveServer(zmq::socket_t& socket, const CurveKeyPair& server) {
+void ConfigureCurveServer(zmq::socket_t& socket, const CurveKeyPair& server, const char* zap_domain) {
   RequireCurve();
   RequireKey(server.public_z85, "the server's public key");
   RequireKey(server.secret_z85, "the server's secret key");
-  socket.set(zmq::sockopt::zap_domain, kZapDomain);
+  socket.set(zmq::sockopt::zap_domain, zap_domain);
   socket.set(zmq::sockopt::curve_server, 1);
   socket.set(zmq::sockopt::curve_publickey, server.public_z85);
   socket.set(zmq::sockopt::curve_secretkey, server.secret_z85);
@@ -345,6 +345,25 @@ void ConfigureCurveClient(zmq::socket_t& socket, const CurveKeyPair& mine, const
   socket.set(zmq::sockopt::curve_serverkey, server_public_z85);
   socket.set(zmq::sockopt::curve_publickey, mine.public_z85);
   socket.set(zmq::sockopt::curve_secretkey, mine.secret_z85);
+}
+
+ClientSecurity ClientSecurity::Load(bool plaintext, const std::string& secret_key_file,
+                                   const std::string& broker_public_file) {
+  ClientSecurity security;
+  security.plaintext = plaintext;
+  if (plaintext) return security;
+  if (secret_key_file.empty() || broker_public_file.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "CURVE is on by default: give --curve-secret-key (this peer's NAME.secret, from zkctl keygen) and "
+                "--broker-public-key (the broker's NAME.pub), or --insecure-plaintext on a trusted network");
+  }
+  security.mine = ReadSecretKeyFile(secret_key_file);
+  security.broker_public_z85 = ReadPublicKeyFile(broker_public_file);
+  return security;
+}
+
+void ClientSecurity::Apply(zmq::socket_t& socket) const {
+  if (!plaintext) ConfigureCurveClient(socket, mine, broker_public_z85);
 }
 
 }  // namespace zkfleet::fleet

@@ -82,11 +82,28 @@ CurveKeyPair ReadSecretKeyFile(const std::filesystem::path& path);
 std::string ReadPublicKeyFile(const std::filesystem::path& path);
 
 // A CURVE server socket (the broker's ROUTERs): curve_server = 1, its secret
-// and public key, ZAP domain kZapDomain. Call before bind().
-void ConfigureCurveServer(zmq::socket_t& socket, const CurveKeyPair& server);
+// and public key, ZAP domain `zap_domain` (the broker's ZAP handler tells
+// its two ports apart by it). Call before bind().
+void ConfigureCurveServer(zmq::socket_t& socket, const CurveKeyPair& server, const char* zap_domain = kZapDomain);
 
 // A CURVE client socket: its own keypair and the server's public key, which
 // the handshake authenticates (a wrong one never completes). Call before connect().
 void ConfigureCurveClient(zmq::socket_t& socket, const CurveKeyPair& mine, const std::string& server_public_z85);
+
+// How a worker or a client protects its connection to the broker: CURVE with
+// its own keypair and the broker's public key (the default), or plaintext
+// (--insecure-plaintext, for a trusted network only).
+struct ClientSecurity {
+  bool plaintext = false;
+  CurveKeyPair mine;
+  std::string broker_public_z85;
+
+  // From --curve-secret-key and --broker-public-key (either may be empty in
+  // plaintext mode). Throws Error saying which option is missing or what is
+  // wrong with the file.
+  static ClientSecurity Load(bool plaintext, const std::string& secret_key_file, const std::string& broker_public_file);
+  // CURVE client options on `socket` (before connect); nothing in plaintext mode.
+  void Apply(zmq::socket_t& socket) const;
+};
 
 }  // namespace zkfleet::fleet

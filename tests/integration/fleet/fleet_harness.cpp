@@ -29,6 +29,24 @@ Fleet::Fleet(const std::string& test_name, int heartbeat_ms)
   dir_ = (std::filesystem::temp_directory_path() / ("zkfleet-" + test_name + "-" + std::to_string(getpid()))).string();
   std::filesystem::remove_all(dir_);
   std::filesystem::create_directories(dir_);
+  // Keys and allow-lists (see the header).
+  std::filesystem::create_directories(allow_dir() + "/workers");
+  std::filesystem::create_directories(allow_dir() + "/clients");
+  auto make = [&](const std::string& name, const char* kind, const char* role) {
+    auto keys = zkfleet::fleet::GenerateCurveKeyPair();
+    zkfleet::fleet::WriteKeyPair(key_dir(), name, keys);
+    if (kind == nullptr) return;
+    std::ofstream entry(allow_dir() + "/" + kind + "/" + name + ".pub");
+    entry << "public-key = " << keys.public_z85 << "\n";
+    if (role) entry << "role = " << role << "\n";
+  };
+  make("broker", nullptr, nullptr);
+  make("fleet-worker", "workers", nullptr);
+  make(kClientId, "clients", "admin");
+  make("alice", "clients", "submit");
+  make("bob", "clients", "submit");
+  make("watcher", "clients", "observe");
+  make("stranger", nullptr, nullptr);
 }
 
 Fleet::~Fleet() {
@@ -43,6 +61,10 @@ Fleet::~Fleet() {
 Process& Fleet::StartBroker(std::vector<std::string> extra_args) {
   std::vector<std::string> argv = {BinaryPath("zkbroker"), "--clients", client_endpoint(), "--workers",
                                    worker_endpoint(), "--heartbeat-ms", std::to_string(heartbeat_ms_)};
+  plaintext_ = std::find(extra_args.begin(), extra_args.end(), "--insecure-plaintext") != extra_args.end();
+  if (!plaintext_) {
+    argv.insert(argv.end(), {"--curve-secret-key", SecretKeyFile("broker"), "--allow-dir", allow_dir()});
+  }
   if (std::find(extra_args.begin(), extra_args.end(), "--data-dir") == extra_args.end()) {
     argv.insert(argv.end(), {"--data-dir", broker_data_dir()});
   }
@@ -59,6 +81,13 @@ Process& Fleet::StartBroker(std::vector<std::string> extra_args) {
 Process& Fleet::StartWorker(const std::string& worker_id, std::vector<std::string> args) {
   std::vector<std::string> argv = {BinaryPath("zkworker"), "--broker", worker_endpoint(), "--id", worker_id,
                                    "--heartbeat-ms", std::to_string(heartbeat_ms_)};
+  auto named = [&](const char* flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
+  if (plaintext_) {
+    if (!named("--insecure-plaintext")) argv.push_back("--insecure-plaintext");
+  } else if (!named("--curve-secret-key") && !named("--insecure-plaintext")) {
+    argv.insert(argv.end(), {"--curve-secret-key", SecretKeyFile("fleet-worker"), "--broker-public-key",
+                             broker_public_key()});
+  }
   argv.insert(argv.end(), args.begin(), args.end());
   processes_.push_back(std::make_unique<Process>(argv, dir_ + "/" + worker_id + ".log"));
   return *processes_.back();
@@ -76,15 +105,33 @@ void Fleet::WaitWorkerReady(const std::string& worker_id, std::chrono::milliseco
   ADD_FAILURE() << "worker " << worker_id << " did not become READY";
 }
 
-std::unique_ptr<zkfleet::fleet::BrokerClient> Fleet::Client(const zkfleet::fleet::SocketLimits& limits) {
-  return std::make_unique<zkfleet::fleet::BrokerClient>(context_, client_endpoint(), limits, kClientId);
+zkfleet::fleet::ClientSecurity Fleet::Security(const std::string& key_name) const {
+  return zkfleet::fleet::ClientSecurity::Load(plaintext_, SecretKeyFile(key_name), broker_public_key());
+}
+
+std::unique_ptr<zkfleet::fleet::BrokerClient> Fleet::Client(const zkfleet::fleet::SocketLimits& limits,
+                                                            const std::string& key_name) {
+  return std::make_unique<zkfleet::fleet::BrokerClient>(context_, client_endpoint(), Security(key_name), limits,
+                                                        key_name);
+}
+
+std::vector<std::string> Fleet::ZkctlConnection(const std::string& key_name) const {
+  if (plaintext_) return {"--broker", client_endpoint(), "--insecure-plaintext", "--client-id", key_name};
+  return {"--broker", client_endpoint(), "--curve-secret-key", SecretKeyFile(key_name), "--broker-public-key",
+          broker_public_key()};
 }
 
 zkfleet::proto::StatusReply Fleet::Status() { return Client()->Status(5s); }
 
 int Fleet::Zkctl(std::vector<std::string> args, std::string* output) {
-  std::vector<std::string> argv = {BinaryPath("zkctl"), "--broker", client_endpoint()};
-  if (std::find(args.begin(), args.end(), "--client-id") == args.end()) argv.insert(argv.end(), {"--client-id", kClientId});
+  std::vector<std::string> argv = {BinaryPath("zkctl")};
+  auto named = [&](const char* flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
+  if (named("--curve-secret-key") || named("--insecure-plaintext")) {
+    argv.insert(argv.end(), {"--broker", client_endpoint()});
+  } else {
+    auto connection = ZkctlConnection(kClientId);
+    argv.insert(argv.end(), connection.begin(), connection.end());
+  }
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv, output);
 }

@@ -39,8 +39,15 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output = nullp
 // One broker and its workers in a temporary directory.
 class Fleet {
  public:
-  // The client identity of Client() and Zkctl() (unless args name another).
+  // The client identity of Client() and Zkctl() (unless args name another):
+  // the name of their CURVE key, an admin, in plaintext mode their declared id.
   static constexpr const char* kClientId = "fleet-test";
+  // Every fleet has CURVE keys in dir()/keys (made at construction): the
+  // broker's, a worker key "fleet-worker" (used by every worker), and client
+  // keys "fleet-test" (admin), "alice", "bob" (submit), "watcher" (observe),
+  // all in the broker's allow-lists (dir()/keys/allow) — plus "stranger"
+  // (submit role, in no allow-list). A broker started with
+  // --insecure-plaintext turns the whole fleet plaintext.
   // `heartbeat_ms` goes to the broker and every worker (--heartbeat-ms); a
   // peer is declared gone after 3 silent intervals.
   explicit Fleet(const std::string& test_name, int heartbeat_ms = kHeartbeatMs);
@@ -56,10 +63,22 @@ class Fleet {
   // Waits until the broker lists `worker_id` as READY.
   void WaitWorkerReady(const std::string& worker_id, std::chrono::milliseconds timeout = 20s);
 
-  std::unique_ptr<zkfleet::fleet::BrokerClient> Client(const zkfleet::fleet::SocketLimits& limits = {});
+  std::unique_ptr<zkfleet::fleet::BrokerClient> Client(const zkfleet::fleet::SocketLimits& limits = {},
+                                                       const std::string& key_name = kClientId);
   zkfleet::proto::StatusReply Status();
-  // zkctl with --broker filled in; exit code, output captured.
+  // zkctl with --broker and the "fleet-test" key filled in (unless args name
+  // a --curve-secret-key); exit code, output captured.
   int Zkctl(std::vector<std::string> args, std::string* output);
+  // zkctl's connection arguments for client key `key_name`: --broker and the
+  // CURVE options (or --insecure-plaintext).
+  std::vector<std::string> ZkctlConnection(const std::string& key_name = kClientId) const;
+  // The security of a client or worker using key `key_name`.
+  zkfleet::fleet::ClientSecurity Security(const std::string& key_name = kClientId) const;
+  std::string key_dir() const { return dir_ + "/keys"; }
+  std::string allow_dir() const { return key_dir() + "/allow"; }
+  std::string SecretKeyFile(const std::string& name) const { return key_dir() + "/" + name + ".secret"; }
+  std::string broker_public_key() const { return key_dir() + "/broker.pub"; }
+  bool plaintext() const { return plaintext_; }
 
   const std::string& dir() const { return dir_; }
   std::string broker_data_dir() const { return dir_ + "/broker-data"; }
@@ -73,6 +92,7 @@ class Fleet {
  private:
   std::string dir_;
   int broker_starts_ = 0;
+  bool plaintext_ = false;
   int heartbeat_ms_;
   int client_port_;
   int worker_port_;

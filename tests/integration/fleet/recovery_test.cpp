@@ -170,13 +170,17 @@ TEST(FleetRecovery, ZkctlWaitAndAwaitSurviveABrokerKill) {
   Process& worker = fleet.StartWorker("w", {"--instant", "--circuit", "c1", "--instant-delay-ms", "2000"});
   fleet.WaitWorkerReady("w");
   const std::string witness = Fixture("bn128_k12/witness.wtns");
-  Process submit({BinaryPath("zkctl"), "--broker", fleet.client_endpoint(), "--client-id", Fleet::kClientId, "--json",
-                  "submit", "--circuit", "c1", "--request-id", "survivor", "--wait", witness},
+  auto zkctl = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {BinaryPath("zkctl")};
+    auto connection = fleet.ZkctlConnection();
+    argv.insert(argv.end(), connection.begin(), connection.end());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  };
+  Process submit(zkctl({"--json", "submit", "--circuit", "c1", "--request-id", "survivor", "--wait", witness}),
                  fleet.dir() + "/zkctl-submit.log");
   ASSERT_TRUE(worker.WaitForLog("processing priority=NORMAL job_seq=1 partition=0", 10s)) << worker.Log();
-  Process await({BinaryPath("zkctl"), "--broker", fleet.client_endpoint(), "--client-id", Fleet::kClientId, "--json",
-                 "await", "1"},
-                fleet.dir() + "/zkctl-await.log");
+  Process await(zkctl({"--json", "await", "1"}), fleet.dir() + "/zkctl-await.log");
   std::this_thread::sleep_for(300ms);  // both clients are waiting; the proof is running
 
   broker->Kill9();

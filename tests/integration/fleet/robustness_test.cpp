@@ -72,6 +72,7 @@ TEST(FleetRobustness, MalformedAndWrongVersionFramesAreDroppedAndCounted) {
   // Garbage on the worker socket too (no reply there, just counted).
   zmq::socket_t rogue(fleet.context(), zmq::socket_type::dealer);
   rogue.set(zmq::sockopt::linger, 0);
+  fleet.Security("fleet-worker").Apply(rogue);  // an allowed worker key that sends garbage
   rogue.connect(fleet.worker_endpoint());
   rogue.send(zmq::buffer(std::string("junk")), zmq::send_flags::none);
   rogue.send(zmq::buffer(std::string("two")), zmq::send_flags::sndmore);
@@ -136,6 +137,7 @@ TEST(FleetRobustness, ZkctlJsonSurvivesAHostileProofFromAWorker) {
   zmq::socket_t rogue(fleet.context(), zmq::socket_type::dealer);
   rogue.set(zmq::sockopt::linger, 0);
   rogue.set(zmq::sockopt::rcvtimeo, 20);
+  fleet.Security("fleet-worker").Apply(rogue);  // a worker key the broker allows, gone bad
   rogue.connect(fleet.worker_endpoint());
   auto send = [&](proto::Envelope envelope) {
     rogue.send(zmq::buffer(zkfleet::fleet::EncodeEnvelope(envelope)), zmq::send_flags::none);
@@ -208,7 +210,9 @@ TEST(FleetRobustness, ZkctlJsonSurvivesAHostileProofFromAWorker) {
   // stdout alone (stderr to a file): it must be one JSON document.
   const std::string stderr_path = fleet.dir() + "/zkctl-await.stderr";
   int code = RunCommand({"/bin/sh", "-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", stderr_path, BinaryPath("zkctl"),
-                         "--broker", fleet.client_endpoint(), "--client-id", Fleet::kClientId, "--json", "--wait-timeout", "10", "await",
+                         "--broker", fleet.client_endpoint(), "--curve-secret-key",
+                         fleet.SecretKeyFile(Fleet::kClientId), "--broker-public-key", fleet.broker_public_key(),
+                         "--json", "--wait-timeout", "10", "await",
                          std::to_string(job_seq)},
                         &out);
   ASSERT_EQ(code, 0) << "zkctl --json await exited with " << code << (code > 128 ? " (killed by signal " + std::to_string(code - 128) + ")" : "")

@@ -57,10 +57,29 @@ TEST(Zkctl, StatusWorkersAwaitCancel) {
 TEST(Zkctl, NoBrokerIsAClearError) {
   std::string out;
   int code = RunCommand({BinaryPath("zkctl"), "--broker", "tcp://127.0.0.1:" + std::to_string(FreePort()),
-                         "--timeout", "0.3", "status"},
+                         "--insecure-plaintext", "--timeout", "0.3", "status"},
                         &out);
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find("no reply from the broker"), std::string::npos) << out;
+}
+
+// CURVE is on by default: without keys (and without --insecure-plaintext)
+// each program says what it needs and exits before touching the network.
+TEST(Zkctl, WithoutKeysEveryProgramSaysWhatItNeeds) {
+  std::string out;
+  int code = RunCommand({"/usr/bin/env", "-u", "ZKFLEET_CURVE_SECRET_KEY", "-u", "ZKFLEET_BROKER_PUBLIC_KEY",
+                         BinaryPath("zkctl"), "--broker", "tcp://127.0.0.1:" + std::to_string(FreePort()), "status"},
+                        &out);
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("--curve-secret-key"), std::string::npos) << out;
+  EXPECT_NE(out.find("--insecure-plaintext"), std::string::npos) << out;
+  code = RunCommand({BinaryPath("zkbroker"), "--data-dir", ::testing::TempDir() + "/never-created"}, &out);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("--allow-dir"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(::testing::TempDir() + "/never-created"));
+  code = RunCommand({BinaryPath("zkworker"), "--instant", "--circuit", "c1"}, &out);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("--broker-public-key"), std::string::npos) << out;
 }
 
 // The JSON document zkctl printed, or a test failure (zkctl's stderr lines
@@ -84,7 +103,8 @@ TEST(Zkctl, JournalListsAProvedJobWhileTheBrokerRuns) {
   fleet.WaitWorkerReady("w1");
   std::string witness = Fixture("bn128_k12/witness.wtns");
   std::string out;
-  ASSERT_EQ(fleet.Zkctl({"--client-id", "alice", "submit", "--circuit", "c1", "--request-id", "r-journal", "--wait",
+  ASSERT_EQ(fleet.Zkctl({"--curve-secret-key", fleet.SecretKeyFile("alice"), "--broker-public-key",
+                         fleet.broker_public_key(), "submit", "--circuit", "c1", "--request-id", "r-journal", "--wait",
                          witness, witness},
                         &out),
             0)
@@ -141,23 +161,35 @@ TEST(Zkctl, JournalOfNoJournalIsAClearError) {
   EXPECT_TRUE(std::filesystem::is_empty(empty));
 }
 
+// With CURVE the client is its key: alice's job is hers; bob (another
+// submit key) can neither await nor cancel it.
 TEST(Zkctl, AnotherClientsJobIsRefused) {
   Fleet fleet("zkctl_foreign");
   fleet.StartBroker({"--accept-unrouted"});  // no worker: the job stays queued
   std::string witness = Fixture("bn128_k12/witness.wtns");
   std::string out;
-  ASSERT_EQ(fleet.Zkctl({"--client-id", "alice", "submit", "--circuit", "c1", witness}, &out), 0) << out;
+  auto as = [&](const std::string& key) {
+    return std::vector<std::string>{"--curve-secret-key", fleet.SecretKeyFile(key), "--broker-public-key",
+                                    fleet.broker_public_key()};
+  };
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  ASSERT_EQ(fleet.Zkctl(with(as("alice"), {"submit", "--circuit", "c1", witness}), &out), 0) << out;
   EXPECT_NE(out.find("job 1 submitted"), std::string::npos) << out;
 
-  EXPECT_EQ(fleet.Zkctl({"--client-id", "bob", "await", "1"}, &out), 1) << out;
+  EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"await", "1"}), &out), 1) << out;
   EXPECT_NE(out.find("FOREIGN_JOB"), std::string::npos) << out;
   EXPECT_NE(out.find("another client"), std::string::npos) << out;
-  EXPECT_EQ(fleet.Zkctl({"cancel", "1", "--client-id", "bob"}, &out), 1) << out;
+  // A declared --client-id does not help once keys are used.
+  EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"cancel", "1", "--client-id", "alice"}), &out), 1) << out;
   EXPECT_NE(out.find("another client"), std::string::npos) << out;
 
-  // The owner (the identity may also come from the environment) can.
-  std::vector<std::string> argv = {"/usr/bin/env", "ZKFLEET_CLIENT_ID=alice", BinaryPath("zkctl"), "--broker",
-                                   fleet.client_endpoint(), "cancel", "1"};
+  // The owner can (its key may also come from the environment).
+  std::vector<std::string> argv = {"/usr/bin/env", "ZKFLEET_CURVE_SECRET_KEY=" + fleet.SecretKeyFile("alice"),
+                                   "ZKFLEET_BROKER_PUBLIC_KEY=" + fleet.broker_public_key(), BinaryPath("zkctl"),
+                                   "--broker", fleet.client_endpoint(), "cancel", "1"};
   ASSERT_EQ(RunCommand(argv, &out), 0) << out;
   EXPECT_NE(out.find("job 1 cancelled"), std::string::npos) << out;
 }

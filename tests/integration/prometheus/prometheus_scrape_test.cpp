@@ -82,7 +82,9 @@ class PrometheusScrapeTest : public ::testing::Test {
   }
 
   int Zkctl(const std::vector<std::string>& args, std::string* output) {
-    std::vector<std::string> argv = {Binary("zkctl"), "--broker", "tcp://127.0.0.1:" + std::to_string(client_port_)};
+    // Plaintext: this test is about metrics; the CURVE fleet tests are in tests/integration/fleet.
+    std::vector<std::string> argv = {Binary("zkctl"), "--broker", "tcp://127.0.0.1:" + std::to_string(client_port_),
+                                     "--insecure-plaintext"};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunProcess(argv, output, dir_ / ("zkctl-" + std::to_string(zkctl_runs_++) + ".log"));
   }
@@ -134,10 +136,12 @@ TEST_F(PrometheusScrapeTest, PrometheusSeesTheJobCountersAndPhaseHistogramOfARun
 
   Start({Binary("zkbroker"), "--clients", "tcp://127.0.0.1:" + std::to_string(client_port_), "--workers",
          "tcp://127.0.0.1:" + std::to_string(worker_port), "--heartbeat-ms", heartbeat, "--metrics-listen",
-         "127.0.0.1:" + std::to_string(broker_metrics), "--data-dir", (dir_ / "broker-data").string()},
+         "127.0.0.1:" + std::to_string(broker_metrics), "--data-dir", (dir_ / "broker-data").string(),
+         "--insecure-plaintext"},
         "broker");
   ChildProcess& worker =
-      Start({Binary("zkworker"), "--broker", "tcp://127.0.0.1:" + std::to_string(worker_port), "--id", "itest-worker",
+      Start({Binary("zkworker"), "--broker", "tcp://127.0.0.1:" + std::to_string(worker_port), "--insecure-plaintext",
+             "--id", "itest-worker",
              "--instant", "--circuit", "mul", "--instant-delay-ms", std::to_string(kInstantDelayMs), "--heartbeat-ms",
              heartbeat, "--metrics-listen", "127.0.0.1:" + std::to_string(worker_metrics)},
             "worker");

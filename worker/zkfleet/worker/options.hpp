@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 
@@ -41,6 +42,8 @@ struct WorkerOptions {
   // "none" on the CPU backend).
   std::string device_label = "none";
   fleet::SocketLimits limits;
+  // CURVE keys for the broker connection, or plaintext (--insecure-plaintext).
+  fleet::ClientSecurity security;
 };
 
 }  // namespace zkfleet::worker

@@ -219,6 +219,7 @@ bool Worker::PassMemoryGate(const std::function<void(char, const std::string&)>&
 void Worker::Connect() {
   dealer_ = zmq::socket_t(broker_context_, zmq::socket_type::dealer);
   fleet::ConfigureDealer(dealer_, options_.limits, kCloseLingerMs);
+  options_.security.Apply(dealer_);
   dealer_.connect(options_.broker_endpoint);
   broker_last_seen_ = Clock::now();
 }
