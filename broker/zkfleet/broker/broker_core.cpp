@@ -1137,6 +1137,10 @@ proto::StatusReply BrokerCore::Status(Clock::time_point now) const {
   status.set_broker_epoch(epoch_);
   status.set_journal_commits(journal_.stats().commits);
   status.set_jobs_recovered(counters_.jobs_recovered);
+  status.set_auth_rejected_unknown_key(counters_.auth_rejected_unknown_key);
+  status.set_auth_rejected_wrong_endpoint(counters_.auth_rejected_wrong_endpoint);
+  status.set_auth_rejected_mechanism(counters_.auth_rejected_mechanism);
+  status.set_requests_forbidden(counters_.requests_forbidden);
   return status;
 }
 

@@ -40,6 +40,12 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
                loaded.list.count(PeerKind::kWorker), loaded.list.count(PeerKind::kClient));
   zap_ = std::make_unique<ZapHandler>(context, std::move(loaded.list));
   zap_->set_on_rejected([this](PeerKind endpoint, RejectReason reason) {
+    BrokerCounters& counters = core_.counters();
+    switch (reason) {
+      case RejectReason::kUnknownKey: ++counters.auth_rejected_unknown_key; break;
+      case RejectReason::kWrongEndpoint: ++counters.auth_rejected_wrong_endpoint; break;
+      default: ++counters.auth_rejected_mechanism; break;
+    }
     if (metrics_) metrics_->AuthRejected(endpoint == PeerKind::kWorker ? "workers" : "clients", RejectReasonName(reason));
   });
   fleet::ConfigureCurveServer(clients_, options_.security.server, kClientZapDomain);

@@ -32,6 +32,10 @@ struct BrokerCounters {
   uint64_t jobs_recovered = 0;      // live jobs replayed from the journal at start
   uint64_t leases_recovered = 0;    // started leases replayed (orphaned until claimed)
   uint64_t requests_forbidden = 0;  // refused: the key's role does not allow the request
+  // Peers refused at the CURVE handshake (the server counts them).
+  uint64_t auth_rejected_unknown_key = 0;
+  uint64_t auth_rejected_wrong_endpoint = 0;
+  uint64_t auth_rejected_mechanism = 0;
 };
 
 }  // namespace zkfleet::broker
