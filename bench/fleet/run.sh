@@ -11,6 +11,7 @@
 #                same two when the machine has only two)
 #   WORKERS (4)  CLIENTS (4)  JOBS (200000)  RATES ("10000 25000 50000")
 #   SYNC         the broker's --sync: batch (default), always or none
+#   SECURITY     curve (default: keys made for the run) or plaintext
 #   TMPDIR       where the broker's journal (--data-dir, a fresh directory
 #                removed at exit) is created: its filesystem decides what an
 #                fsync costs (tmpfs: nothing), so say which one with the results
@@ -53,21 +54,23 @@ cleanup() {
   rm -rf "$DATA"
 }
 trap cleanup EXIT
+source "$ROOT/bench/fleet/keys.sh"
+make_fleet_keys "$DATA/keys" "$BUILD/cmd/zkctl/zkctl"
 
 echo "# $(date -u +%FT%TZ) $(uname -n): $NCPU cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
 echo "# broker on cores $BROKER_CPUS; $WORKERS instant workers and $CLIENTS clients on cores $LOAD_CPUS"
-echo "# journal: --sync $SYNC in $DATA ($(df --output=fstype "$DATA" | tail -n 1) filesystem)"
+echo "# journal: --sync $SYNC in $DATA ($(df --output=fstype "$DATA" | tail -n 1) filesystem); security: ${SECURITY:-curve}"
 taskset -c "$BROKER_CPUS" "$BUILD/cmd/zkbroker/zkbroker" --clients "$CLIENT_EP" --workers "$WORKER_EP" \
-  --data-dir "$DATA" --sync "$SYNC" --result-ttl 60 >"$LOGS/broker.log" 2>&1 &
+  --data-dir "$DATA/journal" --sync "$SYNC" "${BROKER_SECURITY[@]}" --result-ttl 60 >"$LOGS/broker.log" 2>&1 &
 PIDS+=($!)
 for i in $(seq 1 "$WORKERS"); do
-  taskset -c "$LOAD_CPUS" "$BUILD/cmd/zkworker/zkworker" --broker "$WORKER_EP" --id "bench-$i" --instant \
+  taskset -c "$LOAD_CPUS" "$BUILD/cmd/zkworker/zkworker" --broker "$WORKER_EP" --id "bench-$i" --instant "${WORKER_SECURITY[@]}" \
     --circuit bench --capacity 2000 --log-level warn >"$LOGS/worker-$i.log" 2>&1 &
   PIDS+=($!)
 done
 sleep 1
 
-run() { taskset -c "$LOAD_CPUS" "$BENCH" --broker "$CLIENT_EP" --circuit bench --json "$@"; }
+run() { taskset -c "$LOAD_CPUS" "$BENCH" --broker "$CLIENT_EP" "${CLIENT_SECURITY[@]}" --circuit bench --json "$@"; }
 # CPU seconds (user + system) the broker process has used so far.
 broker_cpu() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/${PIDS[0]}/stat"; }
 run --label warmup --jobs 20000 --clients "$CLIENTS" --window 500 >/dev/null
@@ -81,7 +84,7 @@ for rate in $RATES; do
   run --label "latency at $rate jobs/s, 1 client" --jobs $((rate * 4)) --clients 1 --window 100000 --rate "$rate"
   run --label "latency at $rate jobs/s, $CLIENTS clients" --jobs $((rate * 4)) --clients "$CLIENTS" --window 100000 --rate "$rate"
 done
-"$BUILD/cmd/zkctl/zkctl" --broker "$CLIENT_EP" status | tail -n 3
+"$BUILD/cmd/zkctl/zkctl" --broker "$CLIENT_EP" "${CLIENT_SECURITY[@]}" status | tail -n 3
 # Time spent inside the broker per loop turn (all runs above together).
 kill -TERM "${PIDS[0]}"; wait "${PIDS[0]}" 2>/dev/null || true
 grep -o "broker loop turns.*" "$LOGS/broker.log"

@@ -55,11 +55,13 @@ else:
 PY
 }
 F=$PWD/tests/fixtures/bn128_k12
-ZK="$B/zkctl --broker tcp://127.0.0.1:25555 --timeout 10 --wait-timeout 120"
+source "$(dirname "$0")/../fleet/keys.sh"
+make_fleet_keys "$DATA/keys" "$B/zkctl"
+ZK="$B/zkctl --broker tcp://127.0.0.1:25555 ${CLIENT_SECURITY[*]} --timeout 10 --wait-timeout 120"
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee -a "$LOG"
-$B/zkbroker --clients tcp://127.0.0.1:25555 --workers tcp://127.0.0.1:25556 --data-dir "$DATA" --heartbeat-ms 500 \
+$B/zkbroker --clients tcp://127.0.0.1:25555 --workers tcp://127.0.0.1:25556 --data-dir "$DATA/journal" "${BROKER_SECURITY[@]}" --heartbeat-ms 500 \
   >"$W/broker.log" 2>&1 &
-WORKER_COMMON=(--broker tcp://127.0.0.1:25556 --circuit c=$F/circuit_final.zkey --backend $BACKEND --heartbeat-ms 500 --capacity 2)
+WORKER_COMMON=(--broker tcp://127.0.0.1:25556 "${WORKER_SECURITY[@]}" --circuit c=$F/circuit_final.zkey --backend $BACKEND --heartbeat-ms 500 --capacity 2)
 ZKFLEET_FAULT_INJECT=msm:100 $B/zkworker --id bad "${WORKER_COMMON[@]}" --fault-threshold 3 \
   --metrics-listen 127.0.0.1:29101 >"$W/bad.log" 2>&1 &
 for i in $(seq 100); do grep -q "LOADING -> READY" "$W/bad.log" && break; sleep 0.2; done

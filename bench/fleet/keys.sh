@@ -1,0 +1,23 @@
+# Sourced by the fleet and GPU benchmark scripts: CURVE keys for one
+# throw-away fleet (the default; SECURITY=plaintext runs without).
+#   make_fleet_keys DIR ZKCTL
+# writes DIR/{broker,worker,client}.{pub,secret} and DIR/allow/{workers,clients}
+# and sets three arrays of command-line options:
+#   BROKER_SECURITY  for zkbroker   WORKER_SECURITY  for zkworker
+#   CLIENT_SECURITY  for zkctl and fleet_bench (the client key is an admin)
+make_fleet_keys() {
+  local dir=$1 zkctl=$2
+  if [[ "${SECURITY:-curve}" == plaintext ]]; then
+    BROKER_SECURITY=(--insecure-plaintext)
+    WORKER_SECURITY=(--insecure-plaintext)
+    CLIENT_SECURITY=(--insecure-plaintext)
+    return
+  fi
+  mkdir -p "$dir/allow/workers" "$dir/allow/clients"
+  for name in broker worker client; do "$zkctl" keygen --out "$dir/$name" >/dev/null; done
+  cp "$dir/worker.pub" "$dir/allow/workers/worker.pub"
+  { cat "$dir/client.pub"; echo "role = admin"; } >"$dir/allow/clients/client.pub"
+  BROKER_SECURITY=(--curve-secret-key "$dir/broker.secret" --allow-dir "$dir/allow")
+  WORKER_SECURITY=(--curve-secret-key "$dir/worker.secret" --broker-public-key "$dir/broker.pub")
+  CLIENT_SECURITY=(--curve-secret-key "$dir/client.secret" --broker-public-key "$dir/broker.pub")
+}
