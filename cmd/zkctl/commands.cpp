@@ -173,6 +173,7 @@ std::string Join(const google::protobuf::RepeatedPtrField<std::string>& items) {
 
 json WorkerJson(const proto::WorkerInfo& w) {
   return {{"worker_id", w.worker_id()},
+          {"key_name", w.key_name()},
           {"host", w.host()},
           {"backend", w.backend()},
           {"state", WorkerStateName(w.state())},
@@ -193,11 +194,11 @@ json WorkerJson(const proto::WorkerInfo& w) {
 }
 
 void PrintWorkers(const proto::StatusReply& status) {
-  Table table({"WORKER", "STATE", "HOST", "BACKEND", "CIRCUITS", "CAPACITY", "CREDIT", "IN_FLIGHT", "QUEUE", "DONE",
+  Table table({"WORKER", "KEY", "STATE", "HOST", "BACKEND", "CIRCUITS", "CAPACITY", "CREDIT", "IN_FLIGHT", "QUEUE", "DONE",
                "POOL_IN_USE/POOL", "ALLOCS", "TO_RELEASE", "LAST_SEEN_S"});
   for (const auto& w : status.workers()) {
     const auto& m = w.memory();
-    table.Add({w.worker_id(), WorkerStateName(w.state()), w.host(), w.backend(), Join(w.circuits()),
+    table.Add({w.worker_id(), w.key_name().empty() ? "-" : w.key_name(), WorkerStateName(w.state()), w.host(), w.backend(), Join(w.circuits()),
                std::to_string(w.capacity()), std::to_string(w.credit()), std::to_string(w.in_flight()),
                std::to_string(w.queue_depth()), std::to_string(w.items_completed()),
                FormatBytes(m.pool_in_use_bytes()) + "/" + FormatBytes(m.pool_bytes()), std::to_string(m.alloc_calls()),
@@ -363,6 +364,11 @@ int Status(Context& context) {
                        {{"submits_busy", status.submits_busy()},
                         {"queued_witness_bytes", status.queued_witness_bytes()}}},
                       {"broker", {{"epoch", status.broker_epoch()}, {"journal_commits", status.journal_commits()}}},
+                      {"auth",
+                       {{"rejected_unknown_key", status.auth_rejected_unknown_key()},
+                        {"rejected_wrong_endpoint", status.auth_rejected_wrong_endpoint()},
+                        {"rejected_mechanism", status.auth_rejected_mechanism()},
+                        {"requests_forbidden", status.requests_forbidden()}}},
                       {"items", {{"redelivered", status.items_redelivered()}, {"handed_back", status.items_handed_back()}}},
                       {"dropped",
                        {{"frames_malformed", status.frames_malformed()},
@@ -390,6 +396,9 @@ int Status(Context& context) {
             << FormatBytes(status.queued_witness_bytes()) << " of witnesses queued\n"
             << "broker: epoch " << status.broker_epoch() << ", " << status.journal_commits() << " journal commits, "
             << status.jobs_recovered() << " jobs recovered from the journal at start\n"
+            << "auth: refused at the handshake " << status.auth_rejected_unknown_key() << " unknown key, "
+            << status.auth_rejected_wrong_endpoint() << " wrong endpoint, " << status.auth_rejected_mechanism()
+            << " no CURVE; " << status.requests_forbidden() << " requests forbidden by role\n"
             << "dropped frames: " << status.frames_malformed() << " malformed, " << status.frames_wrong_version()
             << " wrong version, " << status.frames_oversized() << " oversized; " << status.results_stale()
             << " stale results\n";
