@@ -50,6 +50,37 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
   });
   fleet::ConfigureCurveServer(clients_, options_.security.server, kClientZapDomain);
   fleet::ConfigureCurveServer(workers_, options_.security.server, kWorkerZapDomain);
+  auto monitor = [&](zmq::socket_t& router, zmq::socket_t& pair, const char* name) {
+    const std::string address = "inproc://zkbroker-monitor-" + std::string(name) + "-" +
+                                std::to_string(reinterpret_cast<uintptr_t>(this));
+    if (zmq_socket_monitor(router.handle(), address.c_str(),
+                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
+      throw Error(ErrorCode::kInternal, "cannot monitor the " + std::string(name) + " socket");
+    }
+    pair = zmq::socket_t(context, zmq::socket_type::pair);
+    pair.set(zmq::sockopt::linger, 0);
+    pair.connect(address);
+  };
+  monitor(clients_, client_monitor_, "clients");
+  monitor(workers_, worker_monitor_, "workers");
+}
+
+void BrokerServer::OnMonitorEvents(zmq::socket_t& monitor, PeerKind endpoint) {
+  zmq::message_t event;
+  zmq::message_t address;
+  while (monitor.recv(event, zmq::recv_flags::dontwait)) {
+    if (event.more()) (void)monitor.recv(address, zmq::recv_flags::none);
+    // A failed handshake that never reached ZAP: no CURVE (plaintext) or not ZMTP.
+    ++core_.counters().auth_rejected_mechanism;
+    if (metrics_) metrics_->AuthRejected(endpoint == PeerKind::kWorker ? "workers" : "clients", "mechanism");
+    auto now = Clock::now();
+    if (now >= next_mechanism_log_) {
+      next_mechanism_log_ = now + std::chrono::minutes(1);
+      spdlog::warn("refused a peer on the {} port ({}): its handshake failed before authentication (no CURVE, "
+                   "or the wrong broker public key?); logged at most once a minute",
+                   endpoint == PeerKind::kWorker ? "worker" : "client", address.to_string());
+    }
+  }
 }
 
 void BrokerServer::ReloadAllowLists() {
@@ -100,17 +131,19 @@ void BrokerServer::Run(int signal_fd) {
                std::chrono::duration_cast<std::chrono::seconds>(options_.dedup_window).count(),
                options_.journal.dir.string(), SyncModeName(options_.journal.sync),
                options_.accept_unrouted ? ", accepting unrouted circuits" : "");
-  zmq::pollitem_t items[4] = {
+  zmq::pollitem_t items[6] = {
       {workers_.handle(), 0, ZMQ_POLLIN, 0},
       {clients_.handle(), 0, ZMQ_POLLIN, 0},
       {zap_ ? zap_->socket().handle() : nullptr, -1, ZMQ_POLLIN, 0},
       {nullptr, signal_fd, ZMQ_POLLIN, 0},
+      {zap_ ? client_monitor_.handle() : nullptr, -1, ZMQ_POLLIN, 0},
+      {zap_ ? worker_monitor_.handle() : nullptr, -1, ZMQ_POLLIN, 0},
   };
   Clock::time_point next_tick = core_.Tick(Clock::now());
   for (;;) {
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now());
     if (wait.count() < 0) wait = std::chrono::milliseconds(0);
-    zmq::poll(items, 4, wait);
+    zmq::poll(items, 6, wait);
     if (items[3].revents & ZMQ_POLLIN) {
       signalfd_siginfo info{};
       if (read(signal_fd, &info, sizeof(info)) == sizeof(info) && info.ssi_signo == SIGHUP) {
@@ -121,6 +154,8 @@ void BrokerServer::Run(int signal_fd) {
     }
     // Handshakes wait for these answers; they are cheap.
     if (zap_ && (items[2].revents & ZMQ_POLLIN)) zap_->HandleAll();
+    if (items[4].revents & ZMQ_POLLIN) OnMonitorEvents(client_monitor_, PeerKind::kClient);
+    if (items[5].revents & ZMQ_POLLIN) OnMonitorEvents(worker_monitor_, PeerKind::kWorker);
     Clock::time_point now = Clock::now();
     size_t received = 0;
     // Workers first: their results and credits make room for client work.

@@ -74,6 +74,12 @@ class BrokerServer {
   std::unique_ptr<Journal> journal_;
   BrokerCore core_;
   std::unique_ptr<ZapHandler> zap_;  // null in plaintext mode
+  // Handshakes that fail before ZAP is asked (a peer without CURVE, or not
+  // ZMTP at all) are seen only by socket monitors: one PAIR per ROUTER.
+  zmq::socket_t client_monitor_;
+  zmq::socket_t worker_monitor_;
+  void OnMonitorEvents(zmq::socket_t& monitor, PeerKind endpoint);
+  Clock::time_point next_mechanism_log_{};
   zmq::socket_t clients_;
   zmq::socket_t workers_;
   proto::Envelope scratch_;  // reused decode target
