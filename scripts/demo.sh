@@ -12,6 +12,15 @@
 # ZKFLEET_DATA_DIR, default $XDG_STATE_HOME/zkfleet/broker
 # (~/.local/state/zkfleet/broker): it outlives the demo, so a second run
 # starts from the first one's journal. Remove the directory to start afresh.
+#
+# CURVE is on, as in production: the first run writes keypairs with the
+# demo's `zkctl keygen` into ZKFLEET_DEMO_KEYS_DIR, default the keys/
+# directory next to the data directory (~/.local/state/zkfleet/keys):
+#   broker.{pub,secret}        the broker's keypair
+#   demo-worker.{pub,secret}   the worker's, its .pub in allow/workers/
+#   demo.{pub,secret}          zkctl's (client "demo", role admin), in allow/clients/
+# Existing key files are kept between runs, never overwritten (see "Keys and
+# allow-lists" in docs/operations.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +40,34 @@ CLIENTS="tcp://127.0.0.1:${ZKFLEET_DEMO_CLIENT_PORT:-25555}"
 WORKERS="tcp://127.0.0.1:${ZKFLEET_DEMO_WORKER_PORT:-25556}"
 DATA_DIR="${ZKFLEET_DATA_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/zkfleet/broker}"
 mkdir -p "$DATA_DIR"
+KEYS="${ZKFLEET_DEMO_KEYS_DIR:-$(dirname "$DATA_DIR")/keys}"
+ZKCTL="$BIN/zkctl/zkctl"
+
+# keypair NAME: $KEYS/NAME.pub and NAME.secret (0600), written once.
+keypair() {
+  if [ ! -e "$KEYS/$1.secret" ]; then
+    "$ZKCTL" keygen --out "$KEYS/$1" >/dev/null
+    echo "demo: wrote the CURVE keypair $KEYS/$1.{pub,secret}"
+  fi
+}
+# allow KIND NAME [ROLE]: copy NAME.pub into the broker's allow-list, once.
+allow() {
+  local file="$KEYS/allow/$1/$2.pub"
+  if [ ! -e "$file" ]; then
+    mkdir -p "$KEYS/allow/$1"
+    { cat "$KEYS/$2.pub"; if [ -n "${3:-}" ]; then echo "role = $3"; fi; } >"$file"
+  fi
+}
+mkdir -p "$KEYS"
+chmod 700 "$KEYS"
+keypair broker
+keypair demo-worker
+keypair demo
+allow workers demo-worker
+allow clients demo admin
+BROKER_CURVE=(--curve-secret-key "$KEYS/broker.secret" --allow-dir "$KEYS/allow")
+WORKER_CURVE=(--curve-secret-key "$KEYS/demo-worker.secret" --broker-public-key "$KEYS/broker.pub")
+CLIENT_CURVE=(--curve-secret-key "$KEYS/demo.secret" --broker-public-key "$KEYS/broker.pub")
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -41,22 +78,24 @@ trap cleanup EXIT
 
 echo "demo: starting broker ($CLIENTS) and a worker holding circuit demo-bn128"
 echo "demo: the broker's journal is in $DATA_DIR (kept after the demo; ZKFLEET_DATA_DIR=... to move it)"
-"$BIN/zkbroker/zkbroker" --clients "$CLIENTS" --workers "$WORKERS" --data-dir "$DATA_DIR" --log-level warn &
+echo "demo: CURVE keys and allow-lists in $KEYS (kept after the demo)"
+"$BIN/zkbroker/zkbroker" --clients "$CLIENTS" --workers "$WORKERS" --data-dir "$DATA_DIR" "${BROKER_CURVE[@]}" \
+  --log-level warn &
 pids+=($!)
-"$BIN/zkworker/zkworker" --broker "$WORKERS" --id demo-worker --circuit "demo-bn128=$FX/circuit_final.zkey" \
+"$BIN/zkworker/zkworker" --broker "$WORKERS" "${WORKER_CURVE[@]}" --id demo-worker --circuit "demo-bn128=$FX/circuit_final.zkey" \
   --backend auto --pinned-budget 64MiB --log-level warn &
 pids+=($!)
 
 # Wait until the worker has announced the circuit (the broker refuses jobs
 # for circuits nobody holds).
 for _ in $(seq 100); do
-  if "$BIN/zkctl/zkctl" --broker "$CLIENTS" --json workers 2>/dev/null | grep -q demo-bn128; then break; fi
+  if "$ZKCTL" --broker "$CLIENTS" "${CLIENT_CURVE[@]}" --json workers 2>/dev/null | grep -q demo-bn128; then break; fi
   sleep 0.2
 done
-"$BIN/zkctl/zkctl" --broker "$CLIENTS" workers
+"$ZKCTL" --broker "$CLIENTS" "${CLIENT_CURVE[@]}" workers
 
 echo "demo: submitting the bundled witness and waiting for the proof"
-"$BIN/zkctl/zkctl" --broker "$CLIENTS" --wait-timeout 300 submit --circuit demo-bn128 --priority high \
+"$ZKCTL" --broker "$CLIENTS" "${CLIENT_CURVE[@]}" --wait-timeout 300 submit --circuit demo-bn128 --priority high \
   --out "$WORK/out" "$FX/witness.wtns"
 ls "$WORK/out"
 

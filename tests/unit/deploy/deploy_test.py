@@ -11,6 +11,10 @@
 * The broker's journal (--data-dir, issue 13) is on storage that outlives the
   process: systemd's StateDirectory=, a Kubernetes StatefulSet's persistent
   volume claim.
+* CURVE everywhere (issue 14): the broker gets --curve-secret-key and
+  --allow-dir, workers and zkctl drains --curve-secret-key and
+  --broker-public-key; `systemctl reload zkbroker` sends SIGHUP; Secret
+  volumes are mounted 0400/0600; no deploy file says --insecure-plaintext.
 
 Environment: ZKFLEET_SOURCE_DIR, ZKFLEET_METRIC_NAMES (set by ctest).
 Fails (exit 1, with the reason) without python3-yaml: scripts/install-deps.sh
@@ -130,6 +134,15 @@ def parse_env_file(path):
     return values
 
 
+def deploy_files():
+    """Every file under deploy/ (relative path, text)."""
+    for root, _, files in os.walk(DEPLOY):
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            with open(path, errors="replace") as f:
+                yield os.path.relpath(path, DEPLOY), f.read()
+
+
 def required_stop_seconds(drain_timeout_s):
     return drain_timeout_s + RELEASE_MARGIN * LARGEST_POOL_GIB * RELEASE_SECONDS_PER_GIB
 
@@ -154,6 +167,8 @@ class AlertRulesTest(unittest.TestCase):
         # The broker's journal and admission limits (issue 13).
         "ZkfleetBrokerRefusingSubmits", "ZkfleetBrokerLiveWitnessBytesHigh", "ZkfleetJobsExpiring",
         "ZkfleetBrokerRestarted", "ZkfleetBrokerJournalSlow",
+        # CURVE handshakes refused (issue 14).
+        "ZkfleetAuthRejections",
     }
     # page: someone is woken; ticket: looked at in working hours; info: a
     # record (a broker restart), no notification.
@@ -275,7 +290,8 @@ class GrafanaDashboardTest(unittest.TestCase):
                        "zkfleet_broker_workers", "zkfleet_pinned_pool_bytes", "zkfleet_pinned_pool_in_use_bytes",
                        "zkfleet_broker_live_items", "zkfleet_broker_live_witness_bytes",
                        "zkfleet_broker_submits_refused_busy_total", "zkfleet_broker_journal_commit_seconds_bucket",
-                       "zkfleet_broker_epoch"):
+                       "zkfleet_broker_epoch", "zkfleet_broker_auth_rejected_total",
+                       "zkfleet_broker_requests_forbidden_total"):
             self.assertIn(needed, exprs)
 
 
@@ -330,6 +346,38 @@ class SystemdUnitsTest(unittest.TestCase):
             if var != "MAINPID":
                 self.assertIn(var, env, f"the unit uses {var}, worker.env / worker-gpu0.env do not set it")
 
+    def expand(self, text, env):
+        return re.sub(r"\$\$?\{?(\w+)\}?", lambda m: env.get(m.group(1), m.group(0)), text)
+
+    def test_broker_curve_keys_and_reload(self):
+        s = self.broker["Service"]
+        (start,) = s["ExecStart"]
+        expanded = self.expand(start, self.broker_env)
+        secret = re.findall(r"--curve-secret-key[= ](\S+)", expanded)
+        allow = re.findall(r"--allow-dir[= ](\S+)", expanded)
+        self.assertEqual(len(secret), 1, expanded)
+        self.assertEqual(len(allow), 1, expanded)
+        self.assertTrue(secret[0].startswith("/etc/zkfleet/keys/") and secret[0].endswith(".secret"), secret)
+        self.assertTrue(allow[0].startswith("/etc/zkfleet/keys/"), allow)
+        # `systemctl reload zkbroker` rereads the allow-lists (SIGHUP).
+        self.assertIn("ExecReload", s, "`systemctl reload zkbroker` must send SIGHUP")
+        (reload,) = s["ExecReload"]
+        self.assertRegex(reload, r"kill -HUP \$MAINPID")
+
+    def test_worker_curve_keys(self):
+        s = self.worker["Service"]
+        env = dict(self.worker_env, **self.instance_env)
+        (start,) = s["ExecStart"]
+        (stop,) = s["ExecStop"]
+        start, stop = self.expand(start, env), self.expand(stop, env)
+        for cmd in (start, stop):
+            self.assertRegex(cmd, r"--curve-secret-key[= ]\"?/etc/zkfleet/keys/\S+\.secret")
+            self.assertRegex(cmd, r"--broker-public-key[= ]\"?/etc/zkfleet/keys/\S+\.pub")
+        # The drain speaks on the client port: a client key, not the worker's.
+        worker_key = re.search(r"--curve-secret-key[= ](\S+)", start).group(1)
+        drain_key = re.search(r"--curve-secret-key[= ]\"?([^\s\"]+)", stop).group(1)
+        self.assertNotEqual(worker_key, drain_key)
+
     def test_worker_stop_timeout_covers_drain_and_release(self):
         timeout = float(self.worker["Service"]["TimeoutStopSec"][0])
         drain_timeout = float(self.worker_env["ZKFLEET_DRAIN_TIMEOUT_S"])
@@ -347,6 +395,15 @@ class KubernetesManifestsTest(unittest.TestCase):
                     for key in ("apiVersion", "kind", "metadata"):
                         assert key in doc, f"{name}: a document without {key}"
                     cls.objects[(doc["kind"], doc["metadata"]["name"])] = doc
+        # The Secrets' shapes (placeholders), kept out of `kubectl apply -f
+        # deploy/kubernetes/` in a subdirectory.
+        cls.example_secrets = {}
+        keys_dir = os.path.join(d, "keys")
+        for name in sorted(os.listdir(keys_dir)):
+            if name.endswith((".yaml", ".yml")):
+                for doc in load_yaml_documents(os.path.join(keys_dir, name)):
+                    assert doc["kind"] == "Secret", f"keys/{name}: only Secrets belong there"
+                    cls.example_secrets[doc["metadata"]["name"]] = doc
         cls.config = cls.objects[("ConfigMap", "zkfleet-config")]["data"]
 
     def get(self, kind, name):
@@ -429,6 +486,80 @@ class KubernetesManifestsTest(unittest.TestCase):
         self.assertIn("--drain-timeout=$(ZKFLEET_DRAIN_TIMEOUT_S)", args)
         self.assertGreaterEqual(spec["terminationGracePeriodSeconds"], required_stop_seconds(drain_timeout))
 
+    @staticmethod
+    def pod_volumes(workload):
+        spec = workload["spec"]["template"]["spec"]
+        return {v["name"]: v for v in spec.get("volumes", [])}
+
+    def check_secret_volumes(self, workload):
+        volumes = self.pod_volumes(workload)
+        secrets = {n: v["secret"] for n, v in volumes.items() if "secret" in v}
+        self.assertTrue(secrets, "no Secret volume")
+        for name, secret in secrets.items():
+            # 0400/0600: zkbroker/zkworker/zkctl refuse secret key files
+            # that group or others can read.
+            self.assertIn(secret.get("defaultMode"), (0o400, 0o600), f"volume {name}: defaultMode")
+            for item in secret.get("items", []):
+                self.assertIn(item.get("mode", secret["defaultMode"]), (0o400, 0o600), f"volume {name}: {item}")
+            example = self.example_secrets.get(secret["secretName"])
+            self.assertIsNotNone(example, f"{secret['secretName']} is not in deploy/kubernetes/keys/")
+            data = set(example.get("stringData", {})) | set(example.get("data", {}))
+            for item in secret.get("items", []):
+                self.assertIn(item["key"], data, f"{secret['secretName']} has no {item['key']}")
+        return volumes
+
+    def mounted_file(self, container, volumes, path):
+        """The volume a container file comes from, or fails."""
+        for m in container.get("volumeMounts", []):
+            if path.startswith(m["mountPath"].rstrip("/") + "/"):
+                return volumes[m["name"]], path[len(m["mountPath"].rstrip("/")) + 1:]
+        self.fail(f"{path} is on no mounted volume")
+
+    def test_broker_curve_keys(self):
+        broker = self.get("StatefulSet", "zkfleet-broker")
+        c = self.container(broker)
+        volumes = self.check_secret_volumes(broker)
+        (secret,) = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--curve-secret-key=")]
+        (allow,) = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--allow-dir=")]
+        # The secret key: a copy of a Secret's file, made by an init container
+        # with mode 0400 (fsGroup would make the Secret's own file 0440).
+        volume, _ = self.mounted_file(c, volumes, secret)
+        self.assertTrue("emptyDir" in volume or "secret" in volume, volume)
+        if "emptyDir" in volume:
+            inits = broker["spec"]["template"]["spec"].get("initContainers", [])
+            copy = [i for i in inits if any(m["name"] == volume["name"] for m in i.get("volumeMounts", []))]
+            self.assertTrue(copy, "nothing writes the broker's key into its emptyDir")
+            self.assertIn("0400", " ".join(copy[0]["command"]))
+            self.assertEqual(volume["emptyDir"].get("medium"), "Memory")
+        # The allow-lists: workers/ and clients/ from Secrets.
+        for kind in ("workers", "clients"):
+            volume, _ = self.mounted_file(c, volumes, f"{allow}/{kind}/x.pub")
+            self.assertIn("secret", volume, f"{allow}/{kind} is not a Secret")
+
+    def test_worker_curve_keys(self):
+        worker = self.get("Deployment", "zkfleet-worker")
+        c = self.container(worker)
+        volumes = self.check_secret_volumes(worker)
+        args = " ".join(c["args"])
+        pre_stop = " ".join(c["lifecycle"]["preStop"]["exec"]["command"])
+        for text in (args, pre_stop):
+            for option, suffix in (("--curve-secret-key", ".secret"), ("--broker-public-key", ".pub")):
+                m = re.search(option + r"[= ](\S+)", text)
+                self.assertTrue(m, f"{option} missing in {text}")
+                self.assertTrue(m.group(1).endswith(suffix), m.group(1))
+                volume, _ = self.mounted_file(c, volumes, m.group(1))
+                self.assertIn("secret", volume)
+        # No fsGroup on the worker pod: it would make the key files 0440.
+        self.assertNotIn("fsGroup", worker["spec"]["template"]["spec"].get("securityContext", {}))
+
+    def test_example_secrets_are_placeholders(self):
+        z85_key = re.compile(r"^\s*(public-key|secret-key)\s*=\s*[0-9a-zA-Z.\-:+=^!/*?&<>()\[\]{}@%$#]{40}\s*$", re.M)
+        for name, secret in self.example_secrets.items():
+            for key, text in secret.get("stringData", {}).items():
+                self.assertIsNone(z85_key.search(text), f"{name}/{key} looks like a real key")
+                self.assertIn("PLACEHOLDER", text, f"{name}/{key}")
+            self.assertNotIn("data", secret, f"{name}: placeholders go in stringData")
+
     def test_pod_disruption_budget_allows_one_worker_down(self):
         pdb = self.get("PodDisruptionBudget", "zkfleet-worker")
         self.assertEqual(pdb["apiVersion"], "policy/v1")
@@ -441,6 +572,14 @@ class KubernetesManifestsTest(unittest.TestCase):
         unit = parse_systemd_unit(os.path.join(DEPLOY, "systemd", "zkworker@.service"))
         self.assertEqual(float(worker["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]),
                          float(unit["Service"]["TimeoutStopSec"][0]))
+
+
+class InsecurePlaintextTest(unittest.TestCase):
+    """CURVE is on by default and the deploy files keep it on."""
+
+    def test_no_insecure_plaintext_in_deploy_files(self):
+        for path, text in deploy_files():
+            self.assertNotRegex(text, r"(?m)^(?!\s*#).*--insecure-plaintext", f"deploy/{path}")
 
 
 if __name__ == "__main__":
