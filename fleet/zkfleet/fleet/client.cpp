@@ -37,6 +37,9 @@ void ThrowIfError(const proto::Envelope& envelope) {
 // The reply to request `id`. An ErrorReply with correlation id 0 answers a
 // request the broker could not read (oversized or malformed), so it can only
 // be the reply to the request we are waiting for.
+// Longest a send may block (see SendBytes).
+constexpr int kSendTimeoutMs = 10000;
+
 bool IsReplyTo(const proto::Envelope& envelope, uint64_t id) {
   return envelope.correlation_id() == id || (envelope.has_error() && envelope.correlation_id() == 0);
 }
@@ -56,6 +59,7 @@ BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint,
       socket_(context, zmq::socket_type::dealer),
       monitor_(context, zmq::socket_type::pair) {
   ConfigureDealer(socket_, limits_, /*linger_ms=*/0);
+  socket_.set(zmq::sockopt::sndtimeo, kSendTimeoutMs);
   security.Apply(socket_);
   static std::atomic<uint64_t> monitors{0};
   const std::string address = "inproc://zkfleet-client-monitor-" + std::to_string(monitors++) + "-" +
@@ -71,7 +75,13 @@ BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint,
 BrokerClient::~BrokerClient() { zmq_socket_monitor(socket_.handle(), nullptr, 0); }
 
 void BrokerClient::SendBytes(proto::Envelope& envelope) {
-  socket_.send(zmq::buffer(EncodeEnvelope(envelope)), zmq::send_flags::none);
+  // A DEALER with no usable connection (e.g. refused at the CURVE handshake)
+  // would block here for ever: the socket has a send timeout instead.
+  if (!socket_.send(zmq::buffer(EncodeEnvelope(envelope)), zmq::send_flags::none)) {
+    throw Error(ErrorCode::kIo, "cannot send to the broker at " + endpoint_ +
+                                    ": no connection (refused at the handshake? check --curve-secret-key, "
+                                    "--broker-public-key and the broker's allow-list)");
+  }
 }
 
 uint64_t BrokerClient::Send(proto::Envelope envelope) {

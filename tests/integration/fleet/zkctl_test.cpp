@@ -31,7 +31,7 @@ TEST(Zkctl, StatusWorkersAwaitCancel) {
   ASSERT_EQ(fleet.Zkctl({"status"}, &out), 0) << out;
   EXPECT_TRUE(std::regex_search(out, std::regex(R"(LOW\s+2\s+\d+\.\d)"))) << out;     // 2 items of job 2 queued
   EXPECT_TRUE(std::regex_search(out, std::regex(R"(NORMAL\s+1\s+\d+\.\d)"))) << out;  // job 3
-  EXPECT_TRUE(std::regex_search(out, std::regex(R"(slowpoke\s+READY\s+\S+\s+instant\s+c1\s+1\s+0\s+1)"))) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(slowpoke\s+fleet-worker\s+READY\s+\S+\s+instant\s+c1\s+1\s+0\s+1)"))) << out;
 
   ASSERT_EQ(fleet.Zkctl({"workers", "--json"}, &out), 0) << out;
   EXPECT_NE(out.find("\"worker_id\": \"slowpoke\""), std::string::npos) << out;

@@ -31,6 +31,8 @@ constexpr char kEventStarted = 'B';   // payload: "<job_seq> <partition>", the d
 
 // Linger on the final close, so DISCONNECT reaches the broker.
 constexpr int kCloseLingerMs = 2000;
+// Longest a send to the broker may block (see Send).
+constexpr int kSendTimeoutMs = 1000;
 // Longest wait between reconnect attempts while the broker stays silent.
 constexpr auto kMaxSilence = std::chrono::seconds(32);
 
@@ -219,6 +221,7 @@ bool Worker::PassMemoryGate(const std::function<void(char, const std::string&)>&
 void Worker::Connect() {
   dealer_ = zmq::socket_t(broker_context_, zmq::socket_type::dealer);
   fleet::ConfigureDealer(dealer_, options_.limits, kCloseLingerMs);
+  dealer_.set(zmq::sockopt::sndtimeo, kSendTimeoutMs);
   options_.security.Apply(dealer_);
   dealer_.connect(options_.broker_endpoint);
   broker_last_seen_ = Clock::now();
@@ -247,8 +250,15 @@ void Worker::Reconnect(const std::string& why) {
 }
 
 void Worker::Send(proto::Envelope& envelope) {
-  // DEALER sends block only at the HWM, which credit flow keeps us far from.
-  dealer_.send(zmq::buffer(fleet::EncodeEnvelope(envelope)), zmq::send_flags::none);
+  // DEALER sends block only at the HWM, which credit flow keeps us far from,
+  // or when the connection is gone for good (refused at the CURVE
+  // handshake): then the send times out and the message is dropped; the
+  // silence that follows makes us reconnect, and a drain still ends.
+  if (!dealer_.send(zmq::buffer(fleet::EncodeEnvelope(envelope)), zmq::send_flags::none)) {
+    spdlog::warn("could not send a {} to the broker at {} within {} ms (no connection: is our key in its "
+                 "allow-list, is --broker-public-key right?); dropped",
+                 static_cast<int>(envelope.body_case()), options_.broker_endpoint, kSendTimeoutMs);
+  }
 }
 
 void Worker::SendReady() {
