@@ -8,6 +8,10 @@
 #   bench/fleet/curve_cost.sh [BUILD_DIR]     (default: build/release)
 #
 # Environment: WORKERS (4) CLIENTS (4) JOBS (100000) ROUNDS (3) SYNC (batch)
+#   BROKER_CPUS  cores the broker is pinned to (default: all)
+#   LOAD_CPUS    cores for workers and clients (default: all). On a larger host,
+#                BROKER_CPUS=0,1 LOAD_CPUS=2-15 measures the broker's own share:
+#                on one 2-core machine every side's crypto shares the cores.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-build/release}
@@ -17,6 +21,8 @@ CLIENTS=${CLIENTS:-4}
 JOBS=${JOBS:-100000}
 ROUNDS=${ROUNDS:-3}
 SYNC=${SYNC:-batch}
+BROKER_CPUS=${BROKER_CPUS:-0-$(( $(nproc) - 1 ))}
+LOAD_CPUS=${LOAD_CPUS:-0-$(( $(nproc) - 1 ))}
 BENCH="$BUILD/bench/fleet/fleet_bench"
 [[ -x "$BENCH" ]] || { echo "curve_cost.sh: build $BENCH first" >&2; exit 1; }
 source "$ROOT/bench/fleet/keys.sh"
@@ -37,23 +43,23 @@ measure() {
   mkdir -p "$dir"
   SECURITY=$mode make_fleet_keys "$dir/keys" "$BUILD/cmd/zkctl/zkctl"
   local clients="tcp://127.0.0.1:$(port)" workers="tcp://127.0.0.1:$(port)"
-  "$BUILD/cmd/zkbroker/zkbroker" --clients "$clients" --workers "$workers" --data-dir "$dir/journal" \
+  taskset -c "$BROKER_CPUS" "$BUILD/cmd/zkbroker/zkbroker" --clients "$clients" --workers "$workers" --data-dir "$dir/journal" \
     --sync "$SYNC" "${BROKER_SECURITY[@]}" --log-level warn >"$dir/broker.log" 2>&1 &
   PIDS+=($!)
   for i in $(seq 1 "$WORKERS"); do
-    "$BUILD/cmd/zkworker/zkworker" --broker "$workers" --id "w$i" --instant --circuit bench --capacity 2000 \
+    taskset -c "$LOAD_CPUS" "$BUILD/cmd/zkworker/zkworker" --broker "$workers" --id "w$i" --instant --circuit bench --capacity 2000 \
       "${WORKER_SECURITY[@]}" --log-level warn >"$dir/worker-$i.log" 2>&1 &
     PIDS+=($!)
   done
   sleep 1
-  "$BENCH" --broker "$clients" "${CLIENT_SECURITY[@]}" --circuit bench --json --label "$mode throughput" \
+  taskset -c "$LOAD_CPUS" "$BENCH" --broker "$clients" "${CLIENT_SECURITY[@]}" --circuit bench --json --label "$mode throughput" \
     --jobs "$JOBS" --clients "$CLIENTS" --window 1000 | grep '^{'
-  "$BENCH" --broker "$clients" "${CLIENT_SECURITY[@]}" --circuit bench --json --label "$mode latency" \
+  taskset -c "$LOAD_CPUS" "$BENCH" --broker "$clients" "${CLIENT_SECURITY[@]}" --circuit bench --json --label "$mode latency" \
     --jobs 10000 --clients 1 --window 1 | grep '^{'
   stop_fleet
 }
 
-echo "# $(date -u +%FT%TZ) $(uname -n), $(nproc) cores, commit $(git -C "$ROOT" rev-parse --short HEAD); $WORKERS workers, $CLIENTS clients, $JOBS jobs, --sync $SYNC"
+echo "# $(date -u +%FT%TZ) $(uname -n), $(nproc) cores, commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'); broker on cores $BROKER_CPUS, load on $LOAD_CPUS; $WORKERS workers, $CLIENTS clients, $JOBS jobs, --sync $SYNC"
 : >"$WORK/results.jsonl"
 for round in $(seq 1 "$ROUNDS"); do
   for mode in plaintext curve; do measure "$mode" "$round" | tee -a "$WORK/results.jsonl"; done
