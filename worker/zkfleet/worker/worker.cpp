@@ -255,9 +255,13 @@ void Worker::Send(proto::Envelope& envelope) {
   // handshake): then the send times out and the message is dropped; the
   // silence that follows makes us reconnect, and a drain still ends.
   if (!dealer_.send(zmq::buffer(fleet::EncodeEnvelope(envelope)), zmq::send_flags::none)) {
-    spdlog::warn("could not send a {} to the broker at {} within {} ms (no connection: is our key in its "
-                 "allow-list, is --broker-public-key right?); dropped",
-                 static_cast<int>(envelope.body_case()), options_.broker_endpoint, kSendTimeoutMs);
+    auto now = Clock::now();
+    if (now >= next_send_failure_log_) {  // at most one line a minute
+      next_send_failure_log_ = now + std::chrono::minutes(1);
+      spdlog::warn("could not send to the broker at {} within {} ms (no connection: is our key in its "
+                   "allow-list, is --broker-public-key right?); messages are dropped until it answers",
+                   options_.broker_endpoint, kSendTimeoutMs);
+    }
   }
 }
 
