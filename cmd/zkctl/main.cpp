@@ -136,6 +136,9 @@ int main(int argc, char** argv) {
     if (keygen->parsed()) return zkctl::Keygen(keygen_out, json);
     zmq::context_t context(1);
     auto security = zkfleet::fleet::ClientSecurity::Load(insecure_plaintext, curve_secret_key, broker_public_key);
+    if (insecure_plaintext) {
+      std::cerr << "zkctl: warning: --insecure-plaintext: this connection is neither encrypted nor authenticated\n";
+    }
     zkfleet::fleet::BrokerClient client(context, endpoint, security, {}, client_id);
     zkctl::Context ctx;
     ctx.client = &client;
