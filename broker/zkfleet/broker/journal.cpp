@@ -144,7 +144,12 @@ std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
   if (options.sync == SyncMode::kNone) flags |= MDB_NOSYNC;
   if (options.read_only) flags |= MDB_RDONLY;
   rc = mdb_env_open(db.env, dir.c_str(), flags, 0640);
-  if (rc != 0) journal->Fail("cannot open the store (is another zkbroker using this --data-dir?)", rc);
+  if (rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_VERSION_MISMATCH) {
+    journal->Fail("the store (data.mdb) is damaged or not an LMDB store of this version; nothing was changed: "
+                  "restore the directory from a backup (docs/operations.md)",
+                  rc);
+  }
+  if (rc != 0) journal->Fail("cannot open the store", rc);
 
   MDB_txn* txn = static_cast<MDB_txn*>(journal->Txn());
   for (unsigned i = 0; i < kDbCount; ++i) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -1146,6 +1147,22 @@ TEST_F(BrokerCoreTest, ASecondBrokerOnTheSameDataDirectoryIsRefused) {
   reader.read_only = true;
   auto inspection = Journal::Open(reader);
   EXPECT_EQ(inspection->epoch(), core_->epoch());
+}
+
+// A damaged store is refused with a clear error and left as it was.
+TEST_F(BrokerCoreTest, ADamagedStoreIsRefusedClearly) {
+  core_.reset();
+  journal_.reset();
+  const std::string store = dir_ + "/data.mdb";
+  { std::ofstream(store, std::ios::trunc) << "not an lmdb file"; }
+  try {
+    Journal::Open(options_.journal);
+    ADD_FAILURE() << "a damaged store was opened";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(dir_), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(std::filesystem::file_size(store), std::string("not an lmdb file").size());
 }
 
 // A data directory restored from an inconsistent copy may lack a witness
