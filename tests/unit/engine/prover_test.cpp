@@ -175,6 +175,41 @@ TEST_P(CpuProvingKey, ConcurrentProofsAgree) {
   for (auto& g : got) EXPECT_EQ(g, expected);
 }
 
+// A Witness::View (no copy of the values) proves exactly what the owning
+// FromFile witness proves.
+TEST_P(CpuProvingKey, ViewWitnessProvesLikeFromFile) {
+  auto key = ProvingKey::Load(Fixture(GetParam(), "circuit_final.zkey"), {Backend::kCpu, 2});
+  const std::string file = zkfleet::testing::ReadFile(Fixture(GetParam(), "witness.wtns"));
+  const Witness view =
+      Witness::View({reinterpret_cast<const uint8_t*>(file.data()), file.size()}, "received witness");
+  ASSERT_FALSE(view.owns_values());
+  const Witness owned = Witness::FromFile(Fixture(GetParam(), "witness.wtns"));
+  const Proof from_view = key->Prove(view, Blinding(5, 7));
+  const Proof from_file = key->Prove(owned, Blinding(5, 7));
+  EXPECT_TRUE(from_view.check.verified);
+  EXPECT_EQ(from_view.proof_json, from_file.proof_json);
+  EXPECT_EQ(from_view.public_json, from_file.public_json);
+}
+
+// Two threads proving on one key at once, with fresh blinding each: both
+// proofs come back verified (and so differ).
+TEST_P(CpuProvingKey, TwoConcurrentProofsBothVerify) {
+  auto key = ProvingKey::Load(Fixture(GetParam(), "circuit_final.zkey"), {Backend::kCpu, 2});
+  const std::string file = zkfleet::testing::ReadFile(Fixture(GetParam(), "witness.wtns"));
+  const Witness view = Witness::View({reinterpret_cast<const uint8_t*>(file.data()), file.size()}, "view");
+  const Witness owned = Witness::FromFile(Fixture(GetParam(), "witness.wtns"));
+  Proof proofs[2];
+  std::thread threads[2] = {std::thread([&] { proofs[0] = key->Prove(view); }),
+                            std::thread([&] { proofs[1] = key->Prove(owned); })};
+  for (auto& t : threads) t.join();
+  for (const Proof& p : proofs) {
+    EXPECT_TRUE(p.check.verified);
+    EXPECT_TRUE(p.check.engine_fault.empty()) << p.check.engine_fault;
+    EXPECT_EQ(p.public_json, proofs[0].public_json);
+  }
+  EXPECT_NE(proofs[0].proof_json, proofs[1].proof_json);
+}
+
 TEST(CpuProvingKeyErrors, WitnessOfAnotherCurveIsRefusedAndKeyStaysUsable) {
   auto key = ProvingKey::Load(Fixture("bn128_k12", "circuit_final.zkey"), {Backend::kCpu, 2});
   Witness other = Witness::FromFile(Fixture("bls12381_k12", "witness.wtns"));
