@@ -1,5 +1,15 @@
 // CudaGroth16Key<C>: the CUDA proving key (see groth16_cuda.hpp). Included by
 // one .cu per curve.
+//
+// Thread-safety: Prove may be called from several threads. Device work is
+// serialised per device (DeviceMutex: from the witness upload to the copy of
+// the MSM window sums out of the pinned staging buffer); host-side window
+// combination, assembly and verification run outside the lock and overlap
+// with the next proof's device work.
+//
+// The witness goes to the device straight from Witness::values() (no host
+// copy): a true async DMA when those bytes are page-locked (cudaHostAlloc, or
+// a pool registered with cudaHostRegister), a runtime-staged copy otherwise.
 #pragma once
 
 
@@ -27,8 +37,9 @@ using Clock = std::chrono::steady_clock;
 
 inline double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Proofs on one device run one at a time (they would only slow each other
-// down, and each key's scratch serves one proof).
+// Proofs' device work on one device runs one proof at a time (they would
+// only slow each other down, and each key's scratch, streams and events
+// serve one proof).
 inline std::mutex& DeviceMutex(int device) {
   static std::mutex mutexes[64];
   return mutexes[static_cast<unsigned>(device) % 64];
@@ -176,7 +187,9 @@ class CudaGroth16Key final : public engine::ProvingKey {
       workspace_bytes_ = workspaces_[0].bytes();
     }
     window_sums_ = DeviceBuffer(kSlots * kSlotBytes, what + " MSM window sums");
-    staging_ = PinnedBuffer(nv * 32 + kSlots * kSlotBytes, what + " pinned staging");
+    // Pinned, for the async window-sum download; the witness needs none (it
+    // is uploaded from the caller's bytes).
+    staging_ = PinnedBuffer(kSlots * kSlotBytes, what + " pinned window-sum staging");
     // The uploads above are plain cudaMemcpy calls, which may return before
     // their DMA lands; proofs run on non-blocking streams that do not wait
     // for them, so wait here.
@@ -202,17 +215,24 @@ class CudaGroth16Key final : public engine::ProvingKey {
     engine::DrawBlinding<Fr>(options, r, s);
 
     engine::Proof proof;
-    J1 msm_a, msm_b1, msm_c, msm_h;
-    J2 msm_b2;
+    WindowSums sums;
     {
       std::lock_guard<std::mutex> lock(DeviceMutex(device_));
       try {
-        RunDevice(witness, proof.timings, msm_a, msm_b1, msm_b2, msm_c, msm_h);
+        RunDevice(witness, proof.timings, sums);
       } catch (...) {
         Recover();
         throw;
       }
     }
+    // Host work, outside the lock: the next proof's device work overlaps it.
+    const auto t_combine = Clock::now();
+    const J1 msm_a = msm::CombineWindows(sums.a.data(), plan_vars_);
+    const J1 msm_b1 = msm::CombineWindows(sums.b1.data(), plan_vars_);
+    const J2 msm_b2 = msm::CombineWindows(sums.b2.data(), plan_vars_);
+    const J1 msm_c = n_c_ > 0 ? msm::CombineWindows(sums.c.data(), plan_c_) : J1::infinity();
+    const J1 msm_h = msm::CombineWindows(sums.h.data(), plan_h_);
+    proof.timings.msm_s += SecondsSince(t_combine);
     Assemble(witness, r, s, msm_a, msm_b1, msm_b2, msm_c, msm_h, proof, inject_fault);
     proof.timings.total_s = SecondsSince(t_start);
     return proof;
@@ -273,21 +293,31 @@ class CudaGroth16Key final : public engine::ProvingKey {
   }
 
   char* SlotDevice(Slot slot) const { return window_sums_.template as<char>() + slot * kSlotBytes; }
-  const char* SlotHost(Slot slot) const { return staging_.template as<char>() + info_.n_vars * size_t{32} + slot * kSlotBytes; }
+  const char* SlotHost(Slot slot) const { return staging_.template as<char>() + slot * kSlotBytes; }
+
+  // One proof's MSM window sums, copied out of the shared pinned staging
+  // buffer so they can be combined after the device lock is released.
+  struct WindowSums {
+    std::vector<X1> a, b1, c, h;
+    std::vector<X2> b2;
+  };
+  template <class X>
+  static void CopyOut(const char* slot, const msm::Plan& plan, std::vector<X>& out) {
+    out.resize(plan.windows);
+    std::memcpy(static_cast<void*>(out.data()), slot, plan.windows * sizeof(X));
+  }
 
   // Everything between the witness upload and the window sums' download.
-  void RunDevice(const engine::Witness& witness, engine::PhaseTimings& timings, J1& msm_a, J1& msm_b1, J2& msm_b2,
-                 J1& msm_c, J1& msm_h) const {
+  // Called with DeviceMutex(device_) held.
+  void RunDevice(const engine::Witness& witness, engine::PhaseTimings& timings, WindowSums& sums) const {
     ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
     const cudaStream_t stream = setup_.stream();
     const size_t n = info_.domain_size, nv = info_.n_vars, skip = info_.n_public + 1;
 
-    // 1. Witness: into pinned staging, then to the device.
-    const auto t_copy = Clock::now();
-    std::memcpy(staging_.get(), witness.values(), nv * 32);
-    const double host_copy_s = SecondsSince(t_copy);
+    // 1. Witness: straight from the caller's bytes to the device (no host
+    // copy; they stay alive until the synchronisation below, or Recover()).
     ZK_CUDA_CHECK(cudaEventRecord(setup_.event(0), stream), "witness transfer");
-    ZK_CUDA_CHECK(cudaMemcpyAsync(witness_.get(), staging_.get(), nv * 32, cudaMemcpyHostToDevice, stream),
+    ZK_CUDA_CHECK(cudaMemcpyAsync(witness_.get(), witness.values(), nv * 32, cudaMemcpyHostToDevice, stream),
                   "witness transfer");
     ZK_CUDA_CHECK(cudaEventRecord(setup_.event(1), stream), "witness transfer");
     InjectFaultIfRequested(stream);
@@ -342,23 +372,25 @@ class CudaGroth16Key final : public engine::ProvingKey {
       }
     }
     ZK_CUDA_CHECK(cudaEventRecord(setup_.event(4), stream), "MSM");
-    char* results = staging_.template as<char>() + nv * 32;
-    ZK_CUDA_CHECK(cudaMemcpyAsync(results, window_sums_.get(), kSlots * kSlotBytes, cudaMemcpyDeviceToHost, stream),
+    ZK_CUDA_CHECK(cudaMemcpyAsync(staging_.get(), window_sums_.get(), kSlots * kSlotBytes, cudaMemcpyDeviceToHost,
+                                  stream),
                   "MSM result download");
     ZK_CUDA_CHECK(cudaStreamSynchronize(stream), "proof (device work)");
 
-    const auto t_combine = Clock::now();
-    msm_a = msm::CombineWindows(reinterpret_cast<const X1*>(SlotHost(kSlotA)), plan_vars_);
-    msm_b1 = msm::CombineWindows(reinterpret_cast<const X1*>(SlotHost(kSlotB1)), plan_vars_);
-    msm_b2 = msm::CombineWindows(reinterpret_cast<const X2*>(SlotHost(kSlotB2)), plan_vars_);
-    msm_c = n_c_ > 0 ? msm::CombineWindows(reinterpret_cast<const X1*>(SlotHost(kSlotC)), plan_c_) : J1::infinity();
-    msm_h = msm::CombineWindows(reinterpret_cast<const X1*>(SlotHost(kSlotH)), plan_h_);
-    timings.witness_transfer_s = host_copy_s + setup_.Seconds(0, 1, "timing");
+    // A few KiB per MSM: copy them out so the next proof may reuse staging_.
+    CopyOut(SlotHost(kSlotA), plan_vars_, sums.a);
+    CopyOut(SlotHost(kSlotB1), plan_vars_, sums.b1);
+    CopyOut(SlotHost(kSlotB2), plan_vars_, sums.b2);
+    if (n_c_ > 0) CopyOut(SlotHost(kSlotC), plan_c_, sums.c);
+    CopyOut(SlotHost(kSlotH), plan_h_, sums.h);
+    // The events are reused by the next proof: read them now.
+    timings.witness_transfer_s = setup_.Seconds(0, 1, "timing");
     timings.build_abc_s = setup_.Seconds(1, 2, "timing");
     timings.ntt_s = setup_.Seconds(2, 3, "timing");
     // With overlap the MSMs run from the witness upload on, alongside A/B/C
-    // and the NTTs: msm_s is then that whole span.
-    timings.msm_s = setup_.Seconds(overlap_ ? 1 : 3, 4, "timing") + SecondsSince(t_combine);
+    // and the NTTs: msm_s is then that whole span (plus, added by the
+    // caller, the host-side window combination).
+    timings.msm_s = setup_.Seconds(overlap_ ? 1 : 3, 4, "timing");
   }
 
   void InjectFaultIfRequested(cudaStream_t stream) const {
@@ -371,14 +403,16 @@ class CudaGroth16Key final : public engine::ProvingKey {
       }
       case InjectedFault::kBadCopy:
         // An invalid copy direction: rejected by the runtime, context unharmed.
+        // (The source is the window-sum staging: any valid host pointer does.)
         ZK_CUDA_CHECK(cudaMemcpyAsync(witness_.get(), staging_.get(), 32, static_cast<cudaMemcpyKind>(42), stream),
                       "witness transfer (injected fault)");
         return;
     }
   }
 
-  // After a failure: let queued work finish (it may still read the staging
-  // area) and clear the non-sticky error so the next proof starts clean.
+  // After a failure: let queued work finish (it may still read the caller's
+  // witness or write the staging area) and clear the non-sticky error so the
+  // next proof starts clean.
   void Recover() const {
     setup_.SyncAllIgnoringErrors();
     ClearPendingError();
@@ -414,7 +448,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
   MsmWorkspace workspaces_[kSlots];  // [0] only, shared, without overlap
   size_t workspace_bytes_ = 0;
   DeviceBuffer window_sums_;
-  PinnedBuffer staging_;  // witness (n_vars·32 bytes), then kSlots window-sum slots
+  PinnedBuffer staging_;  // kSlots window-sum slots (downloaded under DeviceMutex)
 };
 
 }  // namespace groth16

@@ -3,8 +3,14 @@
 // command-line tools need.
 //
 // Thread-safety: a ProvingKey is immutable after Load() and Prove() may be
-// called from several threads at once (the CPU backend parallelises inside a
-// proof; the CUDA backend serialises proofs on its device internally).
+// called from several threads at once. The CPU backend parallelises inside a
+// proof. The CUDA backend serialises device work per device; host-side
+// combination, assembly and verification overlap with other proofs' device
+// work.
+//
+// Witness: Prove() reads witness.values() only until it returns; a
+// Witness::View's bytes must stay alive that long. The CUDA backend uploads
+// them directly (no host copy): page-locked bytes get a true async DMA.
 //
 // Every proof is verified before Prove() returns it (ProveOptions::verify,
 // on by default): against the key's own verification key, with the pairing
