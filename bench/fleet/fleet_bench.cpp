@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include "zkfleet/fleet/client.hpp"
+#include "zkfleet/fleet/frames.hpp"
 
 namespace {
 
@@ -55,7 +56,7 @@ void RunClient(zmq::context_t& context, const Config& config, int index, size_t 
   std::vector<uint64_t> correlation_of(jobs);
   std::unordered_map<uint64_t, size_t> job_of_correlation;
   const std::string prefix = run_id + "-" + std::to_string(index) + "-";
-  const std::string witness(config.witness_bytes, 'w');
+  zmq::message_t witness_frame = zkfleet::fleet::FrameFromString(std::string(config.witness_bytes, 'w'));
   double per_client_rate = config.rate / config.clients;
   size_t next = 0;
   size_t done = 0;
@@ -72,9 +73,11 @@ void RunClient(zmq::context_t& context, const Config& config, int index, size_t 
       submit->set_request_id(prefix + std::to_string(next));
       submit->set_circuit_id(config.circuit);
       submit->set_priority(proto::PRIORITY_NORMAL);
-      submit->add_witnesses(witness);
+      submit->set_witness_frames(1);
+      zkfleet::fleet::Frames frames;
+      frames.push_back(zkfleet::fleet::ShareFrame(witness_frame));
       sent[next] = Clock::now();
-      job_of_correlation[client.Send(std::move(envelope))] = next;
+      job_of_correlation[client.Send(std::move(envelope), std::move(frames))] = next;
       ++next;
     }
     // Open loop: wake at least every millisecond and send what has come due

@@ -17,6 +17,7 @@
 #include "table.hpp"
 #include "zkfleet/broker/journal.hpp"
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/fleet/names.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
@@ -33,12 +34,14 @@ using zkfleet::fleet::WorkerStateName;
 namespace proto = zkfleet::proto;
 using json = nlohmann::json;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::kNotFound, "cannot open witness file " + path);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
+// The witness file mapped into a frame (sent without a copy).
+zmq::message_t WitnessFrame(const std::string& path) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  std::optional<zmq::message_t> frame;
+  if (!error) frame = zkfleet::fleet::FrameFromFile(path, size);
+  if (!frame) throw Error(ErrorCode::kNotFound, "cannot open witness file " + path);
+  return std::move(*frame);
 }
 
 void WriteFile(const std::filesystem::path& path, const std::string& text) {
@@ -236,7 +239,8 @@ struct BusyGaveUp {
 // reply timeout (a dead broker is still reported after --timeout), the busy
 // observer ends the retries once the next wait would pass `busy_timeout_s`,
 // and a Submit() that gave up on BUSY at its own timeout is called again.
-proto::SubmitReply SubmitRetryingBusy(Context& context, const proto::SubmitRequest& request, double busy_timeout_s) {
+proto::SubmitReply SubmitRetryingBusy(Context& context, const proto::SubmitRequest& request,
+                                      zkfleet::fleet::Frames& witnesses, double busy_timeout_s) {
   using Clock = std::chrono::steady_clock;
   const auto give_up =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(busy_timeout_s));
@@ -249,7 +253,9 @@ proto::SubmitReply SubmitRetryingBusy(Context& context, const proto::SubmitReque
   double backoff_s = 0;
   for (;;) {
     try {
-      return context.client->Submit(request, context.reply_timeout);
+      zkfleet::fleet::Frames shared;  // the witnesses stay for a retry
+      for (zmq::message_t& witness : witnesses) shared.push_back(zkfleet::fleet::ShareFrame(witness));
+      return context.client->Submit(request, std::move(shared), context.reply_timeout);
     } catch (const BrokerError& e) {
       if (e.kind() != proto::ERROR_KIND_BUSY) throw;
       // Submit() stopped retrying at its own timeout: wait as it would have.
@@ -273,12 +279,14 @@ int Submit(Context& context, const SubmitArgs& args) {
   request.set_request_id(args.request_id.empty() ? RandomRequestId() : args.request_id);
   request.set_circuit_id(args.circuit);
   request.set_priority(*priority);
-  for (const auto& path : args.witness_files) request.add_witnesses(ReadFile(path));
+  // Each witness file is mapped and sent as its own frame: no copy here.
+  zkfleet::fleet::Frames witnesses;
+  for (const auto& path : args.witness_files) witnesses.push_back(WitnessFrame(path));
   if (args.deadline_s > 0) request.set_deadline_unix_s(UnixNow() + args.deadline_s);
 
   proto::SubmitReply reply;
   try {
-    reply = SubmitRetryingBusy(context, request, args.busy_timeout_s);
+    reply = SubmitRetryingBusy(context, request, witnesses, args.busy_timeout_s);
   } catch (const BusyGaveUp& busy) {
     std::cerr << "zkctl: broker still busy after " << FormatSeconds(args.busy_timeout_s, 1)
               << " s (--busy-timeout); nothing was queued: " << busy.message << '\n';

@@ -94,6 +94,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-message-bytes", options.limits.max_message_bytes, "largest message accepted")
       ->capture_default_str();
+  app.add_option("--pipeline-depth", options.pipeline_depth,
+                 "items proved at once: 2 overlaps one item's host work with another's device work "
+                 "(0 = 2 on cuda, 1 on cpu)")
+      ->capture_default_str()->check(CLI::Range(0, 8));
+  app.add_option("--max-witness-bytes", options.limits.max_witness_bytes, "largest witness frame accepted")
+      ->capture_default_str();
   app.add_option("--pinned-budget", pinned_budget,
                  "pinned host pool for job buffers, allocated once at start: bytes (512MiB, 2GiB) or a share of "
                  "the available memory (25%); 0 = none")
@@ -237,7 +243,7 @@ int main(int argc, char** argv) {
       spdlog::error("{}", e.what());
       code = 1;
     }
-    abandoned = worker.dispatcher_abandoned();
+    abandoned = worker.pipeline_abandoned();
     // An aborted proof still runs on the dispatcher thread: unwinding would
     // wait for it (context shutdown), so leave now.
     if (abandoned) {

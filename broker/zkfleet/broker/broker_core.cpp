@@ -51,16 +51,16 @@ bool SameLease(const proto::Lease& a, const proto::Lease& b) {
 
 // What makes a resubmission "the same request": the circuit and every
 // witness byte (lengths included, so partitions cannot shift).
-std::string PayloadHash(const proto::SubmitRequest& request) {
+std::string PayloadHash(const proto::SubmitRequest& request, const fleet::Frames& witnesses) {
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
-  auto add = [&](const std::string& bytes) {
+  auto add = [&](std::string_view bytes) {
     uint64_t size = bytes.size();
     XXH3_128bits_update(state, &size, sizeof(size));
     XXH3_128bits_update(state, bytes.data(), bytes.size());
   };
   add(request.circuit_id());
-  for (const std::string& witness : request.witnesses()) add(witness);
+  for (const zmq::message_t& witness : witnesses) add(fleet::FrameView(witness));
   XXH128_hash_t hash = XXH3_128bits_digest(state);
   XXH3_freeState(state);
   XXH128_canonical_t canonical;
@@ -200,8 +200,14 @@ void BrokerCore::JournalItem(const JobRecord& job, uint32_t partition, const pro
 // ------------------------------------------------------------------ clients
 
 void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now,
-                              const Peer& peer) {
+                              const Peer& peer, fleet::Frames frames) {
   ReplyTo from{identity, message.correlation_id()};
+  if (!frames.empty() && message.body_case() != proto::Envelope::kSubmit) {
+    CountDroppedFrame(metrics::DropReason::kMalformed);
+    return SendError(from, proto::ERROR_KIND_BAD_REQUEST,
+                     "only a SUBMIT may be followed by (witness) frames; this request had " +
+                         std::to_string(frames.size()));
+  }
   // Authenticated: the key is the identity, whatever the client declares.
   const std::string client = peer.authenticated    ? peer.key_name
                              : message.client_id().empty() ? std::string(kAnonymousClient)
@@ -223,7 +229,9 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
   const bool admin = peer.authenticated && peer.role == Role::kAdmin;
   switch (message.body_case()) {
     case proto::Envelope::kSubmit:
-      if (allowed({Role::kSubmit, Role::kAdmin}, "SUBMIT")) OnSubmit(from, client, *message.mutable_submit(), now);
+      if (allowed({Role::kSubmit, Role::kAdmin}, "SUBMIT")) {
+        OnSubmit(from, client, *message.mutable_submit(), frames, now);
+      }
       break;
     case proto::Envelope::kAwait:
       if (allowed({Role::kSubmit, Role::kAdmin}, "AWAIT")) OnAwait(from, client, admin, message.await());
@@ -250,24 +258,38 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
 }
 
 void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request,
-                          Clock::time_point now) {
+                          fleet::Frames& witnesses, Clock::time_point now) {
   auto refuse = [&](proto::ErrorKind kind, const std::string& why, uint32_t retry_after_ms = 0) {
     ++counters_.jobs_refused;
     SendError(from, kind, why, retry_after_ms);
   };
   if (request.request_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without request_id");
-  const std::string payload_hash = PayloadHash(request);
+  if (request.witness_frames() != witnesses.size()) {
+    return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT announces " + std::to_string(request.witness_frames()) +
+                                                     " witness frames but " + std::to_string(witnesses.size()) +
+                                                     " followed it");
+  }
+  for (size_t p = 0; p < witnesses.size(); ++p) {
+    if (witnesses[p].size() > options_.limits.max_witness_bytes) {
+      return refuse(proto::ERROR_KIND_TOO_LARGE, "witness of partition " + std::to_string(p) + " is " +
+                                                     std::to_string(witnesses[p].size()) +
+                                                     " bytes; the broker accepts at most " +
+                                                     std::to_string(options_.limits.max_witness_bytes) +
+                                                     " (--max-witness-bytes)");
+    }
+  }
+  const std::string payload_hash = PayloadHash(request, witnesses);
 
   // Idempotency: a known (client, request id) returns the existing job, never a new one.
   if (auto known = journal_.GetRequest(client, request.request_id())) {
     // A SUBMIT without witnesses only looks the request up (zkctl submit --request-id R).
-    return OnDuplicateSubmit(from, *known, request.witnesses_size() == 0 ? known->payload_hash() : payload_hash);
+    return OnDuplicateSubmit(from, *known, witnesses.empty() ? known->payload_hash() : payload_hash);
   }
 
   if (request.circuit_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without circuit_id");
-  if (request.witnesses_size() == 0) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without witnesses");
-  if (static_cast<uint32_t>(request.witnesses_size()) > options_.max_partitions) {
-    return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT with " + std::to_string(request.witnesses_size()) +
+  if (witnesses.empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without witnesses");
+  if (witnesses.size() > options_.max_partitions) {
+    return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT with " + std::to_string(witnesses.size()) +
                                                      " witnesses; at most " + std::to_string(options_.max_partitions));
   }
   proto::Priority priority = request.priority();
@@ -284,8 +306,8 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
                       "' (start a worker with it, or run the broker with --accept-unrouted)");
   }
   uint64_t witness_bytes = 0;
-  for (const std::string& witness : request.witnesses()) witness_bytes += witness.size();
-  if (auto why = admission_.Refusal(client, request.witnesses_size(), witness_bytes)) {
+  for (const zmq::message_t& witness : witnesses) witness_bytes += witness.size();
+  if (auto why = admission_.Refusal(client, witnesses.size(), witness_bytes)) {
     ++counters_.submits_busy;
     if (metrics_) metrics_->SubmitRefusedBusy();
     return refuse(proto::ERROR_KIND_BUSY, *why + "; nothing was accepted, retry later with the same request id",
@@ -304,13 +326,13 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   job.deadline_unix_s = request.deadline_unix_s();
   job.witness_bytes = witness_bytes;
   job.payload_hash = payload_hash;
-  job.items.resize(request.witnesses_size());
-  // Durable before the reply: the witnesses, the job and its request id go
-  // into this turn's transaction, and the server sends the reply after the commit.
-  for (int p = 0; p < request.witnesses_size(); ++p) {
-    job.items[p].witness_bytes = request.witnesses(p).size();
-    journal_.PutWitness(job.job_seq, p, request.witnesses(p));
-    request.mutable_witnesses(p)->clear();
+  job.items.resize(witnesses.size());
+  // Durable before the reply: the witnesses (written once, from the received
+  // frames), the job and its request id go into this turn's transaction, and
+  // the server sends the reply after the commit.
+  for (uint32_t p = 0; p < witnesses.size(); ++p) {
+    job.items[p].witness_bytes = witnesses[p].size();
+    journal_.PutWitness(job.job_seq, p, fleet::FrameView(witnesses[p]));
   }
   JournalJob(job, proto::JOB_STATE_QUEUED, 0, "");
   journal::Request index;
@@ -948,7 +970,10 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     queue_.Erase(circuit, key);
     proto::Envelope envelope;
     auto* body = envelope.mutable_job();
-    if (!journal_.ReadWitness(job->job_seq, key.partition, body->mutable_witness())) {
+    // The witness goes out as its own frame, straight from the journal (a
+    // mapped blob file: no copy on the broker).
+    std::optional<zmq::message_t> witness = journal_.WitnessFrame(job->job_seq, key.partition);
+    if (!witness) {
       job->items[key.partition].state = WorkItem::State::kDropped;
       FinishJob(*job, proto::JOB_STATE_FAILED,
                 "the journal no longer holds the witness of partition " + std::to_string(key.partition) +
@@ -984,7 +1009,9 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     body->set_request_id(job->request_id);
     body->set_submitted_unix_s(job->submitted_unix_s);
     body->set_deadline_unix_s(job->deadline_unix_s);
-    SendWorker(best_worker->identity, std::move(envelope));
+    fleet::Frames frames;
+    frames.push_back(std::move(*witness));
+    outbox_.emplace_back(Outgoing::To::kWorker, best_worker->identity, std::move(envelope), std::move(frames));
   }
 }
 

@@ -53,6 +53,7 @@
 #include "zkfleet/broker/journal.hpp"
 #include "zkfleet/broker/options.hpp"
 #include "zkfleet/broker/worker_registry.hpp"
+#include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
 
 namespace zkfleet::broker {
@@ -69,9 +70,13 @@ struct Peer {
 // A message for the server to send.
 struct Outgoing {
   enum class To { kClient, kWorker };
+  Outgoing() = default;
+  Outgoing(To to, std::string identity, proto::Envelope envelope, fleet::Frames frames = {})
+      : to(to), identity(std::move(identity)), envelope(std::move(envelope)), frames(std::move(frames)) {}
   To to = To::kClient;
   std::string identity;
   proto::Envelope envelope;
+  fleet::Frames frames;  // sent after the envelope: a JOB's witness
 };
 
 class BrokerCore {
@@ -85,8 +90,10 @@ class BrokerCore {
   // One decoded, version-checked envelope from a client / a worker. With an
   // authenticated `peer` the client identity is its key's name (the
   // envelope's client_id is ignored) and its role is checked per request.
+  // `frames`: the frames that followed the envelope (a SUBMIT's witnesses,
+  // one per partition; any other request must come without).
   void HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now,
-                    const Peer& peer = {});
+                    const Peer& peer = {}, fleet::Frames frames = {});
   void HandleWorker(const std::string& identity, proto::Envelope& message, Clock::time_point now,
                     const Peer& peer = {});
 
@@ -128,7 +135,8 @@ class BrokerCore {
   void Recover(Clock::time_point now);
 
   // Client requests. `client` is the requester's identity (Envelope.client_id).
-  void OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request, Clock::time_point now);
+  void OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request,
+                fleet::Frames& witnesses, Clock::time_point now);
   // A SUBMIT whose (client, request id) is known: the existing job, or a refusal.
   void OnDuplicateSubmit(const ReplyTo& from, const journal::Request& known, const std::string& payload_hash);
   // `any_job`: an admin may await or cancel every client's jobs.

@@ -179,22 +179,23 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
   zmq::message_t payload;
   for (int i = 0; i < budget; ++i) {
     if (!socket.recv(identity, zmq::recv_flags::dontwait)) return static_cast<size_t>(i);
-    size_t frames = 1;
-    if (identity.more()) {
+    bool has_payload = identity.more();
+    if (has_payload) {
       (void)socket.recv(payload, zmq::recv_flags::none);
-      ++frames;
-      // Every zkfleet message is a single frame; swallow any extra ones.
-      zmq::message_t extra;
-      bool more = payload.more();
-      while (more) {
-        (void)socket.recv(extra, zmq::recv_flags::none);
-        ++frames;
-        more = extra.more();
-      }
     } else {
       payload.rebuild(0);
     }
-    HandleFrame(from_workers, identity.to_string(), payload, frames, now);
+    // Frames after the Envelope: a SUBMIT's witnesses, received once and
+    // handed on without a copy (the journal writes them, JOBs share them).
+    fleet::Frames frames;
+    bool more = has_payload && payload.more();
+    while (more) {
+      zmq::message_t frame;
+      (void)socket.recv(frame, zmq::recv_flags::none);
+      more = frame.more();
+      frames.push_back(std::move(frame));
+    }
+    HandleFrame(from_workers, identity.to_string(), payload, has_payload, std::move(frames), now);
     // --sync always: every message that wrote is durable on its own.
     if (options_.journal.sync == SyncMode::kAlways && journal_->dirty()) Commit();
   }
@@ -202,10 +203,11 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
 }
 
 void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
-                               size_t frame_count, Clock::time_point now) {
+                               bool has_payload, fleet::Frames frames, Clock::time_point now) {
   const char* side = from_workers ? "worker" : "client";
   fleet::DecodeStatus status = fleet::DecodeStatus::kMalformed;
-  if (frame_count == 2) {
+  // Workers send single-frame messages; clients may add witness frames.
+  if (has_payload && (frames.empty() || !from_workers)) {
     status = fleet::DecodeEnvelope(payload.data(), payload.size(), options_.limits.max_message_bytes, scratch_);
   }
   switch (status) {
@@ -213,7 +215,7 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
       if (from_workers) {
         core_.HandleWorker(identity, scratch_, now, PeerOf(payload));
       } else {
-        core_.HandleClient(identity, scratch_, now, PeerOf(payload));
+        core_.HandleClient(identity, scratch_, now, PeerOf(payload), std::move(frames));
       }
       return;
     case fleet::DecodeStatus::kOversized:
@@ -244,11 +246,14 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
       return;
     case fleet::DecodeStatus::kMalformed:
       core_.CountDroppedFrame(metrics::DropReason::kMalformed);
-      spdlog::warn("dropped a malformed {} message ({} frames, {} payload bytes)", side, frame_count, payload.size());
+      spdlog::warn("dropped a malformed {} message ({} frames, {} payload bytes)", side,
+                   1 + (has_payload ? 1 : 0) + frames.size(), payload.size());
       if (!from_workers) {
         core_.outbox().push_back({Outgoing::To::kClient, identity,
                                   fleet::MakeErrorReply(proto::ERROR_KIND_BAD_REQUEST,
-                                                        "message is not a zkfleet Envelope in a single frame", 0)});
+                                                        "message is not a zkfleet Envelope (followed only by "
+                                                        "the witness frames a SUBMIT announces)",
+                                                        0)});
       }
       return;
   }
@@ -273,7 +278,7 @@ void BrokerServer::Flush(Clock::time_point now) {
     for (Outgoing& out : batch) {
       bool to_worker = out.to == Outgoing::To::kWorker;
       std::string bytes = fleet::EncodeEnvelope(out.envelope);
-      fleet::SendStatus sent = fleet::SendToPeer(to_worker ? workers_ : clients_, out.identity, bytes);
+      fleet::SendStatus sent = fleet::SendToPeer(to_worker ? workers_ : clients_, out.identity, bytes, &out.frames);
       if (sent == fleet::SendStatus::kOk) continue;
       if (to_worker) {
         // A JOB that did not go out must not stay leased: drop the worker

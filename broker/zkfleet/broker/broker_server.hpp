@@ -27,6 +27,7 @@
 #include <zmq.hpp>
 
 #include "zkfleet/broker/broker_core.hpp"
+#include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/broker/options.hpp"
 #include "zkfleet/broker/turn_timer.hpp"
 #include "zkfleet/broker/zap_handler.hpp"
@@ -59,8 +60,10 @@ class BrokerServer {
  private:
   // Receives up to `budget` messages from `socket`; returns how many.
   size_t DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now);
+  // `payload` is the Envelope frame (`has_payload` false: the message had
+  // only the identity); `frames` are the frames after it.
   void HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
-                   size_t frame_count, Clock::time_point now);
+                   bool has_payload, fleet::Frames frames, Clock::time_point now);
   // The authenticated peer of a received message (ZAP metadata).
   Peer PeerOf(const zmq::message_t& payload) const;
   // Commits the journal, then sends everything in the core's outbox; a worker

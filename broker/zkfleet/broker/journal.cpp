@@ -1,5 +1,7 @@
 #include "zkfleet/broker/journal.hpp"
 
+#include "zkfleet/fleet/frames.hpp"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <lmdb.h>
@@ -306,6 +308,19 @@ bool Journal::ReadWitness(uint64_t job_seq, uint32_t partition, std::string* out
   }
   close(fd);
   return true;
+}
+
+std::optional<zmq::message_t> Journal::WitnessFrame(uint64_t job_seq, uint32_t partition) {
+  std::string key = ItemKey(job_seq, partition);
+  if (auto inline_bytes = Get(kWitnesses, key)) return zmq::message_t(inline_bytes->data(), inline_bytes->size());
+  auto size_bytes = Get(kWitnessFiles, key);
+  if (!size_bytes || size_bytes->size() != 8) return std::nullopt;
+  const std::filesystem::path path = BlobPath(job_seq, partition);
+  try {
+    return fleet::FrameFromFile(path, ReadBigEndian(size_bytes->data(), 8));
+  } catch (const Error& e) {
+    throw Error(ErrorCode::kIo, std::string("journal: witness file: ") + e.what());
+  }
 }
 
 void Journal::PutRequest(const std::string& client_id, const std::string& request_id, const journal::Request& request) {

@@ -30,6 +30,8 @@
 #include <string_view>
 #include <vector>
 
+#include <zmq.hpp>
+
 #include "journal.pb.h"
 
 namespace zkfleet::broker {
@@ -95,6 +97,10 @@ class Journal {
   // The witness bytes into *out; false when none is stored (or its file is
   // gone: a data directory restored from an inconsistent copy).
   bool ReadWitness(uint64_t job_seq, uint32_t partition, std::string* out);
+  // The witness as a frame to send: a large one maps its blob file (no copy;
+  // the pages are the ones written at submit, usually still cached), a small
+  // one is copied out of the store. nullopt as for ReadWitness.
+  std::optional<zmq::message_t> WitnessFrame(uint64_t job_seq, uint32_t partition);
 
   // Every job record in job_seq order (recovery, inspection).
   void ForEachJob(const std::function<void(const journal::Job&)>& visit);

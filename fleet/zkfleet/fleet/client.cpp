@@ -74,23 +74,31 @@ BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint,
 
 BrokerClient::~BrokerClient() { zmq_socket_monitor(socket_.handle(), nullptr, 0); }
 
-void BrokerClient::SendBytes(proto::Envelope& envelope) {
+void BrokerClient::SendBytes(proto::Envelope& envelope, Frames* frames) {
   // A DEALER with no usable connection (e.g. refused at the CURVE handshake)
-  // would block here for ever: the socket has a send timeout instead.
-  if (!socket_.send(zmq::buffer(EncodeEnvelope(envelope)), zmq::send_flags::none)) {
+  // would block here for ever: the socket has a send timeout instead. Once
+  // the first part is queued the whole message is.
+  const bool more = frames && !frames->empty();
+  if (!socket_.send(zmq::buffer(EncodeEnvelope(envelope)), more ? zmq::send_flags::sndmore : zmq::send_flags::none)) {
     throw Error(ErrorCode::kIo, "cannot send to the broker at " + endpoint_ +
                                     ": no connection (refused at the handshake? check --curve-secret-key, "
                                     "--broker-public-key and the broker's allow-list)");
   }
+  if (more) {
+    Frames shared;
+    shared.reserve(frames->size());
+    for (zmq::message_t& frame : *frames) shared.push_back(ShareFrame(frame));
+    SendFrames(socket_, shared);
+  }
 }
 
-uint64_t BrokerClient::Send(proto::Envelope envelope) {
+uint64_t BrokerClient::Send(proto::Envelope envelope, Frames frames) {
   uint64_t id = next_correlation_id_++;
   envelope.set_correlation_id(id);
   envelope.set_client_id(client_id_);
-  SendBytes(envelope);
+  SendBytes(envelope, &frames);
   if (envelope.has_submit()) {
-    unanswered_submits_[id] = std::move(envelope);
+    unanswered_submits_[id] = {std::move(envelope), std::move(frames)};
   } else if (envelope.has_await()) {
     awaited_jobs_[envelope.await().job_seq()] = id;
     delivered_jobs_.erase(envelope.await().job_seq());  // asked again: deliver again
@@ -138,7 +146,7 @@ void BrokerClient::OnMonitorEvents() {
   // A new connection: the broker may have restarted and know nothing of this
   // one. Requests it may not have made durable go again, as does every wait.
   ++reconnections_;
-  for (auto& [id, submit] : unanswered_submits_) SendBytes(submit);
+  for (auto& [id, submit] : unanswered_submits_) SendBytes(submit.envelope, &submit.witnesses);
   for (const auto& [job_seq, id] : awaited_jobs_) {
     proto::Envelope await;
     await.set_correlation_id(id);
@@ -205,8 +213,8 @@ std::optional<proto::Envelope> BrokerClient::WaitFor(const std::function<bool(co
   }
 }
 
-proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::milliseconds timeout) {
-  uint64_t id = Send(std::move(request));
+proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::milliseconds timeout, Frames frames) {
+  uint64_t id = Send(std::move(request), std::move(frames));
   auto reply = WaitFor([id](const proto::Envelope& e) { return IsReplyTo(e, id); }, Clock::now() + timeout);
   if (!reply) {
     throw Error(ErrorCode::kIo, "no reply from the broker at " + endpoint_ + " within " +
@@ -216,16 +224,27 @@ proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::millise
   return std::move(*reply);
 }
 
-proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, std::chrono::milliseconds timeout) {
+proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, const std::vector<std::string>& witnesses,
+                                        std::chrono::milliseconds timeout) {
+  Frames frames;
+  for (const std::string& witness : witnesses) frames.push_back(FrameFromString(witness));
+  return Submit(request, std::move(frames), timeout);
+}
+
+proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, Frames witnesses,
+                                        std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   std::mt19937 jitter(std::random_device{}());
   double backoff_s = 0;
   for (;;) {
     proto::Envelope envelope;
     *envelope.mutable_submit() = request;
+    envelope.mutable_submit()->set_witness_frames(static_cast<uint32_t>(witnesses.size()));
+    Frames shared;  // the originals stay for a BUSY retry
+    for (zmq::message_t& witness : witnesses) shared.push_back(ShareFrame(witness));
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     try {
-      auto reply = Call(std::move(envelope), std::max(left, std::chrono::milliseconds(1)));
+      auto reply = Call(std::move(envelope), std::max(left, std::chrono::milliseconds(1)), std::move(shared));
       if (!reply.has_submit_reply()) {
         throw Error(ErrorCode::kBadFormat, "broker answered SUBMIT with another message type");
       }

@@ -21,12 +21,14 @@
 #include <set>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <zmq.hpp>
 
 #include "zkfleet.pb.h"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
+#include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
 namespace zkfleet::fleet {
@@ -42,6 +44,13 @@ class BrokerError : public Error {
  private:
   proto::ErrorKind kind_;
   uint32_t retry_after_ms_;
+};
+
+// A job as an application hands it over: the request and the bytes of each
+// partition's witness (a .wtns file each).
+struct JobSubmission {
+  proto::SubmitRequest request;
+  std::vector<std::string> witnesses;
 };
 
 class BrokerClient {
@@ -68,8 +77,10 @@ class BrokerClient {
     busy_observer_ = std::move(observer);
   }
 
-  // Assigns the next correlation id, stamps the version, sends. Returns the id.
-  uint64_t Send(proto::Envelope envelope);
+  // Assigns the next correlation id, stamps the version, sends the envelope
+  // and then `frames` (a SUBMIT's witnesses; kept, without a copy, until the
+  // SUBMIT is answered, to be resent after a reconnect). Returns the id.
+  uint64_t Send(proto::Envelope envelope, Frames frames = {});
   // Sends raw bytes as one frame (tests use it for malformed frames).
   void SendRaw(const std::string& bytes);
 
@@ -80,12 +91,20 @@ class BrokerClient {
   // Sends `request` and waits for the first reply carrying its correlation id;
   // other messages that arrive meanwhile are kept for Receive()/NextJobResult().
   // Throws BrokerError on an ErrorReply and Error(kIo) on timeout.
-  proto::Envelope Call(proto::Envelope request, std::chrono::milliseconds timeout);
+  proto::Envelope Call(proto::Envelope request, std::chrono::milliseconds timeout, Frames frames = {});
 
-  // Submits; a BUSY refusal is retried with the same request id after the
-  // broker's retry-after hint (doubling, with jitter, capped at 30 s) until
-  // `timeout` ends; then the BUSY BrokerError is thrown.
-  proto::SubmitReply Submit(const proto::SubmitRequest& request, std::chrono::milliseconds timeout);
+  // Submits `request` with `witnesses` (one .wtns file per partition, sent as
+  // frames of their own; request.witness_frames is set here). A BUSY refusal
+  // is retried with the same request id after the broker's retry-after hint
+  // (doubling, with jitter, capped at 30 s) until `timeout` ends; then the
+  // BUSY BrokerError is thrown. No witnesses: looks the request id up.
+  proto::SubmitReply Submit(const proto::SubmitRequest& request, Frames witnesses, std::chrono::milliseconds timeout);
+  // The same with the witnesses' bytes (copied once into frames).
+  proto::SubmitReply Submit(const proto::SubmitRequest& request, const std::vector<std::string>& witnesses,
+                            std::chrono::milliseconds timeout);
+  proto::SubmitReply Submit(const JobSubmission& job, std::chrono::milliseconds timeout) {
+    return Submit(job.request, job.witnesses, timeout);
+  }
   // Waits for the job to end (broker replies when it does).
   proto::JobResult Await(uint64_t job_seq, std::chrono::milliseconds timeout);
   proto::StatusReply Status(std::chrono::milliseconds timeout);
@@ -109,7 +128,8 @@ class BrokerClient {
   bool Track(const proto::Envelope& envelope);
   // Reads monitor events; on a re-established connection resends.
   void OnMonitorEvents();
-  void SendBytes(proto::Envelope& envelope);
+  // Sends the envelope, then shared copies of `frames` (nullptr: none).
+  void SendBytes(proto::Envelope& envelope, Frames* frames = nullptr);
 
   std::string endpoint_;
   SocketLimits limits_;
@@ -121,7 +141,11 @@ class BrokerClient {
   uint64_t reconnections_ = 0;
   uint64_t duplicate_results_dropped_ = 0;
   std::deque<proto::Envelope> kept_;  // received, not yet asked for
-  std::map<uint64_t, proto::Envelope> unanswered_submits_;  // by correlation id
+  struct PendingSubmit {
+    proto::Envelope envelope;
+    Frames witnesses;
+  };
+  std::map<uint64_t, PendingSubmit> unanswered_submits_;  // by correlation id
   std::map<uint64_t, uint64_t> awaited_jobs_;               // job_seq -> correlation id
   std::set<uint64_t> delivered_jobs_;                        // JobResult already handed out
   std::function<void(const std::string&, double)> busy_observer_;

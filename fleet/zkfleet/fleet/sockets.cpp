@@ -20,13 +20,23 @@ void ConfigureDealer(zmq::socket_t& socket, const SocketLimits& limits, int ling
   socket.set(zmq::sockopt::linger, linger_ms);
 }
 
-SendStatus SendToPeer(zmq::socket_t& router, const std::string& identity, const std::string& payload) {
+SendStatus SendToPeer(zmq::socket_t& router, const std::string& identity, const std::string& payload,
+                      std::vector<zmq::message_t>* frames) {
   try {
     // With ROUTER_MANDATORY the identity frame is where an unknown peer
     // (EHOSTUNREACH) or a full pipe (EAGAIN) is reported.
     auto sent = router.send(zmq::buffer(identity), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     if (!sent) return SendStatus::kFull;
-    router.send(zmq::buffer(payload), zmq::send_flags::dontwait);
+    // Once the first part is queued the rest of the message always is.
+    const bool more = frames && !frames->empty();
+    router.send(zmq::buffer(payload), more ? zmq::send_flags::sndmore | zmq::send_flags::dontwait
+                                           : zmq::send_flags::dontwait);
+    if (more) {
+      for (size_t i = 0; i < frames->size(); ++i) {
+        auto flag = i + 1 < frames->size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
+        router.send((*frames)[i], flag | zmq::send_flags::dontwait);
+      }
+    }
     return SendStatus::kOk;
   } catch (const zmq::error_t& e) {
     if (e.num() == EHOSTUNREACH) return SendStatus::kUnroutable;

@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <zmq.hpp>
 
@@ -18,14 +20,20 @@ struct SocketLimits {
   // Messages queued per peer in each direction. A full queue makes a ROUTER
   // send fail (never block): the broker counts it and moves on.
   int hwm = 20000;
-  // Application limit: larger frames are dropped and counted (and a client
-  // gets an ErrorReply). 64 MiB holds a partitioned job of large witnesses.
+  // Application limit on the Envelope frame: larger ones are dropped and
+  // counted (and a client gets an ErrorReply). Witnesses travel in frames of
+  // their own and are not counted here.
   size_t max_message_bytes = 64ull << 20;
+  // Application limit on one witness frame (one .wtns file): a SUBMIT with a
+  // larger one is refused as TOO_LARGE. 1 GiB holds a 2^25-signal witness.
+  size_t max_witness_bytes = 1ull << 30;
 
-  // libzmq's own limit (ZMQ_MAXMSGSIZE), twice the application limit: a peer
-  // sending more is disconnected by libzmq before the frame is buffered, so a
-  // hostile frame never costs more than this much memory.
-  int64_t transport_max_bytes() const { return static_cast<int64_t>(max_message_bytes) * 2 + (1 << 20); }
+  // libzmq's own per-frame limit (ZMQ_MAXMSGSIZE), a little above the larger
+  // application limit: a peer sending more is disconnected by libzmq before
+  // the frame is buffered, so a hostile frame never costs more than this.
+  int64_t transport_max_bytes() const {
+    return static_cast<int64_t>(std::max(max_message_bytes * 2, max_witness_bytes)) + (1 << 20);
+  }
 };
 
 // ROUTER_MANDATORY (unroutable sends fail instead of vanishing), HWMs,
@@ -42,8 +50,10 @@ enum class SendStatus {
   kFull,        // the peer's queue is at its HWM
 };
 
-// Sends [identity][payload] on a ROUTER without ever blocking.
-SendStatus SendToPeer(zmq::socket_t& router, const std::string& identity, const std::string& payload);
+// Sends [identity][payload][frames...] on a ROUTER without ever blocking
+// (the frames are consumed: pass shared copies to keep them).
+SendStatus SendToPeer(zmq::socket_t& router, const std::string& identity, const std::string& payload,
+                      std::vector<zmq::message_t>* frames = nullptr);
 
 // Wall-clock seconds since the Unix epoch (for timestamps in messages).
 double UnixNow();

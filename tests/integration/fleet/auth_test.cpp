@@ -63,12 +63,12 @@ bool Ready(const StatusReply& status, const std::string& worker_id) {
   return w != nullptr && w->state() == zkfleet::proto::WORKER_STATE_READY;
 }
 
-zkfleet::proto::SubmitRequest OneWitnessJob(const std::string& circuit, const std::string& request_id) {
-  zkfleet::proto::SubmitRequest request;
-  request.set_circuit_id(circuit);
-  request.set_request_id(request_id);
-  request.add_witnesses(ReadFile(Fixture("bn128_k12/witness.wtns")));
-  return request;
+zkfleet::fleet::JobSubmission OneWitnessJob(const std::string& circuit, const std::string& request_id) {
+  zkfleet::fleet::JobSubmission job;
+  job.request.set_circuit_id(circuit);
+  job.request.set_request_id(request_id);
+  job.witnesses.push_back(ReadFile(Fixture("bn128_k12/witness.wtns")));
+  return job;
 }
 
 // `call` must end with zkfleet::Error(kIo) (no reply), not with a broker answer.

@@ -59,8 +59,10 @@ void RunClient(Fleet& fleet, int index, size_t jobs, size_t window, const std::s
       const std::string request_id = "c" + std::to_string(index) + "-" + std::to_string(next++);
       submit->set_request_id(request_id);
       submit->set_circuit_id("bn128");
-      submit->add_witnesses(witness);
-      request_of_correlation[client.Send(std::move(envelope))] = request_id;
+      submit->set_witness_frames(1);
+      zkfleet::fleet::Frames frames;
+      frames.push_back(zkfleet::fleet::FrameFromString(witness));
+      request_of_correlation[client.Send(std::move(envelope), std::move(frames))] = request_id;
     }
     auto envelope = client.Receive(100ms);
     if (!envelope) continue;

@@ -29,10 +29,11 @@ class Stream {
       auto client = fleet.Client();
       for (int j = 0; j < count; ++j) {
         proto::SubmitRequest request;
+        std::vector<std::string> witnesses;
         request.set_request_id("stream-" + std::to_string(j));
         request.set_circuit_id("c1");
-        request.add_witnesses("w");
-        submitted_.push_back(client->Submit(request, 5s).job_seq());
+        witnesses.push_back("w");
+        submitted_.push_back(client->Submit(request, witnesses, 5s).job_seq());
         std::this_thread::sleep_for(gap);
       }
       while (answers_.size() < submitted_.size()) {
@@ -192,10 +193,11 @@ TEST(FleetDrain, DrainTimeoutAbortsAndHandsBackTheRunningItem) {
   fleet.WaitWorkerReady("slow");
   auto client = fleet.Client();
   proto::SubmitRequest request;
+  std::vector<std::string> witnesses;
   request.set_request_id("stuck");
   request.set_circuit_id("c1");
-  request.add_witnesses("w");
-  uint64_t seq = client->Submit(request, 5s).job_seq();
+  witnesses.push_back("w");
+  uint64_t seq = client->Submit(request, witnesses, 5s).job_seq();
   ASSERT_TRUE(slow.WaitForLog("processing", 5s));
 
   fleet.StartWorker("quick", WorkerArgs(0));

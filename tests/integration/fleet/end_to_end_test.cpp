@@ -54,6 +54,7 @@ TEST(FleetEndToEnd, FiveHundredJobsFourClientsThreeWorkers) {
     // Submit everything first (the broker queues by priority), then collect.
     for (int j = 0; j < kJobsPerClient; ++j) {
       proto::SubmitRequest request;
+      std::vector<std::string> witnesses;
       request.set_request_id("c" + std::to_string(c) + "-j" + std::to_string(j));
       request.set_priority(kPriorities[(j + c) % 4]);
       int partitions = 1 + (j % 3);  // real jobs (j = 7, 57) get 2
@@ -64,8 +65,8 @@ TEST(FleetEndToEnd, FiveHundredJobsFourClientsThreeWorkers) {
         witness = circuit == "bn128" ? bn_witness : bls_witness;
       }
       request.set_circuit_id(circuit);
-      for (int p = 0; p < partitions; ++p) request.add_witnesses(witness);
-      auto reply = client->Submit(request, 10s);
+      for (int p = 0; p < partitions; ++p) witnesses.push_back(witness);
+      auto reply = client->Submit(request, witnesses, 10s);
       expected_partitions[reply.job_seq()] = partitions;
       circuit_of[reply.job_seq()] = circuit;
       items += partitions;
@@ -148,12 +149,13 @@ TEST(FleetEndToEnd, WorkerProcessesItsQueueInKeyOrder) {
   size_t items = 0;
   for (size_t j = 0; j < std::size(order); ++j) {
     proto::SubmitRequest request;
+    std::vector<std::string> witnesses;
     request.set_request_id("order-" + std::to_string(j));
     request.set_circuit_id("c1");
     request.set_priority(order[j]);
     int partitions = 1 + j % 3;
-    for (int p = 0; p < partitions; ++p) request.add_witnesses("w");
-    client->Submit(request, 5s);
+    for (int p = 0; p < partitions; ++p) witnesses.push_back("w");
+    client->Submit(request, witnesses, 5s);
     items += partitions;
   }
   for (size_t j = 0; j < std::size(order); ++j) {

@@ -67,10 +67,11 @@ TEST(FleetMemory, SecondWorkerWaitsForMemoryUntilTheFirstReleasesItsPool) {
   EXPECT_EQ(FindWorker(fleet, "second")->memory().pool_bytes(), 64 * kMiB);
   auto client = fleet.Client();
   proto::SubmitRequest request;
+  std::vector<std::string> witnesses;
   request.set_request_id("after-handover");
   request.set_circuit_id("c1");
-  request.add_witnesses("w");
-  client->Submit(request, 5s);
+  witnesses.push_back("w");
+  client->Submit(request, witnesses, 5s);
   auto result = client->NextJobResult(5s);
   ASSERT_TRUE(result);
   EXPECT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED);

@@ -35,12 +35,12 @@ std::vector<std::string> ProverArgs(const SlowCircuit& circuit, int capacity, st
   return args;
 }
 
-proto::SubmitRequest Request(const std::string& id, const std::string& witness, int partitions = 1) {
-  proto::SubmitRequest request;
-  request.set_request_id(id);
-  request.set_circuit_id(kCircuit);
-  for (int p = 0; p < partitions; ++p) request.add_witnesses(witness);
-  return request;
+zkfleet::fleet::JobSubmission Request(const std::string& id, const std::string& witness, int partitions = 1) {
+  zkfleet::fleet::JobSubmission job;
+  job.request.set_request_id(id);
+  job.request.set_circuit_id(kCircuit);
+  for (int p = 0; p < partitions; ++p) job.witnesses.push_back(witness);
+  return job;
 }
 
 // Waits until the broker counts `count` items leased to `worker_id`.

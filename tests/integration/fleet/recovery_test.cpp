@@ -11,14 +11,14 @@ namespace {
 
 namespace proto = zkfleet::proto;
 
-proto::SubmitRequest Request(const std::string& id, const std::string& circuit, const std::string& witness,
-                             int partitions = 1, proto::Priority priority = proto::PRIORITY_NORMAL) {
-  proto::SubmitRequest request;
-  request.set_request_id(id);
-  request.set_circuit_id(circuit);
-  request.set_priority(priority);
-  for (int p = 0; p < partitions; ++p) request.add_witnesses(witness);
-  return request;
+zkfleet::fleet::JobSubmission Request(const std::string& id, const std::string& circuit, const std::string& witness,
+                                      int partitions = 1, proto::Priority priority = proto::PRIORITY_NORMAL) {
+  zkfleet::fleet::JobSubmission job;
+  job.request.set_request_id(id);
+  job.request.set_circuit_id(circuit);
+  job.request.set_priority(priority);
+  for (int p = 0; p < partitions; ++p) job.witnesses.push_back(witness);
+  return job;
 }
 
 // kill -9 of a worker in the middle of a real proof: everything it held is

@@ -2,6 +2,8 @@
 // rogue worker's hostile proof text.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <optional>
 #include <string>
 #include <thread>
@@ -16,12 +18,12 @@ namespace {
 
 namespace proto = zkfleet::proto;
 
-proto::SubmitRequest Request(const std::string& id, const std::string& circuit, size_t witness_bytes = 16) {
-  proto::SubmitRequest request;
-  request.set_request_id(id);
-  request.set_circuit_id(circuit);
-  request.add_witnesses(std::string(witness_bytes, 'w'));
-  return request;
+zkfleet::fleet::JobSubmission Request(const std::string& id, const std::string& circuit, size_t witness_bytes = 16) {
+  zkfleet::fleet::JobSubmission job;
+  job.request.set_request_id(id);
+  job.request.set_circuit_id(circuit);
+  job.witnesses.push_back(std::string(witness_bytes, 'w'));
+  return job;
 }
 
 TEST(FleetRobustness, UnknownCircuitIsRefusedUnlessAcceptUnrouted) {
@@ -91,28 +93,39 @@ TEST(FleetRobustness, MalformedAndWrongVersionFramesAreDroppedAndCounted) {
 
 TEST(FleetRobustness, OversizedFramesAreDroppedAndCounted) {
   Fleet fleet("oversized");
-  fleet.StartBroker({"--max-message-bytes", "1048576"});
+  fleet.StartBroker({"--max-message-bytes", "1048576", "--max-witness-bytes", "2097152"});
   fleet.StartWorker("w", {"--instant", "--circuit", "c1"});
   fleet.WaitWorkerReady("w");
 
-  // Above the application limit: dropped, counted, and the client is told.
+  auto expect_too_large = [](const std::function<void()>& call, const std::string& says) {
+    EXPECT_THROW(
+        {
+          try {
+            call();
+          } catch (const zkfleet::fleet::BrokerError& e) {
+            EXPECT_EQ(e.kind(), proto::ERROR_KIND_TOO_LARGE);
+            EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+            throw;
+          }
+        },
+        zkfleet::fleet::BrokerError);
+  };
+  // An Envelope above the application limit: dropped, counted, the client told.
   zkfleet::fleet::SocketLimits big;
   big.max_message_bytes = 16 << 20;
   auto client = fleet.Client(big);
-  EXPECT_THROW(
-      {
-        try {
-          client->Submit(Request("too-big", "c1", 1536 * 1024), 5s);
-        } catch (const zkfleet::fleet::BrokerError& e) {
-          EXPECT_EQ(e.kind(), proto::ERROR_KIND_TOO_LARGE);
-          throw;
-        }
-      },
-      zkfleet::fleet::BrokerError);
+  auto huge_envelope = Request("too-big", "c1");
+  huge_envelope.request.set_request_id(std::string(1536 * 1024, 'r'));
+  expect_too_large([&] { client->Submit(huge_envelope, 5s); }, "exceeds the broker limit");
   EXPECT_EQ(fleet.Status().frames_oversized(), 1u);
 
-  // Above libzmq's limit (twice the application's, plus 1 MiB): the broker
-  // drops the connection before buffering the frame, and keeps serving.
+  // A witness frame above --max-witness-bytes: refused as TOO_LARGE, nothing queued.
+  expect_too_large([&] { client->Submit(Request("big-witness", "c1", 2560 * 1024), 5s); }, "--max-witness-bytes");
+  EXPECT_EQ(fleet.Status().jobs_submitted(), 0u);
+
+  // Above libzmq's per-frame limit (the larger application limit, plus
+  // 1 MiB): the broker drops the connection before buffering the frame, and
+  // keeps serving.
   auto hostile = fleet.Client(big);
   hostile->SendRaw(std::string(4 << 20, 'x'));
   EXPECT_FALSE(hostile->Receive(500ms).has_value());

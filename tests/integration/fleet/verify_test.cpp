@@ -81,10 +81,11 @@ double SampleWhen(int port, const std::string& series, double expected) {
 proto::JobResult Prove(zkfleet::fleet::BrokerClient& client, const std::string& request_id,
                        const std::string& witness) {
   proto::SubmitRequest request;
+  std::vector<std::string> witnesses;
   request.set_request_id(request_id);
   request.set_circuit_id(kCircuit);
-  request.add_witnesses(witness);
-  const auto reply = client.Submit(request, std::chrono::seconds(10));
+  witnesses.push_back(witness);
+  const auto reply = client.Submit(request, witnesses, std::chrono::seconds(10));
   auto result = client.NextJobResult(std::chrono::seconds(60));
   if (!result) {
     ADD_FAILURE() << request_id << ": no result";
@@ -146,10 +147,11 @@ TEST(FleetVerify, RepeatedEngineFaultsTurnTheWorkerFaultedAndTheBrokerRoutesElse
 
   // Nothing is routed to the faulted worker: a job waits for a healthy one.
   proto::SubmitRequest request;
+  std::vector<std::string> witnesses;
   request.set_request_id("after");
   request.set_circuit_id(kCircuit);
-  request.add_witnesses(WitnessBytes());
-  const auto reply = client->Submit(request, 10s);
+  witnesses.push_back(WitnessBytes());
+  const auto reply = client->Submit(request, witnesses, 10s);
   EXPECT_FALSE(client->NextJobResult(1500ms).has_value()) << "a FAULTED worker was given work";
   fleet.StartWorker("good", WorkerArgs(good_port));
   fleet.WaitWorkerReady("good");
@@ -204,10 +206,11 @@ TEST(FleetVerify, FatalDeviceErrorFaultsTheWorkerWhichExitsNonZeroAndNothingIsLo
   std::vector<uint64_t> seqs;
   for (int i = 0; i < 3; ++i) {
     proto::SubmitRequest request;
+    std::vector<std::string> witnesses;
     request.set_request_id("r" + std::to_string(i));
     request.set_circuit_id(kCircuit);
-    request.add_witnesses(WitnessBytes());
-    seqs.push_back(client->Submit(request, 10s).job_seq());
+    witnesses.push_back(WitnessBytes());
+    seqs.push_back(client->Submit(request, witnesses, 10s).job_seq());
   }
   const auto code = lost.WaitExit(30s);
   ASSERT_TRUE(code.has_value()) << lost.Log();

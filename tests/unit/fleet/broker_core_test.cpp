@@ -111,8 +111,10 @@ class BrokerCoreTest : public ::testing::Test {
     submit->set_request_id(request_id);
     submit->set_circuit_id(circuit);
     submit->set_priority(priority);
-    for (int p = 0; p < partitions; ++p) submit->add_witnesses(witness_tag + std::to_string(p));
-    core_->HandleClient(client, e, now_);
+    fleet::Frames frames;
+    for (int p = 0; p < partitions; ++p) frames.push_back(fleet::FrameFromString(witness_tag + std::to_string(p)));
+    submit->set_witness_frames(static_cast<uint32_t>(frames.size()));
+    core_->HandleClient(client, e, now_, {}, std::move(frames));
     return Take();
   }
 
@@ -124,9 +126,11 @@ class BrokerCoreTest : public ::testing::Test {
     auto* submit = e.mutable_submit();
     submit->set_request_id(request_id);
     submit->set_circuit_id("c1");
-    for (const auto& witness : witnesses) submit->add_witnesses(witness);
+    fleet::Frames frames;
+    for (const auto& witness : witnesses) frames.push_back(fleet::FrameFromString(witness));
+    submit->set_witness_frames(static_cast<uint32_t>(frames.size()));
     submit->set_deadline_unix_s(deadline_unix_s);
-    core_->HandleClient(client, e, now_);
+    core_->HandleClient(client, e, now_, {}, std::move(frames));
     return Take();
   }
 
@@ -1067,7 +1071,8 @@ TEST_F(BrokerCoreTest, LargeWitnessesGoToTheirOwnFilesAndLeaveWithTheirResult) {
   std::map<uint32_t, std::string> sent;
   for (auto& out : Take()) {
     if (out.envelope.has_job()) {
-      sent[out.envelope.job().item().partition()] = out.envelope.job().witness();
+      ASSERT_EQ(out.frames.size(), 1u);  // the witness travels as its own frame
+      sent[out.envelope.job().item().partition()] = out.frames[0].to_string();
       leases_[{1, out.envelope.job().item().partition()}] = out.envelope.job();
     }
   }
@@ -1090,7 +1095,9 @@ TEST_F(BrokerCoreTest, AuthenticatedKeysAreTheIdentityAndRolesAreEnforced) {
     return peer;
   };
   auto send = [&](const std::string& identity, proto::Envelope e, const Peer& peer) {
-    core_->HandleClient(identity, e, now_, peer);
+    fleet::Frames frames;
+    if (e.has_submit()) frames.push_back(fleet::FrameFromString("w"));
+    core_->HandleClient(identity, e, now_, peer, std::move(frames));
     return Take();
   };
   auto error_kind = [](const std::vector<Outgoing>& out) {
@@ -1102,7 +1109,7 @@ TEST_F(BrokerCoreTest, AuthenticatedKeysAreTheIdentityAndRolesAreEnforced) {
   submit.set_client_id("bob");  // a declared identity does not count once authenticated
   submit.mutable_submit()->set_request_id("r1");
   submit.mutable_submit()->set_circuit_id("c1");
-  submit.mutable_submit()->add_witnesses("w");
+  submit.mutable_submit()->set_witness_frames(1);
   auto out = send("cl-alice", submit, alice);
   ASSERT_TRUE(out[0].envelope.has_submit_reply());
   EXPECT_EQ(core_->jobs().Find(1)->client_id, "alice");

@@ -27,13 +27,13 @@ TEST(LocalQueue, PopsInKeyOrderAndHigherPriorityOvertakes) {
   EXPECT_EQ(first->key, (fleet::WorkKey{proto::PRIORITY_NORMAL, 2, 0}));
   // A critical job arriving now overtakes the queued items, not the running one.
   ASSERT_TRUE(queue.Push(Item(proto::PRIORITY_CRITICAL, 3, 0)));
-  EXPECT_EQ(queue.running_key(), first->key);
-  queue.FinishRun();
+  EXPECT_EQ(queue.running_keys(), std::vector<fleet::WorkKey>{first->key});
+  queue.FinishRun(first->key);
   std::vector<fleet::WorkKey> order;
   for (int i = 0; i < 3; ++i) {
     auto item = queue.PopForRun();
     order.push_back(item->key);
-    queue.FinishRun();
+    queue.FinishRun(item->key);
   }
   std::vector<fleet::WorkKey> expected = {
       {proto::PRIORITY_CRITICAL, 3, 0}, {proto::PRIORITY_NORMAL, 2, 1}, {proto::PRIORITY_LOW, 1, 0}};
@@ -47,7 +47,7 @@ TEST(LocalQueue, KeysAreUniqueIncludingTheRunningOne) {
   auto running = queue.PopForRun();
   EXPECT_FALSE(queue.Push(Item(proto::PRIORITY_HIGH, 5, 0)));
   EXPECT_EQ(queue.queued(), 0u);
-  queue.FinishRun();
+  queue.FinishRun(running->key);
   EXPECT_TRUE(queue.Push(Item(proto::PRIORITY_HIGH, 5, 0)));  // redelivered later: fine
 }
 
@@ -61,8 +61,28 @@ TEST(LocalQueue, TakeAllQueuedLeavesTheRunningItem) {
   ASSERT_EQ(taken.size(), 2u);
   EXPECT_EQ(taken[0].key.job_seq, 1u);
   EXPECT_EQ(taken[1].key.job_seq, 2u);
-  EXPECT_TRUE(queue.running());
+  EXPECT_EQ(queue.running(), 1u);
   EXPECT_EQ(queue.queued(), 0u);
+}
+
+// A pipeline's lanes: two items run at once, they started in key order, and
+// each finishes on its own.
+TEST(LocalQueue, SeveralItemsRunAtOnceStartingInKeyOrder) {
+  LocalQueue queue;
+  queue.Push(Item(proto::PRIORITY_NORMAL, 2, 0));
+  queue.Push(Item(proto::PRIORITY_NORMAL, 1, 0));
+  queue.Push(Item(proto::PRIORITY_NORMAL, 3, 0));
+  auto a = queue.PopForRun();
+  auto b = queue.PopForRun();
+  EXPECT_EQ(a->key.job_seq, 1u);
+  EXPECT_EQ(b->key.job_seq, 2u);
+  EXPECT_EQ(queue.running(), 2u);
+  EXPECT_FALSE(queue.Push(Item(proto::PRIORITY_NORMAL, 2, 0)));  // running: unique
+  queue.FinishRun(b->key);
+  EXPECT_EQ(queue.running_keys(), std::vector<fleet::WorkKey>{a->key});
+  queue.FinishRun(a->key);
+  EXPECT_EQ(queue.running(), 0u);
+  EXPECT_EQ(queue.queued(), 1u);
 }
 
 TEST(LocalQueue, CloseWakesABlockedDispatcher) {

@@ -49,7 +49,7 @@ TEST(Protocol, GarbageMissingVersionAndEmptyBodyAreMalformed) {
 
 TEST(Protocol, OversizedIsRejectedBeforeParsing) {
   proto::Envelope out;
-  out.mutable_submit()->add_witnesses(std::string(1000, 'x'));
+  out.mutable_submit()->set_request_id(std::string(1000, 'x'));
   std::string bytes = EncodeEnvelope(out);
   proto::Envelope in;
   EXPECT_EQ(DecodeEnvelope(bytes.data(), bytes.size(), 100, in), DecodeStatus::kOversized);

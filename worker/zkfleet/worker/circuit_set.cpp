@@ -55,7 +55,7 @@ void CircuitSet::Load() {
   }
 }
 
-ProveOutcome CircuitSet::Prove(const proto::Job& job) const {
+ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> witness_bytes) const {
   ProveOutcome outcome;
   auto key_it = keys_.find(job.circuit_id());
   if (key_it == keys_.end()) {
@@ -76,7 +76,7 @@ ProveOutcome CircuitSet::Prove(const proto::Job& job) const {
   try {
     std::string origin = "job " + std::to_string(job.item().job_seq()) + " partition " +
                          std::to_string(job.item().partition()) + " (request " + job.request_id() + ")";
-    engine::Witness witness = engine::Witness::FromBytes(job.witness(), origin);
+    const engine::Witness witness = engine::Witness::View(witness_bytes, origin);
     engine::ProveOptions prove_options;
     prove_options.verify = verify_;
     engine::Proof proof = key_it->second->Prove(witness, prove_options);

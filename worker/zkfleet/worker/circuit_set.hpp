@@ -4,15 +4,17 @@
 // optionally after a fixed delay, without proving: it exists to measure the
 // broker and to test the fleet without paying for proofs.
 //
-// Thread-safety: Load(), Prove() and Release() are called by the dispatcher
-// thread only; circuit_ids() and resident_bytes() may be read from any thread
-// after Load() (they do not change until Release()).
+// Thread-safety: Load() and Release() are called by one pipeline thread
+// while no Prove() runs; Prove() may run on several lanes at once (the keys
+// are immutable; the engine serialises device work). circuit_ids() and
+// resident_bytes() may be read from any thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,10 +58,12 @@ class CircuitSet {
   // Loads every engine circuit's proving key. Throws zkfleet::Error naming
   // the circuit and file.
   void Load();
-  // Proves one item. Never throws: errors become a failed outcome. A witness
-  // that does not satisfy the circuit fails (not retryable) with the error
-  // "witness does not satisfy circuit <job's circuit id>".
-  ProveOutcome Prove(const proto::Job& job) const;
+  // Proves one item from `witness`, the .wtns bytes where they were received
+  // (checked in place and uploaded from there: never copied). Never throws:
+  // errors become a failed outcome. A witness that does not satisfy the
+  // circuit fails (not retryable) with the error "witness does not satisfy
+  // circuit <job's circuit id>".
+  ProveOutcome Prove(const proto::Job& job, std::span<const uint8_t> witness) const;
   // Frees the proving keys; returns the bytes released.
   uint64_t Release();
 

@@ -5,7 +5,7 @@ namespace zkfleet::worker {
 bool LocalQueue::Push(QueuedItem item) {
   {
     std::lock_guard lock(mutex_);
-    if (running_ && *running_ == item.key) return false;
+    if (running_.count(item.key)) return false;
     fleet::WorkKey key = item.key;
     if (!items_.emplace(key, std::move(item)).second) return false;
   }
@@ -20,13 +20,13 @@ std::optional<QueuedItem> LocalQueue::PopForRun() {
   auto first = items_.begin();
   QueuedItem item = std::move(first->second);
   items_.erase(first);
-  running_ = item.key;
+  running_.insert(item.key);
   return item;
 }
 
-void LocalQueue::FinishRun() {
+void LocalQueue::FinishRun(const fleet::WorkKey& key) {
   std::lock_guard lock(mutex_);
-  running_.reset();
+  running_.erase(key);
 }
 
 std::vector<QueuedItem> LocalQueue::TakeAllQueued() {
@@ -56,14 +56,14 @@ size_t LocalQueue::queued() const {
   return items_.size();
 }
 
-bool LocalQueue::running() const {
+size_t LocalQueue::running() const {
   std::lock_guard lock(mutex_);
-  return running_.has_value();
+  return running_.size();
 }
 
-std::optional<fleet::WorkKey> LocalQueue::running_key() const {
+std::vector<fleet::WorkKey> LocalQueue::running_keys() const {
   std::lock_guard lock(mutex_);
-  return running_;
+  return {running_.begin(), running_.end()};
 }
 
 }  // namespace zkfleet::worker

@@ -1,10 +1,11 @@
 // The worker's local priority queue: work items received from the broker and
 // not yet proved, ordered (priority desc, job_seq, partition). A newly
-// arrived higher-priority item overtakes queued lower-priority ones; the item
-// being proved is out of the queue and is never preempted.
+// arrived higher-priority item overtakes queued lower-priority ones; items
+// being proved are out of the queue and are never preempted. Items start in
+// key order; with a pipeline of several lanes more than one may be running.
 //
 // Thread-safety: thread-safe. The socket thread pushes and takes items back
-// (drain); the one dispatcher thread pops and finishes them.
+// (drain); the pipeline's lanes pop and finish them.
 #pragma once
 
 #include <chrono>
@@ -12,7 +13,11 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <span>
 #include <vector>
+
+#include <zmq.hpp>
 
 #include "zkfleet.pb.h"
 #include "zkfleet/fleet/work_key.hpp"
@@ -22,9 +27,19 @@ namespace zkfleet::worker {
 
 struct QueuedItem {
   fleet::WorkKey key;
-  proto::Job job;  // job.witness is empty while the witness sits in `witness`
-  PoolBuffer witness;  // the witness in the pinned pool, when it had room
+  proto::Job job;
+  // The witness (.wtns bytes), received once: into the pinned pool when it
+  // had room (the device DMAs from there), else kept in the frame libzmq
+  // received it in. Never copied again.
+  PoolBuffer pooled_witness;
+  zmq::message_t frame_witness;
   std::chrono::steady_clock::time_point arrived;
+
+  std::span<const uint8_t> witness() const {
+    if (pooled_witness) return {pooled_witness.data(), pooled_witness.size()};
+    return {static_cast<const uint8_t*>(frame_witness.data()), frame_witness.size()};
+  }
+  bool witness_pinned() const { return static_cast<bool>(pooled_witness); }
 };
 
 class LocalQueue {
@@ -34,9 +49,10 @@ class LocalQueue {
   bool Push(QueuedItem item);
 
   // Blocks until an item is queued or Close() is called (then nullopt). The
-  // item returned is the first by key; it counts as running until FinishRun.
+  // item returned is the first by key; it counts as running until
+  // FinishRun(its key).
   std::optional<QueuedItem> PopForRun();
-  void FinishRun();
+  void FinishRun(const fleet::WorkKey& key);
 
   // Removes and returns every queued (unstarted) item, in key order.
   std::vector<QueuedItem> TakeAllQueued();
@@ -47,14 +63,14 @@ class LocalQueue {
   bool WaitForClose(std::chrono::steady_clock::time_point deadline);
 
   size_t queued() const;
-  bool running() const;
-  std::optional<fleet::WorkKey> running_key() const;
+  size_t running() const;
+  std::vector<fleet::WorkKey> running_keys() const;
 
  private:
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::map<fleet::WorkKey, QueuedItem> items_;
-  std::optional<fleet::WorkKey> running_;
+  std::set<fleet::WorkKey> running_;
   bool closed_ = false;
 };
 

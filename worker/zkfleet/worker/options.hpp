@@ -22,6 +22,9 @@ struct WorkerOptions {
   // How long a drain waits for the item being proved before aborting it and
   // handing it back.
   std::chrono::milliseconds drain_timeout{std::chrono::seconds(60)};
+  // Items proved at once (the pipeline's lanes); 0 = 2 on the CUDA backend
+  // (host work overlaps device work), 1 otherwise.
+  int pipeline_depth = 0;
   // Testing aid: the dispatcher waits this long after loading before it takes
   // the first item, so the local queue fills first (order tests).
   std::chrono::milliseconds dispatch_start_delay{0};

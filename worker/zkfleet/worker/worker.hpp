@@ -1,40 +1,35 @@
-// A worker process: the socket thread (the caller of Run) owns the DEALER
-// connected to the broker and the worker's state machine; one dispatcher
-// thread loads the circuits, then takes items from the LocalQueue in key order
-// and proves them one at a time, handing results back over an inproc PAIR.
-//
-// States (proto::WorkerState, the one enum): STARTING -> (WAITING_FOR_MEMORY
-// while the memory gate finds too little memory for the pinned pool's budget
-// plus margin) -> LOADING (pool allocated, keys loading) -> READY -> DRAINING
-// -> RELEASING -> GONE, or READY -> FAULTED (repeated engine faults: stays
-// connected, takes no work; a fatal device error: hands back and exits 1).
-// SIGINT/SIGTERM or a broker DrainCommand start the
-// drain: the broker is told at once, unstarted items are handed back, the
-// running item finishes (or is aborted and handed back after drain_timeout),
-// the proving keys are released, then the pool chunk by chunk (heartbeats
-// report the bytes still held), then DISCONNECT and Run() returns 0.
+// A worker process. Three parts, one file each:
+//  * the socket loop (worker.cpp, the thread that calls Run): owns the DEALER
+//    connected to the broker and the worker's one state machine
+//    (worker_state.hpp); it receives JOBs with their witness frames straight
+//    into the pinned pool, grants credit, heartbeats and sends results;
+//  * the proving pipeline (proving_pipeline.hpp, its own threads): memory
+//    gate, pool, keys, then lanes that prove items in key order and post
+//    typed events back;
+//  * the drain sequence (worker_drain.cpp, on the socket thread): announce
+//    DRAINING, hand back unstarted items, let running ones finish (or abort
+//    them after drain_timeout), free the keys, then the pool chunk by chunk
+//    while heartbeats report the bytes still held, then DISCONNECT.
 //
 // Metrics: given a WorkerMetrics, the socket thread reports every state
 // change, the memory of each heartbeat, each result (phase timings, outcome),
 // each handback and each dropped frame (docs/metrics.md, "Wiring").
 //
-// Thread-safety: construct and Run() on one thread. The dispatcher thread
-// shares only the LocalQueue (thread-safe) and the CircuitSet (which it alone
-// uses for proving) with it. Only the socket thread touches the WorkerMetrics.
+// Thread-safety: construct and Run() on one thread. Only the socket thread
+// touches the WorkerMetrics and the state.
 #pragma once
 
-#include <atomic>
+#include <chrono>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <zmq.hpp>
 
 #include "zkfleet.pb.h"
+#include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/metrics/worker_metrics.hpp"
 #include "zkfleet/worker/circuit_set.hpp"
 #include "zkfleet/worker/credit_ledger.hpp"
@@ -42,6 +37,8 @@
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/options.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
+#include "zkfleet/worker/proving_pipeline.hpp"
+#include "zkfleet/worker/worker_state.hpp"
 
 namespace zkfleet::worker {
 
@@ -49,8 +46,8 @@ namespace zkfleet::worker {
 std::string DefaultWorkerId();
 
 // What a drain may take, for zkfleet_drain_budget_seconds: the drain timeout
-// plus twice the expected release time of a pool of `pool_bytes` (14 s per
-// 96 GiB measured; docs/operations.md, "Sizing the stop timeout").
+// plus twice the expected release time of a pool of `pool_bytes`
+// (docs/operations.md, "Sizing the stop timeout").
 double DrainBudgetSeconds(std::chrono::milliseconds drain_timeout, uint64_t pool_bytes);
 
 class Worker {
@@ -64,54 +61,57 @@ class Worker {
   ~Worker();
 
   // Serves until the worker has drained and left (returns 0) or could not
-  // load its circuits (returns 1). `signal_fd` is a signalfd for
+  // start or lost its device (returns 1). `signal_fd` is a signalfd for
   // SIGINT/SIGTERM (-1: none); each signal starts (or continues) the drain.
   int Run(int signal_fd);
 
-  // True when Run() returned while the dispatcher was still inside an aborted
-  // proof: the process must end with std::_Exit, not by unwinding.
-  bool dispatcher_abandoned() const { return dispatcher_abandoned_; }
+  // True when Run() returned while a lane was still inside an aborted proof:
+  // the process must end with std::_Exit, not by unwinding.
+  bool pipeline_abandoned() const { return pipeline_abandoned_; }
 
  private:
-  void DispatcherMain();
-  // Dispatcher thread, before loading: waits until budget + margin fit, then
-  // allocates the pool. False when the worker should stop (timeout, drain).
-  bool PassMemoryGate(const std::function<void(char, const std::string&)>& emit);
+  // What the drain sequence is waiting for, in RELEASING.
+  enum class ReleaseStep { kKeys, kPool };
 
+  // ---- state (worker.cpp)
+  // Applies `event` through the state table; false (logged) when not allowed.
+  bool Transition(WorkerEvent event, const std::string& why);
+
+  // ---- socket loop (worker.cpp)
   void Connect();
   void Reconnect(const std::string& why);
   void Send(proto::Envelope& envelope);
   void SendReady();
   void SendHeartbeat();
   void GrantCredit();
-  void SetState(proto::WorkerState state);
-
-  void OnBrokerMessage(proto::Envelope& message);
-  void OnJob(proto::Job& job);
-  void OnDispatcherEvent(const zmq::message_t& kind, const zmq::message_t& payload);
-
-  // An engine fault was caught (counted, logged); FAULTED after too many.
-  void OnEngineFault(const std::string& circuit, const std::string& detail);
-  // Leaves READY for FAULTED: the broker is told at once (it stops routing
-  // and requeues our leases without charging an attempt), queued items are
-  // handed back. `exit`: then disconnect and make Run() return 1 (a fatal
-  // device error: only a new process can use the device again).
-  void EnterFaulted(const std::string& why, bool exit);
-  void BeginDrain(const std::string& why);
-  void CheckDrain();
-  void StartReleasing();
-  void ReleasePoolChunk();
-  void Finish();
-  void HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::vector<fleet::ItemRef>& aborted,
-                const std::string& reason);
+  void OnBrokerMessage(proto::Envelope& message, fleet::Frames& frames);
+  void OnJob(proto::Job& job, fleet::Frames& frames);
+  void OnPipelineEvent(PipelineEvent& event);
+  void OnResult(PipelineEvent& event);
   proto::MemoryStatus Memory() const;
   // The circuit of a held item, forgotten once its result or handback is sent.
   std::string ForgetCircuit(const fleet::ItemRef& item);
   // `ref` with the lease it was sent under (answers must carry it).
   void ToWire(const fleet::ItemRef& ref, proto::WorkItemRef* wire) const;
-  // Sends STARTED for the items the dispatcher began whose result is not
-  // already out (a RESULT implies it started).
+  // Sends STARTED for the items a lane began whose result is not out yet.
   void FlushStarted();
+  void HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::vector<fleet::ItemRef>& aborted,
+                const std::string& reason);
+
+  // ---- faults and the drain sequence (worker_drain.cpp)
+  // An engine fault was caught (counted, logged); FAULTED after too many.
+  void OnEngineFault(const std::string& circuit, const std::string& detail);
+  // Leaves READY for FAULTED: the broker is told at once (it stops routing
+  // and requeues our leases without charging an attempt), queued items are
+  // handed back. `fatal`: then disconnect and make Run() return 1 (only a new
+  // process can use the device again).
+  void EnterFaulted(const std::string& why, bool fatal);
+  void BeginDrain(const std::string& why);
+  void CheckDrain();
+  void StartReleasing(bool abandon_running);
+  void ReleasePoolChunk();
+  void Leave(const std::string& reason, int exit_code);
+  bool finished() const { return state_ == proto::WORKER_STATE_GONE; }
 
   zmq::context_t& context_;
   WorkerOptions options_;
@@ -120,18 +120,17 @@ class Worker {
   metrics::WorkerMetrics* metrics_;  // not owned; may be null
   PinnedPool pool_;    // declared before queue_: queued items hold pool buffers
   LocalQueue queue_;
-  std::atomic<uint64_t> pool_budget_{0};
-  std::atomic<uint64_t> last_available_{0};
   CreditLedger ledger_;
-  std::string events_endpoint_;  // inproc address of the dispatcher -> socket thread PAIR
+  EventMailbox mailbox_;
+  std::unique_ptr<ProvingPipeline> pipeline_;
 
   // Owned by the socket thread. The DEALER lives in its own context so that
   // Run() can terminate it (flushing DISCONNECT, up to the linger) even when
-  // an abandoned dispatcher still holds its inproc socket in context_.
+  // an abandoned lane still runs.
   zmq::context_t broker_context_{1};
   zmq::socket_t dealer_;
-  zmq::socket_t events_;
   proto::WorkerState state_ = proto::WORKER_STATE_STARTING;
+  Clock::time_point state_since_;
   // Every item the ledger holds: its circuit (per-circuit metrics) and the
   // lease it came under (echoed in STARTED, RESULT, HANDBACK and READY).
   struct HeldItem {
@@ -147,15 +146,10 @@ class Worker {
   // back to the start once the broker speaks.
   Clock::duration silence_limit_{};
   Clock::time_point drain_deadline_;
-  Clock::time_point state_since_;
-  bool keys_released_ = false;
-  bool aborted_running_ = false;
-  bool finished_ = false;
+  ReleaseStep release_step_ = ReleaseStep::kKeys;
   int exit_code_ = 0;
-  bool dispatcher_abandoned_ = false;
+  bool pipeline_abandoned_ = false;
   std::deque<Clock::time_point> recent_faults_;  // engine faults within fault_window
-
-  std::thread dispatcher_;
 };
 
 }  // namespace zkfleet::worker

@@ -1,0 +1,253 @@
+#include "zkfleet/worker/proving_pipeline.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/fleet/sockets.hpp"
+
+namespace zkfleet::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+// ------------------------------------------------------------------ mailbox
+
+EventMailbox::EventMailbox() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  if (fd_ < 0) throw Error(ErrorCode::kInternal, std::string("eventfd: ") + std::strerror(errno));
+}
+
+EventMailbox::~EventMailbox() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void EventMailbox::Post(PipelineEvent event) {
+  {
+    std::lock_guard lock(mutex_);
+    events_.push_back(std::move(event));
+  }
+  uint64_t one = 1;
+  (void)!write(fd_, &one, sizeof(one));
+}
+
+std::deque<PipelineEvent> EventMailbox::TakeAll() {
+  uint64_t count = 0;
+  (void)!read(fd_, &count, sizeof(count));
+  std::lock_guard lock(mutex_);
+  std::deque<PipelineEvent> taken;
+  taken.swap(events_);
+  return taken;
+}
+
+// ------------------------------------------------------------------ pipeline
+
+ProvingPipeline::ProvingPipeline(const WorkerOptions& options, CircuitSet& circuits, MemorySource& memory,
+                                 PinnedPool& pool, LocalQueue& queue, EventMailbox& mailbox)
+    : options_(options),
+      circuits_(circuits),
+      memory_(memory),
+      pool_(pool),
+      queue_(queue),
+      mailbox_(mailbox),
+      lanes_(options.pipeline_depth > 0 ? options.pipeline_depth : circuits.backend_name() == "cuda" ? 2 : 1) {}
+
+ProvingPipeline::~ProvingPipeline() {
+  if (start_thread_.joinable()) {
+    queue_.Close();
+    Join();
+  }
+}
+
+void ProvingPipeline::Start() { start_thread_ = std::thread(&ProvingPipeline::StartMain, this); }
+
+void ProvingPipeline::Join() {
+  if (start_thread_.joinable()) start_thread_.join();  // lane 0; it started the others first
+  for (std::thread& lane : lane_threads_) {
+    if (lane.joinable()) lane.join();
+  }
+}
+
+void ProvingPipeline::Abandon() {
+  if (start_thread_.joinable()) start_thread_.detach();
+  for (std::thread& lane : lane_threads_) {
+    if (lane.joinable()) lane.detach();
+  }
+}
+
+void ProvingPipeline::StartMain() {
+  auto post = [&](PipelineEvent::Kind kind, std::string text = {}) {
+    PipelineEvent event;
+    event.kind = kind;
+    event.text = std::move(text);
+    mailbox_.Post(std::move(event));
+  };
+  if (!PassMemoryGate()) {
+    PipelineEvent released;
+    released.kind = PipelineEvent::Kind::kReleased;
+    mailbox_.Post(std::move(released));
+    return;
+  }
+  {
+    PipelineEvent fits;
+    fits.state_event = WorkerEvent::kMemoryFits;
+    mailbox_.Post(std::move(fits));
+  }
+  try {
+    circuits_.Load();
+  } catch (const std::exception& e) {
+    post(PipelineEvent::Kind::kStartFailed, e.what());
+    return;
+  }
+  post(PipelineEvent::Kind::kLoaded);
+  if (options_.dispatch_start_delay.count() > 0) {
+    spdlog::info("dispatcher waits {} ms before the first item (--dispatch-start-delay-ms)",
+                 options_.dispatch_start_delay.count());
+    queue_.WaitForClose(Clock::now() + options_.dispatch_start_delay);
+  }
+  spdlog::info("proving pipeline: {} lane{} ({})", lanes_, lanes_ == 1 ? "" : "s",
+               lanes_ == 1 ? "one item at a time" : "host work of one item overlaps the device work of another");
+  lanes_running_ = lanes_;
+  // This thread ends the lane_threads_ writes before any other thread reads
+  // them: Join() joins it first.
+  for (int lane = 1; lane < lanes_; ++lane) lane_threads_.emplace_back(&ProvingPipeline::LaneMain, this, lane);
+  LaneMain(0);
+}
+
+bool ProvingPipeline::PassMemoryGate() {
+  MemoryReading reading = memory_.Read();
+  last_available_ = reading.available_bytes;
+  uint64_t budget = options_.pinned_budget.Resolve(reading.available_bytes);
+  pool_budget_ = budget;
+  if (budget == 0) {
+    spdlog::info("no pinned pool (--pinned-budget 0); witnesses stay in the frames they arrived in");
+    return true;
+  }
+  uint64_t need = budget + options_.memory_margin;
+  auto started = Clock::now();
+  auto deadline = started + options_.memory_wait_timeout;
+  auto next_log = started;
+  bool waiting = false;
+  while (reading.available_bytes < need) {
+    auto now = Clock::now();
+    if (!waiting) {
+      waiting = true;
+      PipelineEvent short_event;
+      short_event.state_event = WorkerEvent::kMemoryShort;
+      mailbox_.Post(std::move(short_event));
+    }
+    if (now >= next_log) {
+      spdlog::info("waiting for memory: need {} bytes (pinned budget {} + margin {}), available {} ({})", need, budget,
+                   options_.memory_margin, reading.available_bytes, reading.detail);
+      next_log = now + std::chrono::seconds(5);
+    }
+    if (now >= deadline) {
+      PipelineEvent failed;
+      failed.kind = PipelineEvent::Kind::kStartFailed;
+      failed.text = "memory gate: " + std::to_string(need) + " bytes (pinned budget " + std::to_string(budget) +
+                    " + margin " + std::to_string(options_.memory_margin) + ") did not fit within " +
+                    std::to_string(options_.memory_wait_timeout.count() / 1000) + " s; last seen " +
+                    std::to_string(reading.available_bytes) + " available (" + reading.detail + ")";
+      mailbox_.Post(std::move(failed));
+      return false;
+    }
+    if (queue_.WaitForClose(now + std::chrono::milliseconds(100))) return false;  // drained while waiting
+    reading = memory_.Read();
+    last_available_ = reading.available_bytes;
+  }
+  spdlog::info("memory gate passed after {:.3f} s: {} bytes available ({}), allocating a {}-byte pinned pool",
+               Seconds(Clock::now() - started), reading.available_bytes, reading.detail, budget);
+  auto kind = circuits_.backend_name() == "cuda" ? PinnedPool::Kind::kCudaHost : PinnedPool::Kind::kLockedMmap;
+  auto t0 = Clock::now();
+  try {
+    pool_.Allocate(budget, kind, options_.pool_chunk_bytes);
+  } catch (const std::exception& e) {
+    PipelineEvent failed;
+    failed.kind = PipelineEvent::Kind::kStartFailed;
+    failed.text = e.what();
+    mailbox_.Post(std::move(failed));
+    return false;
+  }
+  auto stats = pool_.stats();
+  spdlog::info("pinned pool: {} bytes in {} allocation calls in {:.3f} s ({})", stats.pool_bytes, stats.alloc_calls,
+               Seconds(Clock::now() - t0),
+               kind == PinnedPool::Kind::kCudaHost ? "cudaHostAlloc" : stats.locked ? "mmap + mlock" : "mmap, NOT locked");
+  return true;
+}
+
+void ProvingPipeline::LaneMain(int lane) {
+  while (auto item = queue_.PopForRun()) {
+    const fleet::WorkKey key = item->key;
+    auto started = Clock::now();
+    // One line per item, in the order items start (the order test reads these).
+    spdlog::info("processing priority={} job_seq={} partition={} attempt={} circuit={} queued_ms={:.1f} lane={}",
+                 fleet::PriorityName(key.priority), key.job_seq, key.partition, item->job.attempt(),
+                 item->job.circuit_id(), Seconds(started - item->arrived) * 1e3, lane);
+    ProveOutcome outcome;
+    double deadline = item->job.deadline_unix_s();
+    if (deadline > 0 && fleet::UnixNow() > deadline) {
+      // The broker expires the job; proving it would be wasted work.
+      outcome.ok = false;
+      outcome.retryable = false;
+      outcome.error = "its deadline passed before it was proved";
+    } else {
+      PipelineEvent begun;
+      begun.kind = PipelineEvent::Kind::kStarted;
+      begun.ref = key.ref();
+      mailbox_.Post(std::move(begun));
+      outcome = circuits_.Prove(item->job, item->witness());
+    }
+    // The witness is no longer needed: its pool slot is free for the next item.
+    item->pooled_witness.Reset();
+    item->frame_witness.rebuild(0);
+
+    PipelineEvent done;
+    done.kind = PipelineEvent::Kind::kResult;
+    done.ref = key.ref();
+    proto::Result& result = done.result;
+    *result.mutable_item() = item->job.item();  // with its lease
+    result.set_attempt(item->job.attempt());
+    result.set_circuit_id(item->job.circuit_id());
+    result.set_request_id(item->job.request_id());
+    result.set_ok(outcome.ok);
+    result.set_proof_json(std::move(outcome.proof_json));
+    result.set_public_json(std::move(outcome.public_json));
+    result.set_error(outcome.error);
+    result.set_retryable(outcome.retryable);
+    *result.mutable_timings() = outcome.timings;
+    result.mutable_timings()->set_queue_wait_s(Seconds(started - item->arrived));
+    if (outcome.ok) {
+      spdlog::debug("proved job_seq={} partition={} in {:.3f} s", key.job_seq, key.partition,
+                    outcome.timings.prove_total_s());
+    } else {
+      spdlog::warn("job_seq={} partition={} failed ({}): {}", key.job_seq, key.partition,
+                   outcome.retryable ? "retryable" : "final", outcome.error);
+    }
+    done.verify_s = outcome.verify_s;
+    done.engine_fault = std::move(outcome.engine_fault);
+    done.device_lost = outcome.device_lost;
+    done.text = outcome.error;
+    // Posted while the item still counts as running: a reconnect in between
+    // keeps its lease, so the result is not thrown away.
+    mailbox_.Post(std::move(done));
+    queue_.FinishRun(key);
+  }
+  // The last lane out frees the keys.
+  if (lanes_running_.fetch_sub(1) == 1) {
+    PipelineEvent released;
+    released.kind = PipelineEvent::Kind::kReleased;
+    released.bytes = circuits_.Release();
+    mailbox_.Post(std::move(released));
+  }
+}
+
+}  // namespace zkfleet::worker

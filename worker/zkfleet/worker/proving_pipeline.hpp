@@ -1,0 +1,118 @@
+// The worker's proving side, run on its own threads: a start thread (memory
+// gate, pinned pool, proving keys) and then `lanes` prover threads that take
+// items from the LocalQueue in key order and prove them. With two lanes on
+// one GPU, item N+1's witness check and upload and item N-1's assembly and
+// verification run on the host while item N's kernels run (the engine
+// serialises device work per device). Everything the pipeline has to say
+// reaches the socket thread as typed PipelineEvents through an EventMailbox;
+// nothing is re-encoded on the way.
+//
+// Thread-safety: construct, Start() and Join()/Abandon() on the socket
+// thread. The pipeline's threads share the LocalQueue, the PinnedPool (both
+// thread-safe) and the CircuitSet (its keys are immutable after Load();
+// Prove may run on several lanes at once) with it; the mailbox is the only
+// way back.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "zkfleet.pb.h"
+#include "zkfleet/fleet/work_key.hpp"
+#include "zkfleet/worker/circuit_set.hpp"
+#include "zkfleet/worker/local_queue.hpp"
+#include "zkfleet/worker/memory_source.hpp"
+#include "zkfleet/worker/options.hpp"
+#include "zkfleet/worker/pinned_pool.hpp"
+#include "zkfleet/worker/worker_state.hpp"
+
+namespace zkfleet::worker {
+
+struct PipelineEvent {
+  enum class Kind {
+    kState,        // startup progress: `state_event` is kMemoryShort or kMemoryFits
+    kLoaded,       // the keys are resident: the worker may take work
+    kStartFailed,  // `text` says why (memory gate timeout, a bad key)
+    kStarted,      // a lane began proving `ref`
+    kResult,       // a lane finished `ref`: `result` is ready to send
+    kReleased,     // the lanes have stopped; `bytes` of proving keys were freed
+  };
+  Kind kind = Kind::kState;
+  WorkerEvent state_event = WorkerEvent::kMemoryFits;
+  fleet::ItemRef ref;
+  proto::Result result;      // with the item's lease, circuit and request id
+  double verify_s = 0;       // the check before sending (0 when off)
+  std::string engine_fault;  // the engine's first proof was wrong (re-proved on the CPU)
+  bool device_lost = false;  // a sticky device error: the worker must go
+  std::string text;
+  uint64_t bytes = 0;
+};
+
+// A thread-safe queue of PipelineEvents with an eventfd the socket thread polls.
+class EventMailbox {
+ public:
+  EventMailbox();
+  ~EventMailbox();
+  EventMailbox(const EventMailbox&) = delete;
+  EventMailbox& operator=(const EventMailbox&) = delete;
+
+  void Post(PipelineEvent event);
+  // Everything posted so far, in order; clears the eventfd.
+  std::deque<PipelineEvent> TakeAll();
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  std::mutex mutex_;
+  std::deque<PipelineEvent> events_;
+};
+
+class ProvingPipeline {
+ public:
+  // Nothing is owned; everything must outlive the pipeline.
+  ProvingPipeline(const WorkerOptions& options, CircuitSet& circuits, MemorySource& memory, PinnedPool& pool,
+                  LocalQueue& queue, EventMailbox& mailbox);
+  ~ProvingPipeline();
+
+  // Starts the start thread; it posts kState/kLoaded/kStartFailed, then runs
+  // the lanes until the queue is closed.
+  void Start();
+  // After LocalQueue::Close(): waits for every thread. The last lane to leave
+  // frees the proving keys and posts kReleased.
+  void Join();
+  // Leaves the threads running (a lane is inside a proof the drain gave up
+  // on); the process must then end with std::_Exit.
+  void Abandon();
+
+  int lanes() const { return lanes_; }
+  uint64_t pool_budget() const { return pool_budget_.load(); }
+  uint64_t last_available() const { return last_available_.load(); }
+
+ private:
+  void StartMain();
+  // Waits until budget + margin fit, then allocates the pool. False when the
+  // worker should stop (timeout: kStartFailed posted; or a drain).
+  bool PassMemoryGate();
+  void LaneMain(int lane);
+
+  const WorkerOptions& options_;
+  CircuitSet& circuits_;
+  MemorySource& memory_;
+  PinnedPool& pool_;
+  LocalQueue& queue_;
+  EventMailbox& mailbox_;
+  int lanes_;
+  std::atomic<uint64_t> pool_budget_{0};
+  std::atomic<uint64_t> last_available_{0};
+  std::atomic<int> lanes_running_{0};
+  std::thread start_thread_;
+  std::vector<std::thread> lane_threads_;  // written by the start thread before lanes_running_
+  std::mutex threads_mutex_;
+};
+
+}  // namespace zkfleet::worker

@@ -1,0 +1,110 @@
+// The worker's faults and its drain sequence (see worker.hpp), on the socket
+// thread: DRAINING (hand back what has not started, let running items
+// finish or abort them at drain_timeout) -> RELEASING (the keys, then the
+// pool chunk by chunk, a heartbeat after each) -> GONE (DISCONNECT).
+#include <spdlog/spdlog.h>
+
+#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/worker/worker.hpp"
+
+namespace zkfleet::worker {
+
+void Worker::OnEngineFault(const std::string& circuit, const std::string& detail) {
+  const auto now = Clock::now();
+  spdlog::error("engine fault: backend={} device={} circuit={} {}; re-proved on the CPU, the valid proof was sent",
+                circuits_->backend_name(), options_.device_label, circuit, detail);
+  if (metrics_) metrics_->ProofVerificationFailed(circuit);
+  recent_faults_.push_back(now);
+  while (!recent_faults_.empty() && now - recent_faults_.front() > options_.fault_window) recent_faults_.pop_front();
+  if (options_.fault_threshold > 0 && recent_faults_.size() >= options_.fault_threshold &&
+      state_ == proto::WORKER_STATE_READY) {
+    EnterFaulted(std::to_string(recent_faults_.size()) + " engine faults within " +
+                     std::to_string(options_.fault_window.count()) + " s (--fault-threshold " +
+                     std::to_string(options_.fault_threshold) + ")",
+                 /*fatal=*/false);
+  }
+}
+
+void Worker::EnterFaulted(const std::string& why, bool fatal) {
+  if (finished()) return;
+  if (state_ != proto::WORKER_STATE_FAULTED) {
+    if (!Transition(fatal ? WorkerEvent::kFatal : WorkerEvent::kEngineFaults, why)) return;
+    spdlog::error("worker FAULTED: {} (backend={} device={}); taking no more work{}", why, circuits_->backend_name(),
+                  options_.device_label, fatal ? ", exiting" : "");
+    SendHeartbeat();  // the broker stops routing to us and requeues our leases
+    std::vector<fleet::ItemRef> unstarted;
+    for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
+    HandBack(unstarted, {}, "faulted: " + why);
+  }
+  if (fatal) Leave("faulted: " + why, 1);
+}
+
+void Worker::BeginDrain(const std::string& why) {
+  if (!Transition(WorkerEvent::kDrain, why)) {
+    spdlog::info("{}: already {}; the drain continues", why, fleet::WorkerStateName(state_));
+    return;
+  }
+  drain_deadline_ = Clock::now() + options_.drain_timeout;
+  SendHeartbeat();  // the broker stops routing to us on this message
+  std::vector<fleet::ItemRef> unstarted;
+  for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
+  HandBack(unstarted, {}, "draining");
+  CheckDrain();
+}
+
+void Worker::CheckDrain() {
+  if (ledger_.held() == 0) {
+    StartReleasing(/*abandon_running=*/false);
+    return;
+  }
+  if (Clock::now() < drain_deadline_) return;
+  // The items still proving (or whose results are not out yet) are aborted.
+  std::vector<fleet::ItemRef> aborted(ledger_.held_items().begin(), ledger_.held_items().end());
+  HandBack({}, aborted, "drain timeout");
+  StartReleasing(/*abandon_running=*/queue_.running() > 0);
+}
+
+void Worker::StartReleasing(bool abandon_running) {
+  if (!Transition(WorkerEvent::kItemsSettled, abandon_running ? "drain timeout" : "every item answered")) return;
+  SendHeartbeat();
+  queue_.Close();  // the lanes leave their loop; the last frees the keys and posts kReleased
+  release_step_ = ReleaseStep::kKeys;
+  if (abandon_running) {
+    // A lane is inside a proof we gave up on (its witness is in the pool:
+    // that chunk stays until exit); its proving keys are freed at exit.
+    spdlog::warn("leaving while an aborted proof still runs; its proving keys are freed at exit");
+    pipeline_abandoned_ = true;
+    release_step_ = ReleaseStep::kPool;
+  }
+}
+
+void Worker::ReleasePoolChunk() {
+  uint64_t left = pool_.ReleaseChunk();
+  SendHeartbeat();  // reports the bytes still held
+  if (left > 0) {
+    // A chunk still in use (an abandoned lane's witness) is freed at exit.
+    if (pipeline_abandoned_ && left == pool_.ReleaseChunk()) {
+      spdlog::warn("{} pool bytes are still used by the aborted proof; freed at exit", left);
+      Leave("drained", 0);
+      return;
+    }
+    spdlog::info("releasing the pinned pool: {} bytes still held", left);
+    return;
+  }
+  spdlog::info("pinned pool released: 0 bytes held");
+  Leave("drained", 0);
+}
+
+void Worker::Leave(const std::string& reason, int exit_code) {
+  proto::Envelope envelope;
+  envelope.mutable_disconnect()->set_reason(reason);
+  Send(envelope);
+  WorkerEvent event = state_ == proto::WORKER_STATE_FAULTED ? WorkerEvent::kLeave : WorkerEvent::kReleased;
+  if (!Transition(event, reason)) {
+    state_ = proto::WORKER_STATE_GONE;  // never stay connected after deciding to leave
+    if (metrics_) metrics_->SetState(state_);
+  }
+  exit_code_ = exit_code;
+}
+
+}  // namespace zkfleet::worker
