@@ -380,9 +380,9 @@ uint64_t PinnedPool::Allocate(uint64_t bytes, Kind kind, const AllocateOptions& 
       if (!p.base) p.failure = why + "; then " + retry[0].failure;
       lock.lock();
       if (!fell_back_) {
-        spdlog::warn("pinned pool: {} refused for a {}-byte chunk; pinning this and the later chunks with "
+        spdlog::warn("pinned pool: registering a {}-byte chunk failed ({}); pinning it and the later chunks with "
                      "cudaHostAlloc (slower to pin and to release)",
-                     why, p.size);
+                     p.size, why);
       }
       fell_back_ = true;
       lock.unlock();
