@@ -313,6 +313,30 @@ TEST(PinnedPool, GrowsWhileOtherThreadsAcquireAndRead) {
   EXPECT_EQ(pool.stats().pool_bytes, 0u);
 }
 
+// The worker's drain: stop the background growth, join it, release.
+TEST(PinnedPool, DrainStopsBackgroundGrowthThenReleasesEverything) {
+  PinnedPool pool;
+  std::atomic<bool> cancel{false};
+  PinnedPool::AllocateOptions options;
+  options.chunk_bytes = kMiB;
+  options.threads = 1;
+  options.cancel = &cancel;
+  uint64_t grown = 0;
+  std::thread growth([&] { grown = pool.Allocate(256 * kMiB, Kind::kLockedMmap, options); });
+  while (pool.stats().pool_bytes == 0) std::this_thread::yield();
+  EXPECT_EQ(pool.stats().target_bytes, 256 * kMiB);  // what the heartbeat shows while it grows
+  cancel = true;
+  growth.join();
+  auto stats = pool.stats();
+  EXPECT_EQ(stats.pool_bytes, grown);
+  EXPECT_EQ(stats.target_bytes, grown);
+  EXPECT_EQ(stats.pending_bytes, 0u);
+  EXPECT_GE(grown, kMiB);
+  while (pool.ReleaseChunk() != 0) {
+  }
+  EXPECT_EQ(pool.stats().pool_bytes, 0u);
+}
+
 #ifndef ZKFLEET_HAVE_CUDA
 TEST(PinnedPool, CudaKindsNeedTheCudaBackend) {
   PinnedPool pool;
