@@ -65,6 +65,11 @@ enum class Outcome { kSucceeded, kFailed, kError, kHandedBack, kAborted };
 inline constexpr std::array<std::string_view, 5> kOutcomeLabels = {"succeeded", "failed", "error", "handed_back",
                                                                     "aborted"};
 
+// How a worker's pinned pool is pinned: zkfleet_worker_pool_mode{mode}, the
+// values of proto::MemoryStatus.pool_mode (PinnedPool::mode_name()).
+inline constexpr std::array<std::string_view, 5> kPoolModeLabels = {
+    "hugepage-registered", "cuda-host-alloc", "mmap-locked", "mmap-unlocked", "none"};
+
 // Circuit label value used once the configured number of distinct circuits
 // is reached, so a stream of unknown circuit ids cannot grow the series set.
 inline constexpr std::string_view kOtherCircuitLabel = "_other";

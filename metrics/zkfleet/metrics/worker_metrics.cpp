@@ -29,6 +29,9 @@ WorkerMetrics::WorkerMetrics(MetricsServer& server, const WorkerIdentity& identi
       drain_budget_seconds(UnlabelledGauge(server.registry(), "zkfleet_drain_budget_seconds",
                                            "Seconds a drain may take (--drain-timeout plus the expected memory "
                                            "release time) before it is over budget")),
+      pool_target_bytes(UnlabelledGauge(server.registry(), "zkfleet_worker_pool_target_bytes",
+                                        "Bytes the pinned pool will hold once pinning completes (it may grow "
+                                        "in the background after READY)")),
       server_(server),
       max_circuits_(max_circuits),
       jobs_family_(prometheus::BuildCounter()
@@ -71,6 +74,17 @@ WorkerMetrics::WorkerMetrics(MetricsServer& server, const WorkerIdentity& identi
                       .Register(registry);
   for (size_t i = 0; i < kDropReasonLabels.size(); ++i) {
     messages_dropped[i] = &dropped.Add({{"reason", std::string(kDropReasonLabels[i])}});
+  }
+
+  // Every mode from the start, so a dashboard can tell 0 from absent.
+  auto& modes = prometheus::BuildGauge()
+                    .Name("zkfleet_worker_pool_mode")
+                    .Help("1 for how the worker's pinned pool is pinned (hugepage-registered, cuda-host-alloc, "
+                          "mmap-locked, mmap-unlocked, none), 0 for the others")
+                    .Register(registry);
+  for (size_t i = 0; i < kPoolModeLabels.size(); ++i) {
+    pool_mode[i] = &modes.Add({{"mode", std::string(kPoolModeLabels[i])}});
+    pool_mode[i]->Set(kPoolModeLabels[i] == "none" ? 1 : 0);
   }
 
   prometheus::BuildGauge()
@@ -128,6 +142,9 @@ void WorkerMetrics::SetMemory(const proto::MemoryStatus& memory) {
   pinned_pool_bytes.Set(static_cast<double>(memory.pool_bytes()));
   pinned_pool_in_use_bytes.Set(static_cast<double>(memory.pool_in_use_bytes()));
   memory_to_release_bytes.Set(static_cast<double>(memory.bytes_to_release()));
+  pool_target_bytes.Set(static_cast<double>(memory.pool_target_bytes()));
+  const std::string_view mode = memory.pool_mode().empty() ? std::string_view("none") : memory.pool_mode();
+  for (size_t i = 0; i < kPoolModeLabels.size(); ++i) pool_mode[i]->Set(kPoolModeLabels[i] == mode ? 1 : 0);
 }
 
 void WorkerMetrics::JobEnded(const std::string& circuit_id, Outcome outcome) {

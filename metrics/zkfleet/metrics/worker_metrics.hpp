@@ -66,7 +66,10 @@ class WorkerMetrics {
   // WAITING_FOR_MEMORY; after stopping they keep showing their last length.
   void SetState(proto::WorkerState state);
 
-  // zkfleet_pinned_pool_bytes, _in_use_bytes, zkfleet_memory_to_release_bytes.
+  // zkfleet_pinned_pool_bytes, _in_use_bytes, zkfleet_memory_to_release_bytes,
+  // zkfleet_worker_pool_target_bytes and zkfleet_worker_pool_mode (1 for
+  // memory.pool_mode, 0 for the other modes; an empty mode counts as "none",
+  // an unknown one sets all five to 0).
   void SetMemory(const proto::MemoryStatus& memory);
 
   // A work item ended on this worker.
@@ -89,6 +92,8 @@ class WorkerMetrics {
   prometheus::Gauge& pinned_pool_in_use_bytes;
   prometheus::Gauge& memory_to_release_bytes;
   prometheus::Gauge& drain_budget_seconds;
+  prometheus::Gauge& pool_target_bytes;
+  std::array<prometheus::Gauge*, kPoolModeLabels.size()> pool_mode{};  // by kPoolModeLabels
   std::array<prometheus::Gauge*, kWorkerStates.size()> state{};
   std::array<prometheus::Counter*, kDropReasonLabels.size()> messages_dropped{};
 

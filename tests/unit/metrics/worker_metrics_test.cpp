@@ -136,6 +136,9 @@ TEST(WorkerMetricsTest, PhasesOutcomesAndMemory) {
   memory.set_pool_bytes(96ull << 30);
   memory.set_pool_in_use_bytes(40ull << 30);
   memory.set_bytes_to_release(5ull << 30);
+  memory.set_pool_target_bytes(128ull << 30);
+  memory.set_pool_mode("hugepage-registered");
+  EXPECT_EQ(ValueOf(server.Collect(), "zkfleet_worker_pool_mode", {{"mode", "none"}}), 1);  // before SetMemory
   metrics.SetMemory(memory);
 
   auto f = server.Collect();
@@ -151,6 +154,16 @@ TEST(WorkerMetricsTest, PhasesOutcomesAndMemory) {
   EXPECT_EQ(ValueOf(f, "zkfleet_pinned_pool_bytes"), static_cast<double>(96ull << 30));
   EXPECT_EQ(ValueOf(f, "zkfleet_pinned_pool_in_use_bytes"), static_cast<double>(40ull << 30));
   EXPECT_EQ(ValueOf(f, "zkfleet_memory_to_release_bytes"), static_cast<double>(5ull << 30));
+  EXPECT_EQ(ValueOf(f, "zkfleet_worker_pool_target_bytes"), static_cast<double>(128ull << 30));
+  for (std::string_view mode : kPoolModeLabels) {
+    EXPECT_EQ(ValueOf(f, "zkfleet_worker_pool_mode", {{"mode", std::string(mode)}}), mode == "hugepage-registered" ? 1 : 0)
+        << mode;
+  }
+  memory.set_pool_mode("cuda-host-alloc");  // after a fallback
+  metrics.SetMemory(memory);
+  f = server.Collect();
+  EXPECT_EQ(ValueOf(f, "zkfleet_worker_pool_mode", {{"mode", "cuda-host-alloc"}}), 1);
+  EXPECT_EQ(ValueOf(f, "zkfleet_worker_pool_mode", {{"mode", "hugepage-registered"}}), 0);
 }
 
 TEST(WorkerMetricsTest, LabelValuesAreTheProtoEnumNamesWithoutPrefix) {
