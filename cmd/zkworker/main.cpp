@@ -55,7 +55,9 @@ int main(int argc, char** argv) {
   std::string metrics_listen;
   std::string pinned_budget = "64MiB";
   std::string memory_margin = "256MiB";
-  std::string pool_chunk = "64MiB";
+  std::string pool_chunk = "0";
+  std::string pool_mode = "auto";
+  std::string pool_ready = "4GiB";
   double memory_wait_timeout_s = 600;
   std::string verify = "on";
   bool no_key_check = false;
@@ -109,7 +111,15 @@ int main(int argc, char** argv) {
   app.add_option("--memory-wait-timeout", memory_wait_timeout_s,
                  "seconds to wait in WAITING_FOR_MEMORY before giving up")
       ->capture_default_str();
-  app.add_option("--pool-chunk", pool_chunk, "pool allocation and release step")->capture_default_str();
+  app.add_option("--pool-chunk", pool_chunk, "pool allocation and release step (0 = 1GiB for huge-page and mmap "
+                 "pools, 64MiB for cudaHostAlloc)")->capture_default_str();
+  app.add_option("--pool-mode", pool_mode,
+                 "how the pool is pinned: auto (huge pages + cudaHostRegister where transparent huge pages are on, "
+                 "else cudaHostAlloc), hugepage, cuda-host, mmap")
+      ->capture_default_str();
+  app.add_option("--pool-ready", pool_ready,
+                 "pool bytes pinned before READY; the rest is pinned in the background (0 = all first)")
+      ->capture_default_str();
   app.add_option("--test-memory-limit", test_memory_limit,
                  "TEST ONLY: pretend the workers sharing --test-memory-ledger live in a cgroup of this size");
   app.add_option("--test-memory-ledger", test_memory_ledger, "TEST ONLY: directory where those workers record their pools");
@@ -138,14 +148,22 @@ int main(int argc, char** argv) {
   auto budget = zkfleet::worker::ParseMemoryBudget(pinned_budget);
   auto margin = zkfleet::worker::ParseByteSize(memory_margin);
   auto chunk = zkfleet::worker::ParseByteSize(pool_chunk);
-  if (!budget || !margin || !chunk || *chunk == 0) {
-    std::fprintf(stderr, "zkworker: --pinned-budget, --memory-margin, --pool-chunk: expected sizes like 512MiB, 2GiB "
-                         "(and a share like 25%% for the budget)\n");
+  auto ready = zkfleet::worker::ParseByteSize(pool_ready);
+  if (!budget || !margin || !chunk || !ready) {
+    std::fprintf(stderr, "zkworker: --pinned-budget, --memory-margin, --pool-chunk, --pool-ready: expected sizes "
+                         "like 512MiB, 2GiB (and a share like 25%% for the budget)\n");
+    return 2;
+  }
+  auto mode = zkfleet::worker::ParsePoolModeRequest(pool_mode);
+  if (!mode) {
+    std::fprintf(stderr, "zkworker: --pool-mode %s: expected auto, hugepage, cuda-host or mmap\n", pool_mode.c_str());
     return 2;
   }
   options.pinned_budget = *budget;
   options.memory_margin = *margin;
   options.pool_chunk_bytes = *chunk;
+  options.pool_ready_bytes = *ready;
+  options.pool_mode = *mode;
   options.memory_wait_timeout = std::chrono::milliseconds(static_cast<int64_t>(memory_wait_timeout_s * 1000));
   std::unique_ptr<zkfleet::worker::MemorySource> memory;
   if (!test_memory_limit.empty() || !test_memory_ledger.empty()) {

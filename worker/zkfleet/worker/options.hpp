@@ -8,6 +8,7 @@
 #include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/worker/memory_source.hpp"
+#include "zkfleet/worker/pinned_pool.hpp"
 
 namespace zkfleet::worker {
 
@@ -34,7 +35,13 @@ struct WorkerOptions {
   MemoryBudget pinned_budget{64ull << 20, 0};
   uint64_t memory_margin = 256ull << 20;
   std::chrono::milliseconds memory_wait_timeout{std::chrono::minutes(10)};
-  uint64_t pool_chunk_bytes = 64ull << 20;  // allocation and release step
+  uint64_t pool_chunk_bytes = 0;  // allocation and release step; 0 = the pool kind's default
+  // How the pool is pinned (--pool-mode): auto = huge pages registered with
+  // cudaHostRegister where transparent huge pages are on, else cudaHostAlloc.
+  PoolModeRequest pool_mode = PoolModeRequest::kAuto;
+  // Pool bytes pinned before READY; the rest is pinned in the background
+  // while the worker proves (0 = the whole pool first).
+  uint64_t pool_ready_bytes = 4ull << 30;
   // Engine faults (a proof that failed verification although the witness
   // satisfies the circuit; the item is re-proved on the CPU and sent): after
   // fault_threshold of them within fault_window the worker leaves READY for

@@ -70,14 +70,26 @@ ProvingPipeline::~ProvingPipeline() {
 
 void ProvingPipeline::Start() { start_thread_ = std::thread(&ProvingPipeline::StartMain, this); }
 
+void ProvingPipeline::StopPoolGrowth() {
+  std::thread growth;
+  {
+    std::lock_guard lock(threads_mutex_);  // the start thread may be creating it
+    stop_growth_ = true;
+    growth = std::move(growth_thread_);
+  }
+  if (growth.joinable()) growth.join();
+}
+
 void ProvingPipeline::Join() {
   if (start_thread_.joinable()) start_thread_.join();  // lane 0; it started the others first
+  StopPoolGrowth();
   for (std::thread& lane : lane_threads_) {
     if (lane.joinable()) lane.join();
   }
 }
 
 void ProvingPipeline::Abandon() {
+  StopPoolGrowth();
   if (start_thread_.joinable()) start_thread_.detach();
   for (std::thread& lane : lane_threads_) {
     if (lane.joinable()) lane.detach();
@@ -166,10 +178,14 @@ bool ProvingPipeline::PassMemoryGate() {
   }
   spdlog::info("memory gate passed after {:.3f} s: {} bytes available ({}), allocating a {}-byte pinned pool",
                Seconds(Clock::now() - started), reading.available_bytes, reading.detail, budget);
-  auto kind = circuits_.backend_name() == "cuda" ? PinnedPool::Kind::kCudaHost : PinnedPool::Kind::kLockedMmap;
+  const auto kind = PinnedPool::ChooseKind(circuits_.backend_name() == "cuda", options_.pool_mode);
+  // Pin what READY needs now, the rest behind it while the worker proves.
+  const uint64_t first = options_.pool_ready_bytes == 0 ? budget : std::min(budget, options_.pool_ready_bytes);
   auto t0 = Clock::now();
   try {
-    pool_.Allocate(budget, kind, options_.pool_chunk_bytes);
+    PinnedPool::AllocateOptions allocate;
+    allocate.chunk_bytes = options_.pool_chunk_bytes;
+    pool_.Allocate(first, kind, allocate);
   } catch (const std::exception& e) {
     PipelineEvent failed;
     failed.kind = PipelineEvent::Kind::kStartFailed;
@@ -178,10 +194,31 @@ bool ProvingPipeline::PassMemoryGate() {
     return false;
   }
   auto stats = pool_.stats();
-  spdlog::info("pinned pool: {} bytes in {} allocation calls in {:.3f} s ({})", stats.pool_bytes, stats.alloc_calls,
-               Seconds(Clock::now() - t0),
-               kind == PinnedPool::Kind::kCudaHost ? "cudaHostAlloc" : stats.locked ? "mmap + mlock" : "mmap, NOT locked");
+  spdlog::info("pinned pool ({}): {} bytes in {} chunks in {:.3f} s{}", stats.mode, stats.pool_bytes,
+               stats.alloc_calls, Seconds(Clock::now() - t0),
+               budget > first ? "; the rest (" + std::to_string(budget - first) + " bytes) is pinned in the background"
+                              : std::string());
+  if (budget > first) {
+    std::lock_guard lock(threads_mutex_);
+    if (!stop_growth_) growth_thread_ = std::thread(&ProvingPipeline::GrowPool, this, kind, budget - first);
+  }
   return true;
+}
+
+void ProvingPipeline::GrowPool(PinnedPool::Kind kind, uint64_t bytes) {
+  auto t0 = Clock::now();
+  PinnedPool::AllocateOptions allocate;
+  allocate.chunk_bytes = options_.pool_chunk_bytes;
+  allocate.cancel = &stop_growth_;
+  allocate.keep_on_failure = true;
+  try {
+    uint64_t added = pool_.Allocate(bytes, kind, allocate);
+    spdlog::info("pinned pool grown in the background by {} bytes in {:.3f} s{}; {} bytes pinned", added,
+                 Seconds(Clock::now() - t0), added < bytes ? " (stopped: draining)" : "", pool_.stats().pool_bytes);
+  } catch (const std::exception& e) {
+    spdlog::warn("pinned pool: background growth stopped, the worker carries on with {} bytes: {}",
+                 pool_.stats().pool_bytes, e.what());
+  }
 }
 
 void ProvingPipeline::LaneMain(int lane) {

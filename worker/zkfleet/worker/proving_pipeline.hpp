@@ -88,6 +88,9 @@ class ProvingPipeline {
   // Leaves the threads running (a lane is inside a proof the drain gave up
   // on); the process must then end with std::_Exit.
   void Abandon();
+  // Stops the pool's background growth and waits for it (at most one batch
+  // of chunks): the drain calls it before releasing the pool.
+  void StopPoolGrowth();
 
   int lanes() const { return lanes_; }
   uint64_t pool_budget() const { return pool_budget_.load(); }
@@ -99,6 +102,7 @@ class ProvingPipeline {
   // worker should stop (timeout: kStartFailed posted; or a drain).
   bool PassMemoryGate();
   void LaneMain(int lane);
+  void GrowPool(PinnedPool::Kind kind, uint64_t bytes);
 
   const WorkerOptions& options_;
   CircuitSet& circuits_;
@@ -110,8 +114,10 @@ class ProvingPipeline {
   std::atomic<uint64_t> pool_budget_{0};
   std::atomic<uint64_t> last_available_{0};
   std::atomic<int> lanes_running_{0};
+  std::atomic<bool> stop_growth_{false};
+  std::thread growth_thread_;  // guarded by threads_mutex_ (created on the start thread)
   std::thread start_thread_;
-  std::vector<std::thread> lane_threads_;  // written by the start thread before lanes_running_
+  std::vector<std::thread> lane_threads_;  // written by the start thread; read after joining it
   std::mutex threads_mutex_;
 };
 

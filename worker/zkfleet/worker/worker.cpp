@@ -172,6 +172,8 @@ proto::MemoryStatus Worker::Memory() const {
   memory.set_pool_in_use_bytes(pool.in_use_bytes);
   memory.set_alloc_calls(pool.alloc_calls);
   memory.set_budget_bytes(pipeline_->pool_budget());
+  memory.set_pool_mode(pool.mode);
+  memory.set_pool_target_bytes(pool.target_bytes);
   memory.set_available_bytes(pipeline_->last_available());
   if (state_ == proto::WORKER_STATE_RELEASING) {
     memory.set_bytes_to_release(pool.pool_bytes + circuits_->resident_bytes());

@@ -68,6 +68,7 @@ void Worker::StartReleasing(bool abandon_running) {
   if (!Transition(WorkerEvent::kItemsSettled, abandon_running ? "drain timeout" : "every item answered")) return;
   SendHeartbeat();
   queue_.Close();  // the lanes leave their loop; the last frees the keys and posts kReleased
+  pipeline_->StopPoolGrowth();  // a pool still growing stops after its current chunks
   release_step_ = ReleaseStep::kKeys;
   if (abandon_running) {
     // A lane is inside a proof we gave up on (its witness is in the pool:
