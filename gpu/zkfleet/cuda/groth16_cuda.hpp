@@ -5,18 +5,20 @@
 // Load (LoadCudaProvingKey): uploads the zkey's points (A, B1, B2, C, H), the
 // A/B coefficients regrouped by row, and the NTT twiddles to device memory
 // once; allocates all device scratch (witness, A/B/C vectors, MSM workspace)
-// and a pinned host staging area (witness in, MSM window sums out), each
-// sized from the circuit. Everything is counted in cuda::AllocationStats();
+// and a small pinned host staging area (MSM window sums out), each sized
+// from the circuit. Everything is counted in cuda::AllocationStats();
 // Prove() allocates nothing.
 //
-// Prove: copies the witness into pinned staging and to the device, evaluates
+// Prove: uploads the witness straight from Witness::values() (no host copy;
+// a true async DMA when the caller's bytes are page-locked), evaluates
 // A, B, C = A·B, moves them to the odd coset (3 iNTT + 3 NTT), forms the H
 // scalars, runs the five MSMs, copies the window sums back, and assembles
 // and blinds the proof on the host exactly like the CPU path.
 //
 // Ownership: the key owns its device and pinned memory until destroyed.
 // Thread-safety: immutable after Load; Prove() may be called from several
-// threads: proofs on one device are serialised by a per-device mutex.
+// threads: device work is serialised per device (a per-device mutex);
+// host-side combination, assembly and verification overlap.
 // Errors: CUDA failures throw zkfleet::Error (kDeviceError, or
 // kResourceExhausted when out of memory) naming the phase; after a
 // non-sticky error the key stays usable (device_check.hpp explains which
