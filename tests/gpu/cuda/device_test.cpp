@@ -7,8 +7,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_inputs.hpp"
@@ -204,6 +207,75 @@ TEST(CudaProof, BitExactWithCpuProver) {
     // Random blinding: different proof, same public signals.
     const engine::Proof random_proof = gpu_key->Prove(witness);
     EXPECT_EQ(random_proof.public_json, cpu_key->Prove(witness).public_json);
+  }
+}
+
+std::vector<uint8_t> ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+// The witness goes to the device straight from Witness::values(): a View
+// into page-locked memory (true async DMA) and one into pageable memory
+// (staged by the runtime) prove what the CPU proves from the file.
+TEST(CudaProof, ViewWitnessFromPinnedAndPageableMemory) {
+  REQUIRE_GPU();
+  for (const Fixture& f : Fixtures()) {
+    SCOPED_TRACE(f.zkey);
+    const std::vector<uint8_t> pageable = ReadFileBytes(f.wtns);
+    ASSERT_FALSE(pageable.empty());
+    PinnedBuffer pinned(pageable.size(), "test witness");
+    std::memcpy(pinned.get(), pageable.data(), pageable.size());
+    const auto from_pinned = engine::Witness::View({pinned.as<uint8_t>(), pageable.size()}, "pinned");
+    const auto from_pageable = engine::Witness::View(pageable, "pageable");
+    const auto cpu_key = LoadKey(f.zkey, engine::Backend::kCpu);
+    const auto gpu_key = LoadKey(f.zkey, engine::Backend::kCuda);
+    const auto opts = FixedBlinding(5);
+    const engine::Proof want = cpu_key->Prove(engine::Witness::FromFile(f.wtns), opts);
+    for (const engine::Witness* w : {&from_pinned, &from_pageable}) {
+      const engine::Proof got = gpu_key->Prove(*w, opts);
+      EXPECT_EQ(got.proof_json, want.proof_json) << w->origin();
+      EXPECT_TRUE(got.check.verified) << w->origin();
+      EXPECT_GT(got.timings.witness_transfer_s, 0) << w->origin();
+    }
+  }
+}
+
+// Several threads proving on one CUDA key: device work is serialised, host
+// combination/assembly/verification overlap; every proof is the one the key
+// gives alone and verifies.
+TEST(CudaProof, ConcurrentProofsOnOneKey) {
+  REQUIRE_GPU();
+  for (const Fixture& f : Fixtures()) {
+    SCOPED_TRACE(f.zkey);
+    const auto witness = engine::Witness::FromFile(f.wtns);
+    const auto key = LoadKey(f.zkey, engine::Backend::kCuda);
+    constexpr int kThreads = 4, kEach = 5;
+    std::vector<std::string> want(kThreads);
+    for (int t = 0; t < kThreads; ++t) want[t] = key->Prove(witness, FixedBlinding(static_cast<uint8_t>(t + 1))).proof_json;
+    std::vector<std::vector<engine::Proof>> got(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kEach; ++i) {
+          try {
+            got[t].push_back(key->Prove(witness, FixedBlinding(static_cast<uint8_t>(t + 1))));
+          } catch (const std::exception& e) {
+            ADD_FAILURE() << "thread " << t << ": " << e.what();
+            return;
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) {
+      ASSERT_EQ(got[t].size(), size_t{kEach}) << "thread " << t;
+      for (const engine::Proof& p : got[t]) {
+        EXPECT_EQ(p.proof_json, want[t]) << "thread " << t;
+        EXPECT_TRUE(p.check.verified) << "thread " << t;
+        EXPECT_TRUE(p.check.engine_fault.empty()) << p.check.engine_fault;
+      }
+    }
   }
 }
 
