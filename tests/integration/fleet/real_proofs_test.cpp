@@ -206,6 +206,54 @@ TEST(FleetRealProofs, ZkctlDrainFinishesTheRunningProofAndHandsBackTheRest) {
   });
 }
 
+// A pipeline of two lanes (--pipeline-depth 2): two items prove at once
+// (they start in job_seq order), and a drain lets both finish, hands the
+// other two back unstarted, and frees the pool. Every proof verifies.
+TEST(FleetRealProofs, TwoLanesProveAtOnceAndADrainLetsBothFinish) {
+  const SlowCircuit circuit = GetSlowCircuit();
+  ASSERT_TRUE(circuit.ok());
+  Fleet fleet("real-two-lanes", kHeartbeatMs);
+  fleet.StartBroker();
+  Process& leaving =
+      fleet.StartWorker("leaving", ProverArgs(circuit, 4, {"--pipeline-depth", "2", "--drain-timeout", "60"}));
+  fleet.WaitWorkerReady("leaving", 30s);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  ASSERT_TRUE(leaving.WaitForLog("proving pipeline: 2 lanes", 5s)) << leaving.Log();
+
+  auto client = fleet.Client();
+  const std::string witness = ReadFile(circuit.witness);
+  std::vector<uint64_t> seqs;
+  for (int j = 0; j < 4; ++j) seqs.push_back(client->Submit(Request("lanes-" + std::to_string(j), witness), 10s).job_seq());
+  ASSERT_TRUE(leaving.WaitForLog("job_seq=" + std::to_string(seqs[1]) + " partition=0", 20s)) << leaving.Log();
+  ASSERT_TRUE(WaitInFlight(fleet, "leaving", 4, 5s)) << "leaving does not hold all 4 jobs";
+  auto lines = ProcessingLines(leaving.Log());
+  ASSERT_EQ(lines.size(), 2u) << "expected two proofs running at once:\n" << leaving.Log();
+  EXPECT_EQ(lines[0].job_seq, seqs[0]);
+  EXPECT_EQ(lines[1].job_seq, seqs[1]);
+  EXPECT_NE(leaving.Log().find("lane=0"), std::string::npos);
+  EXPECT_NE(leaving.Log().find("lane=1"), std::string::npos);
+
+  leaving.Signal(SIGTERM);
+  ASSERT_TRUE(leaving.WaitForLog("-> DRAINING", 5s)) << leaving.Log();
+  fleet.StartWorker("staying", ProverArgs(circuit, 4));
+  auto results = Collect(*client, seqs.size());
+  ASSERT_EQ(results.size(), seqs.size());
+  auto code = leaving.WaitExit(60s);
+  ASSERT_TRUE(code.has_value()) << "leaving did not exit";
+  EXPECT_EQ(*code, 0) << leaving.Log();
+  for (int j = 0; j < 4; ++j) {
+    const proto::JobResult& result = results[seqs[j]];
+    ASSERT_EQ(result.partitions_size(), 1);
+    EXPECT_EQ(result.partitions(0).worker_id(), j < 2 ? "leaving" : "staying") << "job " << j;
+    EXPECT_EQ(result.partitions(0).attempts(), 1u) << "job " << j;
+  }
+  const std::string log = leaving.Log();
+  EXPECT_EQ(ProcessingLines(log).size(), 2u) << log;
+  EXPECT_EQ(log.find("drain timeout"), std::string::npos) << log;
+  EXPECT_NE(log.find("pinned pool released: 0 bytes held"), std::string::npos) << log;
+  ExpectAllProofsVerify(results, circuit, fleet);
+}
+
 // kill -9 of a worker in the middle of a real proof: the item it was proving
 // and the one it held queued are redelivered to another worker (each lease
 // counted: attempt 2), at their original job_seq, and the proofs verify.
