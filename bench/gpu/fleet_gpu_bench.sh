@@ -15,7 +15,8 @@
 #     gen-circuit writes one witness per circuit (another seed is another circuit),
 #     so every job proves that same witness under its own request id.
 #  b. zkbroker (CURVE keys from bench/fleet/keys.sh, journal on the local disk,
-#     --max-message-bytes sized for the witness, --accept-unrouted).
+#     --accept-unrouted; witness size limits raised where the binaries need it:
+#     --max-witness-bytes when they have it, else --max-message-bytes).
 #  c. one job is queued first, then the worker(s) start: start -> READY (worker
 #     log) and start -> first proof (that job's result) are measured.
 #  d. JOBS jobs submitted without waiting (SUBMIT_PARALLEL zkctl submits at a
@@ -41,7 +42,8 @@
 #   CARRY_DIR [.carry/gpu-fleet]   OUT [/tmp/zkfleet-gpu-out]
 #   WORK_DIR         fixture, journal, results (default: a fresh dir in ${TMPDIR:-/tmp}, removed at exit)
 #   SKIP_KILL9 [0]   ENGINE_REPEAT [5] (0: skip the engine rate)   SUBMIT_PARALLEL [8]
-#   POOL_CHUNK [1GiB] (--pool-chunk)   TIME_LIMIT [540] s: later steps are skipped past it
+#   POOL_CHUNK [the worker's default] (--pool-chunk)   BROKER_FLAGS [] extra zkbroker flags
+#   TIME_LIMIT [540] s: later steps are skipped past it
 #   COMMIT           recorded when there is no git checkout (else the carry's COMMIT file)
 #   SECURITY [curve] (plaintext: no CURVE keys)
 set -uo pipefail
@@ -50,7 +52,8 @@ ROOT=$PWD
 POWER=${POWER:-22}
 JOBS=${JOBS:-32}
 POOL=${POOL:-96GiB}
-POOL_CHUNK=${POOL_CHUNK:-1GiB}
+POOL_CHUNK=${POOL_CHUNK:-}
+BROKER_FLAGS=${BROKER_FLAGS:-}
 CAPACITY=${CAPACITY:-4}
 WORKERS=${WORKERS:-1}
 BACKEND=${BACKEND:-cuda}
@@ -139,7 +142,8 @@ PY
 declare -A R
 for k in gen_s setup_s engine_ms engine_load_s rate_steady rate_e2e rate_steady_n1 start_ready start_first \
          drain_draining drain_releasing drain_exit kill9_back verify_fail verify_n jobs_ok ready_states \
-         phases pool_ready_s kill9_pool kill9_mem_before kill9_mem_ready; do R[$k]="-"; done
+         phases pool_ready_s kill9_pool kill9_mem_before kill9_mem_ready pool_line drain_memback; do R[$k]="-"; done
+SIZE_FLAGS=()
 NOTES=()
 write_summary() {
   {
@@ -153,7 +157,8 @@ write_summary() {
     echo "| GPU | $GPU |"
     echo "| host | $(nproc) cores, $(gib "$(awk '/^MemTotal:/ {print $2 * 1024}' /proc/meminfo)") GiB RAM |"
     echo "| fixture | zkfleet-dev gen-circuit --curve bn128 --domain-power $POWER --seed 7; setup --insecure --seed 7 (gen ${R[gen_s]} s, setup ${R[setup_s]} s); one witness, every job a distinct request id |"
-    echo "| worker | --backend $BACKEND --capacity $CAPACITY --pinned-budget $POOL --pool-chunk $POOL_CHUNK $WORKER_FLAGS |"
+    echo "| worker | --backend $BACKEND --capacity $CAPACITY --pinned-budget $POOL ${POOL_CHUNK:+--pool-chunk $POOL_CHUNK} ${SIZE_FLAGS[*]} $WORKER_FLAGS; ${R[pool_line]} |"
+    echo "| broker | ${SIZE_FLAGS[*]} --accept-unrouted $BROKER_FLAGS |"
     echo "| jobs | $JOBS (${R[jobs_ok]} succeeded), submitted $SUBMIT_PARALLEL at a time without waiting, CURVE ${SECURITY:-curve} |"
     echo
     echo "| measure | target | measured |"
@@ -165,6 +170,7 @@ write_summary() {
     echo "| drain: DRAINING (s) | - | ${R[drain_draining]} |"
     echo "| drain: RELEASING of the pool (s) | ≤ 3 | ${R[drain_releasing]} |"
     echo "| drain: zkctl drain --wait -> worker process exited (s) | - | ${R[drain_exit]} |"
+    echo "| drain: zkctl drain --wait -> memory back (s; MemAvailable within 2 GiB of before the worker started) | - | ${R[drain_memback]} |"
     echo "| memory back after kill -9 (s; MemAvailable within 2 GiB of before start) | ≤ 3 | ${R[kill9_back]} |"
     echo "| proofs checked with zkverify: failures | 0 | ${R[verify_fail]} of ${R[verify_n]} |"
     echo "| engine alone, key resident (zkprove --repeat $ENGINE_REPEAT, median of runs 2..N), ms per proof | - | ${R[engine_ms]} (load ${R[engine_load_s]} s, --no-key-check) |"
@@ -235,7 +241,14 @@ say "setup: ${R[setup_s]} s; zkey $(stat -c %s "$FX/circuit.zkey") B, witness $(
 "$B/zkprove" export-vk "$FX/circuit.zkey" "$FX/verification_key.json" || { say "export-vk failed"; finish 1; }
 WTNS_BYTES=$(stat -c %s "$FX/witness.wtns")
 # The application limit (frames above are dropped): the witness plus room, at least the 64 MiB default.
+# Size limits for the witness: binaries that send witnesses in frames of their
+# own have --max-witness-bytes (default 1 GiB); older ones need --max-message-bytes.
 MAX_MSG=$(( WTNS_BYTES * 5 / 4 + (1 << 20) )); (( MAX_MSG < (64 << 20) )) && MAX_MSG=$((64 << 20))
+if "$B/zkbroker" --help 2>&1 | grep -q -- --max-witness-bytes; then
+  SIZE_FLAGS=(); (( MAX_MSG > (1 << 30) )) && SIZE_FLAGS=(--max-witness-bytes "$MAX_MSG")
+else
+  SIZE_FLAGS=(--max-message-bytes "$MAX_MSG")
+fi
 write_summary
 if (( ENGINE_REPEAT > 0 )); then
   step "a'. engine alone: zkprove --backend $BACKEND --timings --repeat $ENGINE_REPEAT --no-key-check"
@@ -250,12 +263,12 @@ if (( ENGINE_REPEAT > 0 )); then
 fi
 
 # ---------------------------------------------------------------- b. broker
-step "b. broker (journal in $W/journal, --max-message-bytes $MAX_MSG)"
+step "b. broker (journal in $W/journal; ${SIZE_FLAGS[*]:-default size limits} $BROKER_FLAGS)"
 source "$ROOT/bench/fleet/keys.sh"
 make_fleet_keys "$W/keys" "$B/zkctl"
 CP=$(port); WP=$(port); BMP=$(port)
 "$B/zkbroker" --clients "tcp://127.0.0.1:$CP" --workers "tcp://127.0.0.1:$WP" --data-dir "$W/journal" \
-  "${BROKER_SECURITY[@]}" --max-message-bytes "$MAX_MSG" --accept-unrouted --result-ttl 3600 \
+  "${BROKER_SECURITY[@]}" "${SIZE_FLAGS[@]}" --accept-unrouted --result-ttl 3600 $BROKER_FLAGS \
   --metrics-listen "127.0.0.1:$BMP" >"$W/logs/broker.log" 2>&1 &
 BROKER_PID=$!; PIDS+=($BROKER_PID)
 ZK=("$B/zkctl" --broker "tcp://127.0.0.1:$CP" "${CLIENT_SECURITY[@]}" --timeout 300)
@@ -273,7 +286,7 @@ start_worker() {  # start_worker ID INDEX: sets WPID, WSTART, WMP
   # shellcheck disable=SC2086
   "${env[@]}" "$B/zkworker" --id "$id" --broker "tcp://127.0.0.1:$WP" "${WORKER_SECURITY[@]}" \
     --circuit "c=$FX/circuit.zkey" --backend "$BACKEND" --capacity "$CAPACITY" --pinned-budget "$POOL" \
-    --pool-chunk "$POOL_CHUNK" --max-message-bytes "$MAX_MSG" --metrics-listen "127.0.0.1:$WMP" $WORKER_FLAGS \
+    ${POOL_CHUNK:+--pool-chunk "$POOL_CHUNK"} "${SIZE_FLAGS[@]}" --metrics-listen "127.0.0.1:$WMP" $WORKER_FLAGS \
     >"$W/logs/$id.log" 2>&1 &
   WPID=$!; PIDS+=($WPID)
 }
@@ -285,6 +298,7 @@ step "c. worker start: one job queued first, then $WORKERS worker(s) with --pinn
 FIRST_SEQ=$(submit fleetbench-first) || { say "first submit failed"; finish 1; }
 say "job $FIRST_SEQ queued (no worker yet)"
 WIDS=(); WPIDS=(); WMPS=(); WSTARTS=()
+MEM_BEFORE_WORKERS=$(mem_available)
 for i in $(seq 1 "$WORKERS"); do
   start_worker "w$i" "$i"
   WIDS+=("w$i"); WPIDS+=("$WPID"); WMPS+=("$WMP"); WSTARTS+=("$WSTART")
@@ -311,9 +325,10 @@ for i in $(seq 0 $((WORKERS - 1))); do
   for s in WAITING_FOR_MEMORY LOADING; do
     v=$(state_after "$W/logs/$id.log" "$s"); [[ -n "$v" ]] && states+=", $s $v s"
   done
-  say "$id: start -> READY $r s ($states); $(grep -m1 -E "pinned pool:|no pinned pool" "$W/logs/$id.log" | cut -c 25-)"
+  pl=$(grep -m1 -E "pinned pool[: (]|no pinned pool" "$W/logs/$id.log" | cut -c 25- | sed 's/^info \[zkworker\] //')
+  say "$id: start -> READY $r s ($states); $pl"
   if [[ $id == "$first_worker" ]]; then
-    R[start_ready]=$r; R[ready_states]=$states
+    R[start_ready]=$r; R[ready_states]=$states; R[pool_line]=$pl
     R[start_first]=$(sub "${WSTARTS[$i]}" "$first_done")
     say "$id: start -> first proof ${R[start_first]} s"
   fi
@@ -408,6 +423,29 @@ step "f. drain: zkctl drain --wait"
 for i in $(seq 0 $((WORKERS - 1))); do
   id=${WIDS[$i]}
   mem0=$(mem_available)
+  # Memory back: MemAvailable within 2 GiB of its value before the workers started (last worker only).
+  MEMBACK=""
+  if (( i == WORKERS - 1 )); then
+    MEMBACK=$W/res/drain-memback.txt
+    python3 - "$MEM_BEFORE_WORKERS" "$MEMBACK" <<'PY' &
+import sys, time
+before, out = int(sys.argv[1]), sys.argv[2]
+def avail():
+    for line in open("/proc/meminfo"):
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+open(out + ".ready", "w").write("%.3f\n" % avail())
+t0 = time.time()
+while time.time() - t0 < 120:
+    if avail() >= before - (2 << 30):
+        open(out, "w").write("%.3f\n" % time.time()); break
+    time.sleep(0.05)
+else:
+    open(out, "w").write("never\n")
+PY
+    MEMBACK_PID=$!
+    wait_for 10 test -s "$MEMBACK.ready"  # polling before the drain starts
+  fi
   t=$EPOCHREALTIME
   "${ZK[@]}" --json --wait-timeout 300 drain "$id" --wait >"$W/res/drain-$id.json" 2>"$W/logs/drain-$id.err"
   rc=$?
@@ -425,13 +463,19 @@ except Exception as e:
 for p in d["phases"]:
     print("phase %s %.3f" % (p["state"], p["duration_s"]))
 PY
-  grep -E "state (DRAINING|RELEASING) -> |pinned pool released|released .* bytes of proving keys" "$W/logs/$id.log" | cut -c 25- | sed 's/^/  log: /'
+  grep -E "state (DRAINING|RELEASING) -> |pinned pool (released|grown)|background growth|released .* bytes of proving keys" "$W/logs/$id.log" | cut -c 25- | sed 's/^/  log: /'
   if [[ $i == 0 ]]; then
     R[drain_draining]=$(awk '$2 == "DRAINING" {print $3}' "$W/res/drain-$id.txt")
     R[drain_releasing]=$(awk '$2 == "RELEASING" {print $3}' "$W/res/drain-$id.txt")
     l=$(state_after "$W/logs/$id.log" RELEASING)
     [[ -n "$l" ]] && R[drain_releasing]="${R[drain_releasing]:--} (worker log: $l)"
     R[drain_exit]=$(sub "$t" "$t_exit")
+  fi
+  if [[ -n "$MEMBACK" ]]; then
+    wait "$MEMBACK_PID"; m=$(cat "$MEMBACK")
+    if [[ "$m" == never ]]; then R[drain_memback]="> 120"; else R[drain_memback]=$(sub "$t" "$m"); fi
+    [[ "${R[drain_memback]}" == -* ]] && R[drain_memback]="0 (within 2 GiB before the drain began)"
+    say "drain: memory back (MemAvailable within 2 GiB of before the workers started) ${R[drain_memback]} s after zkctl drain began"
   fi
 done
 write_summary
@@ -451,16 +495,21 @@ else
   say "w-kill started (pid $KPID); MemAvailable before: ${R[kill9_mem_before]} GiB"
   wait_for 240 grep -q -- "-> READY" "$W/logs/w-kill.log" || say "w-kill: no READY within 240 s"
   say "w-kill READY after $(sub "$WSTART" "$(log_time "$W/logs/w-kill.log" "-> READY")") s"
-  # Its pool fully pinned: zkfleet_pinned_pool_bytes at the budget (a share: stable for 1 s).
+  # Its pool fully pinned: zkfleet_pinned_pool_bytes at the pool's target (zkfleet_worker_pool_target_bytes
+  # where the worker exports it: a pool may grow in the background after READY; else POOL; a share of
+  # the memory without either: stable for 1 s), or its background growth given up (log).
   pool_full() {
-    local v; v=$(metric "$WMP" zkfleet_pinned_pool_bytes); v=${v%.*}
-    if [[ -n "$POOL_BYTES" ]]; then (( v >= POOL_BYTES )); else
+    local v t; v=$(metric "$WMP" zkfleet_pinned_pool_bytes); v=${v%.*}
+    grep -q "background growth stopped" "$W/logs/w-kill.log" && return 0
+    t=$(metric "$WMP" zkfleet_worker_pool_target_bytes); t=${t%.*}
+    (( t > 0 )) || t=${POOL_BYTES:-0}
+    if (( t > 0 )); then (( v >= t )); else
       [[ "$v" -gt 0 && "$v" == "${last_pool:-}" ]] && return 0; last_pool=$v; sleep 1; return 1; fi
   }
   if [[ "$POOL_BYTES" == 0 ]] || wait_for 240 pool_full; then
     R[pool_ready_s]=$(sub "$WSTART" "$EPOCHREALTIME")
   else
-    say "w-kill: pool not at $POOL after 240 s"; NOTES+=("kill -9 worker: its pool was not fully pinned when killed")
+    say "w-kill: pool not at its target after 240 s"; NOTES+=("kill -9 worker: its pool was not fully pinned when killed")
   fi
   R[kill9_pool]="$(gib "$(metric "$WMP" zkfleet_pinned_pool_bytes)") GiB"
   mem_ready=$(mem_available); R[kill9_mem_ready]=$(gib "$mem_ready")

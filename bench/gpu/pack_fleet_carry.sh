@@ -34,10 +34,14 @@ JOBS=${JOBS:-2}
 MAX_MB=${MAX_MB:-40}
 TARGETS=(zkbroker zkworker zkctl zkfleet-dev zkverify zkprove)
 # Shared libraries to carry (basename prefixes as ldd prints them).
-CARRY_LIBS='^lib(zmq|sodium|pgm|norm|bsd|md|gssapi_krb5|krb5|k5crypto|krb5support|com_err|keyutils|protobuf|prometheus-cpp-(core|pull)|civetweb|civetweb-cpp|spdlog|fmt|lmdb|xxhash)\.so'
+CARRY_LIBS='^lib(zmq|sodium|pgm|norm|bsd|md|gssapi_krb5|krb5|k5crypto|krb5support|com_err|keyutils|protobuf|prometheus-cpp-(core|pull)|civetweb|civetweb-cpp|spdlog|fmt|lmdb|xxhash)(-[0-9.]+)?\.so'
 # Libraries the GPU image has (or must come from its driver): never carried.
 SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libcuda|libz|libresolv|libselinux|libpcre2)'
 say() { echo "[pack $(date +%T)] $*"; }
+is_cuda_build() {  # CUDA enabled and the CUDA backend compiled in
+  compgen -G "$BUILD_DIR/CMakeFiles/*/CMakeCUDACompiler.cmake" >/dev/null &&
+    { [[ ! -f "$BUILD_DIR/build.ninja" ]] || grep -q 'ZKFLEET_HAVE_CUDA=1' "$BUILD_DIR/build.ninja"; }
+}
 
 say "repository $ROOT ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo 'no git')), build $BUILD_DIR, out $OUT_DIR"
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
@@ -46,11 +50,11 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   say "configure (release preset, ZKFLEET_CUDA=ON, CUDA arch $CUDA_ARCH, no tests, no bench)"
   (cd "$ROOT" && cmake --preset release -B "$BUILD_DIR" -DZKFLEET_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" \
     -DZKFLEET_BUILD_TESTS=OFF -DZKFLEET_BUILD_BENCH=OFF >/dev/null)
-  grep -q '^ZKFLEET_CUDA:STRING=ON' "$BUILD_DIR/CMakeCache.txt" || { echo "pack_fleet_carry: $BUILD_DIR is not a CUDA build" >&2; exit 1; }
+  is_cuda_build || { echo "pack_fleet_carry: $BUILD_DIR is not a CUDA build (no CUDA compiler, or ZKFLEET_HAVE_CUDA off)" >&2; exit 1; }
   say "build ${TARGETS[*]} (-j$JOBS; nvcc on few cores takes a while)"
   cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" -j"$JOBS"
 fi
-grep -q '^ZKFLEET_CUDA:STRING=ON' "$BUILD_DIR/CMakeCache.txt" || { echo "pack_fleet_carry: $BUILD_DIR is not a CUDA build" >&2; exit 1; }
+is_cuda_build || { echo "pack_fleet_carry: $BUILD_DIR is not a CUDA build (no CUDA compiler, or ZKFLEET_HAVE_CUDA off)" >&2; exit 1; }
 
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
@@ -85,7 +89,7 @@ tar -C "$STAGE/lib" -cf - . | xz -9 -T"$JOBS" >"$OUT_DIR/lib.tar.xz"
 {
   echo "zkfleet GPU fleet carry, $(date -u +%FT%TZ)"
   echo "commit $(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (+ uncommitted changes)')"
-  echo "build $BUILD_DIR, CMAKE_CUDA_ARCHITECTURES=$(awk -F= '/^CMAKE_CUDA_ARCHITECTURES:/ {print $2}' "$BUILD_DIR/CMakeCache.txt")"
+  echo "build $BUILD_DIR, CMAKE_CUDA_ARCHITECTURES=$(awk -F= '/^CMAKE_CUDA_ARCHITECTURES:/ {print $2}' "$BUILD_DIR/CMakeCache.txt" | grep . || echo "default (90-real 90-virtual)")"
   echo "$(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -n 1)"
   (cd "$STAGE" && ls -l bin lib | awk 'NF >= 9 {print $5, $9}')
 } >"$OUT_DIR/MANIFEST"
