@@ -73,7 +73,7 @@ void RunClient(zmq::context_t& context, const Config& config, int index, size_t 
       submit->set_request_id(prefix + std::to_string(next));
       submit->set_circuit_id(config.circuit);
       submit->set_priority(proto::PRIORITY_NORMAL);
-      submit->set_witness_frames(1);
+      submit->add_witness_bytes(witness_frame.size());
       zkfleet::fleet::Frames frames;
       frames.push_back(zkfleet::fleet::ShareFrame(witness_frame));
       sent[next] = Clock::now();

@@ -73,9 +73,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-witness-bytes", options.limits.max_witness_bytes,
                  "largest witness (.wtns) accepted; witnesses travel in frames of their own")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  int io_threads = 2;
-  app.add_option("--io-threads", io_threads,
-                 "ZeroMQ I/O threads (transfers and CURVE encryption run there, a connection per thread)")
+  app.add_option("--io-threads", options.io_threads,
+                 "ZeroMQ I/O threads (transfers and CURVE encryption run there): half serve workers, half clients")
       ->capture_default_str()->check(CLI::Range(1, 64));
   app.add_option("--liveness", options.liveness, "heartbeat intervals of silence before a worker is dead")
       ->capture_default_str()->check(CLI::PositiveNumber);
@@ -140,7 +139,7 @@ int main(int argc, char** argv) {
       metrics_server.Listen(metrics_listen);
       spdlog::info("metrics on http://{}/metrics (port {})", metrics_listen, metrics_server.port());
     }
-    zmq::context_t context(io_threads);
+    zmq::context_t context(options.io_threads);
     zkfleet::broker::BrokerServer server(context, options, &metrics);
     server.Bind();
     metrics_server.SetReadiness(true, "serving");

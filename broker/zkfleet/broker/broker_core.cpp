@@ -51,16 +51,16 @@ bool SameLease(const proto::Lease& a, const proto::Lease& b) {
 
 // What makes a resubmission "the same request": the circuit and every
 // witness byte (lengths included, so partitions cannot shift).
-std::string PayloadHash(const proto::SubmitRequest& request, const fleet::Frames& witnesses) {
+std::string PayloadHash(const proto::SubmitRequest& request, const std::vector<fleet::WitnessFrames>& witnesses) {
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
-  auto add = [&](std::string_view bytes) {
-    uint64_t size = bytes.size();
-    XXH3_128bits_update(state, &size, sizeof(size));
-    XXH3_128bits_update(state, bytes.data(), bytes.size());
-  };
-  add(request.circuit_id());
-  for (const zmq::message_t& witness : witnesses) add(fleet::FrameView(witness));
+  auto add_size = [&](uint64_t size) { XXH3_128bits_update(state, &size, sizeof(size)); };
+  add_size(request.circuit_id().size());
+  XXH3_128bits_update(state, request.circuit_id().data(), request.circuit_id().size());
+  for (const fleet::WitnessFrames& witness : witnesses) {
+    add_size(witness.size());
+    for (const zmq::message_t& chunk : witness.chunks) XXH3_128bits_update(state, chunk.data(), chunk.size());
+  }
   XXH128_hash_t hash = XXH3_128bits_digest(state);
   XXH3_freeState(state);
   XXH128_canonical_t canonical;
@@ -258,26 +258,26 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
 }
 
 void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request,
-                          fleet::Frames& witnesses, Clock::time_point now) {
+                          fleet::Frames& frames, Clock::time_point now) {
   auto refuse = [&](proto::ErrorKind kind, const std::string& why, uint32_t retry_after_ms = 0) {
     ++counters_.jobs_refused;
     SendError(from, kind, why, retry_after_ms);
   };
   if (request.request_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without request_id");
-  if (request.witness_frames() != witnesses.size()) {
-    return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT announces " + std::to_string(request.witness_frames()) +
-                                                     " witness frames but " + std::to_string(witnesses.size()) +
-                                                     " followed it");
-  }
-  for (size_t p = 0; p < witnesses.size(); ++p) {
-    if (witnesses[p].size() > options_.limits.max_witness_bytes) {
+  for (int p = 0; p < request.witness_bytes_size(); ++p) {
+    if (request.witness_bytes(p) > options_.limits.max_witness_bytes) {
       return refuse(proto::ERROR_KIND_TOO_LARGE, "witness of partition " + std::to_string(p) + " is " +
-                                                     std::to_string(witnesses[p].size()) +
+                                                     std::to_string(request.witness_bytes(p)) +
                                                      " bytes; the broker accepts at most " +
                                                      std::to_string(options_.limits.max_witness_bytes) +
                                                      " (--max-witness-bytes)");
     }
   }
+  std::string why;
+  auto split = fleet::SplitWitnesses(std::move(frames), {request.witness_bytes().begin(), request.witness_bytes().end()},
+                                     &why);
+  if (!split) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT witness frames do not match witness_bytes: " + why);
+  std::vector<fleet::WitnessFrames>& witnesses = *split;
   const std::string payload_hash = PayloadHash(request, witnesses);
 
   // Idempotency: a known (client, request id) returns the existing job, never a new one.
@@ -306,7 +306,7 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
                       "' (start a worker with it, or run the broker with --accept-unrouted)");
   }
   uint64_t witness_bytes = 0;
-  for (const zmq::message_t& witness : witnesses) witness_bytes += witness.size();
+  for (const fleet::WitnessFrames& witness : witnesses) witness_bytes += witness.size();
   if (auto why = admission_.Refusal(client, witnesses.size(), witness_bytes)) {
     ++counters_.submits_busy;
     if (metrics_) metrics_->SubmitRefusedBusy();
@@ -332,7 +332,7 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   // the server sends the reply after the commit.
   for (uint32_t p = 0; p < witnesses.size(); ++p) {
     job.items[p].witness_bytes = witnesses[p].size();
-    journal_.PutWitness(job.job_seq, p, fleet::FrameView(witnesses[p]));
+    journal_.PutWitness(job.job_seq, p, witnesses[p]);
   }
   JournalJob(job, proto::JOB_STATE_QUEUED, 0, "");
   journal::Request index;
@@ -972,7 +972,7 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     auto* body = envelope.mutable_job();
     // The witness goes out as its own frame, straight from the journal (a
     // mapped blob file: no copy on the broker).
-    std::optional<zmq::message_t> witness = journal_.WitnessFrame(job->job_seq, key.partition);
+    std::optional<fleet::WitnessFrames> witness = journal_.ReadWitnessFrames(job->job_seq, key.partition);
     if (!witness) {
       job->items[key.partition].state = WorkItem::State::kDropped;
       FinishJob(*job, proto::JOB_STATE_FAILED,
@@ -1009,9 +1009,9 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     body->set_request_id(job->request_id);
     body->set_submitted_unix_s(job->submitted_unix_s);
     body->set_deadline_unix_s(job->deadline_unix_s);
-    fleet::Frames frames;
-    frames.push_back(std::move(*witness));
-    outbox_.emplace_back(Outgoing::To::kWorker, best_worker->identity, std::move(envelope), std::move(frames));
+    body->set_witness_bytes(witness->size());
+    outbox_.emplace_back(Outgoing::To::kWorker, best_worker->identity, std::move(envelope),
+                         std::move(witness->chunks));
   }
 }
 

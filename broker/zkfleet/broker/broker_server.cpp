@@ -29,6 +29,18 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
       workers_(context, zmq::socket_type::router) {
   fleet::ConfigureRouter(clients_, options_.limits);
   fleet::ConfigureRouter(workers_, options_.limits);
+  // The context's own I/O thread count (an affinity naming a thread it does
+  // not have would leave a connection without one).
+  const int io_threads = zmq_ctx_get(context.handle(), ZMQ_IO_THREADS);
+  if (io_threads >= 2 && io_threads <= 64) {
+    // Witness frames are large: workers' and clients' connections get I/O
+    // threads of their own (ZMQ_AFFINITY, set before bind).
+    const int for_workers = io_threads / 2;
+    const uint64_t all = io_threads == 64 ? ~0ull : (1ull << io_threads) - 1;
+    const uint64_t workers_mask = (1ull << for_workers) - 1;
+    workers_.set(zmq::sockopt::affinity, workers_mask);
+    clients_.set(zmq::sockopt::affinity, all & ~workers_mask);
+  }
   if (options_.security.plaintext) {
     spdlog::warn("--insecure-plaintext: the broker's ports are neither authenticated nor encrypted; anyone who "
                  "reaches them can submit, drain and act as a worker");

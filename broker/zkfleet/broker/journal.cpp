@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/uio.h>
+#include <climits>
 #include <lmdb.h>
 #include <unistd.h>
 
@@ -250,28 +252,51 @@ std::filesystem::path Journal::BlobPath(uint64_t job_seq, uint32_t partition) co
 }
 
 void Journal::PutWitness(uint64_t job_seq, uint32_t partition, std::string_view bytes) {
-  stats_.witness_bytes_written += bytes.size();
+  fleet::WitnessFrames witness;
+  witness.chunks.emplace_back(const_cast<char*>(bytes.data()), bytes.size(), nullptr, nullptr);  // a view
+  PutWitness(job_seq, partition, witness);
+}
+
+void Journal::PutWitness(uint64_t job_seq, uint32_t partition, const fleet::WitnessFrames& witness) {
+  const uint64_t total = witness.size();
+  stats_.witness_bytes_written += total;
   std::string key = ItemKey(job_seq, partition);
-  if (bytes.size() < options_.blob_threshold) return Put(kWitnesses, key, bytes);
-  // A large witness is written once, from the received buffer, to its own file.
+  if (total < options_.blob_threshold) {
+    std::string bytes;
+    bytes.reserve(total);
+    for (const zmq::message_t& chunk : witness.chunks) bytes.append(fleet::FrameView(chunk));
+    return Put(kWitnesses, key, bytes);
+  }
+  // A large witness is written once, from the received frames, to its own file.
   std::filesystem::path path = BlobPath(job_seq, partition);
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
   if (fd < 0) throw Error(ErrorCode::kIo, "journal: cannot create " + path.string() + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+  std::vector<iovec> left;
+  for (const zmq::message_t& chunk : witness.chunks) {
+    if (chunk.size() > 0) left.push_back({const_cast<void*>(chunk.data()), chunk.size()});
+  }
+  size_t first = 0;
+  while (first < left.size()) {
+    const int count = static_cast<int>(std::min<size_t>(left.size() - first, IOV_MAX));
+    ssize_t n = writev(fd, left.data() + first, count);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       int err = errno;
       close(fd);
       throw Error(ErrorCode::kIo, "journal: cannot write " + path.string() + ": " + std::strerror(err));
     }
-    done += static_cast<size_t>(n);
+    // Skip what was written: whole buffers, then part of the next.
+    size_t done = static_cast<size_t>(n);
+    while (first < left.size() && done >= left[first].iov_len) done -= left[first++].iov_len;
+    if (done > 0) {
+      left[first].iov_base = static_cast<char*>(left[first].iov_base) + done;
+      left[first].iov_len -= done;
+    }
   }
   blob_fds_to_sync_.push_back(fd);
   ++stats_.blob_files_written;
   std::string size;
-  AppendBigEndian(size, bytes.size(), 8);
+  AppendBigEndian(size, total, 8);
   Put(kWitnessFiles, key, size);
 }
 
@@ -310,14 +335,20 @@ bool Journal::ReadWitness(uint64_t job_seq, uint32_t partition, std::string* out
   return true;
 }
 
-std::optional<zmq::message_t> Journal::WitnessFrame(uint64_t job_seq, uint32_t partition) {
+std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq, uint32_t partition) {
   std::string key = ItemKey(job_seq, partition);
-  if (auto inline_bytes = Get(kWitnesses, key)) return zmq::message_t(inline_bytes->data(), inline_bytes->size());
+  if (auto inline_bytes = Get(kWitnesses, key)) {
+    fleet::WitnessFrames witness;
+    witness.chunks.emplace_back(inline_bytes->data(), inline_bytes->size());
+    return witness;
+  }
   auto size_bytes = Get(kWitnessFiles, key);
   if (!size_bytes || size_bytes->size() != 8) return std::nullopt;
   const std::filesystem::path path = BlobPath(job_seq, partition);
   try {
-    return fleet::FrameFromFile(path, ReadBigEndian(size_bytes->data(), 8));
+    std::optional<zmq::message_t> whole = fleet::FrameFromFile(path, ReadBigEndian(size_bytes->data(), 8));
+    if (!whole) return std::nullopt;
+    return fleet::ChunkWitness(std::move(*whole));
   } catch (const Error& e) {
     throw Error(ErrorCode::kIo, std::string("journal: witness file: ") + e.what());
   }

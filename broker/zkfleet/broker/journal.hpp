@@ -30,9 +30,8 @@
 #include <string_view>
 #include <vector>
 
-#include <zmq.hpp>
-
 #include "journal.pb.h"
+#include "zkfleet/fleet/frames.hpp"
 
 namespace zkfleet::broker {
 
@@ -86,6 +85,9 @@ class Journal {
   void PutItem(uint64_t job_seq, uint32_t partition, const journal::Item& item);
   void DeleteItem(uint64_t job_seq, uint32_t partition);
   void PutWitness(uint64_t job_seq, uint32_t partition, std::string_view bytes);
+  // The same from the frames it was received in (written with writev: no
+  // copy in user space for a blob file).
+  void PutWitness(uint64_t job_seq, uint32_t partition, const fleet::WitnessFrames& witness);
   void DeleteWitness(uint64_t job_seq, uint32_t partition);
   void PutRequest(const std::string& client_id, const std::string& request_id, const journal::Request& request);
 
@@ -97,10 +99,11 @@ class Journal {
   // The witness bytes into *out; false when none is stored (or its file is
   // gone: a data directory restored from an inconsistent copy).
   bool ReadWitness(uint64_t job_seq, uint32_t partition, std::string* out);
-  // The witness as a frame to send: a large one maps its blob file (no copy;
-  // the pages are the ones written at submit, usually still cached), a small
-  // one is copied out of the store. nullopt as for ReadWitness.
-  std::optional<zmq::message_t> WitnessFrame(uint64_t job_seq, uint32_t partition);
+  // The witness as frames to send: a large one maps its blob file and cuts
+  // the mapping into chunks (no copy; the pages are the ones written at
+  // submit, usually still cached), a small one is copied out of the store.
+  // nullopt as for ReadWitness.
+  std::optional<fleet::WitnessFrames> ReadWitnessFrames(uint64_t job_seq, uint32_t partition);
 
   // Every job record in job_seq order (recovery, inspection).
   void ForEachJob(const std::function<void(const journal::Job&)>& visit);

@@ -43,6 +43,12 @@ struct BrokerOptions {
     std::filesystem::path allow_dir;
   } security;
   fleet::SocketLimits limits;
+  // ZeroMQ I/O threads for zkbroker's context (transfers and CURVE
+  // encryption run there). BrokerServer reads the count from the context it
+  // is given: with 2 or more, the worker ROUTER's connections get the first
+  // half and the client ROUTER's the rest, so encrypting JOBs never queues
+  // behind decrypting SUBMITs.
+  int io_threads = 4;
 };
 
 }  // namespace zkfleet::broker

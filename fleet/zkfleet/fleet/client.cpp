@@ -239,9 +239,13 @@ proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, Fra
   for (;;) {
     proto::Envelope envelope;
     *envelope.mutable_submit() = request;
-    envelope.mutable_submit()->set_witness_frames(static_cast<uint32_t>(witnesses.size()));
-    Frames shared;  // the originals stay for a BUSY retry
-    for (zmq::message_t& witness : witnesses) shared.push_back(ShareFrame(witness));
+    envelope.mutable_submit()->clear_witness_bytes();
+    std::vector<WitnessFrames> chunked;  // the originals stay for a BUSY retry
+    for (zmq::message_t& witness : witnesses) {
+      envelope.mutable_submit()->add_witness_bytes(witness.size());
+      chunked.push_back(ChunkWitness(ShareFrame(witness)));
+    }
+    Frames shared = FlattenWitnesses(std::move(chunked));
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     try {
       auto reply = Call(std::move(envelope), std::max(left, std::chrono::milliseconds(1)), std::move(shared));

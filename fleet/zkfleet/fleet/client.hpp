@@ -93,8 +93,8 @@ class BrokerClient {
   // Throws BrokerError on an ErrorReply and Error(kIo) on timeout.
   proto::Envelope Call(proto::Envelope request, std::chrono::milliseconds timeout, Frames frames = {});
 
-  // Submits `request` with `witnesses` (one .wtns file per partition, sent as
-  // frames of their own; request.witness_frames is set here). A BUSY refusal
+  // Submits `request` with `witnesses` (one .wtns file per partition, sent in
+  // frames of their own, cut into chunks; request.witness_bytes is set here). A BUSY refusal
   // is retried with the same request id after the broker's retry-after hint
   // (doubling, with jitter, capped at 30 s) until `timeout` ends; then the
   // BUSY BrokerError is thrown. No witnesses: looks the request id up.

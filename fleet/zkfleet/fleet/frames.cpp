@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "zkfleet/common/error.hpp"
 
@@ -54,6 +56,75 @@ std::optional<zmq::message_t> FrameFromFile(const std::filesystem::path& path, s
   if (base == MAP_FAILED) throw Error(ErrorCode::kIo, "cannot map " + path.string() + ": " + std::strerror(err));
   auto* mapping = new Mapping{base, size};
   return zmq::message_t(base, size, FreeMapping, mapping);
+}
+
+namespace {
+
+// The hint of a chunk frame: keeps the whole frame alive.
+void ReleaseParent(void* /*data*/, void* hint) { delete static_cast<std::shared_ptr<zmq::message_t>*>(hint); }
+
+}  // namespace
+
+WitnessFrames ChunkWitness(zmq::message_t whole, size_t chunk_bytes) {
+  WitnessFrames witness;
+  if (whole.size() <= chunk_bytes) {
+    witness.chunks.push_back(std::move(whole));
+    return witness;
+  }
+  auto parent = std::make_shared<zmq::message_t>(std::move(whole));
+  auto* base = static_cast<uint8_t*>(parent->data());
+  const size_t size = parent->size();
+  for (size_t offset = 0; offset < size; offset += chunk_bytes) {
+    const size_t length = std::min(chunk_bytes, size - offset);
+    witness.chunks.emplace_back(base + offset, length, ReleaseParent, new std::shared_ptr<zmq::message_t>(parent));
+  }
+  return witness;
+}
+
+Frames FlattenWitnesses(std::vector<WitnessFrames> witnesses) {
+  Frames frames;
+  for (WitnessFrames& witness : witnesses) {
+    for (zmq::message_t& chunk : witness.chunks) frames.push_back(std::move(chunk));
+  }
+  return frames;
+}
+
+std::optional<std::vector<WitnessFrames>> SplitWitnesses(Frames frames, const std::vector<uint64_t>& sizes,
+                                                         std::string* why) {
+  std::vector<WitnessFrames> witnesses(sizes.size());
+  size_t next = 0;
+  for (size_t p = 0; p < sizes.size(); ++p) {
+    if (sizes[p] == 0) {
+      *why = "witness " + std::to_string(p) + " is empty";
+      return std::nullopt;
+    }
+    uint64_t got = 0;
+    while (got < sizes[p]) {
+      if (next == frames.size()) {
+        *why = "witness " + std::to_string(p) + " announced " + std::to_string(sizes[p]) + " bytes but only " +
+               std::to_string(got) + " followed";
+        return std::nullopt;
+      }
+      zmq::message_t& frame = frames[next++];
+      if (frame.size() == 0 || frame.size() > kMaxWitnessChunkBytes) {
+        *why = "witness frame of " + std::to_string(frame.size()) + " bytes (frames must hold 1 to " +
+               std::to_string(kMaxWitnessChunkBytes) + " bytes)";
+        return std::nullopt;
+      }
+      got += frame.size();
+      witnesses[p].chunks.push_back(std::move(frame));
+    }
+    if (got != sizes[p]) {
+      *why = "witness " + std::to_string(p) + " announced " + std::to_string(sizes[p]) + " bytes; its frames hold " +
+             std::to_string(got) + " (a frame straddles two witnesses)";
+      return std::nullopt;
+    }
+  }
+  if (next != frames.size()) {
+    *why = std::to_string(frames.size() - next) + " frames beyond the announced witnesses";
+    return std::nullopt;
+  }
+  return witnesses;
 }
 
 zmq::message_t ShareFrame(zmq::message_t& frame) {

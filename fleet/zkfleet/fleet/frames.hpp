@@ -1,15 +1,24 @@
-// Witness frames: a witness (.wtns file) travels as its own ZeroMQ frame after
+// Witness frames: a witness (.wtns file) travels in frames of its own after
 // the Envelope, never inside a protobuf message, so that nobody on the way
-// parses or copies it. These helpers make such frames without copying bytes:
-// from a string the caller gives up, from a mapped file (the broker's journal
-// blobs), and shared copies of a frame that keep one buffer alive with a
-// reference count (libzmq's zmq_msg_copy).
+// parses or copies it. A witness is cut into chunks of at most
+// kWitnessChunkBytes (the last one shorter), each a frame pointing into the
+// same buffer: CurveZMQ encrypts frame by frame, and libzmq's CURVE code
+// allocates, zero-fills and copies each frame twice, which costs 1.6 times
+// less per byte for 4 MiB frames than for one 134 MB frame (the page faults
+// of fresh large allocations; bench/fleet/curve_frames.cpp). The envelope
+// carries each witness's size, so the receiver knows where one ends.
+//
+// These helpers make such frames without copying bytes: from a string the
+// caller gives up, from a mapped file (zkctl's .wtns files, the broker's
+// journal blobs), as chunks of a frame, and shared copies of a frame that keep
+// one buffer alive with a reference count (libzmq's zmq_msg_copy).
 //
 // Thread-safety: a zmq::message_t belongs to one thread at a time; a shared
 // copy may be sent on another socket of the same thread.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -21,6 +30,33 @@
 namespace zkfleet::fleet {
 
 using Frames = std::vector<zmq::message_t>;
+
+// Chunk size senders use, and the largest chunk receivers accept.
+inline constexpr size_t kWitnessChunkBytes = 4u << 20;
+inline constexpr size_t kMaxWitnessChunkBytes = 16u << 20;
+
+// One witness's bytes in order, in one or more frames.
+struct WitnessFrames {
+  Frames chunks;
+  uint64_t size() const {
+    uint64_t total = 0;
+    for (const zmq::message_t& chunk : chunks) total += chunk.size();
+    return total;
+  }
+};
+
+// `whole` cut into frames of at most `chunk_bytes` that point into it (it is
+// kept alive until libzmq has sent the last of them).
+WitnessFrames ChunkWitness(zmq::message_t whole, size_t chunk_bytes = kWitnessChunkBytes);
+
+// The wire form of several witnesses: their chunks one after the other.
+Frames FlattenWitnesses(std::vector<WitnessFrames> witnesses);
+
+// Splits received frames into witnesses of the announced `sizes` (each
+// witness's frames add up to its size exactly; every frame non-empty and at
+// most kMaxWitnessChunkBytes). nullopt with *why set when they do not.
+std::optional<std::vector<WitnessFrames>> SplitWitnesses(Frames frames, const std::vector<uint64_t>& sizes,
+                                                         std::string* why);
 
 // A frame owning `bytes` (moved to the heap, freed when libzmq is done).
 zmq::message_t FrameFromString(std::string bytes);

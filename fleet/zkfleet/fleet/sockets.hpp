@@ -28,11 +28,12 @@ struct SocketLimits {
   // larger one is refused as TOO_LARGE. 1 GiB holds a 2^25-signal witness.
   size_t max_witness_bytes = 1ull << 30;
 
-  // libzmq's own per-frame limit (ZMQ_MAXMSGSIZE), a little above the larger
-  // application limit: a peer sending more is disconnected by libzmq before
-  // the frame is buffered, so a hostile frame never costs more than this.
+  // libzmq's own per-frame limit (ZMQ_MAXMSGSIZE): twice the Envelope limit
+  // or a witness chunk (16 MiB, frames.hpp), whichever is larger, plus 1 MiB.
+  // A peer sending more is disconnected by libzmq before the frame is
+  // buffered, so a hostile frame never costs more than this.
   int64_t transport_max_bytes() const {
-    return static_cast<int64_t>(std::max(max_message_bytes * 2, max_witness_bytes)) + (1 << 20);
+    return static_cast<int64_t>(std::max<size_t>(max_message_bytes * 2, 16u << 20)) + (1 << 20);
   }
 };
 

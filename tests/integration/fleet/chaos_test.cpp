@@ -59,7 +59,7 @@ void RunClient(Fleet& fleet, int index, size_t jobs, size_t window, const std::s
       const std::string request_id = "c" + std::to_string(index) + "-" + std::to_string(next++);
       submit->set_request_id(request_id);
       submit->set_circuit_id("bn128");
-      submit->set_witness_frames(1);
+      submit->add_witness_bytes(witness.size());
       zkfleet::fleet::Frames frames;
       frames.push_back(zkfleet::fleet::FrameFromString(witness));
       request_of_correlation[client.Send(std::move(envelope), std::move(frames))] = request_id;

@@ -123,11 +123,12 @@ TEST(FleetRobustness, OversizedFramesAreDroppedAndCounted) {
   expect_too_large([&] { client->Submit(Request("big-witness", "c1", 2560 * 1024), 5s); }, "--max-witness-bytes");
   EXPECT_EQ(fleet.Status().jobs_submitted(), 0u);
 
-  // Above libzmq's per-frame limit (the larger application limit, plus
-  // 1 MiB): the broker drops the connection before buffering the frame, and
-  // keeps serving.
+  // Above libzmq's per-frame limit (twice the Envelope limit or a 16 MiB
+  // witness chunk, plus 1 MiB): the broker drops the connection before
+  // buffering the frame, and keeps serving.
+  big.max_message_bytes = 64 << 20;
   auto hostile = fleet.Client(big);
-  hostile->SendRaw(std::string(4 << 20, 'x'));
+  hostile->SendRaw(std::string(20 << 20, 'x'));
   EXPECT_FALSE(hostile->Receive(500ms).has_value());
 
   auto fresh = fleet.Client();

@@ -113,7 +113,7 @@ class BrokerCoreTest : public ::testing::Test {
     submit->set_priority(priority);
     fleet::Frames frames;
     for (int p = 0; p < partitions; ++p) frames.push_back(fleet::FrameFromString(witness_tag + std::to_string(p)));
-    submit->set_witness_frames(static_cast<uint32_t>(frames.size()));
+    for (const auto& frame : frames) submit->add_witness_bytes(frame.size());
     core_->HandleClient(client, e, now_, {}, std::move(frames));
     return Take();
   }
@@ -128,7 +128,7 @@ class BrokerCoreTest : public ::testing::Test {
     submit->set_circuit_id("c1");
     fleet::Frames frames;
     for (const auto& witness : witnesses) frames.push_back(fleet::FrameFromString(witness));
-    submit->set_witness_frames(static_cast<uint32_t>(frames.size()));
+    for (const auto& frame : frames) submit->add_witness_bytes(frame.size());
     submit->set_deadline_unix_s(deadline_unix_s);
     core_->HandleClient(client, e, now_, {}, std::move(frames));
     return Take();
@@ -1071,8 +1071,10 @@ TEST_F(BrokerCoreTest, LargeWitnessesGoToTheirOwnFilesAndLeaveWithTheirResult) {
   std::map<uint32_t, std::string> sent;
   for (auto& out : Take()) {
     if (out.envelope.has_job()) {
-      ASSERT_EQ(out.frames.size(), 1u);  // the witness travels as its own frame
-      sent[out.envelope.job().item().partition()] = out.frames[0].to_string();
+      std::string bytes;  // the witness travels in frames of its own
+      for (const auto& frame : out.frames) bytes += frame.to_string();
+      EXPECT_EQ(bytes.size(), out.envelope.job().witness_bytes());
+      sent[out.envelope.job().item().partition()] = bytes;
       leases_[{1, out.envelope.job().item().partition()}] = out.envelope.job();
     }
   }
@@ -1081,6 +1083,53 @@ TEST_F(BrokerCoreTest, LargeWitnessesGoToTheirOwnFilesAndLeaveWithTheirResult) {
   Result("wA", 1, 0);
   Commit();
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/blobs/1-0"));
+}
+
+// A witness larger than a chunk arrives in several frames: it is journaled
+// whole (one blob file) and leaves in chunks that add up to the same bytes.
+// Frames that do not add up to the announced sizes are refused, nothing kept.
+TEST_F(BrokerCoreTest, ChunkedWitnessesAreReassembledOnlyOnDiskAndRefusedWhenSizesDisagree) {
+  Ready("wA", "A", {"c1"}, 0);
+  std::string witness(2 * fleet::kWitnessChunkBytes + 5, '\0');
+  for (size_t i = 0; i < witness.size(); i += 4093) witness[i] = static_cast<char>(i >> 12);
+  auto submit = [&](const std::string& id, std::vector<uint64_t> sizes) {
+    proto::Envelope e;
+    e.set_correlation_id(7);
+    e.mutable_submit()->set_request_id(id);
+    e.mutable_submit()->set_circuit_id("c1");
+    for (uint64_t size : sizes) e.mutable_submit()->add_witness_bytes(size);
+    std::vector<fleet::WitnessFrames> witnesses;
+    witnesses.push_back(fleet::ChunkWitness(fleet::FrameFromString(witness)));
+    witnesses.push_back(fleet::ChunkWitness(fleet::FrameFromString("small")));
+    core_->HandleClient("cl", e, now_, {}, fleet::FlattenWitnesses(std::move(witnesses)));
+    return Take();
+  };
+  // Sizes that cut a frame in two: refused, nothing queued or journaled.
+  auto refused = submit("bad", {witness.size() - 1, 6});
+  ASSERT_EQ(refused.size(), 1u);
+  ASSERT_TRUE(refused[0].envelope.has_error());
+  EXPECT_EQ(refused[0].envelope.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
+  EXPECT_NE(refused[0].envelope.error().message().find("witness_bytes"), std::string::npos);
+  EXPECT_EQ(core_->jobs().size(), 0u);
+
+  auto accepted = submit("good", {witness.size(), 5});
+  ASSERT_TRUE(accepted[0].envelope.has_submit_reply());
+  Commit();
+  EXPECT_EQ(std::filesystem::file_size(dir_ + "/blobs/1-0"), witness.size());
+  Ready("wA", "A", {"c1"}, 2);
+  core_->Dispatch(now_);
+  std::map<uint32_t, std::string> sent;
+  std::map<uint32_t, size_t> frames;
+  for (auto& out : Take()) {
+    if (!out.envelope.has_job()) continue;
+    const uint32_t p = out.envelope.job().item().partition();
+    for (const auto& frame : out.frames) sent[p] += frame.to_string();
+    frames[p] = out.frames.size();
+    EXPECT_EQ(out.envelope.job().witness_bytes(), sent[p].size());
+  }
+  EXPECT_EQ(frames[0], 3u);  // 4 MiB + 4 MiB + 5 bytes
+  EXPECT_TRUE(sent[0] == witness);
+  EXPECT_EQ(sent[1], "small");
 }
 
 // With authentication the key is the client identity and its role decides
@@ -1109,7 +1158,7 @@ TEST_F(BrokerCoreTest, AuthenticatedKeysAreTheIdentityAndRolesAreEnforced) {
   submit.set_client_id("bob");  // a declared identity does not count once authenticated
   submit.mutable_submit()->set_request_id("r1");
   submit.mutable_submit()->set_circuit_id("c1");
-  submit.mutable_submit()->set_witness_frames(1);
+  submit.mutable_submit()->add_witness_bytes(1);
   auto out = send("cl-alice", submit, alice);
   ASSERT_TRUE(out[0].envelope.has_submit_reply());
   EXPECT_EQ(core_->jobs().Find(1)->client_id, "alice");

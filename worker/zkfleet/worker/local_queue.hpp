@@ -11,13 +11,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <span>
 #include <vector>
-
-#include <zmq.hpp>
 
 #include "zkfleet.pb.h"
 #include "zkfleet/fleet/work_key.hpp"
@@ -29,15 +28,16 @@ struct QueuedItem {
   fleet::WorkKey key;
   proto::Job job;
   // The witness (.wtns bytes), received once: into the pinned pool when it
-  // had room (the device DMAs from there), else kept in the frame libzmq
-  // received it in. Never copied again.
+  // had room (the device DMAs from there), else into a heap buffer (a slower,
+  // pageable upload). Never copied again.
   PoolBuffer pooled_witness;
-  zmq::message_t frame_witness;
+  std::unique_ptr<uint8_t[]> heap_witness;
+  size_t heap_witness_size = 0;
   std::chrono::steady_clock::time_point arrived;
 
   std::span<const uint8_t> witness() const {
     if (pooled_witness) return {pooled_witness.data(), pooled_witness.size()};
-    return {static_cast<const uint8_t*>(frame_witness.data()), frame_witness.size()};
+    return {heap_witness.get(), heap_witness_size};
   }
   bool witness_pinned() const { return static_cast<bool>(pooled_witness); }
 };

@@ -141,7 +141,7 @@ bool ProvingPipeline::PassMemoryGate() {
   uint64_t budget = options_.pinned_budget.Resolve(reading.available_bytes);
   pool_budget_ = budget;
   if (budget == 0) {
-    spdlog::info("no pinned pool (--pinned-budget 0); witnesses stay in the frames they arrived in");
+    spdlog::info("no pinned pool (--pinned-budget 0); witnesses are received into heap buffers");
     return true;
   }
   uint64_t need = budget + options_.memory_margin;
@@ -245,7 +245,7 @@ void ProvingPipeline::LaneMain(int lane) {
     }
     // The witness is no longer needed: its pool slot is free for the next item.
     item->pooled_witness.Reset();
-    item->frame_witness.rebuild(0);
+    item->heap_witness.reset();
 
     PipelineEvent done;
     done.kind = PipelineEvent::Kind::kResult;

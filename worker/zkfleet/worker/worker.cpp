@@ -254,7 +254,7 @@ int Worker::Run(int signal_fd) {
     while (!finished() && dealer_.recv(payload, zmq::recv_flags::dontwait)) {
       broker_last_seen_ = Clock::now();  // any message counts as liveness
       silence_limit_ = options_.heartbeat_interval * options_.liveness;
-      fleet::Frames frames;  // a JOB's witness follows its envelope
+      fleet::Frames frames;  // a JOB's witness follows its envelope, in chunks
       bool more = payload.more();
       while (more) {
         zmq::message_t frame;
@@ -303,14 +303,16 @@ int Worker::Run(int signal_fd) {
 
 void Worker::OnBrokerMessage(proto::Envelope& message, fleet::Frames& frames) {
   const bool is_job = message.body_case() == proto::Envelope::kJob;
-  if (is_job ? frames.size() != 1 : !frames.empty()) {
-    spdlog::warn("dropped a broker message of type {} with {} extra frames ({} expected)",
-                 static_cast<int>(message.body_case()), frames.size(), is_job ? 1 : 0);
+  std::string why = "frames after a message that has none";
+  std::optional<std::vector<fleet::WitnessFrames>> witness;
+  if (is_job) witness = fleet::SplitWitnesses(std::move(frames), {message.job().witness_bytes()}, &why);
+  if (is_job ? !witness : !frames.empty()) {
+    spdlog::warn("dropped a broker message of type {}: {}", static_cast<int>(message.body_case()), why);
     if (metrics_) metrics_->MessageDropped(metrics::DropReason::kMalformed);
     return;
   }
   switch (message.body_case()) {
-    case proto::Envelope::kJob: OnJob(*message.mutable_job(), frames); break;
+    case proto::Envelope::kJob: OnJob(*message.mutable_job(), witness->front()); break;
     case proto::Envelope::kHeartbeat: break;
     case proto::Envelope::kDrain: BeginDrain("broker drain command (" + message.drain().reason() + ")"); break;
     case proto::Envelope::kDisconnect:
@@ -323,7 +325,7 @@ void Worker::OnBrokerMessage(proto::Envelope& message, fleet::Frames& frames) {
   }
 }
 
-void Worker::OnJob(proto::Job& job, fleet::Frames& frames) {
+void Worker::OnJob(proto::Job& job, fleet::WitnessFrames& witness) {
   fleet::ItemRef ref = fleet::FromProto(job.item());
   if (!ledger_.OnJob(ref)) {
     spdlog::warn("broker sent job_seq={} partition={} without credit or twice", ref.job_seq, ref.partition);
@@ -335,16 +337,26 @@ void Worker::OnJob(proto::Job& job, fleet::Frames& frames) {
     return;
   }
   proto::Priority priority = proto::Priority_IsValid(job.priority()) ? job.priority() : proto::PRIORITY_NORMAL;
-  QueuedItem item{{priority, ref.job_seq, ref.partition}, std::move(job), {}, {}, Clock::now()};
-  zmq::message_t& witness = frames.front();
-  // The receive: from libzmq's frame into the pinned pool, the one copy; the
+  QueuedItem item;
+  item.key = {priority, ref.job_seq, ref.partition};
+  item.job = std::move(job);
+  item.arrived = Clock::now();
+  // The receive: from libzmq's frames into the pinned pool, the one copy; the
   // engine checks it there and the device reads it from there. Without room
-  // in the pool the frame itself is kept (pageable: a slower upload).
-  if (PoolBuffer buffer = pool_.Acquire(witness.size())) {
-    std::memcpy(buffer.data(), witness.data(), witness.size());
+  // in the pool it goes to a heap buffer instead (pageable: a slower upload).
+  const size_t size = witness.size();
+  uint8_t* into = nullptr;
+  if (PoolBuffer buffer = pool_.Acquire(size)) {
     item.pooled_witness = std::move(buffer);
+    into = item.pooled_witness.data();
   } else {
-    item.frame_witness = std::move(witness);
+    item.heap_witness.reset(new uint8_t[size]);
+    item.heap_witness_size = size;
+    into = item.heap_witness.get();
+  }
+  for (const zmq::message_t& chunk : witness.chunks) {
+    std::memcpy(into, chunk.data(), chunk.size());
+    into += chunk.size();
   }
   if (!queue_.Push(std::move(item))) {
     spdlog::warn("job_seq={} partition={} is already queued or running here; duplicate ignored", ref.job_seq,

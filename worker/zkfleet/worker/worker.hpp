@@ -85,7 +85,7 @@ class Worker {
   void SendHeartbeat();
   void GrantCredit();
   void OnBrokerMessage(proto::Envelope& message, fleet::Frames& frames);
-  void OnJob(proto::Job& job, fleet::Frames& frames);
+  void OnJob(proto::Job& job, fleet::WitnessFrames& witness);
   void OnPipelineEvent(PipelineEvent& event);
   void OnResult(PipelineEvent& event);
   proto::MemoryStatus Memory() const;
