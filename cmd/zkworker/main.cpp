@@ -122,6 +122,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--test-memory-limit", test_memory_limit,
                  "TEST ONLY: pretend the workers sharing --test-memory-ledger live in a cgroup of this size");
+  int64_t test_release_pause_ms = 0;
+  app.add_option("--test-release-pause-ms", test_release_pause_ms,
+                 "TEST ONLY: pause between pool chunks while RELEASING, so tests can observe that state");
   app.add_option("--test-memory-ledger", test_memory_ledger, "TEST ONLY: directory where those workers record their pools");
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
@@ -144,6 +147,7 @@ int main(int argc, char** argv) {
       "proofs (fault-injection tests of --verify); device_lost:<n> makes the next n proofs fail as a sticky CUDA "
       "error would (the worker goes FAULTED and exits 1). Never set it in production.");
   CLI11_PARSE(app, argc, argv);
+  options.test_release_pause = std::chrono::milliseconds(test_release_pause_ms);
   options.fault_window = std::chrono::seconds(fault_window_s);
   auto budget = zkfleet::worker::ParseMemoryBudget(pinned_budget);
   auto margin = zkfleet::worker::ParseByteSize(memory_margin);

@@ -268,11 +268,13 @@ TEST(FleetDrain, MetricsStayServedWhileDrainingAndReleasing) {
   int broker_metrics = FreePort();
   int worker_metrics = FreePort();
   fleet.StartBroker({"--metrics-listen", "127.0.0.1:" + std::to_string(broker_metrics)});
-  // A pool of 128 small chunks: RELEASING frees one per loop turn (10 ms
-  // apart), so it lasts over a second, and DRAINING waits for a 600 ms proof.
+  // A pool of 128 small chunks: RELEASING frees one per loop turn, here 10 ms
+  // apart (--test-release-pause-ms), so it lasts over a second, and DRAINING
+  // waits for a 600 ms proof.
   Process& leaving = fleet.StartWorker(
       "leaving", {"--instant", "--instant-delay-ms", "600", "--circuit", "c1", "--capacity", "4", "--pinned-budget",
-                  "32MiB", "--pool-chunk", "256KiB", "--memory-margin", "0", "--metrics-listen",
+                  "32MiB", "--pool-chunk", "256KiB", "--memory-margin", "0", "--test-release-pause-ms", "10",
+                  "--metrics-listen",
                   "127.0.0.1:" + std::to_string(worker_metrics)});
   fleet.WaitWorkerReady("leaving");
   Scrape before = ScrapeWorker(worker_metrics);

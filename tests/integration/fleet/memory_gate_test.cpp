@@ -34,6 +34,10 @@ TEST(FleetMemory, SecondWorkerWaitsForMemoryUntilTheFirstReleasesItsPool) {
   EXPECT_EQ(holder->memory().pool_bytes(), 64 * kMiB);
   EXPECT_EQ(holder->memory().alloc_calls(), 4u);
   EXPECT_EQ(holder->memory().budget_bytes(), 64 * kMiB);
+  EXPECT_EQ(holder->memory().pool_target_bytes(), 64 * kMiB);
+  // A CPU worker's pool: mlock'ed, or unlocked where RLIMIT_MEMLOCK refuses.
+  EXPECT_TRUE(holder->memory().pool_mode() == "mmap-locked" || holder->memory().pool_mode() == "mmap-unlocked")
+      << holder->memory().pool_mode();
 
   Process& second = fleet.StartWorker("second", args);
   ASSERT_TRUE(second.WaitForLog("waiting for memory: need 83886080 bytes .* available 37748736", 10s)) << second.Log();

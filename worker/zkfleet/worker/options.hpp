@@ -23,6 +23,9 @@ struct WorkerOptions {
   // How long a drain waits for the item being proved before aborting it and
   // handing it back.
   std::chrono::milliseconds drain_timeout{std::chrono::seconds(60)};
+  // TEST ONLY: a pause between pool chunks while RELEASING (0 in production:
+  // release as fast as the kernel frees), so a test can observe that state.
+  std::chrono::milliseconds test_release_pause{0};
   // Items proved at once (the pipeline's lanes); 0 = 2 on the CUDA backend
   // (host work overlaps device work), 1 otherwise.
   int pipeline_depth = 0;

@@ -491,7 +491,7 @@ uint64_t PinnedPool::ReleaseChunk() {
   for (size_t c = chunks_.size(); c-- > 0;) {
     Chunk& chunk = chunks_[c];
     if (!chunk.base) continue;
-    if (chunk.in_use != 0) return pool_bytes_;  // still used; the caller retries
+    if (chunk.in_use != 0) continue;  // still used (an aborted proof's witness): the next one
     // Taken out of Acquire's reach now, unpinned without the lock, and only
     // then subtracted: pool_bytes never claims memory the kernel still holds.
     uint8_t* base = chunk.base;

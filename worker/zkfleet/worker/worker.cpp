@@ -233,9 +233,10 @@ int Worker::Run(int signal_fd) {
     };
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_heartbeat - Clock::now());
     if (state_ == proto::WORKER_STATE_DRAINING) wait = std::min(wait, std::chrono::milliseconds(50));
-    // Release the pool one chunk per turn, a heartbeat after each.
+    // Release the pool one chunk per turn, a heartbeat after each, without
+    // waiting in between (messages are still read every turn).
     const bool releasing_pool = state_ == proto::WORKER_STATE_RELEASING && release_step_ == ReleaseStep::kPool;
-    if (releasing_pool) wait = std::min(wait, std::chrono::milliseconds(10));
+    if (releasing_pool) wait = std::min(wait, options_.test_release_pause);
     if (wait.count() < 0) wait = std::chrono::milliseconds(0);
     zmq::poll(items, signal_fd >= 0 ? 3 : 2, wait);
 
