@@ -279,16 +279,29 @@ void BrokerServer::Commit() {
 }
 
 void BrokerServer::Flush(Clock::time_point now) {
-  std::vector<Outgoing> batch;
-  // Group commit: everything this turn wrote is durable before any reply
-  // about it leaves.
+  // Messages to workers leave before the commit: they promise nothing to a
+  // client (after a crash, a JOB whose job never became durable is answered
+  // under a lease the next life refuses as stale), and a worker can prove
+  // while the disk syncs this turn's witnesses. Replies to clients wait for
+  // the commit (group commit): a job is accepted only once it is durable.
+  SendOutbox(/*workers_only=*/true, now);
   Commit();
+  SendOutbox(/*workers_only=*/false, now);
+}
+
+void BrokerServer::SendOutbox(bool workers_only, Clock::time_point now) {
+  std::vector<Outgoing> batch;
+  std::vector<Outgoing> held;  // client replies kept for after the commit, in order
   while (!core_.outbox().empty()) {
     batch.clear();
     batch.swap(core_.outbox());
     bool lost_worker = false;
     for (Outgoing& out : batch) {
       bool to_worker = out.to == Outgoing::To::kWorker;
+      if (workers_only && !to_worker) {
+        held.push_back(std::move(out));
+        continue;
+      }
       std::string bytes = fleet::EncodeEnvelope(out.envelope);
       fleet::SendStatus sent = fleet::SendToPeer(to_worker ? workers_ : clients_, out.identity, bytes, &out.frames);
       if (sent == fleet::SendStatus::kOk) continue;
@@ -307,9 +320,9 @@ void BrokerServer::Flush(Clock::time_point now) {
     }
     if (lost_worker) {
       core_.Dispatch(now);
-      Commit();
+      if (!workers_only) Commit();
     }
   }
+  core_.outbox() = std::move(held);
 }
-
 }  // namespace zkfleet::broker

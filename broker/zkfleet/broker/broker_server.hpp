@@ -66,10 +66,13 @@ class BrokerServer {
                    bool has_payload, fleet::Frames frames, Clock::time_point now);
   // The authenticated peer of a received message (ZAP metadata).
   Peer PeerOf(const zmq::message_t& payload) const;
-  // Commits the journal, then sends everything in the core's outbox; a worker
-  // that cannot be reached is removed (its leases requeue) and dispatch runs
-  // again.
+  // Sends the core's messages to workers, commits the journal, then sends the
+  // replies to clients; a worker that cannot be reached is removed (its
+  // leases requeue) and dispatch runs again.
   void Flush(Clock::time_point now);
+  // Sends the outbox (`workers_only`: only worker messages; client ones stay
+  // queued, in order).
+  void SendOutbox(bool workers_only, Clock::time_point now);
   void Commit();
 
   BrokerOptions options_;

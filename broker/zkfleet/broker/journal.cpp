@@ -293,6 +293,8 @@ void Journal::PutWitness(uint64_t job_seq, uint32_t partition, const fleet::Witn
       left[first].iov_len -= done;
     }
   }
+  // Start the writeback now: by the commit's fdatasync most of it is done.
+  if (options_.sync != SyncMode::kNone) (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   blob_fds_to_sync_.push_back(fd);
   ++stats_.blob_files_written;
   std::string size;
