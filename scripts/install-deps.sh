@@ -17,6 +17,7 @@ PACKAGES=(
   prometheus-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libgmp-dev
   liblmdb-dev lmdb-utils libxxhash-dev   # the broker journal (LMDB), request payload hashes
+  libsodium-dev                          # BLAKE2b digests of checked proving keys (the worker)
   prometheus python3 python3-yaml
   clang libclang-rt-dev   # libFuzzer and the fuzz targets (bench/fuzz, the test command's fuzz phase)
 )

@@ -19,6 +19,7 @@
 #include "zkfleet/engine/types.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
 #include "zkfleet/metrics/worker_metrics.hpp"
+#include "zkfleet/worker/checked_keys.hpp"
 #include "zkfleet/worker/worker.hpp"
 
 namespace {
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
   double memory_wait_timeout_s = 600;
   std::string verify = "on";
   bool no_key_check = false;
+  std::string key_check_cache = zkfleet::worker::CheckedKeys::DefaultDir().string();
   int64_t fault_window_s = options.fault_window.count();
   std::string test_memory_limit;
   std::string test_memory_ledger;
@@ -132,6 +134,10 @@ int main(int argc, char** argv) {
   app.add_option("--verify", verify,
                  "verify every proof against its key's verification key before sending it (on); off: benchmarks only")
       ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--key-check-cache", key_check_cache,
+                 "directory remembering the keys whose points passed the check on this host (by a BLAKE2b digest "
+                 "of their content), so a restart skips it; \"\" = check at every start")
       ->capture_default_str();
   app.add_flag("--no-key-check", no_key_check,
                "skip the point checks of each .zkey at load (on curve, in subgroup, < q); benchmarks only");
@@ -228,7 +234,8 @@ int main(int argc, char** argv) {
   engine_options.threads = threads;
   engine_options.validate_key = !no_key_check;
   auto circuits = std::make_unique<zkfleet::worker::CircuitSet>(
-      std::move(specs), engine_options, std::chrono::milliseconds(instant_delay_ms), verify == "on");
+      std::move(specs), engine_options, std::chrono::milliseconds(instant_delay_ms), verify == "on",
+      zkfleet::worker::CheckedKeys(key_check_cache));
 
   // The metrics server starts after the mask (its HTTP threads inherit it, so
   // none takes SIGTERM) and stops last: declared before the worker, it serves

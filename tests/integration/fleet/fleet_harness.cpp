@@ -88,6 +88,8 @@ Process& Fleet::StartWorker(const std::string& worker_id, std::vector<std::strin
     argv.insert(argv.end(), {"--curve-secret-key", SecretKeyFile("fleet-worker"), "--broker-public-key",
                              broker_public_key()});
   }
+  // Hermetic: remembered key checks stay in this fleet's directory.
+  if (!named("--key-check-cache")) argv.insert(argv.end(), {"--key-check-cache", dir_ + "/checked-keys"});
   argv.insert(argv.end(), args.begin(), args.end());
   processes_.push_back(std::make_unique<Process>(argv, dir_ + "/" + worker_id + ".log"));
   return *processes_.back();

@@ -275,5 +275,45 @@ TEST(FleetVerify, WorkerRefusesAKeyWithAnOffCurvePoint) {
   fleet.WaitWorkerReady("w2");
 }
 
+// A key whose points passed the check is remembered by its content digest:
+// the next worker on the host skips the check; a key changed in one bit is
+// another key, checked again (and refused), whatever its file name.
+TEST(FleetVerify, APassedKeyCheckIsRememberedAndAChangedKeyIsCheckedAgain) {
+  Fleet fleet("verify_key_cache", kHeartbeatMs);
+  fleet.StartBroker();
+  const std::string cache = fleet.dir() + "/cache";
+  const std::string zkey = fleet.dir() + "/circuit.zkey";
+  std::string bytes = ReadFile(Zkey());
+  zkfleet::testing::WriteFile(zkey, bytes);
+  auto args = [&](const std::string& path) {
+    return std::vector<std::string>{"--circuit", std::string(kCircuit) + "=" + path, "--backend", "cpu",
+                                    "--threads", "1", "--key-check-cache", cache};
+  };
+  Process& first = fleet.StartWorker("w1", args(zkey));
+  fleet.WaitWorkerReady("w1");
+  EXPECT_NE(first.Log().find("points checked)"), std::string::npos) << first.Log();
+  Process& second = fleet.StartWorker("w2", args(zkey));
+  fleet.WaitWorkerReady("w2");
+  EXPECT_NE(second.Log().find("points checked before on this host"), std::string::npos) << second.Log();
+
+  // The same file, B1[5] moved off the curve (see the test above).
+  auto u32 = [&](size_t at) { uint32_t v; std::memcpy(&v, bytes.data() + at, 4); return v; };
+  size_t at = 12, b1 = 0;
+  for (uint32_t i = 0, count = u32(8); i < count; ++i) {
+    uint64_t size;
+    std::memcpy(&size, bytes.data() + at + 4, 8);
+    if (u32(at) == 6) b1 = at + 12;
+    at += 12 + size;
+  }
+  ASSERT_NE(b1, 0u);
+  bytes[b1 + 5 * 64 + 32] ^= 1;
+  zkfleet::testing::WriteFile(zkey, bytes);
+  Process& third = fleet.StartWorker("w3", args(zkey));
+  const auto code = third.WaitExit(30s);
+  ASSERT_TRUE(code.has_value()) << third.Log();
+  EXPECT_EQ(*code, 1) << third.Log();
+  EXPECT_NE(third.Log().find("section B1 point 5 "), std::string::npos) << third.Log();
+}
+
 }  // namespace
 }  // namespace fleet_test

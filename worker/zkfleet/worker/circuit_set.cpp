@@ -23,8 +23,12 @@ bool IsRetryable(ErrorCode code) {
 }  // namespace
 
 CircuitSet::CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
-                       std::chrono::milliseconds instant_delay, bool verify)
-    : specs_(std::move(specs)), engine_options_(engine_options), instant_delay_(instant_delay), verify_(verify) {
+                       std::chrono::milliseconds instant_delay, bool verify, CheckedKeys checked_keys)
+    : specs_(std::move(specs)),
+      engine_options_(engine_options),
+      checked_keys_(std::move(checked_keys)),
+      instant_delay_(instant_delay),
+      verify_(verify) {
   bool any_engine = false;
   for (const CircuitSpec& spec : specs_) any_engine |= !spec.instant;
   engine::Backend backend = engine_options_.backend;
@@ -40,16 +44,32 @@ void CircuitSet::Load() {
     }
     auto started = std::chrono::steady_clock::now();
     std::unique_ptr<engine::ProvingKey> key;
+    engine::EngineOptions options = engine_options_;
+    std::string digest;  // of a key whose check is remembered on this host
+    std::string check = options.validate_key ? "points checked" : "points NOT checked (--no-key-check)";
     try {
-      key = engine::ProvingKey::Load(spec.zkey_path, engine_options_);
+      if (options.validate_key && checked_keys_.enabled()) {
+        digest = CheckedKeys::Digest(spec.zkey_path);
+        if (checked_keys_.Contains(digest)) {
+          options.validate_key = false;  // this very content passed before
+          check = "points checked before on this host (" + checked_keys_.dir().string() + ")";
+        }
+      }
+      key = engine::ProvingKey::Load(spec.zkey_path, options);
     } catch (const Error& e) {
       throw Error(e.code(), "circuit " + spec.id + ": " + e.what());
     }
+    if (options.validate_key && !digest.empty()) {
+      if (std::string why = checked_keys_.Record(digest, spec.zkey_path); !why.empty()) {
+        spdlog::warn("circuit {}: the passed key check is not remembered ({}); the next start checks again", spec.id,
+                     why);
+      }
+    }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const auto& info = key->info();
-    spdlog::info("circuit {}: loaded {} ({} {}, domain {}, {} MiB resident) in {:.2f} s", spec.id, spec.zkey_path,
-                 engine::CurveName(info.curve), engine::BackendName(key->backend()), info.domain_size,
-                 info.resident_bytes >> 20, seconds);
+    spdlog::info("circuit {}: loaded {} ({} {}, domain {}, {} MiB resident, {}) in {:.2f} s", spec.id,
+                 spec.zkey_path, engine::CurveName(info.curve), engine::BackendName(key->backend()),
+                 info.domain_size, info.resident_bytes >> 20, check, seconds);
     resident_bytes_ += info.resident_bytes;
     keys_[spec.id] = std::move(key);
   }

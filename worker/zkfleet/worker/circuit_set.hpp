@@ -20,6 +20,7 @@
 
 #include "zkfleet.pb.h"
 #include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/worker/checked_keys.hpp"
 
 namespace zkfleet::worker {
 
@@ -52,8 +53,10 @@ class CircuitSet {
  public:
   // `verify`: check every proof against its key's verification key before
   // it is sent (engine::ProveOptions::verify; off only for benchmarks).
+  // `checked_keys`: keys whose points passed the check on this host before
+  // load without it (when engine_options.validate_key is on).
   CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
-             std::chrono::milliseconds instant_delay, bool verify = true);
+             std::chrono::milliseconds instant_delay, bool verify = true, CheckedKeys checked_keys = CheckedKeys(""));
 
   // Loads every engine circuit's proving key. Throws zkfleet::Error naming
   // the circuit and file.
@@ -75,6 +78,7 @@ class CircuitSet {
  private:
   std::vector<CircuitSpec> specs_;
   engine::EngineOptions engine_options_;
+  CheckedKeys checked_keys_;
   std::chrono::milliseconds instant_delay_;
   bool verify_;
   std::map<std::string, std::unique_ptr<engine::ProvingKey>> keys_;  // engine circuits
