@@ -250,7 +250,10 @@ int main(int argc, char** argv) {
   zkfleet::metrics::WorkerMetrics metrics(
       metrics_server,
       {options.worker_id, backend_name, GpuLabel(backend_name, engine_options.cuda_device)},
-      circuits->circuit_ids(), zkfleet::worker::DrainBudgetSeconds(options.drain_timeout, pool_bytes));
+      circuits->circuit_ids(),
+      zkfleet::worker::DrainBudgetSeconds(
+          options.drain_timeout, pool_bytes,
+          zkfleet::worker::PinnedPool::ChooseKind(backend_name == "cuda", options.pool_mode)));
   if (!metrics_listen.empty()) {
     try {
       metrics_server.Listen(metrics_listen);

@@ -44,9 +44,12 @@ metrics::DropReason DropReasonOf(fleet::DecodeStatus status) {
 
 std::string DefaultWorkerId() { return HostName() + "-" + std::to_string(getpid()); }
 
-double DrainBudgetSeconds(std::chrono::milliseconds drain_timeout, uint64_t pool_bytes) {
-  constexpr double kReleaseSecondsPerByte = 14.0 / static_cast<double>(96ull << 30);
-  return Seconds(drain_timeout) + 2 * kReleaseSecondsPerByte * static_cast<double>(pool_bytes);
+double DrainBudgetSeconds(std::chrono::milliseconds drain_timeout, uint64_t pool_bytes, PinnedPool::Kind kind) {
+  // Release seconds per 96 GiB, measured (docs/operations.md); mmap'ed memory
+  // (CPU workers) frees like the huge-page kind.
+  const double per_96_gib = kind == PinnedPool::Kind::kCudaHost ? 14.0 : 2.0;
+  const double per_byte = per_96_gib / static_cast<double>(96ull << 30);
+  return Seconds(drain_timeout) + 2 * per_byte * static_cast<double>(pool_bytes);
 }
 
 Worker::Worker(zmq::context_t& context, WorkerOptions options, std::unique_ptr<CircuitSet> circuits,

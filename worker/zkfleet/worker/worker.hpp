@@ -46,9 +46,12 @@ namespace zkfleet::worker {
 std::string DefaultWorkerId();
 
 // What a drain may take, for zkfleet_drain_budget_seconds: the drain timeout
-// plus twice the expected release time of a pool of `pool_bytes`
-// (docs/operations.md, "Sizing the stop timeout").
-double DrainBudgetSeconds(std::chrono::milliseconds drain_timeout, uint64_t pool_bytes);
+// plus twice the expected release time of a pool of `pool_bytes` pinned as
+// `kind` (measured on the H200 host: 1.8 s per 96 GiB of huge-page memory
+// registered with cudaHostRegister, 14 s per 96 GiB from cudaHostAlloc;
+// docs/operations.md, "Sizing the stop timeout").
+double DrainBudgetSeconds(std::chrono::milliseconds drain_timeout, uint64_t pool_bytes,
+                          PinnedPool::Kind kind = PinnedPool::Kind::kCudaHost);
 
 class Worker {
  public:
