@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   std::string memory_margin = "256MiB";
   std::string pool_chunk = "0";
   std::string pool_mode = "auto";
-  std::string pool_ready = "4GiB";
+  std::string pool_ready = "0";
   double memory_wait_timeout_s = 600;
   std::string verify = "on";
   bool no_key_check = false;
@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
                  "else cudaHostAlloc), hugepage, cuda-host, mmap")
       ->capture_default_str();
   app.add_option("--pool-ready", pool_ready,
-                 "pool bytes pinned before READY; the rest is pinned in the background (0 = all first)")
+                 "pool bytes pinned before READY (0 = all); the pool is pinned while the keys load, and a smaller value "
+                 "pins the rest while the worker proves")
       ->capture_default_str();
   app.add_option("--test-memory-limit", test_memory_limit,
                  "TEST ONLY: pretend the workers sharing --test-memory-ledger live in a cgroup of this size");

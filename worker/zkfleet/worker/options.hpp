@@ -42,9 +42,10 @@ struct WorkerOptions {
   // How the pool is pinned (--pool-mode): auto = huge pages registered with
   // cudaHostRegister where transparent huge pages are on, else cudaHostAlloc.
   PoolModeRequest pool_mode = PoolModeRequest::kAuto;
-  // Pool bytes pinned before READY; the rest is pinned in the background
-  // while the worker proves (0 = the whole pool first).
-  uint64_t pool_ready_bytes = 4ull << 30;
+  // Pool bytes pinned before READY (0 = the whole pool). The pool is pinned
+  // while the keys load either way; a smaller value makes the worker READY
+  // sooner and pins the rest while it proves (which slows the first proofs).
+  uint64_t pool_ready_bytes = 0;
   // Engine faults (a proof that failed verification although the witness
   // satisfies the circuit; the item is re-proved on the CPU and sent): after
   // fault_threshold of them within fault_window the worker leaves READY for

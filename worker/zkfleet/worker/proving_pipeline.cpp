@@ -115,9 +115,18 @@ void ProvingPipeline::StartMain() {
     mailbox_.Post(std::move(fits));
   }
   try {
-    circuits_.Load();
+    circuits_.Load();  // while the pool is pinned in the background
   } catch (const std::exception& e) {
     post(PipelineEvent::Kind::kStartFailed, e.what());
+    return;
+  }
+  if (!WaitForPoolReady()) {
+    if (queue_.WaitForClose(Clock::now())) {  // drained while starting
+      PipelineEvent released;
+      released.kind = PipelineEvent::Kind::kReleased;
+      released.bytes = circuits_.Release();
+      mailbox_.Post(std::move(released));
+    }
     return;
   }
   post(PipelineEvent::Kind::kLoaded);
@@ -179,46 +188,57 @@ bool ProvingPipeline::PassMemoryGate() {
   spdlog::info("memory gate passed after {:.3f} s: {} bytes available ({}), allocating a {}-byte pinned pool",
                Seconds(Clock::now() - started), reading.available_bytes, reading.detail, budget);
   const auto kind = PinnedPool::ChooseKind(circuits_.backend_name() == "cuda", options_.pool_mode);
-  // Pin what READY needs now, the rest behind it while the worker proves.
-  const uint64_t first = options_.pool_ready_bytes == 0 ? budget : std::min(budget, options_.pool_ready_bytes);
-  auto t0 = Clock::now();
-  try {
-    PinnedPool::AllocateOptions allocate;
-    allocate.chunk_bytes = options_.pool_chunk_bytes;
-    pool_.Allocate(first, kind, allocate);
-  } catch (const std::exception& e) {
-    PipelineEvent failed;
-    failed.kind = PipelineEvent::Kind::kStartFailed;
-    failed.text = e.what();
-    mailbox_.Post(std::move(failed));
-    return false;
-  }
-  auto stats = pool_.stats();
-  spdlog::info("pinned pool ({}): {} bytes in {} chunks in {:.3f} s{}", stats.mode, stats.pool_bytes,
-               stats.alloc_calls, Seconds(Clock::now() - t0),
-               budget > first ? "; the rest (" + std::to_string(budget - first) + " bytes) is pinned in the background"
-                              : std::string());
-  if (budget > first) {
-    std::lock_guard lock(threads_mutex_);
-    if (!stop_growth_) growth_thread_ = std::thread(&ProvingPipeline::GrowPool, this, kind, budget - first);
-  }
+  // The pool is pinned on its own thread while the keys load (start-up takes
+  // the longer of the two, not their sum); READY waits for --pool-ready bytes
+  // (default: all, so that pinning never competes with proving).
+  ready_bytes_ = options_.pool_ready_bytes == 0 ? budget : std::min(budget, options_.pool_ready_bytes);
+  pin_started_ = Clock::now();
+  std::lock_guard lock(threads_mutex_);
+  if (!stop_growth_) growth_thread_ = std::thread(&ProvingPipeline::GrowPool, this, kind, budget);
   return true;
 }
 
+bool ProvingPipeline::WaitForPoolReady() {
+  if (ready_bytes_ == 0) return true;
+  for (;;) {
+    const PinnedPool::Stats stats = pool_.stats();
+    if (stats.pool_bytes >= ready_bytes_) {
+      spdlog::info("pinned pool ({}): {} bytes in {} chunks after {:.3f} s{}", stats.mode, stats.pool_bytes,
+                   stats.alloc_calls, Seconds(Clock::now() - pin_started_),
+                   stats.target_bytes > stats.pool_bytes ? "; the rest is pinned in the background" : "");
+      return true;
+    }
+    if (growth_done_) {
+      std::lock_guard lock(threads_mutex_);
+      PipelineEvent failed;
+      failed.kind = PipelineEvent::Kind::kStartFailed;
+      failed.text = growth_error_.empty() ? "the pinned pool stopped growing at " + std::to_string(stats.pool_bytes) +
+                                                " bytes (draining)"
+                                          : growth_error_;
+      if (!stop_growth_) mailbox_.Post(std::move(failed));
+      return false;
+    }
+    if (queue_.WaitForClose(Clock::now() + std::chrono::milliseconds(10))) return false;  // drained
+  }
+}
+
 void ProvingPipeline::GrowPool(PinnedPool::Kind kind, uint64_t bytes) {
-  auto t0 = Clock::now();
   PinnedPool::AllocateOptions allocate;
   allocate.chunk_bytes = options_.pool_chunk_bytes;
   allocate.cancel = &stop_growth_;
+  // Chunks pinned before a failure stay: past READY the worker carries on
+  // with a smaller pool; before it, the start fails and they go at release.
   allocate.keep_on_failure = true;
   try {
     uint64_t added = pool_.Allocate(bytes, kind, allocate);
-    spdlog::info("pinned pool grown in the background by {} bytes in {:.3f} s{}; {} bytes pinned", added,
-                 Seconds(Clock::now() - t0), added < bytes ? " (stopped: draining)" : "", pool_.stats().pool_bytes);
+    spdlog::info("pinned pool complete: {} bytes in {:.3f} s{}", added, Seconds(Clock::now() - pin_started_),
+                 added < bytes ? " (stopped: draining)" : "");
   } catch (const std::exception& e) {
-    spdlog::warn("pinned pool: background growth stopped, the worker carries on with {} bytes: {}",
-                 pool_.stats().pool_bytes, e.what());
+    spdlog::warn("pinned pool: pinning stopped at {} bytes: {}", pool_.stats().pool_bytes, e.what());
+    std::lock_guard lock(threads_mutex_);
+    growth_error_ = e.what();
   }
+  growth_done_ = true;
 }
 
 void ProvingPipeline::LaneMain(int lane) {

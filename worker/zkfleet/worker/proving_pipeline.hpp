@@ -98,9 +98,13 @@ class ProvingPipeline {
 
  private:
   void StartMain();
-  // Waits until budget + margin fit, then allocates the pool. False when the
-  // worker should stop (timeout: kStartFailed posted; or a drain).
+  // Waits until budget + margin fit, then starts pinning the pool on its own
+  // thread. False when the worker should stop (timeout: kStartFailed posted;
+  // or a drain).
   bool PassMemoryGate();
+  // Waits until --pool-ready bytes are pinned. False when pinning failed
+  // first (kStartFailed posted) or the worker is draining.
+  bool WaitForPoolReady();
   void LaneMain(int lane);
   void GrowPool(PinnedPool::Kind kind, uint64_t bytes);
 
@@ -115,6 +119,10 @@ class ProvingPipeline {
   std::atomic<uint64_t> last_available_{0};
   std::atomic<int> lanes_running_{0};
   std::atomic<bool> stop_growth_{false};
+  std::atomic<bool> growth_done_{false};
+  std::string growth_error_;  // guarded by threads_mutex_
+  uint64_t ready_bytes_ = 0;  // written by the start thread before it reads it
+  std::chrono::steady_clock::time_point pin_started_;
   std::thread growth_thread_;  // guarded by threads_mutex_ (created on the start thread)
   std::thread start_thread_;
   std::vector<std::thread> lane_threads_;  // written by the start thread; read after joining it
