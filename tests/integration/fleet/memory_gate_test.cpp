@@ -82,6 +82,38 @@ TEST(FleetMemory, SecondWorkerWaitsForMemoryUntilTheFirstReleasesItsPool) {
   EXPECT_EQ(result->partitions(0).worker_id(), "second");
 }
 
+// --pool-ready below the budget: READY once that much is pinned, the rest
+// pinned while the worker serves; heartbeats show the target, and the pool
+// reaches it. Without it (the default) READY waits for the whole pool.
+TEST(FleetMemory, PoolReadyBelowTheBudgetServesWhileTheRestIsPinned) {
+  Fleet fleet("memory-pool-ready");
+  fleet.StartBroker();
+  Process& early = fleet.StartWorker(
+      "early", {"--instant", "--circuit", "c1", "--pinned-budget", "512MiB", "--pool-chunk", "16MiB",
+                "--pool-ready", "32MiB", "--memory-margin", "0"});
+  fleet.WaitWorkerReady("early");
+  auto worker = FindWorker(fleet, "early");
+  ASSERT_TRUE(worker);
+  EXPECT_EQ(worker->memory().pool_target_bytes(), 512 * kMiB);
+  EXPECT_GE(worker->memory().pool_bytes(), 32 * kMiB);
+  ASSERT_TRUE(early.WaitForLog("the rest is pinned in the background", 5s)) << early.Log();
+  // (32 chunks pinned 8 at a time: READY sees the first 8 long before the last.)
+  ASSERT_TRUE(early.WaitForLog("pinned pool complete: 536870912 bytes", 10s)) << early.Log();
+  for (int i = 0; i < 100 && FindWorker(fleet, "early")->memory().pool_bytes() < 512 * kMiB; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(FindWorker(fleet, "early")->memory().pool_bytes(), 512 * kMiB);
+  // READY came before the pool was complete, in the log's order.
+  const std::string log = early.Log();
+  EXPECT_LT(log.find("the rest is pinned in the background"), log.find("pinned pool complete")) << log;
+
+  Process& whole = fleet.StartWorker("whole", {"--instant", "--circuit", "c1", "--pinned-budget", "64MiB",
+                                               "--pool-chunk", "16MiB", "--memory-margin", "0"});
+  fleet.WaitWorkerReady("whole");
+  EXPECT_EQ(FindWorker(fleet, "whole")->memory().pool_bytes(), 64 * kMiB);
+  EXPECT_EQ(whole.Log().find("the rest is pinned in the background"), std::string::npos) << whole.Log();
+}
+
 TEST(FleetMemory, GateGivesUpAfterTheTimeout) {
   Fleet fleet("memory-timeout");
   fleet.StartBroker();
