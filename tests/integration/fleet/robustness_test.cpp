@@ -2,6 +2,10 @@
 // rogue worker's hostile proof text.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <functional>
 
 #include <optional>
@@ -246,6 +250,72 @@ TEST(FleetRobustness, ZkctlJsonSurvivesAHostileProofFromAWorker) {
   EXPECT_TRUE(proof == hostile) << "proof string of " << proof.size() << " bytes is not the worker's " << hostile.size()
                                 << "-byte text";
   EXPECT_EQ(partition.value("public", nlohmann::json()), nlohmann::json::parse(public_json));  // shallow: parsed
+}
+
+}  // namespace
+}  // namespace fleet_test
+
+namespace fleet_test {
+namespace {
+
+// A broker (here a raw ROUTER in plaintext posing as one) that sends a JOB
+// whose witness frames do not add up to its witness_bytes: the worker drops
+// the frames, counts them, and answers the leased item at once as failed
+// (not retryable, with the reason) instead of leaving its lease hanging.
+TEST(FleetRobustness, AJobWithBrokenWitnessFramesIsAnsweredAsFailed) {
+  zmq::context_t context(1);
+  zmq::socket_t broker(context, zmq::socket_type::router);
+  broker.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = broker.get(zmq::sockopt::last_endpoint);
+  const std::string dir = ::testing::TempDir() + "/broken-job-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  Process worker({BinaryPath("zkworker"), "--broker", endpoint, "--insecure-plaintext", "--id", "w", "--instant",
+                  "--circuit", "c1", "--heartbeat-ms", "100", "--key-check-cache", ""},
+                 dir + "/worker.log");
+  auto receive = [&](auto match) -> std::optional<std::pair<std::string, proto::Envelope>> {
+    const auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(10s);
+    while (std::chrono::steady_clock::now() < deadline) {
+      zmq::pollitem_t item{broker.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(100));
+      if (!(item.revents & ZMQ_POLLIN)) continue;
+      zmq::message_t identity, payload;
+      (void)broker.recv(identity);
+      (void)broker.recv(payload);
+      proto::Envelope envelope;
+      if (zkfleet::fleet::DecodeEnvelope(payload.data(), payload.size(), 0, envelope) !=
+          zkfleet::fleet::DecodeStatus::kOk) {
+        continue;
+      }
+      if (match(envelope)) return std::make_pair(identity.to_string(), envelope);
+    }
+    return std::nullopt;
+  };
+  auto credit = receive([](const proto::Envelope& e) { return e.has_credit(); });
+  ASSERT_TRUE(credit) << worker.Log();
+
+  proto::Envelope job;
+  job.mutable_job()->mutable_item()->set_job_seq(7);
+  job.mutable_job()->mutable_item()->mutable_lease()->set_epoch(1);
+  job.mutable_job()->mutable_item()->mutable_lease()->set_number(1);
+  job.mutable_job()->set_circuit_id("c1");
+  job.mutable_job()->set_request_id("r7");
+  job.mutable_job()->set_attempt(1);
+  job.mutable_job()->set_witness_bytes(100);  // but only 40 bytes follow
+  const std::string bytes = zkfleet::fleet::EncodeEnvelope(job);
+  broker.send(zmq::buffer(credit->first), zmq::send_flags::sndmore);
+  broker.send(zmq::buffer(bytes), zmq::send_flags::sndmore);
+  broker.send(zmq::buffer(std::string(40, 'w')), zmq::send_flags::none);
+
+  auto result = receive([](const proto::Envelope& e) { return e.has_result(); });
+  ASSERT_TRUE(result) << worker.Log();
+  EXPECT_EQ(result->second.result().item().job_seq(), 7u);
+  EXPECT_EQ(result->second.result().item().lease().number(), 1u);
+  EXPECT_FALSE(result->second.result().ok());
+  EXPECT_FALSE(result->second.result().retryable());
+  EXPECT_NE(result->second.result().error().find("did not arrive whole"), std::string::npos)
+      << result->second.result().error();
+  worker.Signal(SIGKILL);
+  worker.WaitExit(5s);
 }
 
 }  // namespace

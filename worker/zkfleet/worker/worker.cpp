@@ -313,6 +313,9 @@ void Worker::OnBrokerMessage(proto::Envelope& message, fleet::Frames& frames) {
   if (is_job ? !witness : !frames.empty()) {
     spdlog::warn("dropped a broker message of type {}: {}", static_cast<int>(message.body_case()), why);
     if (metrics_) metrics_->MessageDropped(metrics::DropReason::kMalformed);
+    // A JOB is leased to us: answer it (failed, with the reason) rather than
+    // leave its lease hanging until this worker goes away.
+    if (is_job) FailUnreadableJob(message.job(), "its witness frames did not arrive whole: " + why);
     return;
   }
   switch (message.body_case()) {
@@ -366,6 +369,25 @@ void Worker::OnJob(proto::Job& job, fleet::WitnessFrames& witness) {
     spdlog::warn("job_seq={} partition={} is already queued or running here; duplicate ignored", ref.job_seq,
                  ref.partition);
   }
+}
+
+void Worker::FailUnreadableJob(const proto::Job& job, const std::string& why) {
+  const fleet::ItemRef ref = fleet::FromProto(job.item());
+  if (!ledger_.OnJob(ref)) return;  // not ours to answer (no credit, or a duplicate)
+  held_[ref] = {job.circuit_id(), job.item().lease()};
+  (void)ledger_.Release(ref);
+  ForgetCircuit(ref);
+  proto::Envelope envelope;
+  auto* result = envelope.mutable_result();
+  *result->mutable_item() = job.item();
+  result->set_attempt(job.attempt());
+  result->set_circuit_id(job.circuit_id());
+  result->set_request_id(job.request_id());
+  result->set_ok(false);
+  result->set_retryable(false);
+  result->set_error(why);
+  Send(envelope);
+  GrantCredit();
 }
 
 void Worker::OnPipelineEvent(PipelineEvent& event) {

@@ -89,6 +89,9 @@ class Worker {
   void GrantCredit();
   void OnBrokerMessage(proto::Envelope& message, fleet::Frames& frames);
   void OnJob(proto::Job& job, fleet::WitnessFrames& witness);
+  // A leased JOB whose witness frames are not what it announced: answered at
+  // once as failed (not retryable), so its lease does not hang.
+  void FailUnreadableJob(const proto::Job& job, const std::string& why);
   void OnPipelineEvent(PipelineEvent& event);
   void OnResult(PipelineEvent& event);
   proto::MemoryStatus Memory() const;
