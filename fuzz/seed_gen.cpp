@@ -162,15 +162,16 @@ void WriteEnvelopes(const fs::path& dir) {
   job->set_circuit_id("bn128_k12");
   job->set_priority(proto::PRIORITY_HIGH);
   const zkfleet::io::CurvePrimes& bn = zkfleet::io::PrimesOf(Curve::kBn254);
-  job->set_witness(zkfleet::io::WtnsBytes(bn.n8r, {bn.r, bn.n8r}, Values(bn.n8r, {1, 5})));
+  // The witness itself travels in frames after the envelope: only its size here.
+  job->set_witness_bytes(zkfleet::io::WtnsBytes(bn.n8r, {bn.r, bn.n8r}, Values(bn.n8r, {1, 5})).size());
   save("job", e);
 
   e.Clear();
   auto* submit = e.mutable_submit();
   submit->set_request_id("req-1");
   submit->set_circuit_id("bn128_k12");
-  submit->add_witnesses("wtns");
-  submit->add_witnesses("wtns2");
+  submit->add_witness_bytes(4);
+  submit->add_witness_bytes(5);
   save("submit", e);
 
   e.Clear();

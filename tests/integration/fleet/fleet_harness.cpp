@@ -1,5 +1,7 @@
 #include "fleet_harness.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -259,6 +261,27 @@ std::vector<Processed> ProcessingLines(const std::string& log) {
     out.push_back({(*it)[1].str(), std::stoull((*it)[2].str()), static_cast<uint32_t>(std::stoul((*it)[3].str()))});
   }
   return out;
+}
+
+bool WaitForAttempts(Fleet& fleet, uint64_t job_seq, uint32_t partition, uint32_t attempts,
+                     std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(timeout);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string output;
+    if (fleet.Zkctl({"--json", "journal", "--data-dir", fleet.broker_data_dir(), "--job", std::to_string(job_seq)},
+                    &output) == 0) {
+      const size_t start = output.find('{');  // past any line on stderr
+      const auto parsed = nlohmann::json::parse(start == std::string::npos ? std::string() : output.substr(start),
+                                                nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_object() && parsed.contains("items")) {
+        for (const auto& item : parsed["items"]) {
+          if (item.value("partition", 0u) == partition && item.value("attempts", 0u) >= attempts) return true;
+        }
+      }
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
 }
 
 }  // namespace fleet_test

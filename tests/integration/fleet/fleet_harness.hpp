@@ -128,4 +128,11 @@ struct Processed {
 };
 std::vector<Processed> ProcessingLines(const std::string& log);
 
+// Waits until the broker's journal counts `attempts` started attempts for
+// item (job_seq, partition) (read with `zkctl journal`, read-only): a test
+// that kills a worker "mid-proof" must first know its STARTED arrived, or
+// the lease is not an attempt yet.
+bool WaitForAttempts(Fleet& fleet, uint64_t job_seq, uint32_t partition, uint32_t attempts,
+                     std::chrono::milliseconds timeout);
+
 }  // namespace fleet_test

@@ -84,9 +84,12 @@ TEST(FleetRecovery, JobThatKillsEveryWorkerIsDeadLettered) {
   uint64_t seq = client->Submit(Request("poison", "c1", "w"), 5s).job_seq();
 
   ASSERT_TRUE(first.WaitForLog("processing .*job_seq=" + std::to_string(seq), 10s));
+  // Killed mid-proof, once the broker counts the attempt (its STARTED arrived).
+  ASSERT_TRUE(WaitForAttempts(fleet, seq, 0, 1, 10s));
   first.Kill9();
   Process& second = fleet.StartWorker("doomed-2", args);
   ASSERT_TRUE(second.WaitForLog("processing .*job_seq=" + std::to_string(seq) + " partition=0 attempt=2", 10s));
+  ASSERT_TRUE(WaitForAttempts(fleet, seq, 0, 2, 10s));
   second.Kill9();
 
   auto result = client->NextJobResult(10s);
