@@ -1,21 +1,20 @@
 #include "zkfleet/broker/journal.hpp"
 
-#include "zkfleet/fleet/frames.hpp"
-
 #include <fcntl.h>
+#include <lmdb.h>
 #include <sys/file.h>
 #include <sys/uio.h>
-#include <climits>
-#include <lmdb.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/fleet/frames.hpp"
 
 namespace zkfleet::broker {
 namespace {
@@ -306,35 +305,6 @@ void Journal::DeleteWitness(uint64_t job_seq, uint32_t partition) {
   std::string key = ItemKey(job_seq, partition);
   if (Del(kWitnesses, key)) return;
   if (Del(kWitnessFiles, key)) blobs_to_unlink_.push_back(BlobPath(job_seq, partition));
-}
-
-bool Journal::ReadWitness(uint64_t job_seq, uint32_t partition, std::string* out) {
-  std::string key = ItemKey(job_seq, partition);
-  if (auto inline_bytes = Get(kWitnesses, key)) {
-    out->assign(inline_bytes->data(), inline_bytes->size());
-    return true;
-  }
-  auto size_bytes = Get(kWitnessFiles, key);
-  if (!size_bytes || size_bytes->size() != 8) return false;
-  uint64_t size = ReadBigEndian(size_bytes->data(), 8);
-  std::filesystem::path path = BlobPath(job_seq, partition);
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) return false;  // e.g. a hot backup restored without it
-  if (fd < 0) throw Error(ErrorCode::kIo, "journal: witness file " + path.string() + ": " + std::strerror(errno));
-  out->resize(size);
-  size_t done = 0;
-  while (done < size) {
-    ssize_t n = pread(fd, out->data() + done, size - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      close(fd);
-      throw Error(ErrorCode::kIo, "journal: witness file " + path.string() + " is shorter than its record (" +
-                                      std::to_string(done) + " of " + std::to_string(size) + " bytes)");
-    }
-    done += static_cast<size_t>(n);
-  }
-  close(fd);
-  return true;
 }
 
 std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq, uint32_t partition) {

@@ -96,13 +96,11 @@ class Journal {
   std::optional<journal::Item> GetItem(uint64_t job_seq, uint32_t partition);
   std::optional<journal::Stub> GetStub(uint64_t job_seq);
   std::optional<journal::Request> GetRequest(const std::string& client_id, const std::string& request_id);
-  // The witness bytes into *out; false when none is stored (or its file is
-  // gone: a data directory restored from an inconsistent copy).
-  bool ReadWitness(uint64_t job_seq, uint32_t partition, std::string* out);
   // The witness as frames to send: a large one maps its blob file and cuts
   // the mapping into chunks (no copy; the pages are the ones written at
   // submit, usually still cached), a small one is copied out of the store.
-  // nullopt as for ReadWitness.
+  // nullopt when none is stored (or its file is gone: a data directory
+  // restored from an inconsistent copy).
   std::optional<fleet::WitnessFrames> ReadWitnessFrames(uint64_t job_seq, uint32_t partition);
 
   // Every job record in job_seq order (recovery, inspection).

@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <chrono>
 
+#include "zkfleet/fleet/frames.hpp"
+
 namespace zkfleet::fleet {
 
 void ConfigureRouter(zmq::socket_t& socket, const SocketLimits& limits) {
@@ -31,12 +33,7 @@ SendStatus SendToPeer(zmq::socket_t& router, const std::string& identity, const 
     const bool more = frames && !frames->empty();
     router.send(zmq::buffer(payload), more ? zmq::send_flags::sndmore | zmq::send_flags::dontwait
                                            : zmq::send_flags::dontwait);
-    if (more) {
-      for (size_t i = 0; i < frames->size(); ++i) {
-        auto flag = i + 1 < frames->size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
-        router.send((*frames)[i], flag | zmq::send_flags::dontwait);
-      }
-    }
+    if (more) SendFrames(router, *frames, zmq::send_flags::dontwait);
     return SendStatus::kOk;
   } catch (const zmq::error_t& e) {
     if (e.num() == EHOSTUNREACH) return SendStatus::kUnroutable;
