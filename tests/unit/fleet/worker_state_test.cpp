@@ -67,9 +67,13 @@ TEST(WorkerStateTable, NothingLeadsBackTowardsReadyOrOutOfGone) {
       EXPECT_TRUE(!next || *next != S::WORKER_STATE_READY) << WorkerEventName(event);
     }
   }
-  // A failed start leaves from any starting state, never after READY.
+  // A failed start leaves from any starting state (and from a drain that
+  // began while loading), never after READY.
   EXPECT_EQ(NextState(S::WORKER_STATE_LOADING, WorkerEvent::kStartFailed), S::WORKER_STATE_GONE);
+  EXPECT_EQ(NextState(S::WORKER_STATE_DRAINING, WorkerEvent::kStartFailed), S::WORKER_STATE_GONE);
+  EXPECT_EQ(NextState(S::WORKER_STATE_RELEASING, WorkerEvent::kStartFailed), S::WORKER_STATE_GONE);
   EXPECT_FALSE(NextState(S::WORKER_STATE_READY, WorkerEvent::kStartFailed));
+  EXPECT_FALSE(NextState(S::WORKER_STATE_FAULTED, WorkerEvent::kStartFailed));
 }
 
 }  // namespace

@@ -415,8 +415,7 @@ void Worker::OnPipelineEvent(PipelineEvent& event) {
       proto::Envelope envelope;
       envelope.mutable_disconnect()->set_reason("failed to load circuits: " + event.text);
       Send(envelope);
-      if (!Transition(WorkerEvent::kStartFailed, event.text)) state_ = proto::WORKER_STATE_GONE;
-      if (metrics_) metrics_->SetState(state_);
+      Transition(WorkerEvent::kStartFailed, event.text);
       exit_code_ = 1;
       return;
     }

@@ -20,6 +20,9 @@ constexpr Transition kTransitions[] = {
     {S::WORKER_STATE_STARTING, WorkerEvent::kStartFailed, S::WORKER_STATE_GONE},
     {S::WORKER_STATE_WAITING_FOR_MEMORY, WorkerEvent::kStartFailed, S::WORKER_STATE_GONE},
     {S::WORKER_STATE_LOADING, WorkerEvent::kStartFailed, S::WORKER_STATE_GONE},
+    // Drained while loading, then the load failed: nothing left to release.
+    {S::WORKER_STATE_DRAINING, WorkerEvent::kStartFailed, S::WORKER_STATE_GONE},
+    {S::WORKER_STATE_RELEASING, WorkerEvent::kStartFailed, S::WORKER_STATE_GONE},
     {S::WORKER_STATE_READY, WorkerEvent::kEngineFaults, S::WORKER_STATE_FAULTED},
     {S::WORKER_STATE_STARTING, WorkerEvent::kDrain, S::WORKER_STATE_DRAINING},
     {S::WORKER_STATE_WAITING_FOR_MEMORY, WorkerEvent::kDrain, S::WORKER_STATE_DRAINING},

@@ -9,7 +9,8 @@
 //   READY ──engine faults──▶ FAULTED            (stays connected, takes no work)
 //   STARTING..READY, FAULTED ──drain──▶ DRAINING ──items settled──▶ RELEASING
 //   RELEASING ──released──▶ GONE                (keys, then the pool, chunk by chunk)
-//   STARTING..LOADING ──start failed──▶ GONE    (memory gate timed out, bad key)
+//   STARTING..LOADING ──start failed──▶ GONE    (memory gate timed out, bad key;
+//                                               also after a drain began while loading)
 //   any but GONE ──fatal──▶ FAULTED ──leave──▶ GONE  (a lost device: exit non-zero,
 //                                                   only a new process can use it)
 #pragma once
