@@ -40,20 +40,7 @@ trap 'rm -rf "$DATA"' EXIT
 fail=0
 say() { echo "$*" | tee -a "$LOG"; }
 check() { local name=$1; shift; if "$@" >>"$LOG" 2>&1; then say "PASS $name"; else say "FAIL $name"; fail=1; fi; }
-metric() {  # metric PORT SERIES -> value or -1
-  python3 - "$1" "$2" <<'PY'
-import sys, urllib.request
-try:
-    body = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=2).read().decode()
-except Exception:
-    print(-1); sys.exit()
-for line in body.splitlines():
-    if line.startswith(sys.argv[2] + " "):
-        print(float(line.split()[-1])); break
-else:
-    print(-1)
-PY
-}
+source "$(dirname "$0")/../fleet/metrics.sh"  # metric PORT SERIES -> value, or -1
 F=$PWD/tests/fixtures/bn128_k12
 source "$(dirname "$0")/../fleet/keys.sh"
 make_fleet_keys "$DATA/keys" "$B/zkctl"

@@ -89,20 +89,7 @@ over_time() { awk -v e="$(elapsed)" -v l="$TIME_LIMIT" 'BEGIN { exit !(e > l) }'
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 mem_available() { awk '/^MemAvailable:/ {printf "%.0f\n", $2 * 1024}' /proc/meminfo; }
 gib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1073741824 }'; }
-metric() {  # metric PORT SERIES -> value, or -1
-  python3 - "$1" "$2" <<'PY'
-import sys, urllib.request
-try:
-    body = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=2).read().decode()
-except Exception:
-    print(-1); sys.exit()
-for line in body.splitlines():
-    if line.startswith(sys.argv[2] + " "):
-        print(float(line.split()[-1])); break
-else:
-    print(-1)
-PY
-}
+source "$ROOT/bench/fleet/metrics.sh"  # metric PORT SERIES -> value, or -1
 scrape() { python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$1/metrics', timeout=2).read().decode())" >"$2" 2>/dev/null; }
 # Unix time of the first log line matching a regex (spdlog local time), or "".
 log_time() {
