@@ -82,6 +82,22 @@ TEST(Zkctl, WithoutKeysEveryProgramSaysWhatItNeeds) {
   EXPECT_NE(out.find("--broker-public-key"), std::string::npos) << out;
 }
 
+// The worker's pool flags are checked before anything is pinned.
+TEST(Zkctl, AWorkerWithBadPoolFlagsSaysWhichAndStartsNothing) {
+  std::string out;
+  int code = RunCommand({BinaryPath("zkworker"), "--insecure-plaintext", "--instant", "--circuit", "c1",
+                         "--pool-mode", "turbo"},
+                        &out);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("--pool-mode turbo: expected auto, hugepage, cuda-host or mmap"), std::string::npos) << out;
+  code = RunCommand({BinaryPath("zkworker"), "--insecure-plaintext", "--instant", "--circuit", "c1",
+                     "--pool-ready", "lots"},
+                    &out);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("--pool-ready"), std::string::npos) << out;
+  EXPECT_EQ(out.find("pinned pool"), std::string::npos) << out;
+}
+
 // The JSON document zkctl printed, or a test failure (zkctl's stderr lines
 // such as "job 1 submitted, waiting" are not part of a --json run's stdout,
 // but RunCommand merges both: parse from the first '{').
