@@ -1,9 +1,10 @@
 // Fp32<P>: the GPU's prime field element. Same value, same bytes as
 // ff::Fp<P> (Montgomery form, R = 2^(64·kLimbs), little-endian), but stored
-// and computed as 2·kLimbs 32-bit words: the GPU multiplies 32x32->64 bits in
-// one instruction (IMAD.WIDE.U32) while ff::Fp's 64-bit limbs need several
-// emulated instructions per product. The code is plain C++ (no inline PTX) so
-// that it runs bit-identically on the host, where tests compare it with ff::Fp.
+// and computed as 2·kLimbs 32-bit words, the GPU's native multiply width
+// (ff::Fp's 64-bit limbs need several emulated instructions per product).
+// Sums and products are carry chains of carry32.hpp: single PTX instructions
+// with the hardware carry flag on the device, the same chains with an
+// explicit flag on the host, where tests compare them with ff::Fp.
 //
 // Montgomery multiplication is CIOS in its "no final carry" form, valid
 // because every supported modulus has a spare top bit (p < R/2, checked in
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "zkfleet/cuda/carry32.hpp"
 #include "zkfleet/ff/field.hpp"
 #include "zkfleet/ff/fp2.hpp"
 #include "zkfleet/ff/hd.hpp"
@@ -69,31 +71,21 @@ struct alignas(16) Fp32 {
 
   ZK_HD Fp32 operator+(const Fp32& o) const {
     uint32_t sum[kWords];
-    uint64_t carry = 0;
-    ZK_UNROLL for (int i = 0; i < kWords; ++i) {
-      const uint64_t s = static_cast<uint64_t>(v[i]) + o.v[i] + carry;
-      sum[i] = static_cast<uint32_t>(s);
-      carry = s >> 32;
-    }
+    uint32_t cf = 0;
+    sum[0] = carry32::add_cc(v[0], o.v[0], cf);
+    ZK_UNROLL for (int i = 1; i < kWords; ++i) sum[i] = carry32::addc_cc(v[i], o.v[i], cf);
     Fp32 r;
     reduce_once(sum, r.v);  // a + b < 2p < R: no carry out of the top word
     return r;
   }
   ZK_HD Fp32 operator-(const Fp32& o) const {
     Fp32 r;
-    uint32_t borrow = 0;
-    ZK_UNROLL for (int i = 0; i < kWords; ++i) {
-      const uint64_t d = static_cast<uint64_t>(v[i]) - o.v[i] - borrow;
-      r.v[i] = static_cast<uint32_t>(d);
-      borrow = static_cast<uint32_t>(d >> 63);
-    }
-    const uint32_t mask = 0u - borrow;  // add p back on underflow
-    uint64_t carry = 0;
-    ZK_UNROLL for (int i = 0; i < kWords; ++i) {
-      const uint64_t s = static_cast<uint64_t>(r.v[i]) + (mod(i) & mask) + carry;
-      r.v[i] = static_cast<uint32_t>(s);
-      carry = s >> 32;
-    }
+    uint32_t cf = 0;
+    r.v[0] = carry32::sub_cc(v[0], o.v[0], cf);
+    ZK_UNROLL for (int i = 1; i < kWords; ++i) r.v[i] = carry32::subc_cc(v[i], o.v[i], cf);
+    const uint32_t mask = carry32::subc(0, 0, cf);  // all ones on underflow: add p back
+    r.v[0] = carry32::add_cc(r.v[0], mod(0) & mask, cf);
+    ZK_UNROLL for (int i = 1; i < kWords; ++i) r.v[i] = carry32::addc_cc(r.v[i], mod(i) & mask, cf);
     return r;
   }
   ZK_HD Fp32 operator*(const Fp32& o) const {
@@ -145,29 +137,37 @@ struct alignas(16) Fp32 {
   }
 
   // out = a·b·R^-1 mod p, fully reduced; a < p, b any kWords-word integer.
-  // Per outer step: t += a·b[i], then t = (t + m·p) / 2^32 with m chosen to
-  // clear the low word. t stays < 2p < R, so the top word is the sum of the
-  // two carries (the "no carry" CIOS condition).
+  // CIOS: per word b[i], T += a·b[i], then T = (T + m·p) / 2^32 with m chosen
+  // to clear the low word. Each product is added as two carry chains, its
+  // low halves into words j and its high halves into words j+1
+  // (carry32.hpp). T stays below 2^(32·(kWords+1)) because p < R/2 (checked
+  // in ff::Fp), so the top word t[kWords] never carries out, and T < 2p after
+  // each step (the "no final carry" CIOS condition): one conditional
+  // subtraction at the end.
   ZK_HD static void mont_mul(const uint32_t* a, const uint32_t* b, uint32_t* out) {
-    uint32_t t[kWords];
-    ZK_UNROLL for (int j = 0; j < kWords; ++j) t[j] = 0;
-    ZK_UNROLL for (int i = 0; i < kWords; ++i) {
+    constexpr int n = kWords;
+    uint32_t t[n + 1];
+    ZK_UNROLL for (int j = 0; j <= n; ++j) t[j] = 0;
+    uint32_t cf = 0;
+    ZK_UNROLL for (int i = 0; i < n; ++i) {
       const uint32_t bi = b[i];
-      uint64_t s = static_cast<uint64_t>(a[0]) * bi + t[0];
-      const uint32_t t0 = static_cast<uint32_t>(s);
-      uint32_t carry_ab = static_cast<uint32_t>(s >> 32);
-      const uint32_t m = t0 * kInv32;
-      s = static_cast<uint64_t>(m) * mod(0) + t0;
-      uint32_t carry_mp = static_cast<uint32_t>(s >> 32);
-      ZK_UNROLL for (int j = 1; j < kWords; ++j) {
-        s = static_cast<uint64_t>(a[j]) * bi + t[j] + carry_ab;
-        const uint32_t tj = static_cast<uint32_t>(s);
-        carry_ab = static_cast<uint32_t>(s >> 32);
-        s = static_cast<uint64_t>(m) * mod(j) + tj + carry_mp;
-        t[j - 1] = static_cast<uint32_t>(s);
-        carry_mp = static_cast<uint32_t>(s >> 32);
-      }
-      t[kWords - 1] = carry_ab + carry_mp;
+      // T += a·b[i]
+      t[0] = carry32::mad_lo_cc(a[0], bi, t[0], cf);
+      ZK_UNROLL for (int j = 1; j < n; ++j) t[j] = carry32::madc_lo_cc(a[j], bi, t[j], cf);
+      t[n] = carry32::addc(t[n], 0, cf);
+      t[1] = carry32::mad_hi_cc(a[0], bi, t[1], cf);
+      ZK_UNROLL for (int j = 1; j < n - 1; ++j) t[j + 1] = carry32::madc_hi_cc(a[j], bi, t[j + 1], cf);
+      t[n] = carry32::madc_hi(a[n - 1], bi, t[n], cf);
+      // T += m·p (the low word becomes 0), then T /= 2^32
+      const uint32_t m = t[0] * kInv32;
+      (void)carry32::mad_lo_cc(m, mod(0), t[0], cf);
+      ZK_UNROLL for (int j = 1; j < n; ++j) t[j] = carry32::madc_lo_cc(m, mod(j), t[j], cf);
+      t[n] = carry32::addc(t[n], 0, cf);
+      t[1] = carry32::mad_hi_cc(m, mod(0), t[1], cf);
+      ZK_UNROLL for (int j = 1; j < n - 1; ++j) t[j + 1] = carry32::madc_hi_cc(m, mod(j), t[j + 1], cf);
+      t[n] = carry32::madc_hi(m, mod(n - 1), t[n], cf);
+      ZK_UNROLL for (int j = 0; j < n; ++j) t[j] = t[j + 1];
+      t[n] = 0;
     }
     reduce_once(t, out);
   }
@@ -182,13 +182,10 @@ struct alignas(16) Fp32 {
   // out = t < p ? t : t - p for t < 2p. out may alias t.
   ZK_HD static void reduce_once(const uint32_t* t, uint32_t* out) {
     uint32_t diff[kWords];
-    uint32_t borrow = 0;
-    ZK_UNROLL for (int i = 0; i < kWords; ++i) {
-      const uint64_t d = static_cast<uint64_t>(t[i]) - mod(i) - borrow;
-      diff[i] = static_cast<uint32_t>(d);
-      borrow = static_cast<uint32_t>(d >> 63);
-    }
-    const uint32_t keep_t = 0u - borrow;  // all ones when t < p
+    uint32_t cf = 0;
+    diff[0] = carry32::sub_cc(t[0], mod(0), cf);
+    ZK_UNROLL for (int i = 1; i < kWords; ++i) diff[i] = carry32::subc_cc(t[i], mod(i), cf);
+    const uint32_t keep_t = carry32::subc(0, 0, cf);  // all ones when t < p
     ZK_UNROLL for (int i = 0; i < kWords; ++i) out[i] = (t[i] & keep_t) | (diff[i] & ~keep_t);
   }
 };

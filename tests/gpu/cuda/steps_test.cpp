@@ -59,6 +59,15 @@ void CheckFieldOps(uint64_t seed) {
   std::mt19937_64 rng(seed);
   auto random = [&] { return RandomFieldElement<HostF>(rng); };
   std::vector<HostF> values = {HostF::zero(), HostF::one(), HostF::one().neg(), HostF::from_uint(2)};
+  // The largest element (all words of p - 1: the longest carry chains) and
+  // small and top-heavy ones.
+  HostF largest;
+  for (int k = 0; k < HostF::kLimbs; ++k) largest.v[k] = HostF::Params::modulus(k);
+  largest.v[0] -= 1;
+  values.push_back(largest);
+  HostF top_word{};
+  top_word.v[HostF::kLimbs - 1] = HostF::Params::modulus(HostF::kLimbs - 1) - 1;
+  values.push_back(top_word);
   for (int i = 0; i < 200; ++i) values.push_back(random());
   for (size_t i = 0; i < values.size(); ++i) {
     const HostF& a = values[i];
@@ -73,7 +82,7 @@ void CheckFieldOps(uint64_t seed) {
     ASSERT_EQ(da.is_zero(), a.is_zero());
     // Raw (non-Montgomery) second operand, any 2k-word integer.
     uint64_t raw[HostF::kLimbs];
-    for (int k = 0; k < HostF::kLimbs; ++k) raw[k] = rng();
+    for (int k = 0; k < HostF::kLimbs; ++k) raw[k] = i % 5 == 0 ? ~uint64_t{0} : rng();  // all ones: every carry
     uint32_t raw32[2 * HostF::kLimbs];
     std::memcpy(raw32, raw, sizeof(raw));
     ASSERT_TRUE(BitCopy<HostF>(DevF::mont_mul_raw(da, raw32)) == HostF::mont_mul_raw(a, raw)) << "mul_raw " << i;
@@ -111,18 +120,21 @@ TEST(Fp32, Fp2MatchesHost) {
 
 // ---- MSM pipeline, emulated ------------------------------------------------------
 
-// Runs the kernels' steps in the order msm_device.cuh launches them.
+// Runs the kernels' steps in the order msm_device.cuh launches them. With
+// first_index > 0, the items are sorted for all scalars.size() / 32 scalars
+// and `bases` are the points of scalars first_index... (as the proof's C MSM
+// uses the witness's shared sort).
 template <class HostCfg>
 curve::Jacobian<HostCfg> EmulatedMsm(const std::vector<curve::Affine<HostCfg>>& bases, const std::vector<uint8_t>& scalars,
-                                     int force_c, msm::Plan* plan_out = nullptr) {
+                                     int force_c, msm::Plan* plan_out = nullptr, uint32_t first_index = 0) {
   using Cfg = DeviceCurve<HostCfg>;
   using DX = curve::Xyzz<Cfg>;
   using DA = curve::Affine<Cfg>;
-  const size_t n = bases.size();
+  const size_t n = scalars.size() / 32;
   const msm::Plan p = msm::MakePlan(n, force_c);
   if (plan_out) *plan_out = p;
-  std::vector<DA> dbases(n);
-  std::memcpy(static_cast<void*>(dbases.data()), bases.data(), n * sizeof(DA));
+  std::vector<DA> dbases(bases.size());
+  std::memcpy(static_cast<void*>(dbases.data()), bases.data(), bases.size() * sizeof(DA));
   std::vector<uint32_t> words(8 * n);
   std::memcpy(words.data(), scalars.data(), n * 32);
 
@@ -142,7 +154,7 @@ curve::Jacobian<HostCfg> EmulatedMsm(const std::vector<curve::Affine<HostCfg>>& 
   std::vector<DX> spill_values[2] = {std::vector<DX>(2 * p.threads0), std::vector<DX>(2 * p.threads0)};
   for (uint64_t t = 0; t < p.threads0; ++t) {
     msm::ReduceRunsStep(t, p.items, p.chunk0, sorted_keys.data(), p.sentinel,
-                        msm::AddSignedBase<Cfg>{dbases.data(), sorted_values.data()}, buckets.data(),
+                        msm::AddSignedBase<Cfg>{dbases.data(), sorted_values.data(), first_index}, buckets.data(),
                         spill_keys[0].data(), spill_values[0].data());
   }
   for (int level = 1; level <= p.later_levels; ++level) {
@@ -188,6 +200,19 @@ TEST(MsmSteps, MatchesCpuBls12_381G1AndBothG2) {
   CheckEmulatedMsm<curve::Bls12_381G1, ff::Bls12_381Fr>(200, 0, 30);
   CheckEmulatedMsm<curve::Bn254G2, ff::Bn254Fr>(64, 0, 31);
   CheckEmulatedMsm<curve::Bls12_381G2, ff::Bls12_381Fr>(40, 4, 32);
+}
+
+TEST(MsmSteps, SuffixOfSharedSortMatchesCpu) {
+  // The proof's C MSM: items sorted over all n scalars, points for the
+  // scalars from `skip` on; items below skip add nothing.
+  const size_t n = 300;
+  for (uint32_t skip : {1u, 2u, 7u}) {
+    const auto bases = testing::RandomPoints<curve::Bn254G1, ff::Bn254Fr>(n - skip, 50 + skip, Pool());
+    const auto scalars = testing::RandomScalars<ff::Bn254Fr>(n, 60 + skip);
+    const auto got = EmulatedMsm<curve::Bn254G1>(bases, scalars, 0, nullptr, skip);
+    const auto want = cpu::Msm<curve::Bn254G1>(bases.data(), scalars.data() + 32 * skip, 32, n - skip, Pool());
+    EXPECT_TRUE(curve::equal(got, want)) << "skip=" << skip;
+  }
 }
 
 TEST(MsmSteps, SkewedScalars) {
