@@ -211,6 +211,12 @@ void BenchMsm(const char* name, int min_log, int max_log, const Options& opt, zk
       msm.RunUploaded(n);
       times.push_back(Seconds(t0) * 1e3);
     }
+    zk::cuda::MsmPhaseMs phases;
+    float device_ms = 0;
+    msm.RunUploaded(n, &device_ms, &phases);
+    std::printf("    %s 2^%d phases (GPU ms): sort %.2f, accumulate %.2f, spills %.2f, slices %.2f, window sums %.2f"
+                " (device %.2f)\n",
+                name, log_n, phases.sort, phases.accumulate, phases.spills, phases.slices, phases.window_sums, device_ms);
     Row row{name, log_n, Median(times), -1, false, "-"};
     if (log_n <= opt.cpu_max_log) {
       double best = 1e300;

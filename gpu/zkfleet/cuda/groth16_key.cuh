@@ -72,6 +72,7 @@ class StreamAndEvents {
     for (auto& s : side_) ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), what + ": stream");
     for (auto& e : events_) ZK_CUDA_CHECK(cudaEventCreate(&e), what + ": events");
     for (auto& e : side_done_) ZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), what + ": events");
+    ZK_CUDA_CHECK(cudaEventCreateWithFlags(&witness_sorted_, cudaEventDisableTiming), what + ": events");
   }
   ~StreamAndEvents() {
     for (auto& e : events_) {
@@ -80,6 +81,7 @@ class StreamAndEvents {
     for (auto& e : side_done_) {
       if (e) cudaEventDestroy(e);
     }
+    if (witness_sorted_) cudaEventDestroy(witness_sorted_);
     for (auto& s : side_) {
       if (s) cudaStreamDestroy(s);
     }
@@ -91,6 +93,8 @@ class StreamAndEvents {
   cudaStream_t side(int i) const { return side_[i]; }
   cudaEvent_t event(int i) const { return events_[i]; }
   cudaEvent_t side_done(int i) const { return side_done_[i]; }
+  // The witness's MSM items are sorted (the witness MSMs share them).
+  cudaEvent_t witness_sorted() const { return witness_sorted_; }
   // Seconds between events i and j (after they completed).
   double Seconds(int i, int j, const std::string& phase) const {
     float ms = 0;
@@ -109,6 +113,7 @@ class StreamAndEvents {
   cudaStream_t side_[kSideStreams] = {};
   cudaEvent_t events_[kEvents] = {};
   cudaEvent_t side_done_[kSideStreams] = {};
+  cudaEvent_t witness_sorted_ = nullptr;
 };
 
 template <class C>
@@ -168,12 +173,16 @@ class CudaGroth16Key final : public engine::ProvingKey {
     witness_ = DeviceBuffer(nv * 32, what + " witness");
     abc_ = DeviceBuffer(3 * n * sizeof(Fr), what + " A/B/C vectors");
     tmp_ = DeviceBuffer(3 * n * sizeof(Fr), what + " NTT scratch and H scalars");
+    // A, B1, B2 and C all multiply by the witness (C by its suffix after the
+    // public signals, as snarkjs lays it out): its digits are sorted once, in
+    // A's workspace, and the four MSMs accumulate from those items.
     plan_vars_ = msm::MakePlan(nv);
-    plan_c_ = msm::MakePlan(std::max<size_t>(n_c_, 1));
+    share_c_ = n_c_ + info_.n_public + 1 == nv;
+    plan_c_ = share_c_ ? plan_vars_ : msm::MakePlan(std::max<size_t>(n_c_, 1));
     plan_h_ = msm::MakePlan(n);
-    const MsmNeeds needs[kSlots] = {MsmNeedsFor(plan_vars_, sizeof(X1)), MsmNeedsFor(plan_vars_, sizeof(X1)),
-                                    MsmNeedsFor(plan_vars_, sizeof(X2)), MsmNeedsFor(plan_c_, sizeof(X1)),
-                                    MsmNeedsFor(plan_h_, sizeof(X1))};
+    const MsmNeeds needs[kSlots] = {MsmNeedsFor(plan_vars_, sizeof(X1)), MsmNeedsFor(plan_vars_, sizeof(X1), false),
+                                    MsmNeedsFor(plan_vars_, sizeof(X2), false),
+                                    MsmNeedsFor(plan_c_, sizeof(X1), !share_c_), MsmNeedsFor(plan_h_, sizeof(X1))};
     workspace_bytes_ = 0;
     if (overlap_) {
       for (int slot = 0; slot < kSlots; ++slot) {
@@ -327,15 +336,25 @@ class CudaGroth16Key final : public engine::ProvingKey {
     uint32_t* h_scalars = tmp_.template as<uint32_t>();
 
     // The MSMs over the witness need only the witness: with overlap they
-    // start now on the side streams, next to A/B/C and the NTTs.
+    // start now on the side streams, next to A/B/C and the NTTs. The
+    // witness's items are sorted once on A's stream; the others wait for it.
     auto enqueue_witness_msms = [&](cudaStream_t sa, cudaStream_t sb1, cudaStream_t sb2, cudaStream_t sc) {
-      EnqueueMsm<G1>(sa, Workspace(kSlotA), plan_vars_, a_.template as<A1>(), w,
-                     reinterpret_cast<X1*>(SlotDevice(kSlotA)), "MSM A");
-      EnqueueMsm<G1>(sb1, Workspace(kSlotB1), plan_vars_, b1_.template as<A1>(), w,
-                     reinterpret_cast<X1*>(SlotDevice(kSlotB1)), "MSM B1");
-      EnqueueMsm<G2>(sb2, Workspace(kSlotB2), plan_vars_, b2_.template as<A2>(), w,
-                     reinterpret_cast<X2*>(SlotDevice(kSlotB2)), "MSM B2");
-      if (n_c_ > 0) {
+      const MsmWorkspace& sorted = Workspace(kSlotA);
+      EnqueueMsmSort(sa, sorted, plan_vars_, w, "MSM A/B/C (witness digits)");
+      ZK_CUDA_CHECK(cudaEventRecord(setup_.witness_sorted(), sa), "MSM fork");
+      for (cudaStream_t other : {sb1, sb2, sc}) {
+        if (other != sa) ZK_CUDA_CHECK(cudaStreamWaitEvent(other, setup_.witness_sorted(), 0), "MSM fork");
+      }
+      EnqueueMsmBuckets<G1>(sa, Workspace(kSlotA), sorted, plan_vars_, a_.template as<A1>(), 0,
+                            reinterpret_cast<X1*>(SlotDevice(kSlotA)), "MSM A");
+      EnqueueMsmBuckets<G1>(sb1, Workspace(kSlotB1), sorted, plan_vars_, b1_.template as<A1>(), 0,
+                            reinterpret_cast<X1*>(SlotDevice(kSlotB1)), "MSM B1");
+      EnqueueMsmBuckets<G2>(sb2, Workspace(kSlotB2), sorted, plan_vars_, b2_.template as<A2>(), 0,
+                            reinterpret_cast<X2*>(SlotDevice(kSlotB2)), "MSM B2");
+      if (n_c_ > 0 && share_c_) {
+        EnqueueMsmBuckets<G1>(sc, Workspace(kSlotC), sorted, plan_vars_, c_.template as<A1>(),
+                              static_cast<uint32_t>(skip), reinterpret_cast<X1*>(SlotDevice(kSlotC)), "MSM C");
+      } else if (n_c_ > 0) {
         EnqueueMsm<G1>(sc, Workspace(kSlotC), plan_c_, c_.template as<A1>(), w + 8 * skip,
                        reinterpret_cast<X1*>(SlotDevice(kSlotC)), "MSM C");
       }
@@ -439,6 +458,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
   A1 alpha1_, beta1_, delta1_;
   A2 beta2_, delta2_;
   uint64_t n_c_ = 0;
+  bool share_c_ = false;  // C's points are the witness after the public signals: C uses the shared sort
   DeviceBuffer a_, b1_, b2_, c_, h_;
   DeviceBuffer row_start_[2], row_coef_[2], row_signal_[2];
   size_t rows_bytes_ = 0;

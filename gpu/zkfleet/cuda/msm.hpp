@@ -22,6 +22,15 @@
 
 namespace zkfleet::cuda {
 
+// GPU time of an MSM's phases (msm_steps.hpp), in milliseconds.
+struct MsmPhaseMs {
+  float sort = 0;         // digits and radix sort
+  float accumulate = 0;   // level-0 bucket accumulation
+  float spills = 0;       // the spill levels
+  float slices = 0;       // bucket reduction into slices
+  float window_sums = 0;  // per-window tree
+};
+
 template <class HostCfg>
 class DeviceMsm {
  public:
@@ -37,9 +46,10 @@ class DeviceMsm {
 
   // For timing: UploadScalars once, then RunUploaded as often as needed;
   // *device_ms (if not null) receives the GPU time of the MSM (CUDA events),
-  // excluding the scalar upload and the host's window combination.
+  // excluding the scalar upload and the host's window combination, and
+  // *phases (if not null) its split by phase.
   void UploadScalars(const uint8_t* scalars, size_t count);
-  curve::Jacobian<HostCfg> RunUploaded(size_t count, float* device_ms = nullptr);
+  curve::Jacobian<HostCfg> RunUploaded(size_t count, float* device_ms = nullptr, MsmPhaseMs* phases = nullptr);
 
   size_t device_bytes() const;
 

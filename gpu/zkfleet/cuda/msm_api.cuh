@@ -20,10 +20,12 @@ struct DeviceMsm<HostCfg>::Impl {
   MsmWorkspace workspace;
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
+  MsmMarks marks;  // phase boundaries
 
   ~Impl() {
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
+    for (cudaEvent_t e : {start, stop, marks.sorted, marks.accumulated, marks.spills, marks.slices}) {
+      if (e) cudaEventDestroy(e);
+    }
     if (stream) cudaStreamDestroy(stream);
   }
 };
@@ -44,6 +46,9 @@ DeviceMsm<HostCfg>::DeviceMsm(const curve::Affine<HostCfg>* bases, size_t n, int
   ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "MSM setup");
   ZK_CUDA_CHECK(cudaEventCreate(&m.start), "MSM setup");
   ZK_CUDA_CHECK(cudaEventCreate(&m.stop), "MSM setup");
+  for (cudaEvent_t* e : {&m.marks.sorted, &m.marks.accumulated, &m.marks.spills, &m.marks.slices}) {
+    ZK_CUDA_CHECK(cudaEventCreate(e), "MSM setup");
+  }
   // Uploads go on the MSM's own stream: a plain cudaMemcpy from pageable
   // memory may return before its DMA lands, and the non-blocking stream does
   // not wait for the legacy stream.
@@ -74,7 +79,7 @@ void DeviceMsm<HostCfg>::UploadScalars(const uint8_t* scalars, size_t count) {
 }
 
 template <class HostCfg>
-curve::Jacobian<HostCfg> DeviceMsm<HostCfg>::RunUploaded(size_t count, float* device_ms) {
+curve::Jacobian<HostCfg> DeviceMsm<HostCfg>::RunUploaded(size_t count, float* device_ms, MsmPhaseMs* phases) {
   Impl& m = *impl_;
   if (count > m.n) throw Error(ErrorCode::kInvalidArgument, "DeviceMsm: more scalars than bases");
   if (device_ms) *device_ms = 0;
@@ -91,7 +96,7 @@ curve::Jacobian<HostCfg> DeviceMsm<HostCfg>::RunUploaded(size_t count, float* de
   auto* sums = m.window_sums.template as<curve::Xyzz<HostCfg>>();
   ZK_CUDA_CHECK(cudaEventRecord(m.start, m.stream), "MSM");
   EnqueueMsm<HostCfg>(m.stream, m.workspace, plan, m.bases.template as<curve::Affine<HostCfg>>(), m.scalars.template as<uint32_t>(), sums,
-                      "MSM");
+                      "MSM", &m.marks);
   ZK_CUDA_CHECK(cudaEventRecord(m.stop, m.stream), "MSM");
   std::vector<curve::Xyzz<HostCfg>> host(plan.windows);
   ZK_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums, plan.windows * sizeof(curve::Xyzz<HostCfg>), cudaMemcpyDeviceToHost,
@@ -99,6 +104,13 @@ curve::Jacobian<HostCfg> DeviceMsm<HostCfg>::RunUploaded(size_t count, float* de
                 "MSM result download");
   ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "MSM");
   if (device_ms) ZK_CUDA_CHECK(cudaEventElapsedTime(device_ms, m.start, m.stop), "MSM timing");
+  if (phases) {
+    ZK_CUDA_CHECK(cudaEventElapsedTime(&phases->sort, m.start, m.marks.sorted), "MSM timing");
+    ZK_CUDA_CHECK(cudaEventElapsedTime(&phases->accumulate, m.marks.sorted, m.marks.accumulated), "MSM timing");
+    ZK_CUDA_CHECK(cudaEventElapsedTime(&phases->spills, m.marks.accumulated, m.marks.spills), "MSM timing");
+    ZK_CUDA_CHECK(cudaEventElapsedTime(&phases->slices, m.marks.spills, m.marks.slices), "MSM timing");
+    ZK_CUDA_CHECK(cudaEventElapsedTime(&phases->window_sums, m.marks.slices, m.stop), "MSM timing");
+  }
   return msm::CombineWindows(host.data(), plan);
 }
 

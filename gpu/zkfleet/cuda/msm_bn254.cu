@@ -6,12 +6,12 @@
 
 namespace zkfleet::cuda {
 
-template void EnqueueMsm<curve::Bn254G1>(cudaStream_t, const MsmWorkspace&, const msm::Plan&,
-                                         const curve::Affine<curve::Bn254G1>*, const uint32_t*,
-                                         curve::Xyzz<curve::Bn254G1>*, const std::string&);
-template void EnqueueMsm<curve::Bn254G2>(cudaStream_t, const MsmWorkspace&, const msm::Plan&,
-                                         const curve::Affine<curve::Bn254G2>*, const uint32_t*,
-                                         curve::Xyzz<curve::Bn254G2>*, const std::string&);
+template void EnqueueMsmBuckets<curve::Bn254G1>(cudaStream_t, const MsmWorkspace&, const MsmWorkspace&, const msm::Plan&,
+                                              const curve::Affine<curve::Bn254G1>*, uint32_t, curve::Xyzz<curve::Bn254G1>*,
+                                              const std::string&, const MsmMarks*);
+template void EnqueueMsmBuckets<curve::Bn254G2>(cudaStream_t, const MsmWorkspace&, const MsmWorkspace&, const msm::Plan&,
+                                              const curve::Affine<curve::Bn254G2>*, uint32_t, curve::Xyzz<curve::Bn254G2>*,
+                                              const std::string&, const MsmMarks*);
 template class DeviceMsm<curve::Bn254G1>;
 template class DeviceMsm<curve::Bn254G2>;
 

@@ -1,9 +1,8 @@
-// Kernels of the GPU MSM and EnqueueMsm (see msm_device.hpp, msm_steps.hpp).
-// Included by one .cu per curve, which instantiates EnqueueMsm for its G1 and
-// G2, so that the two curves compile in parallel.
+// Kernels of the GPU MSM's bucket phase and EnqueueMsmBuckets (see
+// msm_device.hpp, msm_steps.hpp; digits and sort are in msm_workspace.cu).
+// Included by one .cu per curve, which instantiates EnqueueMsmBuckets for its
+// G1 and G2, so that the two curves compile in parallel.
 #pragma once
-
-#include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 
@@ -13,10 +12,6 @@
 #include "zkfleet/cuda/msm_steps.hpp"
 
 namespace zkfleet::cuda {
-
-// Defined in msm_workspace.cu (not curve-specific).
-void LaunchMsmDigits(cudaStream_t stream, const msm::Plan& plan, const uint32_t* scalars, uint32_t* keys,
-                     uint32_t* values, const std::string& phase);
 
 namespace msm_kernels {
 
@@ -35,12 +30,13 @@ __global__ void InitBuckets(curve::Xyzz<Cfg>* buckets, uint64_t count) {
 
 template <class Cfg>
 __global__ void AccumulateLevel0(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
-                                 const curve::Affine<Cfg>* bases, const uint32_t* values, curve::Xyzz<Cfg>* buckets,
-                                 uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
+                                 const curve::Affine<Cfg>* bases, const uint32_t* values, uint32_t first_index,
+                                 curve::Xyzz<Cfg>* buckets, uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values,
+                                 uint64_t threads) {
   const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
   if (t >= threads) return;
-  msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values}, buckets, spill_keys,
-                      spill_values);
+  msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values, first_index}, buckets,
+                      spill_keys, spill_values);
 }
 
 template <class Cfg>
@@ -76,9 +72,9 @@ __global__ void __launch_bounds__(msm::kReduceThreads)
 }  // namespace msm_kernels
 
 template <class HostCfg>
-void EnqueueMsm(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& plan,
-                const curve::Affine<HostCfg>* bases, const uint32_t* scalars, curve::Xyzz<HostCfg>* window_sums,
-                const std::string& phase) {
+void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWorkspace& sorted, const msm::Plan& plan,
+                       const curve::Affine<HostCfg>* bases, uint32_t first_index, curve::Xyzz<HostCfg>* window_sums,
+                       const std::string& phase, const MsmMarks* marks) {
   using namespace msm_kernels;
   using Cfg = DeviceCurve<HostCfg>;
   using Xyzz = curve::Xyzz<Cfg>;
@@ -86,22 +82,18 @@ void EnqueueMsm(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& pl
   auto* buckets = static_cast<Xyzz*>(ws.buckets);
   auto* spill0 = static_cast<Xyzz*>(ws.spill_values[0]);
   const auto* dev_bases = reinterpret_cast<const curve::Affine<Cfg>*>(bases);
+  auto mark = [&](cudaEvent_t event) {
+    if (event) ZK_CUDA_CHECK(cudaEventRecord(event, stream), phase + ": MSM phase mark");
+  };
 
   InitBuckets<Cfg><<<std::min<unsigned>(4096, Blocks(plan.sentinel, 256)), 256, 0, stream>>>(buckets, plan.sentinel);
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket init");
 
-  LaunchMsmDigits(stream, plan, scalars, ws.keys_in, ws.values_in, phase);
-
-  size_t temp_bytes = ws.sort_temp_bytes;
-  ZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(ws.sort_temp, temp_bytes, ws.keys_in, ws.keys_out, ws.values_in,
-                                                ws.values_out, static_cast<int64_t>(plan.items), 0, plan.key_bits,
-                                                stream),
-                phase + ": MSM sort by bucket");
-
   AccumulateLevel0<Cfg><<<Blocks(plan.threads0, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
-      plan.items, plan.chunk0, ws.keys_out, plan.sentinel, dev_bases, ws.values_out, buckets, ws.spill_keys[0], spill0,
-      plan.threads0);
+      plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out, first_index, buckets,
+      ws.spill_keys[0], spill0, plan.threads0);
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket accumulation");
+  if (marks) mark(marks->accumulated);
 
   for (int level = 1; level <= plan.later_levels; ++level) {
     const int in = (level - 1) % 2, out = level % 2;
@@ -112,11 +104,13 @@ void EnqueueMsm(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& pl
         buckets, ws.spill_keys[out], static_cast<Xyzz*>(ws.spill_values[out]), threads);
     ZK_CUDA_CHECK_LAUNCH(phase + ": MSM spill reduction");
   }
+  if (marks) mark(marks->spills);
 
   const uint64_t slice_threads = static_cast<uint64_t>(plan.windows) * plan.segments;
   BucketSlices<Cfg><<<Blocks(slice_threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
       plan, buckets, static_cast<Xyzz*>(ws.slices));
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket reduction");
+  if (marks) mark(marks->slices);
 
   WindowSums<Cfg><<<plan.windows, msm::kReduceThreads, 0, stream>>>(
       plan, static_cast<const Xyzz*>(ws.slices), static_cast<Xyzz*>(ws.partial), reinterpret_cast<Xyzz*>(window_sums));

@@ -38,7 +38,9 @@ struct MsmNeeds {
 };
 
 // Needs of `plan` with points whose XYZZ form has `xyzz_bytes` bytes.
-MsmNeeds MsmNeedsFor(const msm::Plan& plan, size_t xyzz_bytes);
+// `sorts` = false: the MSM takes its sorted items from another workspace
+// (EnqueueMsmBuckets), so no item or sort buffers.
+MsmNeeds MsmNeedsFor(const msm::Plan& plan, size_t xyzz_bytes, bool sorts = true);
 
 // The device buffers of MSMs run one after another.
 class MsmWorkspace {
@@ -63,15 +65,43 @@ class MsmWorkspace {
   DeviceBuffer block_;  // one allocation, carved into the pointers above
 };
 
-// Enqueues sum_i scalars[i]·bases[i] for i < plan.n on `stream`. `bases` and
-// `scalars` (8 words per scalar, canonical little-endian, < 2^255) are device
-// pointers; the plan.windows window sums land in device memory at
-// `window_sums` (host point types, same bytes as the device's); combine them
-// with msm::CombineWindows after copying them back. plan.n must be > 0.
-// Throws zkfleet::Error (naming `phase`) when a launch fails.
+// Events recorded between an MSM's phases, for benchmarks (any may be null).
+struct MsmMarks {
+  cudaEvent_t sorted = nullptr;       // after digits and sort
+  cudaEvent_t accumulated = nullptr;  // after level-0 bucket accumulation
+  cudaEvent_t spills = nullptr;       // after the spill levels
+  cudaEvent_t slices = nullptr;       // after the bucket slices (before the window sums)
+};
+
+// Steps 1-2 (msm_steps.hpp): recodes plan.n scalars (device pointer, 8 words
+// each, canonical little-endian, < 2^255) into digits and sorts them by
+// bucket, into ws.keys_out / ws.values_out. The sorted items depend only on
+// the scalars: MSMs of one scalar vector over several point sets share them
+// (EnqueueMsmBuckets). Throws zkfleet::Error (naming `phase`).
+void EnqueueMsmSort(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& plan, const uint32_t* scalars,
+                    const std::string& phase);
+
+// Steps 3-5 on `ws`'s buckets, from the items that EnqueueMsmSort left in
+// `sorted` (ws itself or another workspace, sorted with the same plan and
+// finished before this runs: same stream or an event). Item i uses point
+// bases[i - first_index]; items with i < first_index are skipped (an MSM
+// over a suffix of the scalars). The plan.windows window sums land in device
+// memory at `window_sums` (host point types, same bytes as the device's);
+// combine them with msm::CombineWindows after copying them back.
+template <class HostCfg>
+void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWorkspace& sorted, const msm::Plan& plan,
+                       const curve::Affine<HostCfg>* bases, uint32_t first_index, curve::Xyzz<HostCfg>* window_sums,
+                       const std::string& phase, const MsmMarks* marks = nullptr);
+
+// Both: sum_i scalars[i]·bases[i] for i < plan.n on `stream`. plan.n must be
+// > 0.
 template <class HostCfg>
 void EnqueueMsm(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& plan,
                 const curve::Affine<HostCfg>* bases, const uint32_t* scalars, curve::Xyzz<HostCfg>* window_sums,
-                const std::string& phase);
+                const std::string& phase, const MsmMarks* marks = nullptr) {
+  EnqueueMsmSort(stream, ws, plan, scalars, phase);
+  if (marks && marks->sorted) cudaEventRecord(marks->sorted, stream);
+  EnqueueMsmBuckets<HostCfg>(stream, ws, ws, plan, bases, 0, window_sums, phase, marks);
+}
 
 }  // namespace zkfleet::cuda

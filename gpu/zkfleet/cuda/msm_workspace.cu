@@ -1,4 +1,4 @@
-// MSM workspace sizing and the curve-independent digit kernel.
+// MSM workspace sizing and the curve-independent steps: digits and sort.
 #include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
 #include <cub/device/device_radix_sort.cuh>
 
@@ -30,10 +30,15 @@ size_t SortTempBytes(uint64_t items, int key_bits) {
 
 }  // namespace
 
-void LaunchMsmDigits(cudaStream_t stream, const msm::Plan& plan, const uint32_t* scalars, uint32_t* keys,
-                     uint32_t* values, const std::string& phase) {
-  MsmDigits<<<static_cast<unsigned>((plan.n + 255) / 256), 256, 0, stream>>>(plan, scalars, keys, values);
+void EnqueueMsmSort(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& plan, const uint32_t* scalars,
+                    const std::string& phase) {
+  MsmDigits<<<static_cast<unsigned>((plan.n + 255) / 256), 256, 0, stream>>>(plan, scalars, ws.keys_in, ws.values_in);
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM digits");
+  size_t temp_bytes = ws.sort_temp_bytes;
+  ZK_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(ws.sort_temp, temp_bytes, ws.keys_in, ws.keys_out, ws.values_in,
+                                                ws.values_out, static_cast<int64_t>(plan.items), 0, plan.key_bits,
+                                                stream),
+                phase + ": MSM sort by bucket");
 }
 
 void MsmNeeds::Include(const MsmNeeds& o) {
@@ -57,10 +62,12 @@ size_t MsmNeeds::Total() const {
          2 * AlignUp(spill_val_bytes) + AlignUp(slice_bytes) + AlignUp(partial_bytes);
 }
 
-MsmNeeds MsmNeedsFor(const msm::Plan& plan, size_t xyzz_bytes) {
+MsmNeeds MsmNeedsFor(const msm::Plan& plan, size_t xyzz_bytes, bool sorts) {
   MsmNeeds needs;
-  needs.item_bytes = plan.items * sizeof(uint32_t);
-  needs.sort_temp_bytes = SortTempBytes(plan.items, plan.key_bits);
+  if (sorts) {
+    needs.item_bytes = plan.items * sizeof(uint32_t);
+    needs.sort_temp_bytes = SortTempBytes(plan.items, plan.key_bits);
+  }
   needs.bucket_bytes = static_cast<size_t>(plan.sentinel) * xyzz_bytes;
   needs.spill_key_bytes = 2 * plan.threads0 * sizeof(uint32_t);
   needs.spill_val_bytes = 2 * plan.threads0 * xyzz_bytes;

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The proving engine on the GPU machine, one run: the CUDA tests, the MSM
+# benchmark with its phase split, and zkprove on a BN254 2^POWER circuit
+# (one-shot, key resident), from binaries packed on the development machine:
+#
+#   bench/gpu/pack_fleet_carry.sh                  -> .carry/gpu-fleet (zkprove, zkfleet-dev, libraries)
+#   bench/gpu/pack_engine_extra.sh                 -> .carry/gpu-extra (zkfleet_cuda_test, zkfleet_bench_gpu)
+#   run(command="bash bench/gpu/engine_profile.sh", carry=[".carry/gpu-fleet", ".carry/gpu-extra"])
+#
+# Everything goes, line-buffered, to $OUT/log.txt, so a run cut short still
+# returns what it printed. Environment:
+#   POWER [22]       circuit domain (zkfleet-dev gen-circuit --domain-power)
+#   MSM_MAX [24]     G1 MSM sizes 2^16..2^MSM_MAX (step 2); G2 up to G2_MAX [22]
+#   TESTS [1]        run zkfleet_cuda_test first
+#   BENCH [1]        run zkfleet_bench_gpu
+#   ONESHOT [3]      one-shot zkprove runs (--no-key-check), plus one with the key check
+#   REPEAT [10]      zkprove --repeat N, key resident
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/zkfleet-engine-out}
+mkdir -p "$OUT"
+LOG=$OUT/log.txt
+POWER=${POWER:-22}
+MSM_MAX=${MSM_MAX:-24}
+G2_MAX=${G2_MAX:-22}
+W=$(mktemp -d /tmp/zkfleet-engine.XXXX)
+say() { echo "[engine $(date +%T)] $*" | tee -a "$LOG"; }
+log() { stdbuf -oL -eL "$@" 2>&1 | tee -a "$LOG"; }
+untar() {  # untar ARCHIVE DIR: tar, or python3 where xz is missing
+  mkdir -p "$2"
+  if [[ "$1" == *.gz ]] || command -v xz >/dev/null; then tar xf "$1" -C "$2"
+  else python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$1" "$2"; fi
+}
+for a in .carry/gpu-fleet/bin.tar.xz .carry/gpu-fleet/lib.tar.xz .carry/gpu-extra/bin.tar.xz; do
+  part=$(basename "$a" .tar.xz)  # bin or lib
+  [[ -f "$a" ]] && untar "$a" "$W/carry/$part" || say "missing $a"
+done
+B=$W/carry/bin
+export LD_LIBRARY_PATH=$W/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export ZKFLEET_FIXTURES_DIR=$PWD/tests/fixtures
+log nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.used --format=csv
+say "commit $(cat .carry/gpu-fleet/MANIFEST 2>/dev/null | head -1)"
+status=0
+if [[ "${TESTS:-1}" == 1 ]]; then
+  say "zkfleet_cuda_test"
+  log timeout 300 "$B/zkfleet_cuda_test" || status=1
+fi
+if [[ "${BENCH:-1}" == 1 ]]; then
+  say "zkfleet_bench_gpu --msm-max-log $MSM_MAX --g2-max-log $G2_MAX"
+  log timeout 400 "$B/zkfleet_bench_gpu" --markdown "$OUT/bench.md" --msm-max-log "$MSM_MAX" --g2-max-log "$G2_MAX" \
+    --ntt-max-log 22 --cpu-max-log 16 --synthetic-log 0 || status=1
+fi
+FX=$W/fx
+say "fixture 2^$POWER"
+t=$EPOCHREALTIME
+log "$B/zkfleet-dev" gen-circuit --curve bn128 --domain-power "$POWER" --seed 7 --out "$FX" >/dev/null || { say "gen-circuit failed"; exit 1; }
+log "$B/zkfleet-dev" setup --insecure --seed 7 "$FX/circuit.r1cs" "$FX/circuit.zkey" >/dev/null || { say "setup failed"; exit 1; }
+say "fixture made in $(python3 -c "print(round($EPOCHREALTIME-$t,1))") s; zkey $(stat -c %s "$FX/circuit.zkey") bytes"
+WT=$(ls "$FX"/*.wtns | head -1)
+for i in $(seq 1 "${ONESHOT:-3}"); do
+  sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+  t=$EPOCHREALTIME
+  log "$B/zkprove" --backend cuda --timings --no-key-check "$FX/circuit.zkey" "$WT" "$W/proof.json" "$W/public.json" || status=1
+  say "one-shot $i (--no-key-check, page cache $( [[ -w /proc/sys/vm/drop_caches ]] && echo dropped || echo warm)): $(python3 -c "print(round($EPOCHREALTIME-$t,3))") s wall"
+done
+t=$EPOCHREALTIME
+log "$B/zkprove" --backend cuda --timings "$FX/circuit.zkey" "$WT" "$W/proof.json" "$W/public.json" || status=1
+say "one-shot with the key check: $(python3 -c "print(round($EPOCHREALTIME-$t,3))") s wall"
+log "$B/zkprove" export-vk "$FX/circuit.zkey" "$W/vk.json" && log "$B/zkverify" "$W/vk.json" "$W/public.json" "$W/proof.json" || status=1
+if [[ "${REPEAT:-10}" -gt 0 ]]; then
+  log "$B/zkprove" --backend cuda --timings --no-key-check --repeat "${REPEAT:-10}" "$FX/circuit.zkey" "$WT" "$W/proof.json" "$W/public.json" || status=1
+fi
+say "exit status $status"
+exit $status
