@@ -3,9 +3,9 @@
 # benchmark with its phase split, and zkprove on a BN254 2^POWER circuit
 # (one-shot, key resident), from binaries packed on the development machine:
 #
-#   bench/gpu/pack_fleet_carry.sh                  -> .carry/gpu-fleet (zkprove, zkfleet-dev, libraries)
-#   bench/gpu/pack_engine_extra.sh                 -> .carry/gpu-extra (zkfleet_cuda_test, zkfleet_bench_gpu)
-#   run(command="bash bench/gpu/engine_profile.sh", carry=[".carry/gpu-fleet", ".carry/gpu-extra"])
+#   bench/gpu/pack_engine_carry.sh      -> .carry/gpu-engine (zkprove, zkverify, zkfleet-dev,
+#                                          zkfleet_cuda_test, zkfleet_bench_gpu, libraries)
+#   run(command="bash bench/gpu/engine_profile.sh", carry=[".carry/gpu-engine"])
 #
 # Everything goes, line-buffered, to $OUT/log.txt, so a run cut short still
 # returns what it printed. Environment:
@@ -31,7 +31,7 @@ untar() {  # untar ARCHIVE DIR: tar, or python3 where xz is missing
   if [[ "$1" == *.gz ]] || command -v xz >/dev/null; then tar xf "$1" -C "$2"
   else python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$1" "$2"; fi
 }
-for a in .carry/gpu-fleet/bin.tar.xz .carry/gpu-fleet/lib.tar.xz .carry/gpu-extra/bin.tar.xz; do
+for a in .carry/gpu-engine/bin.tar.xz .carry/gpu-engine/lib.tar.xz; do
   part=$(basename "$a" .tar.xz)  # bin or lib
   [[ -f "$a" ]] && untar "$a" "$W/carry/$part" || say "missing $a"
 done
@@ -39,7 +39,7 @@ B=$W/carry/bin
 export LD_LIBRARY_PATH=$W/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ZKFLEET_FIXTURES_DIR=$PWD/tests/fixtures
 log nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.used --format=csv
-say "commit $(cat .carry/gpu-fleet/MANIFEST 2>/dev/null | head -1)"
+say "commit $(cat .carry/gpu-engine/COMMIT 2>/dev/null)"
 status=0
 if [[ "${TESTS:-1}" == 1 ]]; then
   say "zkfleet_cuda_test"
