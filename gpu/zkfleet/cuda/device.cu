@@ -130,6 +130,11 @@ void SetDevice(int device, const std::string& what) {
   ZK_CUDA_CHECK(cudaSetDevice(device), what);
 }
 
+void CreateContext(int device, const std::string& what) {
+  SetDevice(device, what);
+  ZK_CUDA_CHECK(cudaFree(nullptr), what + ": creating the CUDA context");
+}
+
 void InjectFaultForTesting(InjectedFault fault) { g_injected_fault.store(static_cast<int>(fault)); }
 
 InjectedFault TakeInjectedFault() {

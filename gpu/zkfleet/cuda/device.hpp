@@ -106,6 +106,10 @@ void PinnedFree(void* ptr, size_t bytes);
 // `what` when the ordinal is out of range or the device is unusable.
 void SetDevice(int device, const std::string& what);
 
+// Makes `device` current and creates its context now (the runtime would on
+// the first real call), loading the kernels if CUDA_MODULE_LOADING=EAGER.
+void CreateContext(int device, const std::string& what);
+
 // Fault injection for tests of the error path: the next proof on any CUDA
 // key performs one deliberately failing CUDA operation in the middle of its
 // device work, then clears the request. kOutOfMemory asks cudaMalloc for far

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -158,13 +159,30 @@ class CudaGroth16Key final : public engine::ProvingKey {
     const size_t n = info_.domain_size, nv = info_.n_vars;
     n_c_ = zkey.c().count;
 
-    // Points: one upload each, kept for the key's lifetime.
-    a_ = Upload(zkey.a(), sizeof(A1), what + " A points");
-    b1_ = Upload(zkey.b1(), sizeof(A1), what + " B1 points");
-    b2_ = Upload(zkey.b2(), sizeof(A2), what + " B2 points");
-    c_ = Upload(zkey.c(), sizeof(A1), what + " C points");
-    h_ = Upload(zkey.h(), sizeof(A1), what + " H points");
-    UploadRows(zkey);
+    // Points (kept for the key's lifetime) and rows go in from one thread
+    // each: the copies read, and page-fault in, their parts of the mapped
+    // file at once, and the rows are regrouped meanwhile.
+    {
+      const int device = device_;
+      std::vector<std::future<void>> jobs;
+      auto job = [&](auto body) {
+        jobs.push_back(std::async(std::launch::async, [device, what, body] {
+          SetDevice(device, what);
+          body();
+        }));
+      };
+      size_t row_bytes[2] = {0, 0};
+      job([&] { a_ = Upload(zkey.a(), sizeof(A1), what + " A points"); });
+      job([&] { b1_ = Upload(zkey.b1(), sizeof(A1), what + " B1 points"); });
+      job([&] { b2_ = Upload(zkey.b2(), sizeof(A2), what + " B2 points"); });
+      job([&] { c_ = Upload(zkey.c(), sizeof(A1), what + " C points"); });
+      job([&] { h_ = Upload(zkey.h(), sizeof(A1), what + " H points"); });
+      job([&] { row_bytes[0] = UploadRows(zkey, 0); });
+      job([&] { row_bytes[1] = UploadRows(zkey, 1); });
+      for (auto& j : jobs) j.wait();
+      for (auto& j : jobs) j.get();  // the first error, after every job ended
+      rows_bytes_ = row_bytes[0] + row_bytes[1];
+    }
     int log_n = 0;
     while ((size_t{1} << log_n) < n) ++log_n;
     domain_ = DeviceNttDomain<Fr>(log_n, what);
@@ -250,50 +268,62 @@ class CudaGroth16Key final : public engine::ProvingKey {
  private:
   static DeviceBuffer Upload(const io::PointArray& points, size_t point_bytes, const std::string& what) {
     DeviceBuffer buf(std::max<size_t>(points.count, 1) * point_bytes, what);
-    if (points.count) {
-      ZK_CUDA_CHECK(cudaMemcpy(buf.get(), points.data, points.count * point_bytes, cudaMemcpyHostToDevice),
-                    what + " upload");
-    }
+    CopyToDevice(buf.get(), points.data, points.count * point_bytes, what);
     return buf;
   }
 
-  // Regroups section 4's records by row (as the CPU prover) and uploads them.
-  void UploadRows(const io::ZkeyFile& zkey) {
+  // Host memory (pageable: the mapped file, vectors) to the device through
+  // two pinned chunks on the calling thread's own stream: the copy into one
+  // chunk overlaps the DMA of the other, and copies on several threads run
+  // at once (pageable cudaMemcpy would stage them one at a time).
+  static void CopyToDevice(void* dst, const void* src, size_t bytes, const std::string& what) {
+    if (bytes == 0) return;
+    constexpr size_t kChunk = size_t{8} << 20;
+    const size_t chunk = std::min(bytes, kChunk);
+    PinnedBuffer stage(2 * chunk, what + ": upload staging");
+    StreamAndEvents copy(what + ": upload");
+    const auto* from = static_cast<const uint8_t*>(src);
+    auto* to = static_cast<uint8_t*>(dst);
+    for (size_t off = 0, k = 0; off < bytes; off += chunk, ++k) {
+      const int slot = static_cast<int>(k % 2);
+      if (k >= 2) ZK_CUDA_CHECK(cudaEventSynchronize(copy.event(slot)), what + " upload");
+      const size_t len = std::min(chunk, bytes - off);
+      uint8_t* staged = stage.template as<uint8_t>() + slot * chunk;
+      std::memcpy(staged, from + off, len);
+      ZK_CUDA_CHECK(cudaMemcpyAsync(to + off, staged, len, cudaMemcpyHostToDevice, copy.stream()), what + " upload");
+      ZK_CUDA_CHECK(cudaEventRecord(copy.event(slot), copy.stream()), what + " upload");
+    }
+    ZK_CUDA_CHECK(cudaStreamSynchronize(copy.stream()), what + " upload");
+  }
+
+  // Regroups section 4's records of matrix m (0 = A, 1 = B) by row (as the
+  // CPU prover) and uploads them; returns the device bytes.
+  size_t UploadRows(const io::ZkeyFile& zkey, int m) {
     const size_t n = zkey.domain_size();
-    std::vector<uint32_t> start[2] = {std::vector<uint32_t>(n + 1, 0), std::vector<uint32_t>(n + 1, 0)};
+    std::vector<uint32_t> start(n + 1, 0);
     for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
       const io::CoeffRecord rec = zkey.coeff(i);
-      start[rec.matrix][rec.row + 1]++;
+      if (static_cast<int>(rec.matrix) == m) start[rec.row + 1]++;
     }
-    for (auto& s : start) {
-      for (size_t i = 0; i < n; ++i) s[i + 1] += s[i];
-    }
-    std::vector<Fr> coef[2] = {std::vector<Fr>(start[0][n]), std::vector<Fr>(start[1][n])};
-    std::vector<uint32_t> signal[2] = {std::vector<uint32_t>(start[0][n]), std::vector<uint32_t>(start[1][n])};
-    std::vector<uint32_t> fill[2] = {std::vector<uint32_t>(start[0].begin(), start[0].end() - 1),
-                                     std::vector<uint32_t>(start[1].begin(), start[1].end() - 1)};
+    for (size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+    std::vector<Fr> coef(start[n]);
+    std::vector<uint32_t> signal(start[n]);
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
     for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
       const io::CoeffRecord rec = zkey.coeff(i);
-      const uint32_t at = fill[rec.matrix][rec.row]++;
-      std::memcpy(static_cast<void*>(&coef[rec.matrix][at]), rec.value, 32);
-      signal[rec.matrix][at] = rec.signal;
+      if (static_cast<int>(rec.matrix) != m) continue;
+      const uint32_t at = fill[rec.row]++;
+      std::memcpy(static_cast<void*>(&coef[at]), rec.value, 32);
+      signal[at] = rec.signal;
     }
-    rows_bytes_ = 0;
-    for (int m = 0; m < 2; ++m) {
-      const std::string what = zkey.path() + (m == 0 ? " A rows" : " B rows");
-      row_start_[m] = DeviceBuffer(start[m].size() * sizeof(uint32_t), what);
-      row_coef_[m] = DeviceBuffer(std::max<size_t>(coef[m].size(), 1) * sizeof(Fr), what);
-      row_signal_[m] = DeviceBuffer(std::max<size_t>(signal[m].size(), 1) * sizeof(uint32_t), what);
-      ZK_CUDA_CHECK(cudaMemcpy(row_start_[m].get(), start[m].data(), start[m].size() * sizeof(uint32_t),
-                               cudaMemcpyHostToDevice), what + " upload");
-      if (!coef[m].empty()) {
-        ZK_CUDA_CHECK(cudaMemcpy(row_coef_[m].get(), coef[m].data(), coef[m].size() * sizeof(Fr), cudaMemcpyHostToDevice),
-                      what + " upload");
-        ZK_CUDA_CHECK(cudaMemcpy(row_signal_[m].get(), signal[m].data(), signal[m].size() * sizeof(uint32_t),
-                                 cudaMemcpyHostToDevice), what + " upload");
-      }
-      rows_bytes_ += row_start_[m].bytes() + row_coef_[m].bytes() + row_signal_[m].bytes();
-    }
+    const std::string what = zkey.path() + (m == 0 ? " A rows" : " B rows");
+    row_start_[m] = DeviceBuffer(start.size() * sizeof(uint32_t), what);
+    row_coef_[m] = DeviceBuffer(std::max<size_t>(coef.size(), 1) * sizeof(Fr), what);
+    row_signal_[m] = DeviceBuffer(std::max<size_t>(signal.size(), 1) * sizeof(uint32_t), what);
+    CopyToDevice(row_start_[m].get(), start.data(), start.size() * sizeof(uint32_t), what);
+    CopyToDevice(row_coef_[m].get(), coef.data(), coef.size() * sizeof(Fr), what);
+    CopyToDevice(row_signal_[m].get(), signal.data(), signal.size() * sizeof(uint32_t), what);
+    return row_start_[m].bytes() + row_coef_[m].bytes() + row_signal_[m].bytes();
   }
 
   DeviceRows<DFr> Rows(int m) const {

@@ -14,4 +14,16 @@ bool CudaAvailable() {
 #endif
 }
 
+void PrepareCuda(int device) {
+#ifdef ZKFLEET_HAVE_CUDA
+  try {
+    if (device >= 0 && device < cuda::DeviceCount()) cuda::CreateContext(device, "preparing the CUDA device");
+  } catch (const std::exception&) {
+    // The load that follows reports the same failure, with its context.
+  }
+#else
+  (void)device;
+#endif
+}
+
 }  // namespace zkfleet::engine

@@ -86,10 +86,18 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
   if (backend == Backend::kAuto) backend = CudaAvailable() ? Backend::kCuda : Backend::kCpu;
   (void)FaultsLeft();  // a malformed ZKFLEET_FAULT_INJECT fails the load, not a proof
 
+  LoadTimings timings;
+  const auto t_start = std::chrono::steady_clock::now();
   io::ZkeyFile zkey = io::ZkeyFile::Open(zkey_path);
-  if (options.validate_key) ValidateZkeyPoints(zkey, options.threads);
+  timings.open_s = SecondsSince(t_start);
+  if (options.validate_key) {
+    const auto t_check = std::chrono::steady_clock::now();
+    ValidateZkeyPoints(zkey, options.threads);
+    timings.key_check_s = SecondsSince(t_check);
+  }
   auto verifier = std::make_shared<const groth16::PreparedVerifier>(groth16::VerificationKeyFromZkey(zkey));
 
+  const auto t_backend = std::chrono::steady_clock::now();
   std::unique_ptr<ProvingKey> key;
   if (backend == Backend::kCpu) {
     key = cpu::LoadCpuProvingKey(zkey, options);
@@ -104,6 +112,9 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
                                              " but this build has no CUDA backend (configure with -DZKFLEET_CUDA=ON)");
 #endif
   }
+  timings.backend_s = SecondsSince(t_backend);
+  timings.total_s = SecondsSince(t_start);
+  key->load_timings_ = timings;
   key->options_ = options;
   key->options_.backend = backend;
   key->circuit_name_ = std::filesystem::path(zkey_path).stem().string();

@@ -136,6 +136,9 @@ class ProvingKey {
   // The key's verification key (what `zkprove export-vk` writes).
   const groth16::VerificationKey& verification_key() const;
 
+  // How long Load() took, by step.
+  const LoadTimings& load_timings() const { return load_timings_; }
+
  protected:
   ProvingKey() = default;
   // The backend's proof, unchecked. `inject_fault`: corrupt pi_a's MSM
@@ -148,6 +151,7 @@ class ProvingKey {
   const ProvingKey& Reference() const;
 
   EngineOptions options_;
+  LoadTimings load_timings_;
   std::string circuit_name_;  // the .zkey's file stem, in error messages
   std::shared_ptr<const groth16::PreparedVerifier> verifier_;
   mutable std::mutex reference_mutex_;

@@ -23,6 +23,21 @@ Backend ParseBackend(std::string_view name);       // throws Error on unknown na
 // True when this build has the CUDA backend and a usable GPU is present.
 bool CudaAvailable();
 
+// Creates CUDA device `device`'s context now, if this build has CUDA and the
+// device exists: a one-shot program calls it on a thread of its own at start,
+// so that the context (and, with CUDA_MODULE_LOADING=EAGER, the kernels) is
+// ready by the time the key is loaded. Errors are ignored here: the key's
+// load reports them.
+void PrepareCuda(int device);
+
+// Seconds ProvingKey::Load spent, by step.
+struct LoadTimings {
+  double open_s = 0;       // map the .zkey, check its structure and coefficient records
+  double key_check_s = 0;  // the point checks (0 with EngineOptions::validate_key off)
+  double backend_s = 0;    // the backend's copy: rows regrouped, points and scratch in (device) memory
+  double total_s = 0;
+};
+
 struct CircuitInfo {
   Curve curve = Curve::kBn254;
   uint32_t n_vars = 0;        // witness length, including the constant 1
