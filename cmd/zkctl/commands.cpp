@@ -384,12 +384,12 @@ int Cancel(Context& context, uint64_t job_seq) {
   proto::CancelReply reply;
   if (auto s = context.client->Cancel(job_seq, &reply); !s.ok()) return Fail(s);
   if (context.json) {
-    std::cout << json{{"job_seq", job_seq}, {"cancelled", reply.cancelled()}, {"state", JobStateName(reply.state)}}.dump(2)
+    std::cout << json{{"job_seq", job_seq}, {"cancelled", reply.cancelled()}, {"state", JobStateName(reply.state())}}.dump(2)
               << '\n';
   } else if (reply.cancelled()) {
     std::cout << "job " << job_seq << " cancelled\n";
   } else {
-    std::cout << "job " << job_seq << " had already ended (" << JobStateName(reply.state) << "); nothing to cancel\n";
+    std::cout << "job " << job_seq << " had already ended (" << JobStateName(reply.state()) << "); nothing to cancel\n";
   }
   return kExitOk;
 }
