@@ -125,6 +125,24 @@ class Fleet:
             time.sleep(0.02)
         self.broker_key = key
 
+    def wait_started(self, job_seq: int, timeout: float = 30) -> None:
+        """Waits until the broker's journal holds a started attempt of the
+        job's partition 0 (read with `zkctl journal`, read-only). Before that,
+        killing the broker races the worker's STARTED: a lease the restarted
+        broker did not know was started is redelivered, the worker ignores the
+        duplicate and its result under the old lease is dropped as stale."""
+        import json
+        deadline = time.monotonic() + scaled(timeout)
+        while time.monotonic() < deadline:
+            run = subprocess.run([binary("zkctl"), "--json", "journal", "--data-dir", str(self.dir / "broker-data"),
+                                  "--job", str(job_seq)], capture_output=True, text=True)
+            if run.returncode == 0:
+                items = json.loads(run.stdout).get("items", [])
+                if items and items[0]["attempts"] >= 1 and items[0]["state"] == "STARTED":
+                    return
+            time.sleep(0.05)
+        pytest.fail(f"job {job_seq} not STARTED in the journal")
+
     def kill_broker(self) -> None:
         proc = self.processes[self.broker_key]
         proc.send_signal(signal.SIGKILL)

@@ -138,7 +138,8 @@ def test_broker_restarted_mid_wait(own_fleet, witness):
     own_fleet.wait_ready("sleeper")
     with own_fleet.client() as client:
         job = client.submit("slow", [witness])
-        own_fleet.kill_broker()  # SIGKILL: the job is in its journal, the result not yet
+        own_fleet.wait_started(job.job_seq)
+        own_fleet.kill_broker()  # SIGKILL mid-proof: the job is in its journal, the result not yet
         own_fleet.start_broker()
         result = job.result(timeout=scaled(120))
         assert result.state == "SUCCEEDED" and result.job_seq == job.job_seq
