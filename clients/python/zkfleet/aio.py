@@ -246,6 +246,7 @@ class AsyncClient:
         for future in list(self._pending.values()) + list(self._results.values()):
             if not future.done():
                 future.set_exception(ZkfleetError("client closed"))
+                future.exception()  # marks it retrieved: nobody may be waiting for it
         self._socket.disable_monitor()
         self._monitor.close(linger=0)
         self._socket.close(linger=0)
