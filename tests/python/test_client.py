@@ -162,3 +162,15 @@ def test_busy_is_retried_with_backoff_until_the_busy_timeout(own_fleet, witness)
         assert second.job_seq > first.job_seq
         assert first.result(timeout=scaled(60)).succeeded and second.result(timeout=scaled(60)).succeeded
         assert patient.status().submits_busy >= 2
+
+
+def test_one_blocking_client_shared_by_threads(fleet, witness):
+    from concurrent.futures import ThreadPoolExecutor
+    with fleet.client() as client:
+        def one(i):
+            job = client.submit("fast", [witness], request_id=f"thread-{uuid.uuid4().hex}-{i}")
+            return job.job_seq, job.result(timeout=scaled(60)).job_seq
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            pairs = list(pool.map(one, range(40)))
+    assert all(submitted == finished for submitted, finished in pairs)
+    assert len({seq for seq, _ in pairs}) == 40
