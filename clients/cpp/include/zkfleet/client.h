@@ -68,7 +68,8 @@ enum class Code {
   kUnknownJob,       // never submitted, or its result passed the broker's retention
   kJobFailed,        // the job ended but not SUCCEEDED (failed, dead-lettered, cancelled, expired)
   kTimeout,          // no reply (or no result) in time; is the broker running there?
-  kAuth,             // refused at the CURVE handshake, or FORBIDDEN by the key's role
+  kAuth,             // FORBIDDEN by the key's role, or refused at the CURVE handshake (the key is in
+                     // no allow-list: reported when the reply timeout ends, the message says so)
   kBadRequest,       // the broker could not accept the request (e.g. no witnesses, bad field)
   kRequestIdReused,  // this client used the request id before with another payload
   kForeignJob,       // another client's job
