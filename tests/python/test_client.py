@@ -174,3 +174,11 @@ def test_one_blocking_client_shared_by_threads(fleet, witness):
             pairs = list(pool.map(one, range(40)))
     assert all(submitted == finished for submitted, finished in pairs)
     assert len({seq for seq, _ in pairs}) == 40
+
+
+def test_deadline_expires_a_job_not_proved_in_time(fleet, witness):
+    with fleet.client() as client:
+        job = client.submit("slow", [witness], deadline=0.5)  # each "slow" proof takes 3 s
+        with pytest.raises(zkfleet.JobFailed) as failed:
+            job.result(timeout=scaled(30))
+        assert failed.value.state == "EXPIRED"
