@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 
 import pytest
@@ -72,6 +73,15 @@ def test_request_ids_make_submits_idempotent(fleet, witness):
         first = client.submit("fast", [witness], request_id=request_id)
         second = client.submit("fast", [witness], request_id=request_id)
         assert second.job_seq == first.job_seq and second.duplicate and not first.duplicate
+        # The broker sends the result to each submit of the request: this
+        # connection hands it out once and drops the copy.
+        assert first.result(timeout=scaled(30)).succeeded
+        deadline = time.monotonic() + scaled(30)
+        while client._async.duplicate_results_dropped < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert client._async.duplicate_results_dropped == 1
+        with pytest.raises(zkfleet.Timeout):
+            second.result(timeout=0.3)  # already handed out
         with pytest.raises(zkfleet.RequestIdReused):
             client.submit("fast", [witness + b"x"], request_id=request_id)
 
