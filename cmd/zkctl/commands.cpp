@@ -8,16 +8,13 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <random>
 #include <sstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "table.hpp"
 #include "zkfleet/broker/journal.hpp"
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/fleet/names.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
@@ -26,7 +23,6 @@ namespace {
 
 using zkfleet::Error;
 using zkfleet::ErrorCode;
-using zkfleet::fleet::BrokerError;
 using zkfleet::fleet::IsTerminal;
 using zkfleet::fleet::JobStateName;
 using zkfleet::fleet::PriorityName;
@@ -34,27 +30,10 @@ using zkfleet::fleet::WorkerStateName;
 namespace proto = zkfleet::proto;
 using json = nlohmann::json;
 
-// The witness file mapped into a frame (sent without a copy).
-zmq::message_t WitnessFrame(const std::string& path) {
-  std::error_code error;
-  const auto size = std::filesystem::file_size(path, error);
-  std::optional<zmq::message_t> frame;
-  if (!error) frame = zkfleet::fleet::FrameFromFile(path, size);
-  if (!frame) throw Error(ErrorCode::kNotFound, "cannot open witness file " + path);
-  return std::move(*frame);
-}
-
 void WriteFile(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out) throw Error(ErrorCode::kIo, "cannot write " + path.string());
-}
-
-std::string RandomRequestId() {
-  std::random_device device;
-  std::ostringstream id;
-  id << "zkctl-" << std::hex << device() << device() << device();
-  return id.str();
 }
 
 // "no limit" is a very long timeout.
@@ -224,50 +203,18 @@ std::string BusyMessage(const std::string& what) {
   return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
 }
 
+// A refusal or a failure of the client: one line on stderr, exit 1.
+int Fail(const zkfleet::client::Status& status) {
+  std::cerr << "zkctl: " << status.message() << '\n';
+  return kExitError;
+}
+
+}  // namespace
+
 void ReportBusy(const std::string& what, double wait_s) {
   std::cerr << "zkctl: broker busy (" << BusyMessage(what) << "); retrying in " << FormatSeconds(wait_s, 1) << " s"
             << std::endl;
 }
-
-// Thrown when BUSY refusals outlast --busy-timeout; the broker's last words.
-struct BusyGaveUp {
-  std::string message;
-};
-
-// BrokerClient::Submit retries BUSY itself, but only within its timeout, which
-// is also how long it waits for a reply at all. Here each Submit() gets the
-// reply timeout (a dead broker is still reported after --timeout), the busy
-// observer ends the retries once the next wait would pass `busy_timeout_s`,
-// and a Submit() that gave up on BUSY at its own timeout is called again.
-proto::SubmitReply SubmitRetryingBusy(Context& context, const proto::SubmitRequest& request,
-                                      zkfleet::fleet::Frames& witnesses, double busy_timeout_s) {
-  using Clock = std::chrono::steady_clock;
-  const auto give_up =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(busy_timeout_s));
-  auto before_wait = [give_up](const std::string& what, double wait_s) {
-    if (Clock::now() + std::chrono::duration<double>(wait_s) >= give_up) throw BusyGaveUp{BusyMessage(what)};
-    ReportBusy(what, wait_s);
-  };
-  context.client->set_busy_observer(before_wait);
-  std::mt19937 jitter(std::random_device{}());
-  double backoff_s = 0;
-  for (;;) {
-    try {
-      zkfleet::fleet::Frames shared;  // the witnesses stay for a retry
-      for (zmq::message_t& witness : witnesses) shared.push_back(zkfleet::fleet::ShareFrame(witness));
-      return context.client->Submit(request, std::move(shared), context.reply_timeout);
-    } catch (const BrokerError& e) {
-      if (e.kind() != proto::ERROR_KIND_BUSY) throw;
-      // Submit() stopped retrying at its own timeout: wait as it would have.
-      backoff_s = std::min(30.0, std::max(e.retry_after_ms() / 1000.0, std::max(backoff_s * 2, 0.1)));
-      double wait_s = backoff_s * std::uniform_real_distribution<double>(0.75, 1.25)(jitter);
-      before_wait(e.what(), wait_s);
-      std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
-    }
-  }
-}
-
-}  // namespace
 
 int Submit(Context& context, const SubmitArgs& args) {
   auto priority = zkfleet::fleet::ParsePriority(args.priority);
@@ -275,80 +222,87 @@ int Submit(Context& context, const SubmitArgs& args) {
     std::cerr << "zkctl: --priority " << args.priority << ": expected low, normal, high or critical\n";
     return kExitError;
   }
-  proto::SubmitRequest request;
-  request.set_request_id(args.request_id.empty() ? RandomRequestId() : args.request_id);
-  request.set_circuit_id(args.circuit);
-  request.set_priority(*priority);
+  zkfleet::client::SubmitOptions options;
+  options.circuit = args.circuit;
+  options.priority = *priority;
+  options.request_id = args.request_id;  // empty: the client makes a random one
   // Each witness file is mapped and sent as its own frame: no copy here.
-  zkfleet::fleet::Frames witnesses;
-  for (const auto& path : args.witness_files) witnesses.push_back(WitnessFrame(path));
-  if (args.deadline_s > 0) request.set_deadline_unix_s(UnixNow() + args.deadline_s);
+  std::vector<zkfleet::client::Witness> witnesses;
+  for (const auto& path : args.witness_files) witnesses.push_back(zkfleet::client::Witness::FromFile(path));
+  if (args.deadline_s > 0) options.deadline_unix_s = UnixNow() + args.deadline_s;
 
-  proto::SubmitReply reply;
-  try {
-    reply = SubmitRetryingBusy(context, request, witnesses, args.busy_timeout_s);
-  } catch (const BusyGaveUp& busy) {
+  // BUSY refusals are retried by the client (its on_busy prints why) until
+  // the --busy-timeout it was opened with.
+  zkfleet::client::Job reply;
+  const zkfleet::client::Status submitted = context.client->Submit(options, std::move(witnesses), &reply);
+  if (submitted.code() == zkfleet::client::Code::kBusy) {
     std::cerr << "zkctl: broker still busy after " << FormatSeconds(args.busy_timeout_s, 1)
-              << " s (--busy-timeout); nothing was queued: " << busy.message << '\n';
+              << " s (--busy-timeout); nothing was queued: " << BusyMessage(submitted.message()) << '\n';
     return kExitError;
   }
+  if (!submitted.ok()) return Fail(submitted);
   bool wait = args.wait || !args.out_dir.empty();
-  if (reply.result_expired()) {
+  if (reply.result_expired) {
     // It ran, but its proofs can no longer be returned: nothing to wait for.
     if (context.json) {
-      std::cout << json{{"job_seq", reply.job_seq()},
-                        {"request_id", request.request_id()},
-                        {"duplicate", reply.duplicate()},
-                        {"state", JobStateName(reply.state())},
+      std::cout << json{{"job_seq", reply.job_seq},
+                        {"request_id", reply.request_id},
+                        {"duplicate", reply.duplicate},
+                        {"state", JobStateName(reply.state)},
                         {"result_expired", true}}
                        .dump(2)
                 << '\n';
     } else {
-      std::cout << "request " << request.request_id() << " was job " << reply.job_seq() << " ("
-                << JobStateName(reply.state()) << "); its result passed the broker's retention\n";
+      std::cout << "request " << reply.request_id << " was job " << reply.job_seq << " ("
+                << JobStateName(reply.state) << "); its result passed the broker's retention\n";
     }
     return kExitOk;
   }
   if (!wait) {
     if (context.json) {
-      std::cout << json{{"job_seq", reply.job_seq()},
-                        {"request_id", request.request_id()},
-                        {"duplicate", reply.duplicate()},
-                        {"state", JobStateName(reply.state())},
+      std::cout << json{{"job_seq", reply.job_seq},
+                        {"request_id", reply.request_id},
+                        {"duplicate", reply.duplicate},
+                        {"state", JobStateName(reply.state)},
                         {"result_expired", false}}
                        .dump(2)
                 << '\n';
-    } else if (reply.duplicate()) {
-      std::cout << "request " << request.request_id() << " was already submitted as job " << reply.job_seq()
-                << " (" << JobStateName(reply.state()) << "); nothing new was queued\n";
+    } else if (reply.duplicate) {
+      std::cout << "request " << reply.request_id << " was already submitted as job " << reply.job_seq
+                << " (" << JobStateName(reply.state) << "); nothing new was queued\n";
     } else {
-      std::cout << "job " << reply.job_seq() << " submitted (request " << request.request_id() << ", priority "
+      std::cout << "job " << reply.job_seq << " submitted (request " << reply.request_id << ", priority "
                 << PriorityName(*priority) << ", " << args.witness_files.size() << " partition"
                 << (args.witness_files.size() == 1 ? "" : "s") << ")\n";
     }
     return kExitOk;
   }
   if (!context.json) {
-    std::cerr << "job " << reply.job_seq() << (reply.duplicate() ? " (existing request)" : " submitted")
+    std::cerr << "job " << reply.job_seq << (reply.duplicate ? " (existing request)" : " submitted")
               << ", waiting for the result\n";
   }
   // The broker pushes the result to this connection when the job ends.
-  for (;;) {
-    auto result = context.client->NextJobResult(ResultTimeout(context));
-    if (!result) {
-      std::cerr << "zkctl: no result for job " << reply.job_seq() << " within the --wait-timeout\n";
-      return kExitError;
-    }
-    if (result->job_seq() == reply.job_seq()) return ReportResult(context, *result, args.out_dir);
+  proto::JobResult result;
+  const zkfleet::client::Status ended = context.client->WaitResult(reply.job_seq, ResultTimeout(context), &result);
+  if (ended.code() == zkfleet::client::Code::kTimeout) {
+    std::cerr << "zkctl: no result for job " << reply.job_seq << " within the --wait-timeout\n";
+    return kExitError;
   }
+  // kJobFailed comes with the result, which ReportResult prints (exit 3).
+  if (!ended.ok() && ended.code() != zkfleet::client::Code::kJobFailed) return Fail(ended);
+  return ReportResult(context, result, args.out_dir);
 }
 
 int Await(Context& context, uint64_t job_seq, const std::string& out_dir) {
-  return ReportResult(context, context.client->Await(job_seq, ResultTimeout(context)), out_dir);
+  proto::JobResult result;
+  const zkfleet::client::Status ended = context.client->Await(job_seq, ResultTimeout(context), &result);
+  if (!ended.ok() && ended.code() != zkfleet::client::Code::kJobFailed) return Fail(ended);
+  return ReportResult(context, result, out_dir);
 }
 
 int Status(Context& context) {
-  proto::StatusReply status = context.client->Status(context.reply_timeout);
+  proto::StatusReply status;
+  if (auto s = context.client->GetStatus(&status); !s.ok()) return Fail(s);
   if (context.json) {
     json queues = json::array();
     for (const auto& q : status.queues()) {
@@ -414,7 +368,8 @@ int Status(Context& context) {
 }
 
 int Workers(Context& context) {
-  proto::StatusReply status = context.client->Status(context.reply_timeout);
+  proto::StatusReply status;
+  if (auto s = context.client->GetStatus(&status); !s.ok()) return Fail(s);
   if (context.json) {
     json workers = json::array();
     for (const auto& w : status.workers()) workers.push_back(WorkerJson(w));
@@ -426,7 +381,8 @@ int Workers(Context& context) {
 }
 
 int Cancel(Context& context, uint64_t job_seq) {
-  proto::CancelReply reply = context.client->Cancel(job_seq, context.reply_timeout);
+  proto::CancelReply reply;
+  if (auto s = context.client->Cancel(job_seq, &reply); !s.ok()) return Fail(s);
   if (context.json) {
     std::cout << json{{"job_seq", job_seq}, {"cancelled", reply.cancelled()}, {"state", JobStateName(reply.state())}}.dump(2)
               << '\n';
@@ -440,7 +396,8 @@ int Cancel(Context& context, uint64_t job_seq) {
 
 int Drain(Context& context, const std::string& worker_id, bool wait) {
   auto timeout = wait ? ResultTimeout(context) : context.reply_timeout;
-  proto::DrainWorkerReply reply = context.client->Drain(worker_id, wait, timeout);
+  proto::DrainWorkerReply reply;
+  if (auto s = context.client->Drain(worker_id, wait, timeout, &reply); !s.ok()) return Fail(s);
   if (context.json) {
     json phases = json::array();
     for (const auto& p : reply.phases()) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "zkfleet/fleet/client.hpp"
+#include "zkfleet/client.h"
 
 namespace zkctl {
 
@@ -17,10 +17,12 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitJobNotSucceeded = 3;
 
+// zkctl talks to the broker only through the public client (zkfleet/client.h);
+// its Options carry the reply timeout, the --busy-timeout and the BUSY message.
 struct Context {
-  zkfleet::fleet::BrokerClient* client = nullptr;
+  zkfleet::client::Client* client = nullptr;
   bool json = false;
-  std::chrono::milliseconds reply_timeout{10000};   // for request/reply
+  std::chrono::milliseconds reply_timeout{10000};   // for request/reply (also in the client's Options)
   std::chrono::milliseconds result_timeout{0};      // waiting for a job; 0 = no limit
 };
 
@@ -32,6 +34,7 @@ struct SubmitArgs {
   double deadline_s = 0;   // from now; 0 = none
   // How long BUSY refusals are retried (with the broker's back-off) before
   // zkctl gives up; each attempt still waits at most the reply timeout.
+  // main() hands it to the client (Options::busy_timeout); here for the message.
   double busy_timeout_s = 300;
   bool wait = false;
   std::string out_dir;     // implies wait
@@ -45,6 +48,8 @@ struct JournalArgs {
   bool json = false;
 };
 
+// "zkctl: broker busy (...); retrying in N s" on stderr: the client's on_busy.
+void ReportBusy(const std::string& what, double wait_s);
 int Submit(Context& context, const SubmitArgs& args);
 int Await(Context& context, uint64_t job_seq, const std::string& out_dir);
 int Status(Context& context);

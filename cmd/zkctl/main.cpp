@@ -134,14 +134,26 @@ int main(int argc, char** argv) {
       return zkctl::JournalInspect(journal_args);
     }
     if (keygen->parsed()) return zkctl::Keygen(keygen_out, json);
-    zmq::context_t context(1);
-    auto security = zkfleet::fleet::ClientSecurity::Load(insecure_plaintext, curve_secret_key, broker_public_key);
+    zkfleet::client::Options options;
+    options.endpoint = endpoint;
+    options.insecure_plaintext = insecure_plaintext;
+    options.curve_secret_key_file = curve_secret_key;
+    options.broker_public_key_file = broker_public_key;
+    options.client_id = client_id;
+    options.reply_timeout = Millis(timeout_s);
+    options.busy_timeout = Millis(submit_args.busy_timeout_s);
+    options.request_id_prefix = "zkctl-";
+    options.on_busy = zkctl::ReportBusy;
+    std::unique_ptr<zkfleet::client::Client> client;
+    if (auto status = zkfleet::client::Client::Open(options, &client); !status.ok()) {
+      std::cerr << "zkctl: " << status.message() << '\n';
+      return zkctl::kExitError;
+    }
     if (insecure_plaintext) {
       std::cerr << "zkctl: warning: --insecure-plaintext: this connection is neither encrypted nor authenticated\n";
     }
-    zkfleet::fleet::BrokerClient client(context, endpoint, security, {}, client_id);
     zkctl::Context ctx;
-    ctx.client = &client;
+    ctx.client = client.get();
     ctx.json = json;
     ctx.reply_timeout = Millis(timeout_s);
     ctx.result_timeout = Millis(wait_timeout_s);

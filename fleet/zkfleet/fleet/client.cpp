@@ -64,7 +64,8 @@ BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint,
   static std::atomic<uint64_t> monitors{0};
   const std::string address = "inproc://zkfleet-client-monitor-" + std::to_string(monitors++) + "-" +
                               std::to_string(reinterpret_cast<uintptr_t>(this));
-  if (zmq_socket_monitor(socket_.handle(), address.c_str(), ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0) {
+  if (zmq_socket_monitor(socket_.handle(), address.c_str(),
+                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0) {
     throw Error(ErrorCode::kInternal, "cannot monitor the broker connection: " + std::string(zmq_strerror(zmq_errno())));
   }
   monitor_.set(zmq::sockopt::linger, 0);
@@ -140,7 +141,11 @@ void BrokerClient::OnMonitorEvents() {
     if (event.size() < sizeof(uint16_t)) continue;
     uint16_t type = 0;
     std::memcpy(&type, event.data(), sizeof(type));
-    if (type == ZMQ_EVENT_HANDSHAKE_SUCCEEDED && ++handshakes_ > 1) reconnected = true;
+    if (type == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) auth_refused_ = true;
+    if (type == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      auth_refused_ = false;
+      if (++handshakes_ > 1) reconnected = true;
+    }
   }
   if (!reconnected) return;
   // A new connection: the broker may have restarted and know nothing of this
@@ -217,8 +222,12 @@ proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::millise
   uint64_t id = Send(std::move(request), std::move(frames));
   auto reply = WaitFor([id](const proto::Envelope& e) { return IsReplyTo(e, id); }, Clock::now() + timeout);
   if (!reply) {
-    throw Error(ErrorCode::kIo, "no reply from the broker at " + endpoint_ + " within " +
-                                    std::to_string(timeout.count()) + " ms (is zkbroker running there?)");
+    throw NoReplyError("no reply from the broker at " + endpoint_ + " within " + std::to_string(timeout.count()) +
+                       " ms (" +
+                       (auth_refused_ ? "the broker refused this client's key at the CURVE handshake: is it in the "
+                                        "broker's allow-list?"
+                                      : "is zkbroker running there?") +
+                       ")");
   }
   ThrowIfError(*reply);
   return std::move(*reply);
@@ -300,8 +309,8 @@ proto::DrainWorkerReply BrokerClient::Drain(const std::string& worker_id, bool w
   for (;;) {
     auto reply = WaitFor([id](const proto::Envelope& e) { return IsReplyTo(e, id); }, deadline);
     if (!reply) {
-      throw Error(ErrorCode::kIo, "no " + std::string(wait ? "drain completion" : "reply") + " from the broker at " +
-                                      endpoint_ + " within " + std::to_string(timeout.count()) + " ms");
+      throw NoReplyError("no " + std::string(wait ? "drain completion" : "reply") + " from the broker at " +
+                         endpoint_ + " within " + std::to_string(timeout.count()) + " ms");
     }
     ThrowIfError(*reply);
     if (!reply->has_drain_worker_reply()) throw Error(ErrorCode::kBadFormat, "broker answered DRAIN with another message type");
@@ -312,6 +321,22 @@ proto::DrainWorkerReply BrokerClient::Drain(const std::string& worker_id, bool w
 std::optional<proto::JobResult> BrokerClient::NextJobResult(std::chrono::milliseconds timeout) {
   auto envelope = WaitFor([](const proto::Envelope& e) { return e.has_job_result() || e.has_error(); },
                           Clock::now() + timeout);
+  if (!envelope) return std::nullopt;
+  ThrowIfError(*envelope);
+  return envelope->job_result();
+}
+
+std::optional<proto::JobResult> BrokerClient::NextJobResult(uint64_t job_seq, std::chrono::milliseconds timeout) {
+  // An ErrorReply to the request that asked for this job's result (its
+  // SUBMIT or AWAIT, whose correlation id the job is tracked under) ends the wait.
+  auto tracked = awaited_jobs_.find(job_seq);
+  const uint64_t asked_by = tracked == awaited_jobs_.end() ? 0 : tracked->second;
+  auto envelope = WaitFor(
+      [job_seq, asked_by](const proto::Envelope& e) {
+        return (e.has_job_result() && e.job_result().job_seq() == job_seq) ||
+               (e.has_error() && asked_by != 0 && e.correlation_id() == asked_by);
+      },
+      Clock::now() + timeout);
   if (!envelope) return std::nullopt;
   ThrowIfError(*envelope);
   return envelope->job_result();

@@ -53,6 +53,15 @@ struct JobSubmission {
   std::vector<std::string> witnesses;
 };
 
+// No reply (or no result) arrived within the timeout. Same code (kIo) and
+// message as before it had a type of its own; the public client
+// (zkfleet/client.h) reports it as kTimeout, or as kAuth when the broker
+// refused this client's key at the CURVE handshake (auth_refused()).
+class NoReplyError : public Error {
+ public:
+  explicit NoReplyError(const std::string& message) : Error(ErrorCode::kIo, message) {}
+};
+
 class BrokerClient {
  public:
   using Clock = std::chrono::steady_clock;
@@ -72,6 +81,10 @@ class BrokerClient {
   // JobResult copies dropped because the job's result was already delivered
   // (the broker answered both the original wait and a re-AWAIT).
   uint64_t duplicate_results_dropped() const { return duplicate_results_dropped_; }
+  // True once a CURVE handshake was refused by the broker's authentication
+  // (its ZAP handler: the key is in no allow-list), false again after a
+  // handshake succeeds. Without a connection nothing is ever answered.
+  bool auth_refused() const { return auth_refused_; }
   // Called before each wait on a BUSY refusal (what, seconds); for zkctl's message.
   void set_busy_observer(std::function<void(const std::string&, double)> observer) {
     busy_observer_ = std::move(observer);
@@ -116,6 +129,11 @@ class BrokerClient {
   // The next JobResult the broker pushed for a job this connection submitted
   // (or awaited). nullopt on timeout. Throws BrokerError on an ErrorReply.
   std::optional<proto::JobResult> NextJobResult(std::chrono::milliseconds timeout);
+  // The JobResult of `job_seq` (one this connection submitted or awaited);
+  // results of other jobs that arrive meanwhile stay kept. nullopt on
+  // timeout. Throws BrokerError when the broker answers the job's (re-)AWAIT
+  // with an ErrorReply.
+  std::optional<proto::JobResult> NextJobResult(uint64_t job_seq, std::chrono::milliseconds timeout);
 
  private:
   // Waits for the first envelope (kept ones first) for which `match` is true;
@@ -140,6 +158,7 @@ class BrokerClient {
   uint64_t handshakes_ = 0;
   uint64_t reconnections_ = 0;
   uint64_t duplicate_results_dropped_ = 0;
+  bool auth_refused_ = false;
   std::deque<proto::Envelope> kept_;  // received, not yet asked for
   struct PendingSubmit {
     proto::Envelope envelope;

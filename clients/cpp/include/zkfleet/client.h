@@ -1,0 +1,213 @@
+// zkfleet/client.h: the public C++ client of a zkfleet broker.
+//
+// An application submits proving jobs and collects their proofs through a
+// zkfleet::client::Client; `zkctl` is built on it. The wire protocol it speaks
+// is docs/protocol.md; docs/clients.md shows it in ten lines.
+//
+//   zkfleet::client::Options options;
+//   options.endpoint = "tcp://broker:5555";
+//   options.curve_secret_key_file = "keys/me.secret";       // zkctl keygen --out keys/me
+//   options.broker_public_key_file = "keys/broker.pub";
+//   std::unique_ptr<zkfleet::client::Client> client;
+//   zkfleet::client::Status s = zkfleet::client::Client::Open(options, &client);
+//   zkfleet::client::Job job;
+//   if (s.ok()) s = client->Submit({.circuit = "transfer"}, {zkfleet::client::Witness::FromFile("w.wtns")}, &job);
+//   zkfleet::proto::JobResult result;
+//   if (s.ok()) s = client->WaitResult(job.job_seq, std::chrono::minutes(5), &result);
+//   if (!s.ok()) std::cerr << s.ToString() << '\n';   // e.g. "job failed: ..."
+//
+// Errors are values: every operation returns a Status (never throws for a
+// broker refusal, a timeout or a failed job; only std::bad_alloc escapes).
+// The Status code says what went wrong, the message says it with context
+// (the broker's own words, the endpoint, the job).
+//
+// Guarantees it keeps for the application (docs/protocol.md, "Guarantees"):
+//  * A SUBMIT refused BUSY is retried with the same request id after the
+//    broker's retry-after hint, doubling per refusal up to 30 s, with +-25 %
+//    jitter, until Options::busy_timeout; then kBusy.
+//  * When the connection is re-established (a broker restart, a network cut)
+//    every SUBMIT without a reply is resent with its request id (the broker
+//    answers with the existing job if it had made it durable: never two jobs)
+//    and every job whose result is awaited is awaited again; a result that
+//    arrives twice is handed out once.
+//  * A submit that ends in kTimeout has an unknown outcome (the broker may
+//    have accepted it): submit again with the same request_id to find out.
+//
+// Security: CurveZMQ by default (the client's own keypair from `zkctl keygen`
+// and the broker's public key); Options::insecure_plaintext only against a
+// broker run with --insecure-plaintext. With CURVE the broker knows the client
+// by its key's name in its allow-list (that name scopes request ids and owns
+// jobs); in plaintext mode by Options::client_id.
+//
+// Ownership: Open() hands the caller a Client it owns; the Client owns its
+// ZeroMQ context and socket and closes them when destroyed. Witness frames
+// are referenced, not copied, until their SUBMIT is answered.
+//
+// Thread-safety: a Client is not thread-safe (ZeroMQ sockets must not be
+// shared): one thread at a time, or one Client per thread. Status, Job and
+// Witness are plain values.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zkfleet.pb.h"  // the protocol's messages (schema/zkfleet.proto): results, status
+
+namespace zkfleet::client {
+
+// What went wrong, by kind. Codes the broker sends map from its ErrorKind
+// (docs/protocol.md, "Error kinds"); the others are the client's own.
+enum class Code {
+  kOk = 0,
+  kBusy,             // BUSY refusals outlasted Options::busy_timeout; nothing was queued
+  kUnknownCircuit,   // no registered worker holds the circuit
+  kUnknownJob,       // never submitted, or its result passed the broker's retention
+  kJobFailed,        // the job ended but not SUCCEEDED (failed, dead-lettered, cancelled, expired)
+  kTimeout,          // no reply (or no result) in time; is the broker running there?
+  kAuth,             // FORBIDDEN by the key's role, or refused at the CURVE handshake (the key is in
+                     // no allow-list: reported when the reply timeout ends, the message says so)
+  kBadRequest,       // the broker could not accept the request (e.g. no witnesses, bad field)
+  kRequestIdReused,  // this client used the request id before with another payload
+  kForeignJob,       // another client's job
+  kTooLarge,         // a frame above the broker's limits
+  kUnknownWorker,    // drain of an unregistered worker
+  kVersionMismatch,  // the broker speaks another protocol version
+  kInvalidArgument,  // bad input on this side (missing witness file, bad key file, ...)
+  kIo,               // local I/O or socket failure
+  kInternal,         // anything else (e.g. the broker answered with the wrong message type)
+};
+
+// "BUSY", "UNKNOWN_CIRCUIT", ... "OK".
+const char* CodeName(Code code);
+
+// The result of an operation: ok(), or a code and a message with context.
+class Status {
+ public:
+  Status() = default;  // OK
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  // For errors from the broker: "broker: <KIND>: <its message>"; otherwise
+  // what failed, where.
+  const std::string& message() const { return message_; }
+  // "OK", or "<CODE>: <message>".
+  std::string ToString() const;
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+struct Options {
+  std::string endpoint = "tcp://127.0.0.1:5555";  // the broker's client endpoint
+  // CURVE (the default): this client's NAME.secret and the broker's NAME.pub.
+  std::string curve_secret_key_file;
+  std::string broker_public_key_file;
+  // No CURVE: neither encrypted nor authenticated. Trusted networks only.
+  bool insecure_plaintext = false;
+  // Plaintext mode only: the declared identity ("" = the broker's "anonymous").
+  std::string client_id;
+  // How long one request waits for its reply.
+  std::chrono::milliseconds reply_timeout{10000};
+  // How long BUSY refusals of a SUBMIT are retried before kBusy.
+  std::chrono::milliseconds busy_timeout{300000};
+  // Random request ids (SubmitOptions::request_id left empty) start with this.
+  std::string request_id_prefix = "zkfleet-";
+  // Called before each wait on a BUSY refusal: (the broker's words, seconds
+  // to wait). For progress messages; must not throw.
+  std::function<void(const std::string& what, double wait_s)> on_busy;
+};
+
+// One partition's witness: a whole .wtns file (what circom's witness
+// calculator writes), mapped from disk or held in memory.
+class Witness {
+ public:
+  // The file at `path`, mapped read-only when submitted (not copied).
+  static Witness FromFile(std::string path);
+  // The bytes of a .wtns file (moved into the frame, not copied).
+  static Witness FromBytes(std::string bytes);
+
+  bool from_file() const { return from_file_; }
+  const std::string& path() const { return data_; }
+
+ private:
+  friend class Client;
+  bool from_file_ = false;
+  std::string data_;  // the path, or the bytes
+};
+
+// What a submit asks for. Empty request_id: the client makes a random one
+// (returned in Job::request_id); pass your own to make retries idempotent
+// across process restarts.
+struct SubmitOptions {
+  std::string circuit;
+  zkfleet::proto::Priority priority = zkfleet::proto::PRIORITY_NORMAL;
+  std::string request_id;
+  double deadline_unix_s = 0;  // 0 = none; else the broker expires the job after it
+};
+
+// An accepted job, as the broker acknowledged it.
+struct Job {
+  uint64_t job_seq = 0;
+  std::string request_id;
+  bool duplicate = false;       // the request id was known: the existing job
+  zkfleet::proto::JobState state = zkfleet::proto::JOB_STATE_UNSPECIFIED;  // at acknowledgement
+  bool result_expired = false;  // it ran, but its proofs passed the retention: nothing to wait for
+};
+
+class Client {
+ public:
+  // Connects to options.endpoint (ZeroMQ connects lazily: an absent broker
+  // shows as kTimeout on the first request). Fails only on bad options or
+  // key files (kInvalidArgument / kIo, naming the file).
+  static Status Open(const Options& options, std::unique_ptr<Client>* client);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Submits one job, one witness per partition, and waits for the broker's
+  // acknowledgement (the job is durable once this returns OK). No witnesses:
+  // only looks up `options.request_id`. The job's result is pushed to this
+  // client when it ends: collect it with WaitResult().
+  Status Submit(const SubmitOptions& options, std::vector<Witness> witnesses, Job* job);
+
+  // The result of a job this Client submitted (pushed by the broker), or of
+  // any job after Await(). OK only for a SUCCEEDED job; kJobFailed (the state
+  // and the reason in the message) when it ended otherwise: `*result` is set
+  // in both cases. kTimeout when it has not ended within `timeout`.
+  Status WaitResult(uint64_t job_seq, std::chrono::milliseconds timeout, zkfleet::proto::JobResult* result);
+
+  // Asks the broker for a job's result (e.g. one submitted by an earlier
+  // process under the same key) and waits for it, as WaitResult().
+  Status Await(uint64_t job_seq, std::chrono::milliseconds timeout, zkfleet::proto::JobResult* result);
+
+  // Cancels a job this client submitted; `*reply` says whether it was still
+  // running (cancelled) or had already ended.
+  Status Cancel(uint64_t job_seq, zkfleet::proto::CancelReply* reply);
+
+  // Queues, workers and counters (needs the observe or admin role).
+  Status GetStatus(zkfleet::proto::StatusReply* status);
+  // The registered workers (needs the observe or admin role).
+  Status Workers(std::vector<zkfleet::proto::WorkerInfo>* workers);
+
+  // Drains a worker (admin role). With `wait`, returns when it has left
+  // (reply->finished, with its phases), waiting at most `timeout`.
+  Status Drain(const std::string& worker_id, bool wait, std::chrono::milliseconds timeout,
+               zkfleet::proto::DrainWorkerReply* reply);
+
+  const Options& options() const;
+  // Times the connection was re-established and requests were resent.
+  uint64_t reconnections() const;
+
+ private:
+  struct Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zkfleet::client

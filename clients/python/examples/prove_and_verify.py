@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Submits the bundled witness to a zkfleet broker and checks the proof with snarkjs.
+
+From the repository root, with a broker and a worker holding the bundled
+BN254 circuit as "demo-bn128" (scripts/demo.sh starts such a fleet):
+
+    export ZKFLEET_CURVE_SECRET_KEY=keys/me.secret ZKFLEET_BROKER_PUBLIC_KEY=keys/broker.pub
+    PYTHONPATH=clients/python python3 clients/python/examples/prove_and_verify.py --broker tcp://127.0.0.1:5555
+
+Exits 0 when snarkjs says OK, 1 otherwise (the reason on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import zkfleet
+
+REPO = Path(__file__).resolve().parents[3]
+FIXTURE = REPO / "tests" / "fixtures" / "bn128_k12"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--broker", default="tcp://127.0.0.1:5555", help="the broker's client endpoint")
+    parser.add_argument("--circuit", default="demo-bn128", help="circuit id the worker announces")
+    parser.add_argument("--witness", default=str(FIXTURE / "witness.wtns"))
+    parser.add_argument("--vk", default=str(FIXTURE / "verification_key.json"))
+    parser.add_argument("--snarkjs", default=str(REPO / "node_modules" / ".bin" / "snarkjs"))
+    parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the proof")
+    args = parser.parse_args()
+
+    # Keys from $ZKFLEET_CURVE_SECRET_KEY and $ZKFLEET_BROKER_PUBLIC_KEY.
+    try:
+        with zkfleet.Client(args.broker) as client:
+            job = client.submit(args.circuit, [args.witness], priority="high")
+            print(f"job {job.job_seq} submitted (request {job.request_id})")
+            result = job.result(timeout=args.timeout)
+    except zkfleet.ZkfleetError as e:
+        print(f"prove_and_verify: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    proof = result.partitions[0]
+    print(f"job {job.job_seq} {result.state} on {proof.worker_id} in {proof.timings['prove_total_s']:.3f} s")
+
+    with tempfile.TemporaryDirectory() as scratch:
+        (Path(scratch) / "proof.json").write_text(json.dumps(proof.proof))
+        (Path(scratch) / "public.json").write_text(json.dumps(proof.public))
+        verify = subprocess.run([args.snarkjs, "groth16", "verify", args.vk, f"{scratch}/public.json",
+                                 f"{scratch}/proof.json"], capture_output=True, text=True)
+    print(verify.stdout.strip())
+    if verify.returncode != 0 or "OK" not in verify.stdout:
+        print(f"prove_and_verify: snarkjs did not verify the proof: {verify.stderr.strip()}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

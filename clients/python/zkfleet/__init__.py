@@ -1,0 +1,27 @@
+"""zkfleet: submit Groth16 proving jobs to a zkfleet broker.
+
+>>> import zkfleet
+>>> with zkfleet.Client("tcp://broker:5555", keys=("me.secret", "broker.pub")) as client:
+...     result = client.submit("transfer", ["witness.wtns"]).result(timeout=300)
+...     result.partitions[0].proof      # proof.json, parsed
+...     result.partitions[0].public     # public.json, parsed
+
+:class:`Client` blocks; :class:`AsyncClient` (asyncio) keeps many jobs in
+flight on one connection. Errors: :class:`Busy`, :class:`UnknownCircuit`,
+:class:`JobFailed`, :class:`Timeout`, :class:`AuthError`, and more in
+:mod:`zkfleet.errors`. The protocol: docs/protocol.md; this package:
+docs/clients.md.
+"""
+
+from .aio import AsyncClient, AsyncJob
+from .client import Client, Job
+from .errors import (AuthError, BrokerError, Busy, JobFailed, RequestIdReused, Timeout, UnknownCircuit, UnknownJob,
+                     ZkfleetError)
+from .keys import KeyFileError, read_public_key, read_secret_key
+from .results import CancelResult, JobResult, Proof
+
+__all__ = [
+    "AsyncClient", "AsyncJob", "AuthError", "BrokerError", "Busy", "CancelResult", "Client", "Job", "JobFailed",
+    "JobResult", "KeyFileError", "Proof", "RequestIdReused", "Timeout", "UnknownCircuit", "UnknownJob",
+    "ZkfleetError", "read_public_key", "read_secret_key",
+]

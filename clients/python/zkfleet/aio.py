@@ -1,0 +1,404 @@
+"""The asyncio client: many jobs in flight on one connection.
+
+One :class:`AsyncClient` owns one ZeroMQ DEALER socket connected to the
+broker's client endpoint, a reader task that routes every reply to the
+request waiting for it (by correlation id) and every pushed result to the job
+it belongs to, and a task watching the connection. It is the only
+implementation: :class:`zkfleet.Client` runs one on a private event loop.
+
+Guarantees (docs/protocol.md, "Guarantees"; docs/clients.md):
+
+* BUSY refusals of a SUBMIT are retried with the same request id after the
+  broker's ``retry_after_ms``, doubling per refusal up to 30 s, with +-25 %
+  jitter, until ``busy_timeout``; then :class:`~zkfleet.Busy`.
+* When the connection is established again (a broker restart, a network
+  cut), every SUBMIT still without a reply is resent, unchanged (same request
+  id and correlation id: the broker returns the existing job if it had made
+  it durable), and every job whose result is still awaited is awaited again.
+  A result that arrives twice is handed out once.
+* A key the broker does not admit fails the waiting requests with
+  :class:`~zkfleet.AuthError` as soon as the handshake is refused.
+
+Thread-safety: an AsyncClient belongs to the event loop it was created in;
+use it only from coroutines of that loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+
+import zmq
+import zmq.asyncio
+from zmq.utils.monitor import parse_monitor_message
+
+from . import keys as _keys
+from ._wire import PROTOCOL_VERSION, error_kind_name, job_state_name, pb, priority_value, witness_frames
+from .errors import AuthError, Busy, JobFailed, Timeout, ZkfleetError, broker_error
+from .results import CancelResult, JobResult
+
+WitnessInput = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
+
+_MAX_BACKOFF_S = 30.0
+_MAX_MESSAGE_BYTES = 64 << 20
+
+
+@dataclass
+class Security:
+    """How the connection is protected: CURVE (the default) or plaintext."""
+
+    public_key: Optional[bytes] = None   # this client's keypair, Z85
+    secret_key: Optional[bytes] = None
+    broker_public_key: Optional[bytes] = None
+    plaintext: bool = False
+
+    @classmethod
+    def load(cls, keys: Union[None, str, Tuple[str, str]], insecure_plaintext: bool) -> "Security":
+        """From ``keys=(client_secret_file, broker_public_file)``, or ``None``
+        for ``$ZKFLEET_CURVE_SECRET_KEY`` / ``$ZKFLEET_BROKER_PUBLIC_KEY``."""
+        if insecure_plaintext:
+            return cls(plaintext=True)
+        if keys is None:
+            secret_file = os.environ.get("ZKFLEET_CURVE_SECRET_KEY", "")
+            broker_file = os.environ.get("ZKFLEET_BROKER_PUBLIC_KEY", "")
+        elif isinstance(keys, (tuple, list)) and len(keys) == 2:
+            secret_file, broker_file = keys
+        else:
+            raise ValueError("keys: expected (client_secret_key_file, broker_public_key_file)")
+        if not secret_file or not broker_file:
+            raise ValueError("CURVE needs this client's NAME.secret and the broker's NAME.pub: pass "
+                             "keys=(secret, broker_pub) or set ZKFLEET_CURVE_SECRET_KEY and "
+                             "ZKFLEET_BROKER_PUBLIC_KEY (or insecure_plaintext=True against a plaintext broker)")
+        public, secret = _keys.read_secret_key(secret_file)
+        return cls(public_key=public, secret_key=secret, broker_public_key=_keys.read_public_key(broker_file))
+
+
+class AsyncJob:
+    """A job the broker accepted. ``await job.result()`` for its proofs."""
+
+    def __init__(self, client: "AsyncClient", reply: "pb.SubmitReply", request_id: str) -> None:
+        self._client = client
+        self.job_seq: int = reply.job_seq
+        self.request_id: str = request_id
+        self.duplicate: bool = reply.duplicate          # the request id was known: the existing job
+        self.state: str = job_state_name(reply.state)   # at acknowledgement
+        self.result_expired: bool = reply.result_expired  # it ran; its proofs passed the retention
+
+    async def result(self, timeout: Optional[float] = None) -> JobResult:
+        """The job's result once it ends (raises :class:`JobFailed` unless it
+        SUCCEEDED, :class:`Timeout` if it has not ended within ``timeout`` s)."""
+        return await self._client.wait_result(self.job_seq, timeout)
+
+    def __repr__(self) -> str:
+        return f"AsyncJob(job_seq={self.job_seq}, request_id={self.request_id!r}, state={self.state})"
+
+
+class AsyncClient:
+    """Client of a zkfleet broker for asyncio code.
+
+    Construct it inside a coroutine (it starts tasks on the running loop).
+
+    Args:
+        endpoint: the broker's client endpoint, e.g. ``"tcp://broker:5555"``.
+        keys: ``(client_secret_key_file, broker_public_key_file)`` as written by
+            ``zkctl keygen``; ``None`` reads ``$ZKFLEET_CURVE_SECRET_KEY`` and
+            ``$ZKFLEET_BROKER_PUBLIC_KEY``.
+        insecure_plaintext: no CURVE (only against a broker run so).
+        client_id: plaintext mode only: the declared identity.
+        reply_timeout: seconds a request waits for its reply.
+        busy_timeout: seconds BUSY refusals of a submit are retried.
+    """
+
+    def __init__(self, endpoint: str = "tcp://127.0.0.1:5555", keys: Union[None, Tuple[str, str]] = None, *,
+                 insecure_plaintext: bool = False, client_id: str = "", reply_timeout: float = 10.0,
+                 busy_timeout: float = 300.0) -> None:
+        self.endpoint = endpoint
+        self.client_id = client_id
+        self.reply_timeout = reply_timeout
+        self.busy_timeout = busy_timeout
+        security = Security.load(keys, insecure_plaintext)
+        self._loop = asyncio.get_running_loop()  # construct it in a coroutine of its loop
+        self._context = zmq.asyncio.Context()
+        self._socket = self._context.socket(zmq.DEALER)
+        self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.setsockopt(zmq.SNDHWM, 20000)
+        self._socket.setsockopt(zmq.RCVHWM, 20000)
+        self._socket.setsockopt(zmq.MAXMSGSIZE, 2 * _MAX_MESSAGE_BYTES + (1 << 20))
+        if not security.plaintext:
+            self._socket.curve_publickey = security.public_key
+            self._socket.curve_secretkey = security.secret_key
+            self._socket.curve_serverkey = security.broker_public_key
+        self._monitor = self._socket.get_monitor_socket(
+            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+        self._socket.connect(endpoint)
+
+        self._next_id = 1
+        self._pending: Dict[int, asyncio.Future] = {}             # correlation id -> reply
+        self._unanswered: Dict[int, List[object]] = {}            # SUBMITs to resend: id -> frames
+        self._awaited: Dict[int, int] = {}                        # job_seq -> correlation id
+        self._results: Dict[int, asyncio.Future] = {}             # job_seq -> pushed JobResult
+        self._delivered: Set[int] = set()                         # results already handed out
+        self._handshakes = 0
+        self.reconnections = 0              # times the connection came back and requests were resent
+        self.duplicate_results_dropped = 0  # result copies dropped (delivered once)
+        self._auth_refused = False
+        self._closed = False
+        self._tasks = [self._loop.create_task(self._read()), self._loop.create_task(self._watch())]
+
+    # ------------------------------------------------------------------ API
+
+    async def submit(self, circuit: str, witnesses: Sequence[WitnessInput], priority: str = "normal",
+                     request_id: Optional[str] = None, deadline: Optional[float] = None) -> AsyncJob:
+        """Submits a job: one witness (a .wtns file's path or bytes) per partition.
+
+        Returns when the broker has made the job durable. ``request_id`` makes
+        the submit idempotent (default: a random one, in ``job.request_id``);
+        ``deadline`` is seconds from now after which the broker expires the
+        job instead of proving it. Raises :class:`UnknownCircuit`,
+        :class:`Busy` (after ``busy_timeout``), :class:`Timeout`,
+        :class:`AuthError`, :class:`RequestIdReused` or :class:`BrokerError`.
+        """
+        request = pb.SubmitRequest(request_id=request_id or f"py-{uuid.uuid4().hex}", circuit_id=circuit,
+                                   priority=priority_value(priority))
+        if deadline:
+            request.deadline_unix_s = time.time() + deadline
+        blobs = [_witness_bytes(w) for w in witnesses]
+        request.witness_bytes.extend(len(b) for b in blobs)
+        frames = witness_frames(blobs)
+        give_up = time.monotonic() + self.busy_timeout
+        backoff = 0.0
+        while True:
+            envelope = pb.Envelope()
+            envelope.submit.CopyFrom(request)
+            try:
+                reply = await self._call(envelope, frames)
+            except Busy as busy:
+                backoff = min(_MAX_BACKOFF_S, max(busy.retry_after_ms / 1000.0, backoff * 2, 0.1))
+                wait = backoff * random.uniform(0.75, 1.25)
+                if time.monotonic() + wait >= give_up:
+                    raise
+                await asyncio.sleep(wait)
+                continue
+            if reply.WhichOneof("body") != "submit_reply":
+                raise ZkfleetError(f"broker answered SUBMIT with {reply.WhichOneof('body')}")
+            return AsyncJob(self, reply.submit_reply, request.request_id)
+
+    async def wait_result(self, job_seq: int, timeout: Optional[float] = None) -> JobResult:
+        """The result of a job this client submitted or awaited (see :meth:`AsyncJob.result`)."""
+        future = self._result_future(job_seq)
+        try:
+            message = await asyncio.wait_for(asyncio.shield(future), timeout)
+        except asyncio.TimeoutError:
+            raise self._no_reply(f"no result for job {job_seq}", timeout) from None
+        self._results.pop(job_seq, None)
+        result = JobResult.from_proto(message)
+        if not result.succeeded:
+            raise JobFailed(result)
+        return result
+
+    async def await_job(self, job_seq: int, timeout: Optional[float] = None) -> JobResult:
+        """Asks for a job's result (e.g. one submitted by an earlier process
+        with the same key) and waits for it until ``timeout`` s (None: no limit)."""
+        envelope = pb.Envelope()
+        getattr(envelope, "await").job_seq = job_seq  # `await` is a Python keyword
+        self._delivered.discard(job_seq)  # asked again: deliver again
+        reply = await self._call(envelope, timeout=timeout, what=f"no result for job {job_seq}")
+        if reply.WhichOneof("body") != "job_result":
+            raise ZkfleetError(f"broker answered AWAIT with {reply.WhichOneof('body')}")
+        self._results.pop(job_seq, None)
+        result = JobResult.from_proto(reply.job_result)
+        if not result.succeeded:
+            raise JobFailed(result)
+        return result
+
+    async def cancel(self, job_seq: int) -> CancelResult:
+        """Cancels a job this client submitted (``cancelled`` False: it had already ended)."""
+        envelope = pb.Envelope()
+        envelope.cancel.job_seq = job_seq
+        reply = await self._call(envelope)
+        return CancelResult(job_seq=job_seq, cancelled=reply.cancel_reply.cancelled,
+                            state=job_state_name(reply.cancel_reply.state))
+
+    async def status(self) -> "pb.StatusReply":
+        """Queues, workers and counters: the broker's ``StatusReply`` message
+        (observe or admin role)."""
+        envelope = pb.Envelope()
+        envelope.status.SetInParent()
+        return (await self._call(envelope)).status_reply
+
+    async def workers(self) -> List["pb.WorkerInfo"]:
+        """The registered workers (``WorkerInfo`` messages)."""
+        return list((await self.status()).workers)
+
+    async def close(self) -> None:
+        """Closes the connection; requests still waiting raise ZkfleetError."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for future in list(self._pending.values()) + list(self._results.values()):
+            if not future.done():
+                future.set_exception(ZkfleetError("client closed"))
+                future.exception()  # marks it retrieved: nobody may be waiting for it
+        self._socket.disable_monitor()
+        self._monitor.close(linger=0)
+        self._socket.close(linger=0)
+        self._context.term()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------- internals
+
+    def _result_future(self, job_seq: int) -> asyncio.Future:
+        future = self._results.get(job_seq)
+        if future is None:
+            future = self._results[job_seq] = self._loop.create_future()
+        return future
+
+    def _no_reply(self, what: str, timeout: Optional[float]) -> ZkfleetError:
+        if self._auth_refused:
+            return AuthError("AUTH", f"{what} from the broker at {self.endpoint}: the broker refused this "
+                                     "client's key at the CURVE handshake (is it in the broker's allow-list?)")
+        return Timeout(f"{what} from the broker at {self.endpoint} within {timeout} s (is zkbroker running there?)")
+
+    async def _send(self, envelope: "pb.Envelope", frames: Sequence[object] = ()) -> None:
+        parts: List[object] = [envelope.SerializeToString(), *frames]
+        await self._socket.send_multipart(parts, copy=False)
+
+    async def _call(self, envelope: "pb.Envelope", frames: Sequence[object] = (), timeout: Optional[float] = -1.0,
+                    what: str = "no reply") -> "pb.Envelope":
+        """Sends a request and waits for the reply with its correlation id."""
+        if self._closed:
+            raise ZkfleetError("client closed")
+        if timeout == -1.0:
+            timeout = self.reply_timeout
+        cid = self._next_id
+        self._next_id += 1
+        envelope.version = PROTOCOL_VERSION
+        envelope.correlation_id = cid
+        envelope.client_id = self.client_id
+        future = self._pending[cid] = self._loop.create_future()
+        body = envelope.WhichOneof("body")
+        if body == "submit":
+            self._unanswered[cid] = [envelope.SerializeToString(), *frames]
+        elif body == "await":
+            self._awaited[getattr(envelope, "await").job_seq] = cid
+        try:
+            if self._auth_refused:
+                raise self._no_reply(what, timeout)
+            await self._send(envelope, frames)
+            reply = await asyncio.wait_for(asyncio.shield(future), timeout)
+        except asyncio.TimeoutError:
+            # The request may still reach the broker later (a queued SUBMIT when
+            # it starts): the caller decides, with the same request id.
+            raise self._no_reply(what, timeout) from None
+        finally:
+            self._pending.pop(cid, None)
+            self._unanswered.pop(cid, None)
+        if reply.WhichOneof("body") == "error":
+            error = reply.error
+            raise broker_error(error_kind_name(error.kind), error.message, error.retry_after_ms)
+        return reply
+
+    async def _read(self) -> None:
+        """Routes every message from the broker."""
+        while True:
+            parts = await self._socket.recv_multipart(copy=True)
+            if len(parts) != 1:  # the broker sends single-frame messages; anything else is not ours
+                continue
+            envelope = pb.Envelope()
+            try:
+                envelope.ParseFromString(parts[0])
+            except Exception:  # noqa: BLE001 - a frame that does not decode is dropped
+                continue
+            if envelope.version != PROTOCOL_VERSION:
+                continue
+            self._route(envelope)
+
+    def _route(self, envelope: "pb.Envelope") -> None:
+        cid = envelope.correlation_id
+        body = envelope.WhichOneof("body")
+        if body == "submit_reply":
+            self._unanswered.pop(cid, None)
+            if not envelope.submit_reply.result_expired:
+                self._awaited.setdefault(envelope.submit_reply.job_seq, cid)
+        if body == "job_result":
+            job_seq = envelope.job_result.job_seq
+            self._awaited.pop(job_seq, None)
+            waiter = self._pending.get(cid)
+            if waiter is not None and not waiter.done():  # the reply to an AWAIT
+                self._delivered.add(job_seq)
+                waiter.set_result(envelope)
+                return
+            if job_seq in self._delivered:  # a copy (re-AWAIT after a reconnect): once only
+                self.duplicate_results_dropped += 1
+                return
+            self._delivered.add(job_seq)
+            future = self._result_future(job_seq)
+            if not future.done():
+                future.set_result(envelope.job_result)
+            return
+        waiter = self._pending.get(cid)
+        if waiter is None and body == "error" and cid == 0 and self._pending:
+            # The broker could not read a request: it answers with id 0, which
+            # can only be the oldest request still waiting.
+            waiter = self._pending[min(self._pending)]
+        if waiter is not None:
+            if not waiter.done():
+                waiter.set_result(envelope)
+            return
+        if body == "error":  # the answer to a re-AWAIT of a job being waited for
+            for job_seq, awaited_cid in list(self._awaited.items()):
+                if awaited_cid == cid:
+                    del self._awaited[job_seq]
+                    future = self._result_future(job_seq)
+                    if not future.done():
+                        future.set_exception(broker_error(error_kind_name(envelope.error.kind),
+                                                          envelope.error.message))
+                    break
+
+    async def _watch(self) -> None:
+        """Resends after a reconnect; fails waiting requests on an auth refusal."""
+        while True:
+            event = parse_monitor_message(await self._monitor.recv_multipart())
+            if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                self._auth_refused = True
+                for future in list(self._pending.values()):
+                    if not future.done():
+                        future.set_exception(self._no_reply("no reply", self.reply_timeout))
+                continue
+            if event["event"] != zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                continue
+            self._auth_refused = False
+            self._handshakes += 1
+            if self._handshakes == 1:
+                continue
+            # A new connection: the broker may have restarted and know nothing
+            # of this one. Unanswered SUBMITs go again, as does every wait.
+            self.reconnections += 1
+            for frames in list(self._unanswered.values()):
+                await self._socket.send_multipart(frames, copy=False)
+            for job_seq, cid in list(self._awaited.items()):
+                if job_seq in self._delivered:
+                    continue
+                envelope = pb.Envelope(version=PROTOCOL_VERSION, correlation_id=cid, client_id=self.client_id)
+                getattr(envelope, "await").job_seq = job_seq
+                await self._send(envelope)
+
+
+def _witness_bytes(witness: WitnessInput) -> bytes:
+    if isinstance(witness, (bytes, bytearray, memoryview)):
+        return bytes(witness) if not isinstance(witness, bytes) else witness
+    with open(witness, "rb") as f:
+        return f.read()

@@ -1,0 +1,106 @@
+"""Typed errors of the zkfleet client.
+
+Every error raised by :mod:`zkfleet` derives from :class:`ZkfleetError`.
+Refusals by the broker are :class:`BrokerError` subclasses chosen by the
+protocol's ``ErrorKind`` (docs/protocol.md, "Error kinds"); the message is
+``"broker: <KIND>: <the broker's words>"``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .results import JobResult
+
+
+class ZkfleetError(Exception):
+    """Base class of every error raised by the zkfleet client."""
+
+
+class Timeout(ZkfleetError):
+    """No reply (or no result) within the timeout.
+
+    For a submit the outcome is unknown: the broker may have accepted it (for
+    example a SUBMIT queued while the broker was down reaches it when it
+    starts). Submit again with the same ``request_id`` to find out; the broker
+    never makes two jobs of one request id.
+    """
+
+
+class JobFailed(ZkfleetError):
+    """The job ended but did not succeed.
+
+    Attributes:
+        job_seq: the job.
+        state: ``"FAILED"``, ``"DEAD_LETTERED"``, ``"CANCELLED"`` or ``"EXPIRED"``.
+        reason: the broker's reason (e.g. why the witness was refused).
+        result: the whole :class:`~zkfleet.JobResult`.
+    """
+
+    def __init__(self, result: "JobResult") -> None:
+        self.job_seq = result.job_seq
+        self.state = result.state
+        self.reason = result.error
+        self.result = result
+        super().__init__(f"job {result.job_seq} ended {result.state}" + (f": {result.error}" if result.error else ""))
+
+
+class BrokerError(ZkfleetError):
+    """The broker refused a request (an ``ErrorReply``).
+
+    Attributes:
+        kind: the ``ErrorKind`` name without its prefix, e.g. ``"UNKNOWN_JOB"``.
+        broker_message: the broker's own words.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        self.broker_message = message
+        super().__init__(f"broker: {kind}: {message}")
+
+
+class Busy(BrokerError):
+    """The broker stayed over its admission limits for longer than the busy
+    timeout; nothing was queued. ``retry_after_ms`` is its last hint."""
+
+    def __init__(self, kind: str, message: str, retry_after_ms: int = 0) -> None:
+        super().__init__(kind, message)
+        self.retry_after_ms = retry_after_ms
+
+
+class UnknownCircuit(BrokerError):
+    """No registered worker holds the circuit."""
+
+
+class UnknownJob(BrokerError):
+    """The job was never submitted, or its result passed the broker's retention."""
+
+
+class RequestIdReused(BrokerError):
+    """This client used the request id before with a different payload."""
+
+
+class AuthError(BrokerError):
+    """The broker refused this client: its key is in no allow-list (refused at
+    the CURVE handshake), or its role does not allow the request (FORBIDDEN)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(kind, message)
+
+
+_BY_KIND = {
+    "BUSY": Busy,
+    "UNKNOWN_CIRCUIT": UnknownCircuit,
+    "UNKNOWN_JOB": UnknownJob,
+    "REQUEST_ID_REUSED": RequestIdReused,
+    "FORBIDDEN": AuthError,
+}
+
+
+def broker_error(kind: str, message: str, retry_after_ms: Optional[int] = 0) -> BrokerError:
+    """The typed exception for an ``ErrorReply`` of ``kind``."""
+    cls = _BY_KIND.get(kind, BrokerError)
+    if cls is Busy:
+        return Busy(kind, message, retry_after_ms or 0)
+    return cls(kind, message)

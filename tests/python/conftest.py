@@ -1,0 +1,220 @@
+"""Harness of the Python client tests: a real zkbroker and zkworkers (CPU
+backend) from this build, on 127.0.0.1 with free ports, CURVE keys made with
+`zkctl keygen`, in a temporary directory that is removed unless a test failed.
+
+Environment (ctest sets them; tests/python/CMakeLists.txt):
+  ZKFLEET_BUILD_DIR        the build directory holding cmd/zkbroker, ... (default build/cpu)
+  ZKFLEET_TEST_TIME_SCALE  multiplies every timeout (sanitizer builds run slower)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "clients" / "python"))
+
+import zkfleet  # noqa: E402
+
+BUILD = Path(os.environ.get("ZKFLEET_BUILD_DIR", REPO / "build" / "cpu"))
+SCALE = float(os.environ.get("ZKFLEET_TEST_TIME_SCALE", "1") or 1)
+FIXTURE = REPO / "tests" / "fixtures" / "bn128_k12"
+SNARKJS = REPO / "node_modules" / ".bin" / "snarkjs"
+
+
+def scaled(seconds: float) -> float:
+    return seconds * SCALE
+
+
+def binary(name: str) -> str:
+    path = BUILD / "cmd" / name / name
+    if not path.exists():
+        pytest.fail(f"{path} is not built (ZKFLEET_BUILD_DIR={BUILD})")
+    return str(path)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def snarkjs_verifies(proof: object, public: object, scratch: Path, vk: Path = FIXTURE / "verification_key.json") -> str:
+    """Runs `snarkjs groth16 verify` on parsed proof/public JSON; its output."""
+    import json
+    scratch.mkdir(parents=True, exist_ok=True)
+    (scratch / "proof.json").write_text(json.dumps(proof))
+    (scratch / "public.json").write_text(json.dumps(public))
+    run = subprocess.run([str(SNARKJS), "groth16", "verify", str(vk), str(scratch / "public.json"),
+                          str(scratch / "proof.json")], capture_output=True, text=True, timeout=scaled(120))
+    return run.stdout + run.stderr
+
+
+class Fleet:
+    """One broker and its workers in a temporary directory.
+
+    Keys (in dir/keys, allow-lists in dir/keys/allow): the broker's, a worker
+    key, clients "app" (admin), "alice" (submit), "watcher" (observe) and
+    "stranger" (in no allow-list).
+    """
+
+    HEARTBEAT_MS = 100
+
+    def __init__(self, name: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix=f"zkfleet-py-{name}-"))
+        self.client_port = free_port()
+        self.worker_port = free_port()
+        self.processes: Dict[str, subprocess.Popen] = {}
+        self.broker_starts = 0
+        keys = self.dir / "keys"
+        (keys / "allow" / "workers").mkdir(parents=True)
+        (keys / "allow" / "clients").mkdir(parents=True)
+        for name_, kind, role in [("broker", None, None), ("worker", "workers", None), ("app", "clients", "admin"),
+                                  ("alice", "clients", "submit"), ("watcher", "clients", "observe"),
+                                  ("stranger", None, None)]:
+            subprocess.run([binary("zkctl"), "keygen", "--out", str(keys / name_)], check=True, capture_output=True)
+            if kind:
+                entry = (keys / f"{name_}.pub").read_text() + (f"role = {role}\n" if role else "")
+                (keys / "allow" / kind / f"{name_}.pub").write_text(entry)
+
+    @property
+    def endpoint(self) -> str:
+        return f"tcp://127.0.0.1:{self.client_port}"
+
+    def keys(self, name: str = "app") -> tuple:
+        return (str(self.dir / "keys" / f"{name}.secret"), str(self.dir / "keys" / "broker.pub"))
+
+    def client(self, name: str = "app", **options) -> zkfleet.Client:
+        options.setdefault("reply_timeout", scaled(10))
+        return zkfleet.Client(self.endpoint, keys=self.keys(name), **options)
+
+    def _spawn(self, key: str, argv: List[str]) -> subprocess.Popen:
+        log = open(self.dir / f"{key}.log", "wb")
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        self.processes[key] = proc
+        return proc
+
+    def log(self, key: str) -> str:
+        path = self.dir / f"{key}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def start_broker(self, *extra: str) -> None:
+        self.broker_starts += 1
+        key = "broker" if self.broker_starts == 1 else f"broker-{self.broker_starts}"
+        self._spawn(key, [binary("zkbroker"), "--clients", self.endpoint, "--workers",
+                          f"tcp://127.0.0.1:{self.worker_port}", "--heartbeat-ms", str(self.HEARTBEAT_MS),
+                          "--curve-secret-key", str(self.dir / "keys" / "broker.secret"),
+                          "--allow-dir", str(self.dir / "keys" / "allow"),
+                          "--data-dir", str(self.dir / "broker-data"), *extra])
+        deadline = time.monotonic() + scaled(15)
+        while "broker serving" not in self.log(key):
+            if self.processes[key].poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"broker did not start:\n{self.log(key)}")
+            time.sleep(0.02)
+        self.broker_key = key
+
+    def wait_started(self, job_seq: int, timeout: float = 30) -> None:
+        """Waits until the broker's journal holds a started attempt of the
+        job's partition 0 (read with `zkctl journal`, read-only). Before that,
+        killing the broker races the worker's STARTED: a lease the restarted
+        broker did not know was started is redelivered, the worker ignores the
+        duplicate and its result under the old lease is dropped as stale."""
+        import json
+        deadline = time.monotonic() + scaled(timeout)
+        while time.monotonic() < deadline:
+            run = subprocess.run([binary("zkctl"), "--json", "journal", "--data-dir", str(self.dir / "broker-data"),
+                                  "--job", str(job_seq)], capture_output=True, text=True)
+            if run.returncode == 0:
+                items = json.loads(run.stdout).get("items", [])
+                if items and items[0]["attempts"] >= 1 and items[0]["state"] == "STARTED":
+                    return
+            time.sleep(0.05)
+        pytest.fail(f"job {job_seq} not STARTED in the journal")
+
+    def kill_broker(self) -> None:
+        proc = self.processes[self.broker_key]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+    def start_worker(self, worker_id: str, *args: str) -> None:
+        self._spawn(worker_id, [binary("zkworker"), "--broker", f"tcp://127.0.0.1:{self.worker_port}",
+                                "--id", worker_id, "--heartbeat-ms", str(self.HEARTBEAT_MS),
+                                "--curve-secret-key", str(self.dir / "keys" / "worker.secret"),
+                                "--broker-public-key", str(self.dir / "keys" / "broker.pub"),
+                                "--key-check-cache", str(self.dir / "checked-keys"), *args])
+
+    def wait_ready(self, *worker_ids: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + scaled(timeout)
+        with self.client() as client:
+            while True:
+                ready = {w.worker_id for w in client.workers()
+                         if w.state == zkfleet._wire.pb.WORKER_STATE_READY and w.credit > 0}
+                if set(worker_ids) <= ready:
+                    return
+                if time.monotonic() > deadline:
+                    logs = "\n".join(f"--- {w}\n{self.log(w)}" for w in worker_ids)
+                    pytest.fail(f"workers {worker_ids} not READY (ready: {ready})\n{logs}")
+                time.sleep(0.05)
+
+    def close(self, keep: bool) -> None:
+        for proc in self.processes.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if keep:
+            print(f"fleet logs kept in {self.dir}")
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# Which tests failed, so that a fleet's logs stay for the post-mortem.
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        item.session.zkfleet_failed = True
+
+
+def _new_fleet(request, name: str) -> Fleet:
+    fleet = Fleet(name)
+    request.addfinalizer(lambda: fleet.close(keep=getattr(request.session, "zkfleet_failed", False)))
+    return fleet
+
+
+@pytest.fixture(scope="module")
+def fleet(request) -> Fleet:
+    """A shared broker with two workers: "prover" holds the bundled BN254
+    circuit "bn128" (real CPU proofs) and an instant circuit "fast"; "sleeper"
+    holds "slow", whose every proof takes 3 s (instant mode)."""
+    fleet = _new_fleet(request, "shared")
+    fleet.start_broker()
+    fleet.start_worker("prover", "--circuit", f"bn128={FIXTURE / 'circuit_final.zkey'}", "--instant-circuit", "fast",
+                       "--threads", "1", "--capacity", "64")
+    fleet.start_worker("sleeper", "--instant", "--circuit", "slow", "--instant-delay-ms", str(int(scaled(3000))),
+                       "--capacity", "8")
+    fleet.wait_ready("prover", "sleeper")
+    return fleet
+
+
+@pytest.fixture
+def own_fleet(request) -> Fleet:
+    """A fleet of the test's own (not started): for broker restarts and limits."""
+    return _new_fleet(request, request.node.name)
+
+
+@pytest.fixture
+def witness() -> bytes:
+    return (FIXTURE / "witness.wtns").read_bytes()
