@@ -366,8 +366,10 @@ void Worker::OnJob(proto::Job& job, fleet::WitnessFrames& witness) {
     into += chunk.size();
   }
   if (!queue_.Push(std::move(item))) {
-    spdlog::warn("job_seq={} partition={} is already queued or running here; duplicate ignored", ref.job_seq,
-                 ref.partition);
+    // Its lease (held_, above) is now the broker's newest: the result of the
+    // run already here answers it (OnResult).
+    spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
+                 ref.job_seq, ref.partition, held_[ref].lease.ShortDebugString());
   }
 }
 
@@ -437,6 +439,11 @@ void Worker::OnResult(PipelineEvent& event) {
   } else {
     proto::Envelope envelope;
     *envelope.mutable_result() = std::move(event.result);
+    // Under the newest lease the broker gave us for this item: a restarted
+    // broker that never saw it start leases it again, the worker keeps the
+    // run it has (OnJob: a duplicate) and must answer the new lease, or the
+    // broker drops the result as stale and the job waits forever.
+    ToWire(ref, envelope.mutable_result()->mutable_item());
     Send(envelope);
     ForgetCircuit(ref);
     if (metrics_) {
