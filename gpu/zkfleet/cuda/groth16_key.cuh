@@ -28,7 +28,9 @@
 #include "zkfleet/cuda/groth16_steps.hpp"
 #include "zkfleet/cuda/msm_device.hpp"
 #include "zkfleet/cuda/ntt_device.hpp"
+#include "zkfleet/cuda/point_check.cuh"
 #include "zkfleet/engine/groth16_assembly.hpp"
+#include "zkfleet/engine/key_validation.hpp"
 #include "zkfleet/io/json.hpp"
 
 namespace zkfleet::cuda {
@@ -221,6 +223,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
     // their DMA lands; proofs run on non-blocking streams that do not wait
     // for them, so wait here.
     ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
+    if (options.validate_key) CheckPointsOnDevice(zkey);
 
     info_.resident_bytes = a_.bytes() + b1_.bytes() + b2_.bytes() + c_.bytes() + h_.bytes() + rows_bytes_ +
                            domain_.resident_bytes() + witness_.bytes() + abc_.bytes() + tmp_.bytes() +
@@ -294,6 +297,33 @@ class CudaGroth16Key final : public engine::ProvingKey {
       ZK_CUDA_CHECK(cudaEventRecord(copy.event(slot), copy.stream()), what + " upload");
     }
     ZK_CUDA_CHECK(cudaStreamSynchronize(copy.stream()), what + " upload");
+  }
+
+  // engine::ValidateZkeyPoints's checks of sections A, B1, B2, C and H, on
+  // the uploaded points (the header points and IC are checked on the CPU
+  // before the key is made). Throws its error for the first bad point.
+  void CheckPointsOnDevice(const io::ZkeyFile& zkey) const {
+    struct Check {
+      const char* section;
+      const DeviceBuffer& points;
+      uint64_t count;
+      bool g2;
+    };
+    const Check checks[] = {{"A", a_, zkey.a().count, false},
+                            {"B1", b1_, zkey.b1().count, false},
+                            {"B2", b2_, zkey.b2().count, true},
+                            {"C", c_, zkey.c().count, false},
+                            {"H", h_, zkey.h().count, false}};
+    for (const Check& c : checks) {
+      const std::string what = info_.path + ": checking section " + c.section + " on the device";
+      const uint64_t bad = c.g2 ? FirstBadPoint<G2>(c.points.get(), c.count, setup_.stream(), what)
+                                : FirstBadPoint<G1>(c.points.get(), c.count, setup_.stream(), what);
+      if (bad < c.count) {
+        engine::CheckZkeyPoint(zkey, c.section, bad);  // throws, describing the point
+        throw Error(ErrorCode::kInternal, what + ": the device rejected point " + std::to_string(bad) +
+                                              " that the CPU check accepts");
+      }
+    }
   }
 
   // Regroups section 4's records of matrix m (0 = A, 1 = B) by row (as the

@@ -37,7 +37,7 @@ class Validator {
  public:
   Validator(const io::ZkeyFile& zkey, int threads) : zkey_(zkey), pool_(threads) {}
 
-  void Run() {
+  void Run(ZkeyPoints which) {
     using G1 = typename C::G1;
     using G2 = typename C::G2;
     Header<G1>("alpha1", zkey_.alpha1(), 2);
@@ -47,6 +47,7 @@ class Validator {
     Header<G2>("gamma2", zkey_.gamma2(), 4);
     Header<G2>("delta2", zkey_.delta2(), 4);
     Section<G1>("IC", zkey_.ic(), 2);
+    if (which == ZkeyPoints::kHeaderAndIc) return;
     Section<G1>("A", zkey_.a(), 2);
     Section<G1>("B1", zkey_.b1(), 2);
     Section<G2>("B2", zkey_.b2(), 4);
@@ -62,6 +63,29 @@ class Validator {
   void Header(const char* name, const uint8_t* bytes, int n_coords) {
     if (const char* problem = PointProblem<Cfg, Fq>(bytes, n_coords, /*allow_infinity=*/false)) {
       throw Error(ErrorCode::kBadFormat, zkey_.path() + ": header point " + name + ": " + problem);
+    }
+  }
+
+ public:
+  // Throws for point `index` of a big section if it is bad.
+  void One(const std::string& section, uint64_t index) {
+    using G1 = typename C::G1;
+    using G2 = typename C::G2;
+    if (section == "A") return OnePoint<G1>("A", zkey_.a(), 2, index);
+    if (section == "B1") return OnePoint<G1>("B1", zkey_.b1(), 2, index);
+    if (section == "B2") return OnePoint<G2>("B2", zkey_.b2(), 4, index);
+    if (section == "C") return OnePoint<G1>("C", zkey_.c(), 2, index);
+    if (section == "H") return OnePoint<G1>("H", zkey_.h(), 2, index);
+    throw Error(ErrorCode::kInternal, "CheckZkeyPoint: unknown section " + section);
+  }
+
+ private:
+  template <class Cfg>
+  void OnePoint(const char* name, const io::PointArray& points, int n_coords, uint64_t index) {
+    if (index >= points.count) throw Error(ErrorCode::kInternal, "CheckZkeyPoint: index out of range");
+    if (const char* problem = PointProblem<Cfg, Fq>(points.data + index * n_coords * kCoordBytes, n_coords, true)) {
+      throw Error(ErrorCode::kBadFormat, zkey_.path() + ": section " + name + " point " + std::to_string(index) +
+                                             " (of " + std::to_string(points.count) + "): " + problem);
     }
   }
 
@@ -94,10 +118,17 @@ class Validator {
 
 }  // namespace
 
-void ValidateZkeyPoints(const io::ZkeyFile& zkey, int threads) {
+void ValidateZkeyPoints(const io::ZkeyFile& zkey, int threads, ZkeyPoints which) {
   switch (zkey.curve()) {
-    case Curve::kBn254: Validator<curve::Bn254>(zkey, threads).Run(); return;
-    case Curve::kBls12_381: Validator<curve::Bls12_381>(zkey, threads).Run(); return;
+    case Curve::kBn254: Validator<curve::Bn254>(zkey, threads).Run(which); return;
+    case Curve::kBls12_381: Validator<curve::Bls12_381>(zkey, threads).Run(which); return;
+  }
+}
+
+void CheckZkeyPoint(const io::ZkeyFile& zkey, const std::string& section, uint64_t index) {
+  switch (zkey.curve()) {
+    case Curve::kBn254: Validator<curve::Bn254>(zkey, 1).One(section, index); return;
+    case Curve::kBls12_381: Validator<curve::Bls12_381>(zkey, 1).One(section, index); return;
   }
 }
 

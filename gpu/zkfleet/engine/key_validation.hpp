@@ -10,13 +10,28 @@
 // Runs in parallel on `threads` threads (0 = all hardware threads).
 // Throws zkfleet::Error kBadFormat "<zkey>: section <name> point <index>:
 // <what is wrong>" for the lowest-indexed bad point of the first bad section.
-// Thread-safety: a pure function of the zkey.
+// The CUDA backend checks the big sections on the device instead (same rules,
+// same message: it finds the index, CheckZkeyPoint says what is wrong).
+// Thread-safety: pure functions of the zkey.
 #pragma once
+
+#include <cstdint>
+#include <string>
 
 #include "zkfleet/io/zkey.hpp"
 
 namespace zkfleet::engine {
 
-void ValidateZkeyPoints(const io::ZkeyFile& zkey, int threads);
+// Which points ValidateZkeyPoints checks.
+enum class ZkeyPoints {
+  kAll,          // the header points and IC, A, B1, B2, C, H
+  kHeaderAndIc,  // the header points and IC (the rest checked elsewhere)
+};
+
+void ValidateZkeyPoints(const io::ZkeyFile& zkey, int threads, ZkeyPoints which = ZkeyPoints::kAll);
+
+// Point `index` of section `section` ("A", "B1", "B2", "C" or "H"): throws the
+// error ValidateZkeyPoints gives for it if it is bad, returns if it is good.
+void CheckZkeyPoint(const io::ZkeyFile& zkey, const std::string& section, uint64_t index);
 
 }  // namespace zkfleet::engine

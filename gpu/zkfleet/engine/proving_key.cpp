@@ -91,8 +91,10 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
   io::ZkeyFile zkey = io::ZkeyFile::Open(zkey_path);
   timings.open_s = SecondsSince(t_start);
   if (options.validate_key) {
+    // The CUDA key checks the big sections on the device, once uploaded
+    // (inside backend_s); the header points and IC are checked here.
     const auto t_check = std::chrono::steady_clock::now();
-    ValidateZkeyPoints(zkey, options.threads);
+    ValidateZkeyPoints(zkey, options.threads, backend == Backend::kCuda ? ZkeyPoints::kHeaderAndIc : ZkeyPoints::kAll);
     timings.key_check_s = SecondsSince(t_check);
   }
   auto verifier = std::make_shared<const groth16::PreparedVerifier>(groth16::VerificationKeyFromZkey(zkey));

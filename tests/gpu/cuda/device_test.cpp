@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "test_inputs.hpp"
+#include "unit/pairing/curve_test_points.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/cpu/msm.hpp"
 #include "zkfleet/cpu/ntt.hpp"
@@ -25,6 +26,7 @@
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/io/zkey.hpp"
 
 namespace zkfleet::cuda {
 namespace {
@@ -356,6 +358,79 @@ TEST(CudaProof, ErrorsLeaveTheKeyUsable) {
     EXPECT_EQ(e.code(), ErrorCode::kDeviceError) << e.what();
   }
   EXPECT_EQ(key->Prove(witness, opts).proof_json, good.proof_json);
+}
+
+// ---- the key's point checks on the device -------------------------------------------
+
+// The error loading `path` with `backend` gives, or "" when it loads.
+std::string LoadError(const std::string& path, engine::Backend backend) {
+  try {
+    LoadKey(path, backend);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A CUDA key checks sections A, B1, B2, C and H on the device
+// (point_check.cuh): it must refuse exactly what the CPU check refuses, with
+// the same message: a point off the curve in each section, a coordinate not
+// below q, points outside the prime-order subgroup (BN254 G2, BLS12-381 G1
+// and G2).
+TEST(CudaKeyCheck, RefusesWhatTheCpuCheckRefusesWithTheSameMessage) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(21);
+  const std::string path = ::testing::TempDir() + "/zkfleet_cuda_key_check.zkey";
+  for (const Fixture& f : Fixtures()) {
+    std::ifstream in(f.zkey, std::ios::binary);
+    const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const io::ZkeyFile view =
+        io::ZkeyFile::Parse({reinterpret_cast<const uint8_t*>(good.data()), good.size()}, f.zkey);
+    const bool bn254 = view.curve() == engine::Curve::kBn254;
+    const auto offset = [&](const uint8_t* p) { return static_cast<size_t>(p - reinterpret_cast<const uint8_t*>(good.data())); };
+    struct Case {
+      std::string label;
+      size_t at;
+      std::string bytes;  // written at `at`; empty: flip the lowest bit there
+    };
+    std::vector<Case> cases;
+    const struct {
+      const char* name;
+      io::PointArray points;
+      size_t size;
+    } sections[] = {{"A", view.a(), view.g1_size()}, {"B1", view.b1(), view.g1_size()},
+                    {"B2", view.b2(), view.g2_size()}, {"C", view.c(), view.g1_size()},
+                    {"H", view.h(), view.g1_size()}};
+    for (const auto& s : sections) {  // y's lowest bit of the last point: off the curve
+      cases.push_back({std::string("off curve in ") + s.name, offset(s.points.data) + (s.points.count - 1) * s.size + s.size / 2, ""});
+    }
+    cases.push_back({"x of A[2] = q", offset(view.a().data) + 2 * view.g1_size(),
+                     std::string(reinterpret_cast<const char*>(view.q()), view.n8q())});
+    auto point_bytes = [](const auto& p) { return std::string(reinterpret_cast<const char*>(&p), sizeof(p)); };
+    if (bn254) {
+      cases.push_back({"B2[7] outside the subgroup", offset(view.b2().data) + 7 * view.g2_size(),
+                       point_bytes(zkfleet::testing::NonSubgroupPoint<curve::Bn254G2>(rng))});
+    } else {
+      cases.push_back({"H[100] outside the subgroup", offset(view.h().data) + 100 * view.g1_size(),
+                       point_bytes(zkfleet::testing::NonSubgroupPoint<curve::Bls12_381G1>(rng))});
+      cases.push_back({"B2[7] outside the subgroup", offset(view.b2().data) + 7 * view.g2_size(),
+                       point_bytes(zkfleet::testing::NonSubgroupPoint<curve::Bls12_381G2>(rng))});
+    }
+    for (const Case& c : cases) {
+      SCOPED_TRACE(f.zkey + ": " + c.label);
+      std::string bad = good;
+      if (c.bytes.empty()) {
+        bad[c.at] ^= 1;
+      } else {
+        bad.replace(c.at, c.bytes.size(), c.bytes);
+      }
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << bad;
+      const std::string cpu_error = LoadError(path, engine::Backend::kCpu);
+      EXPECT_NE(cpu_error, "");
+      EXPECT_EQ(LoadError(path, engine::Backend::kCuda), cpu_error);
+    }
+  }
+  std::remove(path.c_str());
 }
 
 }  // namespace
