@@ -27,7 +27,7 @@ SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libstdc\+\+|
 for b in "$STAGE"/bin/*; do ldd "$b"; done | awk '$3 ~ /^\// {print $1, $3}' | sort -u | while read -r name path; do
   [[ "$name" =~ $SYSTEM_LIBS ]] || cp -L "$path" "$STAGE/lib/$name"
 done
-tar cJf "$OUT_DIR/bin.tar.xz" -C "$STAGE/bin" .
+XZ_OPT=-9 tar cJf "$OUT_DIR/bin.tar.xz" -C "$STAGE/bin" .
 tar cJf "$OUT_DIR/lib.tar.xz" -C "$STAGE/lib" .
 git -C "$ROOT" rev-parse --short HEAD > "$OUT_DIR/COMMIT"
 ls "$STAGE/lib" | tr '\n' ' '; echo

@@ -17,79 +17,6 @@ namespace msm_kernels {
 
 inline constexpr int kAccumulateThreads = 128;  // register-heavy kernels: small blocks
 
-// Blocks of kAccumulateThreads per multiprocessor the accumulation kernels
-// are compiled for, or 0 for no bound. Left alone, ptxas gives BN254's G2
-// accumulation 255 registers (2 blocks per SM: too few warps to hide the
-// carry chains' latency); capped to 128 registers (4 blocks) with a few
-// spills to L1 it ran 1.55x faster on the H200, and G1 at 96 registers (5
-// blocks) 1.5x faster than at 239 (docs/benchmarks-gpu.md, "Occupancy").
-// BLS12-381's kernels call an outlined multiplication and keep ptxas's
-// choice (not measured with bounds).
-template <class Cfg>
-constexpr int AccumulateMinBlocks() {
-  constexpr size_t field_bytes = sizeof(typename Cfg::Field);
-  if constexpr (field_bytes == 32) return 5;  // BN254 G1 (Fp, 8 words)
-  if constexpr (field_bytes == 64) return 4;  // BN254 G2 (Fp2 of 8 words)
-  return 0;
-}
-
-// Level 0 sums sorted (bucket, point) items; later levels sum spilled partial
-// sums (msm_steps.hpp). __launch_bounds__ cannot be switched off by a template
-// argument, so each has a bounded and an unbounded kernel over one body;
-// EnqueueMsmBuckets instantiates only the one AccumulateMinBlocks picks.
-struct Level0Args {
-  uint64_t count, chunk;
-  const uint32_t* keys;
-  uint32_t sentinel;
-  const void* bases;
-  const uint32_t* values;
-  uint32_t first_index;
-  void* buckets;
-  uint32_t* spill_keys;
-  void* spill_values;
-  uint64_t threads;
-};
-struct LevelArgs {
-  uint64_t count, chunk;
-  const uint32_t* keys;
-  uint32_t sentinel;
-  const void* partials;
-  void* buckets;
-  uint32_t* spill_keys;
-  void* spill_values;
-  uint64_t threads;
-};
-
-template <class Cfg>
-__device__ __forceinline__ void Level0Body(const Level0Args& a) {
-  const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
-  if (t >= a.threads) return;
-  using X = curve::Xyzz<Cfg>;
-  msm::ReduceRunsStep(t, a.count, a.chunk, a.keys, a.sentinel,
-                      msm::AddSignedBase<Cfg>{static_cast<const curve::Affine<Cfg>*>(a.bases), a.values, a.first_index},
-                      static_cast<X*>(a.buckets), a.spill_keys, static_cast<X*>(a.spill_values));
-}
-template <class Cfg>
-__device__ __forceinline__ void LevelBody(const LevelArgs& a) {
-  const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
-  if (t >= a.threads) return;
-  using X = curve::Xyzz<Cfg>;
-  msm::ReduceRunsStep(t, a.count, a.chunk, a.keys, a.sentinel, msm::AddPartial<Cfg>{static_cast<const X*>(a.partials)},
-                      static_cast<X*>(a.buckets), a.spill_keys, static_cast<X*>(a.spill_values));
-}
-template <class Cfg>
-__global__ void AccumulateLevel0(Level0Args a) { Level0Body<Cfg>(a); }
-template <class Cfg>
-__global__ void AccumulateLevel(LevelArgs a) { LevelBody<Cfg>(a); }
-template <class Cfg, int kMinBlocks>
-__global__ void __launch_bounds__(kAccumulateThreads, kMinBlocks) BoundedAccumulateLevel0(Level0Args a) {
-  Level0Body<Cfg>(a);
-}
-template <class Cfg, int kMinBlocks>
-__global__ void __launch_bounds__(kAccumulateThreads, kMinBlocks) BoundedAccumulateLevel(LevelArgs a) {
-  LevelBody<Cfg>(a);
-}
-
 inline unsigned Blocks(uint64_t threads, int per_block) {
   return static_cast<unsigned>((threads + per_block - 1) / per_block);
 }
@@ -99,6 +26,27 @@ __global__ void InitBuckets(curve::Xyzz<Cfg>* buckets, uint64_t count) {
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < count; i += uint64_t{gridDim.x} * blockDim.x) {
     buckets[i] = curve::Xyzz<Cfg>::infinity();
   }
+}
+
+template <class Cfg>
+__global__ void AccumulateLevel0(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
+                                 const curve::Affine<Cfg>* bases, const uint32_t* values, uint32_t first_index,
+                                 curve::Xyzz<Cfg>* buckets, uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values,
+                                 uint64_t threads) {
+  const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (t >= threads) return;
+  msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values, first_index}, buckets,
+                      spill_keys, spill_values);
+}
+
+template <class Cfg>
+__global__ void AccumulateLevel(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
+                                const curve::Xyzz<Cfg>* partials, curve::Xyzz<Cfg>* buckets, uint32_t* spill_keys,
+                                curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
+  const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (t >= threads) return;
+  msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddPartial<Cfg>{partials}, buckets, spill_keys,
+                      spill_values);
 }
 
 template <class Cfg>
@@ -141,33 +89,19 @@ void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWor
   InitBuckets<Cfg><<<std::min<unsigned>(4096, Blocks(plan.sentinel, 256)), 256, 0, stream>>>(buckets, plan.sentinel);
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket init");
 
-  // Level 0 over the sorted items, then the spill levels until one thread
-  // holds what is left.
-  constexpr int kMinBlocks = AccumulateMinBlocks<Cfg>();
-  auto run_level0 = [&](const Level0Args& args) {
-    if constexpr (kMinBlocks > 0) {
-      BoundedAccumulateLevel0<Cfg, kMinBlocks><<<Blocks(args.threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(args);
-    } else {
-      AccumulateLevel0<Cfg><<<Blocks(args.threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(args);
-    }
-  };
-  auto run_level = [&](const LevelArgs& args) {
-    if constexpr (kMinBlocks > 0) {
-      BoundedAccumulateLevel<Cfg, kMinBlocks><<<Blocks(args.threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(args);
-    } else {
-      AccumulateLevel<Cfg><<<Blocks(args.threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(args);
-    }
-  };
-  run_level0(Level0Args{plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out,
-                        first_index, buckets, ws.spill_keys[0], spill0, plan.threads0});
+  AccumulateLevel0<Cfg><<<Blocks(plan.threads0, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
+      plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out, first_index, buckets,
+      ws.spill_keys[0], spill0, plan.threads0);
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket accumulation");
   if (marks) mark(marks->accumulated);
 
   for (int level = 1; level <= plan.later_levels; ++level) {
     const int in = (level - 1) % 2, out = level % 2;
-    run_level(LevelArgs{msm::LevelInputCount(plan, level), msm::kLaterChunk, ws.spill_keys[in], plan.sentinel,
-                        ws.spill_values[in], buckets, ws.spill_keys[out], ws.spill_values[out],
-                        msm::LevelThreads(plan, level)});
+    const uint64_t count = msm::LevelInputCount(plan, level);
+    const uint64_t threads = msm::LevelThreads(plan, level);
+    AccumulateLevel<Cfg><<<Blocks(threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
+        count, msm::kLaterChunk, ws.spill_keys[in], plan.sentinel, static_cast<const Xyzz*>(ws.spill_values[in]),
+        buckets, ws.spill_keys[out], static_cast<Xyzz*>(ws.spill_values[out]), threads);
     ZK_CUDA_CHECK_LAUNCH(phase + ": MSM spill reduction");
   }
   if (marks) mark(marks->spills);
