@@ -20,7 +20,7 @@
 // the generator (scalar_mul on the GPU), then base[i] = Ta[i mod k] +
 // Tb[i div k], converted to affine on the GPU: n distinct points (with
 // overwhelming probability) at the cost of 2k scalar multiplications.
-#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
+#include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
 
 #include <algorithm>
 #include <chrono>
@@ -33,14 +33,14 @@
 #include <vector>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cpu/msm.hpp"
-#include "zkfleet/cpu/ntt.hpp"
-#include "zkfleet/cpu/thread_pool.hpp"
-#include "zkfleet/cuda/device.hpp"
-#include "zkfleet/cuda/device_check.hpp"
-#include "zkfleet/cuda/device_curve.hpp"
-#include "zkfleet/cuda/msm.hpp"
-#include "zkfleet/cuda/ntt.hpp"
+#include "zkfleet/msm/cpu_msm.hpp"
+#include "zkfleet/ntt/cpu_ntt.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
+#include "zkfleet/runtime/cuda_device.hpp"
+#include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/curve/device_curve.hpp"
+#include "zkfleet/msm/cuda_msm.hpp"
+#include "zkfleet/ntt/cuda_ntt.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #if defined(ZKFLEET_BENCH_HAVE_DEVTOOLS)
 #include "zkfleet/devtools/circuit_generator.hpp"

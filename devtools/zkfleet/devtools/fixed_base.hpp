@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 #include "zkfleet/curve/point.hpp"
 #include "zkfleet/devtools/batch_affine.hpp"
 

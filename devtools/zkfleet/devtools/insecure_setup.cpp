@@ -9,7 +9,7 @@
 #include <span>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/devtools/fixed_base.hpp"

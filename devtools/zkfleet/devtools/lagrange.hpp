@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 
 namespace zkfleet::devtools {
 

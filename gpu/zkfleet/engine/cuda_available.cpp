@@ -1,7 +1,7 @@
 #include "zkfleet/engine/types.hpp"
 
 #ifdef ZKFLEET_HAVE_CUDA
-#include "zkfleet/cuda/device.hpp"
+#include "zkfleet/runtime/cuda_device.hpp"
 #endif
 
 namespace zkfleet::engine {

@@ -9,17 +9,17 @@
 #include <string_view>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cpu/groth16_prover.hpp"
+#include "zkfleet/groth16/cpu_prover.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
-#include "zkfleet/engine/groth16_assembly.hpp"
-#include "zkfleet/engine/key_validation.hpp"
+#include "zkfleet/groth16/assembly.hpp"
+#include "zkfleet/groth16/key_validation.hpp"
 #include "zkfleet/groth16/verifier.hpp"
 #include "zkfleet/io/snarkjs_json_reader.hpp"
 #include "zkfleet/io/zkey.hpp"
 
 #ifdef ZKFLEET_HAVE_CUDA
-#include "zkfleet/cuda/groth16_cuda.hpp"
+#include "zkfleet/groth16/cuda_prover.hpp"
 #endif
 
 namespace zkfleet::engine {

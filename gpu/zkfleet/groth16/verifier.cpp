@@ -5,7 +5,7 @@
 #include <variant>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cpu/msm.hpp"
+#include "zkfleet/msm/cpu_msm.hpp"
 #include "zkfleet/curve/subgroup.hpp"
 #include "zkfleet/io/zkey.hpp"
 #include "zkfleet/pairing/pairing.hpp"

@@ -17,12 +17,12 @@
 #include "test_inputs.hpp"
 #include "unit/pairing/curve_test_points.hpp"
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cpu/msm.hpp"
-#include "zkfleet/cpu/ntt.hpp"
-#include "zkfleet/cpu/thread_pool.hpp"
-#include "zkfleet/cuda/device.hpp"
-#include "zkfleet/cuda/msm.hpp"
-#include "zkfleet/cuda/ntt.hpp"
+#include "zkfleet/msm/cpu_msm.hpp"
+#include "zkfleet/ntt/cpu_ntt.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
+#include "zkfleet/runtime/cuda_device.hpp"
+#include "zkfleet/msm/cuda_msm.hpp"
+#include "zkfleet/ntt/cuda_ntt.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/engine/proving_key.hpp"
@@ -373,7 +373,7 @@ std::string LoadError(const std::string& path, engine::Backend backend) {
 }
 
 // A CUDA key checks sections A, B1, B2, C and H on the device
-// (point_check.cuh): it must refuse exactly what the CPU check refuses, with
+// (cuda_point_check.cuh): it must refuse exactly what the CPU check refuses, with
 // the same message: a point off the curve in each section, a coordinate not
 // below q, points outside the prime-order subgroup (BN254 G2, BLS12-381 G1
 // and G2).

@@ -15,17 +15,17 @@
 #include <vector>
 
 #include "test_inputs.hpp"
-#include "zkfleet/cpu/msm.hpp"
-#include "zkfleet/cpu/ntt.hpp"
-#include "zkfleet/cpu/thread_pool.hpp"
-#include "zkfleet/cuda/device_curve.hpp"
-#include "zkfleet/cuda/field32.hpp"
-#include "zkfleet/cuda/groth16_steps.hpp"
-#include "zkfleet/cuda/msm_steps.hpp"
-#include "zkfleet/cuda/ntt_steps.hpp"
+#include "zkfleet/msm/cpu_msm.hpp"
+#include "zkfleet/ntt/cpu_ntt.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
+#include "zkfleet/curve/device_curve.hpp"
+#include "zkfleet/ff/field32.hpp"
+#include "zkfleet/groth16/cuda_steps.hpp"
+#include "zkfleet/msm/msm_steps.hpp"
+#include "zkfleet/ntt/ntt_steps.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
-#include "zkfleet/engine/groth16_assembly.hpp"
+#include "zkfleet/groth16/assembly.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness.hpp"
 #include "zkfleet/io/zkey.hpp"
@@ -120,7 +120,7 @@ TEST(Fp32, Fp2MatchesHost) {
 
 // ---- MSM pipeline, emulated ------------------------------------------------------
 
-// Runs the kernels' steps in the order msm_device.cuh launches them. With
+// Runs the kernels' steps in the order msm_kernels.cuh launches them. With
 // first_index > 0, the items are sorted for all scalars.size() / 32 scalars
 // and `bases` are the points of scalars first_index... (as the proof's C MSM
 // uses the witness's shared sort).
@@ -414,7 +414,7 @@ TEST(Groth16Steps, HScalarsOfUnrelatedVectors) {
 }
 
 // One proof's pointwise steps as the CUDA prover runs them
-// (groth16_key.cuh): the zkey's A/B rows regrouped by row, A, B and C = A·B on
+// (cuda_key.cuh): the zkey's A/B rows regrouped by row, A, B and C = A·B on
 // the domain (EvaluateRowsStep), the odd coset of each (the NTT steps, with the
 // coset factors and 1/n in the forward pass's gather, as EnqueueToOddCoset),
 // then the H scalars (HScalarStep). On the domain a·b = c row by row; on the
@@ -485,7 +485,7 @@ void CheckHScalarsAgainstCpuProver(const std::string& fixture_dir) {
   std::vector<uint32_t> scalars(8 * n, 0xdeadbeef);
   for (uint64_t i = 0; i < n; ++i) groth16::HScalarStep(i, a.data(), b.data(), c.data(), scalars.data());
 
-  // Reference: the CPU prover's H computation (groth16_prover.cpp, step 2) on
+  // Reference: the CPU prover's H computation (cpu_prover.cpp, step 2) on
   // host field elements and cpu::NttDomain.
   std::vector<HostFr> ha(n), hb(n), hc(n);
   for (int m = 0; m < 2; ++m) {

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 #include "zkfleet/curve/point.hpp"
 
 namespace zkfleet::cuda::testing {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/devtools/batch_affine.hpp"

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "zkfleet/cpu/msm.hpp"
+#include "zkfleet/msm/cpu_msm.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "zkfleet/cpu/ntt.hpp"
+#include "zkfleet/ntt/cpu_ntt.hpp"
 #include "zkfleet/ff/bls12_381.hpp"
 #include "zkfleet/ff/bn254.hpp"
 

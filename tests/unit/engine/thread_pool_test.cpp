@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 
 namespace zkfleet::cpu {
 namespace {

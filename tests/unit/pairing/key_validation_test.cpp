@@ -14,7 +14,7 @@
 #include "testutil/test_support.hpp"
 #include "unit/pairing/curve_test_points.hpp"
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/engine/key_validation.hpp"
+#include "zkfleet/groth16/key_validation.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/io/zkey.hpp"
 

@@ -1,6 +1,6 @@
 // The GPU MSM's plan and the per-thread bodies of its kernels, written as
 // plain host/device functions so that tests can run the exact same steps on
-// the CPU (tests/gpu/cuda/msm_steps_test.cpp) and the kernels in msm_device.cuh
+// the CPU (tests/gpu/cuda/steps_test.cpp) and the kernels in msm_kernels.cuh
 // only add the thread indexing.
 //
 // Algorithm (Pippenger with signed windows), for n points and c-bit windows:

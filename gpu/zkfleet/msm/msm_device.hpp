@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "zkfleet/cuda/device.hpp"
-#include "zkfleet/cuda/msm_steps.hpp"
+#include "zkfleet/runtime/cuda_device.hpp"
+#include "zkfleet/msm/msm_steps.hpp"
 #include "zkfleet/curve/point.hpp"
 
 namespace zkfleet::cuda {

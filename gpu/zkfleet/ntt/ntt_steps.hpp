@@ -2,7 +2,7 @@
 // tests can run the same steps on the CPU; ntt_device.cu adds the indexing).
 //
 // Transform: radix-2 decimation in time, natural order in and out, exactly
-// the DFT cpu/ntt.hpp computes (spec §8.2): a bit-reversal permutation, then
+// the DFT ntt/cpu_ntt.hpp computes (spec §8.2): a bit-reversal permutation, then
 // log n butterfly stages; stage j pairs elements h = 2^j apart with twiddle
 // w_n^(i·n/2h). Stages are grouped into passes of up to kMaxPassStages; a
 // pass loads 2^s elements that only interact with each other in those stages

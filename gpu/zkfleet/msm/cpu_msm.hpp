@@ -14,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 #include "zkfleet/curve/point.hpp"
 
 namespace zkfleet::cpu {

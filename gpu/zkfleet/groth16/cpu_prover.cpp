@@ -1,16 +1,16 @@
-#include "zkfleet/cpu/groth16_prover.hpp"
+#include "zkfleet/groth16/cpu_prover.hpp"
 
 #include <chrono>
 #include <cstring>
 #include <vector>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cpu/msm.hpp"
-#include "zkfleet/cpu/ntt.hpp"
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/msm/cpu_msm.hpp"
+#include "zkfleet/ntt/cpu_ntt.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
-#include "zkfleet/engine/groth16_assembly.hpp"
+#include "zkfleet/groth16/assembly.hpp"
 #include "zkfleet/io/json.hpp"
 
 namespace zkfleet::cpu {

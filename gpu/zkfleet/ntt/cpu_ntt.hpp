@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 
 namespace zkfleet::cpu {
 

@@ -1,5 +1,5 @@
 // The Groth16 prover on a CUDA GPU: same algorithm and results as the CPU
-// prover (cpu/groth16_prover.hpp, spec §8), with every heavy step on the
+// prover (groth16/cpu_prover.hpp, spec §8), with every heavy step on the
 // device.
 //
 // Load (LoadCudaProvingKey): uploads the zkey's points (A, B1, B2, C, H), the
@@ -21,7 +21,7 @@
 // host-side combination, assembly and verification overlap.
 // Errors: CUDA failures throw zkfleet::Error (kDeviceError, or
 // kResourceExhausted when out of memory) naming the phase; after a
-// non-sticky error the key stays usable (device_check.hpp explains which
+// non-sticky error the key stays usable (cuda_check.hpp explains which
 // errors are not recoverable).
 #pragma once
 

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "zkfleet/cuda/carry32.hpp"
+#include "zkfleet/ff/carry32.hpp"
 #include "zkfleet/ff/field.hpp"
 #include "zkfleet/ff/fp2.hpp"
 #include "zkfleet/ff/hd.hpp"

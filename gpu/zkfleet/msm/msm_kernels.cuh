@@ -6,10 +6,10 @@
 
 #include <algorithm>
 
-#include "zkfleet/cuda/device_check.hpp"
-#include "zkfleet/cuda/device_curve.hpp"
-#include "zkfleet/cuda/msm_device.hpp"
-#include "zkfleet/cuda/msm_steps.hpp"
+#include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/curve/device_curve.hpp"
+#include "zkfleet/msm/msm_device.hpp"
+#include "zkfleet/msm/msm_steps.hpp"
 
 namespace zkfleet::cuda {
 

@@ -1,4 +1,4 @@
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,5 +1,5 @@
-#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
-#include "zkfleet/cuda/groth16_cuda.hpp"
+#include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
+#include "zkfleet/groth16/cuda_prover.hpp"
 
 #include "zkfleet/common/error.hpp"
 

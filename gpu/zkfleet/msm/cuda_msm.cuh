@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cuda/device_check.hpp"
-#include "zkfleet/cuda/msm.hpp"
-#include "zkfleet/cuda/msm_device.cuh"
+#include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/msm/cuda_msm.hpp"
+#include "zkfleet/msm/msm_kernels.cuh"
 
 namespace zkfleet::cuda {
 

@@ -1,7 +1,7 @@
 // The CUDA proving key for Bn254 (one file per curve so that the two compile
 // in parallel).
-#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
-#include "zkfleet/cuda/groth16_key.cuh"
+#include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
+#include "zkfleet/groth16/cuda_key.cuh"
 
 namespace zkfleet::cuda::groth16 {
 

@@ -18,9 +18,9 @@
 #include <string>
 #include <type_traits>
 
-#include "zkfleet/cuda/device.hpp"
-#include "zkfleet/cuda/device_check.hpp"
-#include "zkfleet/cuda/device_curve.hpp"
+#include "zkfleet/runtime/cuda_device.hpp"
+#include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/curve/device_curve.hpp"
 #include "zkfleet/curve/subgroup.hpp"
 
 namespace zkfleet::cuda {

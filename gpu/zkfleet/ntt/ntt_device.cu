@@ -1,17 +1,17 @@
 // DeviceNttDomain (ntt_device.hpp) and the public DeviceNtt (ntt.hpp) for the
 // scalar fields of both curves.
-#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
-#include "zkfleet/cuda/ntt_device.hpp"
+#include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
+#include "zkfleet/ntt/ntt_device.hpp"
 
 #include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cuda/device_check.hpp"
-#include "zkfleet/cuda/field32.hpp"
-#include "zkfleet/cuda/ntt.hpp"
-#include "zkfleet/cuda/ntt_steps.hpp"
+#include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/ff/field32.hpp"
+#include "zkfleet/ntt/cuda_ntt.hpp"
+#include "zkfleet/ntt/ntt_steps.hpp"
 #include "zkfleet/ff/bls12_381.hpp"
 #include "zkfleet/ff/bn254.hpp"
 

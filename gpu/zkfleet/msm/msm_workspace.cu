@@ -1,12 +1,12 @@
 // MSM workspace sizing and the curve-independent steps: digits and sort.
-#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
+#include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cuda/device_check.hpp"
-#include "zkfleet/cuda/msm_device.hpp"
+#include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/msm/msm_device.hpp"
 
 namespace zkfleet::cuda {
 namespace {

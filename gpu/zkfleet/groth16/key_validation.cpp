@@ -1,11 +1,11 @@
-#include "zkfleet/engine/key_validation.hpp"
+#include "zkfleet/groth16/key_validation.hpp"
 
 #include <atomic>
 #include <cstring>
 #include <string>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cpu/thread_pool.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/curve/point.hpp"

@@ -3,7 +3,7 @@
 // one size, computed on the device once, and enqueues transforms of `batch`
 // vectors stored back to back (vector k at data + k·n).
 //
-// Conventions are cpu/ntt.hpp's: natural order in and out, forward
+// Conventions are ntt/cpu_ntt.hpp's: natural order in and out, forward
 // v[i] = sum_j a[j] w^(ij), inverse with 1/n, w = 5^((r-1)/n), the odd coset
 // x_i = w_2n·w_n^i.
 //
@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "zkfleet/cuda/device.hpp"
+#include "zkfleet/runtime/cuda_device.hpp"
 
 namespace zkfleet::cuda {
 

@@ -1,11 +1,11 @@
-#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
-#include "zkfleet/cuda/device.hpp"
+#include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
+#include "zkfleet/runtime/cuda_device.hpp"
 
 #include <atomic>
 #include <string>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cuda/device_check.hpp"
+#include "zkfleet/runtime/cuda_check.hpp"
 
 namespace zkfleet::cuda {
 namespace {

@@ -1,4 +1,4 @@
-// CudaGroth16Key<C>: the CUDA proving key (see groth16_cuda.hpp). Included by
+// CudaGroth16Key<C>: the CUDA proving key (see cuda_prover.hpp). Included by
 // one .cu per curve.
 //
 // Thread-safety: Prove may be called from several threads. Device work is
@@ -21,16 +21,16 @@
 #include <vector>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/cuda/device.hpp"
-#include "zkfleet/cuda/device_check.hpp"
-#include "zkfleet/cuda/device_curve.hpp"
-#include "zkfleet/cuda/groth16_cuda.hpp"
-#include "zkfleet/cuda/groth16_steps.hpp"
-#include "zkfleet/cuda/msm_device.hpp"
-#include "zkfleet/cuda/ntt_device.hpp"
-#include "zkfleet/cuda/point_check.cuh"
-#include "zkfleet/engine/groth16_assembly.hpp"
-#include "zkfleet/engine/key_validation.hpp"
+#include "zkfleet/runtime/cuda_device.hpp"
+#include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/curve/device_curve.hpp"
+#include "zkfleet/groth16/cuda_prover.hpp"
+#include "zkfleet/groth16/cuda_steps.hpp"
+#include "zkfleet/msm/msm_device.hpp"
+#include "zkfleet/ntt/ntt_device.hpp"
+#include "zkfleet/groth16/cuda_point_check.cuh"
+#include "zkfleet/groth16/assembly.hpp"
+#include "zkfleet/groth16/key_validation.hpp"
 #include "zkfleet/io/json.hpp"
 
 namespace zkfleet::cuda {

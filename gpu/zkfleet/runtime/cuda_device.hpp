@@ -5,7 +5,7 @@
 //     goes through DeviceBuffer / PinnedBuffer, which count calls and bytes in
 //     AllocationStats(). Tests read the counter to check that proofs after the
 //     first one allocate nothing.
-//   * Error conversion (in device_check.hpp, CUDA-only): a failed CUDA call
+//   * Error conversion (in cuda_check.hpp, CUDA-only): a failed CUDA call
 //     becomes zkfleet::Error with the call, the phase and cudaGetErrorString.
 //
 // This header compiles without the CUDA toolkit (it only declares plain C++

@@ -1,8 +1,8 @@
 // GPU MSM instantiations for Bn254 G1 and G2 (one file per curve so that the
 // two compile in parallel).
-#include "zkfleet/cuda/hd_host_inline.hpp"  // first: see there
-#include "zkfleet/cuda/msm_api.cuh"
-#include "zkfleet/cuda/msm_device.cuh"
+#include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
+#include "zkfleet/msm/cuda_msm.cuh"
+#include "zkfleet/msm/msm_kernels.cuh"
 
 namespace zkfleet::cuda {
 

@@ -8,7 +8,7 @@
 // Thread-safety: types only.
 #pragma once
 
-#include "zkfleet/cuda/field32.hpp"
+#include "zkfleet/ff/field32.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/curve/point.hpp"
