@@ -8,6 +8,10 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/witness.hpp"
 
+#ifdef ZKFLEET_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 namespace zkfleet::worker {
 namespace {
 
@@ -173,6 +177,12 @@ uint64_t CircuitSet::Release() {
 
 uint64_t CircuitSet::Release(size_t device) {
   uint64_t released = device_resident_bytes_.at(device).exchange(0);
+#ifdef ZKFLEET_HAVE_CUDA
+  // A CUDA key's streams, events and buffers are freed with its own device
+  // current: the releasing thread (a lane that never got an item, the start
+  // thread) may have another one current, or none set.
+  if (!keys_.at(device).empty() && backend_name_ == "cuda") (void)cudaSetDevice(devices_[device].ordinal);
+#endif
   keys_.at(device).clear();
   resident_bytes_ -= released;
   return released;
