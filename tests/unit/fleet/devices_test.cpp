@@ -63,6 +63,13 @@ TEST(DeviceSet, ADeviceThatFaultsLeavesOnceAndTheOthersStay) {
   EXPECT_STREQ(DeviceStateName(set.state(1)), "faulted");
   EXPECT_TRUE(set.Fault(0, "3 engine faults", /*lost=*/false));
   EXPECT_EQ(set.live(), 0u);
+
+  DeviceSet one({{0, "0"}}, 3, seconds(600));
+  EXPECT_TRUE(one.Fault(0, "3 engine faults", /*lost=*/false));
+  EXPECT_FALSE(one.any_lost());
+  EXPECT_FALSE(one.Fault(0, "fatal device error: y", /*lost=*/true));
+  EXPECT_TRUE(one.any_lost()) << "a fatal error after it left is remembered";
+  EXPECT_EQ(one.why(0), "3 engine faults");
 }
 
 TEST(DeviceSet, EngineFaultsCountPerDeviceWithinTheWindow) {

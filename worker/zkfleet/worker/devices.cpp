@@ -68,7 +68,10 @@ bool DeviceSet::CountEngineFault(size_t index, Clock::time_point now) {
 
 bool DeviceSet::Fault(size_t index, const std::string& why, bool lost) {
   Entry& entry = devices_.at(index);
-  if (entry.state == State::kFaulted) return false;
+  if (entry.state == State::kFaulted) {
+    entry.lost |= lost;  // a sticky error after it left: still only a new process can use it
+    return false;
+  }
   entry.state = State::kFaulted;
   entry.lost = lost;
   entry.why = why;

@@ -66,7 +66,7 @@ class DeviceSet {
   // Engine faults of device `index` within the window as of the last count.
   size_t recent_faults(size_t index) const { return devices_.at(index).recent_faults.size(); }
   // Device `index` leaves the set (`lost`: a sticky device error). False
-  // when it had already left (nothing changes).
+  // when it had already left (then only `lost` is remembered).
   bool Fault(size_t index, const std::string& why, bool lost);
 
  private:

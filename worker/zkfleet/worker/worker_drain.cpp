@@ -25,7 +25,13 @@ void Worker::OnEngineFault(const std::string& circuit, size_t device, const std:
 }
 
 void Worker::RetireDevice(size_t device, const std::string& why, bool lost) {
-  if (finished() || !devices_.Fault(device, why, lost)) return;
+  if (finished()) return;
+  if (!devices_.Fault(device, why, lost)) {
+    // It had left already (engine faults) and now hit a fatal error too: a
+    // worker with no device left must exit so that a new process can use it.
+    if (lost && devices_.live() == 0) EnterFaulted("fatal device error after the last device left: " + why, true);
+    return;
+  }
   pipeline_->RetireDevice(device);  // its lanes stop after their item; the last frees its keys
   if (metrics_) metrics_->SetDeviceUp(device, false);
   const size_t live = devices_.live();
