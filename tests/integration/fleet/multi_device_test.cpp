@@ -215,6 +215,33 @@ TEST(FleetMultiDevice, ADeviceThatFaultsLeavesAndTheOtherFinishesTheBatch) {
   EXPECT_NE(worker.Log().find("pinned pool released: 0 bytes held"), std::string::npos) << worker.Log();
 }
 
+// --fault-threshold counts engine faults per device: with threshold 1, the
+// device whose proof was wrong (ZKFLEET_FAULT_INJECT=msm:1; the CPU re-proof
+// was sent) leaves, the other goes on, the worker stays READY.
+TEST(FleetMultiDevice, ADeviceWithTooManyEngineFaultsLeavesAndTheWorkerStaysReady) {
+  Fleet fleet("multi_device_engine_fault", kHeartbeatMs);
+  fleet.StartBroker();
+  const int port = FreePort();
+  Process& worker = StartWorkerWithFaults(fleet, "w", "msm:1", TwoDeviceArgs(port, {"--fault-threshold", "1"}));
+  fleet.WaitWorkerReady("w");
+  auto client = fleet.Client();
+  constexpr int kJobs = 4;
+  SubmitBatch(*client, kJobs);
+  const auto results = Collect(*client, kJobs);
+  ExpectAllVerify(results, fleet, "w");
+  ASSERT_TRUE(worker.WaitForLog("device fake[01] left the set: 1 engine faults within 600 s", 5s)) << worker.Log();
+  const bool fake0_left = Sample(port, "zkfleet_worker_device_up{device=\"fake0\"}") == 0;
+  const std::string left = fake0_left ? "fake0" : "fake1", stayed = fake0_left ? "fake1" : "fake0";
+  EXPECT_EQ(Sample(port, "zkfleet_worker_device_up{device=\"" + stayed + "\"}"), 1);
+  EXPECT_EQ(Sample(port, "zkfleet_worker_devices{state=\"faulted\"}"), 1);
+  EXPECT_EQ(Sample(port, "zkfleet_worker_state{state=\"READY\"}"), 1);
+  const std::string failures = "zkfleet_worker_proof_verification_failures_total{backend=\"cpu\",circuit=\"c\",device=\"";
+  EXPECT_EQ(Sample(port, failures + left + "\"}"), 1);
+  EXPECT_EQ(Sample(port, failures + stayed + "\"}"), 0);
+  EXPECT_TRUE(worker.running());
+  for (const auto& [seq, result] : results) EXPECT_EQ(result.partitions(0).attempts(), 1u) << "job " << seq;
+}
+
 TEST(FleetMultiDevice, TheWorkerFaultsOnlyWhenNoDeviceIsLeft) {
   Fleet fleet("multi_device_all_gone", kHeartbeatMs);
   Process& broker = fleet.StartBroker({"--max-attempts", "3"});
