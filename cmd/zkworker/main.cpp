@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
   app.footer(
       "TEST ONLY: ZKFLEET_FAULT_INJECT=msm:<n> in the environment corrupts one MSM result in each of the next n "
       "proofs (fault-injection tests of --verify); device_lost:<n> makes the next n proofs fail as a sticky CUDA "
-      "error would (the worker goes FAULTED and exits 1). Never set it in production.");
+      "error would (the device they ran on leaves the set; with no device left the worker goes FAULTED and exits 1). "
+      "Never set it in production.");
   CLI11_PARSE(app, argc, argv);
   options.test_release_pause = std::chrono::milliseconds(test_release_pause_ms);
   options.fault_window = std::chrono::seconds(fault_window_s);
