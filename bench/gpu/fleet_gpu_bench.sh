@@ -41,6 +41,9 @@
 #                    CUDA_VISIBLE_DEVICES=(i-1) mod GPUs as before. bench/gpu/multi_gpu_bench.sh runs
 #                    this script with GPUS=0 and GPUS=all and prints the ratio. Dry run on the CPU:
 #                    BACKEND=cpu GPUS=all WORKER_FLAGS="--test-fake-devices 2"
+#                    With ZKFLEET_FAULT_INJECT=device_lost:1 (and ENGINE_REPEAT=0 SKIP_KILL9=1) one
+#                    device leaves the set at the first proof: the devices row of the summary
+#                    shows it, and every job must still succeed on the other.
 #   BACKEND [cuda]   WORKER_FLAGS [] extra zkworker flags (e.g. --no-key-check: the
 #                    point checks of a 2^22 key take ~20 s of the start-up)
 #   BIN_DIR          use the binaries there instead of the carry (dry runs: BACKEND=cpu)
