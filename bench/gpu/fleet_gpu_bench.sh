@@ -36,6 +36,14 @@
 #
 # Environment (defaults in brackets):
 #   POWER [22]  JOBS [32]  POOL [96GiB] (--pinned-budget)  CAPACITY [4]  WORKERS [1]
+#   GPUS []          --gpus for every worker: all, or a list like 0,1 (one worker driving several GPUs,
+#                    each with its own key copy and lanes); empty: one GPU per worker, worker i on
+#                    CUDA_VISIBLE_DEVICES=(i-1) mod GPUs as before. bench/gpu/multi_gpu_bench.sh runs
+#                    this script with GPUS=0 and GPUS=all and prints the ratio. Dry run on the CPU:
+#                    BACKEND=cpu GPUS=all WORKER_FLAGS="--test-fake-devices 2"
+#                    With ZKFLEET_FAULT_INJECT=device_lost:1 (and ENGINE_REPEAT=0 SKIP_KILL9=1) one
+#                    device leaves the set at the first proof: the devices row of the summary
+#                    shows it, and every job must still succeed on the other.
 #   BACKEND [cuda]   WORKER_FLAGS [] extra zkworker flags (e.g. --no-key-check: the
 #                    point checks of a 2^22 key take ~20 s of the start-up)
 #   BIN_DIR          use the binaries there instead of the carry (dry runs: BACKEND=cpu)
@@ -58,6 +66,7 @@ CAPACITY=${CAPACITY:-4}
 WORKERS=${WORKERS:-1}
 BACKEND=${BACKEND:-cuda}
 WORKER_FLAGS=${WORKER_FLAGS:-}
+GPUS=${GPUS:-}
 SKIP_KILL9=${SKIP_KILL9:-0}
 ENGINE_REPEAT=${ENGINE_REPEAT:-5}
 SUBMIT_PARALLEL=${SUBMIT_PARALLEL:-8}
@@ -129,12 +138,13 @@ PY
 declare -A R
 for k in gen_s setup_s engine_ms engine_load_s rate_steady rate_e2e rate_steady_n1 start_ready start_first \
          drain_draining drain_releasing drain_exit kill9_back verify_fail verify_n jobs_ok ready_states \
-         phases pool_ready_s kill9_pool kill9_mem_before kill9_mem_ready pool_line drain_memback; do R[$k]="-"; done
+         phases pool_ready_s kill9_pool kill9_mem_before kill9_mem_ready pool_line drain_memback devices \
+         device_proofs; do R[$k]="-"; done
 SIZE_FLAGS=()
 NOTES=()
 write_summary() {
   {
-    echo "# Fleet end to end, BN254 2^$POWER, $WORKERS worker(s), backend $BACKEND"
+    echo "# Fleet end to end, BN254 2^$POWER, $WORKERS worker(s), backend $BACKEND${GPUS:+, --gpus $GPUS}"
     echo
     echo "| | |"
     echo "|---|---|"
@@ -144,9 +154,11 @@ write_summary() {
     echo "| GPU | $GPU |"
     echo "| host | $(nproc) cores, $(gib "$(awk '/^MemTotal:/ {print $2 * 1024}' /proc/meminfo)") GiB RAM |"
     echo "| fixture | zkfleet-dev gen-circuit --curve bn128 --domain-power $POWER --seed 7; setup --insecure --seed 7 (gen ${R[gen_s]} s, setup ${R[setup_s]} s); one witness, every job a distinct request id |"
-    echo "| worker | --backend $BACKEND --capacity $CAPACITY --pinned-budget $POOL ${POOL_CHUNK:+--pool-chunk $POOL_CHUNK} ${SIZE_FLAGS[*]} $WORKER_FLAGS; ${R[pool_line]} |"
+    echo "| worker | --backend $BACKEND ${GPUS:+--gpus $GPUS }--capacity $CAPACITY --pinned-budget $POOL ${POOL_CHUNK:+--pool-chunk $POOL_CHUNK} ${SIZE_FLAGS[*]} $WORKER_FLAGS; ${R[pool_line]} |"
     echo "| broker | ${SIZE_FLAGS[*]} --accept-unrouted $BROKER_FLAGS |"
     echo "| jobs | $JOBS (${R[jobs_ok]} succeeded), submitted $SUBMIT_PARALLEL at a time without waiting, CURVE ${SECURITY:-curve} |"
+    echo "| devices per worker (zkfleet_worker_devices after the stream) | ${R[devices]} |"
+    echo "| proofs per device in the stream (zkfleet_worker_device_proofs_total, after - before; whole run in brackets) | ${R[device_proofs]} |"
     echo
     echo "| measure | target | measured |"
     echo "|---|---|---|"
@@ -154,6 +166,7 @@ write_summary() {
     echo "| fleet end to end, proofs/s, first submit -> last result | - | ${R[rate_e2e]} |"
     echo "| worker with $POOL pool: start -> READY (s) | - | ${R[start_ready]} (${R[ready_states]}) |"
     echo "| worker with $POOL pool: start -> first proof (s) | ≤ 10 | ${R[start_first]} |"
+    echo "| fleet throughput, two GPUs (GPUS=all) vs one (GPUS=0): bench/gpu/multi_gpu_bench.sh | ≥ 1.9x | - (this run: ${GPUS:-one GPU per worker}) |"
     echo "| drain: DRAINING (s) | - | ${R[drain_draining]} |"
     echo "| drain: RELEASING of the pool (s) | ≤ 3 | ${R[drain_releasing]} |"
     echo "| drain: zkctl drain --wait -> worker process exited (s) | - | ${R[drain_exit]} |"
@@ -167,6 +180,8 @@ write_summary() {
     echo "kill -9 worker: pool pinned ${R[kill9_pool]} after ${R[pool_ready_s]} s; MemAvailable before start ${R[kill9_mem_before]} GiB, at READY ${R[kill9_mem_ready]} GiB"
     for n in "${NOTES[@]}"; do echo; echo "- $n"; done
   } >"$OUT/summary.md"
+  # The same figures, one "key value" a line, for scripts (multi_gpu_bench.sh).
+  for k in "${!R[@]}"; do printf '%s %s\n' "$k" "${R[$k]}"; done | sort >"$OUT/figures.txt"
 }
 finish() {
   step "finish"
@@ -179,7 +194,7 @@ finish() {
 
 # ---------------------------------------------------------------- binaries
 RUN_DATE=$(date -u +%FT%TZ)
-step "setup: POWER=$POWER JOBS=$JOBS POOL=$POOL CAPACITY=$CAPACITY WORKERS=$WORKERS BACKEND=$BACKEND WORKER_FLAGS='$WORKER_FLAGS' work dir $W"
+step "setup: POWER=$POWER JOBS=$JOBS POOL=$POOL CAPACITY=$CAPACITY WORKERS=$WORKERS BACKEND=$BACKEND GPUS='$GPUS' WORKER_FLAGS='$WORKER_FLAGS' work dir $W"
 if [[ -n "${BIN_DIR:-}" ]]; then
   B=$(cd "$BIN_DIR" && pwd)
   BIN_COMMIT="${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)} (BIN_DIR=$BIN_DIR)"
@@ -267,12 +282,16 @@ start_worker() {  # start_worker ID INDEX: sets WPID, WSTART, WMP
   local id=$1 i=$2 gpus
   gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
   WMP=$(port)
-  local env=()
-  (( gpus > 1 )) && env=(env CUDA_VISIBLE_DEVICES=$(( (i - 1) % gpus )))
+  local env=() gpu_flags=()
+  if [[ -n "$GPUS" ]]; then
+    gpu_flags=(--gpus "$GPUS")  # the worker drives the devices GPUS names, of all it sees
+  elif (( gpus > 1 )); then
+    env=(env CUDA_VISIBLE_DEVICES=$(( (i - 1) % gpus )))
+  fi
   WSTART=$EPOCHREALTIME
   # shellcheck disable=SC2086
   "${env[@]}" "$B/zkworker" --id "$id" --broker "tcp://127.0.0.1:$WP" "${WORKER_SECURITY[@]}" \
-    --circuit "c=$FX/circuit.zkey" --backend "$BACKEND" --capacity "$CAPACITY" --pinned-budget "$POOL" \
+    --circuit "c=$FX/circuit.zkey" --backend "$BACKEND" "${gpu_flags[@]}" --capacity "$CAPACITY" --pinned-budget "$POOL" \
     ${POOL_CHUNK:+--pool-chunk "$POOL_CHUNK"} "${SIZE_FLAGS[@]}" --metrics-listen "127.0.0.1:$WMP" $WORKER_FLAGS \
     >"$W/logs/$id.log" 2>&1 &
   WPID=$!; PIDS+=($WPID)
@@ -376,6 +395,32 @@ for k in rate_steady rate_steady_n1 rate_e2e phases; do
 done
 (( ok == JOBS )) || NOTES+=("only $ok of $JOBS jobs succeeded: the rates count JOBS, so they are too high")
 for i in $(seq 1 "$WORKERS"); do scrape "${WMPS[$((i - 1))]}" "$W/logs/w$i-after-stream.prom"; done
+# Per device: proofs in the stream (after - before) and in the whole run, every worker's devices.
+R[device_proofs]=$(python3 - "$W/logs" "$WORKERS" <<'PY'
+import re, sys
+logs, workers = sys.argv[1], int(sys.argv[2])
+def counts(path):
+    out = {}
+    try:
+        for line in open(path):
+            m = re.match(r'zkfleet_worker_device_proofs_total\{device="([^"]*)"\} ([0-9.e+]+)', line)
+            if m: out[m.group(1)] = float(m.group(2))
+    except OSError:
+        pass
+    return out
+parts = []
+for i in range(1, workers + 1):
+    before, after = counts(f"{logs}/w{i}-before-stream.prom"), counts(f"{logs}/w{i}-after-stream.prom")
+    for dev in sorted(after):
+        parts.append("w%d device %s: %d (%d)" % (i, dev, after[dev] - before.get(dev, 0), after[dev]))
+print(", ".join(parts) if parts else "- (no zkfleet_worker_device_proofs_total: binaries before --gpus)")
+PY
+)
+R[devices]=$(for i in $(seq 1 "$WORKERS"); do
+  printf 'w%s: %s ok, %s faulted; ' "$i" "$(metric "${WMPS[$((i - 1))]}" 'zkfleet_worker_devices{state="ok"}')" \
+    "$(metric "${WMPS[$((i - 1))]}" 'zkfleet_worker_devices{state="faulted"}')"
+done)
+say "per device: ${R[device_proofs]}; ${R[devices]}"
 grep -E '^zkfleet_job_phase_seconds_(sum|count)' "$W/logs/w1-after-stream.prom" | sed 's/^/  /'
 scrape "$BMP" "$W/logs/broker-after-stream.prom"
 "${ZK[@]}" status | tail -n 6

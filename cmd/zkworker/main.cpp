@@ -12,6 +12,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
@@ -20,6 +21,7 @@
 #include "zkfleet/metrics/metrics_server.hpp"
 #include "zkfleet/metrics/worker_metrics.hpp"
 #include "zkfleet/worker/checked_keys.hpp"
+#include "zkfleet/worker/devices.hpp"
 #include "zkfleet/worker/worker.hpp"
 
 namespace {
@@ -64,6 +66,8 @@ int main(int argc, char** argv) {
   bool no_key_check = false;
   std::string key_check_cache = zkfleet::worker::CheckedKeys::DefaultDir().string();
   int64_t fault_window_s = options.fault_window.count();
+  std::string gpus;
+  int test_fake_devices = 0;
   std::string test_memory_limit;
   std::string test_memory_ledger;
   app.add_option("--broker", options.broker_endpoint, "the broker's worker endpoint")->capture_default_str();
@@ -85,7 +89,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--backend", backend, "cpu, cuda or auto")->capture_default_str();
   app.add_option("--threads", threads, "CPU prover threads (0 = all cores)")->capture_default_str();
-  app.add_option("--capacity", options.capacity, "work items held at once (queued + proving)")
+  app.add_option("--gpus", gpus,
+                 "CUDA devices to prove on, each with its own copy of every key and its own --pipeline-depth lanes: "
+                 "all, or a list like 0,1 (default: device 0 only); items go to the least-loaded device, and a "
+                 "device that faults leaves the set while the others go on");
+  app.add_option("--test-fake-devices", test_fake_devices,
+                 "TEST ONLY: on the CPU backend, behave as if N devices were present (N CPU copies of every key, "
+                 "labelled fake0..), so --gpus and per-device faults can be tested without GPUs")
+      ->check(CLI::Range(1, 16));
+  app.add_option("--capacity", options.capacity,
+                 "work items held at once (queued + proving), per device: the worker holds this times its devices")
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval (match the broker's)")
       ->capture_default_str()->check(CLI::PositiveNumber);
@@ -152,7 +165,8 @@ int main(int argc, char** argv) {
   app.footer(
       "TEST ONLY: ZKFLEET_FAULT_INJECT=msm:<n> in the environment corrupts one MSM result in each of the next n "
       "proofs (fault-injection tests of --verify); device_lost:<n> makes the next n proofs fail as a sticky CUDA "
-      "error would (the worker goes FAULTED and exits 1). Never set it in production.");
+      "error would (the device they ran on leaves the set; with no device left the worker goes FAULTED and exits 1). "
+      "Never set it in production.");
   CLI11_PARSE(app, argc, argv);
   options.test_release_pause = std::chrono::milliseconds(test_release_pause_ms);
   options.fault_window = std::chrono::seconds(fault_window_s);
@@ -234,9 +248,46 @@ int main(int argc, char** argv) {
   }
   engine_options.threads = threads;
   engine_options.validate_key = !no_key_check;
+  // The devices: one (CUDA device 0, or the CPU) unless --gpus or
+  // --test-fake-devices says otherwise.
+  std::vector<zkfleet::worker::Device> devices;
+  {
+    bool any_engine = false;
+    for (const auto& spec : specs) any_engine |= !spec.instant;
+    zkfleet::engine::Backend resolved = engine_options.backend;
+    if (resolved == zkfleet::engine::Backend::kAuto) {
+      resolved = zkfleet::engine::CudaAvailable() ? zkfleet::engine::Backend::kCuda : zkfleet::engine::Backend::kCpu;
+    }
+    const bool cuda = any_engine && resolved == zkfleet::engine::Backend::kCuda;
+    if (test_fake_devices > 0 && (!any_engine || resolved != zkfleet::engine::Backend::kCpu)) {
+      std::fprintf(stderr, "zkworker: --test-fake-devices: only with the cpu backend and a circuit that is proved "
+                           "(not --instant)\n");
+      return 2;
+    }
+    if (!gpus.empty() && !cuda && test_fake_devices == 0) {
+      std::fprintf(stderr, "zkworker: --gpus %s: needs the cuda backend (this worker proves on %s)\n", gpus.c_str(),
+                   any_engine ? "the CPU" : "no device: --instant");
+      return 2;
+    }
+    if (!gpus.empty() || test_fake_devices > 0) {
+      const int visible = test_fake_devices > 0 ? test_fake_devices : zkfleet::engine::CudaDeviceCount();
+      std::string why;
+      const std::vector<int> ordinals = zkfleet::worker::ParseGpuList(gpus.empty() ? "all" : gpus, visible, &why);
+      if (ordinals.empty()) {
+        std::fprintf(stderr, "zkworker: --gpus %s: %s\n", gpus.c_str(), why.c_str());
+        return 2;
+      }
+      for (int ordinal : ordinals) {
+        devices.push_back({ordinal, test_fake_devices > 0 ? "fake" + std::to_string(ordinal)
+                                                          : GpuLabel(cuda ? "cuda" : "cpu", ordinal)});
+      }
+    } else {
+      devices.push_back({engine_options.cuda_device, GpuLabel(cuda ? "cuda" : "none", engine_options.cuda_device)});
+    }
+  }
   auto circuits = std::make_unique<zkfleet::worker::CircuitSet>(
       std::move(specs), engine_options, std::chrono::milliseconds(instant_delay_ms), verify == "on",
-      zkfleet::worker::CheckedKeys(key_check_cache));
+      zkfleet::worker::CheckedKeys(key_check_cache), devices);
 
   // The metrics server starts after the mask (its HTTP threads inherit it, so
   // none takes SIGTERM) and stops last: declared before the worker, it serves
@@ -244,13 +295,17 @@ int main(int argc, char** argv) {
   // path below it is simply not destroyed: nothing to flush).
   zkfleet::metrics::MetricsServer metrics_server;
   std::string backend_name = circuits->backend_name();
-  options.device_label = GpuLabel(backend_name, engine_options.cuda_device);
+  // The gpu label of zkfleet_worker_info: the device, or the devices
+  // comma-separated ("none" on the CPU backend).
+  std::vector<std::string> device_labels;
+  for (const auto& device : devices) device_labels.push_back(device.label);
+  options.device_label = device_labels.size() == 1 ? device_labels.front() : fmt::format("{}", fmt::join(device_labels, ","));
   // The pool the memory gate will allocate, resolved as it will be (a share
   // of the memory available now).
   uint64_t pool_bytes = options.pinned_budget.Resolve(memory->Read().available_bytes);
   zkfleet::metrics::WorkerMetrics metrics(
       metrics_server,
-      {options.worker_id, backend_name, GpuLabel(backend_name, engine_options.cuda_device)},
+      {options.worker_id, backend_name, options.device_label, device_labels},
       circuits->circuit_ids(),
       zkfleet::worker::DrainBudgetSeconds(
           options.drain_timeout, pool_bytes,

@@ -6,11 +6,13 @@
 
 namespace zkfleet::engine {
 
-bool CudaAvailable() {
+bool CudaAvailable() { return CudaDeviceCount() > 0; }
+
+int CudaDeviceCount() {
 #ifdef ZKFLEET_HAVE_CUDA
-  return cuda::DeviceCount() > 0;
+  return cuda::DeviceCount();
 #else
-  return false;
+  return 0;
 #endif
 }
 

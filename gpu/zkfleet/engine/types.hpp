@@ -22,6 +22,10 @@ Backend ParseBackend(std::string_view name);       // throws Error on unknown na
 
 // True when this build has the CUDA backend and a usable GPU is present.
 bool CudaAvailable();
+// How many CUDA devices this process can use (as CUDA numbers them, after
+// CUDA_VISIBLE_DEVICES); 0 in a build without the CUDA backend or without a
+// driver or device. Never throws.
+int CudaDeviceCount();
 
 // Creates CUDA device `device`'s context now, if this build has CUDA and the
 // device exists: a one-shot program calls it on a thread of its own at start,

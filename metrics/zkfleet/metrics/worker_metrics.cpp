@@ -1,5 +1,7 @@
 #include "zkfleet/metrics/worker_metrics.hpp"
 
+#include <algorithm>
+
 #include "zkfleet/metrics/buckets.hpp"
 #include "zkfleet/metrics/state_clocks.hpp"
 
@@ -54,7 +56,8 @@ WorkerMetrics::WorkerMetrics(MetricsServer& server, const WorkerIdentity& identi
                          .Help("Seconds spent verifying each proof before sending it (--verify on)")
                          .Register(server.registry())),
       backend_(identity.backend),
-      device_(identity.gpu),
+      device_labels_(identity.devices.empty() ? std::vector<std::string>{identity.gpu} : identity.devices),
+      device_up_(device_labels_.size(), true),
       clocks_(std::make_shared<StateClocks>()) {
   prometheus::Registry& registry = server.registry();
   drain_budget_seconds.Set(drain_budget);
@@ -94,6 +97,37 @@ WorkerMetrics::WorkerMetrics(MetricsServer& server, const WorkerIdentity& identi
       .Add({{"worker_id", identity.worker_id}, {"backend", identity.backend}, {"gpu", identity.gpu}})
       .Set(1);
 
+  auto& up = prometheus::BuildGauge()
+                 .Name("zkfleet_worker_device_up")
+                 .Help("1 while the device is in the worker's set, 0 once it left it (fatal device error or "
+                       "repeated engine faults on it)")
+                 .Register(registry);
+  auto& proofs = prometheus::BuildCounter()
+                     .Name("zkfleet_worker_device_proofs_total")
+                     .Help("Proofs this worker completed and sent, by the device that proved them")
+                     .Register(registry);
+  auto& key_bytes = prometheus::BuildGauge()
+                        .Name("zkfleet_worker_device_key_bytes")
+                        .Help("Bytes of proving keys resident on each device (its own copy of every key)")
+                        .Register(registry);
+  for (const std::string& label : device_labels_) {
+    Device device;
+    device.up = &up.Add({{"device", label}});
+    device.up->Set(1);
+    device.proofs = &proofs.Add({{"device", label}});
+    device.key_bytes = &key_bytes.Add({{"device", label}});
+    devices.push_back(device);
+  }
+  auto& by_state = prometheus::BuildGauge()
+                       .Name("zkfleet_worker_devices")
+                       .Help("Devices of this worker by state: ok (proving) or faulted (left the set after a fatal "
+                             "device error or repeated engine faults on it)")
+                       .Register(registry);
+  devices_ok = &by_state.Add({{"state", "ok"}});
+  devices_faulted = &by_state.Add({{"state", "faulted"}});
+  devices_ok->Set(static_cast<double>(device_labels_.size()));
+  devices_faulted->Set(0);
+
   for (const std::string& circuit : circuits) ForCircuit(circuit);
   server_.AddCollectable(clocks_);
   SetState(proto::WORKER_STATE_STARTING);
@@ -111,8 +145,11 @@ WorkerMetrics::Circuit& WorkerMetrics::ForCircuit(const std::string& circuit_id)
       circuit.phase_seconds[i] =
           &phase_family_.Add({{"circuit", label}, {"phase", std::string(kPhaseLabels[i])}}, DurationBuckets());
     }
-    circuit.verification_failures =
-        &verify_failures_family_.Add({{"backend", backend_}, {"device", device_}, {"circuit", label}});
+    circuit.verification_failures.clear();
+    for (const std::string& device : device_labels_) {
+      circuit.verification_failures.push_back(
+          &verify_failures_family_.Add({{"backend", backend_}, {"device", device}, {"circuit", label}}));
+    }
     circuit.verify_seconds = &verify_family_.Add({{"circuit", label}}, VerifyBuckets());
   });
 }
@@ -155,8 +192,27 @@ void WorkerMetrics::ObserveVerify(const std::string& circuit_id, double seconds)
   ForCircuit(circuit_id).verify_seconds->Observe(seconds);
 }
 
-void WorkerMetrics::ProofVerificationFailed(const std::string& circuit_id) {
-  ForCircuit(circuit_id).verification_failures->Increment();
+void WorkerMetrics::ProofVerificationFailed(const std::string& circuit_id, size_t device) {
+  Circuit& circuit = ForCircuit(circuit_id);
+  circuit.verification_failures.at(device < circuit.verification_failures.size() ? device : 0)->Increment();
+}
+
+void WorkerMetrics::SetDeviceUp(size_t device, bool up) {
+  if (device >= devices.size()) return;
+  std::lock_guard<std::mutex> lock(devices_mutex_);
+  device_up_[device] = up;
+  devices[device].up->Set(up ? 1 : 0);
+  const auto ok = static_cast<double>(std::count(device_up_.begin(), device_up_.end(), true));
+  devices_ok->Set(ok);
+  devices_faulted->Set(static_cast<double>(device_up_.size()) - ok);
+}
+
+void WorkerMetrics::DeviceProofDone(size_t device) {
+  if (device < devices.size()) devices[device].proofs->Increment();
+}
+
+void WorkerMetrics::SetDeviceKeyBytes(size_t device, uint64_t bytes) {
+  if (device < devices.size()) devices[device].key_bytes->Set(static_cast<double>(bytes));
 }
 
 void WorkerMetrics::ObservePhases(const std::string& circuit_id, const proto::PhaseTimings& timings) {

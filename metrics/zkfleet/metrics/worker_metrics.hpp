@@ -37,7 +37,9 @@ class StateClocks;  // the scrape-time durations; worker_metrics.cpp
 struct WorkerIdentity {
   std::string worker_id;        // --id
   std::string backend;          // "cpu", "cuda" or "instant"
-  std::string gpu = "none";     // CUDA device ordinal, "none" on the CPU backend
+  std::string gpu = "none";     // CUDA device ordinal, "none" on the CPU backend ("0,1" for several)
+  // The devices the worker proves on (--gpus), by label; empty = one, `gpu`.
+  std::vector<std::string> devices;
 };
 
 class WorkerMetrics {
@@ -45,7 +47,7 @@ class WorkerMetrics {
   struct Circuit {
     std::array<prometheus::Counter*, kOutcomeLabels.size()> jobs{};            // by Outcome
     std::array<prometheus::Histogram*, kPhaseLabels.size()> phase_seconds{};   // by Phase
-    prometheus::Counter* verification_failures = nullptr;  // engine faults caught before sending
+    std::vector<prometheus::Counter*> verification_failures;  // engine faults caught before sending, by device
     prometheus::Histogram* verify_seconds = nullptr;       // the check before sending, per proof
   };
 
@@ -83,8 +85,17 @@ class WorkerMetrics {
   // (zkfleet_worker_proof_verify_seconds).
   void ObserveVerify(const std::string& circuit_id, double seconds);
   // The engine's proof failed verification although the witness satisfies
-  // the circuit (zkfleet_worker_proof_verification_failures_total).
-  void ProofVerificationFailed(const std::string& circuit_id);
+  // the circuit (zkfleet_worker_proof_verification_failures_total), on the
+  // device with index `device` in WorkerIdentity::devices.
+  void ProofVerificationFailed(const std::string& circuit_id, size_t device = 0);
+
+  // Per device (index in WorkerIdentity::devices): whether it is still in the
+  // set (zkfleet_worker_device_up, and the counts of zkfleet_worker_devices),
+  // a proof it completed (zkfleet_worker_device_proofs_total), and the bytes
+  // of proving keys resident on it (zkfleet_worker_device_key_bytes).
+  void SetDeviceUp(size_t device, bool up);
+  void DeviceProofDone(size_t device);
+  void SetDeviceKeyBytes(size_t device, uint64_t bytes);
 
   Circuit& ForCircuit(const std::string& circuit_id);
 
@@ -96,6 +107,14 @@ class WorkerMetrics {
   std::array<prometheus::Gauge*, kPoolModeLabels.size()> pool_mode{};  // by kPoolModeLabels
   std::array<prometheus::Gauge*, kWorkerStates.size()> state{};
   std::array<prometheus::Counter*, kDropReasonLabels.size()> messages_dropped{};
+  struct Device {
+    prometheus::Gauge* up = nullptr;
+    prometheus::Counter* proofs = nullptr;
+    prometheus::Gauge* key_bytes = nullptr;
+  };
+  std::vector<Device> devices;  // by index in WorkerIdentity::devices
+  prometheus::Gauge* devices_ok = nullptr;       // zkfleet_worker_devices{state="ok"}
+  prometheus::Gauge* devices_faulted = nullptr;  // zkfleet_worker_devices{state="faulted"}
 
  private:
   MetricsServer& server_;
@@ -104,7 +123,10 @@ class WorkerMetrics {
   prometheus::Family<prometheus::Histogram>& phase_family_;
   prometheus::Family<prometheus::Counter>& verify_failures_family_;
   prometheus::Family<prometheus::Histogram>& verify_family_;
-  const std::string backend_, device_;
+  const std::string backend_;
+  const std::vector<std::string> device_labels_;
+  std::mutex devices_mutex_;  // SetDeviceUp's count of devices up
+  std::vector<bool> device_up_;
   std::shared_ptr<StateClocks> clocks_;
 
   std::mutex circuits_mutex_;

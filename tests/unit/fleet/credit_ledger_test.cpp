@@ -41,5 +41,22 @@ TEST(CreditLedger, FlagsJobsWithoutCreditAndDuplicates) {
   EXPECT_EQ(ledger.outstanding(), 0u);
 }
 
+// A device left a multi-device worker: the capacity shrinks; credit already
+// granted stays, nothing more is granted until the items held fit.
+TEST(CreditLedger, AShrunkCapacityGrantsNothingUntilTheHeldItemsFit) {
+  CreditLedger ledger(8);
+  EXPECT_EQ(ledger.TakeGrant(1), 8u);
+  for (uint64_t seq = 1; seq <= 6; ++seq) EXPECT_TRUE(ledger.OnJob({seq, 0}));
+  ledger.set_capacity(4);
+  EXPECT_EQ(ledger.capacity(), 4u);
+  EXPECT_TRUE(ledger.OnJob({7, 0})) << "credit granted before the shrink is still honoured";
+  for (uint64_t seq = 1; seq <= 3; ++seq) ledger.Release({seq, 0});
+  EXPECT_EQ(ledger.TakeGrant(1), 0u) << "4 held + 1 outstanding >= 4";
+  EXPECT_TRUE(ledger.OnJob({8, 0}));
+  for (uint64_t seq = 4; seq <= 6; ++seq) ledger.Release({seq, 0});
+  EXPECT_EQ(ledger.held(), 2u);
+  EXPECT_EQ(ledger.TakeGrant(1), 2u);
+}
+
 }  // namespace
 }  // namespace zkfleet::worker

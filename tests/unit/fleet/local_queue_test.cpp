@@ -1,6 +1,7 @@
 // The worker's local queue: key order, overtaking, uniqueness, handback.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "zkfleet/worker/local_queue.hpp"
@@ -93,6 +94,79 @@ TEST(LocalQueue, CloseWakesABlockedDispatcher) {
   queue.Close();
   dispatcher.join();
   EXPECT_FALSE(popped.has_value());
+}
+
+// Waits until `n` callers are blocked in PopForRun (no timing: it polls the
+// count the queue keeps).
+void WaitForWaiters(const LocalQueue& queue, size_t n) {
+  while (queue.waiting() != n) std::this_thread::yield();
+}
+
+// Several devices: lanes pop for their device (group); an item goes to a
+// waiting device with the fewest items running.
+TEST(LocalQueue, AnItemGoesToTheWaitingDeviceWithTheFewestRunning) {
+  LocalQueue queue;
+  queue.Push(Item(proto::PRIORITY_NORMAL, 1, 0));
+  auto first = queue.PopForRun(/*group=*/0);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(queue.running_in(0), 1u);
+  std::optional<QueuedItem> on0, on1;
+  std::thread lane0([&] { on0 = queue.PopForRun(0); });  // device 0's second lane
+  std::thread lane1([&] { on1 = queue.PopForRun(1); });  // device 1's only lane
+  WaitForWaiters(queue, 2);
+  queue.Push(Item(proto::PRIORITY_NORMAL, 2, 0));
+  lane1.join();  // device 1 runs nothing: it takes item 2
+  ASSERT_TRUE(on1);
+  EXPECT_EQ(on1->key.job_seq, 2u);
+  EXPECT_EQ(queue.running_in(1), 1u);
+  EXPECT_EQ(queue.running_in(0), 1u);
+  // Device 1 has no lane waiting now: device 0 takes the next one.
+  queue.Push(Item(proto::PRIORITY_NORMAL, 3, 0));
+  lane0.join();
+  ASSERT_TRUE(on0);
+  EXPECT_EQ(on0->key.job_seq, 3u);
+  EXPECT_EQ(queue.running_in(0), 2u);
+  queue.FinishRun(on0->key);
+  queue.FinishRun(first->key);
+  EXPECT_EQ(queue.running_in(0), 0u);
+  EXPECT_EQ(queue.running_in(1), 1u);
+}
+
+// While device 0 runs more than device 1, device 0's waiting lane takes
+// nothing; once device 1's lane is busy too it may.
+TEST(LocalQueue, ABusierDeviceWaitsWhileALessBusyOneHasALaneFree) {
+  LocalQueue queue;
+  queue.Push(Item(proto::PRIORITY_NORMAL, 1, 0));
+  auto running = queue.PopForRun(0);
+  std::optional<QueuedItem> on0;
+  std::thread lane0([&] { on0 = queue.PopForRun(0); });
+  WaitForWaiters(queue, 1);
+  std::optional<QueuedItem> on1;
+  std::thread lane1([&] { on1 = queue.PopForRun(1); });
+  WaitForWaiters(queue, 2);
+  queue.Push(Item(proto::PRIORITY_NORMAL, 2, 0));
+  queue.Push(Item(proto::PRIORITY_NORMAL, 3, 0));
+  lane1.join();
+  lane0.join();
+  ASSERT_TRUE(on0 && on1);
+  EXPECT_EQ(on1->key.job_seq, 2u) << "the first item goes to the idle device";
+  EXPECT_EQ(on0->key.job_seq, 3u);
+}
+
+TEST(LocalQueue, ALaneWhoseDeviceLeftIsWokenAndTakesNothing) {
+  LocalQueue queue;
+  std::atomic<bool> leave{false};
+  std::optional<QueuedItem> popped = Item(proto::PRIORITY_LOW, 9, 0);
+  std::thread lane([&] { popped = queue.PopForRun(1, &leave); });
+  WaitForWaiters(queue, 1);
+  leave = true;
+  queue.Wake();
+  lane.join();
+  EXPECT_FALSE(popped.has_value());
+  queue.Push(Item(proto::PRIORITY_NORMAL, 1, 0));
+  EXPECT_FALSE(queue.PopForRun(1, &leave).has_value()) << "a device that left takes no item";
+  EXPECT_EQ(queue.queued(), 1u);
+  EXPECT_EQ(queue.PopForRun(0)->key.job_seq, 1u) << "the others still do";
 }
 
 }  // namespace

@@ -1,11 +1,16 @@
 #include "zkfleet/worker/circuit_set.hpp"
 
+#include <exception>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/witness.hpp"
+
+#ifdef ZKFLEET_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 namespace zkfleet::worker {
 namespace {
@@ -23,12 +28,16 @@ bool IsRetryable(ErrorCode code) {
 }  // namespace
 
 CircuitSet::CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
-                       std::chrono::milliseconds instant_delay, bool verify, CheckedKeys checked_keys)
+                       std::chrono::milliseconds instant_delay, bool verify, CheckedKeys checked_keys,
+                       std::vector<Device> devices)
     : specs_(std::move(specs)),
       engine_options_(engine_options),
       checked_keys_(std::move(checked_keys)),
       instant_delay_(instant_delay),
-      verify_(verify) {
+      verify_(verify),
+      devices_(devices.empty() ? std::vector<Device>{{engine_options.cuda_device, "none"}} : std::move(devices)),
+      keys_(devices_.size()),
+      device_resident_bytes_(devices_.size()) {
   bool any_engine = false;
   for (const CircuitSpec& spec : specs_) any_engine |= !spec.instant;
   engine::Backend backend = engine_options_.backend;
@@ -38,16 +47,45 @@ CircuitSet::CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions eng
 
 void CircuitSet::Load() {
   for (const CircuitSpec& spec : specs_) {
-    if (spec.instant) {
-      spdlog::info("circuit {}: benchmark mode (--instant), answers without proving", spec.id);
-      continue;
-    }
+    if (spec.instant) spdlog::info("circuit {}: benchmark mode (--instant), answers without proving", spec.id);
+  }
+  // The first device's load checks the points; the others load the same
+  // files unchecked, all at once (each has its own copy engine and memory).
+  LoadDevice(0, /*check=*/true);
+  if (devices_.size() == 1) return;
+  std::vector<std::exception_ptr> errors(devices_.size());
+  std::vector<std::thread> loaders;
+  for (size_t d = 1; d < devices_.size(); ++d) {
+    loaders.emplace_back([this, d, &errors] {
+      try {
+        LoadDevice(d, /*check=*/false);
+      } catch (...) {
+        errors[d] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& loader : loaders) loader.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+}
+
+void CircuitSet::LoadDevice(size_t device, bool check_points) {
+  const bool several = devices_.size() > 1;
+  const std::string on_device = several ? " on device " + devices_[device].label : "";
+  for (const CircuitSpec& spec : specs_) {
+    if (spec.instant) continue;
     auto started = std::chrono::steady_clock::now();
     std::unique_ptr<engine::ProvingKey> key;
     engine::EngineOptions options = engine_options_;
+    options.cuda_device = devices_[device].ordinal;
     std::string digest;  // of a key whose check is remembered on this host
     std::string check = options.validate_key ? "points checked" : "points NOT checked (--no-key-check)";
     try {
+      if (options.validate_key && !check_points) {
+        options.validate_key = false;  // checked by the first device's load of the same file
+        check = "points checked at the load on device " + devices_[0].label;
+      }
       if (options.validate_key && checked_keys_.enabled()) {
         digest = CheckedKeys::Digest(spec.zkey_path);
         if (checked_keys_.Contains(digest)) {
@@ -57,7 +95,7 @@ void CircuitSet::Load() {
       }
       key = engine::ProvingKey::Load(spec.zkey_path, options);
     } catch (const Error& e) {
-      throw Error(e.code(), "circuit " + spec.id + ": " + e.what());
+      throw Error(e.code(), "circuit " + spec.id + on_device + ": " + e.what());
     }
     if (options.validate_key && !digest.empty()) {
       if (std::string why = checked_keys_.Record(digest, spec.zkey_path); !why.empty()) {
@@ -67,18 +105,20 @@ void CircuitSet::Load() {
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const auto& info = key->info();
-    spdlog::info("circuit {}: loaded {} ({} {}, domain {}, {} MiB resident, {}) in {:.2f} s", spec.id,
+    spdlog::info("circuit {}: loaded {} ({} {}, domain {}, {} MiB resident, {}) in {:.2f} s{}", spec.id,
                  spec.zkey_path, engine::CurveName(info.curve), engine::BackendName(key->backend()),
-                 info.domain_size, info.resident_bytes >> 20, check, seconds);
+                 info.domain_size, info.resident_bytes >> 20, check, seconds, on_device);
     resident_bytes_ += info.resident_bytes;
-    keys_[spec.id] = std::move(key);
+    device_resident_bytes_[device] += info.resident_bytes;
+    keys_[device][spec.id] = std::move(key);
   }
 }
 
-ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> witness_bytes) const {
+ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> witness_bytes, size_t device) const {
   ProveOutcome outcome;
-  auto key_it = keys_.find(job.circuit_id());
-  if (key_it == keys_.end()) {
+  const auto& keys = keys_.at(device);
+  auto key_it = keys.find(job.circuit_id());
+  if (key_it == keys.end()) {
     bool instant = false;
     for (const CircuitSpec& spec : specs_) instant |= spec.instant && spec.id == job.circuit_id();
     if (!instant) {
@@ -130,8 +170,21 @@ ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> w
 }
 
 uint64_t CircuitSet::Release() {
-  uint64_t released = resident_bytes_.exchange(0);
-  keys_.clear();
+  uint64_t released = 0;
+  for (size_t d = 0; d < keys_.size(); ++d) released += Release(d);
+  return released;
+}
+
+uint64_t CircuitSet::Release(size_t device) {
+  uint64_t released = device_resident_bytes_.at(device).exchange(0);
+#ifdef ZKFLEET_HAVE_CUDA
+  // A CUDA key's streams, events and buffers are freed with its own device
+  // current: the releasing thread (a lane that never got an item, the start
+  // thread) may have another one current, or none set.
+  if (!keys_.at(device).empty() && backend_name_ == "cuda") (void)cudaSetDevice(devices_[device].ordinal);
+#endif
+  keys_.at(device).clear();
+  resident_bytes_ -= released;
   return released;
 }
 

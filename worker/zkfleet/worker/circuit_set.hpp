@@ -4,9 +4,16 @@
 // optionally after a fixed delay, without proving: it exists to measure the
 // broker and to test the fleet without paying for proofs.
 //
+// On several devices (--gpus) every engine circuit has one key copy per
+// device, each resident on its device; Prove() names the device (its index
+// in devices()), and Release(device) frees one device's copies when that
+// device leaves the set.
+//
 // Thread-safety: Load() and Release() are called by one pipeline thread
-// while no Prove() runs; Prove() may run on several lanes at once (the keys
-// are immutable; the engine serialises device work). circuit_ids() and
+// while no Prove() runs; Release(device) by the last lane of that device,
+// once no Prove() on it runs (other devices' lanes may go on proving).
+// Prove() may run on several lanes at once (the keys are immutable; the
+// engine serialises device work per device). circuit_ids(), devices() and
 // resident_bytes() may be read from any thread.
 #pragma once
 
@@ -21,6 +28,7 @@
 #include "zkfleet.pb.h"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/worker/checked_keys.hpp"
+#include "zkfleet/worker/devices.hpp"
 
 namespace zkfleet::worker {
 
@@ -45,7 +53,8 @@ struct ProveOutcome {
   double verify_s = 0;
   std::string engine_fault;
   // A fatal (sticky) device error: this process cannot prove on the device
-  // again; the worker goes FAULTED and exits non-zero.
+  // again; the device leaves the worker's set (the worker goes FAULTED and
+  // exits non-zero when it was the last one).
   bool device_lost = false;
 };
 
@@ -55,34 +64,51 @@ class CircuitSet {
   // it is sent (engine::ProveOptions::verify; off only for benchmarks).
   // `checked_keys`: keys whose points passed the check on this host before
   // load without it (when engine_options.validate_key is on).
+  // `devices`: where the keys go (each gets its own copies); empty = one
+  // device, engine_options.cuda_device, labelled "none".
   CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
-             std::chrono::milliseconds instant_delay, bool verify = true, CheckedKeys checked_keys = CheckedKeys(""));
+             std::chrono::milliseconds instant_delay, bool verify = true, CheckedKeys checked_keys = CheckedKeys(""),
+             std::vector<Device> devices = {});
 
-  // Loads every engine circuit's proving key. Throws zkfleet::Error naming
-  // the circuit and file.
+  // Loads every engine circuit's proving key on every device (the first
+  // device's load checks the key's points; the other devices load the same
+  // files at the same time, unchecked). Throws zkfleet::Error naming the
+  // circuit, file and (with several devices) device.
   void Load();
   // Proves one item from `witness`, the .wtns bytes where they were received
   // (checked in place and uploaded from there: never copied). Never throws:
   // errors become a failed outcome. A witness that does not satisfy the
   // circuit fails (not retryable) with the error "witness does not satisfy
   // circuit <job's circuit id>".
-  ProveOutcome Prove(const proto::Job& job, std::span<const uint8_t> witness) const;
-  // Frees the proving keys; returns the bytes released.
+  // `device`: an index in devices().
+  ProveOutcome Prove(const proto::Job& job, std::span<const uint8_t> witness, size_t device = 0) const;
+  // Frees the proving keys (of every device); returns the bytes released.
   uint64_t Release();
+  // Frees the proving keys of one device; returns the bytes released.
+  uint64_t Release(size_t device);
 
   std::vector<std::string> circuit_ids() const;
+  const std::vector<Device>& devices() const { return devices_; }
+  size_t device_count() const { return devices_.size(); }
   uint64_t resident_bytes() const { return resident_bytes_.load(); }
+  uint64_t resident_bytes(size_t device) const { return device_resident_bytes_.at(device).load(); }
   std::string backend_name() const;
   bool verify() const { return verify_; }
 
  private:
+  void LoadDevice(size_t device, bool check_points);
+
   std::vector<CircuitSpec> specs_;
   engine::EngineOptions engine_options_;
   CheckedKeys checked_keys_;
   std::chrono::milliseconds instant_delay_;
   bool verify_;
-  std::map<std::string, std::unique_ptr<engine::ProvingKey>> keys_;  // engine circuits
+  std::vector<Device> devices_;
+  // Per device (same index as devices_): the engine circuits' keys. The
+  // vector never changes size after construction.
+  std::vector<std::map<std::string, std::unique_ptr<engine::ProvingKey>>> keys_;
   std::atomic<uint64_t> resident_bytes_{0};
+  std::vector<std::atomic<uint64_t>> device_resident_bytes_;
   std::string backend_name_;  // "cpu", "cuda" or "instant" (benchmark circuits only)
 };
 

@@ -35,6 +35,10 @@ class CreditLedger {
   // `still_held` (items still being proved, announced in READY).
   void Reset(const std::vector<fleet::ItemRef>& still_held = {});
 
+  // A new capacity (a device joined or left the worker's set). Credit
+  // already granted stays granted: after a shrink, nothing more is granted
+  // until held + outstanding is below the new capacity.
+  void set_capacity(uint32_t capacity) { capacity_ = capacity; }
   uint32_t capacity() const { return capacity_; }
   size_t held() const { return held_.size(); }
   uint32_t outstanding() const { return outstanding_; }

@@ -13,20 +13,50 @@ bool LocalQueue::Push(QueuedItem item) {
   return true;
 }
 
-std::optional<QueuedItem> LocalQueue::PopForRun() {
+bool LocalQueue::LeastLoaded(int group) const {
+  const auto mine = groups_.find(group);
+  const size_t running = mine == groups_.end() ? 0 : mine->second.running;
+  for (const auto& [id, other] : groups_) {
+    if (id != group && other.waiting > 0 && other.running < running) return false;
+  }
+  return true;
+}
+
+std::optional<QueuedItem> LocalQueue::PopForRun(int group, const std::atomic<bool>* leave) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return closed_ || !items_.empty(); });
-  if (closed_) return std::nullopt;
-  auto first = items_.begin();
-  QueuedItem item = std::move(first->second);
-  items_.erase(first);
-  running_.insert(item.key);
+  Group& mine = groups_[group];  // std::map: the reference stays valid
+  ++mine.waiting;
+  changed_.wait(lock, [&] { return closed_ || (leave && *leave) || (!items_.empty() && LeastLoaded(group)); });
+  --mine.waiting;
+  std::optional<QueuedItem> item;
+  if (!closed_ && !(leave && *leave)) {
+    auto first = items_.begin();
+    item = std::move(first->second);
+    items_.erase(first);
+    running_.emplace(item->key, group);
+    ++mine.running;
+  }
+  lock.unlock();
+  // Fewer waiters (and one more item running here) may let another group's
+  // lane take the next item.
+  changed_.notify_all();
   return item;
 }
 
 void LocalQueue::FinishRun(const fleet::WorkKey& key) {
-  std::lock_guard lock(mutex_);
-  running_.erase(key);
+  {
+    std::lock_guard lock(mutex_);
+    auto it = running_.find(key);
+    if (it == running_.end()) return;
+    --groups_[it->second].running;
+    running_.erase(it);
+  }
+  changed_.notify_all();
+}
+
+void LocalQueue::Wake() {
+  { std::lock_guard lock(mutex_); }  // a flag set before this is seen by every waiter
+  changed_.notify_all();
 }
 
 std::vector<QueuedItem> LocalQueue::TakeAllQueued() {
@@ -63,7 +93,22 @@ size_t LocalQueue::running() const {
 
 std::vector<fleet::WorkKey> LocalQueue::running_keys() const {
   std::lock_guard lock(mutex_);
-  return {running_.begin(), running_.end()};
+  std::vector<fleet::WorkKey> keys;
+  for (const auto& [key, group] : running_) keys.push_back(key);
+  return keys;
+}
+
+size_t LocalQueue::running_in(int group) const {
+  std::lock_guard lock(mutex_);
+  auto it = groups_.find(group);
+  return it == groups_.end() ? 0 : it->second.running;
+}
+
+size_t LocalQueue::waiting() const {
+  std::lock_guard lock(mutex_);
+  size_t n = 0;
+  for (const auto& [id, group] : groups_) n += group.waiting;
+  return n;
 }
 
 }  // namespace zkfleet::worker

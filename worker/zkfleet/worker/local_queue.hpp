@@ -4,17 +4,23 @@
 // being proved are out of the queue and are never preempted. Items start in
 // key order; with a pipeline of several lanes more than one may be running.
 //
+// Routing between devices: every lane pops for a group (its device). When
+// several groups have a lane waiting, the next item goes to a group with the
+// fewest items running (ties: whichever lane wakes first), so a worker with
+// several GPUs spreads items over them (least loaded first) and a GPU whose
+// lanes are all busy takes nothing. With one group this is plain key order.
+//
 // Thread-safety: thread-safe. The socket thread pushes and takes items back
 // (drain); the pipeline's lanes pop and finish them.
 #pragma once
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <span>
 #include <vector>
 
@@ -48,11 +54,14 @@ class LocalQueue {
   // or running: keys are unique.
   bool Push(QueuedItem item);
 
-  // Blocks until an item is queued or Close() is called (then nullopt). The
-  // item returned is the first by key; it counts as running until
-  // FinishRun(its key).
-  std::optional<QueuedItem> PopForRun();
+  // Blocks until an item is queued and `group` may take it (see the top of
+  // this file), or Close() is called, or `*leave` is set (and Wake() called):
+  // then nullopt. The item returned is the first by key; it counts as
+  // running in `group` until FinishRun(its key).
+  std::optional<QueuedItem> PopForRun(int group = 0, const std::atomic<bool>* leave = nullptr);
   void FinishRun(const fleet::WorkKey& key);
+  // Wakes every PopForRun caller to check its `leave` flag.
+  void Wake();
 
   // Removes and returns every queued (unstarted) item, in key order.
   std::vector<QueuedItem> TakeAllQueued();
@@ -65,12 +74,23 @@ class LocalQueue {
   size_t queued() const;
   size_t running() const;
   std::vector<fleet::WorkKey> running_keys() const;
+  size_t running_in(int group) const;  // items running in `group`
+  size_t waiting() const;              // callers blocked in PopForRun (tests)
 
  private:
+  struct Group {
+    size_t running = 0;
+    size_t waiting = 0;
+  };
+  // True when `group` has no more items running than any other group with a
+  // lane waiting. Called with the mutex held.
+  bool LeastLoaded(int group) const;
+
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::map<fleet::WorkKey, QueuedItem> items_;
-  std::set<fleet::WorkKey> running_;
+  std::map<fleet::WorkKey, int> running_;  // and the group running it
+  std::map<int, Group> groups_;
   bool closed_ = false;
 };
 

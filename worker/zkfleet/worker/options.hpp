@@ -15,7 +15,9 @@ namespace zkfleet::worker {
 struct WorkerOptions {
   std::string broker_endpoint = "tcp://127.0.0.1:5556";  // the broker's worker ROUTER
   std::string worker_id;                                  // stable name; default host-pid
-  uint32_t capacity = 4;  // items held at once (queued + proving); bounds credit
+  // Items held at once (queued + proving) per device: the worker's credit is
+  // bounded by capacity x the devices still in its set.
+  uint32_t capacity = 4;
   // Heartbeat period; a broker silent for `liveness` periods is presumed gone
   // and the worker reconnects (Paranoid Pirate).
   std::chrono::milliseconds heartbeat_interval{1000};
@@ -26,8 +28,8 @@ struct WorkerOptions {
   // TEST ONLY: a pause between pool chunks while RELEASING (0 in production:
   // release as fast as the kernel frees), so a test can observe that state.
   std::chrono::milliseconds test_release_pause{0};
-  // Items proved at once (the pipeline's lanes); 0 = 2 on the CUDA backend
-  // (host work overlaps device work), 1 otherwise.
+  // Items proved at once per device (the pipeline's lanes); 0 = 2 on the
+  // CUDA backend (host work overlaps device work), 1 otherwise.
   int pipeline_depth = 0;
   // Testing aid: the dispatcher waits this long after loading before it takes
   // the first item, so the local queue fills first (order tests).
@@ -53,7 +55,8 @@ struct WorkerOptions {
   uint32_t fault_threshold = 3;
   std::chrono::seconds fault_window{std::chrono::minutes(10)};
   // For logs and metrics: the device proofs run on ("0", "1", ... for CUDA;
-  // "none" on the CPU backend).
+  // "none" on the CPU backend; "0,1" for several; each device's own label is
+  // in CircuitSet::devices()).
   std::string device_label = "none";
   fleet::SocketLimits limits;
   // CURVE keys for the broker connection, or plaintext (--insecure-plaintext).

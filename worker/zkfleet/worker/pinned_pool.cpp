@@ -206,7 +206,9 @@ void PinnedPool::MapBatch(std::vector<Pending>& batch, unsigned threads, const s
     for (Pending& p : batch) {
 #ifdef ZKFLEET_HAVE_CUDA
       void* base = nullptr;
-      cudaError_t status = cudaHostAlloc(&base, p.size, cudaHostAllocDefault);
+      // Portable: one pool serves every device of the worker (--gpus); with
+      // unified addressing it is so anyway, this says it.
+      cudaError_t status = cudaHostAlloc(&base, p.size, cudaHostAllocPortable);
       if (status == cudaSuccess) {
         p.base = static_cast<uint8_t*>(base);
       } else {

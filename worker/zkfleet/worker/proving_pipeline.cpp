@@ -59,7 +59,11 @@ ProvingPipeline::ProvingPipeline(const WorkerOptions& options, CircuitSet& circu
       pool_(pool),
       queue_(queue),
       mailbox_(mailbox),
-      lanes_(options.pipeline_depth > 0 ? options.pipeline_depth : circuits.backend_name() == "cuda" ? 2 : 1) {}
+      devices_(circuits.device_count()),
+      depth_(options.pipeline_depth > 0 ? options.pipeline_depth : circuits.backend_name() == "cuda" ? 2 : 1),
+      lanes_(depth_ * static_cast<int>(devices_)),
+      retired_(devices_),
+      device_lanes_running_(devices_) {}
 
 ProvingPipeline::~ProvingPipeline() {
   if (start_thread_.joinable()) {
@@ -96,6 +100,11 @@ void ProvingPipeline::Abandon() {
   }
 }
 
+void ProvingPipeline::RetireDevice(size_t device) {
+  if (retired_.at(device).exchange(true)) return;
+  queue_.Wake();  // its lanes waiting for an item see the flag and leave
+}
+
 void ProvingPipeline::StartMain() {
   auto post = [&](PipelineEvent::Kind kind, std::string text = {}) {
     PipelineEvent event;
@@ -106,6 +115,7 @@ void ProvingPipeline::StartMain() {
   if (!PassMemoryGate()) {
     PipelineEvent released;
     released.kind = PipelineEvent::Kind::kReleased;
+    keys_released_ = true;
     mailbox_.Post(std::move(released));
     return;
   }
@@ -125,6 +135,7 @@ void ProvingPipeline::StartMain() {
       PipelineEvent released;
       released.kind = PipelineEvent::Kind::kReleased;
       released.bytes = circuits_.Release();
+      keys_released_ = true;
       mailbox_.Post(std::move(released));
     }
     return;
@@ -135,8 +146,17 @@ void ProvingPipeline::StartMain() {
                  options_.dispatch_start_delay.count());
     queue_.WaitForClose(Clock::now() + options_.dispatch_start_delay);
   }
-  spdlog::info("proving pipeline: {} lane{} ({})", lanes_, lanes_ == 1 ? "" : "s",
-               lanes_ == 1 ? "one item at a time" : "host work of one item overlaps the device work of another");
+  if (devices_ > 1) {
+    std::string labels;
+    for (const Device& device : circuits_.devices()) labels += (labels.empty() ? "" : ",") + device.label;
+    spdlog::info("proving pipeline: {} devices ({}), {} lane{} each ({}); items go to the least-loaded device",
+                 devices_, labels, depth_, depth_ == 1 ? "" : "s",
+                 depth_ == 1 ? "one item at a time" : "host work of one item overlaps the device work of another");
+  } else {
+    spdlog::info("proving pipeline: {} lane{} ({})", lanes_, lanes_ == 1 ? "" : "s",
+                 lanes_ == 1 ? "one item at a time" : "host work of one item overlaps the device work of another");
+  }
+  for (auto& running : device_lanes_running_) running = depth_;
   lanes_running_ = lanes_;
   // This thread ends the lane_threads_ writes before any other thread reads
   // them: Join() joins it first.
@@ -242,13 +262,16 @@ void ProvingPipeline::GrowPool(PinnedPool::Kind kind, uint64_t bytes) {
 }
 
 void ProvingPipeline::LaneMain(int lane) {
-  while (auto item = queue_.PopForRun()) {
+  const size_t device = static_cast<size_t>(lane) % devices_;
+  const std::string& label = circuits_.devices()[device].label;
+  while (auto item = queue_.PopForRun(static_cast<int>(device), &retired_[device])) {
     const fleet::WorkKey key = item->key;
     auto started = Clock::now();
     // One line per item, in the order items start (the order test reads these).
-    spdlog::info("processing priority={} job_seq={} partition={} attempt={} circuit={} queued_ms={:.1f} lane={}",
-                 fleet::PriorityName(key.priority), key.job_seq, key.partition, item->job.attempt(),
-                 item->job.circuit_id(), Seconds(started - item->arrived) * 1e3, lane);
+    spdlog::info(
+        "processing priority={} job_seq={} partition={} attempt={} circuit={} queued_ms={:.1f} lane={} device={}",
+        fleet::PriorityName(key.priority), key.job_seq, key.partition, item->job.attempt(), item->job.circuit_id(),
+        Seconds(started - item->arrived) * 1e3, lane, label);
     ProveOutcome outcome;
     double deadline = item->job.deadline_unix_s();
     if (deadline > 0 && fleet::UnixNow() > deadline) {
@@ -260,9 +283,13 @@ void ProvingPipeline::LaneMain(int lane) {
       PipelineEvent begun;
       begun.kind = PipelineEvent::Kind::kStarted;
       begun.ref = key.ref();
+      begun.device = static_cast<int>(device);
       mailbox_.Post(std::move(begun));
-      outcome = circuits_.Prove(item->job, item->witness());
+      outcome = circuits_.Prove(item->job, item->witness(), device);
     }
+    // A sticky error: nothing more goes to this device (the socket thread
+    // takes it out of the set when it reads the result).
+    if (outcome.device_lost) RetireDevice(device);
     // The witness is no longer needed: its pool slot is free for the next item.
     item->pooled_witness.Reset();
     item->heap_witness.reset();
@@ -270,6 +297,7 @@ void ProvingPipeline::LaneMain(int lane) {
     PipelineEvent done;
     done.kind = PipelineEvent::Kind::kResult;
     done.ref = key.ref();
+    done.device = static_cast<int>(device);
     proto::Result& result = done.result;
     *result.mutable_item() = item->job.item();  // with its lease
     result.set_attempt(item->job.attempt());
@@ -286,7 +314,7 @@ void ProvingPipeline::LaneMain(int lane) {
       spdlog::debug("proved job_seq={} partition={} in {:.3f} s", key.job_seq, key.partition,
                     outcome.timings.prove_total_s());
     } else {
-      spdlog::warn("job_seq={} partition={} failed ({}): {}", key.job_seq, key.partition,
+      spdlog::warn("job_seq={} partition={} failed on device {} ({}): {}", key.job_seq, key.partition, label,
                    outcome.retryable ? "retryable" : "final", outcome.error);
     }
     done.verify_s = outcome.verify_s;
@@ -298,11 +326,22 @@ void ProvingPipeline::LaneMain(int lane) {
     mailbox_.Post(std::move(done));
     queue_.FinishRun(key);
   }
-  // The last lane out frees the keys.
+  // The last lane of a device frees its keys; the last lane out says that
+  // all are free (after its own device's, so kReleased comes last).
+  uint64_t freed = 0;
+  if (device_lanes_running_[device].fetch_sub(1) == 1) {
+    freed = circuits_.Release(device);
+    PipelineEvent device_released;
+    device_released.kind = PipelineEvent::Kind::kDeviceReleased;
+    device_released.device = static_cast<int>(device);
+    device_released.bytes = freed;
+    mailbox_.Post(std::move(device_released));
+  }
   if (lanes_running_.fetch_sub(1) == 1) {
     PipelineEvent released;
     released.kind = PipelineEvent::Kind::kReleased;
-    released.bytes = circuits_.Release();
+    released.bytes = freed;
+    keys_released_ = true;
     mailbox_.Post(std::move(released));
   }
 }

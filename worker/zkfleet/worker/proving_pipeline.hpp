@@ -3,7 +3,17 @@
 // items from the LocalQueue in key order and prove them. With two lanes on
 // one GPU, item N+1's witness check and upload and item N-1's assembly and
 // verification run on the host while item N's kernels run (the engine
-// serialises device work per device). Everything the pipeline has to say
+// serialises device work per device).
+//
+// Several devices (--gpus): every device gets --pipeline-depth lanes of its
+// own, bound to it (lane i proves on device i % devices). A lane pulls from
+// the shared LocalQueue only when it is free, and the queue gives the next
+// item to a device with the fewest items running (LocalQueue, "Routing"):
+// least-loaded routing by construction, with no per-device queue to
+// rebalance. A device that leaves the set (RetireDevice, or a lane that got
+// a fatal device error on it) takes no more items: its lanes finish what
+// they hold and stop, and the last of them frees that device's keys
+// (kDeviceReleased); the other devices go on. Everything the pipeline has to say
 // reaches the socket thread as typed PipelineEvents through an EventMailbox;
 // nothing is re-encoded on the way.
 //
@@ -40,11 +50,13 @@ struct PipelineEvent {
     kStartFailed,  // `text` says why (memory gate timeout, a bad key)
     kStarted,      // a lane began proving `ref`
     kResult,       // a lane finished `ref`: `result` is ready to send
-    kReleased,     // the lanes have stopped; `bytes` of proving keys were freed
+    kDeviceReleased,  // device `device`'s lanes have stopped; `bytes` of its keys were freed
+    kReleased,     // every lane has stopped; `bytes` of proving keys were freed by the last
   };
   Kind kind = Kind::kState;
   WorkerEvent state_event = WorkerEvent::kMemoryFits;
   fleet::ItemRef ref;
+  int device = -1;           // kStarted, kResult, kDeviceReleased: the device's index
   proto::Result result;      // with the item's lease, circuit and request id
   double verify_s = 0;       // the check before sending (0 when off)
   std::string engine_fault;  // the engine's first proof was wrong (re-proved on the CPU)
@@ -88,11 +100,19 @@ class ProvingPipeline {
   // Leaves the threads running (a lane is inside a proof the drain gave up
   // on); the process must then end with std::_Exit.
   void Abandon();
+  // Device `device` (an index in CircuitSet::devices()) leaves: its lanes
+  // take no more items, finish the one they prove, and stop; the last frees
+  // its keys and posts kDeviceReleased. Idempotent; any thread.
+  void RetireDevice(size_t device);
   // Stops the pool's background growth and waits for it (at most one batch
   // of chunks): the drain calls it before releasing the pool.
   void StopPoolGrowth();
 
-  int lanes() const { return lanes_; }
+  int lanes() const { return lanes_; }  // on all devices together
+  int depth() const { return depth_; }  // lanes per device
+  // True once every lane has stopped and the keys are freed (kReleased was
+  // posted), e.g. after every device left the set.
+  bool keys_released() const { return keys_released_.load(); }
   uint64_t pool_budget() const { return pool_budget_.load(); }
   uint64_t last_available() const { return last_available_.load(); }
 
@@ -114,7 +134,12 @@ class ProvingPipeline {
   PinnedPool& pool_;
   LocalQueue& queue_;
   EventMailbox& mailbox_;
-  int lanes_;
+  const size_t devices_;
+  const int depth_;
+  const int lanes_;
+  std::vector<std::atomic<bool>> retired_;             // per device: take no more items
+  std::vector<std::atomic<int>> device_lanes_running_;  // per device
+  std::atomic<bool> keys_released_{false};
   std::atomic<uint64_t> pool_budget_{0};
   std::atomic<uint64_t> last_available_{0};
   std::atomic<int> lanes_running_{0};

@@ -57,9 +57,11 @@ Worker::Worker(zmq::context_t& context, WorkerOptions options, std::unique_ptr<C
     : context_(context),
       options_(std::move(options)),
       circuits_(std::move(circuits)),
+      devices_(circuits_->devices(), options_.fault_threshold, options_.fault_window),
       memory_(std::move(memory)),
       metrics_(metrics),
-      ledger_(options_.capacity) {
+      // --capacity is per device: items held at once scale with the devices.
+      ledger_(options_.capacity * static_cast<uint32_t>(circuits_->device_count())) {
   if (options_.worker_id.empty()) options_.worker_id = DefaultWorkerId();
   state_since_ = Clock::now();
   pool_.set_observer([this](uint64_t bytes) { memory_->OnPoolChanged(options_.worker_id, bytes); });
@@ -149,7 +151,7 @@ void Worker::SendReady() {
   ready->set_host(HostName());
   ready->set_backend(circuits_->backend_name());
   for (const auto& id : circuits_->circuit_ids()) ready->add_circuits(id);
-  ready->set_capacity(options_.capacity);
+  ready->set_capacity(ledger_.capacity());
   ready->set_state(state_);
   *ready->mutable_memory() = Memory();
   for (const fleet::ItemRef& ref : ledger_.held_items()) ToWire(ref, ready->add_in_progress());
@@ -186,7 +188,7 @@ proto::MemoryStatus Worker::Memory() const {
 
 void Worker::GrantCredit() {
   if (state_ != proto::WORKER_STATE_READY) return;
-  uint32_t batch = std::max<uint32_t>(1, options_.capacity / 4);
+  uint32_t batch = std::max<uint32_t>(1, ledger_.capacity() / 4);
   uint32_t credits = ledger_.TakeGrant(batch);
   if (credits == 0) return;
   proto::Envelope envelope;
@@ -221,8 +223,11 @@ int Worker::Run(int signal_fd) {
   silence_limit_ = options_.heartbeat_interval * options_.liveness;
   Connect();
   SendReady();  // registers as STARTING; the pipeline reports its progress
-  spdlog::info("worker {} connecting to {} with capacity {}, circuits: {}", options_.worker_id,
-               options_.broker_endpoint, options_.capacity, fmt::format("{}", fmt::join(circuits_->circuit_ids(), ",")));
+  spdlog::info("worker {} connecting to {} with capacity {}{}, circuits: {}", options_.worker_id,
+               options_.broker_endpoint, ledger_.capacity(),
+               devices_.size() > 1 ? fmt::format(" ({} per device, {} devices)", options_.capacity, devices_.size())
+                                   : std::string(),
+               fmt::format("{}", fmt::join(circuits_->circuit_ids(), ",")));
   pipeline_->Start();
 
   auto next_heartbeat = Clock::now() + options_.heartbeat_interval;
@@ -407,6 +412,9 @@ void Worker::OnPipelineEvent(PipelineEvent& event) {
       }
       return;
     case PipelineEvent::Kind::kLoaded:
+      if (metrics_) {
+        for (size_t d = 0; d < devices_.size(); ++d) metrics_->SetDeviceKeyBytes(d, circuits_->resident_bytes(d));
+      }
       if (state_ == proto::WORKER_STATE_LOADING && Transition(WorkerEvent::kLoaded, "proving keys resident")) {
         SendHeartbeat();  // the broker may dispatch from now on
         GrantCredit();
@@ -421,8 +429,21 @@ void Worker::OnPipelineEvent(PipelineEvent& event) {
       exit_code_ = 1;
       return;
     }
+    case PipelineEvent::Kind::kDeviceReleased: {
+      const auto device = static_cast<size_t>(event.device);
+      if (metrics_) metrics_->SetDeviceKeyBytes(device, 0);
+      if (devices_.size() > 1) {
+        spdlog::info("device {}: its lanes stopped, released {} bytes of its proving keys",
+                     devices_.device(device).label, event.bytes);
+      }
+      return;
+    }
     case PipelineEvent::Kind::kReleased:
-      spdlog::info("released {} bytes of proving keys", event.bytes);
+      if (devices_.size() > 1) {
+        spdlog::info("every lane has stopped; the proving keys of every device are released");
+      } else {
+        spdlog::info("released {} bytes of proving keys", event.bytes);
+      }
       release_step_ = ReleaseStep::kPool;  // the loop now frees the pool chunk by chunk
       return;
   }
@@ -430,6 +451,7 @@ void Worker::OnPipelineEvent(PipelineEvent& event) {
 
 void Worker::OnResult(PipelineEvent& event) {
   const fleet::ItemRef ref = event.ref;
+  const auto device = static_cast<size_t>(event.device);
   const std::string circuit = event.result.circuit_id();
   // Its RESULT says it started; no separate STARTED needed.
   std::erase(started_unsent_, ref);
@@ -451,6 +473,7 @@ void Worker::OnResult(PipelineEvent& event) {
       if (result.ok()) {
         metrics_->ObservePhases(circuit, result.timings());
         metrics_->JobEnded(circuit, metrics::Outcome::kSucceeded);
+        metrics_->DeviceProofDone(device);
       } else {
         metrics_->JobEnded(circuit, result.retryable() ? metrics::Outcome::kError : metrics::Outcome::kFailed);
       }
@@ -461,10 +484,11 @@ void Worker::OnResult(PipelineEvent& event) {
   // worker FAULTED, which makes the broker take back what we still hold.
   if (metrics_ && event.verify_s > 0) metrics_->ObserveVerify(circuit, event.verify_s);
   if (!event.engine_fault.empty()) {
-    OnEngineFault(circuit, "job_seq=" + std::to_string(ref.job_seq) + " partition=" + std::to_string(ref.partition) +
-                               ": " + event.engine_fault);
+    OnEngineFault(circuit, device,
+                  "job_seq=" + std::to_string(ref.job_seq) + " partition=" + std::to_string(ref.partition) + ": " +
+                      event.engine_fault);
   }
-  if (event.device_lost) EnterFaulted("fatal device error: " + event.text, /*fatal=*/true);
+  if (event.device_lost) RetireDevice(device, "fatal device error: " + event.text, /*lost=*/true);
 }
 
 void Worker::HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::vector<fleet::ItemRef>& aborted,

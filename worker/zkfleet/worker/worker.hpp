@@ -6,6 +6,10 @@
 //  * the proving pipeline (proving_pipeline.hpp, its own threads): memory
 //    gate, pool, keys, then lanes that prove items in key order and post
 //    typed events back;
+//  * the device set (devices.hpp, on the socket thread): with --gpus the
+//    worker proves on several devices; one that faults leaves the set (its
+//    lanes stop, its keys are freed, the credit it took shrinks) and the
+//    worker goes FAULTED only when none is left (worker_drain.cpp);
 //  * the drain sequence (worker_drain.cpp, on the socket thread): announce
 //    DRAINING, hand back unstarted items, let running ones finish (or abort
 //    them after drain_timeout), free the keys, then the pool chunk by chunk
@@ -33,6 +37,7 @@
 #include "zkfleet/metrics/worker_metrics.hpp"
 #include "zkfleet/worker/circuit_set.hpp"
 #include "zkfleet/worker/credit_ledger.hpp"
+#include "zkfleet/worker/devices.hpp"
 #include "zkfleet/worker/local_queue.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/options.hpp"
@@ -105,8 +110,13 @@ class Worker {
                 const std::string& reason);
 
   // ---- faults and the drain sequence (worker_drain.cpp)
-  // An engine fault was caught (counted, logged); FAULTED after too many.
-  void OnEngineFault(const std::string& circuit, const std::string& detail);
+  // An engine fault was caught on `device` (counted, logged); after too many
+  // the device leaves the set.
+  void OnEngineFault(const std::string& circuit, size_t device, const std::string& detail);
+  // Device `device` leaves the set (`lost`: a sticky device error): its lanes
+  // stop, its keys are freed, the worker's capacity shrinks by one device's
+  // share; FAULTED (fatal when a device was lost) once no device is left.
+  void RetireDevice(size_t device, const std::string& why, bool lost);
   // Leaves READY for FAULTED: the broker is told at once (it stops routing
   // and requeues our leases without charging an attempt), queued items are
   // handed back. `fatal`: then disconnect and make Run() return 1 (only a new
@@ -122,6 +132,7 @@ class Worker {
   zmq::context_t& context_;
   WorkerOptions options_;
   std::unique_ptr<CircuitSet> circuits_;
+  DeviceSet devices_;  // the devices of circuits_; owned by the socket thread
   std::unique_ptr<MemorySource> memory_;
   metrics::WorkerMetrics* metrics_;  // not owned; may be null
   PinnedPool pool_;    // declared before queue_: queued items hold pool buffers
@@ -155,7 +166,6 @@ class Worker {
   ReleaseStep release_step_ = ReleaseStep::kKeys;
   int exit_code_ = 0;
   bool pipeline_abandoned_ = false;
-  std::deque<Clock::time_point> recent_faults_;  // engine faults within fault_window
 };
 
 }  // namespace zkfleet::worker

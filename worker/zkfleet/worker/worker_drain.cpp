@@ -9,20 +9,47 @@
 
 namespace zkfleet::worker {
 
-void Worker::OnEngineFault(const std::string& circuit, const std::string& detail) {
+void Worker::OnEngineFault(const std::string& circuit, size_t device, const std::string& detail) {
   const auto now = Clock::now();
   spdlog::error("engine fault: backend={} device={} circuit={} {}; re-proved on the CPU, the valid proof was sent",
-                circuits_->backend_name(), options_.device_label, circuit, detail);
-  if (metrics_) metrics_->ProofVerificationFailed(circuit);
-  recent_faults_.push_back(now);
-  while (!recent_faults_.empty() && now - recent_faults_.front() > options_.fault_window) recent_faults_.pop_front();
-  if (options_.fault_threshold > 0 && recent_faults_.size() >= options_.fault_threshold &&
-      state_ == proto::WORKER_STATE_READY) {
-    EnterFaulted(std::to_string(recent_faults_.size()) + " engine faults within " +
+                circuits_->backend_name(), devices_.device(device).label, circuit, detail);
+  if (metrics_) metrics_->ProofVerificationFailed(circuit, device);
+  // The threshold counts per device: one bad GPU leaves, the others go on.
+  if (devices_.CountEngineFault(device, now) && state_ == proto::WORKER_STATE_READY) {
+    RetireDevice(device,
+                 std::to_string(devices_.recent_faults(device)) + " engine faults within " +
                      std::to_string(options_.fault_window.count()) + " s (--fault-threshold " +
                      std::to_string(options_.fault_threshold) + ")",
-                 /*fatal=*/false);
+                 /*lost=*/false);
   }
+}
+
+void Worker::RetireDevice(size_t device, const std::string& why, bool lost) {
+  if (finished()) return;
+  if (!devices_.Fault(device, why, lost)) {
+    // It had left already (engine faults) and now hit a fatal error too: a
+    // worker with no device left must exit so that a new process can use it.
+    if (lost && devices_.live() == 0) EnterFaulted("fatal device error after the last device left: " + why, true);
+    return;
+  }
+  pipeline_->RetireDevice(device);  // its lanes stop after their item; the last frees its keys
+  if (metrics_) metrics_->SetDeviceUp(device, false);
+  const size_t live = devices_.live();
+  if (live == 0) {
+    // The last one: the worker cannot prove any more. With one device this
+    // is the worker's fault as before; fatal when any device was lost (a new
+    // process can use it again).
+    std::string reason = why;
+    if (devices_.size() > 1) reason = "no device left (the last, " + devices_.device(device).label + ": " + why + ")";
+    EnterFaulted(reason, /*fatal=*/devices_.any_lost());
+    return;
+  }
+  // Fewer lanes: the broker is granted credit for the devices still here
+  // (credit it already holds stays; no more is granted until it fits).
+  ledger_.set_capacity(options_.capacity * static_cast<uint32_t>(live));
+  spdlog::error("device {} left the set: {}; proving on the {} remaining of {} device{} (capacity now {})",
+                devices_.device(device).label, why, live, devices_.size(), devices_.size() == 1 ? "" : "s",
+                ledger_.capacity());
 }
 
 void Worker::EnterFaulted(const std::string& why, bool fatal) {
@@ -69,7 +96,8 @@ void Worker::StartReleasing(bool abandon_running) {
   SendHeartbeat();
   queue_.Close();  // the lanes leave their loop; the last frees the keys and posts kReleased
   pipeline_->StopPoolGrowth();  // a pool still growing stops after its current chunks
-  release_step_ = ReleaseStep::kKeys;
+  // The keys may be gone already (every device left the set before).
+  release_step_ = pipeline_->keys_released() ? ReleaseStep::kPool : ReleaseStep::kKeys;
   if (abandon_running) {
     // A lane is inside a proof we gave up on (its witness is in the pool:
     // that chunk stays until exit); its proving keys are freed at exit.
