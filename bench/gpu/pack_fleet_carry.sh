@@ -84,7 +84,7 @@ if ldd "$STAGE/bin/zkworker" | grep -q libcudart; then
   cp -L "$(ldd "$STAGE/bin/zkworker" | awk '/libcudart/ {print $3}')" "$STAGE/lib/"
 fi
 rm -f "$OUT_DIR"/bin.tar.* "$OUT_DIR"/lib.tar.*
-tar -C "$STAGE/bin" -cf - . | xz -9 -T"$JOBS" >"$OUT_DIR/bin.tar.xz"
+tar -C "$STAGE/bin" -cf - . | xz -9 -T1 >"$OUT_DIR/bin.tar.xz"  # one stream: the CUDA binaries share their device code
 tar -C "$STAGE/lib" -cf - . | xz -9 -T"$JOBS" >"$OUT_DIR/lib.tar.xz"
 {
   echo "zkfleet GPU fleet carry, $(date -u +%FT%TZ)"
