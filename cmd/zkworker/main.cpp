@@ -141,6 +141,10 @@ int main(int argc, char** argv) {
   int64_t test_release_pause_ms = 0;
   app.add_option("--test-release-pause-ms", test_release_pause_ms,
                  "TEST ONLY: pause between pool chunks while RELEASING, so tests can observe that state");
+  int64_t test_hold_started_ms = 0;
+  app.add_option("--test-hold-started-ms", test_hold_started_ms,
+                 "TEST ONLY: withhold STARTED this long after an item starts, so tests can kill the broker before "
+                 "its journal records the start");
   app.add_option("--test-memory-ledger", test_memory_ledger, "TEST ONLY: directory where those workers record their pools");
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
@@ -169,6 +173,7 @@ int main(int argc, char** argv) {
       "Never set it in production.");
   CLI11_PARSE(app, argc, argv);
   options.test_release_pause = std::chrono::milliseconds(test_release_pause_ms);
+  options.test_hold_started = std::chrono::milliseconds(test_hold_started_ms);
   options.fault_window = std::chrono::seconds(fault_window_s);
   auto budget = zkfleet::worker::ParseMemoryBudget(pinned_budget);
   auto margin = zkfleet::worker::ParseByteSize(memory_margin);

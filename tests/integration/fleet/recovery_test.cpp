@@ -3,6 +3,8 @@
 
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "fleet_harness.hpp"
 #include "zkfleet/fleet/names.hpp"
 
@@ -202,6 +204,72 @@ TEST(FleetRecovery, ZkctlWaitAndAwaitSurviveABrokerKill) {
   EXPECT_EQ(ProcessingLines(worker.Log()).size(), 1u) << worker.Log();
   EXPECT_NE(broker->Log().find("still proving 1 leased item"), std::string::npos) << broker->Log();
   EXPECT_EQ(fleet.Status().results_stale(), 0u);
+}
+
+// The broker is SIGKILLed after it leased an item that the worker is proving
+// but before its journal recorded the start (the worker withholds STARTED:
+// --test-hold-started-ms). The restarted broker finds the item queued and
+// leases it again, to the same worker, which keeps the run it has (the JOB is
+// a duplicate there): that run's result must answer the new lease, or the
+// broker drops it as stale and the job never finishes.
+TEST(FleetRecovery, ItemLeasedAgainWhileRunningAfterABrokerKillFinishesOnce) {
+  Fleet fleet("relase");
+  Process* broker = &fleet.StartBroker();
+  // The proof lasts long enough for the restarted broker to lease the item
+  // again before it ends (checked below); capacity 2 leaves the worker credit
+  // for that second lease while it proves the first.
+  const auto proof_ms = zkfleet::testing::Scaled(5s).count();
+  Process& worker = fleet.StartWorker("w", {"--instant", "--circuit", "c1", "--instant-delay-ms",
+                                            std::to_string(proof_ms), "--capacity", "2",
+                                            "--test-hold-started-ms", "600000"});
+  fleet.WaitWorkerReady("w");
+  auto client = fleet.Client();
+  const uint64_t seq = client->Submit(Request("leased-twice", "c1", "w"), 5s).job_seq();
+  const std::string item = "job_seq=" + std::to_string(seq) + " partition=0";
+
+  // Proving, and its STARTED withheld: the broker never hears of the start.
+  ASSERT_TRUE(worker.WaitForLog("STARTED of " + item + " withheld", 10s)) << worker.Log();
+  broker->Kill9();
+  // The journal the restarted broker reads: the item is not STARTED.
+  std::string journal;
+  ASSERT_EQ(fleet.Zkctl({"--json", "journal", "--data-dir", fleet.broker_data_dir(), "--job", std::to_string(seq)},
+                        &journal),
+            0)
+      << journal;
+  const size_t start = journal.find('{');
+  const auto parsed = nlohmann::json::parse(start == std::string::npos ? std::string() : journal.substr(start),
+                                            nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(parsed.is_object()) << journal;
+  for (const auto& stored : parsed.value("items", nlohmann::json::array())) {
+    if (stored.value("partition", 0u) != 0u) continue;
+    EXPECT_EQ(stored.value("state", ""), "QUEUED") << journal;
+    EXPECT_EQ(stored.value("attempts", 0u), 0u) << journal;
+  }
+
+  broker = &fleet.StartBroker();
+  ASSERT_TRUE(broker->WaitForLog("1 live jobs recovered \\(1 items queued, 0 started", 5s)) << broker->Log();
+  // The worker comes back with the item in progress under its old lease; the
+  // broker, which never saw it start, leases it again, to this worker, while
+  // the first run still goes on.
+  ASSERT_TRUE(worker.WaitForLog(item + " is already queued or running here", 10s))
+      << "the item was not leased again during its run; worker log:\n"
+      << worker.Log() << "\nbroker log:\n"
+      << broker->Log();
+
+  auto result = client->NextJobResult(zkfleet::testing::Scaled(20s));
+  ASSERT_TRUE(result) << "the job never finished; worker log:\n" << worker.Log() << "\nbroker log:\n" << broker->Log();
+  EXPECT_EQ(result->job_seq(), seq);
+  ASSERT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED) << result->error();
+  ASSERT_EQ(result->partitions_size(), 1);
+  EXPECT_EQ(result->partitions(0).worker_id(), "w");
+  EXPECT_EQ(result->partitions(0).attempts(), 1u);
+  EXPECT_FALSE(client->NextJobResult(500ms).has_value()) << "the job was answered twice";
+  // Proved once: the second lease was answered by the first run.
+  EXPECT_EQ(ProcessingLines(worker.Log()).size(), 1u) << worker.Log();
+  const auto status = fleet.Status();
+  EXPECT_EQ(status.results_stale(), 0u);
+  EXPECT_EQ(status.jobs_completed(), 1u);
+  EXPECT_EQ(status.jobs_recovered(), 1u);
 }
 
 }  // namespace

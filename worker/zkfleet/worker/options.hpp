@@ -28,6 +28,10 @@ struct WorkerOptions {
   // TEST ONLY: a pause between pool chunks while RELEASING (0 in production:
   // release as fast as the kernel frees), so a test can observe that state.
   std::chrono::milliseconds test_release_pause{0};
+  // TEST ONLY: STARTED messages are withheld this long after an item starts
+  // (0 in production: sent at once), so a test can kill the broker while it
+  // has leased an item that is running but not yet journaled as STARTED.
+  std::chrono::milliseconds test_hold_started{0};
   // Items proved at once per device (the pipeline's lanes); 0 = 2 on the
   // CUDA backend (host work overlaps device work), 1 otherwise.
   int pipeline_depth = 0;

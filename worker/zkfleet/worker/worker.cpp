@@ -210,7 +210,7 @@ void Worker::ToWire(const fleet::ItemRef& ref, proto::WorkItemRef* wire) const {
 }
 
 void Worker::FlushStarted() {
-  if (started_unsent_.empty()) return;
+  if (started_unsent_.empty() || Clock::now() < started_hold_until_) return;
   proto::Envelope envelope;
   for (const fleet::ItemRef& ref : started_unsent_) {
     if (held_.count(ref)) ToWire(ref, envelope.mutable_started()->add_items());
@@ -400,6 +400,12 @@ void Worker::FailUnreadableJob(const proto::Job& job, const std::string& why) {
 void Worker::OnPipelineEvent(PipelineEvent& event) {
   switch (event.kind) {
     case PipelineEvent::Kind::kStarted:
+      if (options_.test_hold_started.count() > 0) {
+        // The batch goes out a hold after its first item started.
+        if (started_unsent_.empty()) started_hold_until_ = Clock::now() + options_.test_hold_started;
+        spdlog::warn("TEST ONLY (--test-hold-started-ms): STARTED of job_seq={} partition={} withheld", event.ref.job_seq,
+                     event.ref.partition);
+      }
       started_unsent_.push_back(event.ref);
       return;
     case PipelineEvent::Kind::kResult:

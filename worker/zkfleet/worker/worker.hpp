@@ -156,6 +156,7 @@ class Worker {
   };
   std::map<fleet::ItemRef, HeldItem> held_;
   std::vector<fleet::ItemRef> started_unsent_;  // began proving; STARTED not sent yet
+  Clock::time_point started_hold_until_{};       // --test-hold-started-ms: FlushStarted waits until then
   Clock::time_point broker_last_seen_;
   Clock::time_point next_send_failure_log_{};  // rate limit of Send()'s warning
   // Silence after which we reconnect: liveness x heartbeat, doubled after
