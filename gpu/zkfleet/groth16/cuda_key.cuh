@@ -177,7 +177,10 @@ class CudaGroth16Key final : public engine::ProvingKey {
       job([&] { a_ = Upload(zkey.a(), sizeof(A1), what + " A points"); });
       job([&] { b1_ = Upload(zkey.b1(), sizeof(A1), what + " B1 points"); });
       job([&] { b2_ = Upload(zkey.b2(), sizeof(A2), what + " B2 points"); });
-      job([&] { c_ = Upload(zkey.c(), sizeof(A1), what + " C points"); });
+      // C's points follow CPrefix() points at infinity, one per public
+      // signal and the constant: then point i goes with witness value i and
+      // C shares the witness's sorted digits (the prefix adds nothing).
+      job([&] { c_ = Upload(zkey.c(), sizeof(A1), what + " C points", CPrefix()); });
       job([&] { h_ = Upload(zkey.h(), sizeof(A1), what + " H points"); });
       job([&] { row_bytes[0] = UploadRows(zkey, 0); });
       job([&] { row_bytes[1] = UploadRows(zkey, 1); });
@@ -269,11 +272,16 @@ class CudaGroth16Key final : public engine::ProvingKey {
   }
 
  private:
-  static DeviceBuffer Upload(const io::PointArray& points, size_t point_bytes, const std::string& what) {
-    DeviceBuffer buf(std::max<size_t>(points.count, 1) * point_bytes, what);
-    CopyToDevice(buf.get(), points.data, points.count * point_bytes, what);
+  // The points after `prefix` points at infinity (all-zero bytes).
+  static DeviceBuffer Upload(const io::PointArray& points, size_t point_bytes, const std::string& what,
+                             size_t prefix = 0) {
+    DeviceBuffer buf(std::max<size_t>(prefix + points.count, 1) * point_bytes, what);
+    if (prefix) ZK_CUDA_CHECK(cudaMemset(buf.get(), 0, prefix * point_bytes), what + " upload");
+    CopyToDevice(buf.template as<uint8_t>() + prefix * point_bytes, points.data, points.count * point_bytes, what);
     return buf;
   }
+  size_t CPrefix() const { return size_t{info_.n_public} + 1; }
+  const A1* CPoints() const { return c_.template as<A1>() + CPrefix(); }  // without the prefix
 
   // Host memory (pageable: the mapped file, vectors) to the device through
   // two pinned chunks on the calling thread's own stream: the copy into one
@@ -305,19 +313,19 @@ class CudaGroth16Key final : public engine::ProvingKey {
   void CheckPointsOnDevice(const io::ZkeyFile& zkey) const {
     struct Check {
       const char* section;
-      const DeviceBuffer& points;
+      const void* points;
       uint64_t count;
       bool g2;
     };
-    const Check checks[] = {{"A", a_, zkey.a().count, false},
-                            {"B1", b1_, zkey.b1().count, false},
-                            {"B2", b2_, zkey.b2().count, true},
-                            {"C", c_, zkey.c().count, false},
-                            {"H", h_, zkey.h().count, false}};
+    const Check checks[] = {{"A", a_.get(), zkey.a().count, false},
+                            {"B1", b1_.get(), zkey.b1().count, false},
+                            {"B2", b2_.get(), zkey.b2().count, true},
+                            {"C", CPoints(), zkey.c().count, false},
+                            {"H", h_.get(), zkey.h().count, false}};
     for (const Check& c : checks) {
       const std::string what = info_.path + ": checking section " + c.section + " on the device";
-      const uint64_t bad = c.g2 ? FirstBadPoint<G2>(c.points.get(), c.count, setup_.stream(), what)
-                                : FirstBadPoint<G1>(c.points.get(), c.count, setup_.stream(), what);
+      const uint64_t bad = c.g2 ? FirstBadPoint<G2>(c.points, c.count, setup_.stream(), what)
+                                : FirstBadPoint<G1>(c.points, c.count, setup_.stream(), what);
       if (bad < c.count) {
         engine::CheckZkeyPoint(zkey, c.section, bad);  // throws, describing the point
         throw Error(ErrorCode::kInternal, what + ": the device rejected point " + std::to_string(bad) +
@@ -405,17 +413,17 @@ class CudaGroth16Key final : public engine::ProvingKey {
       for (cudaStream_t other : {sb1, sb2, sc}) {
         if (other != sa) ZK_CUDA_CHECK(cudaStreamWaitEvent(other, setup_.witness_sorted(), 0), "MSM fork");
       }
-      EnqueueMsmBuckets<G1>(sa, Workspace(kSlotA), sorted, plan_vars_, a_.template as<A1>(), 0,
+      EnqueueMsmBuckets<G1>(sa, Workspace(kSlotA), sorted, plan_vars_, a_.template as<A1>(),
                             reinterpret_cast<X1*>(SlotDevice(kSlotA)), "MSM A");
-      EnqueueMsmBuckets<G1>(sb1, Workspace(kSlotB1), sorted, plan_vars_, b1_.template as<A1>(), 0,
+      EnqueueMsmBuckets<G1>(sb1, Workspace(kSlotB1), sorted, plan_vars_, b1_.template as<A1>(),
                             reinterpret_cast<X1*>(SlotDevice(kSlotB1)), "MSM B1");
-      EnqueueMsmBuckets<G2>(sb2, Workspace(kSlotB2), sorted, plan_vars_, b2_.template as<A2>(), 0,
+      EnqueueMsmBuckets<G2>(sb2, Workspace(kSlotB2), sorted, plan_vars_, b2_.template as<A2>(),
                             reinterpret_cast<X2*>(SlotDevice(kSlotB2)), "MSM B2");
       if (n_c_ > 0 && share_c_) {
         EnqueueMsmBuckets<G1>(sc, Workspace(kSlotC), sorted, plan_vars_, c_.template as<A1>(),
-                              static_cast<uint32_t>(skip), reinterpret_cast<X1*>(SlotDevice(kSlotC)), "MSM C");
+                              reinterpret_cast<X1*>(SlotDevice(kSlotC)), "MSM C");
       } else if (n_c_ > 0) {
-        EnqueueMsm<G1>(sc, Workspace(kSlotC), plan_c_, c_.template as<A1>(), w + 8 * skip,
+        EnqueueMsm<G1>(sc, Workspace(kSlotC), plan_c_, CPoints(), w + 8 * skip,
                        reinterpret_cast<X1*>(SlotDevice(kSlotC)), "MSM C");
       }
     };

@@ -7,10 +7,10 @@
 namespace zkfleet::cuda {
 
 template void EnqueueMsmBuckets<curve::Bls12_381G1>(cudaStream_t, const MsmWorkspace&, const MsmWorkspace&, const msm::Plan&,
-                                              const curve::Affine<curve::Bls12_381G1>*, uint32_t, curve::Xyzz<curve::Bls12_381G1>*,
+                                              const curve::Affine<curve::Bls12_381G1>*, curve::Xyzz<curve::Bls12_381G1>*,
                                               const std::string&, const MsmMarks*);
 template void EnqueueMsmBuckets<curve::Bls12_381G2>(cudaStream_t, const MsmWorkspace&, const MsmWorkspace&, const msm::Plan&,
-                                              const curve::Affine<curve::Bls12_381G2>*, uint32_t, curve::Xyzz<curve::Bls12_381G2>*,
+                                              const curve::Affine<curve::Bls12_381G2>*, curve::Xyzz<curve::Bls12_381G2>*,
                                               const std::string&, const MsmMarks*);
 template class DeviceMsm<curve::Bls12_381G1>;
 template class DeviceMsm<curve::Bls12_381G2>;

@@ -7,10 +7,10 @@
 namespace zkfleet::cuda {
 
 template void EnqueueMsmBuckets<curve::Bn254G1>(cudaStream_t, const MsmWorkspace&, const MsmWorkspace&, const msm::Plan&,
-                                              const curve::Affine<curve::Bn254G1>*, uint32_t, curve::Xyzz<curve::Bn254G1>*,
+                                              const curve::Affine<curve::Bn254G1>*, curve::Xyzz<curve::Bn254G1>*,
                                               const std::string&, const MsmMarks*);
 template void EnqueueMsmBuckets<curve::Bn254G2>(cudaStream_t, const MsmWorkspace&, const MsmWorkspace&, const msm::Plan&,
-                                              const curve::Affine<curve::Bn254G2>*, uint32_t, curve::Xyzz<curve::Bn254G2>*,
+                                              const curve::Affine<curve::Bn254G2>*, curve::Xyzz<curve::Bn254G2>*,
                                               const std::string&, const MsmMarks*);
 template class DeviceMsm<curve::Bn254G1>;
 template class DeviceMsm<curve::Bn254G2>;

@@ -84,14 +84,14 @@ void EnqueueMsmSort(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan
 // Steps 3-5 on `ws`'s buckets, from the items that EnqueueMsmSort left in
 // `sorted` (ws itself or another workspace, sorted with the same plan and
 // finished before this runs: same stream or an event). Item i uses point
-// bases[i - first_index]; items with i < first_index are skipped (an MSM
-// over a suffix of the scalars). The plan.windows window sums land in device
-// memory at `window_sums` (host point types, same bytes as the device's);
-// combine them with msm::CombineWindows after copying them back.
+// bases[i]; an MSM over a suffix of the sorted scalars passes bases whose
+// prefix is at infinity (all-zero points add nothing). The plan.windows window
+// sums land in device memory at `window_sums` (host point types, same bytes as
+// the device's); combine them with msm::CombineWindows after copying them back.
 template <class HostCfg>
 void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWorkspace& sorted, const msm::Plan& plan,
-                       const curve::Affine<HostCfg>* bases, uint32_t first_index, curve::Xyzz<HostCfg>* window_sums,
-                       const std::string& phase, const MsmMarks* marks = nullptr);
+                       const curve::Affine<HostCfg>* bases, curve::Xyzz<HostCfg>* window_sums, const std::string& phase,
+                       const MsmMarks* marks = nullptr);
 
 // Both: sum_i scalars[i]·bases[i] for i < plan.n on `stream`. plan.n must be
 // > 0.
@@ -101,7 +101,7 @@ void EnqueueMsm(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& pl
                 const std::string& phase, const MsmMarks* marks = nullptr) {
   EnqueueMsmSort(stream, ws, plan, scalars, phase);
   if (marks && marks->sorted) cudaEventRecord(marks->sorted, stream);
-  EnqueueMsmBuckets<HostCfg>(stream, ws, ws, plan, bases, 0, window_sums, phase, marks);
+  EnqueueMsmBuckets<HostCfg>(stream, ws, ws, plan, bases, window_sums, phase, marks);
 }
 
 }  // namespace zkfleet::cuda

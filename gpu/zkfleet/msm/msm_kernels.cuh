@@ -30,13 +30,12 @@ __global__ void InitBuckets(curve::Xyzz<Cfg>* buckets, uint64_t count) {
 
 template <class Cfg>
 __global__ void AccumulateLevel0(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
-                                 const curve::Affine<Cfg>* bases, const uint32_t* values, uint32_t first_index,
-                                 curve::Xyzz<Cfg>* buckets, uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values,
-                                 uint64_t threads) {
+                                 const curve::Affine<Cfg>* bases, const uint32_t* values, curve::Xyzz<Cfg>* buckets,
+                                 uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
   const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
   if (t >= threads) return;
-  msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values, first_index}, buckets,
-                      spill_keys, spill_values);
+  msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values}, buckets, spill_keys,
+                      spill_values);
 }
 
 template <class Cfg>
@@ -73,7 +72,7 @@ __global__ void __launch_bounds__(msm::kReduceThreads)
 
 template <class HostCfg>
 void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWorkspace& sorted, const msm::Plan& plan,
-                       const curve::Affine<HostCfg>* bases, uint32_t first_index, curve::Xyzz<HostCfg>* window_sums,
+                       const curve::Affine<HostCfg>* bases, curve::Xyzz<HostCfg>* window_sums,
                        const std::string& phase, const MsmMarks* marks) {
   using namespace msm_kernels;
   using Cfg = DeviceCurve<HostCfg>;
@@ -90,7 +89,7 @@ void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWor
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket init");
 
   AccumulateLevel0<Cfg><<<Blocks(plan.threads0, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
-      plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out, first_index, buckets,
+      plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out, buckets,
       ws.spill_keys[0], spill0, plan.threads0);
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket accumulation");
   if (marks) mark(marks->accumulated);

@@ -208,18 +208,15 @@ ZK_HD void ReduceRunsStep(uint64_t t, uint64_t count, uint64_t chunk, const uint
 }
 
 // Level 0: entries are (key, point index | sign) items over affine bases.
-// Item index i uses bases[i - first_index]; i < first_index adds nothing
-// (an MSM over a suffix of the scalars that were sorted).
+// A base at infinity (all-zero) adds nothing: an MSM over a suffix of the
+// sorted scalars gives the prefix's bases at infinity.
 template <class Cfg>
 struct AddSignedBase {
   const curve::Affine<Cfg>* bases;
   const uint32_t* values;
-  uint32_t first_index = 0;
   ZK_HD void operator()(curve::Xyzz<Cfg>& acc, uint64_t j) const {
     const uint32_t v = values[j];
-    const uint32_t index = v & ~kNegFlag;
-    if (index < first_index) return;
-    curve::Affine<Cfg> q = bases[index - first_index];
+    curve::Affine<Cfg> q = bases[v & ~kNegFlag];
     if (v & kNegFlag) q.y = q.y.neg();
     acc = curve::xyzz_add_mixed(acc, q);
   }

@@ -120,13 +120,10 @@ TEST(Fp32, Fp2MatchesHost) {
 
 // ---- MSM pipeline, emulated ------------------------------------------------------
 
-// Runs the kernels' steps in the order msm_kernels.cuh launches them. With
-// first_index > 0, the items are sorted for all scalars.size() / 32 scalars
-// and `bases` are the points of scalars first_index... (as the proof's C MSM
-// uses the witness's shared sort).
+// Runs the kernels' steps in the order msm_kernels.cuh launches them.
 template <class HostCfg>
 curve::Jacobian<HostCfg> EmulatedMsm(const std::vector<curve::Affine<HostCfg>>& bases, const std::vector<uint8_t>& scalars,
-                                     int force_c, msm::Plan* plan_out = nullptr, uint32_t first_index = 0) {
+                                     int force_c, msm::Plan* plan_out = nullptr) {
   using Cfg = DeviceCurve<HostCfg>;
   using DX = curve::Xyzz<Cfg>;
   using DA = curve::Affine<Cfg>;
@@ -154,7 +151,7 @@ curve::Jacobian<HostCfg> EmulatedMsm(const std::vector<curve::Affine<HostCfg>>& 
   std::vector<DX> spill_values[2] = {std::vector<DX>(2 * p.threads0), std::vector<DX>(2 * p.threads0)};
   for (uint64_t t = 0; t < p.threads0; ++t) {
     msm::ReduceRunsStep(t, p.items, p.chunk0, sorted_keys.data(), p.sentinel,
-                        msm::AddSignedBase<Cfg>{dbases.data(), sorted_values.data(), first_index}, buckets.data(),
+                        msm::AddSignedBase<Cfg>{dbases.data(), sorted_values.data()}, buckets.data(),
                         spill_keys[0].data(), spill_values[0].data());
   }
   for (int level = 1; level <= p.later_levels; ++level) {
@@ -203,14 +200,16 @@ TEST(MsmSteps, MatchesCpuBls12_381G1AndBothG2) {
 }
 
 TEST(MsmSteps, SuffixOfSharedSortMatchesCpu) {
-  // The proof's C MSM: items sorted over all n scalars, points for the
-  // scalars from `skip` on; items below skip add nothing.
+  // The proof's C MSM: items sorted over all n scalars, C's points for the
+  // scalars from `skip` on after `skip` points at infinity, which add nothing.
   const size_t n = 300;
   for (uint32_t skip : {1u, 2u, 7u}) {
-    const auto bases = testing::RandomPoints<curve::Bn254G1, ff::Bn254Fr>(n - skip, 50 + skip, Pool());
+    const auto suffix = testing::RandomPoints<curve::Bn254G1, ff::Bn254Fr>(n - skip, 50 + skip, Pool());
+    std::vector<curve::Affine<curve::Bn254G1>> bases(skip, curve::Affine<curve::Bn254G1>::infinity());
+    bases.insert(bases.end(), suffix.begin(), suffix.end());
     const auto scalars = testing::RandomScalars<ff::Bn254Fr>(n, 60 + skip);
-    const auto got = EmulatedMsm<curve::Bn254G1>(bases, scalars, 0, nullptr, skip);
-    const auto want = cpu::Msm<curve::Bn254G1>(bases.data(), scalars.data() + 32 * skip, 32, n - skip, Pool());
+    const auto got = EmulatedMsm<curve::Bn254G1>(bases, scalars, 0);
+    const auto want = cpu::Msm<curve::Bn254G1>(suffix.data(), scalars.data() + 32 * skip, 32, n - skip, Pool());
     EXPECT_TRUE(curve::equal(got, want)) << "skip=" << skip;
   }
 }
