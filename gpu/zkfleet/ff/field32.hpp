@@ -49,11 +49,11 @@ struct alignas(16) Fp32 {
   static constexpr uint32_t kInv32 = static_cast<uint32_t>(P::kInv);  // -p^-1 mod 2^64 reduced mod 2^32
 
   // Sums and products as carry chains (carry32.hpp) for 8-word fields
-  // (BN254): measured faster on the H200 (G1 MSM 2^22 35.4 -> 31.3 ms, G2
+  // (BN254): measured faster on the H200 (G1 MSM 2^22 35.0 -> 31.3 ms, G2
   // 141 -> 133 ms). The 12-word fields (BLS12-381), whose multiplication is
-  // an outlined call, keep the portable 64-bit sums: with the chains their G2
-  // MSM ran 25 % slower (2^20: 69.3 -> 86.9 ms). Both forms are tested on the
-  // host against ff::Fp.
+  // an outlined call, keep the portable 64-bit sums until chains are measured
+  // for them on their own (docs/benchmarks-gpu.md). Both forms are tested on
+  // the host against ff::Fp.
   static constexpr bool kCarryChains = kWords <= 8;
 
   ZK_HD static Fp32 zero() {
