@@ -1,4 +1,4 @@
-// The .zkey point checks of engine/key_validation.hpp on the device, for the
+// The .zkey point checks of groth16/key_validation.hpp on the device, for the
 // big sections of a CUDA key (A, B1, B2, C, H), run on the points the key has
 // already uploaded: every coordinate (as stored) below q, on the curve, in the
 // prime-order subgroup, infinity allowed. The same endomorphism tests as

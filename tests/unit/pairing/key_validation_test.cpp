@@ -1,4 +1,4 @@
-// Key validation at load (engine/key_validation.hpp): every point of a .zkey
+// Key validation at load (groth16/key_validation.hpp): every point of a .zkey
 // -- header points and sections IC, A, B1, B2, C, H -- is refused when a
 // coordinate is >= q, when it is off the curve, or when it is outside the
 // prime-order subgroup (G2 on both curves, G1 on BLS12-381), with an error
