@@ -9,7 +9,6 @@
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "fleet_harness.hpp"
@@ -216,19 +215,6 @@ TEST(FleetDrain, DrainTimeoutAbortsAndHandsBackTheRunningItem) {
   ASSERT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED) << result->error();
   EXPECT_EQ(result->partitions(0).worker_id(), "quick");
   EXPECT_EQ(result->partitions(0).attempts(), 2u);  // the aborted lease counted
-}
-
-// The value of `series` (name{labels} exactly as exported) in a Prometheus
-// text-format body; -1 when absent.
-double SampleValue(const std::string& body, const std::string& series) {
-  std::istringstream lines(body);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ') {
-      return std::stod(line.substr(series.size() + 1));
-    }
-  }
-  return -1;
 }
 
 // One look at a worker's HTTP endpoints: /metrics, then /ready.

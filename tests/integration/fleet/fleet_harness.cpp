@@ -10,9 +10,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "unit/metrics/http_client.hpp"
 
 namespace fleet_test {
 
@@ -282,6 +285,39 @@ bool WaitForAttempts(Fleet& fleet, uint64_t job_seq, uint32_t partition, uint32_
     std::this_thread::sleep_for(20ms);
   }
   return false;
+}
+
+Process& StartWorkerWithFaults(Fleet& fleet, const std::string& id, const std::string& inject,
+                               std::vector<std::string> args) {
+  if (!inject.empty()) setenv("ZKFLEET_FAULT_INJECT", inject.c_str(), 1);
+  Process& worker = fleet.StartWorker(id, std::move(args));
+  unsetenv("ZKFLEET_FAULT_INJECT");
+  return worker;
+}
+
+double Sample(int port, const std::string& series) {
+  return SampleValue(zkfleet::testing::HttpGet(port, "/metrics", std::chrono::seconds(2)).body, series);
+}
+
+double SampleValue(const std::string& body, const std::string& series) {
+  std::istringstream lines(body);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return -1;
+}
+
+double SampleWhen(int port, const std::string& series, double expected) {
+  const auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(std::chrono::seconds(5));
+  double value = Sample(port, series);
+  while (value != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    value = Sample(port, series);
+  }
+  return value;
 }
 
 }  // namespace fleet_test

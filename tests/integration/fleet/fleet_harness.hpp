@@ -135,4 +135,21 @@ std::vector<Processed> ProcessingLines(const std::string& log);
 bool WaitForAttempts(Fleet& fleet, uint64_t job_seq, uint32_t partition, uint32_t attempts,
                      std::chrono::milliseconds timeout);
 
+// Starts worker `id` with ZKFLEET_FAULT_INJECT set to `inject` ("" = unset)
+// in its environment only.
+Process& StartWorkerWithFaults(Fleet& fleet, const std::string& id, const std::string& inject,
+                               std::vector<std::string> args);
+
+// The value of `series` (name{labels} exactly as exported) in a Prometheus
+// text-format body; -1 when absent.
+double SampleValue(const std::string& body, const std::string& series);
+
+// The same on the /metrics of 127.0.0.1:port.
+double Sample(int port, const std::string& series);
+
+// Sample(), polled until it reads `expected` (at most 5 s, stretched on
+// sanitizer builds): a worker sends a result before it updates its counters,
+// so a client can hold the result a moment before /metrics shows it.
+double SampleWhen(int port, const std::string& series, double expected);
+
 }  // namespace fleet_test

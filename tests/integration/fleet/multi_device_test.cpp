@@ -13,13 +13,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "fleet_harness.hpp"
-#include "unit/metrics/http_client.hpp"
 
 namespace fleet_test {
 namespace {
@@ -46,39 +44,6 @@ std::vector<std::string> TwoDeviceArgs(int metrics_port, std::vector<std::string
                                    "127.0.0.1:" + std::to_string(metrics_port)};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
-}
-
-Process& StartWorkerWithFaults(Fleet& fleet, const std::string& id, const std::string& inject,
-                               std::vector<std::string> args) {
-  if (!inject.empty()) setenv("ZKFLEET_FAULT_INJECT", inject.c_str(), 1);
-  Process& worker = fleet.StartWorker(id, std::move(args));
-  unsetenv("ZKFLEET_FAULT_INJECT");
-  return worker;
-}
-
-// The value of the sample `series` (name{labels} exactly as exposed), -1 when absent.
-double Sample(int port, const std::string& series) {
-  auto reply = zkfleet::testing::HttpGet(port, "/metrics", std::chrono::seconds(2));
-  std::istringstream lines(reply.body);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ') {
-      return std::stod(line.substr(series.size() + 1));
-    }
-  }
-  return -1;
-}
-
-// Sample(), polled until it reads `expected` (the worker sends a result
-// before it counts it).
-double SampleWhen(int port, const std::string& series, double expected) {
-  const auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(std::chrono::seconds(5));
-  double value = Sample(port, series);
-  while (value != expected && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    value = Sample(port, series);
-  }
-  return value;
 }
 
 std::string DeviceProofs(const std::string& device) {

@@ -42,42 +42,6 @@ std::vector<std::string> WorkerArgs(int metrics_port, std::vector<std::string> e
   return args;
 }
 
-// Starts a worker with ZKFLEET_FAULT_INJECT set to `inject` ("" = unset) in
-// its environment only.
-Process& StartWorkerWithFaults(Fleet& fleet, const std::string& id, const std::string& inject,
-                               std::vector<std::string> args) {
-  if (!inject.empty()) setenv("ZKFLEET_FAULT_INJECT", inject.c_str(), 1);
-  Process& worker = fleet.StartWorker(id, std::move(args));
-  unsetenv("ZKFLEET_FAULT_INJECT");
-  return worker;
-}
-
-// The value of the sample `series` (name{labels} exactly as exposed), -1 when absent.
-double Sample(int port, const std::string& series) {
-  auto reply = zkfleet::testing::HttpGet(port, "/metrics", std::chrono::seconds(2));
-  std::istringstream lines(reply.body);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ') {
-      return std::stod(line.substr(series.size() + 1));
-    }
-  }
-  return -1;
-}
-
-// Sample(), polled until it reads `expected` (at most 5 s, stretched on
-// sanitizer builds): the worker sends a result before it updates its
-// counters, so a client can hold the result a moment before /metrics shows it.
-double SampleWhen(int port, const std::string& series, double expected) {
-  const auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(std::chrono::seconds(5));
-  double value = Sample(port, series);
-  while (value != expected && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    value = Sample(port, series);
-  }
-  return value;
-}
-
 proto::JobResult Prove(zkfleet::fleet::BrokerClient& client, const std::string& request_id,
                        const std::string& witness) {
   proto::SubmitRequest request;
