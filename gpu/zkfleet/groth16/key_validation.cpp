@@ -1,6 +1,5 @@
 #include "zkfleet/groth16/key_validation.hpp"
 
-#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -92,19 +91,9 @@ class Validator {
   template <class Cfg>
   void Section(const char* name, const io::PointArray& points, int n_coords) {
     const size_t stride = n_coords * kCoordBytes;
-    std::atomic<uint64_t> first_bad{points.count};
-    pool_.ParallelFor(points.count, [&](size_t lo, size_t hi) {
-      for (size_t i = lo; i < hi; ++i) {
-        if (i >= first_bad.load(std::memory_order_relaxed)) return;
-        if (PointProblem<Cfg, Fq>(points.data + i * stride, n_coords, /*allow_infinity=*/true)) {
-          uint64_t seen = first_bad.load();
-          while (i < seen && !first_bad.compare_exchange_weak(seen, i)) {
-          }
-          return;
-        }
-      }
+    const uint64_t bad = pool_.FirstFailing(points.count, [&](uint64_t i) {
+      return PointProblem<Cfg, Fq>(points.data + i * stride, n_coords, /*allow_infinity=*/true) == nullptr;
     });
-    const uint64_t bad = first_bad.load();
     if (bad < points.count) {
       const char* problem = PointProblem<Cfg, Fq>(points.data + bad * stride, n_coords, true);
       throw Error(ErrorCode::kBadFormat, zkey_.path() + ": section " + name + " point " + std::to_string(bad) +

@@ -9,32 +9,10 @@
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/io/curve_primes.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 
 namespace zkfleet::io {
 namespace {
-
-// The lowest i < count with !ok(i), or count: slices of the range on up to
-// 8 threads (one below 2^16 items).
-template <class Ok>
-uint64_t FirstFailing(uint64_t count, const Ok& ok) {
-  const unsigned threads =
-      count < (uint64_t{1} << 16) ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  std::vector<uint64_t> first(threads, count);
-  auto scan = [&](unsigned t) {
-    const uint64_t lo = count * t / threads, hi = count * (t + 1) / threads;
-    for (uint64_t i = lo; i < hi; ++i) {
-      if (!ok(i)) {
-        first[t] = i;
-        return;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(scan, t);
-  scan(0);
-  for (auto& th : pool) th.join();
-  return *std::min_element(first.begin(), first.end());
-}
 
 [[noreturn]] void BadFormat(const std::string& message) { throw Error(ErrorCode::kBadFormat, message); }
 
@@ -215,14 +193,17 @@ void ZkeyFile::Validate() {
   h_ = {sections[kZkeyH].data, shape_.domain_size};
 
   // Every coefficient record must index inside the matrices. A 2^22 key has
-  // ~10^7 records: checked in slices on several threads, the first bad
-  // record (lowest index) reported, as a sequential scan would.
+  // ~10^7 records: checked on up to 8 threads (none extra below 2^16), the
+  // first bad record (lowest index) reported, as a sequential scan would.
   const auto record_ok = [&](uint64_t i) {
     const CoeffRecord rec = coeff(i);
     return rec.matrix <= 1 && rec.row < shape_.domain_size && rec.signal < shape_.n_vars &&
            LessThanLe(rec.value, r_, shape_.n8r);
   };
-  const uint64_t first_bad = FirstFailing(shape_.n_coeffs, record_ok);
+  cpu::ThreadPool pool(shape_.n_coeffs < (uint64_t{1} << 16)
+                           ? 1
+                           : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u)));
+  const uint64_t first_bad = pool.FirstFailing(shape_.n_coeffs, record_ok);
   if (first_bad < shape_.n_coeffs) {
     const uint64_t i = first_bad;
     const CoeffRecord rec = coeff(i);

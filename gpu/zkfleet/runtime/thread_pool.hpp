@@ -6,8 +6,10 @@
 // deadlocks waiting for a busy pool.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -33,6 +35,26 @@ class ThreadPool {
 
   // Runs task(i) for i in [0, count), one task per index.
   void RunTasks(size_t count, const std::function<void(size_t)>& task);
+
+  // The lowest i < n with !ok(i), or n when every i passes: the checks run
+  // in parallel chunks, and a chunk stops at an index past a failure already
+  // found. The answer is the one a sequential scan gives.
+  template <class Ok>
+  uint64_t FirstFailing(uint64_t n, const Ok& ok) {
+    std::atomic<uint64_t> first{n};
+    ParallelFor(n, [&](size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) {
+        if (i >= first.load(std::memory_order_relaxed)) return;
+        if (!ok(i)) {
+          uint64_t seen = first.load();
+          while (i < seen && !first.compare_exchange_weak(seen, i)) {
+          }
+          return;
+        }
+      }
+    });
+    return first.load();
+  }
 
  private:
   void WorkerLoop();
