@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <vector>
 
 #include "zkfleet/common/error.hpp"
@@ -11,6 +12,7 @@
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/groth16/assembly.hpp"
+#include "zkfleet/groth16/rows.hpp"
 #include "zkfleet/io/json.hpp"
 
 namespace zkfleet::cpu {
@@ -156,25 +158,22 @@ class CpuGroth16Key final : public engine::ProvingKey {
     return k;
   }
 
+  // Both matrices at once, one thread each (groth16/rows.hpp).
   void BuildRows(const io::ZkeyFile& zkey) {
-    const size_t n = zkey.domain_size();
-    for (auto& rows : rows_) rows.start.assign(n + 1, 0);
-    for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
-      io::CoeffRecord rec = zkey.coeff(i);
-      rows_[rec.matrix].start[rec.row + 1]++;
-    }
-    for (auto& rows : rows_) {
-      for (size_t i = 0; i < n; ++i) rows.start[i + 1] += rows.start[i];
-      rows.terms.resize(rows.start[n]);
-    }
-    std::vector<uint32_t> fill[2] = {std::vector<uint32_t>(rows_[0].start.begin(), rows_[0].start.end() - 1),
-                                     std::vector<uint32_t>(rows_[1].start.begin(), rows_[1].start.end() - 1)};
-    for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
-      io::CoeffRecord rec = zkey.coeff(i);
-      uint64_t limbs[4];
-      std::memcpy(limbs, rec.value, 32);
-      rows_[rec.matrix].terms[fill[rec.matrix][rec.row]++] = Term{Fr::from_mont(limbs), rec.signal};
-    }
+    auto build = [&zkey](uint32_t matrix) {
+      Rows rows;
+      rows.start = groth16::RowStarts(zkey, matrix);
+      rows.terms.resize(rows.start.back());
+      groth16::PlaceByRow(zkey, matrix, rows.start, [&rows](uint32_t slot, const io::CoeffRecord& rec) {
+        uint64_t limbs[4];
+        std::memcpy(limbs, rec.value, 32);
+        rows.terms[slot] = Term{Fr::from_mont(limbs), rec.signal};
+      });
+      return rows;
+    };
+    auto b_rows = std::async(std::launch::async, build, 1u);
+    rows_[0] = build(0);
+    rows_[1] = b_rows.get();
   }
 
   void EvaluateRows(const Rows& rows, const uint8_t* w, Fr* out) const {

@@ -31,6 +31,7 @@
 #include "zkfleet/groth16/cuda_point_check.cuh"
 #include "zkfleet/groth16/assembly.hpp"
 #include "zkfleet/groth16/key_validation.hpp"
+#include "zkfleet/groth16/rows.hpp"
 #include "zkfleet/io/json.hpp"
 
 namespace zkfleet::cuda {
@@ -334,26 +335,17 @@ class CudaGroth16Key final : public engine::ProvingKey {
     }
   }
 
-  // Regroups section 4's records of matrix m (0 = A, 1 = B) by row (as the
-  // CPU prover) and uploads them; returns the device bytes.
+  // Regroups section 4's records of matrix m (0 = A, 1 = B) by row (the
+  // CPU key's row builder, groth16/rows.hpp) and uploads them; returns the
+  // device bytes.
   size_t UploadRows(const io::ZkeyFile& zkey, int m) {
-    const size_t n = zkey.domain_size();
-    std::vector<uint32_t> start(n + 1, 0);
-    for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
-      const io::CoeffRecord rec = zkey.coeff(i);
-      if (static_cast<int>(rec.matrix) == m) start[rec.row + 1]++;
-    }
-    for (size_t i = 0; i < n; ++i) start[i + 1] += start[i];
-    std::vector<Fr> coef(start[n]);
-    std::vector<uint32_t> signal(start[n]);
-    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
-      const io::CoeffRecord rec = zkey.coeff(i);
-      if (static_cast<int>(rec.matrix) != m) continue;
-      const uint32_t at = fill[rec.row]++;
-      std::memcpy(static_cast<void*>(&coef[at]), rec.value, 32);
-      signal[at] = rec.signal;
-    }
+    const std::vector<uint32_t> start = ::zkfleet::groth16::RowStarts(zkey, m);
+    std::vector<Fr> coef(start.back());
+    std::vector<uint32_t> signal(start.back());
+    ::zkfleet::groth16::PlaceByRow(zkey, m, start, [&](uint32_t slot, const io::CoeffRecord& rec) {
+      std::memcpy(static_cast<void*>(&coef[slot]), rec.value, 32);
+      signal[slot] = rec.signal;
+    });
     const std::string what = zkey.path() + (m == 0 ? " A rows" : " B rows");
     row_start_[m] = DeviceBuffer(start.size() * sizeof(uint32_t), what);
     row_coef_[m] = DeviceBuffer(std::max<size_t>(coef.size(), 1) * sizeof(Fr), what);

@@ -26,6 +26,7 @@
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/groth16/assembly.hpp"
+#include "zkfleet/groth16/rows.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness.hpp"
 #include "zkfleet/io/zkey.hpp"
@@ -436,21 +437,18 @@ void CheckHScalarsAgainstCpuProver(const std::string& fixture_dir) {
   std::vector<uint32_t> witness_words(8 * nv);
   std::memcpy(witness_words.data(), witness.values(), 32 * nv);
 
-  // Rows, as UploadRows (and the CPU prover's BuildRows) group section 4.
-  std::vector<uint32_t> start[2] = {std::vector<uint32_t>(n + 1, 0), std::vector<uint32_t>(n + 1, 0)};
-  for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) start[zkey.coeff(i).matrix][zkey.coeff(i).row + 1]++;
-  for (auto& st : start) {
-    for (size_t i = 0; i < n; ++i) st[i + 1] += st[i];
-  }
-  std::vector<uint32_t> signal[2] = {std::vector<uint32_t>(start[0][n]), std::vector<uint32_t>(start[1][n])};
-  std::vector<DFr> coef[2] = {std::vector<DFr>(start[0][n]), std::vector<DFr>(start[1][n])};
-  std::vector<uint32_t> fill[2] = {std::vector<uint32_t>(start[0].begin(), start[0].end() - 1),
-                                   std::vector<uint32_t>(start[1].begin(), start[1].end() - 1)};
-  for (uint64_t i = 0; i < zkey.n_coeffs(); ++i) {
-    const io::CoeffRecord rec = zkey.coeff(i);
-    const uint32_t at = fill[rec.matrix][rec.row]++;
-    signal[rec.matrix][at] = rec.signal;
-    std::memcpy(static_cast<void*>(&coef[rec.matrix][at]), rec.value, 32);  // coef·R², as uploaded
+  // Rows, grouped by the provers' row builder (groth16/rows.hpp), the
+  // coefficients as uploaded (coef·R²).
+  std::vector<uint32_t> start[2], signal[2];
+  std::vector<DFr> coef[2];
+  for (uint32_t m = 0; m < 2; ++m) {
+    start[m] = ::zkfleet::groth16::RowStarts(zkey, m);
+    signal[m].resize(start[m].back());
+    coef[m].resize(start[m].back());
+    ::zkfleet::groth16::PlaceByRow(zkey, m, start[m], [&](uint32_t slot, const io::CoeffRecord& rec) {
+      signal[m][slot] = rec.signal;
+      std::memcpy(static_cast<void*>(&coef[m][slot]), rec.value, 32);
+    });
   }
   const groth16::DeviceRows<DFr> a_rows{start[0].data(), coef[0].data(), signal[0].data()};
   const groth16::DeviceRows<DFr> b_rows{start[1].data(), coef[1].data(), signal[1].data()};
