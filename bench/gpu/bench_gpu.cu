@@ -54,6 +54,7 @@ namespace {
 
 struct Options {
   int msm_max_log = 22, g2_max_log = 20, ntt_max_log = 24, cpu_max_log = 20, reps = 5, synthetic_log = 20;
+  int msm_tables = 16;  // MSMs and proofs also with up to this many table copies (1: only without)
   std::string fixtures = ZKFLEET_BENCH_FIXTURES;
   std::string markdown;
 };
@@ -205,19 +206,24 @@ void BenchMsm(const char* name, int min_log, int max_log, const Options& opt, zk
     zk::cuda::DeviceMsm<HostCfg> msm(bases.data(), n);
     msm.UploadScalars(scalars.data(), n);
     const auto gpu_result = msm.RunUploaded(n);  // warm-up
-    std::vector<double> times;
-    for (int r = 0; r < opt.reps; ++r) {
-      const auto t0 = Clock::now();
-      msm.RunUploaded(n);
-      times.push_back(Seconds(t0) * 1e3);
-    }
-    zk::cuda::MsmPhaseMs phases;
-    float device_ms = 0;
-    msm.RunUploaded(n, &device_ms, &phases);
-    std::printf("    %s 2^%d phases (GPU ms): sort %.2f, accumulate %.2f, spills %.2f, slices %.2f, window sums %.2f"
-                " (device %.2f)\n",
-                name, log_n, phases.sort, phases.accumulate, phases.spills, phases.slices, phases.window_sums, device_ms);
-    Row row{name, log_n, Median(times), -1, false, "-"};
+    auto time_runs = [&](zk::cuda::DeviceMsm<HostCfg>& m) {
+      std::vector<double> times;
+      for (int r = 0; r < opt.reps; ++r) {
+        const auto t0 = Clock::now();
+        m.RunUploaded(n);
+        times.push_back(Seconds(t0) * 1e3);
+      }
+      zk::cuda::MsmPhaseMs phases;
+      float device_ms = 0;
+      m.RunUploaded(n, &device_ms, &phases);
+      std::printf("    %s 2^%d%s phases (GPU ms): sort %.2f, accumulate %.2f, spills %.2f, slices %.2f, window sums "
+                  "%.2f (device %.2f)\n",
+                  name, log_n, m.copies() > 1 ? " tables" : "", phases.sort, phases.accumulate, phases.spills,
+                  phases.slices, phases.window_sums, device_ms);
+      return Median(times);
+    };
+    const double plain_ms = time_runs(msm);
+    Row row{name, log_n, plain_ms, -1, false, "-"};
     if (log_n <= opt.cpu_max_log) {
       double best = 1e300;
       zk::curve::Jacobian<HostCfg> cpu_result;
@@ -234,6 +240,20 @@ void BenchMsm(const char* name, int min_log, int max_log, const Options& opt, zk
       row.cpu_extrapolated = true;
     }
     Report(row);
+    if (opt.msm_tables > 1) {
+      // The same MSM over precomputed copies of the bases (built once, timed
+      // apart), checked against the plain GPU result.
+      zk::cuda::DeviceMsm<HostCfg> tabled(bases.data(), n, 0, opt.msm_tables);
+      tabled.UploadScalars(scalars.data(), n);
+      const bool same = zk::curve::equal(tabled.RunUploaded(n), gpu_result);
+      const double tabled_ms = time_runs(tabled);
+      std::printf("    %s 2^%d tables: %.2f ms vs %.2f ms without (x%.2f); %d copies built in %.1f ms, %.1f MiB on "
+                  "the device\n",
+                  name, log_n, tabled_ms, plain_ms, plain_ms / tabled_ms, tabled.copies(), tabled.tables_ms(),
+                  tabled.device_bytes() / 1048576.0);
+      Report(Row{std::string(name) + " (tables x" + std::to_string(tabled.copies()) + ")", log_n, tabled_ms, -1, false,
+                 same ? "equal" : "MISMATCH"});
+    }
   }
 }
 
@@ -323,10 +343,18 @@ void BenchProof(const std::string& name, const std::string& zkey, const std::str
     cpu_proof = cpu_key->Prove(witness, blinding);
     cpu_times.push_back(Seconds(t0) * 1e3);
   }
-  for (bool overlap : {true, false}) {
+  struct Variant {
+    bool overlap;
+    int copies;
+  };
+  std::vector<Variant> variants = {{true, 1}, {false, 1}};
+  if (opt.msm_tables > 1) variants.insert(variants.begin() + 1, Variant{true, opt.msm_tables});
+  for (const Variant& variant : variants) {
+    const bool overlap = variant.overlap;
     zk::engine::EngineOptions gpu_opts;
     gpu_opts.backend = zk::engine::Backend::kCuda;
     gpu_opts.cuda_overlap_msms = overlap;
+    gpu_opts.cuda_msm_copies = variant.copies;
     auto t0 = Clock::now();
     const auto gpu_key = zk::engine::ProvingKey::Load(zkey, gpu_opts);
     const double gpu_load_s = Seconds(t0);
@@ -338,13 +366,15 @@ void BenchProof(const std::string& name, const std::string& zkey, const std::str
       last = gpu_key->Prove(witness).timings;
       gpu_times.push_back(Seconds(t0) * 1e3);
     }
-    Report(Row{name + (overlap ? "" : " (MSMs sequential)"), log_n, Median(gpu_times), Median(cpu_times), false,
+    const int copies = gpu_key->info().msm_copies;
+    Report(Row{name + (overlap ? "" : " (MSMs sequential)") + (copies > 1 ? " (tables x" + std::to_string(copies) + ")" : ""),
+               log_n, Median(gpu_times), Median(cpu_times), false,
                gpu_proof.proof_json == cpu_proof.proof_json ? "equal" : "MISMATCH"});
     std::printf("    GPU phases (last proof): witness %.3f ms, A/B/C %.3f ms, NTT %.3f ms, MSM %.3f ms%s, total %.3f ms; "
-                "GPU key load %.2f s, resident %.1f MiB\n",
+                "GPU key load %.2f s (tables %.2f s), resident %.1f MiB\n",
                 last.witness_transfer_s * 1e3, last.build_abc_s * 1e3, last.ntt_s * 1e3, last.msm_s * 1e3,
                 overlap ? " (overlapping A/B/C and NTT)" : "", last.total_s * 1e3, gpu_load_s,
-                gpu_key->info().resident_bytes / 1048576.0);
+                gpu_key->info().msm_tables_s, gpu_key->info().resident_bytes / 1048576.0);
   }
 }
 
@@ -385,6 +415,7 @@ int main(int argc, char** argv) {
     else if (a == "--fixtures") opt.fixtures = v;
     else if (a == "--synthetic-log") opt.synthetic_log = std::stoi(v);
     else if (a == "--markdown") opt.markdown = v;
+    else if (a == "--msm-tables") opt.msm_tables = std::stoi(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;

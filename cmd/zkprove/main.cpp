@@ -2,7 +2,7 @@
 //
 //   zkprove <circuit.zkey> <witness.wtns> <proof.json> <public.json>
 //           [--threads N] [--backend cpu|cuda|auto] [--timings] [--repeat N]
-//           [--verify on|off] [--no-key-check]
+//           [--verify on|off] [--no-key-check] [--msm-tables N]
 //
 // Exit 0 and both files written on success; on any error, one line naming
 // the file and what is wrong on stderr, exit 1, and no output files.
@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   bool timings = false;
   std::string verify = "on";
   bool no_key_check = false;
+  int msm_tables = 1;
   app.add_option("zkey", zkey_path, "circuit proving key (.zkey, Groth16)")->required();
   app.add_option("witness", wtns_path, "witness (.wtns)")->required();
   app.add_option("proof", proof_path, "output proof.json")->required();
@@ -94,6 +95,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}));
   app.add_flag("--no-key-check", no_key_check,
                "skip the point checks of the .zkey at load (on curve, in subgroup, < q); benchmarks only");
+  app.add_option("--msm-tables", msm_tables,
+                 "CUDA: up to N precomputed copies of the MSM points, built at load (1 = none): pays off only when "
+                 "the key proves many times (--repeat)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -101,6 +107,7 @@ int main(int argc, char** argv) {
     options.backend = zkfleet::engine::ParseBackend(backend_name);
     options.threads = threads;
     options.validate_key = !no_key_check;
+    options.cuda_msm_copies = msm_tables;
     // One shot: the CUDA context and the kernels (loaded eagerly, unless the
     // environment says otherwise) are made on a thread of their own while the
     // witness and the key are read; otherwise the first proof's launches
@@ -140,8 +147,11 @@ int main(int argc, char** argv) {
       }
       if (timings && i == 0) {
         const auto& l = key->load_timings();
-        std::fprintf(stderr, "zkprove: load=%.4fs: open=%.4fs key_check=%.4fs backend=%.4fs (witness read %.4fs)\n",
-                     l.total_s, l.open_s, l.key_check_s, l.backend_s, witness_s);
+        std::fprintf(stderr,
+                     "zkprove: load=%.4fs: open=%.4fs key_check=%.4fs backend=%.4fs (MSM tables: %d copies, %.4fs) "
+                     "(witness read %.4fs)\n",
+                     l.total_s, l.open_s, l.key_check_s, l.backend_s, key->info().msm_copies, key->info().msm_tables_s,
+                     witness_s);
       }
       if (timings) {
         const auto& t = proof.timings;

@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   double memory_wait_timeout_s = 600;
   std::string verify = "on";
   bool no_key_check = false;
+  int msm_tables = 16;
   std::string key_check_cache = zkfleet::worker::CheckedKeys::DefaultDir().string();
   int64_t fault_window_s = options.fault_window.count();
   std::string gpus;
@@ -159,6 +160,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--no-key-check", no_key_check,
                "skip the point checks of each .zkey at load (on curve, in subgroup, < q); benchmarks only");
+  app.add_option("--msm-tables", msm_tables,
+                 "CUDA: up to N precomputed copies of each key's MSM points, built at load, while they fit in half "
+                 "the free device memory: faster proofs for more memory (1 = none)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   app.add_option("--fault-threshold", options.fault_threshold,
                  "engine faults (proofs that failed verification; re-proved on the CPU) within --fault-window that "
                  "turn the worker FAULTED; 0 = never")
@@ -253,6 +259,7 @@ int main(int argc, char** argv) {
   }
   engine_options.threads = threads;
   engine_options.validate_key = !no_key_check;
+  engine_options.cuda_msm_copies = msm_tables;
   // The devices: one (CUDA device 0, or the CPU) unless --gpus or
   // --test-fake-devices says otherwise.
   std::vector<zkfleet::worker::Device> devices;

@@ -59,6 +59,14 @@ struct EngineOptions {
   // the A/B/C and NTT steps. Costs one MSM workspace per MSM in device memory
   // (false: one shared workspace, MSMs one after another).
   bool cuda_overlap_msms = true;
+  // CUDA: up to this many precomputed copies of every MSM's points (copy j =
+  // 2^(c·j')·P, msm/msm_steps.hpp step 0), built once at load. A key that
+  // proves many times gains fewer, wider windows (BN254 2^22: 13 instead of
+  // 16) and one bucket set instead of one per window, for up to this many
+  // times the points' device memory and a longer load. 1 = none (the
+  // one-shot default); copies that do not fit in half the free device memory
+  // are not made.
+  int cuda_msm_copies = 1;
   // Check every point of the .zkey at load: coordinates < q, on the curve,
   // in the prime-order subgroup where the curve needs it (G2 on both curves,
   // G1 on BLS12-381). In parallel on `threads` threads.

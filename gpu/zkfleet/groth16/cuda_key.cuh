@@ -135,7 +135,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
 
   // The five MSMs, in the order of their window-sum slots.
   enum Slot { kSlotA, kSlotB1, kSlotB2, kSlotC, kSlotH, kSlots };
-  static constexpr size_t kSlotBytes = 128 * sizeof(X2);  // up to 128 windows of the largest point type
+  static constexpr size_t kSlotBytes = msm::kMaxSums * sizeof(X2);  // window sums of the largest point type
 
  public:
   CudaGroth16Key(const io::ZkeyFile& zkey, const engine::EngineOptions& options)
@@ -161,6 +161,8 @@ class CudaGroth16Key final : public engine::ProvingKey {
 
     const size_t n = info_.domain_size, nv = info_.n_vars;
     n_c_ = zkey.c().count;
+    share_c_ = n_c_ + info_.n_public + 1 == nv;
+    ChooseShapes(options.cuda_msm_copies);
 
     // Points (kept for the key's lifetime) and rows go in from one thread
     // each: the copies read, and page-fault in, their parts of the mapped
@@ -175,14 +177,17 @@ class CudaGroth16Key final : public engine::ProvingKey {
         }));
       };
       size_t row_bytes[2] = {0, 0};
-      job([&] { a_ = Upload(zkey.a(), sizeof(A1), what + " A points"); });
-      job([&] { b1_ = Upload(zkey.b1(), sizeof(A1), what + " B1 points"); });
-      job([&] { b2_ = Upload(zkey.b2(), sizeof(A2), what + " B2 points"); });
+      // Each buffer has room for its tables' copies, `stride` points apart.
+      const size_t vars_room = shape_vars_.copies * nv;
+      job([&] { a_ = Upload(zkey.a(), sizeof(A1), vars_room, what + " A points"); });
+      job([&] { b1_ = Upload(zkey.b1(), sizeof(A1), vars_room, what + " B1 points"); });
+      job([&] { b2_ = Upload(zkey.b2(), sizeof(A2), vars_room, what + " B2 points"); });
       // C's points follow CPrefix() points at infinity, one per public
       // signal and the constant: then point i goes with witness value i and
       // C shares the witness's sorted digits (the prefix adds nothing).
-      job([&] { c_ = Upload(zkey.c(), sizeof(A1), what + " C points", CPrefix()); });
-      job([&] { h_ = Upload(zkey.h(), sizeof(A1), what + " H points"); });
+      const size_t c_room = share_c_ ? vars_room : CPrefix() + n_c_;
+      job([&] { c_ = Upload(zkey.c(), sizeof(A1), c_room, what + " C points", CPrefix()); });
+      job([&] { h_ = Upload(zkey.h(), sizeof(A1), shape_h_.copies * n, what + " H points"); });
       job([&] { row_bytes[0] = UploadRows(zkey, 0); });
       job([&] { row_bytes[1] = UploadRows(zkey, 1); });
       for (auto& j : jobs) j.wait();
@@ -200,10 +205,9 @@ class CudaGroth16Key final : public engine::ProvingKey {
     // A, B1, B2 and C all multiply by the witness (C by its suffix after the
     // public signals, as snarkjs lays it out): its digits are sorted once, in
     // A's workspace, and the four MSMs accumulate from those items.
-    plan_vars_ = msm::MakePlan(nv);
-    share_c_ = n_c_ + info_.n_public + 1 == nv;
+    plan_vars_ = msm::MakePlan(nv, shape_vars_, nv);
     plan_c_ = share_c_ ? plan_vars_ : msm::MakePlan(std::max<size_t>(n_c_, 1));
-    plan_h_ = msm::MakePlan(n);
+    plan_h_ = msm::MakePlan(n, shape_h_, n);
     const MsmNeeds needs[kSlots] = {MsmNeedsFor(plan_vars_, sizeof(X1)), MsmNeedsFor(plan_vars_, sizeof(X1), false),
                                     MsmNeedsFor(plan_vars_, sizeof(X2), false),
                                     MsmNeedsFor(plan_c_, sizeof(X1), !share_c_), MsmNeedsFor(plan_h_, sizeof(X1))};
@@ -228,6 +232,8 @@ class CudaGroth16Key final : public engine::ProvingKey {
     // for them, so wait here.
     ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
     if (options.validate_key) CheckPointsOnDevice(zkey);
+    BuildTables();
+    info_.msm_copies = std::max(shape_vars_.copies, shape_h_.copies);
 
     info_.resident_bytes = a_.bytes() + b1_.bytes() + b2_.bytes() + c_.bytes() + h_.bytes() + rows_bytes_ +
                            domain_.resident_bytes() + witness_.bytes() + abc_.bytes() + tmp_.bytes() +
@@ -273,14 +279,52 @@ class CudaGroth16Key final : public engine::ProvingKey {
   }
 
  private:
-  // The points after `prefix` points at infinity (all-zero bytes).
-  static DeviceBuffer Upload(const io::PointArray& points, size_t point_bytes, const std::string& what,
+  // The points after `prefix` points at infinity (all-zero bytes), in a
+  // buffer of `room` points (the rest is for the tables).
+  static DeviceBuffer Upload(const io::PointArray& points, size_t point_bytes, size_t room, const std::string& what,
                              size_t prefix = 0) {
-    DeviceBuffer buf(std::max<size_t>(prefix + points.count, 1) * point_bytes, what);
+    DeviceBuffer buf(std::max<size_t>({room, prefix + points.count, 1}) * point_bytes, what);
     if (prefix) ZK_CUDA_CHECK(cudaMemset(buf.get(), 0, prefix * point_bytes), what + " upload");
     CopyToDevice(buf.template as<uint8_t>() + prefix * point_bytes, points.data, points.count * point_bytes, what);
     return buf;
   }
+
+  // The MSMs' shapes: with up to `max_copies` table copies when they fit in
+  // half the free device memory (and their indices in 31 bits), else none.
+  void ChooseShapes(int max_copies) {
+    const size_t n = info_.domain_size, nv = info_.n_vars;
+    auto choose = [&](int copies) {
+      shape_vars_ = msm::ChooseShape(nv, copies);
+      shape_h_ = msm::ChooseShape(n, copies);
+    };
+    choose(1);
+    if (max_copies <= 1) return;
+    const uint64_t largest = std::max<uint64_t>(n, nv);
+    const int index_limit = static_cast<int>(std::min<uint64_t>(msm::kMaxCopies, (uint64_t{1} << 31) / largest));
+    choose(std::min(max_copies, index_limit));
+    const size_t vars_points = (share_c_ ? 3 : 2) * sizeof(A1) + sizeof(A2);
+    const size_t extra = (shape_vars_.copies - 1) * nv * vars_points + (shape_h_.copies - 1) * n * sizeof(A1);
+    size_t free_bytes = 0, total_bytes = 0;
+    ZK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), info_.path + ": device memory for MSM tables");
+    if (extra > free_bytes / 2) choose(1);
+  }
+
+  // Step 0 of the MSMs over the key's points (msm/msm_steps.hpp): their
+  // table copies, built once from the uploaded (and checked) points.
+  void BuildTables() {
+    if (shape_vars_.copies <= 1 && shape_h_.copies <= 1) return;
+    const auto t0 = Clock::now();
+    const cudaStream_t stream = setup_.stream();
+    const size_t nv = info_.n_vars;
+    EnqueueMsmTables<G1>(stream, plan_vars_, nv, a_.template as<A1>(), info_.path + " A");
+    EnqueueMsmTables<G1>(stream, plan_vars_, nv, b1_.template as<A1>(), info_.path + " B1");
+    EnqueueMsmTables<G2>(stream, plan_vars_, nv, b2_.template as<A2>(), info_.path + " B2");
+    if (share_c_) EnqueueMsmTables<G1>(stream, plan_vars_, nv, c_.template as<A1>(), info_.path + " C");
+    EnqueueMsmTables<G1>(stream, plan_h_, info_.domain_size, h_.template as<A1>(), info_.path + " H");
+    ZK_CUDA_CHECK(cudaStreamSynchronize(stream), info_.path + ": MSM tables");
+    info_.msm_tables_s = SecondsSince(t0);
+  }
+
   size_t CPrefix() const { return size_t{info_.n_public} + 1; }
   const A1* CPoints() const { return c_.template as<A1>() + CPrefix(); }  // without the prefix
 
@@ -372,8 +416,8 @@ class CudaGroth16Key final : public engine::ProvingKey {
   };
   template <class X>
   static void CopyOut(const char* slot, const msm::Plan& plan, std::vector<X>& out) {
-    out.resize(plan.windows);
-    std::memcpy(static_cast<void*>(out.data()), slot, plan.windows * sizeof(X));
+    out.resize(plan.sums);
+    std::memcpy(static_cast<void*>(out.data()), slot, plan.sums * sizeof(X));
   }
 
   // Everything between the witness upload and the window sums' download.
@@ -524,6 +568,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
   size_t rows_bytes_ = 0;
   DeviceNttDomain<Fr> domain_;
   DeviceBuffer witness_, abc_, tmp_;
+  msm::Shape shape_vars_, shape_h_;  // of the witness MSMs (C's too when it shares their sort) and of H
   msm::Plan plan_vars_, plan_c_, plan_h_;
   MsmWorkspace workspaces_[kSlots];  // [0] only, shared, without overlap
   size_t workspace_bytes_ = 0;

@@ -15,6 +15,8 @@ template <class HostCfg>
 struct DeviceMsm<HostCfg>::Impl {
   size_t n = 0;
   int window_bits = 0;
+  msm::Shape shape;  // of the tables (copies = 1: none)
+  float tables_ms = 0;
   DeviceBuffer bases, scalars, window_sums;
   MsmNeeds needs;  // what `workspace` was sized for
   MsmWorkspace workspace;
@@ -31,17 +33,18 @@ struct DeviceMsm<HostCfg>::Impl {
 };
 
 template <class HostCfg>
-DeviceMsm<HostCfg>::DeviceMsm(const curve::Affine<HostCfg>* bases, size_t n, int window_bits)
+DeviceMsm<HostCfg>::DeviceMsm(const curve::Affine<HostCfg>* bases, size_t n, int window_bits, int max_copies)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.n = n;
   m.window_bits = window_bits;
   const size_t count = std::max<size_t>(n, 1);
-  m.bases = DeviceBuffer(count * sizeof(curve::Affine<HostCfg>), "MSM bases");
+  m.shape = msm::ChooseShape(count, max_copies, window_bits);
+  m.bases = DeviceBuffer(m.shape.copies * count * sizeof(curve::Affine<HostCfg>), "MSM bases");
   m.scalars = DeviceBuffer(count * 32, "MSM scalars");
-  // At most 128 windows (2-bit windows); one buffer fits every plan.
-  m.window_sums = DeviceBuffer(128 * sizeof(curve::Xyzz<HostCfg>), "MSM window sums");
-  m.needs = MsmNeedsFor(msm::MakePlan(count, window_bits), sizeof(curve::Xyzz<HostCfg>));
+  // At most kMaxSums window sums; one buffer fits every plan.
+  m.window_sums = DeviceBuffer(msm::kMaxSums * sizeof(curve::Xyzz<HostCfg>), "MSM window sums");
+  m.needs = MsmNeedsFor(msm::MakePlan(count, m.shape, count), sizeof(curve::Xyzz<HostCfg>));
   m.workspace = MsmWorkspace(m.needs, "MSM workspace");
   ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "MSM setup");
   ZK_CUDA_CHECK(cudaEventCreate(&m.start), "MSM setup");
@@ -58,6 +61,24 @@ DeviceMsm<HostCfg>::DeviceMsm(const curve::Affine<HostCfg>* bases, size_t n, int
                   "MSM bases upload");
     ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "MSM bases upload");
   }
+  if (n && m.shape.copies > 1) {
+    ZK_CUDA_CHECK(cudaEventRecord(m.start, m.stream), "MSM tables");
+    EnqueueMsmTables<HostCfg>(m.stream, msm::MakePlan(n, m.shape, n), n, m.bases.template as<curve::Affine<HostCfg>>(),
+                              "MSM");
+    ZK_CUDA_CHECK(cudaEventRecord(m.stop, m.stream), "MSM tables");
+    ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "MSM tables");
+    ZK_CUDA_CHECK(cudaEventElapsedTime(&m.tables_ms, m.start, m.stop), "MSM tables");
+  }
+}
+
+template <class HostCfg>
+int DeviceMsm<HostCfg>::copies() const {
+  return impl_->shape.copies;
+}
+
+template <class HostCfg>
+float DeviceMsm<HostCfg>::tables_ms() const {
+  return impl_->tables_ms;
 }
 
 template <class HostCfg>
@@ -84,7 +105,8 @@ curve::Jacobian<HostCfg> DeviceMsm<HostCfg>::RunUploaded(size_t count, float* de
   if (count > m.n) throw Error(ErrorCode::kInvalidArgument, "DeviceMsm: more scalars than bases");
   if (device_ms) *device_ms = 0;
   if (count == 0) return curve::Jacobian<HostCfg>::infinity();
-  const msm::Plan plan = msm::MakePlan(count, m.window_bits);
+  // With tables, every MSM keeps their shape (they hold its multiples).
+  const msm::Plan plan = m.shape.copies > 1 ? msm::MakePlan(count, m.shape, m.n) : msm::MakePlan(count, m.window_bits);
   const MsmNeeds needs = MsmNeedsFor(plan, sizeof(curve::Xyzz<HostCfg>));
   if (!m.needs.Covers(needs)) {
     // A smaller count can use more windows than n did: grow the workspace
@@ -98,8 +120,8 @@ curve::Jacobian<HostCfg> DeviceMsm<HostCfg>::RunUploaded(size_t count, float* de
   EnqueueMsm<HostCfg>(m.stream, m.workspace, plan, m.bases.template as<curve::Affine<HostCfg>>(), m.scalars.template as<uint32_t>(), sums,
                       "MSM", &m.marks);
   ZK_CUDA_CHECK(cudaEventRecord(m.stop, m.stream), "MSM");
-  std::vector<curve::Xyzz<HostCfg>> host(plan.windows);
-  ZK_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums, plan.windows * sizeof(curve::Xyzz<HostCfg>), cudaMemcpyDeviceToHost,
+  std::vector<curve::Xyzz<HostCfg>> host(plan.sums);
+  ZK_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums, plan.sums * sizeof(curve::Xyzz<HostCfg>), cudaMemcpyDeviceToHost,
                                 m.stream),
                 "MSM result download");
   ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "MSM");

@@ -35,8 +35,10 @@ template <class HostCfg>
 class DeviceMsm {
  public:
   // Uploads bases[0..n) and allocates scratch for MSMs of up to n points.
-  // window_bits = 0 picks the width automatically.
-  DeviceMsm(const curve::Affine<HostCfg>* bases, size_t n, int window_bits = 0);
+  // window_bits = 0 picks the width automatically. max_copies > 1 builds
+  // tables of up to that many copies of the bases (msm_steps.hpp, step 0),
+  // once, here: more device memory, faster MSMs.
+  DeviceMsm(const curve::Affine<HostCfg>* bases, size_t n, int window_bits = 0, int max_copies = 1);
   ~DeviceMsm();
   DeviceMsm(const DeviceMsm&) = delete;
   DeviceMsm& operator=(const DeviceMsm&) = delete;
@@ -52,6 +54,8 @@ class DeviceMsm {
   curve::Jacobian<HostCfg> RunUploaded(size_t count, float* device_ms = nullptr, MsmPhaseMs* phases = nullptr);
 
   size_t device_bytes() const;
+  int copies() const;          // table copies of the bases (1: none)
+  float tables_ms() const;     // GPU time the tables took to build (0: none)
 
  private:
   struct Impl;

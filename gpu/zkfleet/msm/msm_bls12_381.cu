@@ -12,6 +12,10 @@ template void EnqueueMsmBuckets<curve::Bls12_381G1>(cudaStream_t, const MsmWorks
 template void EnqueueMsmBuckets<curve::Bls12_381G2>(cudaStream_t, const MsmWorkspace&, const MsmWorkspace&, const msm::Plan&,
                                               const curve::Affine<curve::Bls12_381G2>*, curve::Xyzz<curve::Bls12_381G2>*,
                                               const std::string&, const MsmMarks*);
+template void EnqueueMsmTables<curve::Bls12_381G1>(cudaStream_t, const msm::Plan&, uint64_t,
+                                                 curve::Affine<curve::Bls12_381G1>*, const std::string&);
+template void EnqueueMsmTables<curve::Bls12_381G2>(cudaStream_t, const msm::Plan&, uint64_t,
+                                                 curve::Affine<curve::Bls12_381G2>*, const std::string&);
 template class DeviceMsm<curve::Bls12_381G1>;
 template class DeviceMsm<curve::Bls12_381G2>;
 

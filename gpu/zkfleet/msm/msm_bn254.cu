@@ -12,6 +12,10 @@ template void EnqueueMsmBuckets<curve::Bn254G1>(cudaStream_t, const MsmWorkspace
 template void EnqueueMsmBuckets<curve::Bn254G2>(cudaStream_t, const MsmWorkspace&, const MsmWorkspace&, const msm::Plan&,
                                               const curve::Affine<curve::Bn254G2>*, curve::Xyzz<curve::Bn254G2>*,
                                               const std::string&, const MsmMarks*);
+template void EnqueueMsmTables<curve::Bn254G1>(cudaStream_t, const msm::Plan&, uint64_t,
+                                                 curve::Affine<curve::Bn254G1>*, const std::string&);
+template void EnqueueMsmTables<curve::Bn254G2>(cudaStream_t, const msm::Plan&, uint64_t,
+                                                 curve::Affine<curve::Bn254G2>*, const std::string&);
 template class DeviceMsm<curve::Bn254G1>;
 template class DeviceMsm<curve::Bn254G2>;
 

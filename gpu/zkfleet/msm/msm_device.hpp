@@ -84,14 +84,22 @@ void EnqueueMsmSort(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan
 // Steps 3-5 on `ws`'s buckets, from the items that EnqueueMsmSort left in
 // `sorted` (ws itself or another workspace, sorted with the same plan and
 // finished before this runs: same stream or an event). Item i uses point
-// bases[i]; an MSM over a suffix of the sorted scalars passes bases whose
-// prefix is at infinity (all-zero points add nothing). The plan.windows window
-// sums land in device memory at `window_sums` (host point types, same bytes as
-// the device's); combine them with msm::CombineWindows after copying them back.
+// bases[i] (and its table copies, plan.stride apart); an MSM over a suffix of
+// the sorted scalars passes bases whose prefix is at infinity (all-zero points
+// add nothing). The window sums (plan.sums of them) land in device memory at `window_sums` (host point
+// types, same bytes as the device's); combine them with msm::CombineWindows
+// after copying them back.
 template <class HostCfg>
 void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWorkspace& sorted, const msm::Plan& plan,
                        const curve::Affine<HostCfg>* bases, curve::Xyzz<HostCfg>* window_sums, const std::string& phase,
                        const MsmMarks* marks = nullptr);
+
+// Step 0: builds the tables of `plan` (plan.copies copies, plan.stride points
+// apart) from copy 0, bases[0..count), which holds the points; the buffer
+// holds plan.copies·plan.stride points. Nothing to do for plan.copies = 1.
+template <class HostCfg>
+void EnqueueMsmTables(cudaStream_t stream, const msm::Plan& plan, uint64_t count, curve::Affine<HostCfg>* bases,
+                      const std::string& what);
 
 // Both: sum_i scalars[i]·bases[i] for i < plan.n on `stream`. plan.n must be
 // > 0.

@@ -51,21 +51,27 @@ __global__ void AccumulateLevel(uint64_t count, uint64_t chunk, const uint32_t* 
 template <class Cfg>
 __global__ void BucketSlices(msm::Plan plan, const curve::Xyzz<Cfg>* buckets, curve::Xyzz<Cfg>* slices) {
   const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
-  if (t >= static_cast<uint64_t>(plan.windows) * plan.segments) return;
+  if (t >= static_cast<uint64_t>(plan.groups) * plan.segments) return;
   msm::BucketSliceStep(t, plan, buckets, slices);
 }
 
 template <class Cfg>
 __global__ void __launch_bounds__(msm::kReduceThreads)
     WindowSums(msm::Plan plan, const curve::Xyzz<Cfg>* slices, curve::Xyzz<Cfg>* partial, curve::Xyzz<Cfg>* out) {
-  const uint32_t w = blockIdx.x, tid = threadIdx.x;
-  msm::WindowFoldStep(w, tid, plan, slices, partial);
+  const uint32_t b = blockIdx.x, tid = threadIdx.x;
+  msm::WindowFoldStep(b, tid, plan, slices, partial);
   for (uint32_t half = msm::kReduceThreads / 2; half >= 1; half /= 2) {
     __syncthreads();  // orders the global-memory partials within the block
-    msm::WindowTreeStep(w, tid, half, partial);
+    msm::WindowTreeStep(b, tid, half, partial);
   }
   __syncthreads();
-  if (tid == 0) out[w] = partial[static_cast<uint64_t>(w) * msm::kReduceThreads];
+  if (tid == 0) out[b] = partial[static_cast<uint64_t>(b) * msm::kReduceThreads];
+}
+
+template <class Cfg>
+__global__ void Tables(msm::Plan plan, uint64_t count, curve::Affine<Cfg>* bases) {
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (i < count) msm::TableStep(i, plan, bases);
 }
 
 }  // namespace msm_kernels
@@ -105,15 +111,26 @@ void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWor
   }
   if (marks) mark(marks->spills);
 
-  const uint64_t slice_threads = static_cast<uint64_t>(plan.windows) * plan.segments;
+  const uint64_t slice_threads = static_cast<uint64_t>(plan.groups) * plan.segments;
   BucketSlices<Cfg><<<Blocks(slice_threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
       plan, buckets, static_cast<Xyzz*>(ws.slices));
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket reduction");
   if (marks) mark(marks->slices);
 
-  WindowSums<Cfg><<<plan.windows, msm::kReduceThreads, 0, stream>>>(
+  WindowSums<Cfg><<<plan.sums, msm::kReduceThreads, 0, stream>>>(
       plan, static_cast<const Xyzz*>(ws.slices), static_cast<Xyzz*>(ws.partial), reinterpret_cast<Xyzz*>(window_sums));
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM window sums");
+}
+
+template <class HostCfg>
+void EnqueueMsmTables(cudaStream_t stream, const msm::Plan& plan, uint64_t count, curve::Affine<HostCfg>* bases,
+                      const std::string& what) {
+  using Cfg = DeviceCurve<HostCfg>;
+  if (plan.copies <= 1 || count == 0) return;
+  msm_kernels::Tables<Cfg><<<msm_kernels::Blocks(count, msm_kernels::kAccumulateThreads),
+                             msm_kernels::kAccumulateThreads, 0, stream>>>(
+      plan, count, reinterpret_cast<curve::Affine<Cfg>*>(bases));
+  ZK_CUDA_CHECK_LAUNCH(what + ": MSM tables");
 }
 
 }  // namespace zkfleet::cuda

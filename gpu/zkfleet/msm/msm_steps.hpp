@@ -4,11 +4,19 @@
 // only add the thread indexing.
 //
 // Algorithm (Pippenger with signed windows), for n points and c-bit windows:
+//   0. Tables (optional, for resident bases): `copies` copies of the bases,
+//      copy j = 2^(c·groups·j)·P, built once (TableStep). Window w = j·groups
+//      + k then reads copy j and adds into bucket set k, so the windows share
+//      `groups` bucket sets instead of one set each: fewer buckets to reduce,
+//      hence wider windows and fewer windows (BN254 2^22: 13 windows of 20
+//      bits instead of 16 of 16). Without tables, copies = 1 and groups =
+//      windows.
 //   1. Digits: every scalar is recoded into `windows` signed digits in
-//      (-2^(c-1), 2^(c-1)]. Each non-zero digit d of window w becomes a work
-//      item key = w·B + |d|-1 (B = 2^(c-1) buckets per window), value = point
-//      index with the sign in the top bit. Zero digits get the sentinel key
-//      (windows·B), so zero scalars cost nothing and a scalar 1 costs one item.
+//      (-2^(c-1), 2^(c-1)]. Each non-zero digit d of window w = j·groups + k
+//      becomes a work item key = k·B + |d|-1 (B = 2^(c-1) buckets per set),
+//      value = j·stride + point index (the base in copy j) with the sign in
+//      the top bit. Zero digits get the sentinel key (groups·B), so zero
+//      scalars cost nothing and a scalar 1 costs one item.
 //   2. Sort items by key (cub radix sort); sentinels sort to the end.
 //   3. Bucket accumulation as a segmented reduction that is balanced however
 //      skewed the buckets are: thread t sums a fixed chunk of the sorted list.
@@ -19,12 +27,12 @@
 //      same way, level after level, until one thread holds all of it.
 //      Unused spill slots hold the key of their neighbour and the identity, so
 //      the list stays sorted; sums that are the identity are not written.
-//   4. Bucket reduction: per window, sum_b (b+1)·bucket[b] by running sums
-//      over `segments` slices of buckets in parallel, each slice's offset
+//   4. Bucket reduction: per bucket set, sum_b (b+1)·bucket[b] by running
+//      sums over `segments` slices of buckets in parallel, each slice's offset
 //      applied with a small scalar multiplication.
-//   5. Per window, the slices are summed (a block-level tree), and the host
-//      combines the windows: acc = acc·2^c + window[w] (cheap on the CPU, slow
-//      on one GPU thread).
+//   5. Per set, `fold_blocks` blocks each sum a share of the slices (a
+//      block-level tree), and the host combines them: the sums of set k,
+//      weighted 2^(c·k) (cheap on the CPU, slow on one GPU thread).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -40,45 +48,86 @@ namespace zkfleet::cuda::msm {
 inline constexpr uint32_t kNegFlag = 0x80000000u;  // in an item's value: subtract the point
 inline constexpr uint32_t kLaterChunk = 8;          // items per thread after level 0
 inline constexpr uint32_t kReduceThreads = 256;     // threads of the per-window tree reduction
+inline constexpr int kMaxCopies = 16;               // table copies of the bases, at most
+inline constexpr int kMaxSums = 128;                // window sums an MSM hands the host, at most
+
+// The shape of an MSM: window width, how many table copies of the bases it
+// reads and how many bucket sets it keeps. Tables are built for one shape;
+// every MSM over them uses it.
+struct Shape {
+  int c = 0;       // window bits
+  int copies = 1;  // table copies of the bases (1: no tables)
+  int groups = 0;  // bucket sets, ceil(windows / copies)
+};
 
 struct Plan {
   uint64_t n = 0;           // points (and scalars)
   int c = 0;                // window bits
   int windows = 0;          // ceil(256 / c) (scalars are < 2^255)
-  uint32_t buckets = 0;     // per window, 2^(c-1)
-  uint32_t sentinel = 0;    // windows · buckets: the key of "no work"
+  int copies = 1;           // table copies of the bases the items index
+  int groups = 0;           // bucket sets; window w = j·groups + k reads copy j, adds into set k
+  uint64_t stride = 0;      // bases between one copy and the next (>= n)
+  uint32_t buckets = 0;     // per set, 2^(c-1)
+  uint32_t sentinel = 0;    // groups · buckets: the key of "no work"
   int key_bits = 0;         // bits the sort looks at (enough for the sentinel)
   uint64_t items = 0;       // windows · n work-item slots
   uint32_t chunk0 = 0;      // items per thread at level 0
   uint64_t threads0 = 0;    // ceil(items / chunk0)
   int later_levels = 0;     // spill-reduction levels after level 0
-  uint32_t segments = 0;    // bucket-reduction slices per window (power of two)
+  uint32_t segments = 0;    // bucket-reduction slices per set (power of two)
+  uint32_t fold_blocks = 0; // blocks that fold one set's slices
+  int sums = 0;             // groups · fold_blocks window sums for the host (<= kMaxSums)
 };
 
-// Window width for n points on the GPU: minimises windows·(n + 3·B), the
-// accumulation work plus the bucket reduction (a bucket costs about three
-// mixed additions' worth). Capped at 16 bits.
-inline int ChooseWindowBits(uint64_t n) {
-  int best = 2;
+inline int WindowsFor(int c) { return (256 + c - 1) / c; }
+
+// The shape for n points with up to max_copies table copies: the window
+// width that minimises windows·n + groups·3·B, the accumulation work plus
+// the bucket reduction (a bucket costs about three mixed additions' worth).
+// Widths up to 16 bits without tables, 24 with (the bucket sets, now few,
+// may be larger). force_c > 0 fixes the width.
+inline Shape ChooseShape(uint64_t n, int max_copies = 1, int force_c = 0) {
+  max_copies = std::max(1, std::min(max_copies, kMaxCopies));
+  auto shape_for = [max_copies](int c) {
+    const int windows = WindowsFor(c);
+    Shape s;
+    s.c = c;
+    s.groups = (windows + max_copies - 1) / max_copies;
+    s.copies = (windows + s.groups - 1) / s.groups;
+    return s;
+  };
+  if (force_c > 0) return shape_for(force_c);
+  const int max_c = max_copies > 1 ? 24 : 16;
+  Shape best = shape_for(2);
   double best_cost = 1e300;
-  for (int c = 2; c <= 16; ++c) {
-    const double windows = (256 + c - 1) / c;
-    const double cost = windows * (static_cast<double>(n) + 3.0 * static_cast<double>(1u << (c - 1)));
+  for (int c = 2; c <= max_c; ++c) {
+    const Shape s = shape_for(c);
+    const double cost = static_cast<double>(WindowsFor(c)) * static_cast<double>(n) +
+                        3.0 * s.groups * static_cast<double>(1u << (c - 1));
     if (cost < best_cost) {
       best_cost = cost;
-      best = c;
+      best = s;
     }
   }
   return best;
 }
 
-inline Plan MakePlan(uint64_t n, int force_c = 0) {
+// Window width for n points without tables.
+inline int ChooseWindowBits(uint64_t n) { return ChooseShape(n).c; }
+
+// The plan of an MSM of n points in `shape`, over bases laid out as
+// shape.copies copies `stride` points apart (stride >= n; the tables' point
+// count).
+inline Plan MakePlan(uint64_t n, const Shape& shape, uint64_t stride) {
   Plan p;
   p.n = n;
-  p.c = force_c > 0 ? force_c : ChooseWindowBits(n);
-  p.windows = (256 + p.c - 1) / p.c;
+  p.c = shape.c;
+  p.windows = WindowsFor(p.c);
+  p.copies = shape.copies;
+  p.groups = shape.groups;
+  p.stride = stride;
   p.buckets = 1u << (p.c - 1);
-  p.sentinel = static_cast<uint32_t>(p.windows) * p.buckets;
+  p.sentinel = static_cast<uint32_t>(p.groups) * p.buckets;
   p.key_bits = 0;
   while ((uint64_t{1} << p.key_bits) <= p.sentinel) ++p.key_bits;
   p.items = static_cast<uint64_t>(p.windows) * n;
@@ -92,10 +141,18 @@ inline Plan MakePlan(uint64_t n, int force_c = 0) {
   }
   // Slices of at least 8 buckets, and about 2^16 slice threads in all.
   uint32_t segments = 1;
-  while (segments * 2 <= p.buckets / 8 && segments * 2 * static_cast<uint64_t>(p.windows) <= (1u << 16)) segments *= 2;
+  while (segments * 2 <= p.buckets / 8 && segments * 2 * static_cast<uint64_t>(p.groups) <= (1u << 16)) segments *= 2;
   p.segments = segments;
+  // Each fold thread sums about 8 slices; never more than kMaxSums sums.
+  uint32_t fold = 1;
+  while (fold * 2 * kReduceThreads * 8 <= segments && static_cast<int>(fold * 2) * p.groups <= kMaxSums) fold *= 2;
+  p.fold_blocks = fold;
+  p.sums = p.groups * static_cast<int>(fold);
   return p;
 }
+
+// Without tables: the bases are the n points themselves.
+inline Plan MakePlan(uint64_t n, int force_c = 0) { return MakePlan(n, ChooseShape(n, 1, force_c), n); }
 
 // Number of spill entries level `level` (1-based) reads, and its threads.
 inline uint64_t LevelInputCount(const Plan& p, int level) {
@@ -111,6 +168,7 @@ inline uint64_t LevelThreads(const Plan& p, int level) {
 
 // Scalar i (8 little-endian 32-bit words at scalars + 8·i, canonical < 2^255)
 // -> one item slot per window at index w·n + i.
+// c <= 24 bits span at most two words.
 ZK_HD void DigitsStep(uint64_t i, const Plan& p, const uint32_t* scalars, uint32_t* keys, uint32_t* values) {
   uint32_t s[9];
   ZK_UNROLL for (int k = 0; k < 8; ++k) s[k] = scalars[8 * i + k];
@@ -122,7 +180,7 @@ ZK_HD void DigitsStep(uint64_t i, const Plan& p, const uint32_t* scalars, uint32
     const int word = bit >> 5, off = bit & 31;
     uint32_t raw = 0;
     if (word < 8) {
-      // c <= 16 bits span at most two words; s[8] = 0 pads the top.
+      // s[8] = 0 pads the top.
       const uint64_t pair = (static_cast<uint64_t>(s[word + 1]) << 32) | s[word];
       raw = static_cast<uint32_t>(pair >> off) & mask;
     }
@@ -143,8 +201,9 @@ ZK_HD void DigitsStep(uint64_t i, const Plan& p, const uint32_t* scalars, uint32
       keys[slot] = p.sentinel;
       values[slot] = 0;
     } else {
-      keys[slot] = static_cast<uint32_t>(w) * p.buckets + magnitude - 1;
-      values[slot] = static_cast<uint32_t>(i) | (negative ? kNegFlag : 0u);
+      const uint32_t copy = static_cast<uint32_t>(w / p.groups), set = static_cast<uint32_t>(w % p.groups);
+      keys[slot] = set * p.buckets + magnitude - 1;
+      values[slot] = static_cast<uint32_t>(copy * p.stride + i) | (negative ? kNegFlag : 0u);
     }
   }
 }
@@ -242,16 +301,16 @@ ZK_HD curve::Xyzz<Cfg> MulSmall(const curve::Xyzz<Cfg>& point, uint32_t k) {
   return acc;
 }
 
-// Slice `seg` of window w: sum over its buckets b of (b+1)·bucket[b].
-// Thread index = w·segments + seg.
+// Slice `seg` of bucket set k: sum over its buckets b of (b+1)·bucket[b].
+// Thread index = k·segments + seg.
 template <class Cfg>
 ZK_HD void BucketSliceStep(uint64_t thread, const Plan& p, const curve::Xyzz<Cfg>* buckets,
                            curve::Xyzz<Cfg>* slice_sums) {
   using Xyzz = curve::Xyzz<Cfg>;
-  const uint32_t w = static_cast<uint32_t>(thread / p.segments);
+  const uint32_t k = static_cast<uint32_t>(thread / p.segments);
   const uint32_t seg = static_cast<uint32_t>(thread % p.segments);
   const uint32_t len = p.buckets / p.segments;
-  const uint64_t first = static_cast<uint64_t>(w) * p.buckets + static_cast<uint64_t>(seg) * len;
+  const uint64_t first = static_cast<uint64_t>(k) * p.buckets + static_cast<uint64_t>(seg) * len;
   Xyzz running = Xyzz::infinity(), total = Xyzz::infinity();
   for (uint32_t l = len; l-- > 0;) {
     running = curve::xyzz_add(running, buckets[first + l]);
@@ -261,40 +320,86 @@ ZK_HD void BucketSliceStep(uint64_t thread, const Plan& p, const curve::Xyzz<Cfg
   slice_sums[thread] = curve::xyzz_add(total, MulSmall(running, seg * len));
 }
 
-// Per-window tree reduction of the slices, block w of kReduceThreads threads.
-// First each thread folds the slices j ≡ tid (mod kReduceThreads) into
-// partial[w·kReduceThreads + tid]; then halving rounds (barrier between).
+// Tree reduction of the slices, block b = k·fold_blocks + f of
+// kReduceThreads threads summing its share of set k's slices into sum b.
+// First each thread folds the slices j ≡ f·kReduceThreads + tid (mod
+// fold_blocks·kReduceThreads) into partial[b·kReduceThreads + tid]; then
+// halving rounds (barrier between).
 template <class Cfg>
-ZK_HD void WindowFoldStep(uint32_t w, uint32_t tid, const Plan& p, const curve::Xyzz<Cfg>* slice_sums,
+ZK_HD void WindowFoldStep(uint32_t b, uint32_t tid, const Plan& p, const curve::Xyzz<Cfg>* slice_sums,
                           curve::Xyzz<Cfg>* partial) {
+  const uint32_t k = b / p.fold_blocks, f = b % p.fold_blocks;
   curve::Xyzz<Cfg> acc = curve::Xyzz<Cfg>::infinity();
-  for (uint32_t j = tid; j < p.segments; j += kReduceThreads) {
-    acc = curve::xyzz_add(acc, slice_sums[static_cast<uint64_t>(w) * p.segments + j]);
+  for (uint32_t j = f * kReduceThreads + tid; j < p.segments; j += p.fold_blocks * kReduceThreads) {
+    acc = curve::xyzz_add(acc, slice_sums[static_cast<uint64_t>(k) * p.segments + j]);
   }
-  partial[static_cast<uint64_t>(w) * kReduceThreads + tid] = acc;
+  partial[static_cast<uint64_t>(b) * kReduceThreads + tid] = acc;
 }
 template <class Cfg>
-ZK_HD void WindowTreeStep(uint32_t w, uint32_t tid, uint32_t half, curve::Xyzz<Cfg>* partial) {
+ZK_HD void WindowTreeStep(uint32_t b, uint32_t tid, uint32_t half, curve::Xyzz<Cfg>* partial) {
   if (tid < half) {
-    curve::Xyzz<Cfg>* base = partial + static_cast<uint64_t>(w) * kReduceThreads;
+    curve::Xyzz<Cfg>* base = partial + static_cast<uint64_t>(b) * kReduceThreads;
     base[tid] = curve::xyzz_add(base[tid], base[tid + half]);
   }
 }
 
-// ---- step 5 (host): combine windows ----------------------------------------
+// ---- step 5 (host): combine the sets -------------------------------------------
 
-// window_sums[w] for w < windows (host types, same bytes as the device's)
-// -> sum_w 2^(c·w)·window_sums[w].
+// window_sums[b] for b < sums (host types, same bytes as the device's)
+// -> sum_k 2^(c·k)·(sum of set k's fold_blocks sums).
 template <class HostCfg>
 curve::Jacobian<HostCfg> CombineWindows(const curve::Xyzz<HostCfg>* window_sums, const Plan& p) {
   curve::Xyzz<HostCfg> acc = curve::Xyzz<HostCfg>::infinity();
-  for (int w = p.windows - 1; w >= 0; --w) {
+  for (int k = p.groups - 1; k >= 0; --k) {
     if (!acc.is_infinity()) {
-      for (int k = 0; k < p.c; ++k) acc = curve::xyzz_dbl(acc);
+      for (int bit = 0; bit < p.c; ++bit) acc = curve::xyzz_dbl(acc);
     }
-    acc = curve::xyzz_add(acc, window_sums[w]);
+    for (uint32_t f = 0; f < p.fold_blocks; ++f) acc = curve::xyzz_add(acc, window_sums[k * p.fold_blocks + f]);
   }
   return curve::to_jacobian(acc);
+}
+
+// ---- step 0: tables ------------------------------------------------------------
+
+// Base i of a table of p.copies copies, p.stride points apart, whose copy 0
+// holds the points: writes copy j = 2^(c·groups·j)·(copy 0) for j >= 1, in
+// affine form (infinity as all-zero), with one field inversion per base
+// (Montgomery's trick over its copies).
+template <class Cfg>
+ZK_HD void TableStep(uint64_t i, const Plan& p, curve::Affine<Cfg>* bases) {
+  using F = typename Cfg::Field;
+  using Affine = curve::Affine<Cfg>;
+  const Affine point = bases[i];
+  if (point.is_infinity()) {
+    for (int j = 1; j < p.copies; ++j) bases[j * p.stride + i] = Affine::infinity();
+    return;
+  }
+  F zz[kMaxCopies], zzz[kMaxCopies], prefix[kMaxCopies];
+  curve::Xyzz<Cfg> acc = curve::Xyzz<Cfg>::from_affine(point);
+  F running = F::one();
+  for (int j = 1; j < p.copies; ++j) {
+    for (int d = 0; d < p.c * p.groups; ++d) acc = curve::xyzz_dbl(acc);
+    bases[j * p.stride + i] = Affine{acc.x, acc.y};  // not yet divided by ZZ, ZZZ
+    zz[j] = acc.zz;
+    zzz[j] = acc.zzz;
+    // A point of order dividing 2^(c·groups·j) (none in a prime-order
+    // group) gives infinity, ZZ = 0: it takes no part in the inversion.
+    const F product = acc.zz * acc.zzz;
+    running = running * (product.is_zero() ? F::one() : product);
+    prefix[j] = running;
+  }
+  F inv = running.inverse();  // 1 / (product of every copy's ZZ·ZZZ)
+  for (int j = p.copies - 1; j >= 1; --j) {
+    const uint64_t at = j * p.stride + i;
+    if (zz[j].is_zero()) {
+      bases[at] = Affine::infinity();
+      continue;
+    }
+    const F inv_j = j > 1 ? inv * prefix[j - 1] : inv;  // 1 / (ZZ_j·ZZZ_j)
+    inv = inv * (zz[j] * zzz[j]);
+    const Affine raw = bases[at];
+    bases[at] = Affine{raw.x * (inv_j * zzz[j]), raw.y * (inv_j * zz[j])};  // X/ZZ, Y/ZZZ
+  }
 }
 
 }  // namespace zkfleet::cuda::msm

@@ -71,8 +71,8 @@ MsmNeeds MsmNeedsFor(const msm::Plan& plan, size_t xyzz_bytes, bool sorts) {
   needs.bucket_bytes = static_cast<size_t>(plan.sentinel) * xyzz_bytes;
   needs.spill_key_bytes = 2 * plan.threads0 * sizeof(uint32_t);
   needs.spill_val_bytes = 2 * plan.threads0 * xyzz_bytes;
-  needs.slice_bytes = static_cast<size_t>(plan.windows) * plan.segments * xyzz_bytes;
-  needs.partial_bytes = static_cast<size_t>(plan.windows) * msm::kReduceThreads * xyzz_bytes;
+  needs.slice_bytes = static_cast<size_t>(plan.groups) * plan.segments * xyzz_bytes;
+  needs.partial_bytes = static_cast<size_t>(plan.sums) * msm::kReduceThreads * xyzz_bytes;
   return needs;
 }
 

@@ -54,19 +54,34 @@ void CheckMsmSizes(uint64_t seed) {
   const auto bases = testing::RandomPoints<Cfg, Fr>(max_n, seed, Pool());
   const auto scalars = testing::RandomScalars<Fr>(max_n, seed + 1);
   for (size_t n : kMsmSizes) {
-    DeviceMsm<Cfg> msm(bases.data(), n);
-    const auto got = msm.Run(scalars.data(), n);
     const auto want = cpu::Msm<Cfg>(bases.data(), scalars.data(), 32, n, Pool());
-    EXPECT_TRUE(curve::equal(got, want)) << "n = " << n;
+    DeviceMsm<Cfg> msm(bases.data(), n);
+    EXPECT_TRUE(curve::equal(msm.Run(scalars.data(), n), want)) << "n = " << n;
+    // Over tables of precomputed copies (msm_steps.hpp, step 0).
+    DeviceMsm<Cfg> tabled(bases.data(), n, 0, 16);
+    EXPECT_TRUE(curve::equal(tabled.Run(scalars.data(), n), want)) << "n = " << n << ", tables";
+  }
+  {
+    // Tables with infinity and repeated bases, and an MSM shorter than them.
+    auto awkward = std::vector<curve::Affine<Cfg>>(bases.begin(), bases.begin() + 3000);
+    for (size_t i = 0; i < awkward.size(); i += 9) awkward[i] = curve::Affine<Cfg>::infinity();
+    for (size_t i = 4; i < awkward.size(); i += 13) awkward[i] = awkward[1];
+    DeviceMsm<Cfg> tabled(awkward.data(), awkward.size(), 0, 16);
+    EXPECT_GT(tabled.copies(), 1);
+    for (size_t count : {awkward.size(), size_t{1777}}) {
+      const auto want = cpu::Msm<Cfg>(awkward.data(), scalars.data(), 32, count, Pool());
+      EXPECT_TRUE(curve::equal(tabled.Run(scalars.data(), count), want)) << "awkward bases, count = " << count;
+    }
   }
   // Skewed scalar sets at 2^16: all zero, all one, all r-1, one value repeated.
   const size_t n = size_t{1} << 16;
   DeviceMsm<Cfg> msm(bases.data(), n);
   std::vector<uint8_t> skewed(n * 32, 0);
+  DeviceMsm<Cfg> tabled(bases.data(), n, 0, 16);
   auto check = [&](const char* what) {
-    const auto got = msm.Run(skewed.data(), n);
     const auto want = cpu::Msm<Cfg>(bases.data(), skewed.data(), 32, n, Pool());
-    EXPECT_TRUE(curve::equal(got, want)) << what;
+    EXPECT_TRUE(curve::equal(msm.Run(skewed.data(), n), want)) << what;
+    EXPECT_TRUE(curve::equal(tabled.Run(skewed.data(), n), want)) << what << ", tables";
   };
   check("all zero");
   for (size_t i = 0; i < n; ++i) skewed[i * 32] = 1;
@@ -179,10 +194,12 @@ std::vector<Fixture> Fixtures() {
           {dir + "/bls12381_k12/circuit_final.zkey", dir + "/bls12381_k12/witness.wtns"}};
 }
 
-std::unique_ptr<engine::ProvingKey> LoadKey(const std::string& zkey, engine::Backend backend, bool overlap = true) {
+std::unique_ptr<engine::ProvingKey> LoadKey(const std::string& zkey, engine::Backend backend, bool overlap = true,
+                                            int msm_copies = 1) {
   engine::EngineOptions options;
   options.backend = backend;
   options.cuda_overlap_msms = overlap;
+  options.cuda_msm_copies = msm_copies;
   return engine::ProvingKey::Load(zkey, options);
 }
 
@@ -194,7 +211,10 @@ TEST(CudaProof, BitExactWithCpuProver) {
     const auto cpu_key = LoadKey(f.zkey, engine::Backend::kCpu);
     const auto gpu_key = LoadKey(f.zkey, engine::Backend::kCuda);
     const auto gpu_key_sequential = LoadKey(f.zkey, engine::Backend::kCuda, /*overlap=*/false);
+    const auto gpu_key_tables = LoadKey(f.zkey, engine::Backend::kCuda, /*overlap=*/true, /*msm_copies=*/16);
     ASSERT_EQ(gpu_key->backend(), engine::Backend::kCuda);
+    EXPECT_EQ(gpu_key->info().msm_copies, 1);
+    EXPECT_GT(gpu_key_tables->info().msm_copies, 1);
     EXPECT_EQ(gpu_key->info().n_vars, cpu_key->info().n_vars);
     for (uint8_t seed : {1, 2}) {
       const auto opts = FixedBlinding(seed);
@@ -205,6 +225,7 @@ TEST(CudaProof, BitExactWithCpuProver) {
       EXPECT_GT(got.timings.msm_s, 0);
       EXPECT_GT(got.timings.total_s, 0);
       EXPECT_EQ(gpu_key_sequential->Prove(witness, opts).proof_json, want.proof_json) << "MSMs one after another";
+      EXPECT_EQ(gpu_key_tables->Prove(witness, opts).proof_json, want.proof_json) << "MSMs over tables";
     }
     // Random blinding: different proof, same public signals.
     const engine::Proof random_proof = gpu_key->Prove(witness);

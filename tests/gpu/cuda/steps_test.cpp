@@ -121,18 +121,20 @@ TEST(Fp32, Fp2MatchesHost) {
 
 // ---- MSM pipeline, emulated ------------------------------------------------------
 
-// Runs the kernels' steps in the order msm_kernels.cuh launches them.
+// Runs the kernels' steps in the order msm_kernels.cuh launches them; with
+// max_copies > 1, over tables built by TableStep first.
 template <class HostCfg>
 curve::Jacobian<HostCfg> EmulatedMsm(const std::vector<curve::Affine<HostCfg>>& bases, const std::vector<uint8_t>& scalars,
-                                     int force_c, msm::Plan* plan_out = nullptr) {
+                                     int force_c, msm::Plan* plan_out = nullptr, int max_copies = 1) {
   using Cfg = DeviceCurve<HostCfg>;
   using DX = curve::Xyzz<Cfg>;
   using DA = curve::Affine<Cfg>;
   const size_t n = scalars.size() / 32;
-  const msm::Plan p = msm::MakePlan(n, force_c);
+  const msm::Plan p = msm::MakePlan(n, msm::ChooseShape(n, max_copies, force_c), bases.size());
   if (plan_out) *plan_out = p;
-  std::vector<DA> dbases(bases.size());
+  std::vector<DA> dbases(p.copies * bases.size());
   std::memcpy(static_cast<void*>(dbases.data()), bases.data(), bases.size() * sizeof(DA));
+  for (uint64_t i = 0; i < bases.size(); ++i) msm::TableStep(i, p, dbases.data());
   std::vector<uint32_t> words(8 * n);
   std::memcpy(words.data(), scalars.data(), n * 32);
 
@@ -164,28 +166,30 @@ curve::Jacobian<HostCfg> EmulatedMsm(const std::vector<curve::Affine<HostCfg>>& 
                           spill_values[out].data());
     }
   }
-  std::vector<DX> slices(static_cast<size_t>(p.windows) * p.segments);
+  std::vector<DX> slices(static_cast<size_t>(p.groups) * p.segments);
   for (uint64_t t = 0; t < slices.size(); ++t) msm::BucketSliceStep(t, p, buckets.data(), slices.data());
-  std::vector<DX> partial(static_cast<size_t>(p.windows) * msm::kReduceThreads);
-  std::vector<curve::Xyzz<HostCfg>> sums(p.windows);
-  for (int w = 0; w < p.windows; ++w) {
-    for (uint32_t tid = 0; tid < msm::kReduceThreads; ++tid) msm::WindowFoldStep(w, tid, p, slices.data(), partial.data());
+  std::vector<DX> partial(static_cast<size_t>(p.sums) * msm::kReduceThreads);
+  std::vector<curve::Xyzz<HostCfg>> sums(p.sums);
+  for (int b = 0; b < p.sums; ++b) {
+    for (uint32_t tid = 0; tid < msm::kReduceThreads; ++tid) msm::WindowFoldStep(b, tid, p, slices.data(), partial.data());
     for (uint32_t half = msm::kReduceThreads / 2; half >= 1; half /= 2) {
-      for (uint32_t tid = 0; tid < msm::kReduceThreads; ++tid) msm::WindowTreeStep(w, tid, half, partial.data());
+      for (uint32_t tid = 0; tid < msm::kReduceThreads; ++tid) msm::WindowTreeStep(b, tid, half, partial.data());
     }
-    sums[w] = BitCopy<curve::Xyzz<HostCfg>>(partial[static_cast<size_t>(w) * msm::kReduceThreads]);
+    sums[b] = BitCopy<curve::Xyzz<HostCfg>>(partial[static_cast<size_t>(b) * msm::kReduceThreads]);
   }
   return msm::CombineWindows(sums.data(), p);
 }
 
 template <class HostCfg, class Fr>
-void CheckEmulatedMsm(size_t n, int force_c, uint64_t seed, const std::vector<uint8_t>* scalars_override = nullptr) {
+void CheckEmulatedMsm(size_t n, int force_c, uint64_t seed, const std::vector<uint8_t>* scalars_override = nullptr,
+                      int max_copies = 1) {
   const auto bases = testing::RandomPoints<HostCfg, Fr>(n, seed, Pool());
   const auto scalars = scalars_override ? *scalars_override : testing::RandomScalars<Fr>(n, seed + 1);
   msm::Plan plan;
-  const auto got = EmulatedMsm<HostCfg>(bases, scalars, force_c, &plan);
+  const auto got = EmulatedMsm<HostCfg>(bases, scalars, force_c, &plan, max_copies);
   const auto want = cpu::Msm<HostCfg>(bases.data(), scalars.data(), 32, n, Pool());
-  EXPECT_TRUE(curve::equal(got, want)) << "n=" << n << " c=" << plan.c << " levels=" << plan.later_levels;
+  EXPECT_TRUE(curve::equal(got, want)) << "n=" << n << " c=" << plan.c << " copies=" << plan.copies
+                                       << " groups=" << plan.groups << " levels=" << plan.later_levels;
 }
 
 TEST(MsmSteps, MatchesCpuBn254G1) {
@@ -234,16 +238,83 @@ TEST(MsmSteps, SkewedScalars) {
   CheckEmulatedMsm<curve::Bn254G1, ff::Bn254Fr>(n, 0, 44, &zeros);
 }
 
+TEST(MsmSteps, TablesMatchCpu) {
+  // Tables of every shape: all windows in one bucket set (copies = windows),
+  // several sets per copy, one copy short of the windows, and wide windows.
+  for (int copies : {2, 3, 7, 16}) {
+    for (int c : {0, 5, 11}) CheckEmulatedMsm<curve::Bn254G1, ff::Bn254Fr>(150, c, 70 + copies + c, nullptr, copies);
+  }
+  CheckEmulatedMsm<curve::Bls12_381G1, ff::Bls12_381Fr>(100, 0, 80, nullptr, 16);
+  CheckEmulatedMsm<curve::Bn254G2, ff::Bn254Fr>(40, 6, 81, nullptr, 16);
+  CheckEmulatedMsm<curve::Bls12_381G2, ff::Bls12_381Fr>(30, 0, 82, nullptr, 5);
+}
+
+TEST(MsmSteps, TablesWithAwkwardScalarsAndBases) {
+  // 0, 1, r-1, one repeated scalar; repeated bases and bases at infinity
+  // (their copies stay at infinity).
+  const size_t n = 200;
+  auto bases = testing::RandomPoints<curve::Bn254G1, ff::Bn254Fr>(n, 90, Pool());
+  for (size_t i = 0; i < n; i += 7) bases[i] = curve::Affine<curve::Bn254G1>::infinity();
+  for (size_t i = 3; i < n; i += 11) bases[i] = bases[1];
+  std::vector<uint8_t> scalars = testing::RandomScalars<ff::Bn254Fr>(n, 91);
+  uint64_t r_minus_1[4];
+  for (int i = 0; i < 4; ++i) r_minus_1[i] = ff::Bn254Fr::modulus_limb(i);
+  r_minus_1[0] -= 1;
+  for (size_t i = 0; i < n; i += 5) std::memset(&scalars[32 * i], 0, 32);
+  for (size_t i = 1; i < n; i += 5) {
+    std::memset(&scalars[32 * i], 0, 32);
+    scalars[32 * i] = 1;
+  }
+  for (size_t i = 2; i < n; i += 5) std::memcpy(&scalars[32 * i], r_minus_1, 32);
+  for (size_t i = 3; i < n; i += 5) std::memcpy(&scalars[32 * i], &scalars[32 * 4], 32);
+  for (int copies : {1, 4, 16}) {
+    const auto got = EmulatedMsm<curve::Bn254G1>(bases, scalars, 0, nullptr, copies);
+    const auto want = cpu::Msm<curve::Bn254G1>(bases.data(), scalars.data(), 32, n, Pool());
+    EXPECT_TRUE(curve::equal(got, want)) << "copies=" << copies;
+  }
+}
+
+TEST(MsmSteps, TableCopiesAreTheMultiples) {
+  // Copy j of base i is 2^(c·groups·j)·base i, in affine form.
+  using G1 = curve::Bn254G1;
+  const auto bases = testing::RandomPoints<G1, ff::Bn254Fr>(5, 95, Pool());
+  const msm::Plan p = msm::MakePlan(5, msm::ChooseShape(5, 6, 9), 5);
+  ASSERT_GT(p.copies, 1);
+  std::vector<curve::Affine<DeviceCurve<G1>>> table(p.copies * 5);
+  std::memcpy(static_cast<void*>(table.data()), bases.data(), 5 * sizeof(bases[0]));
+  for (uint64_t i = 0; i < 5; ++i) msm::TableStep(i, p, table.data());
+  for (uint64_t i = 0; i < 5; ++i) {
+    auto want = curve::Jacobian<G1>::from_affine(bases[i]);
+    for (int j = 1; j < p.copies; ++j) {
+      for (int d = 0; d < p.c * p.groups; ++d) want = curve::dbl(want);
+      const auto got = BitCopy<curve::Affine<G1>>(table[j * 5 + i]);
+      EXPECT_TRUE(curve::equal(curve::Jacobian<G1>::from_affine(got), want)) << "base " << i << " copy " << j;
+      EXPECT_TRUE(curve::is_on_curve(got));
+    }
+  }
+}
+
 TEST(MsmSteps, PlanShapes) {
   for (uint64_t n : {uint64_t{1}, uint64_t{100}, uint64_t{1} << 16, uint64_t{1} << 20, uint64_t{1} << 22}) {
-    const msm::Plan p = msm::MakePlan(n);
-    EXPECT_GE(p.windows * p.c, 256);
-    EXPECT_GT(uint64_t{1} << p.key_bits, p.sentinel);
-    EXPECT_EQ(p.buckets % p.segments, 0u);
-    // The last spill level runs on one thread.
-    EXPECT_EQ(p.later_levels == 0 ? p.threads0 : msm::LevelThreads(p, p.later_levels), 1u);
+    for (int max_copies : {1, 4, 16}) {
+      const msm::Plan p = msm::MakePlan(n, msm::ChooseShape(n, max_copies), n);
+      EXPECT_GE(p.windows * p.c, 256);
+      EXPECT_LE(p.copies, max_copies);
+      EXPECT_GE(p.copies * p.groups, p.windows);  // every window has a copy and a set
+      EXPECT_GT(uint64_t{1} << p.key_bits, p.sentinel);
+      EXPECT_EQ(p.buckets % p.segments, 0u);
+      EXPECT_LE(p.sums, msm::kMaxSums);
+      EXPECT_EQ(p.segments % p.fold_blocks, 0u);
+      // The last spill level runs on one thread.
+      EXPECT_EQ(p.later_levels == 0 ? p.threads0 : msm::LevelThreads(p, p.later_levels), 1u);
+    }
   }
   EXPECT_EQ(msm::MakePlan(uint64_t{1} << 22).c, 16);
+  // With tables, BN254 2^22 takes 13 windows of 20 bits in one bucket set.
+  const msm::Shape wide = msm::ChooseShape(uint64_t{1} << 22, 16);
+  EXPECT_EQ(wide.c, 20);
+  EXPECT_EQ(wide.groups, 1);
+  EXPECT_EQ(wide.copies, 13);
 }
 
 // ---- NTT pipeline, emulated ---------------------------------------------------------
