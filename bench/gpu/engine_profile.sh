@@ -14,7 +14,9 @@
 #   TESTS [1]        run zkfleet_cuda_test first
 #   BENCH [1]        run zkfleet_bench_gpu
 #   ONESHOT [3]      one-shot zkprove runs (--no-key-check), plus one with the key check
-#   REPEAT [10]      zkprove --repeat N, key resident
+#   REPEAT [10]      zkprove --repeat N, key resident, without MSM tables and with
+#   TABLES [16]      --msm-tables for the resident runs and the benchmark (1: without only)
+#   FIXTURE [1]      make the 2^POWER circuit and run zkprove (0: tests and benchmark only)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/zkfleet-engine-out}
@@ -48,7 +50,11 @@ fi
 if [[ "${BENCH:-1}" == 1 ]]; then
   say "zkfleet_bench_gpu --msm-max-log $MSM_MAX --g2-max-log $G2_MAX"
   log timeout 400 "$B/zkfleet_bench_gpu" --markdown "$OUT/bench.md" --msm-max-log "$MSM_MAX" --g2-max-log "$G2_MAX" \
-    --ntt-max-log 22 --cpu-max-log 16 --synthetic-log 0 || status=1
+    --ntt-max-log 22 --cpu-max-log 16 --synthetic-log 0 --msm-tables "${TABLES:-16}" || status=1
+fi
+if [[ "${FIXTURE:-1}" != 1 ]]; then
+  say "exit status $status"
+  exit $status
 fi
 FX=$W/fx
 say "fixture 2^$POWER"
@@ -68,7 +74,14 @@ log "$B/zkprove" --backend cuda --timings "$FX/circuit.zkey" "$WT" "$W/proof.jso
 say "one-shot with the key check: $(python3 -c "print(round($EPOCHREALTIME-$t,3))") s wall"
 log "$B/zkprove" export-vk "$FX/circuit.zkey" "$W/vk.json" && log "$B/zkverify" "$W/vk.json" "$W/public.json" "$W/proof.json" || status=1
 if [[ "${REPEAT:-10}" -gt 0 ]]; then
-  log "$B/zkprove" --backend cuda --timings --no-key-check --repeat "${REPEAT:-10}" "$FX/circuit.zkey" "$WT" "$W/proof.json" "$W/public.json" || status=1
+  TABLE_RUNS="1"
+  [[ "${TABLES:-16}" != 1 ]] && TABLE_RUNS="1 ${TABLES:-16}"
+  for tables in $TABLE_RUNS; do
+    say "key resident, --msm-tables $tables"
+    log "$B/zkprove" --backend cuda --timings --no-key-check --msm-tables "$tables" --repeat "${REPEAT:-10}" \
+      "$FX/circuit.zkey" "$WT" "$W/proof.json" "$W/public.json" || status=1
+    log "$B/zkverify" "$W/vk.json" "$W/public.json" "$W/proof.json" || status=1
+  done
 fi
 say "exit status $status"
 exit $status

@@ -63,10 +63,13 @@ struct EngineOptions {
   // 2^(c·j')·P, msm/msm_steps.hpp step 0), built once at load. A key that
   // proves many times gains fewer, wider windows (BN254 2^22: 13 instead of
   // 16) and one bucket set instead of one per window, for up to this many
-  // times the points' device memory and a longer load. 1 = none (the
-  // one-shot default); copies that do not fit in half the free device memory
-  // are not made.
+  // times the points' device memory. 1 = none (the one-shot default);
+  // copies that do not fit in half the free device memory are not made.
   int cuda_msm_copies = 1;
+  // Build those copies in the background on a low-priority stream: the key
+  // proves at once, over the plain points until the copies are ready
+  // (false: Load waits for them).
+  bool cuda_msm_tables_in_background = true;
   // Check every point of the .zkey at load: coordinates < q, on the curve,
   // in the prime-order subgroup where the curve needs it (G2 on both curves,
   // G1 on BLS12-381). In parallel on `threads` threads.

@@ -50,7 +50,6 @@ struct CircuitInfo {
   uint64_t n_coeffs = 0;      // A/B coefficient records in the zkey
   uint64_t resident_bytes = 0;  // memory the loaded key holds
   int msm_copies = 1;           // CUDA: table copies of the MSM points (EngineOptions::cuda_msm_copies)
-  double msm_tables_s = 0;      // CUDA: seconds building them at load (part of LoadTimings::backend_s)
   std::string path;           // where it was loaded from
 };
 

@@ -13,8 +13,10 @@
 #pragma once
 
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <future>
 #include <mutex>
 #include <string>
@@ -136,6 +138,11 @@ class CudaGroth16Key final : public engine::ProvingKey {
   // The five MSMs, in the order of their window-sum slots.
   enum Slot { kSlotA, kSlotB1, kSlotB2, kSlotC, kSlotH, kSlots };
   static constexpr size_t kSlotBytes = msm::kMaxSums * sizeof(X2);  // window sums of the largest point type
+  // The MSMs' plans: [0] over the points alone, [1] over the tables (as [0]
+  // without tables).
+  struct Plans {
+    msm::Plan vars, c, h;
+  };
 
  public:
   CudaGroth16Key(const io::ZkeyFile& zkey, const engine::EngineOptions& options)
@@ -205,12 +212,21 @@ class CudaGroth16Key final : public engine::ProvingKey {
     // A, B1, B2 and C all multiply by the witness (C by its suffix after the
     // public signals, as snarkjs lays it out): its digits are sorted once, in
     // A's workspace, and the four MSMs accumulate from those items.
-    plan_vars_ = msm::MakePlan(nv, shape_vars_, nv);
-    plan_c_ = share_c_ ? plan_vars_ : msm::MakePlan(std::max<size_t>(n_c_, 1));
-    plan_h_ = msm::MakePlan(n, shape_h_, n);
-    const MsmNeeds needs[kSlots] = {MsmNeedsFor(plan_vars_, sizeof(X1)), MsmNeedsFor(plan_vars_, sizeof(X1), false),
-                                    MsmNeedsFor(plan_vars_, sizeof(X2), false),
-                                    MsmNeedsFor(plan_c_, sizeof(X1), !share_c_), MsmNeedsFor(plan_h_, sizeof(X1))};
+    for (int tables = 0; tables < 2; ++tables) {
+      const msm::Shape vars = tables ? shape_vars_ : msm::ChooseShape(nv), h = tables ? shape_h_ : msm::ChooseShape(n);
+      Plans& p = plans_[tables];
+      p.vars = msm::MakePlan(nv, vars, nv);
+      p.c = share_c_ ? p.vars : msm::MakePlan(std::max<size_t>(n_c_, 1));
+      p.h = msm::MakePlan(n, h, n);
+    }
+    // Workspaces fit both sets of plans.
+    MsmNeeds needs[kSlots];
+    for (const Plans& p : plans_) {
+      const MsmNeeds slot_needs[kSlots] = {MsmNeedsFor(p.vars, sizeof(X1)), MsmNeedsFor(p.vars, sizeof(X1), false),
+                                           MsmNeedsFor(p.vars, sizeof(X2), false),
+                                           MsmNeedsFor(p.c, sizeof(X1), !share_c_), MsmNeedsFor(p.h, sizeof(X1))};
+      for (int slot = 0; slot < kSlots; ++slot) needs[slot].Include(slot_needs[slot]);
+    }
     workspace_bytes_ = 0;
     if (overlap_) {
       for (int slot = 0; slot < kSlots; ++slot) {
@@ -232,12 +248,24 @@ class CudaGroth16Key final : public engine::ProvingKey {
     // for them, so wait here.
     ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
     if (options.validate_key) CheckPointsOnDevice(zkey);
-    BuildTables();
     info_.msm_copies = std::max(shape_vars_.copies, shape_h_.copies);
+    if (info_.msm_copies > 1) {
+      tables_ = std::make_unique<TableBuild>(what);
+      BuildTables();
+      if (!options.cuda_msm_tables_in_background) {
+        ZK_CUDA_CHECK(cudaStreamSynchronize(tables_->stream), what + ": MSM tables");
+        (void)TablesReady();
+      }
+    }
 
     info_.resident_bytes = a_.bytes() + b1_.bytes() + b2_.bytes() + c_.bytes() + h_.bytes() + rows_bytes_ +
                            domain_.resident_bytes() + witness_.bytes() + abc_.bytes() + tmp_.bytes() +
                            workspace_bytes_ + window_sums_.bytes() + staging_.bytes();
+  }
+
+  ~CudaGroth16Key() override {
+    // The table build may still read and write the point buffers.
+    if (tables_) cudaStreamSynchronize(tables_->stream);
   }
 
   const engine::CircuitInfo& info() const override { return info_; }
@@ -256,10 +284,12 @@ class CudaGroth16Key final : public engine::ProvingKey {
 
     engine::Proof proof;
     WindowSums sums;
+    const Plans* plans = nullptr;
     {
       std::lock_guard<std::mutex> lock(DeviceMutex(device_));
+      plans = &plans_[TablesReady() ? 1 : 0];
       try {
-        RunDevice(witness, proof.timings, sums);
+        RunDevice(witness, *plans, proof.timings, sums);
       } catch (...) {
         Recover();
         throw;
@@ -267,11 +297,11 @@ class CudaGroth16Key final : public engine::ProvingKey {
     }
     // Host work, outside the lock: the next proof's device work overlaps it.
     const auto t_combine = Clock::now();
-    const J1 msm_a = msm::CombineWindows(sums.a.data(), plan_vars_);
-    const J1 msm_b1 = msm::CombineWindows(sums.b1.data(), plan_vars_);
-    const J2 msm_b2 = msm::CombineWindows(sums.b2.data(), plan_vars_);
-    const J1 msm_c = n_c_ > 0 ? msm::CombineWindows(sums.c.data(), plan_c_) : J1::infinity();
-    const J1 msm_h = msm::CombineWindows(sums.h.data(), plan_h_);
+    const J1 msm_a = msm::CombineWindows(sums.a.data(), plans->vars);
+    const J1 msm_b1 = msm::CombineWindows(sums.b1.data(), plans->vars);
+    const J2 msm_b2 = msm::CombineWindows(sums.b2.data(), plans->vars);
+    const J1 msm_c = n_c_ > 0 ? msm::CombineWindows(sums.c.data(), plans->c) : J1::infinity();
+    const J1 msm_h = msm::CombineWindows(sums.h.data(), plans->h);
     proof.timings.msm_s += SecondsSince(t_combine);
     Assemble(witness, r, s, msm_a, msm_b1, msm_b2, msm_c, msm_h, proof, inject_fault);
     proof.timings.total_s = SecondsSince(t_start);
@@ -310,19 +340,33 @@ class CudaGroth16Key final : public engine::ProvingKey {
   }
 
   // Step 0 of the MSMs over the key's points (msm/msm_steps.hpp): their
-  // table copies, built once from the uploaded (and checked) points.
+  // table copies, built once from the uploaded (and checked) points on a
+  // low-priority stream. Until TablesReady(), proofs use plans_[0] (the
+  // points alone, copy 0 of each buffer, which the build only reads).
   void BuildTables() {
-    if (shape_vars_.copies <= 1 && shape_h_.copies <= 1) return;
-    const auto t0 = Clock::now();
-    const cudaStream_t stream = setup_.stream();
+    const cudaStream_t stream = tables_->stream;
+    const Plans& p = plans_[1];
     const size_t nv = info_.n_vars;
-    EnqueueMsmTables<G1>(stream, plan_vars_, nv, a_.template as<A1>(), info_.path + " A");
-    EnqueueMsmTables<G1>(stream, plan_vars_, nv, b1_.template as<A1>(), info_.path + " B1");
-    EnqueueMsmTables<G2>(stream, plan_vars_, nv, b2_.template as<A2>(), info_.path + " B2");
-    if (share_c_) EnqueueMsmTables<G1>(stream, plan_vars_, nv, c_.template as<A1>(), info_.path + " C");
-    EnqueueMsmTables<G1>(stream, plan_h_, info_.domain_size, h_.template as<A1>(), info_.path + " H");
-    ZK_CUDA_CHECK(cudaStreamSynchronize(stream), info_.path + ": MSM tables");
-    info_.msm_tables_s = SecondsSince(t0);
+    EnqueueMsmTables<G1>(stream, p.vars, nv, a_.template as<A1>(), info_.path + " A");
+    EnqueueMsmTables<G1>(stream, p.vars, nv, b1_.template as<A1>(), info_.path + " B1");
+    EnqueueMsmTables<G2>(stream, p.vars, nv, b2_.template as<A2>(), info_.path + " B2");
+    if (share_c_) EnqueueMsmTables<G1>(stream, p.vars, nv, c_.template as<A1>(), info_.path + " C");
+    EnqueueMsmTables<G1>(stream, p.h, info_.domain_size, h_.template as<A1>(), info_.path + " H");
+    ZK_CUDA_CHECK(cudaEventRecord(tables_->done, stream), info_.path + ": MSM tables");
+  }
+
+  // Whether the tables are built (once true, stays true). A failed build
+  // (its error surfaces here) leaves the key on the plain plans.
+  bool TablesReady() const {
+    if (!tables_) return false;
+    if (tables_->ready.load(std::memory_order_acquire)) return true;
+    const cudaError_t status = cudaEventQuery(tables_->done);
+    if (status == cudaSuccess) {
+      tables_->ready.store(true, std::memory_order_release);
+      return true;
+    }
+    if (status != cudaErrorNotReady) ClearPendingError();
+    return false;
   }
 
   size_t CPrefix() const { return size_t{info_.n_public} + 1; }
@@ -420,9 +464,10 @@ class CudaGroth16Key final : public engine::ProvingKey {
     std::memcpy(static_cast<void*>(out.data()), slot, plan.sums * sizeof(X));
   }
 
-  // Everything between the witness upload and the window sums' download.
-  // Called with DeviceMutex(device_) held.
-  void RunDevice(const engine::Witness& witness, engine::PhaseTimings& timings, WindowSums& sums) const {
+  // Everything between the witness upload and the window sums' download,
+  // with `plans` (plans_[0] or [1]). Called with DeviceMutex(device_) held.
+  void RunDevice(const engine::Witness& witness, const Plans& plans, engine::PhaseTimings& timings,
+                 WindowSums& sums) const {
     ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
     const cudaStream_t stream = setup_.stream();
     const size_t n = info_.domain_size, nv = info_.n_vars, skip = info_.n_public + 1;
@@ -444,22 +489,22 @@ class CudaGroth16Key final : public engine::ProvingKey {
     // witness's items are sorted once on A's stream; the others wait for it.
     auto enqueue_witness_msms = [&](cudaStream_t sa, cudaStream_t sb1, cudaStream_t sb2, cudaStream_t sc) {
       const MsmWorkspace& sorted = Workspace(kSlotA);
-      EnqueueMsmSort(sa, sorted, plan_vars_, w, "MSM A/B/C (witness digits)");
+      EnqueueMsmSort(sa, sorted, plans.vars, w, "MSM A/B/C (witness digits)");
       ZK_CUDA_CHECK(cudaEventRecord(setup_.witness_sorted(), sa), "MSM fork");
       for (cudaStream_t other : {sb1, sb2, sc}) {
         if (other != sa) ZK_CUDA_CHECK(cudaStreamWaitEvent(other, setup_.witness_sorted(), 0), "MSM fork");
       }
-      EnqueueMsmBuckets<G1>(sa, Workspace(kSlotA), sorted, plan_vars_, a_.template as<A1>(),
+      EnqueueMsmBuckets<G1>(sa, Workspace(kSlotA), sorted, plans.vars, a_.template as<A1>(),
                             reinterpret_cast<X1*>(SlotDevice(kSlotA)), "MSM A");
-      EnqueueMsmBuckets<G1>(sb1, Workspace(kSlotB1), sorted, plan_vars_, b1_.template as<A1>(),
+      EnqueueMsmBuckets<G1>(sb1, Workspace(kSlotB1), sorted, plans.vars, b1_.template as<A1>(),
                             reinterpret_cast<X1*>(SlotDevice(kSlotB1)), "MSM B1");
-      EnqueueMsmBuckets<G2>(sb2, Workspace(kSlotB2), sorted, plan_vars_, b2_.template as<A2>(),
+      EnqueueMsmBuckets<G2>(sb2, Workspace(kSlotB2), sorted, plans.vars, b2_.template as<A2>(),
                             reinterpret_cast<X2*>(SlotDevice(kSlotB2)), "MSM B2");
       if (n_c_ > 0 && share_c_) {
-        EnqueueMsmBuckets<G1>(sc, Workspace(kSlotC), sorted, plan_vars_, c_.template as<A1>(),
+        EnqueueMsmBuckets<G1>(sc, Workspace(kSlotC), sorted, plans.vars, c_.template as<A1>(),
                               reinterpret_cast<X1*>(SlotDevice(kSlotC)), "MSM C");
       } else if (n_c_ > 0) {
-        EnqueueMsm<G1>(sc, Workspace(kSlotC), plan_c_, CPoints(), w + 8 * skip,
+        EnqueueMsm<G1>(sc, Workspace(kSlotC), plans.c, CPoints(), w + 8 * skip,
                        reinterpret_cast<X1*>(SlotDevice(kSlotC)), "MSM C");
       }
     };
@@ -487,7 +532,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
 
     // 4. The remaining MSMs (spec §8.4), window sums into their slots; join.
     if (!overlap_) enqueue_witness_msms(stream, stream, stream, stream);
-    EnqueueMsm<G1>(stream, Workspace(kSlotH), plan_h_, h_.template as<A1>(), h_scalars,
+    EnqueueMsm<G1>(stream, Workspace(kSlotH), plans.h, h_.template as<A1>(), h_scalars,
                    reinterpret_cast<X1*>(SlotDevice(kSlotH)), "MSM H");
     if (overlap_) {
       for (int k = 0; k < StreamAndEvents::kSideStreams; ++k) {
@@ -501,11 +546,11 @@ class CudaGroth16Key final : public engine::ProvingKey {
     ZK_CUDA_CHECK(cudaStreamSynchronize(stream), "proof (device work)");
 
     // A few KiB per MSM: copy them out so the next proof may reuse staging_.
-    CopyOut(SlotHost(kSlotA), plan_vars_, sums.a);
-    CopyOut(SlotHost(kSlotB1), plan_vars_, sums.b1);
-    CopyOut(SlotHost(kSlotB2), plan_vars_, sums.b2);
-    if (n_c_ > 0) CopyOut(SlotHost(kSlotC), plan_c_, sums.c);
-    CopyOut(SlotHost(kSlotH), plan_h_, sums.h);
+    CopyOut(SlotHost(kSlotA), plans.vars, sums.a);
+    CopyOut(SlotHost(kSlotB1), plans.vars, sums.b1);
+    CopyOut(SlotHost(kSlotB2), plans.vars, sums.b2);
+    if (n_c_ > 0) CopyOut(SlotHost(kSlotC), plans.c, sums.c);
+    CopyOut(SlotHost(kSlotH), plans.h, sums.h);
     // The events are reused by the next proof: read them now.
     timings.witness_transfer_s = setup_.Seconds(0, 1, "timing");
     timings.build_abc_s = setup_.Seconds(1, 2, "timing");
@@ -568,8 +613,26 @@ class CudaGroth16Key final : public engine::ProvingKey {
   size_t rows_bytes_ = 0;
   DeviceNttDomain<Fr> domain_;
   DeviceBuffer witness_, abc_, tmp_;
-  msm::Shape shape_vars_, shape_h_;  // of the witness MSMs (C's too when it shares their sort) and of H
-  msm::Plan plan_vars_, plan_c_, plan_h_;
+  msm::Shape shape_vars_, shape_h_;  // with tables: of the witness MSMs (and C's when it shares their sort), of H
+  Plans plans_[2];  // [0] over the points alone, [1] over the tables (as [0] without tables)
+  // The background build of the tables (null without tables).
+  struct TableBuild {
+    explicit TableBuild(const std::string& what) {
+      int least = 0, greatest = 0;
+      ZK_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest), what + ": MSM tables stream");
+      // Lowest priority: proofs' blocks go first.
+      ZK_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, least), what + ": MSM tables stream");
+      ZK_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), what + ": MSM tables event");
+    }
+    ~TableBuild() {
+      if (done) cudaEventDestroy(done);
+      if (stream) cudaStreamDestroy(stream);
+    }
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+    std::atomic<bool> ready{false};
+  };
+  std::unique_ptr<TableBuild> tables_;
   MsmWorkspace workspaces_[kSlots];  // [0] only, shared, without overlap
   size_t workspace_bytes_ = 0;
   DeviceBuffer window_sums_;

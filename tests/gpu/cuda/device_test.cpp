@@ -5,6 +5,7 @@
 // Every test is skipped, saying why, when no GPU is present.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -195,11 +196,12 @@ std::vector<Fixture> Fixtures() {
 }
 
 std::unique_ptr<engine::ProvingKey> LoadKey(const std::string& zkey, engine::Backend backend, bool overlap = true,
-                                            int msm_copies = 1) {
+                                            int msm_copies = 1, bool tables_in_background = false) {
   engine::EngineOptions options;
   options.backend = backend;
   options.cuda_overlap_msms = overlap;
   options.cuda_msm_copies = msm_copies;
+  options.cuda_msm_tables_in_background = tables_in_background;
   return engine::ProvingKey::Load(zkey, options);
 }
 
@@ -212,6 +214,13 @@ TEST(CudaProof, BitExactWithCpuProver) {
     const auto gpu_key = LoadKey(f.zkey, engine::Backend::kCuda);
     const auto gpu_key_sequential = LoadKey(f.zkey, engine::Backend::kCuda, /*overlap=*/false);
     const auto gpu_key_tables = LoadKey(f.zkey, engine::Backend::kCuda, /*overlap=*/true, /*msm_copies=*/16);
+    // Tables built in the background: proofs right after the load (most
+    // likely over the plain points) and after the build are both exact.
+    const auto gpu_key_tables_later =
+        LoadKey(f.zkey, engine::Backend::kCuda, /*overlap=*/true, /*msm_copies=*/16, /*tables_in_background=*/true);
+    EXPECT_EQ(gpu_key_tables_later->Prove(witness, FixedBlinding(1)).proof_json,
+              cpu_key->Prove(witness, FixedBlinding(1)).proof_json)
+        << "while the tables are built";
     ASSERT_EQ(gpu_key->backend(), engine::Backend::kCuda);
     EXPECT_EQ(gpu_key->info().msm_copies, 1);
     EXPECT_GT(gpu_key_tables->info().msm_copies, 1);
@@ -226,6 +235,8 @@ TEST(CudaProof, BitExactWithCpuProver) {
       EXPECT_GT(got.timings.total_s, 0);
       EXPECT_EQ(gpu_key_sequential->Prove(witness, opts).proof_json, want.proof_json) << "MSMs one after another";
       EXPECT_EQ(gpu_key_tables->Prove(witness, opts).proof_json, want.proof_json) << "MSMs over tables";
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      EXPECT_EQ(gpu_key_tables_later->Prove(witness, opts).proof_json, want.proof_json) << "after the tables are built";
     }
     // Random blinding: different proof, same public signals.
     const engine::Proof random_proof = gpu_key->Prove(witness);
