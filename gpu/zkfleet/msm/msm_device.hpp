@@ -30,6 +30,7 @@ struct MsmNeeds {
   size_t spill_key_bytes = 0;  // one buffer (2 of them)
   size_t spill_val_bytes = 0;  // one buffer (2 of them)
   size_t slice_bytes = 0;
+  size_t run_bytes = 0;  // the bucket reduction's level-1 runs
   size_t partial_bytes = 0;
 
   void Include(const MsmNeeds& o);         // element-wise max
@@ -58,6 +59,7 @@ class MsmWorkspace {
   uint32_t* spill_keys[2] = {nullptr, nullptr};
   void* spill_values[2] = {nullptr, nullptr};
   void* slices = nullptr;
+  void* runs = nullptr;
   void* partial = nullptr;
   size_t bytes() const { return block_.bytes(); }
 

@@ -49,10 +49,18 @@ __global__ void AccumulateLevel(uint64_t count, uint64_t chunk, const uint32_t* 
 }
 
 template <class Cfg>
-__global__ void BucketSlices(msm::Plan plan, const curve::Xyzz<Cfg>* buckets, curve::Xyzz<Cfg>* slices) {
+__global__ void BucketSlices(msm::Plan plan, const curve::Xyzz<Cfg>* buckets, curve::Xyzz<Cfg>* slices,
+                             curve::Xyzz<Cfg>* runs) {
   const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
   if (t >= static_cast<uint64_t>(plan.groups) * plan.segments) return;
-  msm::BucketSliceStep(t, plan, buckets, slices);
+  msm::BucketSliceStep(t, plan, buckets, slices, runs);
+}
+
+template <class Cfg>
+__global__ void RunSlices(msm::Plan plan, const curve::Xyzz<Cfg>* runs, curve::Xyzz<Cfg>* slices) {
+  const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (t >= static_cast<uint64_t>(plan.groups) * plan.run_segments) return;
+  msm::RunSliceStep(t, plan, runs, slices);
 }
 
 template <class Cfg>
@@ -113,8 +121,12 @@ void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWor
 
   const uint64_t slice_threads = static_cast<uint64_t>(plan.groups) * plan.segments;
   BucketSlices<Cfg><<<Blocks(slice_threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
-      plan, buckets, static_cast<Xyzz*>(ws.slices));
+      plan, buckets, static_cast<Xyzz*>(ws.slices), static_cast<Xyzz*>(ws.runs));
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket reduction");
+  const uint64_t run_threads = static_cast<uint64_t>(plan.groups) * plan.run_segments;
+  RunSlices<Cfg><<<Blocks(run_threads, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
+      plan, static_cast<const Xyzz*>(ws.runs), static_cast<Xyzz*>(ws.slices));
+  ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket reduction (level 2)");
   if (marks) mark(marks->slices);
 
   WindowSums<Cfg><<<plan.sums, msm::kReduceThreads, 0, stream>>>(

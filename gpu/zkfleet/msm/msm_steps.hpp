@@ -27,9 +27,13 @@
 //      same way, level after level, until one thread holds all of it.
 //      Unused spill slots hold the key of their neighbour and the identity, so
 //      the list stays sorted; sums that are the identity are not written.
-//   4. Bucket reduction: per bucket set, sum_b (b+1)·bucket[b] by running
-//      sums over `segments` slices of buckets in parallel, each slice's offset
-//      applied with a small scalar multiplication.
+//   4. Bucket reduction: per bucket set, sum_b (b+1)·bucket[b], in two
+//      levels of running sums. Level 1: `segments` slices of len buckets in
+//      parallel; slice s gives T_s = sum_l (l+1)·bucket[s·len + l] and R_s =
+//      sum_l bucket[s·len + l], so that the set's sum is sum_s T_s +
+//      len·sum_s s·R_s. Level 2: sum_s s·R_s, the same reduction over the R_s
+//      as buckets (`run_segments` slices, each offset applied with a small
+//      scalar multiplication), times len.
 //   5. Per set, `fold_blocks` blocks each sum a share of the slices (a
 //      block-level tree), and the host combines them: the sums of set k,
 //      weighted 2^(c·k) (cheap on the CPU, slow on one GPU thread).
@@ -74,7 +78,9 @@ struct Plan {
   uint32_t chunk0 = 0;      // items per thread at level 0
   uint64_t threads0 = 0;    // ceil(items / chunk0)
   int later_levels = 0;     // spill-reduction levels after level 0
-  uint32_t segments = 0;    // bucket-reduction slices per set (power of two)
+  uint32_t segments = 0;    // bucket-reduction slices per set (power of two), level 1
+  uint32_t run_segments = 0;  // level-2 slices per set (power of two, divides segments)
+  uint32_t slice_stride = 0;  // per set: segments level-1 sums, then run_segments level-2 sums
   uint32_t fold_blocks = 0; // blocks that fold one set's slices
   int sums = 0;             // groups · fold_blocks window sums for the host (<= kMaxSums)
 };
@@ -143,9 +149,12 @@ inline Plan MakePlan(uint64_t n, const Shape& shape, uint64_t stride) {
   uint32_t segments = 1;
   while (segments * 2 <= p.buckets / 8 && segments * 2 * static_cast<uint64_t>(p.groups) <= (1u << 16)) segments *= 2;
   p.segments = segments;
+  // Level 2: slices of 32 level-1 runs (fewer when there are fewer).
+  p.run_segments = std::max<uint32_t>(1, segments / 32);
+  p.slice_stride = p.segments + p.run_segments;
   // Each fold thread sums about 8 slices; never more than kMaxSums sums.
   uint32_t fold = 1;
-  while (fold * 2 * kReduceThreads * 8 <= segments && static_cast<int>(fold * 2) * p.groups <= kMaxSums) fold *= 2;
+  while (fold * 2 * kReduceThreads * 8 <= p.slice_stride && static_cast<int>(fold * 2) * p.groups <= kMaxSums) fold *= 2;
   p.fold_blocks = fold;
   p.sums = p.groups * static_cast<int>(fold);
   return p;
@@ -301,23 +310,45 @@ ZK_HD curve::Xyzz<Cfg> MulSmall(const curve::Xyzz<Cfg>& point, uint32_t k) {
   return acc;
 }
 
-// Slice `seg` of bucket set k: sum over its buckets b of (b+1)·bucket[b].
-// Thread index = k·segments + seg.
+// Level 1, slice `seg` of bucket set k (thread k·segments + seg): T_s into
+// slice_sums[k·slice_stride + seg], R_s into runs[k·segments + seg - 1]
+// (level 2's buckets: R_s has weight s, so R_0 is dropped and the set's last
+// run slot is the identity).
 template <class Cfg>
 ZK_HD void BucketSliceStep(uint64_t thread, const Plan& p, const curve::Xyzz<Cfg>* buckets,
-                           curve::Xyzz<Cfg>* slice_sums) {
+                           curve::Xyzz<Cfg>* slice_sums, curve::Xyzz<Cfg>* runs) {
   using Xyzz = curve::Xyzz<Cfg>;
-  const uint32_t k = static_cast<uint32_t>(thread / p.segments);
+  const uint64_t k = thread / p.segments;
   const uint32_t seg = static_cast<uint32_t>(thread % p.segments);
   const uint32_t len = p.buckets / p.segments;
-  const uint64_t first = static_cast<uint64_t>(k) * p.buckets + static_cast<uint64_t>(seg) * len;
+  const uint64_t first = k * p.buckets + static_cast<uint64_t>(seg) * len;
   Xyzz running = Xyzz::infinity(), total = Xyzz::infinity();
   for (uint32_t l = len; l-- > 0;) {
     running = curve::xyzz_add(running, buckets[first + l]);
     total = curve::xyzz_add(total, running);
   }
-  // total = sum (l+1)·bucket[first+l]; bucket b = seg·len + l holds digit b+1.
-  slice_sums[thread] = curve::xyzz_add(total, MulSmall(running, seg * len));
+  slice_sums[k * p.slice_stride + seg] = total;  // sum (l+1)·bucket[first+l]
+  runs[k * p.segments + (seg > 0 ? seg - 1 : p.segments - 1)] = seg > 0 ? running : Xyzz::infinity();
+}
+
+// Level 2, slice `seg` of set k's runs (thread k·run_segments + seg): len·
+// sum_j (j+1)·runs[k·segments + j] over its share j, the (j+1) = s weights
+// of level 1, into slice_sums[k·slice_stride + segments + seg].
+template <class Cfg>
+ZK_HD void RunSliceStep(uint64_t thread, const Plan& p, const curve::Xyzz<Cfg>* runs, curve::Xyzz<Cfg>* slice_sums) {
+  using Xyzz = curve::Xyzz<Cfg>;
+  const uint64_t k = thread / p.run_segments;
+  const uint32_t seg = static_cast<uint32_t>(thread % p.run_segments);
+  const uint32_t len2 = p.segments / p.run_segments;
+  const uint64_t first = k * p.segments + static_cast<uint64_t>(seg) * len2;
+  Xyzz running = Xyzz::infinity(), total = Xyzz::infinity();
+  for (uint32_t l = len2; l-- > 0;) {
+    running = curve::xyzz_add(running, runs[first + l]);
+    total = curve::xyzz_add(total, running);
+  }
+  Xyzz out = curve::xyzz_add(total, MulSmall(running, seg * len2));
+  for (uint32_t len = p.buckets / p.segments; len > 1 && !out.is_infinity(); len /= 2) out = curve::xyzz_dbl(out);
+  slice_sums[k * p.slice_stride + p.segments + seg] = out;
 }
 
 // Tree reduction of the slices, block b = k·fold_blocks + f of
@@ -330,8 +361,8 @@ ZK_HD void WindowFoldStep(uint32_t b, uint32_t tid, const Plan& p, const curve::
                           curve::Xyzz<Cfg>* partial) {
   const uint32_t k = b / p.fold_blocks, f = b % p.fold_blocks;
   curve::Xyzz<Cfg> acc = curve::Xyzz<Cfg>::infinity();
-  for (uint32_t j = f * kReduceThreads + tid; j < p.segments; j += p.fold_blocks * kReduceThreads) {
-    acc = curve::xyzz_add(acc, slice_sums[static_cast<uint64_t>(k) * p.segments + j]);
+  for (uint32_t j = f * kReduceThreads + tid; j < p.slice_stride; j += p.fold_blocks * kReduceThreads) {
+    acc = curve::xyzz_add(acc, slice_sums[static_cast<uint64_t>(k) * p.slice_stride + j]);
   }
   partial[static_cast<uint64_t>(b) * kReduceThreads + tid] = acc;
 }

@@ -48,18 +48,19 @@ void MsmNeeds::Include(const MsmNeeds& o) {
   spill_key_bytes = std::max(spill_key_bytes, o.spill_key_bytes);
   spill_val_bytes = std::max(spill_val_bytes, o.spill_val_bytes);
   slice_bytes = std::max(slice_bytes, o.slice_bytes);
+  run_bytes = std::max(run_bytes, o.run_bytes);
   partial_bytes = std::max(partial_bytes, o.partial_bytes);
 }
 
 bool MsmNeeds::Covers(const MsmNeeds& o) const {
   return item_bytes >= o.item_bytes && sort_temp_bytes >= o.sort_temp_bytes && bucket_bytes >= o.bucket_bytes &&
          spill_key_bytes >= o.spill_key_bytes && spill_val_bytes >= o.spill_val_bytes &&
-         slice_bytes >= o.slice_bytes && partial_bytes >= o.partial_bytes;
+         slice_bytes >= o.slice_bytes && run_bytes >= o.run_bytes && partial_bytes >= o.partial_bytes;
 }
 
 size_t MsmNeeds::Total() const {
   return 4 * AlignUp(item_bytes) + AlignUp(sort_temp_bytes) + AlignUp(bucket_bytes) + 2 * AlignUp(spill_key_bytes) +
-         2 * AlignUp(spill_val_bytes) + AlignUp(slice_bytes) + AlignUp(partial_bytes);
+         2 * AlignUp(spill_val_bytes) + AlignUp(slice_bytes) + AlignUp(run_bytes) + AlignUp(partial_bytes);
 }
 
 MsmNeeds MsmNeedsFor(const msm::Plan& plan, size_t xyzz_bytes, bool sorts) {
@@ -71,7 +72,8 @@ MsmNeeds MsmNeedsFor(const msm::Plan& plan, size_t xyzz_bytes, bool sorts) {
   needs.bucket_bytes = static_cast<size_t>(plan.sentinel) * xyzz_bytes;
   needs.spill_key_bytes = 2 * plan.threads0 * sizeof(uint32_t);
   needs.spill_val_bytes = 2 * plan.threads0 * xyzz_bytes;
-  needs.slice_bytes = static_cast<size_t>(plan.groups) * plan.segments * xyzz_bytes;
+  needs.slice_bytes = static_cast<size_t>(plan.groups) * plan.slice_stride * xyzz_bytes;
+  needs.run_bytes = static_cast<size_t>(plan.groups) * plan.segments * xyzz_bytes;
   needs.partial_bytes = static_cast<size_t>(plan.sums) * msm::kReduceThreads * xyzz_bytes;
   return needs;
 }
@@ -95,6 +97,7 @@ MsmWorkspace::MsmWorkspace(const MsmNeeds& needs, const std::string& what) : blo
     spill_values[i] = carve(needs.spill_val_bytes);
   }
   slices = carve(needs.slice_bytes);
+  runs = carve(needs.run_bytes);
   partial = carve(needs.partial_bytes);
 }
 

@@ -166,8 +166,11 @@ curve::Jacobian<HostCfg> EmulatedMsm(const std::vector<curve::Affine<HostCfg>>& 
                           spill_values[out].data());
     }
   }
-  std::vector<DX> slices(static_cast<size_t>(p.groups) * p.segments);
-  for (uint64_t t = 0; t < slices.size(); ++t) msm::BucketSliceStep(t, p, buckets.data(), slices.data());
+  std::vector<DX> slices(static_cast<size_t>(p.groups) * p.slice_stride), runs(static_cast<size_t>(p.groups) * p.segments);
+  for (uint64_t t = 0; t < uint64_t{p.groups} * p.segments; ++t) {
+    msm::BucketSliceStep(t, p, buckets.data(), slices.data(), runs.data());
+  }
+  for (uint64_t t = 0; t < uint64_t{p.groups} * p.run_segments; ++t) msm::RunSliceStep(t, p, runs.data(), slices.data());
   std::vector<DX> partial(static_cast<size_t>(p.sums) * msm::kReduceThreads);
   std::vector<curve::Xyzz<HostCfg>> sums(p.sums);
   for (int b = 0; b < p.sums; ++b) {
@@ -304,7 +307,7 @@ TEST(MsmSteps, PlanShapes) {
       EXPECT_GT(uint64_t{1} << p.key_bits, p.sentinel);
       EXPECT_EQ(p.buckets % p.segments, 0u);
       EXPECT_LE(p.sums, msm::kMaxSums);
-      EXPECT_EQ(p.segments % p.fold_blocks, 0u);
+      EXPECT_EQ(p.segments % p.run_segments, 0u);
       // The last spill level runs on one thread.
       EXPECT_EQ(p.later_levels == 0 ? p.threads0 : msm::LevelThreads(p, p.later_levels), 1u);
     }
