@@ -17,6 +17,8 @@
 #   REPEAT [10]      zkprove --repeat N, key resident, without MSM tables and with
 #   TABLES [16]      --msm-tables for the resident runs and the benchmark (1: without only)
 #   FIXTURE [1]      make the 2^POWER circuit and run zkprove (0: tests and benchmark only)
+#   DISK [0]         also time reading the .zkey with the page cache dropped: one
+#                    sequential reader, and 4 and 8 readers on slices of it
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/zkfleet-engine-out}
@@ -63,6 +65,19 @@ log "$B/zkfleet-dev" gen-circuit --curve bn128 --domain-power "$POWER" --seed 7 
 log "$B/zkfleet-dev" setup --insecure --seed 7 "$FX/circuit.r1cs" "$FX/circuit.zkey" >/dev/null || { say "setup failed"; exit 1; }
 say "fixture made in $(python3 -c "print(round($EPOCHREALTIME-$t,1))") s; zkey $(stat -c %s "$FX/circuit.zkey") bytes"
 WT=$(ls "$FX"/*.wtns | head -1)
+if [[ "${DISK:-0}" == 1 ]]; then
+  size=$(stat -c %s "$FX/circuit.zkey")
+  for readers in 1 4 8; do
+    sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+    t=$EPOCHREALTIME
+    slice=$(( (size / readers / 8388608 + 1) ))  # 8 MiB blocks per reader
+    for r in $(seq 0 $((readers - 1))); do
+      dd if="$FX/circuit.zkey" of=/dev/null bs=8M skip=$((r * slice)) count=$slice status=none &
+    done
+    wait
+    say "disk: $readers reader(s), page cache dropped: $(python3 -c "print(round($size/1e9/($EPOCHREALTIME-$t),2))") GB/s"
+  done
+fi
 for i in $(seq 1 "${ONESHOT:-3}"); do
   sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
   t=$EPOCHREALTIME
