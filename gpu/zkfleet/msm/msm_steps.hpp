@@ -33,7 +33,9 @@
 //      sum_l bucket[s·len + l], so that the set's sum is sum_s T_s +
 //      len·sum_s s·R_s. Level 2: sum_s s·R_s, the same reduction over the R_s
 //      as buckets (`run_segments` slices, each offset applied with a small
-//      scalar multiplication), times len.
+//      scalar multiplication), times len. The two levels cost fewer
+//      additions than one (a small multiplication per level-1 slice) when
+//      level 2 has several runs per slice.
 //   5. Per set, `fold_blocks` blocks each sum a share of the slices (a
 //      block-level tree), and the host combines them: the sums of set k,
 //      weighted 2^(c·k) (cheap on the CPU, slow on one GPU thread).
@@ -149,8 +151,13 @@ inline Plan MakePlan(uint64_t n, const Shape& shape, uint64_t stride) {
   uint32_t segments = 1;
   while (segments * 2 <= p.buckets / 8 && segments * 2 * static_cast<uint64_t>(p.groups) <= (1u << 16)) segments *= 2;
   p.segments = segments;
-  // Level 2: slices of 32 level-1 runs (fewer when there are fewer).
-  p.run_segments = std::max<uint32_t>(1, segments / 32);
+  // Level 2: while level 1 has fewer threads than the GPU holds, one
+  // thread per run (the depth of a slice's sum is what costs); with more,
+  // up to 8 runs per thread, for about 2^13 threads (the work is what costs).
+  const uint64_t level1_threads = static_cast<uint64_t>(p.groups) * segments;
+  uint32_t len2 = 1;
+  while (len2 < 8 && len2 * 2 <= segments && level1_threads / (len2 * 2) >= (1u << 13)) len2 *= 2;
+  p.run_segments = segments / len2;
   p.slice_stride = p.segments + p.run_segments;
   // Each fold thread sums about 8 slices; never more than kMaxSums sums.
   uint32_t fold = 1;

@@ -313,6 +313,10 @@ TEST(MsmSteps, PlanShapes) {
     }
   }
   EXPECT_EQ(msm::MakePlan(uint64_t{1} << 22).c, 16);
+  // MatchesCpuBn254G1's wide-window case sums several level-1 runs per
+  // level-2 thread; the small cases one.
+  EXPECT_EQ(msm::MakePlan(300, 16).run_segments * 8, msm::MakePlan(300, 16).segments);
+  EXPECT_EQ(msm::MakePlan(300).run_segments, msm::MakePlan(300).segments);
   // With tables, BN254 2^22 takes 13 windows of 20 bits in one bucket set.
   const msm::Shape wide = msm::ChooseShape(uint64_t{1} << 22, 16);
   EXPECT_EQ(wide.c, 20);
