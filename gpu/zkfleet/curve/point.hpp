@@ -20,7 +20,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "zkfleet/ff/batch_inverse.hpp"
 #include "zkfleet/ff/hd.hpp"
 
 namespace zkfleet::curve {
@@ -317,31 +319,22 @@ ZK_HD Jacobian<Cfg> scalar_mul(const Jacobian<Cfg>& p, const uint64_t* scalar_li
 // ---- host only --------------------------------------------------------------
 
 // out[i] = to_affine(in[i]) for i < n with a single field inversion
-// (Montgomery's trick). Infinities become all-zero Affine points. Uses out[]
-// as scratch for the prefix products, so it allocates nothing. in and out must
-// not overlap.
+// (ff::BatchInverse). Infinities become all-zero Affine points. in and out
+// must not overlap.
 template <class Cfg>
 void batch_to_affine(const Jacobian<Cfg>* in, Affine<Cfg>* out, size_t n) {
   using F = typename Cfg::Field;
-  // Forward pass: out[i].x = product of the Z of all finite points before i.
-  F prefix = F::one();
+  std::vector<F> z_inv(n), scratch(n);
+  for (size_t i = 0; i < n; ++i) z_inv[i] = in[i].z;  // infinity: Z = 0, left alone
+  ff::BatchInverse(z_inv.data(), scratch.data(), n);
   for (size_t i = 0; i < n; ++i) {
-    if (in[i].is_infinity()) continue;
-    out[i].x = prefix;
-    prefix *= in[i].z;
-  }
-  // Backward pass: peel one Z at a time off the inverted total product.
-  F inv = prefix.inverse();
-  for (size_t i = n; i-- > 0;) {
     if (in[i].is_infinity()) {
       out[i] = Affine<Cfg>::infinity();
       continue;
     }
-    const F z_inv = inv * out[i].x;
-    inv *= in[i].z;
-    const F z_inv2 = z_inv.sqr();
+    const F z_inv2 = z_inv[i].sqr();
     out[i].x = in[i].x * z_inv2;
-    out[i].y = in[i].y * z_inv2 * z_inv;
+    out[i].y = in[i].y * z_inv2 * z_inv[i];
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include "zkfleet/runtime/thread_pool.hpp"
 #include "zkfleet/curve/point.hpp"
+#include "zkfleet/ff/batch_inverse.hpp"
 
 namespace zkfleet::cpu {
 
@@ -162,13 +163,10 @@ class AffineBuckets {
       std::swap(deferred, next_deferred);
       if (k == 0) continue;
 
-      // Montgomery's trick: one inversion for the whole batch.
-      prefix[0] = denom[0];
-      for (size_t i = 1; i < k; ++i) prefix[i] = prefix[i - 1] * denom[i];
-      Field inv = prefix[k - 1].inverse();
+      // One inversion for the whole batch.
+      ff::BatchInverse(denom.data(), prefix.data(), k);
       for (size_t i = k; i-- > 0;) {
-        Field inv_i = i ? inv * prefix[i - 1] : inv;
-        if (i) inv = inv * denom[i];
+        const Field& inv_i = denom[i];
         Affine& b = buckets_[ops[i].bucket];
         const Affine& p = ops[i].point;
         Field lambda;

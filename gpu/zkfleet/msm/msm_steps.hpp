@@ -47,6 +47,7 @@
 #include <cstdint>
 
 #include "zkfleet/curve/point.hpp"
+#include "zkfleet/ff/batch_inverse.hpp"
 #include "zkfleet/ff/hd.hpp"
 
 namespace zkfleet::cuda::msm {
@@ -402,7 +403,7 @@ curve::Jacobian<HostCfg> CombineWindows(const curve::Xyzz<HostCfg>* window_sums,
 // Base i of a table of p.copies copies, p.stride points apart, whose copy 0
 // holds the points: writes copy j = 2^(c·groups·j)·(copy 0) for j >= 1, in
 // affine form (infinity as all-zero), with one field inversion per base
-// (Montgomery's trick over its copies).
+// (ff::BatchInverse over its copies).
 template <class Cfg>
 ZK_HD void TableStep(uint64_t i, const Plan& p, curve::Affine<Cfg>* bases) {
   using F = typename Cfg::Field;
@@ -412,31 +413,26 @@ ZK_HD void TableStep(uint64_t i, const Plan& p, curve::Affine<Cfg>* bases) {
     for (int j = 1; j < p.copies; ++j) bases[j * p.stride + i] = Affine::infinity();
     return;
   }
-  F zz[kMaxCopies], zzz[kMaxCopies], prefix[kMaxCopies];
+  F zz[kMaxCopies], zzz[kMaxCopies], inv[kMaxCopies], scratch[kMaxCopies];
   curve::Xyzz<Cfg> acc = curve::Xyzz<Cfg>::from_affine(point);
-  F running = F::one();
   for (int j = 1; j < p.copies; ++j) {
     for (int d = 0; d < p.c * p.groups; ++d) acc = curve::xyzz_dbl(acc);
     bases[j * p.stride + i] = Affine{acc.x, acc.y};  // not yet divided by ZZ, ZZZ
     zz[j] = acc.zz;
     zzz[j] = acc.zzz;
     // A point of order dividing 2^(c·groups·j) (none in a prime-order
-    // group) gives infinity, ZZ = 0: it takes no part in the inversion.
-    const F product = acc.zz * acc.zzz;
-    running = running * (product.is_zero() ? F::one() : product);
-    prefix[j] = running;
+    // group) gives infinity, ZZ = ZZZ = 0: the inversion leaves it at 0.
+    inv[j] = acc.zz * acc.zzz;
   }
-  F inv = running.inverse();  // 1 / (product of every copy's ZZ·ZZZ)
-  for (int j = p.copies - 1; j >= 1; --j) {
+  ff::BatchInverse(inv + 1, scratch, static_cast<size_t>(p.copies - 1));  // 1 / (ZZ_j·ZZZ_j)
+  for (int j = 1; j < p.copies; ++j) {
     const uint64_t at = j * p.stride + i;
     if (zz[j].is_zero()) {
       bases[at] = Affine::infinity();
       continue;
     }
-    const F inv_j = j > 1 ? inv * prefix[j - 1] : inv;  // 1 / (ZZ_j·ZZZ_j)
-    inv = inv * (zz[j] * zzz[j]);
     const Affine raw = bases[at];
-    bases[at] = Affine{raw.x * (inv_j * zzz[j]), raw.y * (inv_j * zz[j])};  // X/ZZ, Y/ZZZ
+    bases[at] = Affine{raw.x * (inv[j] * zzz[j]), raw.y * (inv[j] * zz[j])};  // X/ZZ, Y/ZZZ
   }
 }
 
