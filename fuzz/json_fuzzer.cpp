@@ -34,7 +34,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;  // keeps key order, as JSON.stringify does
 using zkfleet::ErrorCode;
-using zkfleet::engine::Curve;
+using zkfleet::io::Curve;
 using zkfleet::fuzz::Check;
 using zkfleet::groth16::BigInt;
 using zkfleet::groth16::G1Point;

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "zkverify: curve=%s nPublic=%u prepare=%.3f ms verify=%.3f ms/proof cpu, %.3f ms/proof wall "
                    "(%d runs, one thread)\n",
-                   zkfleet::engine::CurveName(vk.curve), vk.n_public, c1 - c0, (c2 - c1) / bench,
+                   zkfleet::io::CurveName(vk.curve), vk.n_public, c1 - c0, (c2 - c1) / bench,
                    std::chrono::duration<double, std::milli>(t2 - t1).count() / bench, bench);
     }
     if (!result.ok()) {

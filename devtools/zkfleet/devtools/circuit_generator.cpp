@@ -290,7 +290,7 @@ uint64_t MaxConstraints(int max_power, uint64_t n_public) {
 GeneratedCircuit GenerateCircuit(const CircuitOptions& options) {
   CheckOptions(options);
   GeneratedCircuit out;
-  if (options.curve == engine::Curve::kBn254) {
+  if (options.curve == io::Curve::kBn254) {
     Generator<ff::Bn254Fr>(options, out).Run();
   } else {
     Generator<ff::Bls12_381Fr>(options, out).Run();

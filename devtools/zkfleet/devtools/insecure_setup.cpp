@@ -333,10 +333,10 @@ class Setup {
 SetupReport CheckCircuit(const io::R1cs& r1cs, const std::string& name, const SetupOptions& options) {
   const io::R1csHeader& h = r1cs.header;
   SetupReport report;
-  const std::optional<engine::Curve> curve = io::CurveFromScalarPrime(h.prime);
+  const std::optional<io::Curve> curve = io::CurveFromScalarPrime(h.prime);
   if (!curve) {
-    const io::CurvePrimes& bn = io::PrimesOf(engine::Curve::kBn254);
-    const io::CurvePrimes& bls = io::PrimesOf(engine::Curve::kBls12_381);
+    const io::CurvePrimes& bn = io::PrimesOf(io::Curve::kBn254);
+    const io::CurvePrimes& bls = io::PrimesOf(io::Curve::kBls12_381);
     throw Error(ErrorCode::kUnsupported,
                 name + ": header: prime: " + io::HexLe(h.prime) + " is not the scalar field of bn128 (" +
                     io::HexLe({bn.r, bn.n8r}) + ") or bls12381 (" + io::HexLe({bls.r, bls.n8r}) + ")");
@@ -367,15 +367,15 @@ SetupReport CheckCircuit(const io::R1cs& r1cs, const std::string& name, const Se
 
 }  // namespace
 
-ToxicWaste DrawToxicWaste(engine::Curve curve, std::optional<uint64_t> seed) {
-  return curve == engine::Curve::kBn254 ? Draw<ff::Bn254Fr>(seed) : Draw<ff::Bls12_381Fr>(seed);
+ToxicWaste DrawToxicWaste(io::Curve curve, std::optional<uint64_t> seed) {
+  return curve == io::Curve::kBn254 ? Draw<ff::Bn254Fr>(seed) : Draw<ff::Bls12_381Fr>(seed);
 }
 
 SetupReport InsecureSetup(const io::R1cs& r1cs, const std::string& name, const std::string& zkey_path,
                           const SetupOptions& options) {
   SetupReport report = CheckCircuit(r1cs, name, options);
   const ToxicWaste secrets = DrawToxicWaste(report.curve, options.seed);
-  if (report.curve == engine::Curve::kBn254) {
+  if (report.curve == io::Curve::kBn254) {
     Setup<curve::Bn254>(r1cs, zkey_path, options, report).Run(secrets);
   } else {
     Setup<curve::Bls12_381>(r1cs, zkey_path, options, report).Run(secrets);

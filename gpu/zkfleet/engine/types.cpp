@@ -1,4 +1,4 @@
-// Names of the engine's small enums (CudaAvailable lives in cuda_available.cpp).
+// Names of the engine's Backend enum (CudaAvailable lives in cuda_available.cpp).
 #include "zkfleet/engine/types.hpp"
 
 #include <string>
@@ -6,14 +6,6 @@
 #include "zkfleet/common/error.hpp"
 
 namespace zkfleet::engine {
-
-const char* CurveName(Curve curve) {
-  switch (curve) {
-    case Curve::kBn254: return "bn128";
-    case Curve::kBls12_381: return "bls12381";
-  }
-  return "unknown";
-}
 
 const char* BackendName(Backend backend) {
   switch (backend) {

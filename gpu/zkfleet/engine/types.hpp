@@ -6,13 +6,13 @@
 #include <string>
 #include <string_view>
 
+#include "zkfleet/io/curve.hpp"
+
 namespace zkfleet::engine {
 
-// The pairing-friendly curves snarkjs supports. Names follow snarkjs.
-enum class Curve { kBn254, kBls12_381 };
-
-// "bn128" / "bls12381": the names snarkjs writes into proof.json.
-const char* CurveName(Curve curve);
+// The pairing-friendly curves snarkjs supports (io/curve.hpp).
+using Curve = io::Curve;
+using io::CurveName;  // "bn128" / "bls12381"
 
 // Which implementation proves. kAuto = CUDA when a GPU is present, else CPU.
 enum class Backend { kCpu, kCuda, kAuto };

@@ -207,9 +207,9 @@ class CpuGroth16Key final : public engine::ProvingKey {
 std::unique_ptr<engine::ProvingKey> LoadCpuProvingKey(const io::ZkeyFile& zkey,
                                                        const engine::EngineOptions& options) {
   switch (zkey.curve()) {
-    case engine::Curve::kBn254:
+    case io::Curve::kBn254:
       return std::make_unique<CpuGroth16Key<curve::Bn254>>(zkey, options);
-    case engine::Curve::kBls12_381:
+    case io::Curve::kBls12_381:
       return std::make_unique<CpuGroth16Key<curve::Bls12_381>>(zkey, options);
   }
   throw Error(ErrorCode::kUnsupported, zkey.path() + ": unsupported curve");

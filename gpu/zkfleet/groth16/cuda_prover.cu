@@ -12,9 +12,9 @@ std::unique_ptr<engine::ProvingKey> LoadBls12_381Key(const io::ZkeyFile& zkey, c
 
 std::unique_ptr<engine::ProvingKey> LoadCudaProvingKey(const io::ZkeyFile& zkey, const engine::EngineOptions& options) {
   switch (zkey.curve()) {
-    case engine::Curve::kBn254:
+    case io::Curve::kBn254:
       return groth16::LoadBn254Key(zkey, options);
-    case engine::Curve::kBls12_381:
+    case io::Curve::kBls12_381:
       return groth16::LoadBls12_381Key(zkey, options);
   }
   throw Error(ErrorCode::kUnsupported, zkey.path() + ": unsupported curve");

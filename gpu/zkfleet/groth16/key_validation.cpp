@@ -109,15 +109,15 @@ class Validator {
 
 void ValidateZkeyPoints(const io::ZkeyFile& zkey, int threads, ZkeyPoints which) {
   switch (zkey.curve()) {
-    case Curve::kBn254: Validator<curve::Bn254>(zkey, threads).Run(which); return;
-    case Curve::kBls12_381: Validator<curve::Bls12_381>(zkey, threads).Run(which); return;
+    case io::Curve::kBn254: Validator<curve::Bn254>(zkey, threads).Run(which); return;
+    case io::Curve::kBls12_381: Validator<curve::Bls12_381>(zkey, threads).Run(which); return;
   }
 }
 
 void CheckZkeyPoint(const io::ZkeyFile& zkey, const std::string& section, uint64_t index) {
   switch (zkey.curve()) {
-    case Curve::kBn254: Validator<curve::Bn254>(zkey, 1).One(section, index); return;
-    case Curve::kBls12_381: Validator<curve::Bls12_381>(zkey, 1).One(section, index); return;
+    case io::Curve::kBn254: Validator<curve::Bn254>(zkey, 1).One(section, index); return;
+    case io::Curve::kBls12_381: Validator<curve::Bls12_381>(zkey, 1).One(section, index); return;
   }
 }
 

@@ -198,8 +198,8 @@ struct TypedKey {
     }
     if (proof.curve && *proof.curve != vk.curve) {
       return fail(VerifyStatus::kCurveMismatch, std::string("curve mismatch: the proof is for ") +
-                                                    engine::CurveName(*proof.curve) +
-                                                    ", the verification key for " + engine::CurveName(vk.curve));
+                                                    io::CurveName(*proof.curve) +
+                                                    ", the verification key for " + io::CurveName(vk.curve));
     }
     pairing::G1Affine<C> a, c;
     pairing::G2Affine<C> b;
@@ -233,7 +233,7 @@ using AnyTypedKey = std::variant<TypedKey<curve::Bn254>, TypedKey<curve::Bls12_3
 
 // Loads vk into the variant; returns "" or what is wrong.
 std::string LoadTyped(const VerificationKey& vk, AnyTypedKey& out, bool prepared) {
-  if (vk.curve == engine::Curve::kBn254) {
+  if (vk.curve == io::Curve::kBn254) {
     return out.emplace<TypedKey<curve::Bn254>>().Load(vk, prepared);
   }
   return out.emplace<TypedKey<curve::Bls12_381>>().Load(vk, prepared);
@@ -347,12 +347,12 @@ VerifyResult PreparedVerifier::Verify(std::span<const BigInt> public_signals, co
 }
 
 VerificationKey VerificationKeyFromZkey(const io::ZkeyFile& zkey) {
-  if (zkey.curve() == engine::Curve::kBn254) return FromZkeyTyped<curve::Bn254>(zkey);
+  if (zkey.curve() == io::Curve::kBn254) return FromZkeyTyped<curve::Bn254>(zkey);
   return FromZkeyTyped<curve::Bls12_381>(zkey);
 }
 
 std::array<BigInt, 12> AlphaBeta(const VerificationKey& vk) {
-  if (vk.curve == engine::Curve::kBn254) return AlphaBetaTyped<curve::Bn254>(vk);
+  if (vk.curve == io::Curve::kBn254) return AlphaBetaTyped<curve::Bn254>(vk);
   return AlphaBetaTyped<curve::Bls12_381>(vk);
 }
 

@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "zkfleet/engine/types.hpp"
+#include "zkfleet/io/curve.hpp"
 
 namespace zkfleet::io {
 class ZkeyFile;
@@ -59,7 +59,7 @@ struct G2Point {
 };
 
 struct VerificationKey {
-  engine::Curve curve = engine::Curve::kBn254;
+  io::Curve curve = io::Curve::kBn254;
   uint32_t n_public = 0;
   G1Point alpha1;
   G2Point beta2, gamma2, delta2;
@@ -71,7 +71,7 @@ struct Proof {
   G2Point b;
   G1Point c;
   // The curve proof.json names ("curve" key), when it names one.
-  std::optional<engine::Curve> curve;
+  std::optional<io::Curve> curve;
 };
 
 enum class VerifyStatus {

@@ -32,8 +32,8 @@ constexpr uint8_t kBls12381R[32] = {
 };
 
 constexpr CurvePrimes kCurves[] = {
-    {engine::Curve::kBn254, 32, kBn254Q, 32, kBn254R, 28},
-    {engine::Curve::kBls12_381, 48, kBls12381Q, 32, kBls12381R, 32},
+    {Curve::kBn254, 32, kBn254Q, 32, kBn254R, 28},
+    {Curve::kBls12_381, 48, kBls12381Q, 32, kBls12381R, 32},
 };
 
 bool Equal(std::span<const uint8_t> bytes, const uint8_t* prime, uint32_t n8) {
@@ -42,18 +42,18 @@ bool Equal(std::span<const uint8_t> bytes, const uint8_t* prime, uint32_t n8) {
 
 }  // namespace
 
-const CurvePrimes& PrimesOf(engine::Curve curve) {
-  return curve == engine::Curve::kBn254 ? kCurves[0] : kCurves[1];
+const CurvePrimes& PrimesOf(Curve curve) {
+  return curve == Curve::kBn254 ? kCurves[0] : kCurves[1];
 }
 
-std::optional<engine::Curve> CurveFromBasePrime(std::span<const uint8_t> q) {
+std::optional<Curve> CurveFromBasePrime(std::span<const uint8_t> q) {
   for (const CurvePrimes& c : kCurves) {
     if (Equal(q, c.q, c.n8q)) return c.curve;
   }
   return std::nullopt;
 }
 
-std::optional<engine::Curve> CurveFromScalarPrime(std::span<const uint8_t> r) {
+std::optional<Curve> CurveFromScalarPrime(std::span<const uint8_t> r) {
   for (const CurvePrimes& c : kCurves) {
     if (Equal(r, c.r, c.n8r)) return c.curve;
   }

@@ -8,12 +8,12 @@
 #include <span>
 #include <string>
 
-#include "zkfleet/engine/types.hpp"
+#include "zkfleet/io/curve.hpp"
 
 namespace zkfleet::io {
 
 struct CurvePrimes {
-  engine::Curve curve;
+  Curve curve;
   uint32_t n8q;        // bytes of a base-field element (32 / 48)
   const uint8_t* q;    // base field prime, n8q bytes LE
   uint32_t n8r;        // bytes of a scalar (32 for both curves)
@@ -21,12 +21,12 @@ struct CurvePrimes {
   uint32_t two_adicity;  // largest s with 2^s | r - 1 (largest NTT domain)
 };
 
-const CurvePrimes& PrimesOf(engine::Curve curve);
+const CurvePrimes& PrimesOf(Curve curve);
 
 // The curve whose base field prime is `q` (LE bytes, any length), if any.
-std::optional<engine::Curve> CurveFromBasePrime(std::span<const uint8_t> q);
+std::optional<Curve> CurveFromBasePrime(std::span<const uint8_t> q);
 // The curve whose scalar field prime is `r` (LE bytes, any length), if any.
-std::optional<engine::Curve> CurveFromScalarPrime(std::span<const uint8_t> r);
+std::optional<Curve> CurveFromScalarPrime(std::span<const uint8_t> r);
 
 // "0x..." big-endian hex of a little-endian integer, for error messages.
 std::string HexLe(std::span<const uint8_t> le);

@@ -121,7 +121,7 @@ json ParseJson(std::string_view text, const std::string& name) {
   }
 }
 
-engine::Curve CurveOf(const json& j, const std::string& name) {
+Curve CurveOf(const json& j, const std::string& name) {
   if (!j.is_string()) Bad(name, "\"curve\" must be a string");
   const auto& s = j.get_ref<const std::string&>();
   auto curve = CurveFromSnarkjsName(s);
@@ -159,13 +159,13 @@ std::string Dec(const BigInt& v) { return LimbsToDecimal(v.data(), static_cast<i
 
 }  // namespace
 
-std::optional<engine::Curve> CurveFromSnarkjsName(std::string_view name) {
+std::optional<Curve> CurveFromSnarkjsName(std::string_view name) {
   std::string norm;
   for (char ch : name) {
     if (std::isalnum(static_cast<unsigned char>(ch))) norm += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   }
-  if (norm == "BN128" || norm == "BN254" || norm == "ALTBN128") return engine::Curve::kBn254;
-  if (norm == "BLS12381") return engine::Curve::kBls12_381;
+  if (norm == "BN128" || norm == "BN254" || norm == "ALTBN128") return Curve::kBn254;
+  if (norm == "BLS12381") return Curve::kBls12_381;
   return std::nullopt;
 }
 
@@ -268,7 +268,7 @@ std::string VerificationKeyJson(const groth16::VerificationKey& vk, const std::a
   };
   ojson out = ojson::object();
   out["protocol"] = "groth16";
-  out["curve"] = engine::CurveName(vk.curve);
+  out["curve"] = CurveName(vk.curve);
   out["nPublic"] = vk.n_public;
   out["vk_alpha_1"] = g1(vk.alpha1);
   out["vk_beta_2"] = g2(vk.beta2);

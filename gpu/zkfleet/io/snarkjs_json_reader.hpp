@@ -30,13 +30,13 @@
 #include <string_view>
 #include <vector>
 
-#include "zkfleet/engine/types.hpp"
+#include "zkfleet/io/curve.hpp"
 #include "zkfleet/groth16/verifier.hpp"
 
 namespace zkfleet::io {
 
 // The curve a snarkjs curve name denotes, if any.
-std::optional<engine::Curve> CurveFromSnarkjsName(std::string_view name);
+std::optional<Curve> CurveFromSnarkjsName(std::string_view name);
 
 // "123" or "0x7b" (at most 384 bits). `what` names the value in messages.
 groth16::BigInt ParseBigIntString(std::string_view text, std::string_view what);

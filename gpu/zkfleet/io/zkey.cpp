@@ -111,7 +111,7 @@ void ZkeyFile::Validate() {
                                                Str(shape_.n8q));
     }
     q_ = rd.Bytes(shape_.n8q, "q");
-    const std::optional<engine::Curve> curve = CurveFromBasePrime({q_, shape_.n8q});
+    const std::optional<Curve> curve = CurveFromBasePrime({q_, shape_.n8q});
     if (!curve) {
       throw Error(ErrorCode::kUnsupported, name + ": groth16 header: q: unknown base field " +
                                                HexLe({q_, shape_.n8q}) + " (supported: bn128, bls12381)");
@@ -121,11 +121,11 @@ void ZkeyFile::Validate() {
     shape_.n8r = rd.U32("n8r");
     if (shape_.n8r != primes.n8r) {
       BadFormat(name + ": groth16 header: n8r: expected " + Str(primes.n8r) + " for " +
-                engine::CurveName(curve_) + ", found " + Str(shape_.n8r));
+                CurveName(curve_) + ", found " + Str(shape_.n8r));
     }
     r_ = rd.Bytes(shape_.n8r, "r");
     if (CurveFromScalarPrime({r_, shape_.n8r}) != curve_) {
-      BadFormat(name + ": groth16 header: r: expected the " + engine::CurveName(curve_) +
+      BadFormat(name + ": groth16 header: r: expected the " + CurveName(curve_) +
                 " scalar field " + HexLe({primes.r, primes.n8r}) + ", found " + HexLe({r_, shape_.n8r}));
     }
     shape_.n_vars = rd.U32("nVars");
@@ -154,7 +154,7 @@ void ZkeyFile::Validate() {
     }
     if (static_cast<uint32_t>(std::countr_zero(n)) > primes.two_adicity) {
       BadFormat(name + ": groth16 header: domainSize: expected <= 2^" + Str(primes.two_adicity) +
-                " for " + engine::CurveName(curve_) + ", found " + Str(n));
+                " for " + CurveName(curve_) + ", found " + Str(n));
     }
     CheckCoordinates(name, "alpha1", alpha1_, 2, q_, shape_.n8q);
     CheckCoordinates(name, "beta1", beta1_, 2, q_, shape_.n8q);
@@ -220,7 +220,7 @@ void ZkeyFile::Validate() {
   }
 }
 
-void CheckWitnessMatches(const engine::Witness& witness, std::span<const uint8_t> r,
+void CheckWitnessMatches(const Witness& witness, std::span<const uint8_t> r,
                          uint32_t n_vars, std::string_view key_name) {
   const std::vector<uint8_t>& prime = witness.prime();
   if (prime.size() != r.size() || !std::equal(prime.begin(), prime.end(), r.begin())) {

@@ -19,10 +19,10 @@
 #include <string>
 #include <string_view>
 
-#include "zkfleet/engine/types.hpp"
-#include "zkfleet/engine/witness.hpp"
 #include "zkfleet/io/binfile.hpp"
+#include "zkfleet/io/curve.hpp"
 #include "zkfleet/io/mapped_file.hpp"
+#include "zkfleet/io/witness.hpp"
 
 namespace zkfleet::io {
 
@@ -90,7 +90,7 @@ class ZkeyFile {
   const std::string& path() const { return name_; }
   uint64_t file_size() const { return bytes_.size(); }
 
-  engine::Curve curve() const { return curve_; }
+  Curve curve() const { return curve_; }
   const ZkeyShape& shape() const { return shape_; }
   uint32_t n8q() const { return shape_.n8q; }
   uint32_t n8r() const { return shape_.n8r; }
@@ -134,7 +134,7 @@ class ZkeyFile {
   MappedFile file_;                 // empty when made by Parse()
   std::span<const uint8_t> bytes_;  // the whole file: file_'s mapping or the caller's bytes
   std::string name_;                // path or caller-given name, for messages
-  engine::Curve curve_ = engine::Curve::kBn254;
+  Curve curve_ = Curve::kBn254;
   ZkeyShape shape_;
   const uint8_t* q_ = nullptr;
   const uint8_t* r_ = nullptr;
@@ -147,14 +147,14 @@ class ZkeyFile {
 // Throws zkfleet::Error kMismatch unless `witness` belongs to a circuit with
 // scalar prime `r` (LE) and `n_vars` signals, as snarkjs checks before
 // proving. `key_name` names the key in the message.
-void CheckWitnessMatches(const engine::Witness& witness, std::span<const uint8_t> r,
+void CheckWitnessMatches(const Witness& witness, std::span<const uint8_t> r,
                          uint32_t n_vars, std::string_view key_name);
 
 // What a synthetic zkey's sections 1 and 2 hold. q, r, n8q, n8r come from
 // the curve. Points are affine little-endian Montgomery (G1 2*n8q bytes, G2
 // 4*n8q bytes).
 struct ZkeyHeaderData {
-  engine::Curve curve = engine::Curve::kBn254;
+  Curve curve = Curve::kBn254;
   uint32_t n_vars = 0;
   uint32_t n_public = 0;
   uint32_t domain_size = 0;

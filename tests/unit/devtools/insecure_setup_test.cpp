@@ -52,7 +52,7 @@ std::vector<uint8_t> PointAt(const io::PointArray& arr, size_t i, size_t size) {
 }
 
 template <class C>
-void CheckAgainstFormulas(engine::Curve curve_id) {
+void CheckAgainstFormulas(io::Curve curve_id) {
   using G1 = typename C::G1;
   using G2 = typename C::G2;
   CircuitOptions co;
@@ -165,9 +165,9 @@ void CheckAgainstFormulas(engine::Curve curve_id) {
   EXPECT_EQ(rec, key.n_coeffs());
 }
 
-TEST(InsecureSetup, Bn128ZkeyMatchesTheFormulas) { CheckAgainstFormulas<curve::Bn254>(engine::Curve::kBn254); }
+TEST(InsecureSetup, Bn128ZkeyMatchesTheFormulas) { CheckAgainstFormulas<curve::Bn254>(io::Curve::kBn254); }
 TEST(InsecureSetup, Bls12381ZkeyMatchesTheFormulas) {
-  CheckAgainstFormulas<curve::Bls12_381>(engine::Curve::kBls12_381);
+  CheckAgainstFormulas<curve::Bls12_381>(io::Curve::kBls12_381);
 }
 
 TEST(InsecureSetup, SeedMakesKeysReproducibleAndNoSeedDoesNot) {
@@ -185,7 +185,7 @@ TEST(InsecureSetup, SeedMakesKeysReproducibleAndNoSeedDoesNot) {
   InsecureSetup(gen.r1cs, "c", dir / "d.zkey", so);
   EXPECT_NE(FileBytes(dir / "c.zkey"), FileBytes(dir / "d.zkey"));
   EXPECT_NE(FileBytes(dir / "a.zkey"), FileBytes(dir / "c.zkey"));
-  const ToxicWaste t = DrawToxicWaste(engine::Curve::kBn254, 5);
+  const ToxicWaste t = DrawToxicWaste(io::Curve::kBn254, 5);
   EXPECT_NE(t.tau, t.alpha);
   EXPECT_NE(t.beta, t.delta);
 }

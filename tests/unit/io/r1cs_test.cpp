@@ -15,7 +15,7 @@ using testing::ExpectError;
 using testing::Fixture;
 using testing::ScratchDir;
 
-class R1csFixtureTest : public ::testing::TestWithParam<std::pair<const char*, engine::Curve>> {};
+class R1csFixtureTest : public ::testing::TestWithParam<std::pair<const char*, io::Curve>> {};
 
 TEST_P(R1csFixtureTest, ReadsHeaderAndConstraints) {
   const auto [dir, curve] = GetParam();
@@ -73,15 +73,15 @@ TEST_P(R1csFixtureTest, SnarkjsAcceptsWrittenFile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, R1csFixtureTest,
-                         ::testing::Values(std::make_pair("bn128_k12", engine::Curve::kBn254),
-                                           std::make_pair("bls12381_k12", engine::Curve::kBls12_381)),
+                         ::testing::Values(std::make_pair("bn128_k12", io::Curve::kBn254),
+                                           std::make_pair("bls12381_k12", io::Curve::kBls12_381)),
                          [](const auto& info) { return std::string(info.param.first); });
 
 // A two-constraint system built by hand: a*b = t, t*c = out - 7 (wires:
 // 0 = one, 1 = out, 2 = a, 3 = b, 4 = c, 5 = t).
 R1cs SmallSystem() {
   R1cs r;
-  const CurvePrimes& bn = PrimesOf(engine::Curve::kBn254);
+  const CurvePrimes& bn = PrimesOf(io::Curve::kBn254);
   r.header = {32, Bytes(bn.r, bn.r + 32), 6, 1, 0, 3, 6, 2};
   const auto term = [&](uint32_t wire, uint8_t value) {
     r.term_wire.push_back(wire);

@@ -232,7 +232,7 @@ TEST_F(BadWitnessTest, LowestBadIndexIsReported) {
 // threads; the lowest bad index is still the one reported, wherever the
 // chunk boundaries fall.
 TEST(WitnessLargeTest, ParallelCheckReportsTheLowestBadIndex) {
-  const CurvePrimes& bn = PrimesOf(engine::Curve::kBn254);
+  const CurvePrimes& bn = PrimesOf(io::Curve::kBn254);
   const Bytes prime(bn.r, bn.r + 32);
   const uint64_t count = Witness::kParallelCheckMin + 12345;
   Bytes zeros(count * 32, 0);
@@ -274,7 +274,7 @@ TEST(WitnessLargeTest, ParallelCheckReportsTheLowestBadIndex) {
 // prime) -- essentially the "every value < prime" check -- against
 // FromBytes, which also copies the values.
 TEST(WitnessLargeTest, PrintsTheCheckTimeFor2To22Values) {
-  const CurvePrimes& bn = PrimesOf(engine::Curve::kBn254);
+  const CurvePrimes& bn = PrimesOf(io::Curve::kBn254);
   const uint32_t count = 1u << 22;
   std::string file;
   file.append("wtns");
@@ -337,7 +337,7 @@ TEST_F(BadWitnessTest, EvenPrime) {
 // fit a bn128 key.
 TEST_F(BadWitnessTest, AnotherPrimeDoesNotMatchTheKey) {
   Container c = Container::Split(original_);
-  const CurvePrimes& bls = PrimesOf(engine::Curve::kBls12_381);
+  const CurvePrimes& bls = PrimesOf(io::Curve::kBls12_381);
   std::copy(bls.r, bls.r + 32, c.Payload(1).begin() + 4);
   const std::string path = dir_.Put("bls_prime.wtns", c.Join());
   const Witness w = Witness::FromFile(path);
@@ -347,7 +347,7 @@ TEST_F(BadWitnessTest, AnotherPrimeDoesNotMatchTheKey) {
 }
 
 TEST(WtnsWriterTest, RejectsInconsistentInput) {
-  const CurvePrimes& bn = PrimesOf(engine::Curve::kBn254);
+  const CurvePrimes& bn = PrimesOf(io::Curve::kBn254);
   const std::span<const uint8_t> prime(bn.r, 32);
   ExpectError([&] { WtnsBytes(32, prime, Bytes(33)); }, ErrorCode::kInvalidArgument, {"whole number"});
   ExpectError([&] { WtnsBytes(32, prime, prime); }, ErrorCode::kInvalidArgument, {"value 0 is not below the prime"});

@@ -20,7 +20,7 @@ using testing::ScratchDir;
 
 struct FixtureInfo {
   const char* dir;
-  engine::Curve curve;
+  io::Curve curve;
   uint32_t n8q;
   uint32_t n_constraints;
 };
@@ -65,7 +65,7 @@ TEST_P(ZkeyFixtureTest, PointsMatchVerificationKey) {
   const FixtureInfo& fx = GetParam();
   const ZkeyFile key = ZkeyFile::Open(Fixture(fx.dir, "circuit_final.zkey"));
   const auto vk = nlohmann::json::parse(testing::ReadText(Fixture(fx.dir, "verification_key.json")));
-  EXPECT_EQ(vk["curve"], engine::CurveName(key.curve()));
+  EXPECT_EQ(vk["curve"], io::CurveName(key.curve()));
   EXPECT_EQ(vk["nPublic"], key.n_public());
 
   const size_t n8 = key.n8q();
@@ -109,8 +109,8 @@ TEST_P(ZkeyFixtureTest, CoefficientsHoldThePublicInputRows) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ZkeyFixtureTest,
-                         ::testing::Values(FixtureInfo{"bn128_k12", engine::Curve::kBn254, 32, 4093},
-                                           FixtureInfo{"bls12381_k12", engine::Curve::kBls12_381, 48, 4093}),
+                         ::testing::Values(FixtureInfo{"bn128_k12", io::Curve::kBn254, 32, 4093},
+                                           FixtureInfo{"bls12381_k12", io::Curve::kBls12_381, 48, 4093}),
                          [](const auto& info) { return std::string(info.param.dir); });
 
 // ----------------------------------------------------------------------------

@@ -106,7 +106,7 @@ TEST_P(VerifierTest, EveryFailureHasItsStatus) {
   EXPECT_EQ(status(vk, s, proof), VerifyStatus::kInvalidProof);
 
   auto p = proof;
-  p.curve = Bls() ? zkfleet::engine::Curve::kBn254 : zkfleet::engine::Curve::kBls12_381;
+  p.curve = Bls() ? zkfleet::io::Curve::kBn254 : zkfleet::io::Curve::kBls12_381;
   EXPECT_EQ(status(vk, pub, p), VerifyStatus::kCurveMismatch);
   p = proof;
   p.a.x[0] ^= 1;
@@ -244,7 +244,7 @@ TEST_P(VerifierTest, MalformedJsonOnlyThrowsZkfleetError) {
 // paths (4-bit one-shot and 8-bit prepared windows) with 70 full-size,
 // zero, one and r-1 signals.
 template <class C>
-void SyntheticKeyTest(zkfleet::engine::Curve curve_id) {
+void SyntheticKeyTest(zkfleet::io::Curve curve_id) {
   using Fr = typename C::Fr;
   using G1 = typename C::G1;
   using G2 = typename C::G2;
@@ -311,10 +311,10 @@ void SyntheticKeyTest(zkfleet::engine::Curve curve_id) {
 }
 
 TEST(SyntheticKey, Bn254ValidProofForManyPublicSignals) {
-  SyntheticKeyTest<zkfleet::curve::Bn254>(zkfleet::engine::Curve::kBn254);
+  SyntheticKeyTest<zkfleet::curve::Bn254>(zkfleet::io::Curve::kBn254);
 }
 TEST(SyntheticKey, Bls12_381ValidProofForManyPublicSignals) {
-  SyntheticKeyTest<zkfleet::curve::Bls12_381>(zkfleet::engine::Curve::kBls12_381);
+  SyntheticKeyTest<zkfleet::curve::Bls12_381>(zkfleet::io::Curve::kBls12_381);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, VerifierTest, ::testing::Values("bn128_k12", "bls12381_k12"));
@@ -351,9 +351,9 @@ TEST(SnarkjsJsonReader, RejectsBadShapesWithClearMessages) {
   EXPECT_THROW(io::ParseVerificationKeyJson(vk.dump(), "vk"), zkfleet::Error);
   vk["nPublic"] = 2;
   vk["curve"] = "BLS12-381";
-  EXPECT_EQ(io::ParseVerificationKeyJson(vk.dump(), "vk").curve, zkfleet::engine::Curve::kBls12_381);
+  EXPECT_EQ(io::ParseVerificationKeyJson(vk.dump(), "vk").curve, zkfleet::io::Curve::kBls12_381);
   vk["curve"] = "alt_bn128";
-  EXPECT_EQ(io::ParseVerificationKeyJson(vk.dump(), "vk").curve, zkfleet::engine::Curve::kBn254);
+  EXPECT_EQ(io::ParseVerificationKeyJson(vk.dump(), "vk").curve, zkfleet::io::Curve::kBn254);
   vk.erase("IC");
   EXPECT_THROW(io::ParseVerificationKeyJson(vk.dump(), "vk"), zkfleet::Error);
   EXPECT_THROW(io::ParsePublicSignalsJson("{\"a\": 1}", "public"), zkfleet::Error);

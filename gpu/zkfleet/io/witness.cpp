@@ -1,5 +1,5 @@
 // Parsing and validation of .wtns files (spec §5).
-#include "zkfleet/engine/witness.hpp"
+#include "zkfleet/io/witness.hpp"
 
 #include <algorithm>
 #include <span>
@@ -15,7 +15,7 @@
 #include "zkfleet/io/mapped_file.hpp"
 #include "zkfleet/io/wtns_writer.hpp"
 
-namespace zkfleet::engine {
+namespace zkfleet::io {
 namespace {
 
 [[noreturn]] void BadFormat(const std::string& message) { throw Error(ErrorCode::kBadFormat, message); }
@@ -173,4 +173,4 @@ Witness Witness::View(std::span<const uint8_t> wtns_bytes, std::string origin) {
   return w;
 }
 
-}  // namespace zkfleet::engine
+}  // namespace zkfleet::io
