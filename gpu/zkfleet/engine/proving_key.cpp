@@ -94,27 +94,29 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
     // The CUDA key checks the big sections on the device, once uploaded
     // (inside backend_s); the header points and IC are checked here.
     const auto t_check = std::chrono::steady_clock::now();
-    ValidateZkeyPoints(zkey, options.threads, backend == Backend::kCuda ? ZkeyPoints::kHeaderAndIc : ZkeyPoints::kAll);
+    groth16::ValidateZkeyPoints(zkey, options.threads,
+                                backend == Backend::kCuda ? groth16::ZkeyPoints::kHeaderAndIc : groth16::ZkeyPoints::kAll);
     timings.key_check_s = SecondsSince(t_check);
   }
   auto verifier = std::make_shared<const groth16::PreparedVerifier>(groth16::VerificationKeyFromZkey(zkey));
 
   const auto t_backend = std::chrono::steady_clock::now();
-  std::unique_ptr<ProvingKey> key;
+  std::unique_ptr<groth16::Key> backend_key;
   if (backend == Backend::kCpu) {
-    key = cpu::LoadCpuProvingKey(zkey, options);
+    backend_key = cpu::LoadCpuProvingKey(zkey, options);
   } else {
 #ifdef ZKFLEET_HAVE_CUDA
     if (!CudaAvailable()) {
       throw Error(ErrorCode::kDeviceError, "backend cuda requested for " + zkey_path + " but no CUDA device is present");
     }
-    key = cuda::LoadCudaProvingKey(zkey, options);
+    backend_key = cuda::LoadCudaProvingKey(zkey, options);
 #else
     throw Error(ErrorCode::kUnsupported, "backend cuda requested for " + zkey_path +
                                              " but this build has no CUDA backend (configure with -DZKFLEET_CUDA=ON)");
 #endif
   }
   timings.backend_s = SecondsSince(t_backend);
+  std::unique_ptr<ProvingKey> key(new ProvingKey(std::move(backend_key), backend));
   timings.total_s = SecondsSince(t_start);
   key->load_timings_ = timings;
   key->options_ = options;
@@ -123,6 +125,11 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
   key->verifier_ = std::move(verifier);
   return key;
 }
+
+ProvingKey::ProvingKey(std::unique_ptr<groth16::Key> backend_key, Backend backend)
+    : backend_key_(std::move(backend_key)), backend_(backend) {}
+
+ProvingKey::~ProvingKey() = default;
 
 const groth16::VerificationKey& ProvingKey::verification_key() const { return verifier_->key(); }
 
@@ -151,7 +158,7 @@ Proof ProvingKey::Prove(const Witness& witness, const ProveOptions& options) con
     throw Error(ErrorCode::kDeviceLost, "injected fatal device error (ZKFLEET_FAULT_INJECT device_lost, test only): "
                                         "the device cannot be used again by this process");
   }
-  if (!options.verify) return ProveUnchecked(witness, options, TakeInjectedMsmFault());
+  if (!options.verify) return backend_key_->ProveUnchecked(witness, options, TakeInjectedMsmFault());
 
   // The same r and s for a re-proof: draw them here unless the caller did.
   ProveOptions fixed = options;
@@ -160,8 +167,8 @@ Proof ProvingKey::Prove(const Witness& witness, const ProveOptions& options) con
       if (out) return;
       uint64_t limbs[4];
       switch (info().curve) {
-        case Curve::kBn254: RandomScalar<curve::Bn254::Fr>(limbs); break;
-        case Curve::kBls12_381: RandomScalar<curve::Bls12_381::Fr>(limbs); break;
+        case Curve::kBn254: groth16::RandomScalar<curve::Bn254::Fr>(limbs); break;
+        case Curve::kBls12_381: groth16::RandomScalar<curve::Bls12_381::Fr>(limbs); break;
       }
       out.emplace();
       std::memcpy(out->data(), limbs, 32);
@@ -169,7 +176,7 @@ Proof ProvingKey::Prove(const Witness& witness, const ProveOptions& options) con
     draw(fixed.r);
     draw(fixed.s);
   }
-  Proof proof = ProveUnchecked(witness, fixed, TakeInjectedMsmFault());
+  Proof proof = backend_key_->ProveUnchecked(witness, fixed, TakeInjectedMsmFault());
   auto t0 = std::chrono::steady_clock::now();
   std::string fault = Check(proof);
   proof.check.verify_s = SecondsSince(t0);
@@ -178,7 +185,7 @@ Proof ProvingKey::Prove(const Witness& witness, const ProveOptions& options) con
     return proof;
   }
   // Failed: was it the engine or the witness? Prove again on the reference path.
-  Proof again = Reference().ProveUnchecked(witness, fixed, /*inject_fault=*/false);
+  Proof again = Reference().backend_key_->ProveUnchecked(witness, fixed, /*inject_fault=*/false);
   again.timings.total_s += proof.timings.total_s;
   t0 = std::chrono::steady_clock::now();
   const std::string second = Check(again);

@@ -41,8 +41,9 @@
 #include <string_view>
 #include <vector>
 
-#include "zkfleet/engine/witness.hpp"
 #include "zkfleet/engine/types.hpp"
+#include "zkfleet/engine/witness.hpp"
+#include "zkfleet/groth16/key.hpp"
 
 namespace zkfleet::groth16 {
 struct VerificationKey;
@@ -51,68 +52,19 @@ class PreparedVerifier;
 
 namespace zkfleet::engine {
 
-struct EngineOptions {
-  Backend backend = Backend::kAuto;
-  int threads = 0;   // CPU worker threads; 0 = all hardware threads
-  int cuda_device = 0;
-  // CUDA: run the five MSMs on their own streams, overlapping each other and
-  // the A/B/C and NTT steps. Costs one MSM workspace per MSM in device memory
-  // (false: one shared workspace, MSMs one after another).
-  bool cuda_overlap_msms = true;
-  // CUDA: up to this many precomputed copies of every MSM's points (copy j =
-  // 2^(c·j')·P, msm/msm_steps.hpp step 0), built once at load. A key that
-  // proves many times gains fewer, wider windows (BN254 2^22: 13 instead of
-  // 16) and one bucket set instead of one per window, for up to this many
-  // times the points' device memory. 1 = none (the one-shot default);
-  // copies that do not fit in half the free device memory are not made.
-  int cuda_msm_copies = 1;
-  // Build those copies in the background on a low-priority stream: the key
-  // proves at once, over the plain points until the copies are ready
-  // (false: Load waits for them).
-  bool cuda_msm_tables_in_background = true;
-  // Check every point of the .zkey at load: coordinates < q, on the curve,
-  // in the prime-order subgroup where the curve needs it (G2 on both curves,
-  // G1 on BLS12-381). In parallel on `threads` threads.
-  bool validate_key = true;
+// How to load a key: which backend, and how that backend builds it
+// (groth16::KeyOptions: threads, device, MSM overlap and tables, key check).
+struct EngineOptions : groth16::KeyOptions {
+  // The backend and its CPU threads in one expression ({Backend::kCpu, 2});
+  // the other fields by name.
+  EngineOptions(Backend backend_in = Backend::kAuto, int threads_in = 0) : backend(backend_in) { threads = threads_in; }
+  Backend backend;
 };
 
-// Wall-clock seconds spent in each phase of one proof. The worker exports
-// these as Prometheus histograms; zkprove prints them with --timings.
-struct PhaseTimings {
-  double witness_transfer_s = 0;  // copying the witness to the device (0 on CPU)
-  double build_abc_s = 0;         // evaluating A, B (and C = A.B) on the domain
-  double ntt_s = 0;               // the 3 iNTT + coset + 3 NTT and H scalars
-  double msm_s = 0;               // the five multi-scalar multiplications
-  double total_s = 0;             // the whole Prove() call
-};
-
-// What the check before return found (see the top of this file).
-struct ProofCheck {
-  bool verified = false;  // checked against the key's verification key: valid
-  double verify_s = 0;    // seconds spent verifying (re-proof included after a fault)
-  // Non-empty when the engine's first proof failed verification although the
-  // witness satisfies the circuit: what the verifier said about it. The proof
-  // returned is then the CPU reference re-proof, which verified.
-  std::string engine_fault;
-};
-
-struct Proof {
-  std::string proof_json;   // snarkjs proof.json, byte-compatible layout
-  std::string public_json;  // snarkjs public.json
-  std::vector<std::string> public_signals;  // decimal strings, w[1..nPublic]
-  PhaseTimings timings;
-  ProofCheck check;
-};
-
-struct ProveOptions {
-  // Blinding scalars r and s as canonical little-endian 32-byte integers
-  // (< the scalar field modulus). Unset = fresh random values (production).
-  // Tests set them to compare bit for bit with snarkjs.
-  std::optional<std::array<uint8_t, 32>> r, s;
-  // Verify the proof before returning it (see the top of this file). Off
-  // only for benchmarks (zkprove / zkworker --verify off).
-  bool verify = true;
-};
+using groth16::PhaseTimings;  // wall-clock seconds by phase of one proof
+using groth16::ProofCheck;    // what the check before return found
+using Proof = groth16::ProofOutput;
+using groth16::ProveOptions;
 
 // Test-only fault injection: ZKFLEET_FAULT_INJECT=msm:<n> in the environment
 // corrupts one MSM result (pi_a's, as it comes back from the CPU MSM or from
@@ -131,10 +83,10 @@ class ProvingKey {
   // memory for CUDA). Throws zkfleet::Error naming the file on bad input.
   static std::unique_ptr<ProvingKey> Load(const std::string& zkey_path,
                                           const EngineOptions& options = {});
-  virtual ~ProvingKey() = default;
+  ~ProvingKey();
 
-  virtual const CircuitInfo& info() const = 0;
-  virtual Backend backend() const = 0;
+  const CircuitInfo& info() const { return backend_key_->info(); }
+  Backend backend() const { return backend_; }
 
   // Proves one witness and (options.verify) checks the proof before
   // returning it. Throws zkfleet::Error: kMismatch when the witness belongs
@@ -150,17 +102,14 @@ class ProvingKey {
   // How long Load() took, by step.
   const LoadTimings& load_timings() const { return load_timings_; }
 
- protected:
-  ProvingKey() = default;
-  // The backend's proof, unchecked. `inject_fault`: corrupt pi_a's MSM
-  // result (TakeInjectedMsmFault said so).
-  virtual Proof ProveUnchecked(const Witness& witness, const ProveOptions& options, bool inject_fault) const = 0;
-
  private:
+  ProvingKey(std::unique_ptr<groth16::Key> backend_key, Backend backend);
   // Verifies `proof`; empty when valid, else the verifier's reason.
   std::string Check(const Proof& proof) const;
   const ProvingKey& Reference() const;
 
+  std::unique_ptr<groth16::Key> backend_key_;
+  Backend backend_;
   EngineOptions options_;
   LoadTimings load_timings_;
   std::string circuit_name_;  // the .zkey's file stem, in error messages

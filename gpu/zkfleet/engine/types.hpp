@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "zkfleet/groth16/key.hpp"
 #include "zkfleet/io/curve.hpp"
 
 namespace zkfleet::engine {
@@ -42,15 +43,6 @@ struct LoadTimings {
   double total_s = 0;
 };
 
-struct CircuitInfo {
-  Curve curve = Curve::kBn254;
-  uint32_t n_vars = 0;        // witness length, including the constant 1
-  uint32_t n_public = 0;      // public signals, excluding the constant
-  uint32_t domain_size = 0;   // power of two
-  uint64_t n_coeffs = 0;      // A/B coefficient records in the zkey
-  uint64_t resident_bytes = 0;  // memory the loaded key holds
-  int msm_copies = 1;           // CUDA: table copies of the MSM points (EngineOptions::cuda_msm_copies)
-  std::string path;           // where it was loaded from
-};
+using CircuitInfo = groth16::CircuitInfo;
 
 }  // namespace zkfleet::engine

@@ -13,10 +13,10 @@
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/curve/point.hpp"
-#include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/groth16/key.hpp"
 #include "zkfleet/io/json.hpp"
 
-namespace zkfleet::engine {
+namespace zkfleet::groth16 {
 
 // A uniformly random scalar < r from the kernel's CSPRNG (rejection sampling).
 template <class Fr>
@@ -77,7 +77,7 @@ struct Groth16MsmResults {
 // proof then fails verification.
 template <class C>
 void AssembleProof(const Groth16HeaderPoints<C>& key, Groth16MsmResults<C> msm, const uint64_t r[4],
-                   const uint64_t s[4], const uint8_t* witness_values, uint32_t n_public, Proof& proof,
+                   const uint64_t s[4], const uint8_t* witness_values, uint32_t n_public, ProofOutput& proof,
                    bool inject_fault = false) {
   using Fr = typename C::Fr;
   using J1 = curve::Jacobian<typename C::G1>;
@@ -110,4 +110,4 @@ void AssembleProof(const Groth16HeaderPoints<C>& key, Groth16MsmResults<C> msm, 
   proof.public_json = io::PublicJson(proof.public_signals);
 }
 
-}  // namespace zkfleet::engine
+}  // namespace zkfleet::groth16

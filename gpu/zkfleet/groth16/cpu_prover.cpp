@@ -42,7 +42,7 @@ P CopyPoint(const uint8_t* bytes) {
 }
 
 template <class C>
-class CpuGroth16Key final : public engine::ProvingKey {
+class CpuGroth16Key final : public groth16::Key {
   using Fr = typename C::Fr;
   using G1 = typename C::G1;
   using G2 = typename C::G2;
@@ -64,7 +64,7 @@ class CpuGroth16Key final : public engine::ProvingKey {
   };
 
  public:
-  CpuGroth16Key(const io::ZkeyFile& zkey, const engine::EngineOptions& options)
+  CpuGroth16Key(const io::ZkeyFile& zkey, const groth16::KeyOptions& options)
       : pool_(options.threads), domain_(Log2(zkey.domain_size())) {
     if (sizeof(A1) != zkey.g1_size() || sizeof(A2) != zkey.g2_size()) {
       throw Error(ErrorCode::kInternal, zkey.path() + ": point size does not match the curve");
@@ -96,10 +96,9 @@ class CpuGroth16Key final : public engine::ProvingKey {
                            domain_.resident_bytes();
   }
 
-  const engine::CircuitInfo& info() const override { return info_; }
-  engine::Backend backend() const override { return engine::Backend::kCpu; }
+  const groth16::CircuitInfo& info() const override { return info_; }
 
-  engine::Proof ProveUnchecked(const engine::Witness& witness, const engine::ProveOptions& options,
+  groth16::ProofOutput ProveUnchecked(const io::Witness& witness, const groth16::ProveOptions& options,
                                bool inject_fault) const override {
     const auto t_start = Clock::now();
     io::CheckWitnessMatches(witness, r_, info_.n_vars, info_.path);
@@ -109,7 +108,7 @@ class CpuGroth16Key final : public engine::ProvingKey {
     }
     const uint8_t* w = witness.values();
     const size_t n = info_.domain_size;
-    engine::Proof proof;
+    groth16::ProofOutput proof;
 
     // 1. A and B evaluated on the domain, C = A.B (spec §8.1).
     auto t0 = Clock::now();
@@ -144,8 +143,8 @@ class CpuGroth16Key final : public engine::ProvingKey {
 
     // 4. Blinding and assembly (§8.5), shared with the CUDA backend.
     uint64_t r[4], s[4];
-    engine::DrawBlinding<Fr>(options, r, s);
-    engine::AssembleProof<C>(header_, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, w, info_.n_public, proof,
+    groth16::DrawBlinding<Fr>(options, r, s);
+    groth16::AssembleProof<C>(header_, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, w, info_.n_public, proof,
                              inject_fault);
     proof.timings.total_s = SecondsSince(t_start);
     return proof;
@@ -192,11 +191,11 @@ class CpuGroth16Key final : public engine::ProvingKey {
     });
   }
 
-  engine::CircuitInfo info_;
+  groth16::CircuitInfo info_;
   mutable ThreadPool pool_;
   NttDomain<Fr> domain_;
   std::vector<uint8_t> r_;
-  engine::Groth16HeaderPoints<C> header_;
+  groth16::Groth16HeaderPoints<C> header_;
   std::vector<A1> a_, b1_, c_, h_;
   std::vector<A2> b2_;
   Rows rows_[2];  // 0 = A, 1 = B
@@ -204,8 +203,8 @@ class CpuGroth16Key final : public engine::ProvingKey {
 
 }  // namespace
 
-std::unique_ptr<engine::ProvingKey> LoadCpuProvingKey(const io::ZkeyFile& zkey,
-                                                       const engine::EngineOptions& options) {
+std::unique_ptr<groth16::Key> LoadCpuProvingKey(const io::ZkeyFile& zkey,
+                                                       const groth16::KeyOptions& options) {
   switch (zkey.curve()) {
     case io::Curve::kBn254:
       return std::make_unique<CpuGroth16Key<curve::Bn254>>(zkey, options);

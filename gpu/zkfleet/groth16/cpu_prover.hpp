@@ -13,13 +13,13 @@
 #include <memory>
 #include <string>
 
-#include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/groth16/key.hpp"
 #include "zkfleet/io/zkey.hpp"
 
 namespace zkfleet::cpu {
 
 // Creates the CPU proving key for an already validated zkey.
-std::unique_ptr<engine::ProvingKey> LoadCpuProvingKey(const io::ZkeyFile& zkey,
-                                                       const engine::EngineOptions& options);
+std::unique_ptr<groth16::Key> LoadCpuProvingKey(const io::ZkeyFile& zkey,
+                                                       const groth16::KeyOptions& options);
 
 }  // namespace zkfleet::cpu

@@ -37,7 +37,7 @@
 #include "zkfleet/io/json.hpp"
 
 namespace zkfleet::cuda {
-namespace groth16 {
+namespace prover {
 
 using Clock = std::chrono::steady_clock;
 
@@ -123,7 +123,7 @@ class StreamAndEvents {
 };
 
 template <class C>
-class CudaGroth16Key final : public engine::ProvingKey {
+class CudaGroth16Key final : public groth16::Key {
   using Fr = typename C::Fr;
   using G1 = typename C::G1;
   using G2 = typename C::G2;
@@ -145,7 +145,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
   };
 
  public:
-  CudaGroth16Key(const io::ZkeyFile& zkey, const engine::EngineOptions& options)
+  CudaGroth16Key(const io::ZkeyFile& zkey, const groth16::KeyOptions& options)
       : device_(options.cuda_device),
         overlap_(options.cuda_overlap_msms),
         setup_((SetDevice(options.cuda_device, zkey.path()), zkey.path())) {
@@ -268,10 +268,9 @@ class CudaGroth16Key final : public engine::ProvingKey {
     if (tables_) cudaStreamSynchronize(tables_->stream);
   }
 
-  const engine::CircuitInfo& info() const override { return info_; }
-  engine::Backend backend() const override { return engine::Backend::kCuda; }
+  const groth16::CircuitInfo& info() const override { return info_; }
 
-  engine::Proof ProveUnchecked(const engine::Witness& witness, const engine::ProveOptions& options,
+  groth16::ProofOutput ProveUnchecked(const io::Witness& witness, const groth16::ProveOptions& options,
                                bool inject_fault) const override {
     const auto t_start = Clock::now();
     io::CheckWitnessMatches(witness, r_, info_.n_vars, info_.path);
@@ -280,9 +279,9 @@ class CudaGroth16Key final : public engine::ProvingKey {
                                             " bytes, expected 32");
     }
     uint64_t r[4], s[4];
-    engine::DrawBlinding<Fr>(options, r, s);
+    groth16::DrawBlinding<Fr>(options, r, s);
 
-    engine::Proof proof;
+    groth16::ProofOutput proof;
     WindowSums sums;
     const Plans* plans = nullptr;
     {
@@ -396,7 +395,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
     ZK_CUDA_CHECK(cudaStreamSynchronize(copy.stream()), what + " upload");
   }
 
-  // engine::ValidateZkeyPoints's checks of sections A, B1, B2, C and H, on
+  // groth16::ValidateZkeyPoints's checks of sections A, B1, B2, C and H, on
   // the uploaded points (the header points and IC are checked on the CPU
   // before the key is made). Throws its error for the first bad point.
   void CheckPointsOnDevice(const io::ZkeyFile& zkey) const {
@@ -416,7 +415,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
       const uint64_t bad = c.g2 ? FirstBadPoint<G2>(c.points, c.count, setup_.stream(), what)
                                 : FirstBadPoint<G1>(c.points, c.count, setup_.stream(), what);
       if (bad < c.count) {
-        engine::CheckZkeyPoint(zkey, c.section, bad);  // throws, describing the point
+        groth16::CheckZkeyPoint(zkey, c.section, bad);  // throws, describing the point
         throw Error(ErrorCode::kInternal, what + ": the device rejected point " + std::to_string(bad) +
                                               " that the CPU check accepts");
       }
@@ -466,7 +465,7 @@ class CudaGroth16Key final : public engine::ProvingKey {
 
   // Everything between the witness upload and the window sums' download,
   // with `plans` (plans_[0] or [1]). Called with DeviceMutex(device_) held.
-  void RunDevice(const engine::Witness& witness, const Plans& plans, engine::PhaseTimings& timings,
+  void RunDevice(const io::Witness& witness, const Plans& plans, groth16::PhaseTimings& timings,
                  WindowSums& sums) const {
     ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
     const cudaStream_t stream = setup_.stream();
@@ -589,20 +588,20 @@ class CudaGroth16Key final : public engine::ProvingKey {
   const MsmWorkspace& Workspace(Slot slot) const { return workspaces_[overlap_ ? slot : 0]; }
 
   // Blinding and assembly (spec §8.5), shared with the CPU prover.
-  void Assemble(const engine::Witness& witness, const uint64_t r[4], const uint64_t s[4], const J1& pi_a_msm,
-                const J1& b1_msm, const J2& pi_b_msm, const J1& c_msm, const J1& h_msm, engine::Proof& proof,
+  void Assemble(const io::Witness& witness, const uint64_t r[4], const uint64_t s[4], const J1& pi_a_msm,
+                const J1& b1_msm, const J2& pi_b_msm, const J1& c_msm, const J1& h_msm, groth16::ProofOutput& proof,
                 bool inject_fault) const {
-    const engine::Groth16HeaderPoints<C> header{alpha1_, beta1_, delta1_, beta2_, delta2_};
+    const groth16::Groth16HeaderPoints<C> header{alpha1_, beta1_, delta1_, beta2_, delta2_};
     // inject_fault (test-only, ZKFLEET_FAULT_INJECT): pi_a's MSM result as it
     // came back from the device is corrupted before assembly.
-    engine::AssembleProof<C>(header, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, witness.values(),
+    groth16::AssembleProof<C>(header, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, witness.values(),
                              info_.n_public, proof, inject_fault);
   }
 
   int device_;
   bool overlap_;  // MSMs on their own streams with their own workspaces
   StreamAndEvents setup_;
-  engine::CircuitInfo info_;
+  groth16::CircuitInfo info_;
   std::vector<uint8_t> r_;
   A1 alpha1_, beta1_, delta1_;
   A2 beta2_, delta2_;
@@ -639,5 +638,5 @@ class CudaGroth16Key final : public engine::ProvingKey {
   PinnedBuffer staging_;  // kSlots window-sum slots (downloaded under DeviceMutex)
 };
 
-}  // namespace groth16
+}  // namespace prover
 }  // namespace zkfleet::cuda

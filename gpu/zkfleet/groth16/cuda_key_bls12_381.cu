@@ -3,10 +3,10 @@
 #include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
 #include "zkfleet/groth16/cuda_key.cuh"
 
-namespace zkfleet::cuda::groth16 {
+namespace zkfleet::cuda::prover {
 
-std::unique_ptr<engine::ProvingKey> LoadBls12_381Key(const io::ZkeyFile& zkey, const engine::EngineOptions& options) {
+std::unique_ptr<groth16::Key> LoadBls12_381Key(const io::ZkeyFile& zkey, const groth16::KeyOptions& options) {
   return std::make_unique<CudaGroth16Key<curve::Bls12_381>>(zkey, options);
 }
 
-}  // namespace zkfleet::cuda::groth16
+}  // namespace zkfleet::cuda::prover

@@ -7,7 +7,7 @@
 // cores and milliseconds here.
 //
 // FirstBadPoint returns only an index: the caller has the CPU check describe
-// that point (engine::CheckZkeyPoint), so messages match the CPU path's.
+// that point (groth16::CheckZkeyPoint), so messages match the CPU path's.
 //
 // Thread-safety: stateless; one call's stream work is its own.
 #pragma once

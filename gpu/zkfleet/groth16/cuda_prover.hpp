@@ -27,7 +27,7 @@
 
 #include <memory>
 
-#include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/groth16/key.hpp"
 #include "zkfleet/io/zkey.hpp"
 
 namespace zkfleet::cuda {
@@ -35,6 +35,6 @@ namespace zkfleet::cuda {
 // Creates the CUDA proving key for an already validated zkey on
 // options.cuda_device. Throws zkfleet::Error (kDeviceError when the device
 // is missing, kResourceExhausted when the circuit does not fit).
-std::unique_ptr<engine::ProvingKey> LoadCudaProvingKey(const io::ZkeyFile& zkey, const engine::EngineOptions& options);
+std::unique_ptr<groth16::Key> LoadCudaProvingKey(const io::ZkeyFile& zkey, const groth16::KeyOptions& options);
 
 }  // namespace zkfleet::cuda

@@ -9,7 +9,7 @@
 
 #include "zkfleet/ff/hd.hpp"
 
-namespace zkfleet::cuda::groth16 {
+namespace zkfleet::cuda::prover {
 
 // One matrix's coefficients grouped by row (row r's terms are
 // [start[r], start[r+1])). coef is stored as coef·R² (zkey section 4), so a
@@ -51,4 +51,4 @@ ZK_HD void HScalarStep(uint64_t i, const Fr* a, const Fr* b, const Fr* c, uint32
   ZK_UNROLL for (int k = 0; k < Fr::kWords; ++k) scalars[8 * i + k] = words[k];
 }
 
-}  // namespace zkfleet::cuda::groth16
+}  // namespace zkfleet::cuda::prover

@@ -10,7 +10,7 @@
 #include "zkfleet/curve/point.hpp"
 #include "zkfleet/curve/subgroup.hpp"
 
-namespace zkfleet::engine {
+namespace zkfleet::groth16 {
 namespace {
 
 // What is wrong with the point at `bytes` (n_coords coordinates of Fq, as
@@ -121,4 +121,4 @@ void CheckZkeyPoint(const io::ZkeyFile& zkey, const std::string& section, uint64
   }
 }
 
-}  // namespace zkfleet::engine
+}  // namespace zkfleet::groth16

@@ -1,4 +1,4 @@
-// Validation of every point of a .zkey at load (EngineOptions::validate_key,
+// Validation of every point of a .zkey at load (KeyOptions::validate_key,
 // on by default): the header points alpha1, beta1, delta1, beta2, gamma2,
 // delta2 and the sections IC, A, B1, B2, C, H. Each point must have every
 // coordinate (its Montgomery encoding, as stored) below q, lie on its curve
@@ -20,7 +20,7 @@
 
 #include "zkfleet/io/zkey.hpp"
 
-namespace zkfleet::engine {
+namespace zkfleet::groth16 {
 
 // Which points ValidateZkeyPoints checks.
 enum class ZkeyPoints {
@@ -34,4 +34,4 @@ void ValidateZkeyPoints(const io::ZkeyFile& zkey, int threads, ZkeyPoints which 
 // error ValidateZkeyPoints gives for it if it is bad, returns if it is good.
 void CheckZkeyPoint(const io::ZkeyFile& zkey, const std::string& section, uint64_t index);
 
-}  // namespace zkfleet::engine
+}  // namespace zkfleet::groth16

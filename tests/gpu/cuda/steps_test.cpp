@@ -36,6 +36,13 @@ namespace {
 
 using testing::RandomElement;
 
+engine::EngineOptions CpuOptions(int threads) {
+  engine::EngineOptions options;
+  options.backend = engine::Backend::kCpu;
+  options.threads = threads;
+  return options;
+}
+
 cpu::ThreadPool& Pool() {
   static cpu::ThreadPool pool(2);
   return pool;
@@ -450,10 +457,10 @@ TEST(Groth16Steps, EvaluateRowsOnHandMadeRows) {
   auto coef = [](uint64_t c) { return BitCopy<D>(H::from_canonical(H::from_uint(c).v)); };
   std::vector<uint32_t> a_start = {0, 2, 2}, a_sig = {0, 2}, b_start = {0, 1, 2}, b_sig = {1, 2};
   std::vector<D> a_coef = {coef(2), coef(3)}, b_coef = {coef(1), coef(5)};
-  groth16::DeviceRows<D> a_rows{a_start.data(), a_coef.data(), a_sig.data()};
-  groth16::DeviceRows<D> b_rows{b_start.data(), b_coef.data(), b_sig.data()};
+  prover::DeviceRows<D> a_rows{a_start.data(), a_coef.data(), a_sig.data()};
+  prover::DeviceRows<D> b_rows{b_start.data(), b_coef.data(), b_sig.data()};
   std::vector<D> a(2), b(2), c(2);
-  for (uint32_t row = 0; row < 2; ++row) groth16::EvaluateRowsStep(row, a_rows, b_rows, witness_words.data(), a.data(), b.data(), c.data());
+  for (uint32_t row = 0; row < 2; ++row) prover::EvaluateRowsStep(row, a_rows, b_rows, witness_words.data(), a.data(), b.data(), c.data());
   const H a0 = H::from_uint(2) * w[0] + H::from_uint(3) * w[2];
   EXPECT_TRUE(BitCopy<H>(a[0]) == a0);
   EXPECT_TRUE(BitCopy<H>(a[1]) == H::zero());
@@ -480,7 +487,7 @@ TEST(Groth16Steps, HScalarsOfUnrelatedVectors) {
   std::memcpy(static_cast<void*>(db.data()), b.data(), n * sizeof(H));
   std::memcpy(static_cast<void*>(dc.data()), c.data(), n * sizeof(H));
   std::vector<uint32_t> scalars(8 * n, 0xdeadbeef);
-  for (uint64_t i = 0; i < n; ++i) groth16::HScalarStep(i, da.data(), db.data(), dc.data(), scalars.data());
+  for (uint64_t i = 0; i < n; ++i) prover::HScalarStep(i, da.data(), db.data(), dc.data(), scalars.data());
   size_t zeros = 0;
   for (size_t i = 0; i < n; ++i) {
     uint64_t want[4];
@@ -528,13 +535,13 @@ void CheckHScalarsAgainstCpuProver(const std::string& fixture_dir) {
       std::memcpy(static_cast<void*>(&coef[m][slot]), rec.value, 32);
     });
   }
-  const groth16::DeviceRows<DFr> a_rows{start[0].data(), coef[0].data(), signal[0].data()};
-  const groth16::DeviceRows<DFr> b_rows{start[1].data(), coef[1].data(), signal[1].data()};
+  const prover::DeviceRows<DFr> a_rows{start[0].data(), coef[0].data(), signal[0].data()};
+  const prover::DeviceRows<DFr> b_rows{start[1].data(), coef[1].data(), signal[1].data()};
 
   // 1. A, B, C on the domain.
   std::vector<DFr> a(n), b(n), c(n);
   for (uint32_t row = 0; row < n; ++row) {
-    groth16::EvaluateRowsStep(row, a_rows, b_rows, witness_words.data(), a.data(), b.data(), c.data());
+    prover::EvaluateRowsStep(row, a_rows, b_rows, witness_words.data(), a.data(), b.data(), c.data());
   }
   size_t nonzero_rows = 0;
   for (size_t i = 0; i < n; ++i) nonzero_rows += !BitCopy<HostFr>(c[i]).is_zero();
@@ -558,7 +565,7 @@ void CheckHScalarsAgainstCpuProver(const std::string& fixture_dir) {
 
   // 3. The H scalars.
   std::vector<uint32_t> scalars(8 * n, 0xdeadbeef);
-  for (uint64_t i = 0; i < n; ++i) groth16::HScalarStep(i, a.data(), b.data(), c.data(), scalars.data());
+  for (uint64_t i = 0; i < n; ++i) prover::HScalarStep(i, a.data(), b.data(), c.data(), scalars.data());
 
   // Reference: the CPU prover's H computation (cpu_prover.cpp, step 2) on
   // host field elements and cpu::NttDomain.
@@ -605,7 +612,7 @@ void CheckHScalarsAgainstCpuProver(const std::string& fixture_dir) {
   const uint64_t r_value = 0x243f6a8885a308d3ULL, s_value = 0x13198a2e03707344ULL;
   std::memcpy(options.r->data(), &r_value, 8);
   std::memcpy(options.s->data(), &s_value, 8);
-  const auto key = engine::ProvingKey::Load(fixture + "/circuit_final.zkey", {engine::Backend::kCpu, 2});
+  const auto key = engine::ProvingKey::Load(fixture + "/circuit_final.zkey", CpuOptions(2));
   const engine::Proof cpu_proof = key->Prove(witness, options);
 
   auto points1 = [](const io::PointArray& arr) {
@@ -624,7 +631,7 @@ void CheckHScalarsAgainstCpuProver(const std::string& fixture_dir) {
     return p;
   };
   ASSERT_EQ(zkey.g1_size(), sizeof(curve::Affine<G1>));
-  engine::Groth16HeaderPoints<C> header;
+  groth16::Groth16HeaderPoints<C> header;
   header.alpha1 = point1(zkey.alpha1());
   header.beta1 = point1(zkey.beta1());
   header.delta1 = point1(zkey.delta1());
@@ -635,7 +642,7 @@ void CheckHScalarsAgainstCpuProver(const std::string& fixture_dir) {
   std::memcpy(static_cast<void*>(b2_pts.data()), zkey.b2().data, b2_pts.size() * sizeof(curve::Affine<G2>));
   const uint8_t* wv = witness.values();
   const size_t skip = zkey.n_public() + 1;
-  engine::Groth16MsmResults<C> msm;
+  groth16::Groth16MsmResults<C> msm;
   msm.a = cpu::Msm<G1>(a_pts.data(), wv, 32, nv, Pool());
   msm.b1 = cpu::Msm<G1>(b1_pts.data(), wv, 32, nv, Pool());
   msm.b2 = cpu::Msm<G2>(b2_pts.data(), wv, 32, nv, Pool());
@@ -643,7 +650,7 @@ void CheckHScalarsAgainstCpuProver(const std::string& fixture_dir) {
   msm.h = cpu::Msm<G1>(h_pts.data(), reinterpret_cast<const uint8_t*>(scalars.data()), 32, n, Pool());
   uint64_t r[4] = {r_value, 0, 0, 0}, s[4] = {s_value, 0, 0, 0};
   engine::Proof emulated;
-  engine::AssembleProof<C>(header, msm, r, s, wv, zkey.n_public(), emulated);
+  groth16::AssembleProof<C>(header, msm, r, s, wv, zkey.n_public(), emulated);
   EXPECT_EQ(emulated.proof_json, cpu_proof.proof_json) << fixture_dir;
   EXPECT_EQ(emulated.public_json, cpu_proof.public_json) << fixture_dir;
 }

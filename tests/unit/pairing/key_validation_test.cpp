@@ -38,7 +38,7 @@ KeyBytes Load(const char* fixture) { return {testing::ReadFile(testing::Fixture(
 // The error ValidateZkeyPoints raises for `key`, or "" when it accepts it.
 std::string ValidationError(const KeyBytes& key) {
   try {
-    engine::ValidateZkeyPoints(key.View(), 2);
+    groth16::ValidateZkeyPoints(key.View(), 2);
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kBadFormat);
     return e.what();
