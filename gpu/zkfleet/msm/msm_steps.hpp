@@ -318,6 +318,18 @@ ZK_HD curve::Xyzz<Cfg> MulSmall(const curve::Xyzz<Cfg>& point, uint32_t k) {
   return acc;
 }
 
+// The running sums over x[0..len), from the top: total = sum (l+1)·x[l],
+// running = sum x[l].
+template <class Xyzz>
+ZK_HD void RunningSums(const Xyzz* x, uint32_t len, Xyzz& running, Xyzz& total) {
+  running = Xyzz::infinity();
+  total = Xyzz::infinity();
+  for (uint32_t l = len; l-- > 0;) {
+    running = curve::xyzz_add(running, x[l]);
+    total = curve::xyzz_add(total, running);
+  }
+}
+
 // Level 1, slice `seg` of bucket set k (thread k·segments + seg): T_s into
 // slice_sums[k·slice_stride + seg], R_s into runs[k·segments + seg - 1]
 // (level 2's buckets: R_s has weight s, so R_0 is dropped and the set's last
@@ -326,16 +338,11 @@ template <class Cfg>
 ZK_HD void BucketSliceStep(uint64_t thread, const Plan& p, const curve::Xyzz<Cfg>* buckets,
                            curve::Xyzz<Cfg>* slice_sums, curve::Xyzz<Cfg>* runs) {
   using Xyzz = curve::Xyzz<Cfg>;
-  const uint64_t k = thread / p.segments;
-  const uint32_t seg = static_cast<uint32_t>(thread % p.segments);
-  const uint32_t len = p.buckets / p.segments;
-  const uint64_t first = k * p.buckets + static_cast<uint64_t>(seg) * len;
-  Xyzz running = Xyzz::infinity(), total = Xyzz::infinity();
-  for (uint32_t l = len; l-- > 0;) {
-    running = curve::xyzz_add(running, buckets[first + l]);
-    total = curve::xyzz_add(total, running);
-  }
-  slice_sums[k * p.slice_stride + seg] = total;  // sum (l+1)·bucket[first+l]
+  const uint64_t k = thread / p.segments;  // the set
+  const uint32_t seg = static_cast<uint32_t>(thread % p.segments), len = p.buckets / p.segments;
+  Xyzz running, total;
+  RunningSums(buckets + k * p.buckets + static_cast<uint64_t>(seg) * len, len, running, total);
+  slice_sums[k * p.slice_stride + seg] = total;
   runs[k * p.segments + (seg > 0 ? seg - 1 : p.segments - 1)] = seg > 0 ? running : Xyzz::infinity();
 }
 
@@ -345,15 +352,10 @@ ZK_HD void BucketSliceStep(uint64_t thread, const Plan& p, const curve::Xyzz<Cfg
 template <class Cfg>
 ZK_HD void RunSliceStep(uint64_t thread, const Plan& p, const curve::Xyzz<Cfg>* runs, curve::Xyzz<Cfg>* slice_sums) {
   using Xyzz = curve::Xyzz<Cfg>;
-  const uint64_t k = thread / p.run_segments;
-  const uint32_t seg = static_cast<uint32_t>(thread % p.run_segments);
-  const uint32_t len2 = p.segments / p.run_segments;
-  const uint64_t first = k * p.segments + static_cast<uint64_t>(seg) * len2;
-  Xyzz running = Xyzz::infinity(), total = Xyzz::infinity();
-  for (uint32_t l = len2; l-- > 0;) {
-    running = curve::xyzz_add(running, runs[first + l]);
-    total = curve::xyzz_add(total, running);
-  }
+  const uint64_t k = thread / p.run_segments;  // the set
+  const uint32_t seg = static_cast<uint32_t>(thread % p.run_segments), len2 = p.segments / p.run_segments;
+  Xyzz running, total;
+  RunningSums(runs + k * p.segments + static_cast<uint64_t>(seg) * len2, len2, running, total);
   Xyzz out = curve::xyzz_add(total, MulSmall(running, seg * len2));
   for (uint32_t len = p.buckets / p.segments; len > 1 && !out.is_infinity(); len /= 2) out = curve::xyzz_dbl(out);
   slice_sums[k * p.slice_stride + p.segments + seg] = out;
