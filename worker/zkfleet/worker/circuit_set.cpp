@@ -105,9 +105,11 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const auto& info = key->info();
-    spdlog::info("circuit {}: loaded {} ({} {}, domain {}, {} MiB resident, {}) in {:.2f} s{}", spec.id,
+    const std::string tables =
+        info.msm_copies > 1 ? ", " + std::to_string(info.msm_copies) + " MSM table copies building in the background" : "";
+    spdlog::info("circuit {}: loaded {} ({} {}, domain {}, {} MiB resident{}, {}) in {:.2f} s{}", spec.id,
                  spec.zkey_path, engine::CurveName(info.curve), engine::BackendName(key->backend()),
-                 info.domain_size, info.resident_bytes >> 20, check, seconds, on_device);
+                 info.domain_size, info.resident_bytes >> 20, tables, check, seconds, on_device);
     resident_bytes_ += info.resident_bytes;
     device_resident_bytes_[device] += info.resident_bytes;
     keys_[device][spec.id] = std::move(key);
