@@ -20,7 +20,7 @@
 #include "zkfleet/io/zkey.hpp"
 
 namespace fs = std::filesystem;
-using zkfleet::engine::Curve;
+using zkfleet::io::Curve;
 
 namespace {
 
@@ -87,7 +87,7 @@ std::vector<uint8_t> Values(uint32_t n8, std::initializer_list<uint8_t> small) {
 void WriteWitnesses(const fs::path& dir) {
   for (Curve curve : {Curve::kBn254, Curve::kBls12_381}) {
     const zkfleet::io::CurvePrimes& primes = zkfleet::io::PrimesOf(curve);
-    zkfleet::io::WriteWtns((dir / (std::string("tiny_") + zkfleet::engine::CurveName(curve) + ".wtns")).string(),
+    zkfleet::io::WriteWtns((dir / (std::string("tiny_") + zkfleet::io::CurveName(curve) + ".wtns")).string(),
                            primes.n8r, {primes.r, primes.n8r}, Values(primes.n8r, {1, 2, 3, 0}));
   }
   // n8 = 8 with the prime 251: the reader takes any odd prime.

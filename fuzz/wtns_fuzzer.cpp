@@ -1,4 +1,4 @@
-// Fuzzes the .wtns reader (engine::Witness::FromBytes, the parser that
+// Fuzzes the .wtns reader (io::Witness::FromBytes, the parser that
 // Witness::FromFile also uses; the worker feeds it the witness bytes of every
 // Job it receives) and CheckWitnessMatches, which runs right after it.
 //
@@ -10,16 +10,16 @@
 #include <string>
 
 #include "fuzz_common.hpp"
-#include "zkfleet/engine/witness.hpp"
 #include "zkfleet/io/binfile.hpp"
 #include "zkfleet/io/curve_primes.hpp"
+#include "zkfleet/io/witness.hpp"
 #include "zkfleet/io/wtns_writer.hpp"
 #include "zkfleet/io/zkey.hpp"
 
 namespace {
 
 using zkfleet::ErrorCode;
-using zkfleet::engine::Witness;
+using zkfleet::io::Witness;
 using zkfleet::fuzz::Check;
 
 void CheckAccepted(const Witness& w) {
@@ -37,7 +37,7 @@ void CheckAccepted(const Witness& w) {
   Check(std::equal(w.values(), w.values() + uint64_t{w.count()} * n8, again.values()), "round trip values");
 
   // The check the worker runs next, against both curves' scalar fields.
-  for (zkfleet::engine::Curve curve : {zkfleet::engine::Curve::kBn254, zkfleet::engine::Curve::kBls12_381}) {
+  for (zkfleet::io::Curve curve : {zkfleet::io::Curve::kBn254, zkfleet::io::Curve::kBls12_381}) {
     const zkfleet::io::CurvePrimes& primes = zkfleet::io::PrimesOf(curve);
     try {
       zkfleet::io::CheckWitnessMatches(w, {primes.r, primes.n8r}, w.count(), "fuzz.zkey");

@@ -11,7 +11,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
 #include <regex>
 #include <thread>
 
@@ -47,16 +51,52 @@ int DecodeStatus(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 
 
 }  // namespace
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+namespace {
+
+// Whether a listening socket could bind `port` on 127.0.0.1 now (0: any;
+// the bound port is returned through `port`).
+bool CanBind(int& port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
   socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  const int port = ntohs(address.sin_port);
+  if (ok && getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) port = ntohs(address.sin_port);
   close(fd);
+  return ok;
+}
+
+// The low end of the kernel's ephemeral port range (32768 by default).
+int EphemeralLow() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0, high = 0;
+  return range >> low >> high ? low : 32768;
+}
+
+}  // namespace
+
+int FreePort() {
+  // Below the ephemeral range: a port from that range can be taken by any
+  // process's outgoing connection between this check and the server's bind
+  // (seen under TSan: "Address already in use"); below it only another
+  // test's server can, and each picks at random.
+  const int low = EphemeralLow();
+  if (low > 12000) {
+    static std::mt19937 rng(static_cast<uint32_t>(getpid()) * 2654435761u ^
+                            static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> lock(mutex);
+    std::uniform_int_distribution<int> pick(10000, low - 1);
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      int port = pick(rng);
+      if (CanBind(port)) return port;
+    }
+  }
+  int port = 0;
+  CanBind(port);
   return port;
 }
 

@@ -15,7 +15,9 @@
 
 namespace zkfleet::testing {
 
-// A TCP port on 127.0.0.1 that nothing listens on right now.
+// A TCP port on 127.0.0.1 that nothing listens on right now, chosen at
+// random below the kernel's ephemeral range (where outgoing connections
+// cannot take it before the test's server binds it).
 int FreePort();
 
 // Runs `argv` (argv[0] looked up in PATH when it has no '/') to completion,
