@@ -174,10 +174,10 @@ curve::Jacobian<HostCfg> EmulatedMsm(const std::vector<curve::Affine<HostCfg>>& 
     }
   }
   std::vector<DX> slices(static_cast<size_t>(p.groups) * p.slice_stride), runs(static_cast<size_t>(p.groups) * p.segments);
-  for (uint64_t t = 0; t < uint64_t{p.groups} * p.segments; ++t) {
+  for (uint64_t t = 0; t < static_cast<uint64_t>(p.groups) * p.segments; ++t) {
     msm::BucketSliceStep(t, p, buckets.data(), slices.data(), runs.data());
   }
-  for (uint64_t t = 0; t < uint64_t{p.groups} * p.run_segments; ++t) msm::RunSliceStep(t, p, runs.data(), slices.data());
+  for (uint64_t t = 0; t < static_cast<uint64_t>(p.groups) * p.run_segments; ++t) msm::RunSliceStep(t, p, runs.data(), slices.data());
   std::vector<DX> partial(static_cast<size_t>(p.sums) * msm::kReduceThreads);
   std::vector<curve::Xyzz<HostCfg>> sums(p.sums);
   for (int b = 0; b < p.sums; ++b) {
