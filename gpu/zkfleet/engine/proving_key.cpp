@@ -116,18 +116,18 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
 #endif
   }
   timings.backend_s = SecondsSince(t_backend);
-  std::unique_ptr<ProvingKey> key(new ProvingKey(std::move(backend_key), backend));
+  EngineOptions resolved = options;
+  resolved.backend = backend;
+  std::unique_ptr<ProvingKey> key(new ProvingKey(std::move(backend_key), resolved));
   timings.total_s = SecondsSince(t_start);
   key->load_timings_ = timings;
-  key->options_ = options;
-  key->options_.backend = backend;
   key->circuit_name_ = std::filesystem::path(zkey_path).stem().string();
   key->verifier_ = std::move(verifier);
   return key;
 }
 
-ProvingKey::ProvingKey(std::unique_ptr<groth16::Key> backend_key, Backend backend)
-    : backend_key_(std::move(backend_key)), backend_(backend) {}
+ProvingKey::ProvingKey(std::unique_ptr<groth16::Key> backend_key, const EngineOptions& options)
+    : backend_key_(std::move(backend_key)), options_(options) {}
 
 ProvingKey::~ProvingKey() = default;
 

@@ -86,7 +86,7 @@ class ProvingKey {
   ~ProvingKey();
 
   const CircuitInfo& info() const { return backend_key_->info(); }
-  Backend backend() const { return backend_; }
+  Backend backend() const { return options_.backend; }
 
   // Proves one witness and (options.verify) checks the proof before
   // returning it. Throws zkfleet::Error: kMismatch when the witness belongs
@@ -103,13 +103,13 @@ class ProvingKey {
   const LoadTimings& load_timings() const { return load_timings_; }
 
  private:
-  ProvingKey(std::unique_ptr<groth16::Key> backend_key, Backend backend);
+  // `options.backend` is the one Load chose (never kAuto).
+  ProvingKey(std::unique_ptr<groth16::Key> backend_key, const EngineOptions& options);
   // Verifies `proof`; empty when valid, else the verifier's reason.
   std::string Check(const Proof& proof) const;
   const ProvingKey& Reference() const;
 
   std::unique_ptr<groth16::Key> backend_key_;
-  Backend backend_;
   EngineOptions options_;
   LoadTimings load_timings_;
   std::string circuit_name_;  // the .zkey's file stem, in error messages

@@ -99,7 +99,7 @@ class CpuGroth16Key final : public groth16::Key {
   const groth16::CircuitInfo& info() const override { return info_; }
 
   groth16::ProofOutput ProveUnchecked(const io::Witness& witness, const groth16::ProveOptions& options,
-                               bool inject_fault) const override {
+                                      bool inject_fault) const override {
     const auto t_start = Clock::now();
     io::CheckWitnessMatches(witness, r_, info_.n_vars, info_.path);
     if (witness.n8() != 32) {

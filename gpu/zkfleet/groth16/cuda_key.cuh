@@ -12,12 +12,11 @@
 // a pool registered with cudaHostRegister), a runtime-staged copy otherwise.
 #pragma once
 
-
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <memory>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -271,7 +270,7 @@ class CudaGroth16Key final : public groth16::Key {
   const groth16::CircuitInfo& info() const override { return info_; }
 
   groth16::ProofOutput ProveUnchecked(const io::Witness& witness, const groth16::ProveOptions& options,
-                               bool inject_fault) const override {
+                                      bool inject_fault) const override {
     const auto t_start = Clock::now();
     io::CheckWitnessMatches(witness, r_, info_.n_vars, info_.path);
     if (witness.n8() != 32) {

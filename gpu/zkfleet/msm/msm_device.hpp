@@ -88,9 +88,9 @@ void EnqueueMsmSort(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan
 // finished before this runs: same stream or an event). Item i uses point
 // bases[i] (and its table copies, plan.stride apart); an MSM over a suffix of
 // the sorted scalars passes bases whose prefix is at infinity (all-zero points
-// add nothing). The window sums (plan.sums of them) land in device memory at `window_sums` (host point
-// types, same bytes as the device's); combine them with msm::CombineWindows
-// after copying them back.
+// add nothing). The window sums (plan.sums of them) land in device memory at
+// `window_sums` (host point types, same bytes as the device's); combine them
+// with msm::CombineWindows after copying them back.
 template <class HostCfg>
 void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWorkspace& sorted, const msm::Plan& plan,
                        const curve::Affine<HostCfg>* bases, curve::Xyzz<HostCfg>* window_sums, const std::string& phase,
