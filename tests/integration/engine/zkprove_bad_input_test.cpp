@@ -111,5 +111,15 @@ TEST_F(ZkproveBadInput, UnknownBackendIsRejected) {
   EXPECT_NE(run.output.find("tpu"), std::string::npos) << run.output;
 }
 
+TEST_F(ZkproveBadInput, MsmTablesOutOfRangeIsRejected) {
+  for (const char* copies : {"0", "17", "many"}) {
+    auto run = RunCommand(Quote(Zkprove()) + " " + zkey_ + " " + wtns_ + " " + dir_.file("p.json") + " " +
+                          dir_.file("q.json") + " --msm-tables " + copies);
+    EXPECT_NE(run.exit_code, 0) << copies;
+    EXPECT_NE(run.output.find("--msm-tables"), std::string::npos) << run.output;
+    EXPECT_FALSE(std::filesystem::exists(dir_.file("p.json"))) << "a proof was written despite --msm-tables " << copies;
+  }
+}
+
 }  // namespace
 }  // namespace zkfleet
