@@ -53,6 +53,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Options {
+  int msm_min_log = 16, proofs = 1;  // --msm-min-log, --proofs 0: MSM sizes from 2^min; skip the k12 proofs
   int msm_max_log = 22, g2_max_log = 20, ntt_max_log = 24, cpu_max_log = 20, reps = 5, synthetic_log = 20;
   int msm_tables = 16;  // MSMs and proofs also with up to this many table copies (1: only without)
   std::string fixtures = ZKFLEET_BENCH_FIXTURES;
@@ -409,6 +410,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--msm-max-log") opt.msm_max_log = std::stoi(v);
+    else if (a == "--msm-min-log") opt.msm_min_log = std::stoi(v);
+    else if (a == "--proofs") opt.proofs = std::stoi(v);
     else if (a == "--g2-max-log") opt.g2_max_log = std::stoi(v);
     else if (a == "--ntt-max-log") opt.ntt_max_log = std::stoi(v);
     else if (a == "--cpu-max-log") opt.cpu_max_log = std::stoi(v);
@@ -446,21 +449,21 @@ int main(int argc, char** argv) {
       std::printf("%s FAILED: %s\n", what, e.what());
     }
   };
-  section("proofs k12", [&] {
+  if (opt.proofs) section("proofs k12", [&] {
     BenchProof("proof BN254 k12 fixture", opt.fixtures + "/bn128_k12/circuit_final.zkey",
                opt.fixtures + "/bn128_k12/witness.wtns", 12, opt, 20, 5);
     BenchProof("proof BLS12-381 k12 fixture", opt.fixtures + "/bls12381_k12/circuit_final.zkey",
                opt.fixtures + "/bls12381_k12/witness.wtns", 12, opt, 20, 5);
   });
-  section("G1 MSM BN254", [&] { BenchMsm<zk::curve::Bn254G1, zk::ff::Bn254Fr>("G1 MSM BN254", 16, opt.msm_max_log, opt, pool); });
+  section("G1 MSM BN254", [&] { BenchMsm<zk::curve::Bn254G1, zk::ff::Bn254Fr>("G1 MSM BN254", opt.msm_min_log, opt.msm_max_log, opt, pool); });
   section("G1 MSM BLS12-381", [&] {
-    BenchMsm<zk::curve::Bls12_381G1, zk::ff::Bls12_381Fr>("G1 MSM BLS12-381", 16, opt.msm_max_log, opt, pool);
+    BenchMsm<zk::curve::Bls12_381G1, zk::ff::Bls12_381Fr>("G1 MSM BLS12-381", opt.msm_min_log, opt.msm_max_log, opt, pool);
   });
   section("NTT BN254", [&] { BenchNtt<zk::ff::Bn254Fr>("BN254 Fr", opt, pool); });
   section("NTT BLS12-381", [&] { BenchNtt<zk::ff::Bls12_381Fr>("BLS12-381 Fr", opt, pool); });
-  section("G2 MSM BN254", [&] { BenchMsm<zk::curve::Bn254G2, zk::ff::Bn254Fr>("G2 MSM BN254", 16, opt.g2_max_log, opt, pool); });
+  section("G2 MSM BN254", [&] { BenchMsm<zk::curve::Bn254G2, zk::ff::Bn254Fr>("G2 MSM BN254", opt.msm_min_log, opt.g2_max_log, opt, pool); });
   section("G2 MSM BLS12-381", [&] {
-    BenchMsm<zk::curve::Bls12_381G2, zk::ff::Bls12_381Fr>("G2 MSM BLS12-381", 16, opt.g2_max_log, opt, pool);
+    BenchMsm<zk::curve::Bls12_381G2, zk::ff::Bls12_381Fr>("G2 MSM BLS12-381", opt.msm_min_log, opt.g2_max_log, opt, pool);
   });
 #if defined(ZKFLEET_BENCH_HAVE_DEVTOOLS)
   if (opt.synthetic_log > 0) section("synthetic proof", [&] { BenchSyntheticProof(opt.synthetic_log, opt); });

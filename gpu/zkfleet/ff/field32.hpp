@@ -248,6 +248,108 @@ struct alignas(16) Fp32 {
     mont_mul(a, b, out);
   }
 
+  // ---- Fp2 products with lazy reduction --------------------------------------
+  // ff::Fp2 asks its base field for this when it has it (kHasFp2Product):
+  // Karatsuba's three products are kept double width and only the two
+  // results are reduced, two Montgomery reductions instead of three (and the
+  // three products are independent chains the scheduler can interleave).
+  // G2 arithmetic is almost all Fp2 products: BN254's G2 MSM 2^22 ran 1.16x
+  // faster with it on the H200 (docs/benchmarks-gpu.md, session 6). Only for
+  // the 8-word fields: for the 12-word ones the product is an outlined call
+  // whose wide operands went through local memory, and BLS12-381's G2 MSM ran
+  // 1.3x slower with it (2^22: 228 vs 176 ms).
+  static constexpr bool kHasFp2Product = kCarryChains;
+
+  // (r0 + r1 u) = (a0 + a1 u)(b0 + b1 u) with u^2 = -1; inputs < p.
+  //   w0 = a0·b0, w1 = a1·b1, w2 = (a0 + a1)(b0 + b1)   (unreduced sums < 2p)
+  //   r0 = REDC(w0 - w1 (+ p·R if negative)),  r1 = REDC(w2 - w0 - w1)
+  // Both REDC inputs are below p·R (w0 - w1 + p·R < p·R as w0 < w1; w2 - w0
+  // - w1 = a0·b1 + a1·b0 < 2p² < p·R as 2p < R), as redc_wide requires.
+  ZK_HD static void fp2_mul(const Fp32& a0, const Fp32& a1, const Fp32& b0, const Fp32& b1, Fp32& r0, Fp32& r1) {
+    static_assert(kCarryChains, "the lazy Fp2 product is written for carry-chain (8-word) fields");
+    constexpr int n = kWords;
+    uint32_t sa[n], sb[n];
+    add_words(a0.v, a1.v, sa);  // < 2p < 2^(32n): no carry out (p < R/2)
+    add_words(b0.v, b1.v, sb);
+    uint32_t w0[2 * n], w1[2 * n], w2[2 * n];
+    mul_wide(a0.v, b0.v, w0);
+    mul_wide(a1.v, b1.v, w1);
+    mul_wide(sa, sb, w2);
+    sub_wide(w2, w0, w2);  // a0·b1 + a1·b0 + a1·b1: no borrow
+    sub_wide(w2, w1, w2);  // a0·b1 + a1·b0: no borrow
+    redc_wide(w2, r1.v);
+    // On a borrow, + p·R: the true value again (the carry out cancels the borrow).
+    add_modulus(w0 + n, 0u - sub_wide(w0, w1, w0));
+    redc_wide(w0, r0.v);
+  }
+
+  // out = a + b over kWords words (no carry out: the caller's bound). out may alias.
+  ZK_HD static void add_words(const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    uint32_t cf = 0;
+    out[0] = carry32::add_cc(a[0], b[0], cf);
+    ZK_UNROLL for (int i = 1; i < kWords; ++i) out[i] = carry32::addc_cc(a[i], b[i], cf);
+  }
+
+  // x += p & mask over kWords words, modulo 2^(32·kWords) (mask: 0 or all
+  // ones; no branch, so the threads of a warp stay together).
+  ZK_HD static void add_modulus(uint32_t* x, uint32_t mask) {
+    uint32_t cf = 0;
+    x[0] = carry32::add_cc(x[0], mod(0) & mask, cf);
+    ZK_UNROLL for (int i = 1; i < kWords; ++i) x[i] = carry32::addc_cc(x[i], mod(i) & mask, cf);
+  }
+
+  // out = a - b over 2·kWords words; returns 1 on a borrow out. out may alias.
+  ZK_HD static uint32_t sub_wide(const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    uint32_t cf = 0;
+    out[0] = carry32::sub_cc(a[0], b[0], cf);
+    ZK_UNROLL for (int i = 1; i < 2 * kWords; ++i) out[i] = carry32::subc_cc(a[i], b[i], cf);
+    return carry32::subc(0, 0, cf) & 1u;
+  }
+
+  // out[0 .. 2·kWords) = a·b, schoolbook. Row i adds a·b[i]: its low halves
+  // into words i.., its high halves into words i+1.., as in mont_mul_chains.
+  // The partial sum after row i is below 2^(32·(kWords+i+1)), so no row
+  // carries out of word kWords + i.
+  ZK_HD static void mul_wide(const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    constexpr int n = kWords;
+    uint32_t cf = 0;
+    ZK_UNROLL for (int j = 0; j < 2 * n; ++j) out[j] = 0;
+    ZK_UNROLL for (int i = 0; i < n; ++i) {
+      const uint32_t bi = b[i];
+      out[i] = carry32::mad_lo_cc(a[0], bi, out[i], cf);
+      ZK_UNROLL for (int j = 1; j < n; ++j) out[i + j] = carry32::madc_lo_cc(a[j], bi, out[i + j], cf);
+      out[i + n] = carry32::addc(0, 0, cf);
+      out[i + 1] = carry32::mad_hi_cc(a[0], bi, out[i + 1], cf);
+      ZK_UNROLL for (int j = 1; j < n - 1; ++j) out[i + j + 1] = carry32::madc_hi_cc(a[j], bi, out[i + j + 1], cf);
+      out[i + n] = carry32::madc_hi(a[n - 1], bi, out[i + n], cf);
+    }
+  }
+
+  // out = T·R^-1 mod p, fully reduced, for a 2·kWords-word T < p·R.
+  // With T = T_hi·R + T_lo: the Montgomery steps (those of mont_mul_chains)
+  // clear T_lo, giving u = (T_lo + m·p)/R <= p, and the result is u + T_hi <
+  // 2p (T_hi < p): one conditional subtraction.
+  ZK_HD static void redc_wide(const uint32_t* wide, uint32_t* out) {
+    constexpr int n = kWords;
+    uint32_t t[n + 1];
+    ZK_UNROLL for (int j = 0; j < n; ++j) t[j] = wide[j];
+    t[n] = 0;
+    uint32_t cf = 0;
+    ZK_UNROLL for (int i = 0; i < n; ++i) {
+      const uint32_t m = t[0] * kInv32;
+      (void)carry32::mad_lo_cc(m, mod(0), t[0], cf);
+      ZK_UNROLL for (int j = 1; j < n; ++j) t[j] = carry32::madc_lo_cc(m, mod(j), t[j], cf);
+      t[n] = carry32::addc(t[n], 0, cf);
+      t[1] = carry32::mad_hi_cc(m, mod(0), t[1], cf);
+      ZK_UNROLL for (int j = 1; j < n - 1; ++j) t[j + 1] = carry32::madc_hi_cc(m, mod(j), t[j + 1], cf);
+      t[n] = carry32::madc_hi(m, mod(n - 1), t[n], cf);
+      ZK_UNROLL for (int j = 0; j < n; ++j) t[j] = t[j + 1];
+      t[n] = 0;
+    }
+    add_words(t, wide + n, t);  // u + T_hi < 2p < 2^(32n)
+    reduce_once(t, out);
+  }
+
   // out = t < p ? t : t - p for t < 2p. out may alias t.
   ZK_HD static void reduce_once(const uint32_t* t, uint32_t* out) {
     uint32_t diff[kWords];

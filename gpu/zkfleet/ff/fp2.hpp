@@ -29,11 +29,19 @@ struct Fp2 {
   ZK_HD Fp2 operator-(const Fp2& o) const { return Fp2{c0 - o.c0, c1 - o.c1}; }
   // Karatsuba: 3 base multiplications.
   // (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) + ((a0 + a1)(b0 + b1) - a0 b0 - a1 b1) u
+  // A base field with kHasFp2Product true (the GPU's Fp32 for BN254)
+  // computes the whole product itself, with lazy reduction.
   ZK_HD Fp2 operator*(const Fp2& o) const {
-    const F v0 = c0 * o.c0;
-    const F v1 = c1 * o.c1;
-    const F mixed = (c0 + c1) * (o.c0 + o.c1);
-    return Fp2{v0 - v1, mixed - v0 - v1};
+    if constexpr (requires { requires F::kHasFp2Product; }) {
+      Fp2 r;
+      F::fp2_mul(c0, c1, o.c0, o.c1, r.c0, r.c1);
+      return r;
+    } else {
+      const F v0 = c0 * o.c0;
+      const F v1 = c1 * o.c1;
+      const F mixed = (c0 + c1) * (o.c0 + o.c1);
+      return Fp2{v0 - v1, mixed - v0 - v1};
+    }
   }
   ZK_HD Fp2 operator-() const { return neg(); }
   ZK_HD Fp2& operator+=(const Fp2& o) { return *this = *this + o; }

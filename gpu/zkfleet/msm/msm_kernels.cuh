@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 
 #include "zkfleet/runtime/cuda_check.hpp"
 #include "zkfleet/curve/device_curve.hpp"
@@ -28,10 +29,20 @@ __global__ void InitBuckets(curve::Xyzz<Cfg>* buckets, uint64_t count) {
   }
 }
 
+// Blocks per SM that level 0 asks ptxas to fit (registers per thread <=
+// 65536 / (blocks · kAccumulateThreads)); 1 leaves the choice to ptxas.
+// BN254 G2 at 3 (168 registers, some spills) ran 1.17x faster on the H200
+// than with ptxas's 255 registers and 2 blocks, and at 4 (128 registers)
+// 1.27x slower; G1 gained nothing from more blocks (BN254 at 5: 4 % slower)
+// (docs/benchmarks-gpu.md, session 6).
 template <class Cfg>
-__global__ void AccumulateLevel0(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
-                                 const curve::Affine<Cfg>* bases, const uint32_t* values, curve::Xyzz<Cfg>* buckets,
-                                 uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
+inline constexpr int kAccumulateMinBlocks = std::is_same_v<typename Cfg::Host, curve::Bn254G2> ? 3 : 1;
+
+template <class Cfg, int MinBlocks = kAccumulateMinBlocks<Cfg>>
+__global__ void __launch_bounds__(kAccumulateThreads, MinBlocks)
+    AccumulateLevel0(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
+                     const curve::Affine<Cfg>* bases, const uint32_t* values, curve::Xyzz<Cfg>* buckets,
+                     uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
   const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
   if (t >= threads) return;
   msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values}, buckets, spill_keys,

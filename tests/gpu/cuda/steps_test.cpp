@@ -114,16 +114,34 @@ TEST(Fp32, MatchesHostFieldBls12_381) {
   CheckFieldOps<ff::Bls12_381Fr>(4);
 }
 
-TEST(Fp32, Fp2MatchesHost) {
-  using H = ff::Fp2<ff::Bls12_381Fq>;
-  using D = DeviceFieldOf<H>::type;
-  std::mt19937_64 rng(5);
-  for (int i = 0; i < 50; ++i) {
-    H a{RandomFieldElement<ff::Bls12_381Fq>(rng), RandomFieldElement<ff::Bls12_381Fq>(rng)};
-    H b{RandomFieldElement<ff::Bls12_381Fq>(rng), RandomFieldElement<ff::Bls12_381Fq>(rng)};
-    ASSERT_TRUE(BitCopy<H>(BitCopy<D>(a) * BitCopy<D>(b)) == a * b);
+// Fp2 products (lazy reduction on the device: Fp32::fp2_mul) against the
+// host's, over random elements and the extremes: 0, 1, p - 1 in either
+// coefficient, which make w0 - w1 negative, zero and maximal.
+template <class HostF>
+void CheckFp2Ops(uint64_t seed) {
+  using H = ff::Fp2<HostF>;
+  using D = typename DeviceFieldOf<H>::type;
+  std::mt19937_64 rng(seed);
+  const HostF minus_one = HostF::one().neg();
+  std::vector<H> values = {H::zero(),
+                           H::one(),
+                           H{HostF::zero(), HostF::one()},
+                           H{minus_one, minus_one},
+                           H{HostF::zero(), minus_one},
+                           H{minus_one, HostF::zero()},
+                           H{HostF::one(), minus_one}};
+  for (int i = 0; i < 60; ++i) values.push_back(H{RandomFieldElement<HostF>(rng), RandomFieldElement<HostF>(rng)});
+  for (const H& a : values) {
+    for (const H& b : values) {
+      ASSERT_TRUE(BitCopy<H>(BitCopy<D>(a) * BitCopy<D>(b)) == a * b);
+    }
     ASSERT_TRUE(BitCopy<H>(BitCopy<D>(a).sqr()) == a.sqr());
   }
+}
+
+TEST(Fp32, Fp2MatchesHost) {
+  CheckFp2Ops<ff::Bn254Fq>(5);
+  CheckFp2Ops<ff::Bls12_381Fq>(6);
 }
 
 // ---- MSM pipeline, emulated ------------------------------------------------------
