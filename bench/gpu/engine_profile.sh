@@ -19,6 +19,11 @@
 #   FIXTURE [1]      make the 2^POWER circuit and run zkprove (0: tests and benchmark only)
 #   DISK [0]         also time reading the .zkey with the page cache dropped: one
 #                    sequential reader, and 4 and 8 readers on slices of it
+#   PEER [unset]     a bin.tar.xz of another build (pack_engine_carry.sh on another
+#                    checkout, e.g. the previous commit): its benchmark and its
+#                    key-resident zkprove run right after ours, in the same run,
+#                    so that the two compare as ratios (these machines vary 10 %
+#                    from one lease to the next)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/zkfleet-engine-out}
@@ -40,6 +45,10 @@ for a in .carry/gpu-engine/bin.tar.xz .carry/gpu-engine/lib.tar.xz; do
   [[ -f "$a" ]] && untar "$a" "$W/carry/$part" || say "missing $a"
 done
 B=$W/carry/bin
+P=""
+if [[ -n "${PEER:-}" ]]; then
+  untar "$PEER" "$W/peer" && P=$W/peer || say "missing peer $PEER"
+fi
 export LD_LIBRARY_PATH=$W/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ZKFLEET_FIXTURES_DIR=$PWD/tests/fixtures
 log nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.used --format=csv
@@ -53,6 +62,11 @@ if [[ "${BENCH:-1}" == 1 ]]; then
   say "zkfleet_bench_gpu --msm-max-log $MSM_MAX --g2-max-log $G2_MAX"
   log timeout 400 "$B/zkfleet_bench_gpu" --markdown "$OUT/bench.md" --msm-max-log "$MSM_MAX" --g2-max-log "$G2_MAX" \
     --ntt-max-log 22 --cpu-max-log 16 --synthetic-log 0 --msm-tables "${TABLES:-16}" || status=1
+  if [[ -n "$P" ]]; then
+    say "peer: zkfleet_bench_gpu, the same options"
+    log timeout 400 "$P/zkfleet_bench_gpu" --markdown "$OUT/bench-peer.md" --msm-max-log "$MSM_MAX" \
+      --g2-max-log "$G2_MAX" --ntt-max-log 22 --cpu-max-log 16 --synthetic-log 0 --msm-tables "${TABLES:-16}" || status=1
+  fi
 fi
 if [[ "${FIXTURE:-1}" != 1 ]]; then
   say "exit status $status"
@@ -96,6 +110,11 @@ if [[ "${REPEAT:-10}" -gt 0 ]]; then
     log "$B/zkprove" --backend cuda --timings --no-key-check --msm-tables "$tables" --repeat "${REPEAT:-10}" \
       "$FX/circuit.zkey" "$WT" "$W/proof.json" "$W/public.json" || status=1
     log "$B/zkverify" "$W/vk.json" "$W/public.json" "$W/proof.json" || status=1
+    if [[ -n "$P" ]]; then
+      say "peer: key resident, --msm-tables $tables"
+      log "$P/zkprove" --backend cuda --timings --no-key-check --msm-tables "$tables" --repeat "${REPEAT:-10}" \
+        "$FX/circuit.zkey" "$WT" "$W/proof.json" "$W/public.json" || status=1
+    fi
   done
 fi
 say "exit status $status"

@@ -146,6 +146,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "zkprove: warning: engine fault on backend %s: %s; the CPU re-proof verified and is written\n",
                      zkfleet::engine::BackendName(key->backend()), proof.check.engine_fault.c_str());
       }
+      if (i == 0 && !key->info().msm_tables_skipped.empty()) {
+        std::fprintf(stderr, "zkprove: warning: no MSM table copies (--msm-tables %d): %s\n", msm_tables,
+                     key->info().msm_tables_skipped.c_str());
+      }
       if (timings && i == 0) {
         const auto& l = key->load_timings();
         std::fprintf(stderr,

@@ -283,6 +283,33 @@ struct alignas(16) Fp32 {
     redc_wide(w0, r0.v);
   }
 
+  // (r0 + r1 u) = (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2·a0·a1 u, with the
+  // sums unreduced: a0 + a1 < 2p and a0 - a1 + p < 2p, so the products are
+  // below 4p² and 2p², both below p·R (4p < R for these fields: checked
+  // below), and each takes one reduction and no modular additions.
+  ZK_HD static void fp2_sqr(const Fp32& a0, const Fp32& a1, Fp32& r0, Fp32& r1) {
+    static_assert(kCarryChains, "the lazy Fp2 square is written for carry-chain (8-word) fields");
+    static_assert(P::modulus(P::kLimbs - 1) < (uint64_t{1} << 62), "the lazy Fp2 square needs 4p < R");
+    constexpr int n = kWords;
+    uint32_t sum[n], diff[n], twice[n];
+    add_words(a0.v, a1.v, sum);
+    mod_minus(a1.v, diff);
+    add_words(a0.v, diff, diff);  // a0 - a1 + p < 2p
+    add_words(a1.v, a1.v, twice);
+    uint32_t w[2 * n];
+    mul_wide(sum, diff, w);
+    redc_wide(w, r0.v);
+    mul_wide(a0.v, twice, w);
+    redc_wide(w, r1.v);
+  }
+
+  // out = p - a for a <= p (no borrow).
+  ZK_HD static void mod_minus(const uint32_t* a, uint32_t* out) {
+    uint32_t cf = 0;
+    out[0] = carry32::sub_cc(mod(0), a[0], cf);
+    ZK_UNROLL for (int i = 1; i < kWords; ++i) out[i] = carry32::subc_cc(mod(i), a[i], cf);
+  }
+
   // out = a + b over kWords words (no carry out: the caller's bound). out may alias.
   ZK_HD static void add_words(const uint32_t* a, const uint32_t* b, uint32_t* out) {
     uint32_t cf = 0;

@@ -50,8 +50,14 @@ struct Fp2 {
 
   // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: 2 base multiplications.
   ZK_HD Fp2 sqr() const {
-    const F cross = c0 * c1;
-    return Fp2{(c0 + c1) * (c0 - c1), cross.dbl()};
+    if constexpr (requires { requires F::kHasFp2Product; }) {
+      Fp2 r;
+      F::fp2_sqr(c0, c1, r.c0, r.c1);
+      return r;
+    } else {
+      const F cross = c0 * c1;
+      return Fp2{(c0 + c1) * (c0 - c1), cross.dbl()};
+    }
   }
   ZK_HD Fp2 dbl() const { return Fp2{c0.dbl(), c1.dbl()}; }
   ZK_HD Fp2 neg() const { return Fp2{c0.neg(), c1.neg()}; }

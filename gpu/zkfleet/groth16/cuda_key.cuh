@@ -329,12 +329,20 @@ class CudaGroth16Key final : public groth16::Key {
     if (max_copies <= 1) return;
     const uint64_t largest = std::max<uint64_t>(n, nv);
     const int index_limit = static_cast<int>(std::min<uint64_t>(msm::kMaxCopies, (uint64_t{1} << 31) / largest));
+    if (index_limit <= 1) {
+      info_.msm_tables_skipped = std::to_string(largest) + " points leave no room for copies in 31-bit item indices";
+      return;
+    }
     choose(std::min(max_copies, index_limit));
     const size_t vars_points = (share_c_ ? 3 : 2) * sizeof(A1) + sizeof(A2);
     const size_t extra = (shape_vars_.copies - 1) * nv * vars_points + (shape_h_.copies - 1) * n * sizeof(A1);
     size_t free_bytes = 0, total_bytes = 0;
     ZK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), info_.path + ": device memory for MSM tables");
-    if (extra > free_bytes / 2) choose(1);
+    if (extra > free_bytes / 2) {
+      info_.msm_tables_skipped = "their " + std::to_string(extra >> 20) + " MiB exceed half the device's free " +
+                                 std::to_string(free_bytes >> 20) + " MiB";
+      choose(1);
+    }
   }
 
   // Step 0 of the MSMs over the key's points (msm/msm_steps.hpp): their

@@ -52,6 +52,7 @@ struct CircuitInfo {
   uint64_t n_coeffs = 0;      // A/B coefficient records in the zkey
   uint64_t resident_bytes = 0;  // memory the loaded key holds
   int msm_copies = 1;           // CUDA: table copies of the MSM points (KeyOptions::cuda_msm_copies)
+  std::string msm_tables_skipped;  // CUDA: why no copies were made although asked for (empty: none skipped)
   std::string path;           // where it was loaded from
 };
 

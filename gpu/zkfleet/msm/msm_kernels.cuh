@@ -29,20 +29,31 @@ __global__ void InitBuckets(curve::Xyzz<Cfg>* buckets, uint64_t count) {
   }
 }
 
-// Blocks per SM that level 0 asks ptxas to fit (registers per thread <=
-// 65536 / (blocks · kAccumulateThreads)); 1 leaves the choice to ptxas.
-// BN254 G2 at 3 (168 registers, some spills) ran 1.17x faster on the H200
-// than with ptxas's 255 registers and 2 blocks, and at 4 (128 registers)
-// 1.27x slower; G1 gained nothing from more blocks (BN254 at 5: 4 % slower)
-// (docs/benchmarks-gpu.md, session 6).
 template <class Cfg>
-inline constexpr int kAccumulateMinBlocks = std::is_same_v<typename Cfg::Host, curve::Bn254G2> ? 3 : 1;
+__global__ void AccumulateLevel0(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
+                                 const curve::Affine<Cfg>* bases, const uint32_t* values, curve::Xyzz<Cfg>* buckets,
+                                 uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
+  const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (t >= threads) return;
+  msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values}, buckets, spill_keys,
+                      spill_values);
+}
 
-template <class Cfg, int MinBlocks = kAccumulateMinBlocks<Cfg>>
+// The same with launch bounds: MinBlocks blocks per SM, so registers per
+// thread <= 65536 / (MinBlocks · kAccumulateThreads). For BN254 G2 (the
+// proof's slowest MSM) 3 blocks (168 registers, some spills) ran 1.17x
+// faster on the H200 than ptxas's own 255 registers and 2 blocks, and 4
+// blocks (128 registers) 1.27x slower. Elsewhere bounds did not pay: BN254 G1
+// at 5 blocks was 4 % slower, and even a bound of 1 block made BLS12-381's
+// G2 kernel 8 % slower (docs/benchmarks-gpu.md, session 6).
+template <class Cfg>
+inline constexpr int kAccumulateMinBlocks = std::is_same_v<typename Cfg::Host, curve::Bn254G2> ? 3 : 0;
+
+template <class Cfg, int MinBlocks>
 __global__ void __launch_bounds__(kAccumulateThreads, MinBlocks)
-    AccumulateLevel0(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
-                     const curve::Affine<Cfg>* bases, const uint32_t* values, curve::Xyzz<Cfg>* buckets,
-                     uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
+    AccumulateLevel0Bounded(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
+                            const curve::Affine<Cfg>* bases, const uint32_t* values, curve::Xyzz<Cfg>* buckets,
+                            uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
   const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
   if (t >= threads) return;
   msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values}, buckets, spill_keys,
@@ -113,9 +124,16 @@ void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWor
   InitBuckets<Cfg><<<std::min<unsigned>(4096, Blocks(plan.sentinel, 256)), 256, 0, stream>>>(buckets, plan.sentinel);
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket init");
 
-  AccumulateLevel0<Cfg><<<Blocks(plan.threads0, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
-      plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out, buckets,
-      ws.spill_keys[0], spill0, plan.threads0);
+  if constexpr (kAccumulateMinBlocks<Cfg> > 0) {
+    AccumulateLevel0Bounded<Cfg, kAccumulateMinBlocks<Cfg>>
+        <<<Blocks(plan.threads0, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
+            plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out, buckets,
+            ws.spill_keys[0], spill0, plan.threads0);
+  } else {
+    AccumulateLevel0<Cfg><<<Blocks(plan.threads0, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
+        plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out, buckets,
+        ws.spill_keys[0], spill0, plan.threads0);
+  }
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket accumulation");
   if (marks) mark(marks->accumulated);
 

@@ -260,5 +260,19 @@ TEST(FleetMultiDevice, BadGpusFlagsExitTwoNamingTheFlag) {
   EXPECT_NE(output.find("--gpus 0: needs the cuda backend"), std::string::npos) << output;
 }
 
+// --msm-tables outside 1..16 is refused before anything starts, naming the
+// flag (`timeout`: a worker that took the value would run until killed).
+TEST(FleetMultiDevice, MsmTablesOutOfRangeIsRefusedNamingTheFlag) {
+  for (const char* copies : {"0", "17", "many"}) {
+    std::string output;
+    const int code = RunCommand({"timeout", "20", BinaryPath("zkworker"), "--insecure-plaintext", "--circuit",
+                                 std::string(kCircuit) + "=" + Zkey(), "--backend", "cpu", "--msm-tables", copies},
+                                &output);
+    EXPECT_NE(code, 0) << copies << ": " << output;
+    EXPECT_NE(code, 124) << "the worker started with --msm-tables " << copies;
+    EXPECT_NE(output.find("--msm-tables"), std::string::npos) << output;
+  }
+}
+
 }  // namespace
 }  // namespace fleet_test

@@ -110,6 +110,10 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
     spdlog::info("circuit {}: loaded {} ({} {}, domain {}, {} MiB resident{}, {}) in {:.2f} s{}", spec.id,
                  spec.zkey_path, engine::CurveName(info.curve), engine::BackendName(key->backend()),
                  info.domain_size, info.resident_bytes >> 20, tables, check, seconds, on_device);
+    if (!info.msm_tables_skipped.empty()) {
+      spdlog::warn("circuit {}: no MSM table copies{}: {}; its proofs run over the plain points, more slowly",
+                   spec.id, on_device, info.msm_tables_skipped);
+    }
     resident_bytes_ += info.resident_bytes;
     device_resident_bytes_[device] += info.resident_bytes;
     keys_[device][spec.id] = std::move(key);
