@@ -201,18 +201,27 @@ struct alignas(16) Fp32 {
       t[1] = carry32::mad_hi_cc(a[0], bi, t[1], cf);
       ZK_UNROLL for (int j = 1; j < n - 1; ++j) t[j + 1] = carry32::madc_hi_cc(a[j], bi, t[j + 1], cf);
       t[n] = carry32::madc_hi(a[n - 1], bi, t[n], cf);
-      // T += m·p (the low word becomes 0), then T /= 2^32
-      const uint32_t m = t[0] * kInv32;
-      (void)carry32::mad_lo_cc(m, mod(0), t[0], cf);
-      ZK_UNROLL for (int j = 1; j < n; ++j) t[j] = carry32::madc_lo_cc(m, mod(j), t[j], cf);
-      t[n] = carry32::addc(t[n], 0, cf);
-      t[1] = carry32::mad_hi_cc(m, mod(0), t[1], cf);
-      ZK_UNROLL for (int j = 1; j < n - 1; ++j) t[j + 1] = carry32::madc_hi_cc(m, mod(j), t[j + 1], cf);
-      t[n] = carry32::madc_hi(m, mod(n - 1), t[n], cf);
-      ZK_UNROLL for (int j = 0; j < n; ++j) t[j] = t[j + 1];
-      t[n] = 0;
+      montgomery_step(t);  // T = (T + m·p) / 2^32
     }
     reduce_once(t, out);
+  }
+
+  // One Montgomery step on the kWords+1-word window t of a carry-chain CIOS:
+  // t += m·p with m chosen to clear the low word, then t /= 2^32 (the top
+  // word becomes 0). Each product is added as two chains, its low halves
+  // into words j and its high halves into words j+1.
+  ZK_HD static void montgomery_step(uint32_t* t) {
+    constexpr int n = kWords;
+    uint32_t cf = 0;
+    const uint32_t m = t[0] * kInv32;
+    (void)carry32::mad_lo_cc(m, mod(0), t[0], cf);
+    ZK_UNROLL for (int j = 1; j < n; ++j) t[j] = carry32::madc_lo_cc(m, mod(j), t[j], cf);
+    t[n] = carry32::addc(t[n], 0, cf);
+    t[1] = carry32::mad_hi_cc(m, mod(0), t[1], cf);
+    ZK_UNROLL for (int j = 1; j < n - 1; ++j) t[j + 1] = carry32::madc_hi_cc(m, mod(j), t[j + 1], cf);
+    t[n] = carry32::madc_hi(m, mod(n - 1), t[n], cf);
+    ZK_UNROLL for (int j = 0; j < n; ++j) t[j] = t[j + 1];
+    t[n] = 0;
   }
 
   // The same CIOS in portable C++ (64-bit sums, no carry flag), for the
@@ -353,26 +362,14 @@ struct alignas(16) Fp32 {
   }
 
   // out = T·R^-1 mod p, fully reduced, for a 2·kWords-word T < p·R.
-  // With T = T_hi·R + T_lo: the Montgomery steps (those of mont_mul_chains)
-  // clear T_lo, giving u = (T_lo + m·p)/R <= p, and the result is u + T_hi <
+  // With T = T_hi·R + T_lo: the Montgomery steps clear T_lo, giving u = (T_lo + m·p)/R <= p, and the result is u + T_hi <
   // 2p (T_hi < p): one conditional subtraction.
   ZK_HD static void redc_wide(const uint32_t* wide, uint32_t* out) {
     constexpr int n = kWords;
     uint32_t t[n + 1];
     ZK_UNROLL for (int j = 0; j < n; ++j) t[j] = wide[j];
     t[n] = 0;
-    uint32_t cf = 0;
-    ZK_UNROLL for (int i = 0; i < n; ++i) {
-      const uint32_t m = t[0] * kInv32;
-      (void)carry32::mad_lo_cc(m, mod(0), t[0], cf);
-      ZK_UNROLL for (int j = 1; j < n; ++j) t[j] = carry32::madc_lo_cc(m, mod(j), t[j], cf);
-      t[n] = carry32::addc(t[n], 0, cf);
-      t[1] = carry32::mad_hi_cc(m, mod(0), t[1], cf);
-      ZK_UNROLL for (int j = 1; j < n - 1; ++j) t[j + 1] = carry32::madc_hi_cc(m, mod(j), t[j + 1], cf);
-      t[n] = carry32::madc_hi(m, mod(n - 1), t[n], cf);
-      ZK_UNROLL for (int j = 0; j < n; ++j) t[j] = t[j + 1];
-      t[n] = 0;
-    }
+    ZK_UNROLL for (int i = 0; i < n; ++i) montgomery_step(t);
     add_words(t, wide + n, t);  // u + T_hi < 2p < 2^(32n)
     reduce_once(t, out);
   }
