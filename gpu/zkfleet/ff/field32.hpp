@@ -262,11 +262,13 @@ struct alignas(16) Fp32 {
   // Karatsuba's three products are kept double width and only the two
   // results are reduced, two Montgomery reductions instead of three (and the
   // three products are independent chains the scheduler can interleave).
-  // G2 arithmetic is almost all Fp2 products: BN254's G2 MSM 2^22 ran 1.16x
-  // faster with it on the H200 (docs/benchmarks-gpu.md, session 6). Only for
-  // the 8-word fields: for the 12-word ones the product is an outlined call
-  // whose wide operands went through local memory, and BLS12-381's G2 MSM ran
-  // 1.3x slower with it (2^22: 228 vs 176 ms).
+  // G2 arithmetic is almost all Fp2 products: with these and the launch
+  // bounds of its accumulation, BN254's G2 MSM 2^22 ran 1.24-1.30x faster
+  // than before on the H200, in the same runs (the bounds alone: 1.17x;
+  // docs/benchmarks-gpu.md, session 6). Only for the 8-word fields: for the
+  // 12-word ones the product is an outlined call whose wide operands went
+  // through local memory, and BLS12-381's G2 MSM ran 1.3x slower with it
+  // (2^22: 228 vs 176 ms).
   static constexpr bool kHasFp2Product = kCarryChains;
 
   // (r0 + r1 u) = (a0 + a1 u)(b0 + b1 u) with u^2 = -1; inputs < p.
@@ -343,7 +345,7 @@ struct alignas(16) Fp32 {
   }
 
   // out[0 .. 2·kWords) = a·b, schoolbook. Row i adds a·b[i]: its low halves
-  // into words i.., its high halves into words i+1.., as in mont_mul_chains.
+  // into words i.., its high halves into words i+1.., as in montgomery_step.
   // The partial sum after row i is below 2^(32·(kWords+i+1)), so no row
   // carries out of word kWords + i.
   ZK_HD static void mul_wide(const uint32_t* a, const uint32_t* b, uint32_t* out) {
@@ -362,8 +364,9 @@ struct alignas(16) Fp32 {
   }
 
   // out = T·R^-1 mod p, fully reduced, for a 2·kWords-word T < p·R.
-  // With T = T_hi·R + T_lo: the Montgomery steps clear T_lo, giving u = (T_lo + m·p)/R <= p, and the result is u + T_hi <
-  // 2p (T_hi < p): one conditional subtraction.
+  // With T = T_hi·R + T_lo: the Montgomery steps clear T_lo, giving u =
+  // (T_lo + m·p)/R <= p, and the result is u + T_hi < 2p (T_hi < p): one
+  // conditional subtraction.
   ZK_HD static void redc_wide(const uint32_t* wide, uint32_t* out) {
     constexpr int n = kWords;
     uint32_t t[n + 1];
