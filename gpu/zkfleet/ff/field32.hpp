@@ -82,9 +82,7 @@ struct alignas(16) Fp32 {
   ZK_HD Fp32 operator+(const Fp32& o) const {
     uint32_t sum[kWords];
     if constexpr (kCarryChains) {
-      uint32_t cf = 0;
-      sum[0] = carry32::add_cc(v[0], o.v[0], cf);
-      ZK_UNROLL for (int i = 1; i < kWords; ++i) sum[i] = carry32::addc_cc(v[i], o.v[i], cf);
+      add_words(v, o.v, sum);
     } else {
       uint64_t carry = 0;
       ZK_UNROLL for (int i = 0; i < kWords; ++i) {
@@ -103,9 +101,7 @@ struct alignas(16) Fp32 {
       uint32_t cf = 0;
       r.v[0] = carry32::sub_cc(v[0], o.v[0], cf);
       ZK_UNROLL for (int i = 1; i < kWords; ++i) r.v[i] = carry32::subc_cc(v[i], o.v[i], cf);
-      const uint32_t mask = carry32::subc(0, 0, cf);  // all ones on underflow: add p back
-      r.v[0] = carry32::add_cc(r.v[0], mod(0) & mask, cf);
-      ZK_UNROLL for (int i = 1; i < kWords; ++i) r.v[i] = carry32::addc_cc(r.v[i], mod(i) & mask, cf);
+      add_modulus(r.v, carry32::subc(0, 0, cf));  // all ones on underflow: add p back
     } else {
       uint32_t borrow = 0;
       ZK_UNROLL for (int i = 0; i < kWords; ++i) {
