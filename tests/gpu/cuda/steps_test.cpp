@@ -114,9 +114,10 @@ TEST(Fp32, MatchesHostFieldBls12_381) {
   CheckFieldOps<ff::Bls12_381Fr>(4);
 }
 
-// Fp2 products (lazy reduction on the device: Fp32::fp2_mul) against the
-// host's, over random elements and the extremes: 0, 1, p - 1 in either
-// coefficient, which make w0 - w1 negative, zero and maximal.
+// Fp2 products and squares on the device's field against the host's (BN254:
+// Fp32::fp2_mul and fp2_sqr, lazy reduction; BLS12-381: plain Karatsuba),
+// over random elements and the extremes: 0, 1, p - 1 in either coefficient,
+// which make w0 - w1 negative, zero and maximal.
 template <class HostF>
 void CheckFp2Ops(uint64_t seed) {
   using H = ff::Fp2<HostF>;
