@@ -186,6 +186,18 @@ ZK_HD Xyzz<Cfg> xyzz_dbl_affine(const Affine<Cfg>& p) {
   return r;
 }
 
+// The doublings an addition falls back to when its operands are equal, as
+// real calls on the GPU: equal operands are rare, and an inlined doubling
+// made the MSM kernels' code larger than the instruction cache for nothing.
+template <class Cfg>
+ZK_HD_NOINLINE Xyzz<Cfg> xyzz_dbl_outlined(Xyzz<Cfg> p) {
+  return xyzz_dbl(p);
+}
+template <class Cfg>
+ZK_HD_NOINLINE Xyzz<Cfg> xyzz_dbl_affine_outlined(Affine<Cfg> p) {
+  return xyzz_dbl_affine(p);
+}
+
 // add-2008-s: 12M + 2S, plus the special cases.
 template <class Cfg>
 ZK_HD Xyzz<Cfg> xyzz_add(const Xyzz<Cfg>& p, const Xyzz<Cfg>& q) {
@@ -198,7 +210,7 @@ ZK_HD Xyzz<Cfg> xyzz_add(const Xyzz<Cfg>& p, const Xyzz<Cfg>& q) {
   const F s2 = q.y * p.zzz;
   const F pd = u2 - u1;
   const F r = s2 - s1;
-  if (pd.is_zero()) return r.is_zero() ? xyzz_dbl(p) : Xyzz<Cfg>::infinity();
+  if (pd.is_zero()) return r.is_zero() ? xyzz_dbl_outlined(p) : Xyzz<Cfg>::infinity();
   const F pp = pd.sqr();
   const F ppp = pd * pp;
   const F qv = u1 * pp;
@@ -220,7 +232,7 @@ ZK_HD Xyzz<Cfg> xyzz_add_mixed(const Xyzz<Cfg>& p, const Affine<Cfg>& q) {
   const F s2 = q.y * p.zzz;
   const F pd = u2 - p.x;
   const F r = s2 - p.y;
-  if (pd.is_zero()) return r.is_zero() ? xyzz_dbl_affine(q) : Xyzz<Cfg>::infinity();
+  if (pd.is_zero()) return r.is_zero() ? xyzz_dbl_affine_outlined(q) : Xyzz<Cfg>::infinity();
   const F pp = pd.sqr();
   const F ppp = pd * pp;
   const F qv = p.x * pp;

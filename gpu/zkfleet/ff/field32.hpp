@@ -23,13 +23,6 @@
 #include "zkfleet/ff/fp2.hpp"
 #include "zkfleet/ff/hd.hpp"
 
-// A host/device function the device compiler must not inline.
-#if defined(__CUDACC__)
-#define ZK_HD_NOINLINE __host__ __device__ __noinline__
-#else
-#define ZK_HD_NOINLINE inline
-#endif
-
 namespace zkfleet::cuda {
 
 template <class P>

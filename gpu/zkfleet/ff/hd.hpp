@@ -14,6 +14,15 @@
 #define ZK_HD inline
 #endif
 
+// ZK_HD_NOINLINE: a host/device function that stays a real call on the GPU,
+// for big bodies that run rarely (a doubling inside an addition) or whose
+// copies would not fit the instruction cache.
+#if defined(__CUDACC__)
+#define ZK_HD_NOINLINE __host__ __device__ __noinline__
+#else
+#define ZK_HD_NOINLINE inline
+#endif
+
 // ZK_UNROLL fully unrolls the loop that follows. All loops it is used on run
 // over a compile-time limb count, so after unrolling every limb index is a
 // constant: the compiler keeps limbs in registers and folds constant tables.

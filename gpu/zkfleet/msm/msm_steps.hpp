@@ -231,6 +231,15 @@ ZK_HD void DigitsStep(uint64_t i, const Plan& p, const uint32_t* scalars, uint32
 // of `count` entries, finishing the runs that lie inside its chunk and
 // spilling the open ones to spill_keys/spill_vals[2t], [2t+1].
 // add_item(acc, j) adds entry j's contribution to acc.
+//
+// A finished run is stored, not added, into its bucket: the list is sorted,
+// so a run that starts and ends inside one chunk holds every entry of its
+// key, and the entries of a run that crosses a chunk end all go to the spill
+// list, where the same holds level after level. So a bucket receives at most
+// one sum that is not the identity (identity sums are never written, and
+// InitBuckets set every bucket to the identity). A store instead of an
+// addition keeps the rare flush short, which matters because the threads of
+// a warp flush at different items and wait for each other.
 template <class Xyzz, class AddItem>
 ZK_HD void ReduceRunsStep(uint64_t t, uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
                           const AddItem& add_item, Xyzz* buckets, uint32_t* spill_keys, Xyzz* spill_vals) {
@@ -253,7 +262,7 @@ ZK_HD void ReduceRunsStep(uint64_t t, uint64_t count, uint64_t chunk, const uint
           spill_vals[2 * t] = acc;
           slot0_written = true;
         } else if (!acc.is_infinity()) {
-          buckets[cur] = curve::xyzz_add(buckets[cur], acc);
+          buckets[cur] = acc;  // the bucket's only write (see above)
         }
         first_run = false;
         cur = k;
@@ -273,7 +282,7 @@ ZK_HD void ReduceRunsStep(uint64_t t, uint64_t count, uint64_t chunk, const uint
         spill_vals[2 * t + 1] = acc;
         slot1_written = true;
       } else if (!acc.is_infinity()) {
-        buckets[cur] = curve::xyzz_add(buckets[cur], acc);
+        buckets[cur] = acc;
       }
     }
   }
