@@ -112,15 +112,7 @@ struct alignas(16) Fp32 {
     }
     return r;
   }
-  ZK_HD Fp32 operator*(const Fp32& o) const {
-    Fp32 r;
-    if constexpr (kWords > 8) {
-      mont_mul_outlined(v, o.v, r.v);
-    } else {
-      mont_mul(v, o.v, r.v);
-    }
-    return r;
-  }
+  ZK_HD Fp32 operator*(const Fp32& o) const { return product(*this, o); }
   ZK_HD Fp32 operator-() const { return neg(); }
   ZK_HD Fp32& operator+=(const Fp32& o) { return *this = *this + o; }
   ZK_HD Fp32& operator-=(const Fp32& o) { return *this = *this - o; }
@@ -239,26 +231,77 @@ struct alignas(16) Fp32 {
     reduce_once(t, out);
   }
 
-  // The same, as a real call on the device: for 12-word (381-bit) fields the
-  // inlined multiplication makes G2 kernels too large to compile in
-  // reasonable time; a call costs little next to 288 multiply-adds.
+  // a·b as a real call on the GPU, operands and result passed in registers.
+  // A curve addition is a dozen products; inlined, each kernel held a dozen
+  // copies of the multiplication's ~300 instructions, more than the SM's
+  // instruction cache holds (Nsight Compute: half of the G1 accumulation's
+  // stalls were instruction fetch). One copy, called, made BN254's G1 and G2
+  // MSMs 1.25-1.32x faster on the H200 (docs/benchmarks-gpu.md, session 7).
+  ZK_HD_NOINLINE static Fp32 product(Fp32 a, Fp32 b) {
+    Fp32 r;
+    mont_mul(a.v, b.v, r.v);
+    return r;
+  }
+
+  // The same with the operands in memory, as a real call on the device
+  // (12-word fields' Fp2 products: see fp2_product).
+  ZK_HD static Fp32 product_in_memory(const Fp32& a, const Fp32& b) {
+    Fp32 r;
+    mont_mul_outlined(a.v, b.v, r.v);
+    return r;
+  }
   ZK_HD_NOINLINE static void mont_mul_outlined(const uint32_t* a, const uint32_t* b, uint32_t* out) {
     mont_mul(a, b, out);
   }
 
-  // ---- Fp2 products with lazy reduction --------------------------------------
-  // ff::Fp2 asks its base field for this when it has it (kHasFp2Product):
-  // Karatsuba's three products are kept double width and only the two
-  // results are reduced, two Montgomery reductions instead of three (and the
-  // three products are independent chains the scheduler can interleave).
-  // G2 arithmetic is almost all Fp2 products: with these and the launch
-  // bounds of its accumulation, BN254's G2 MSM 2^22 ran 1.24-1.30x faster
-  // than before on the H200, in the same runs (the bounds alone: 1.17x;
-  // docs/benchmarks-gpu.md, session 6). Only for the 8-word fields: for the
-  // 12-word ones the product is an outlined call whose wide operands went
-  // through local memory, and BLS12-381's G2 MSM ran 1.3x slower with it
-  // (2^22: 228 vs 176 ms).
-  static constexpr bool kHasFp2Product = kCarryChains;
+  // ---- Fp2 products ----------------------------------------------------------
+  // ff::Fp2 asks its base field for its product and square (kHasFp2Product).
+  // For 8-word fields they use lazy reduction: Karatsuba's three products
+  // are kept double width and only the two results are reduced, two
+  // Montgomery reductions instead of three (and the three products are
+  // independent chains the scheduler can interleave). With these and the
+  // launch bounds of its accumulation, BN254's G2 MSM 2^22 ran 1.24-1.30x
+  // faster on the H200, in the same runs (docs/benchmarks-gpu.md, session 6).
+  // For 12-word fields the lazy product's wide operands went through local
+  // memory, and BLS12-381's G2 MSM ran 1.3x slower with it (2^22: 228 vs
+  // 176 ms); they keep plain Karatsuba.
+  static constexpr bool kHasFp2Product = true;
+
+  // The Fp2 product and square. 8-word fields: the lazy forms below, as one
+  // real call each (see product()). 12-word fields: plain Karatsuba, inlined,
+  // over the pointer-passing mont_mul_outlined: on the H200 their G2 MSM
+  // 2^22 ran 172.6 ms so, 222.9 ms with Karatsuba over product() and 197.3 ms
+  // with the whole Fp2 product as one call (the G1 MSM, where product()
+  // serves, went 176.3 -> 157.7 ms at 2^24; session 7, run 22).
+  ZK_HD static ff::Fp2<Fp32> fp2_product(const ff::Fp2<Fp32>& a, const ff::Fp2<Fp32>& b) {
+    if constexpr (kCarryChains) {
+      return fp2_product_lazy(a, b);
+    } else {
+      const Fp32 v0 = product_in_memory(a.c0, b.c0);
+      const Fp32 v1 = product_in_memory(a.c1, b.c1);
+      const Fp32 mixed = product_in_memory(a.c0 + a.c1, b.c0 + b.c1);
+      return ff::Fp2<Fp32>{v0 - v1, mixed - v0 - v1};
+    }
+  }
+  ZK_HD static ff::Fp2<Fp32> fp2_square(const ff::Fp2<Fp32>& a) {
+    if constexpr (kCarryChains) {
+      return fp2_square_lazy(a);
+    } else {
+      const Fp32 cross = product_in_memory(a.c0, a.c1);
+      const Fp32 r0 = product_in_memory(a.c0 + a.c1, a.c0 - a.c1);
+      return ff::Fp2<Fp32>{r0, cross.dbl()};
+    }
+  }
+  ZK_HD_NOINLINE static ff::Fp2<Fp32> fp2_product_lazy(ff::Fp2<Fp32> a, ff::Fp2<Fp32> b) {
+    ff::Fp2<Fp32> r;
+    fp2_mul(a.c0, a.c1, b.c0, b.c1, r.c0, r.c1);
+    return r;
+  }
+  ZK_HD_NOINLINE static ff::Fp2<Fp32> fp2_square_lazy(ff::Fp2<Fp32> a) {
+    ff::Fp2<Fp32> r;
+    fp2_sqr(a.c0, a.c1, r.c0, r.c1);
+    return r;
+  }
 
   // (r0 + r1 u) = (a0 + a1 u)(b0 + b1 u) with u^2 = -1; inputs < p.
   //   w0 = a0·b0, w1 = a1·b1, w2 = (a0 + a1)(b0 + b1)   (unreduced sums < 2p)

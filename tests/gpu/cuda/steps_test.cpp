@@ -115,7 +115,7 @@ TEST(Fp32, MatchesHostFieldBls12_381) {
 }
 
 // Fp2 products and squares on the device's field against the host's (BN254:
-// Fp32::fp2_mul and fp2_sqr, lazy reduction; BLS12-381: plain Karatsuba),
+// Fp32::fp2_product and fp2_square: lazy reduction; BLS12-381: plain Karatsuba),
 // over random elements and the extremes: 0, 1, p - 1 in either coefficient,
 // which make w0 - w1 negative, zero and maximal.
 template <class HostF>
