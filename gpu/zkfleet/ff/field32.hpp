@@ -46,7 +46,9 @@ struct alignas(16) Fp32 {
   // 141 -> 133 ms). The 12-word fields (BLS12-381), whose multiplication is
   // an outlined call, keep the portable 64-bit sums: with the chains their G1
   // MSM ran 8 % faster (2^22: 52.1 vs 56.7 ms) but their G2 MSM 32 % slower
-  // (286 vs 216 ms), and G2 dominates a proof (docs/benchmarks-gpu.md). Both
+  // (286 vs 216 ms), and G2 dominates a proof (docs/benchmarks-gpu.md). Once
+  // the product was a by-value call (product()), the chains in it made their
+  // G1 MSM 1.6x slower (2^22: 71.3 vs 44.1 ms; session 7, run 23). Both
   // forms are tested on the host against ff::Fp.
   static constexpr bool kCarryChains = kWords <= 8;
 

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-#include <type_traits>
 
 #include "zkfleet/runtime/cuda_check.hpp"
 #include "zkfleet/curve/device_curve.hpp"
@@ -29,31 +28,15 @@ __global__ void InitBuckets(curve::Xyzz<Cfg>* buckets, uint64_t count) {
   }
 }
 
+// Level 0 of the accumulation. No launch bounds: with the products as calls
+// (ff/field32.hpp), every bound tried on the H200 was slower (session 7, run
+// 23: BN254 G1 at 5 and 6 blocks per SM 1.05x and 1.06x slower, BN254 G2 at
+// 3 blocks, the best bound while the products were inlined, 1.10x slower
+// than ptxas's 218 registers, BLS12-381 G1 at 4 blocks 1.07x slower).
 template <class Cfg>
 __global__ void AccumulateLevel0(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
                                  const curve::Affine<Cfg>* bases, const uint32_t* values, curve::Xyzz<Cfg>* buckets,
                                  uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
-  const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
-  if (t >= threads) return;
-  msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values}, buckets, spill_keys,
-                      spill_values);
-}
-
-// The same with launch bounds: MinBlocks blocks per SM, so registers per
-// thread <= 65536 / (MinBlocks · kAccumulateThreads). For BN254 G2 (the
-// proof's slowest MSM) 3 blocks (168 registers, some spills) ran 1.17x
-// faster on the H200 than ptxas's own 255 registers and 2 blocks, and 4
-// blocks (128 registers) 1.27x slower. Elsewhere bounds did not pay: BN254 G1
-// at 5 blocks was 4 % slower, and even a bound of 1 block made BLS12-381's
-// G2 kernel 8 % slower (docs/benchmarks-gpu.md, session 6).
-template <class Cfg>
-inline constexpr int kAccumulateMinBlocks = std::is_same_v<typename Cfg::Host, curve::Bn254G2> ? 3 : 0;
-
-template <class Cfg, int MinBlocks>
-__global__ void __launch_bounds__(kAccumulateThreads, MinBlocks)
-    AccumulateLevel0Bounded(uint64_t count, uint64_t chunk, const uint32_t* keys, uint32_t sentinel,
-                            const curve::Affine<Cfg>* bases, const uint32_t* values, curve::Xyzz<Cfg>* buckets,
-                            uint32_t* spill_keys, curve::Xyzz<Cfg>* spill_values, uint64_t threads) {
   const uint64_t t = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
   if (t >= threads) return;
   msm::ReduceRunsStep(t, count, chunk, keys, sentinel, msm::AddSignedBase<Cfg>{bases, values}, buckets, spill_keys,
@@ -124,16 +107,9 @@ void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWor
   InitBuckets<Cfg><<<std::min<unsigned>(4096, Blocks(plan.sentinel, 256)), 256, 0, stream>>>(buckets, plan.sentinel);
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket init");
 
-  if constexpr (kAccumulateMinBlocks<Cfg> > 0) {
-    AccumulateLevel0Bounded<Cfg, kAccumulateMinBlocks<Cfg>>
-        <<<Blocks(plan.threads0, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
-            plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out, buckets,
-            ws.spill_keys[0], spill0, plan.threads0);
-  } else {
-    AccumulateLevel0<Cfg><<<Blocks(plan.threads0, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
-        plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out, buckets,
-        ws.spill_keys[0], spill0, plan.threads0);
-  }
+  AccumulateLevel0<Cfg><<<Blocks(plan.threads0, kAccumulateThreads), kAccumulateThreads, 0, stream>>>(
+      plan.items, plan.chunk0, sorted.keys_out, plan.sentinel, dev_bases, sorted.values_out, buckets,
+      ws.spill_keys[0], spill0, plan.threads0);
   ZK_CUDA_CHECK_LAUNCH(phase + ": MSM bucket accumulation");
   if (marks) mark(marks->accumulated);
 
