@@ -42,6 +42,7 @@
 #include "zkfleet/msm/cuda_msm.hpp"
 #include "zkfleet/ntt/cuda_ntt.hpp"
 #include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/engine/witness_file.hpp"
 #if defined(ZKFLEET_BENCH_HAVE_DEVTOOLS)
 #include "zkfleet/devtools/circuit_generator.hpp"
 #include "zkfleet/devtools/insecure_setup.hpp"
@@ -332,7 +333,9 @@ zk::engine::ProveOptions FixedBlinding() {
 
 void BenchProof(const std::string& name, const std::string& zkey, const std::string& wtns, int log_n,
                 const Options& opt, int gpu_reps, int cpu_reps) {
-  const auto witness = zk::engine::Witness::FromFile(wtns);
+  // As zkprove reads it for the GPU: page-locked (engine/witness_file.hpp).
+  const auto witness_file = zk::engine::WitnessFile::Read(wtns, zk::engine::Backend::kCuda);
+  const auto& witness = witness_file.witness();
   const auto blinding = FixedBlinding();
   zk::engine::EngineOptions cpu_opts;
   cpu_opts.backend = zk::engine::Backend::kCpu;

@@ -27,6 +27,7 @@
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/engine/witness_file.hpp"
 #include "zkfleet/io/zkey.hpp"
 
 namespace zkfleet::cuda {
@@ -262,11 +263,14 @@ TEST(CudaProof, ViewWitnessFromPinnedAndPageableMemory) {
     std::memcpy(pinned.get(), pageable.data(), pageable.size());
     const auto from_pinned = engine::Witness::View({pinned.as<uint8_t>(), pageable.size()}, "pinned");
     const auto from_pageable = engine::Witness::View(pageable, "pageable");
+    // WitnessFile (zkprove's reader): page-locked on the CUDA backend.
+    const auto file = engine::WitnessFile::Read(f.wtns, engine::Backend::kCuda);
+    EXPECT_TRUE(file.page_locked());
     const auto cpu_key = LoadKey(f.zkey, engine::Backend::kCpu);
     const auto gpu_key = LoadKey(f.zkey, engine::Backend::kCuda);
     const auto opts = FixedBlinding(5);
     const engine::Proof want = cpu_key->Prove(engine::Witness::FromFile(f.wtns), opts);
-    for (const engine::Witness* w : {&from_pinned, &from_pageable}) {
+    for (const engine::Witness* w : {&from_pinned, &from_pageable, &file.witness()}) {
       const engine::Proof got = gpu_key->Prove(*w, opts);
       EXPECT_EQ(got.proof_json, want.proof_json) << w->origin();
       EXPECT_TRUE(got.check.verified) << w->origin();
