@@ -334,7 +334,7 @@ zk::engine::ProveOptions FixedBlinding() {
 void BenchProof(const std::string& name, const std::string& zkey, const std::string& wtns, int log_n,
                 const Options& opt, int gpu_reps, int cpu_reps) {
   // As zkprove reads it for the GPU: page-locked (engine/witness_file.hpp).
-  const auto witness_file = zk::engine::WitnessFile::Read(wtns, zk::engine::Backend::kCuda);
+  const auto witness_file = zk::engine::WitnessFile::Read(wtns, zk::engine::Backend::kCuda, gpu_reps);
   const auto& witness = witness_file.witness();
   const auto blinding = FixedBlinding();
   zk::engine::EngineOptions cpu_opts;

@@ -132,10 +132,10 @@ int main(int argc, char** argv) {
     if (!std::ifstream(wtns_path)) (void)zkfleet::engine::Witness::FromFile(wtns_path);  // throws, naming the file
     auto t0 = std::chrono::steady_clock::now();
     double witness_s = 0;
-    // For the CUDA backend into page-locked memory (engine/witness_file.hpp):
-    // every proof's upload is then a DMA at full speed.
+    // Proved more than once on the CUDA backend, into page-locked memory
+    // (engine/witness_file.hpp): every upload is then a DMA at full speed.
     auto read_witness = std::async(std::launch::async, [&] {
-      auto w = zkfleet::engine::WitnessFile::Read(wtns_path, options.backend);
+      auto w = zkfleet::engine::WitnessFile::Read(wtns_path, options.backend, repeat);
       witness_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return w;
     });

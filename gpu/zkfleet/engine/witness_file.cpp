@@ -54,11 +54,11 @@ std::shared_ptr<cuda::PinnedBuffer> ReadPinned(const std::string& path) {
 
 }  // namespace
 
-WitnessFile WitnessFile::Read(const std::string& path, Backend backend) {
+WitnessFile WitnessFile::Read(const std::string& path, Backend backend, int proofs) {
   WitnessFile file;
 #ifdef ZKFLEET_HAVE_CUDA
-  const bool cuda = backend == Backend::kCuda || (backend == Backend::kAuto && CudaAvailable());
-  if (cuda && CudaAvailable()) {
+  const bool cuda = backend == Backend::kCuda || backend == Backend::kAuto;
+  if (cuda && proofs > 1 && CudaAvailable()) {
     if (auto pinned = ReadPinned(path)) {
       file.witness_ = Witness::View(std::span<const uint8_t>(pinned->as<uint8_t>(), pinned->bytes()), path);
       file.storage_ = std::move(pinned);
@@ -67,6 +67,7 @@ WitnessFile WitnessFile::Read(const std::string& path, Backend backend) {
   }
 #else
   (void)backend;
+  (void)proofs;
 #endif
   file.witness_ = Witness::FromFile(path);
   return file;

@@ -1,15 +1,19 @@
 // A .wtns file read for proving on a backend.
 //
-//   auto file = engine::WitnessFile::Read("witness.wtns", engine::Backend::kCuda);
-//   key->Prove(file.witness(), options);
+//   auto file = engine::WitnessFile::Read("witness.wtns", engine::Backend::kCuda, /*proofs=*/10);
+//   for (...) key->Prove(file.witness(), options);
 //
-// For the CUDA backend (when this build has it and a GPU is present) the
-// file's bytes are read into page-locked host memory and the witness is a
-// view of them (io::Witness::View), so every proof's witness upload is a DMA
-// at full speed, as from the worker's pinned pool: 2^22 values (134 MB) take
-// ~2.5 ms at the H200's 55 GB/s, against ~15-25 ms from ordinary memory.
-// Otherwise, and when page-locked memory is refused, it is
-// Witness::FromFile. The checks and errors are Witness::FromFile's.
+// For the CUDA backend (when this build has it and a GPU is present) and a
+// witness proved more than once, the file's bytes are read into page-locked
+// host memory and the witness is a view of them (io::Witness::View), so every
+// proof's witness upload is a DMA at full speed, as from the worker's pinned
+// pool: 2^22 values (134 MB) take 2.6 ms on the H200, against 18-26 ms from
+// ordinary memory (docs/benchmarks-gpu.md, session 7). For one proof the
+// pinning costs more than it saves (it waits for the CUDA context and pins
+// at ~0.4 s/GiB; one-shot zkprove with the key check took 1.43 s with it
+// in run 24, 1.21 s without in run 22), so it is
+// Witness::FromFile, as it is for the CPU backend and when page-locked
+// memory is refused. The checks and errors are Witness::FromFile's.
 //
 // Ownership: the WitnessFile owns the bytes its witness() views; keep it
 // alive for as long as the witness (or a copy of it) is used.
@@ -27,7 +31,7 @@ namespace zkfleet::engine {
 class WitnessFile {
  public:
   // Throws zkfleet::Error naming the file (unreadable, truncated, invalid).
-  static WitnessFile Read(const std::string& path, Backend backend);
+  static WitnessFile Read(const std::string& path, Backend backend, int proofs);
 
   const Witness& witness() const { return witness_; }
   // True when witness() views page-locked memory.

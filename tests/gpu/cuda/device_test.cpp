@@ -263,9 +263,11 @@ TEST(CudaProof, ViewWitnessFromPinnedAndPageableMemory) {
     std::memcpy(pinned.get(), pageable.data(), pageable.size());
     const auto from_pinned = engine::Witness::View({pinned.as<uint8_t>(), pageable.size()}, "pinned");
     const auto from_pageable = engine::Witness::View(pageable, "pageable");
-    // WitnessFile (zkprove's reader): page-locked on the CUDA backend.
-    const auto file = engine::WitnessFile::Read(f.wtns, engine::Backend::kCuda);
+    // WitnessFile (zkprove's reader): page-locked on the CUDA backend when
+    // proved more than once.
+    const auto file = engine::WitnessFile::Read(f.wtns, engine::Backend::kCuda, /*proofs=*/2);
     EXPECT_TRUE(file.page_locked());
+    EXPECT_FALSE(engine::WitnessFile::Read(f.wtns, engine::Backend::kCuda, /*proofs=*/1).page_locked());
     const auto cpu_key = LoadKey(f.zkey, engine::Backend::kCpu);
     const auto gpu_key = LoadKey(f.zkey, engine::Backend::kCuda);
     const auto opts = FixedBlinding(5);

@@ -30,10 +30,10 @@ TEST(WitnessFile, IsFromFileOnTheCpuAndWithoutAGpu) {
   for (const char* curve : {"bn128_k12", "bls12381_k12"}) {
     const std::string path = Fixture(curve, "witness.wtns");
     const Witness want = Witness::FromFile(path);
-    const WitnessFile cpu = WitnessFile::Read(path, Backend::kCpu);
+    const WitnessFile cpu = WitnessFile::Read(path, Backend::kCpu, /*proofs=*/2);
     EXPECT_FALSE(cpu.page_locked());
     ExpectSameValues(cpu.witness(), want);
-    const WitnessFile cuda = WitnessFile::Read(path, Backend::kCuda);
+    const WitnessFile cuda = WitnessFile::Read(path, Backend::kCuda, /*proofs=*/2);
     // Page-locked only where a GPU can use it.
     if (!zkfleet::engine::CudaAvailable()) EXPECT_FALSE(cuda.page_locked());
     ExpectSameValues(cuda.witness(), want);
@@ -57,7 +57,7 @@ TEST(WitnessFile, BadFilesFailAsFromFileDoes) {
     ASSERT_FALSE(want.empty()) << path << " was accepted by FromFile";
     for (Backend backend : {Backend::kCpu, Backend::kCuda, Backend::kAuto}) {
       try {
-        (void)WitnessFile::Read(path, backend);
+        (void)WitnessFile::Read(path, backend, /*proofs=*/2);
         ADD_FAILURE() << path << " was accepted (" << zkfleet::engine::BackendName(backend) << ")";
       } catch (const zkfleet::Error& e) {
         EXPECT_EQ(std::string(e.what()), want) << zkfleet::engine::BackendName(backend);
