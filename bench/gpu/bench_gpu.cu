@@ -16,10 +16,7 @@
 // cost model, see CpuMsmCost; NTT: by n·log n) and marked "~". Every GPU result that has a
 // CPU counterpart is checked equal to it.
 //
-// Random MSM bases: two tables of k = 2^ceil(log2(n)/2) random multiples of
-// the generator (scalar_mul on the GPU), then base[i] = Ta[i mod k] +
-// Tb[i div k], converted to affine on the GPU: n distinct points (with
-// overwhelming probability) at the cost of 2k scalar multiplications.
+// Random MSM bases and scalars: random_inputs.cuh.
 #include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
 
 #include <algorithm>
@@ -43,6 +40,7 @@
 #include "zkfleet/ntt/cuda_ntt.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness_file.hpp"
+#include "random_inputs.cuh"
 #if defined(ZKFLEET_BENCH_HAVE_DEVTOOLS)
 #include "zkfleet/devtools/circuit_generator.hpp"
 #include "zkfleet/devtools/insecure_setup.hpp"
@@ -52,6 +50,9 @@ namespace zk = zkfleet;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+using zkfleet::bench::RandomBases;
+using zkfleet::bench::RandomScalars;
 
 struct Options {
   int msm_min_log = 16, proofs = 1;  // --msm-min-log, --proofs 0: MSM sizes from 2^min; skip the k12 proofs
@@ -110,33 +111,7 @@ void WriteMarkdown(const std::string& path, const std::string& header) {
   std::fclose(f);
 }
 
-// ---- random inputs ----------------------------------------------------------------
-
-template <class Fr>
-std::vector<uint8_t> RandomScalars(size_t n, uint64_t seed) {
-  std::vector<uint8_t> out(n * 32);
-  std::mt19937_64 rng(seed);
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t s[4];
-    do {
-      for (auto& x : s) x = rng();
-      s[3] &= (uint64_t{1} << (Fr::kModulusBits - 192)) - 1;
-    } while (!Fr::is_below_modulus(s));
-    std::memcpy(&out[i * 32], s, 32);
-  }
-  return out;
-}
-
-// The generator comes from the host: it is computed by the host field code.
-template <class HostCfg>
-__global__ void MakeTable(zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>> generator, const uint64_t* multipliers,
-                          uint32_t count, zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>>* out) {
-  using Cfg = zk::cuda::DeviceCurve<HostCfg>;
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  const auto g = zk::curve::Jacobian<Cfg>::from_affine(generator);
-  out[i] = zk::curve::to_affine(zk::curve::scalar_mul(g, multipliers + 4 * i, 4));
-}
+// ---- device code check ----------------------------------------------------------
 
 // HostCfg::generator() evaluated by the device (ff::Fp's device code path),
 // to compare with the host's value.
@@ -156,35 +131,6 @@ void CheckDeviceGenerator(const char* name) {
   const bool same = std::memcmp(&got, &want, sizeof(got)) == 0;
   std::printf("    ff::Fp device code check: %s generator() on the device %s the host's\n", name,
               same ? "equals" : "DIFFERS FROM");
-}
-
-template <class HostCfg>
-__global__ void MakeBases(const zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>>* table, uint32_t k, uint64_t n,
-                          zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>>* out) {
-  using Cfg = zk::cuda::DeviceCurve<HostCfg>;
-  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
-  if (i >= n) return;
-  const auto sum = zk::curve::add_mixed(zk::curve::Jacobian<Cfg>::from_affine(table[i % k]), table[k + i / k]);
-  out[i] = zk::curve::to_affine(sum);
-}
-
-template <class HostCfg, class Fr>
-std::vector<zk::curve::Affine<HostCfg>> RandomBases(size_t n, uint64_t seed) {
-  using DA = zk::curve::Affine<zk::cuda::DeviceCurve<HostCfg>>;
-  uint32_t k = 1;
-  while (uint64_t{k} * k < n) k *= 2;
-  const auto mult_bytes = RandomScalars<Fr>(2 * k, seed);
-  zk::cuda::DeviceBuffer mult(mult_bytes.size(), "bench"), table(2 * k * sizeof(DA), "bench"),
-      bases(n * sizeof(DA), "bench");
-  ZK_CUDA_CHECK(cudaMemcpy(mult.get(), mult_bytes.data(), mult_bytes.size(), cudaMemcpyHostToDevice), "bench");
-  MakeTable<HostCfg><<<(2 * k + 63) / 64, 64>>>(zk::cuda::BitCopy<DA>(HostCfg::generator()), mult.as<uint64_t>(),
-                                                2 * k, table.as<DA>());
-  ZK_CUDA_CHECK_LAUNCH("bench bases");
-  MakeBases<HostCfg><<<static_cast<unsigned>((n + 127) / 128), 128>>>(table.as<DA>(), k, n, bases.as<DA>());
-  ZK_CUDA_CHECK_LAUNCH("bench bases");
-  std::vector<zk::curve::Affine<HostCfg>> out(n);
-  ZK_CUDA_CHECK(cudaMemcpy(out.data(), bases.get(), n * sizeof(DA), cudaMemcpyDeviceToHost), "bench");
-  return out;
 }
 
 // ---- MSM ---------------------------------------------------------------------------
@@ -267,16 +213,7 @@ void BenchNtt(const char* name, const Options& opt, zk::cpu::ThreadPool& pool) {
   int last_log = 0;
   for (int log_n = 16; log_n <= opt.ntt_max_log; log_n += 2) {
     const size_t n = size_t{1} << log_n;
-    std::mt19937_64 rng(log_n);
-    std::vector<Fr> values(3 * n);
-    for (auto& x : values) {
-      uint64_t l[4];
-      do {
-        for (auto& w : l) w = rng();
-        l[3] &= (uint64_t{1} << (Fr::kModulusBits - 192)) - 1;
-      } while (!Fr::is_below_modulus(l));
-      x = Fr::from_mont(l);
-    }
+    const auto values = zkfleet::bench::RandomFieldElements<Fr>(3 * n, log_n);
     const char* ops[2] = {"NTT forward", "odd coset x3 (iNTT+coset+NTT)"};
     zk::cuda::DeviceNtt<Fr> single(log_n, 1), batch(log_n, 3);
     single.Upload(values.data());

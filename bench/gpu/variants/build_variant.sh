@@ -17,15 +17,20 @@ NV=("$NVCC" -std=c++20 -O3 -DNDEBUG -gencode arch=compute_90,code=sm_90 --expt-r
     -I"$SRC/gpu" -I"$SRC/common" "$@")
 D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT
-"${NV[@]}" -c "$HERE/instantiate_bn254.cu" -o "$D/bn254.o" &
-"${NV[@]}" -c "$HERE/instantiate_bls12_381.cu" -o "$D/bls12_381.o" &
-wait
-"${NV[@]}" -c "$HERE/msm_variants.cu" -o "$D/main.o" &
-"${NV[@]}" -c "$SRC/gpu/zkfleet/ntt/ntt_device.cu" -o "$D/ntt.o" &
-wait
-"${NV[@]}" -c "$SRC/gpu/zkfleet/msm/msm_workspace.cu" -o "$D/workspace.o" &
-"${NV[@]}" -c "$SRC/gpu/zkfleet/runtime/cuda_device.cu" -o "$D/device.o" &
+# Two compilations at a time; a failed one stops the script (set -e on wait).
+pids=()
+compile() { "${NV[@]}" "$@" & pids+=($!); }
+join() { for p in "${pids[@]}"; do wait "$p"; done; pids=(); }
+# The checkout's own MSM instantiations, NTT, workspace and device layer.
+compile -c "$SRC/gpu/zkfleet/msm/msm_bn254.cu" -o "$D/bn254.o"
+compile -c "$SRC/gpu/zkfleet/msm/msm_bls12_381.cu" -o "$D/bls12_381.o"
+join
+compile -I"$HERE/.." -c "$HERE/msm_variants.cu" -o "$D/main.o"
+compile -c "$SRC/gpu/zkfleet/ntt/ntt_device.cu" -o "$D/ntt.o"
+join
+compile -c "$SRC/gpu/zkfleet/msm/msm_workspace.cu" -o "$D/workspace.o"
+compile -c "$SRC/gpu/zkfleet/runtime/cuda_device.cu" -o "$D/device.o"
 g++ -std=c++20 -O2 -I"$SRC/common" -c "$SRC/common/zkfleet/common/error.cpp" -o "$D/error.o"
-wait
+join
 "$NVCC" "$D"/*.o -o "$OUT"
 strip "$OUT"
