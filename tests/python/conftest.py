@@ -10,6 +10,7 @@ Environment (ctest sets them; tests/python/CMakeLists.txt):
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -44,10 +45,40 @@ def binary(name: str) -> str:
     return str(path)
 
 
-def free_port() -> int:
+def _ephemeral_low() -> int:
+    """The low end of the kernel's ephemeral port range (32768 by default)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _can_bind(port: int) -> int:
+    """Binds 127.0.0.1:port (0: any); the bound port, or 0 when refused."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return 0
         return s.getsockname()[1]
+
+
+_port_rng = random.Random(os.getpid() ^ time.monotonic_ns())
+
+
+def free_port() -> int:
+    """A free port below the ephemeral range, as the C++ tests' FreePort: a
+    port from that range (what binding port 0 gives) can be taken by any
+    process's outgoing connection between this check and the broker's bind
+    (seen in CI: "cannot bind the worker socket ...: Address already in
+    use"); below it only another test's server can, and each picks at random."""
+    low = _ephemeral_low()
+    if low > 12000:
+        for _ in range(200):
+            port = _port_rng.randrange(10000, low)
+            if _can_bind(port):
+                return port
+    return _can_bind(0)
 
 
 def snarkjs_verifies(proof: object, public: object, scratch: Path, vk: Path = FIXTURE / "verification_key.json") -> str:
