@@ -235,10 +235,11 @@ struct alignas(16) Fp32 {
 
   // a·b as a real call on the GPU, operands and result passed in registers.
   // A curve addition is a dozen products; inlined, each kernel held a dozen
-  // copies of the multiplication's ~300 instructions, more than the SM's
-  // instruction cache holds (Nsight Compute: half of the G1 accumulation's
-  // stalls were instruction fetch). One copy, called, made BN254's G1 and G2
-  // MSMs 1.25-1.32x faster on the H200 (docs/benchmarks-gpu.md, session 7).
+  // copies of the multiplication's ~550 instructions (8 words), more than
+  // the SM's instruction cache holds (Nsight Compute: half of the G1
+  // accumulation's stalls were instruction fetch). One copy, called, made
+  // BN254's G1 and G2 MSMs 1.21-1.35x faster on the H200, in the same run
+  // (docs/benchmarks-gpu.md, session 7, run 22).
   ZK_HD_NOINLINE static Fp32 product(Fp32 a, Fp32 b) {
     Fp32 r;
     mont_mul(a.v, b.v, r.v);
@@ -261,9 +262,9 @@ struct alignas(16) Fp32 {
   // For 8-word fields they use lazy reduction: Karatsuba's three products
   // are kept double width and only the two results are reduced, two
   // Montgomery reductions instead of three (and the three products are
-  // independent chains the scheduler can interleave). With these and the
-  // launch bounds of its accumulation, BN254's G2 MSM 2^22 ran 1.24-1.30x
-  // faster on the H200, in the same runs (docs/benchmarks-gpu.md, session 6).
+  // independent chains the scheduler can interleave). With these (and
+  // launch bounds, since removed), BN254's G2 MSM 2^22 ran 1.24-1.30x faster
+  // on the H200, in the same runs (docs/benchmarks-gpu.md, session 6).
   // For 12-word fields the lazy product's wide operands went through local
   // memory, and BLS12-381's G2 MSM ran 1.3x slower with it (2^22: 228 vs
   // 176 ms); they keep plain Karatsuba.
