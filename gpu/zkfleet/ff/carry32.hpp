@@ -17,6 +17,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 
 #include "zkfleet/ff/hd.hpp"
@@ -55,6 +56,8 @@ ZK_HD uint32_t madc_hi(uint32_t a, uint32_t b, uint32_t c, uint32_t&) {
   asm volatile("madc.hi.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
   return d;
 }
+// hi(a·b), no flag. Next to a_lo = a·b, ptxas makes the pair one IMAD.WIDE.U32.
+ZK_HD uint32_t mul_hi(uint32_t a, uint32_t b) { return __umulhi(a, b); }
 // d = a + b, flag = carry out.
 ZK_HD uint32_t add_cc(uint32_t a, uint32_t b, uint32_t&) {
   uint32_t d;
@@ -115,8 +118,11 @@ ZK_HD uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c, uint32_t& cf) {
   return static_cast<uint32_t>(s);
 }
 ZK_HD uint32_t madc_hi(uint32_t a, uint32_t b, uint32_t c, uint32_t& cf) {
-  return static_cast<uint32_t>(((uint64_t{a} * b) >> 32) + c + cf);
+  const uint64_t s = ((uint64_t{a} * b) >> 32) + c + cf;
+  assert(s >> 32 == 0 && "madc_hi: the caller's bound was wrong, a carry was lost");
+  return static_cast<uint32_t>(s);
 }
+ZK_HD uint32_t mul_hi(uint32_t a, uint32_t b) { return static_cast<uint32_t>((uint64_t{a} * b) >> 32); }
 ZK_HD uint32_t add_cc(uint32_t a, uint32_t b, uint32_t& cf) {
   const uint64_t s = uint64_t{a} + b;
   cf = static_cast<uint32_t>(s >> 32);
@@ -127,7 +133,11 @@ ZK_HD uint32_t addc_cc(uint32_t a, uint32_t b, uint32_t& cf) {
   cf = static_cast<uint32_t>(s >> 32);
   return static_cast<uint32_t>(s);
 }
-ZK_HD uint32_t addc(uint32_t a, uint32_t b, uint32_t& cf) { return a + b + cf; }
+ZK_HD uint32_t addc(uint32_t a, uint32_t b, uint32_t& cf) {
+  const uint64_t s = uint64_t{a} + b + cf;
+  assert(s >> 32 == 0 && "addc: the caller's bound was wrong, a carry was lost");
+  return static_cast<uint32_t>(s);
+}
 ZK_HD uint32_t sub_cc(uint32_t a, uint32_t b, uint32_t& cf) {
   cf = a < b ? 1u : 0u;
   return a - b;

@@ -23,6 +23,13 @@
 #include "zkfleet/ff/fp2.hpp"
 #include "zkfleet/ff/hd.hpp"
 
+// The widest field whose products use the paired form (mont_mul_paired):
+// 12 = every field; a build flag, for same-run comparisons with the older
+// forms (bench/gpu/variants).
+#ifndef ZK_PAIRED_PRODUCT_MAX_WORDS
+#define ZK_PAIRED_PRODUCT_MAX_WORDS 12
+#endif
+
 namespace zkfleet::cuda {
 
 template <class P>
@@ -156,11 +163,113 @@ struct alignas(16) Fp32 {
 
   // out = a·b·R^-1 mod p, fully reduced; a < p, b any kWords-word integer.
   ZK_HD static void mont_mul(const uint32_t* a, const uint32_t* b, uint32_t* out) {
-    if constexpr (kCarryChains) {
+    if constexpr (kPairedProducts) {
+      mont_mul_paired(a, b, out);
+    } else if constexpr (kCarryChains) {
       mont_mul_chains(a, b, out);
     } else {
       mont_mul_portable(a, b, out);
     }
+  }
+
+  // CIOS with each 32x32-bit partial product added as one 64-bit unit: its
+  // low half into word k and its high half into word k+1, as two adjacent
+  // links of one carry chain, which ptxas fuses into a single IMAD.WIDE.U32
+  // (with carry in and out). mont_mul_chains adds all low halves of a row
+  // first and then all high halves, two instructions per product plus
+  // carry fix-ups.
+  //
+  // Two neighbouring products of a row overlap by a word, so one chain can
+  // only take every other one. The running value is therefore kept in two
+  // n-word arrays, T = E + O·2^32: the products a[j]·x for even j go into
+  // E (word-aligned), those for odd j into O (one word up).
+  //
+  // After a row's reduction E's word 0 is zero, and dividing by 2^32 swaps
+  // the roles: the old O becomes the new word-aligned array, and the old E,
+  // now one word too low, becomes the new O after a two-word shift, with its
+  // word 1 added into the new word 0 (row_paired). The rows therefore
+  // alternate between (E, O) = (x, y) and (y, x).
+  //
+  // Bounds (p < 2^(32n-1), n even): before each division T < 2p + 2^33·p <
+  // 2^(32(n+1)), so O < 2^(32n) and no chain on O carries out of its top
+  // word (carry32's host form asserts it in tests); E's top carry is worth
+  // 2^(32n), O's top word, and is added there. As in mont_mul_chains the
+  // result is below 2p: one conditional subtraction.
+  static constexpr bool kPairedProducts = kWords % 2 == 0 && kWords <= ZK_PAIRED_PRODUCT_MAX_WORDS;
+
+  ZK_HD static void mont_mul_paired(const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    static_assert(kWords % 2 == 0, "paired products need an even word count");
+    constexpr int n = kWords;
+    uint32_t x[n], y[n];
+    // Row 0 starts from nothing: plain products, no chains.
+    ZK_UNROLL for (int k = 0; k < n; k += 2) {
+      x[k] = a[k] * b[0];
+      x[k + 1] = carry32::mul_hi(a[k], b[0]);
+      y[k] = a[k + 1] * b[0];
+      y[k + 1] = carry32::mul_hi(a[k + 1], b[0]);
+    }
+    reduce_row_paired(x, y);
+    row_paired(y, x, a, b[1]);
+    reduce_row_paired(y, x);
+    ZK_UNROLL for (int i = 2; i < n; i += 2) {
+      row_paired(x, y, a, b[i]);
+      reduce_row_paired(x, y);
+      row_paired(y, x, a, b[i + 1]);
+      reduce_row_paired(y, x);
+    }
+    // The last row left (E, O) = (y, x): the result is (y + x·2^32) / 2^32
+    // = x + y/2^32, word k being x[k] + y[k+1].
+    uint32_t cf = 0;
+    uint32_t r[n];
+    r[0] = carry32::add_cc(x[0], y[1], cf);
+    ZK_UNROLL for (int k = 1; k < n - 1; ++k) r[k] = carry32::addc_cc(x[k], y[k + 1], cf);
+    r[n - 1] = carry32::addc(x[n - 1], 0, cf);
+    reduce_once(r, out);
+  }
+
+  // The division by 2^32 and then T += a·bi, on the arrays of the previous
+  // row: `e` held O (it becomes the word-aligned array as it is), `o` held
+  // E, whose word 0 is zero, word 1 goes to the new word 0 and words 2..
+  // shift down by two into the new O.
+  ZK_HD static void row_paired(uint32_t* e, uint32_t* o, const uint32_t* a, uint32_t bi) {
+    constexpr int n = kWords;
+    uint32_t cf = 0;
+    e[0] = carry32::add_cc(e[0], o[1], cf);  // its carry is worth word 1: o's word 0
+    ZK_UNROLL for (int k = 0; k < n - 2; k += 2) {
+      o[k] = carry32::madc_lo_cc(a[k + 1], bi, o[k + 2], cf);
+      o[k + 1] = carry32::madc_hi_cc(a[k + 1], bi, o[k + 3], cf);
+    }
+    o[n - 2] = carry32::madc_lo_cc(a[n - 1], bi, 0, cf);
+    o[n - 1] = carry32::madc_hi(a[n - 1], bi, 0, cf);
+    e[0] = carry32::mad_lo_cc(a[0], bi, e[0], cf);
+    e[1] = carry32::madc_hi_cc(a[0], bi, e[1], cf);
+    ZK_UNROLL for (int k = 2; k < n; k += 2) {
+      e[k] = carry32::madc_lo_cc(a[k], bi, e[k], cf);
+      e[k + 1] = carry32::madc_hi_cc(a[k], bi, e[k + 1], cf);
+    }
+    o[n - 1] = carry32::addc(o[n - 1], 0, cf);
+  }
+
+  // T += m·p with m chosen to clear word 0 (e[0] becomes 0 mod 2^32).
+  ZK_HD static void reduce_row_paired(uint32_t* e, uint32_t* o) {
+    constexpr int n = kWords;
+    const uint32_t m = e[0] * kInv32;
+    uint32_t cf = 0;
+    o[0] = carry32::mad_lo_cc(m, mod(1), o[0], cf);
+    o[1] = carry32::madc_hi_cc(m, mod(1), o[1], cf);
+    ZK_UNROLL for (int k = 2; k < n - 2; k += 2) {
+      o[k] = carry32::madc_lo_cc(m, mod(k + 1), o[k], cf);
+      o[k + 1] = carry32::madc_hi_cc(m, mod(k + 1), o[k + 1], cf);
+    }
+    o[n - 2] = carry32::madc_lo_cc(m, mod(n - 1), o[n - 2], cf);
+    o[n - 1] = carry32::madc_hi(m, mod(n - 1), o[n - 1], cf);
+    e[0] = carry32::mad_lo_cc(m, mod(0), e[0], cf);
+    e[1] = carry32::madc_hi_cc(m, mod(0), e[1], cf);
+    ZK_UNROLL for (int k = 2; k < n; k += 2) {
+      e[k] = carry32::madc_lo_cc(m, mod(k), e[k], cf);
+      e[k + 1] = carry32::madc_hi_cc(m, mod(k), e[k + 1], cf);
+    }
+    o[n - 1] = carry32::addc(o[n - 1], 0, cf);
   }
 
   // CIOS: per word b[i], T += a·b[i], then T = (T + m·p) / 2^32 with m chosen
@@ -384,6 +493,13 @@ struct alignas(16) Fp32 {
   // The partial sum after row i is below 2^(32·(kWords+i+1)), so no row
   // carries out of word kWords + i.
   ZK_HD static void mul_wide(const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    if constexpr (kPairedProducts) {
+      mul_wide_paired(a, b, out);
+    } else {
+      mul_wide_chains(a, b, out);
+    }
+  }
+  ZK_HD static void mul_wide_chains(const uint32_t* a, const uint32_t* b, uint32_t* out) {
     constexpr int n = kWords;
     uint32_t cf = 0;
     ZK_UNROLL for (int j = 0; j < 2 * n; ++j) out[j] = 0;
@@ -403,6 +519,13 @@ struct alignas(16) Fp32 {
   // (T_lo + m·p)/R <= p, and the result is u + T_hi < 2p (T_hi < p): one
   // conditional subtraction.
   ZK_HD static void redc_wide(const uint32_t* wide, uint32_t* out) {
+    if constexpr (kPairedProducts) {
+      redc_wide_paired(wide, out);
+    } else {
+      redc_wide_steps(wide, out);
+    }
+  }
+  ZK_HD static void redc_wide_steps(const uint32_t* wide, uint32_t* out) {
     constexpr int n = kWords;
     uint32_t t[n + 1];
     ZK_UNROLL for (int j = 0; j < n; ++j) t[j] = wide[j];
@@ -410,6 +533,84 @@ struct alignas(16) Fp32 {
     ZK_UNROLL for (int i = 0; i < n; ++i) montgomery_step(t);
     add_words(t, wide + n, t);  // u + T_hi < 2p < 2^(32n)
     reduce_once(t, out);
+  }
+
+  // mul_wide and redc_wide with paired products (see mont_mul_paired), the
+  // running value kept as two arrays at absolute word positions, T = E + O:
+  // in row i the products a[j]·x for even j form one chain in E at words
+  // (i+j, i+j+1), those for odd j one chain in O. A chain's last carry goes
+  // to the word just above it, which no earlier row has reached, so it is
+  // set, not added, and cannot overflow.
+  ZK_HD static void mul_wide_paired(const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    constexpr int n = kWords;
+    uint32_t e[2 * n], o[2 * n + 1];
+    ZK_UNROLL for (int k = 0; k < 2 * n; ++k) e[k] = o[k] = 0;
+    o[2 * n] = 0;
+    ZK_UNROLL for (int j = 0; j < n; j += 2) {  // row 0: plain products
+      e[j] = a[j] * b[0];
+      e[j + 1] = carry32::mul_hi(a[j], b[0]);
+      o[j + 1] = a[j + 1] * b[0];
+      o[j + 2] = carry32::mul_hi(a[j + 1], b[0]);
+    }
+    ZK_UNROLL for (int i = 1; i < n; ++i) {
+      const uint32_t bi = b[i];
+      uint32_t cf = 0;
+      e[i] = carry32::mad_lo_cc(a[0], bi, e[i], cf);
+      e[i + 1] = carry32::madc_hi_cc(a[0], bi, e[i + 1], cf);
+      ZK_UNROLL for (int j = 2; j < n; j += 2) {
+        e[i + j] = carry32::madc_lo_cc(a[j], bi, e[i + j], cf);
+        e[i + j + 1] = carry32::madc_hi_cc(a[j], bi, e[i + j + 1], cf);
+      }
+      e[i + n] = carry32::addc(0, 0, cf);
+      o[i + 1] = carry32::mad_lo_cc(a[1], bi, o[i + 1], cf);
+      o[i + 2] = carry32::madc_hi_cc(a[1], bi, o[i + 2], cf);
+      ZK_UNROLL for (int j = 3; j < n; j += 2) {
+        o[i + j] = carry32::madc_lo_cc(a[j], bi, o[i + j], cf);
+        o[i + j + 1] = carry32::madc_hi_cc(a[j], bi, o[i + j + 1], cf);
+      }
+      o[i + n + 1] = carry32::addc(0, 0, cf);  // 0 in the last row: a·b < 2^(64n)
+    }
+    uint32_t cf = 0;  // out = E + O (o[0] is 0)
+    out[0] = e[0];
+    out[1] = carry32::add_cc(e[1], o[1], cf);
+    ZK_UNROLL for (int k = 2; k < 2 * n; ++k) out[k] = carry32::addc_cc(e[k], o[k], cf);
+  }
+
+  // REDC of a 2·kWords-word T < p·R, as redc_wide_steps: the n Montgomery
+  // steps on T_lo, then + T_hi. Step i first completes word i (E[i] +=
+  // O[i], its carry entering O's chain at word i+1), takes m from it and
+  // adds m·p·2^(32i) as two paired chains.
+  ZK_HD static void redc_wide_paired(const uint32_t* wide, uint32_t* out) {
+    constexpr int n = kWords;
+    uint32_t e[2 * n], o[2 * n + 1];
+    ZK_UNROLL for (int k = 0; k < n; ++k) e[k] = wide[k];
+    ZK_UNROLL for (int k = n; k < 2 * n; ++k) e[k] = 0;
+    ZK_UNROLL for (int k = 0; k <= 2 * n; ++k) o[k] = 0;
+    ZK_UNROLL for (int i = 0; i < n; ++i) {
+      uint32_t cf = 0;
+      e[i] = carry32::add_cc(e[i], o[i], cf);
+      const uint32_t m = e[i] * kInv32;
+      o[i + 1] = carry32::madc_lo_cc(m, mod(1), o[i + 1], cf);
+      o[i + 2] = carry32::madc_hi_cc(m, mod(1), o[i + 2], cf);
+      ZK_UNROLL for (int j = 3; j < n; j += 2) {
+        o[i + j] = carry32::madc_lo_cc(m, mod(j), o[i + j], cf);
+        o[i + j + 1] = carry32::madc_hi_cc(m, mod(j), o[i + j + 1], cf);
+      }
+      o[i + n + 1] = carry32::addc(0, 0, cf);
+      (void)carry32::mad_lo_cc(m, mod(0), e[i], cf);  // word i becomes 0
+      e[i + 1] = carry32::madc_hi_cc(m, mod(0), e[i + 1], cf);
+      ZK_UNROLL for (int j = 2; j < n; j += 2) {
+        e[i + j] = carry32::madc_lo_cc(m, mod(j), e[i + j], cf);
+        e[i + j + 1] = carry32::madc_hi_cc(m, mod(j), e[i + j + 1], cf);
+      }
+      e[i + n] = carry32::addc(e[i + n], 0, cf);
+    }
+    // u = (T_lo + Σ m_i·p·2^(32i)) / R = E[n..] + O[n..] <= p; result u + T_hi < 2p.
+    uint32_t u[n], cf = 0;
+    u[0] = carry32::add_cc(e[n], o[n], cf);
+    ZK_UNROLL for (int k = 1; k < n; ++k) u[k] = carry32::addc_cc(e[n + k], o[n + k], cf);
+    add_words(u, wide + n, u);
+    reduce_once(u, out);
   }
 
   // out = t < p ? t : t - p for t < 2p. out may alias t.

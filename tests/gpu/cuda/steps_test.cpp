@@ -114,6 +114,70 @@ TEST(Fp32, MatchesHostFieldBls12_381) {
   CheckFieldOps<ff::Bls12_381Fr>(4);
 }
 
+// The three forms of the Montgomery product (paired, carry chains,
+// portable), and both forms of the double-width product and of its
+// reduction, agree on many operands, including the ones that make every
+// carry: a = p - 1 and an all-ones raw b (the second operand may be any
+// integer). In builds with assertions (the ASan job) carry32's host form
+// also checks the paired form's bounds: no chain it ends without a carry
+// out may carry out.
+template <class HostF>
+void CheckProductForms(uint64_t seed) {
+  using DevF = typename DeviceFieldOf<HostF>::type;
+  constexpr int n = DevF::kWords;
+  std::mt19937_64 rng(seed);
+  std::vector<std::array<uint32_t, n>> firsts, seconds;
+  auto words_of = [](const HostF& x) {
+    std::array<uint32_t, n> w;
+    std::memcpy(w.data(), x.v, sizeof(w));
+    return w;
+  };
+  std::array<uint32_t, n> p_minus_1, all_ones, top_only{};
+  for (int i = 0; i < n; ++i) p_minus_1[i] = DevF::mod(i);
+  p_minus_1[0] -= 1;
+  all_ones.fill(~0u);
+  top_only[n - 1] = 0x80000000u;
+  firsts = {p_minus_1, words_of(HostF::zero()), words_of(HostF::one())};
+  seconds = {p_minus_1, all_ones, top_only, words_of(HostF::zero())};
+  for (int i = 0; i < 3000; ++i) {
+    firsts.push_back(words_of(RandomFieldElement<HostF>(rng)));
+    std::array<uint32_t, n> b;
+    for (auto& w : b) w = static_cast<uint32_t>(rng());
+    if (i % 3 == 0) b[n - 1] |= 0xffff0000u;  // near 2^(32n)
+    seconds.push_back(b);
+  }
+  for (size_t i = 0; i < firsts.size(); ++i) {
+    for (size_t k = 0; k < 4; ++k) {
+      const auto& a = firsts[i];
+      const auto& b = seconds[(i * 5 + k * 977) % seconds.size()];
+      uint32_t paired[n], chains[n], portable[n];
+      DevF::mont_mul_paired(a.data(), b.data(), paired);
+      DevF::mont_mul_chains(a.data(), b.data(), chains);
+      DevF::mont_mul_portable(a.data(), b.data(), portable);
+      ASSERT_EQ(0, std::memcmp(paired, portable, sizeof(paired))) << "paired, operands " << i << ", " << k;
+      ASSERT_EQ(0, std::memcmp(chains, portable, sizeof(chains))) << "chains, operands " << i << ", " << k;
+      // The double-width product and its reduction (the lazy Fp2 product's
+      // parts): a·b < p·R is a valid REDC input.
+      uint32_t wide_paired[2 * n], wide_chains[2 * n];
+      DevF::mul_wide_paired(a.data(), b.data(), wide_paired);
+      DevF::mul_wide_chains(a.data(), b.data(), wide_chains);
+      ASSERT_EQ(0, std::memcmp(wide_paired, wide_chains, sizeof(wide_paired))) << "mul_wide, operands " << i << ", " << k;
+      uint32_t redc_paired[n], redc_steps[n];
+      DevF::redc_wide_paired(wide_chains, redc_paired);
+      DevF::redc_wide_steps(wide_chains, redc_steps);
+      ASSERT_EQ(0, std::memcmp(redc_paired, portable, sizeof(redc_paired))) << "redc paired, operands " << i << ", " << k;
+      ASSERT_EQ(0, std::memcmp(redc_steps, portable, sizeof(redc_steps))) << "redc steps, operands " << i << ", " << k;
+    }
+  }
+}
+
+TEST(Fp32, ProductFormsAgree) {
+  CheckProductForms<ff::Bn254Fq>(11);
+  CheckProductForms<ff::Bn254Fr>(12);
+  CheckProductForms<ff::Bls12_381Fq>(13);
+  CheckProductForms<ff::Bls12_381Fr>(14);
+}
+
 // Fp2 products and squares on the device's field against the host's (BN254:
 // Fp32::fp2_product and fp2_square: lazy reduction; BLS12-381: plain Karatsuba),
 // over random elements and the extremes: 0, 1, p - 1 in either coefficient,
