@@ -2,10 +2,12 @@
 // ff::Fp<P> (Montgomery form, R = 2^(64·kLimbs), little-endian), but stored
 // and computed as 2·kLimbs 32-bit words, the GPU's native multiply width
 // (ff::Fp's 64-bit limbs need several emulated instructions per product).
-// For 8-word fields, sums and products are carry chains of carry32.hpp:
-// single PTX instructions with the hardware carry flag on the device, the
-// same chains with an explicit flag on the host, where tests compare them
-// with ff::Fp (kCarryChains says why 12-word fields keep portable C++).
+// Products are carry chains of carry32.hpp in which each 32x32-bit partial
+// product is one low/high pair (mont_mul_paired: one IMAD.WIDE each on the
+// GPU); for 8-word fields sums are carry chains too (kCarryChains). On the
+// device each link is one PTX instruction with the hardware carry flag; on
+// the host the same chains run with an explicit flag, and tests compare
+// them with ff::Fp.
 //
 // Montgomery multiplication is CIOS in its "no final carry" form, valid
 // because every supported modulus has a spare top bit (p < R/2, checked in
@@ -29,6 +31,14 @@
 #ifndef ZK_PAIRED_PRODUCT_MAX_WORDS
 #define ZK_PAIRED_PRODUCT_MAX_WORDS 12
 #endif
+// The widest field whose sums are carry chains (kCarryChains); a flag.
+#ifndef ZK_CARRY_CHAIN_MAX_WORDS
+#define ZK_CARRY_CHAIN_MAX_WORDS 8
+#endif
+// The widest field whose Fp2 products are lazy (fp2_mul); likewise a flag.
+#ifndef ZK_LAZY_FP2_MAX_WORDS
+#define ZK_LAZY_FP2_MAX_WORDS 12
+#endif
 
 namespace zkfleet::cuda {
 
@@ -48,16 +58,15 @@ struct alignas(16) Fp32 {
   }
   static constexpr uint32_t kInv32 = static_cast<uint32_t>(P::kInv);  // -p^-1 mod 2^64 reduced mod 2^32
 
-  // Sums and products as carry chains (carry32.hpp) for 8-word fields
-  // (BN254): measured faster on the H200 (G1 MSM 2^22 35.0 -> 31.3 ms, G2
-  // 141 -> 133 ms). The 12-word fields (BLS12-381), whose multiplication is
-  // an outlined call, keep the portable 64-bit sums: with the chains their G1
-  // MSM ran 8 % faster (2^22: 52.1 vs 56.7 ms) but their G2 MSM 32 % slower
-  // (286 vs 216 ms), and G2 dominates a proof (docs/benchmarks-gpu.md). Once
-  // the product was a by-value call (product()), the chains in it made their
-  // G1 MSM 1.6x slower (2^22: 71.3 vs 44.1 ms; session 7, run 23). Both
-  // forms are tested on the host against ff::Fp.
-  static constexpr bool kCarryChains = kWords <= 8;
+  // Sums (and the unpaired product, mont_mul_chains) as carry chains
+  // (carry32.hpp) for 8-word fields (BN254): measured faster on the H200
+  // (G1 MSM 2^22 35.0 -> 31.3 ms, G2 141 -> 133 ms). The 12-word fields
+  // (BLS12-381) keep portable 64-bit sums: with chains, their G2 MSM ran
+  // 32 % slower (286 vs 216 ms) when their product was the unpaired chain
+  // form. Products of every field are now paired (mont_mul_paired); the
+  // flag ZK_CARRY_CHAIN_MAX_WORDS lets a variant build re-measure the sums.
+  // Both forms are tested on the host against ff::Fp.
+  static constexpr bool kCarryChains = kWords <= ZK_CARRY_CHAIN_MAX_WORDS;
 
   ZK_HD static Fp32 zero() {
     Fp32 r;
@@ -355,52 +364,39 @@ struct alignas(16) Fp32 {
     return r;
   }
 
-  // The same with the operands in memory, as a real call on the device
-  // (12-word fields' Fp2 products: see fp2_product).
-  ZK_HD static Fp32 product_in_memory(const Fp32& a, const Fp32& b) {
-    Fp32 r;
-    mont_mul_outlined(a.v, b.v, r.v);
-    return r;
-  }
-  ZK_HD_NOINLINE static void mont_mul_outlined(const uint32_t* a, const uint32_t* b, uint32_t* out) {
-    mont_mul(a, b, out);
-  }
-
   // ---- Fp2 products ----------------------------------------------------------
   // ff::Fp2 asks its base field for its product and square (kHasFp2Product).
-  // For 8-word fields they use lazy reduction: Karatsuba's three products
-  // are kept double width and only the two results are reduced, two
-  // Montgomery reductions instead of three (and the three products are
-  // independent chains the scheduler can interleave). With these (and
-  // launch bounds, since removed), BN254's G2 MSM 2^22 ran 1.24-1.30x faster
-  // on the H200, in the same runs (docs/benchmarks-gpu.md, session 6).
-  // For 12-word fields the lazy product's wide operands went through local
-  // memory, and BLS12-381's G2 MSM ran 1.3x slower with it (2^22: 228 vs
-  // 176 ms); they keep plain Karatsuba.
+  // They use lazy reduction: Karatsuba's three products are kept double
+  // width and only the two results are reduced, two Montgomery reductions
+  // instead of three (and the three products are independent chains the
+  // scheduler can interleave), each as one real call (see product()).
+  // Same-run figures on the H200 (docs/benchmarks-gpu.md): BN254's G2 MSM
+  // 2^22 ran 1.24-1.30x faster with it (session 6). BLS12-381's ran 1.3x
+  // slower with it while the products were chains of unpaired halves
+  // (their wide operands went through local memory) and kept plain
+  // Karatsuba; with paired products the lazy form is 1.13x faster than
+  // that (2^22: 153.2 vs 172.6 ms; session 8, run 27).
   static constexpr bool kHasFp2Product = true;
 
-  // The Fp2 product and square. 8-word fields: the lazy forms below, as one
-  // real call each (see product()). 12-word fields: plain Karatsuba, inlined,
-  // over the pointer-passing mont_mul_outlined: on the H200 their G2 MSM
-  // 2^22 ran 172.6 ms so, 222.9 ms with Karatsuba over product() and 197.3 ms
-  // with the whole Fp2 product as one call (the G1 MSM, where product()
-  // serves, went 176.3 -> 157.7 ms at 2^24; session 7, run 22).
+  // Fields wider than ZK_LAZY_FP2_MAX_WORDS (a build flag, for same-run
+  // comparisons) use plain Karatsuba over product().
+  static constexpr bool kLazyFp2 = kWords <= ZK_LAZY_FP2_MAX_WORDS;
   ZK_HD static ff::Fp2<Fp32> fp2_product(const ff::Fp2<Fp32>& a, const ff::Fp2<Fp32>& b) {
-    if constexpr (kCarryChains) {
+    if constexpr (kLazyFp2) {
       return fp2_product_lazy(a, b);
     } else {
-      const Fp32 v0 = product_in_memory(a.c0, b.c0);
-      const Fp32 v1 = product_in_memory(a.c1, b.c1);
-      const Fp32 mixed = product_in_memory(a.c0 + a.c1, b.c0 + b.c1);
+      const Fp32 v0 = a.c0 * b.c0;
+      const Fp32 v1 = a.c1 * b.c1;
+      const Fp32 mixed = (a.c0 + a.c1) * (b.c0 + b.c1);
       return ff::Fp2<Fp32>{v0 - v1, mixed - v0 - v1};
     }
   }
   ZK_HD static ff::Fp2<Fp32> fp2_square(const ff::Fp2<Fp32>& a) {
-    if constexpr (kCarryChains) {
+    if constexpr (kLazyFp2) {
       return fp2_square_lazy(a);
     } else {
-      const Fp32 cross = product_in_memory(a.c0, a.c1);
-      const Fp32 r0 = product_in_memory(a.c0 + a.c1, a.c0 - a.c1);
+      const Fp32 cross = a.c0 * a.c1;
+      const Fp32 r0 = (a.c0 + a.c1) * (a.c0 - a.c1);
       return ff::Fp2<Fp32>{r0, cross.dbl()};
     }
   }
@@ -421,7 +417,6 @@ struct alignas(16) Fp32 {
   // Both REDC inputs are below p·R (w0 - w1 + p·R < p·R as w0 < w1; w2 - w0
   // - w1 = a0·b1 + a1·b0 < 2p² < p·R as 2p < R), as redc_wide requires.
   ZK_HD static void fp2_mul(const Fp32& a0, const Fp32& a1, const Fp32& b0, const Fp32& b1, Fp32& r0, Fp32& r1) {
-    static_assert(kCarryChains, "the lazy Fp2 product is written for carry-chain (8-word) fields");
     constexpr int n = kWords;
     uint32_t sa[n], sb[n];
     add_words(a0.v, a1.v, sa);  // < 2p < 2^(32n): no carry out (p < R/2)
@@ -443,7 +438,6 @@ struct alignas(16) Fp32 {
   // below 4p² and 2p², both below p·R (4p < R for these fields: checked
   // below), and each takes one reduction and no modular additions.
   ZK_HD static void fp2_sqr(const Fp32& a0, const Fp32& a1, Fp32& r0, Fp32& r1) {
-    static_assert(kCarryChains, "the lazy Fp2 square is written for carry-chain (8-word) fields");
     static_assert(P::modulus(P::kLimbs - 1) < (uint64_t{1} << 62), "the lazy Fp2 square needs 4p < R");
     constexpr int n = kWords;
     uint32_t sum[n], diff[n], twice[n];

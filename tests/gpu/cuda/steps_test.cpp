@@ -178,8 +178,8 @@ TEST(Fp32, ProductFormsAgree) {
   CheckProductForms<ff::Bls12_381Fr>(14);
 }
 
-// Fp2 products and squares on the device's field against the host's (BN254:
-// Fp32::fp2_product and fp2_square: lazy reduction; BLS12-381: plain Karatsuba),
+// Fp2 products and squares on the device's field against the host's
+// (Fp32::fp2_product and fp2_square: lazy reduction, both curves),
 // over random elements and the extremes: 0, 1, p - 1 in either coefficient,
 // which make w0 - w1 negative, zero and maximal.
 template <class HostF>
