@@ -4,7 +4,7 @@
 // (ff::Fp's 64-bit limbs need several emulated instructions per product).
 // Products are carry chains of carry32.hpp in which each 32x32-bit partial
 // product is one low/high pair (mont_mul_paired: one IMAD.WIDE each on the
-// GPU); for 8-word fields sums are carry chains too (kCarryChains). On the
+// GPU); sums are carry chains too. On the
 // device each link is one PTX instruction with the hardware carry flag; on
 // the host the same chains run with an explicit flag, and tests compare
 // them with ff::Fp.
@@ -31,10 +31,6 @@
 #ifndef ZK_PAIRED_PRODUCT_MAX_WORDS
 #define ZK_PAIRED_PRODUCT_MAX_WORDS 12
 #endif
-// The widest field whose sums are carry chains (kCarryChains); a flag.
-#ifndef ZK_CARRY_CHAIN_MAX_WORDS
-#define ZK_CARRY_CHAIN_MAX_WORDS 8
-#endif
 // The widest field whose Fp2 products are lazy (fp2_mul); likewise a flag.
 #ifndef ZK_LAZY_FP2_MAX_WORDS
 #define ZK_LAZY_FP2_MAX_WORDS 12
@@ -58,15 +54,11 @@ struct alignas(16) Fp32 {
   }
   static constexpr uint32_t kInv32 = static_cast<uint32_t>(P::kInv);  // -p^-1 mod 2^64 reduced mod 2^32
 
-  // Sums (and the unpaired product, mont_mul_chains) as carry chains
-  // (carry32.hpp) for 8-word fields (BN254): measured faster on the H200
-  // (G1 MSM 2^22 35.0 -> 31.3 ms, G2 141 -> 133 ms). The 12-word fields
-  // (BLS12-381) keep portable 64-bit sums: with chains, their G2 MSM ran
-  // 32 % slower (286 vs 216 ms) when their product was the unpaired chain
-  // form. Products of every field are now paired (mont_mul_paired); the
-  // flag ZK_CARRY_CHAIN_MAX_WORDS lets a variant build re-measure the sums.
-  // Both forms are tested on the host against ff::Fp.
-  static constexpr bool kCarryChains = kWords <= ZK_CARRY_CHAIN_MAX_WORDS;
+  // Sums are carry chains (carry32.hpp) for every field. BLS12-381 (12
+  // words) had kept portable 64-bit sums while its products were unpaired
+  // (with chains its G2 MSM had run 32 % slower); with paired products,
+  // chains made its MSMs 1.45x (G1 2^24: 94.8 vs 137.6 ms) and 1.16x (G2
+  // 2^22: 131.3 vs 152.4 ms) faster, in the same run (session 8, run 29).
 
   ZK_HD static Fp32 zero() {
     Fp32 r;
@@ -92,42 +84,17 @@ struct alignas(16) Fp32 {
 
   ZK_HD Fp32 operator+(const Fp32& o) const {
     uint32_t sum[kWords];
-    if constexpr (kCarryChains) {
-      add_words(v, o.v, sum);
-    } else {
-      uint64_t carry = 0;
-      ZK_UNROLL for (int i = 0; i < kWords; ++i) {
-        const uint64_t t = static_cast<uint64_t>(v[i]) + o.v[i] + carry;
-        sum[i] = static_cast<uint32_t>(t);
-        carry = t >> 32;
-      }
-    }
+    add_words(v, o.v, sum);
     Fp32 r;
     reduce_once(sum, r.v);  // a + b < 2p < R: no carry out of the top word
     return r;
   }
   ZK_HD Fp32 operator-(const Fp32& o) const {
     Fp32 r;
-    if constexpr (kCarryChains) {
-      uint32_t cf = 0;
-      r.v[0] = carry32::sub_cc(v[0], o.v[0], cf);
-      ZK_UNROLL for (int i = 1; i < kWords; ++i) r.v[i] = carry32::subc_cc(v[i], o.v[i], cf);
-      add_modulus(r.v, carry32::subc(0, 0, cf));  // all ones on underflow: add p back
-    } else {
-      uint32_t borrow = 0;
-      ZK_UNROLL for (int i = 0; i < kWords; ++i) {
-        const uint64_t d = static_cast<uint64_t>(v[i]) - o.v[i] - borrow;
-        r.v[i] = static_cast<uint32_t>(d);
-        borrow = static_cast<uint32_t>(d >> 63);
-      }
-      const uint32_t mask = 0u - borrow;  // add p back on underflow
-      uint64_t carry = 0;
-      ZK_UNROLL for (int i = 0; i < kWords; ++i) {
-        const uint64_t t = static_cast<uint64_t>(r.v[i]) + (mod(i) & mask) + carry;
-        r.v[i] = static_cast<uint32_t>(t);
-        carry = t >> 32;
-      }
-    }
+    uint32_t cf = 0;
+    r.v[0] = carry32::sub_cc(v[0], o.v[0], cf);
+    ZK_UNROLL for (int i = 1; i < kWords; ++i) r.v[i] = carry32::subc_cc(v[i], o.v[i], cf);
+    add_modulus(r.v, carry32::subc(0, 0, cf));  // all ones on underflow: add p back
     return r;
   }
   ZK_HD Fp32 operator*(const Fp32& o) const { return product(*this, o); }
@@ -174,10 +141,8 @@ struct alignas(16) Fp32 {
   ZK_HD static void mont_mul(const uint32_t* a, const uint32_t* b, uint32_t* out) {
     if constexpr (kPairedProducts) {
       mont_mul_paired(a, b, out);
-    } else if constexpr (kCarryChains) {
-      mont_mul_chains(a, b, out);
     } else {
-      mont_mul_portable(a, b, out);
+      mont_mul_chains(a, b, out);
     }
   }
 
@@ -325,8 +290,8 @@ struct alignas(16) Fp32 {
     t[n] = 0;
   }
 
-  // The same CIOS in portable C++ (64-bit sums, no carry flag), for the
-  // 12-word fields (see kCarryChains).
+  // The same CIOS in portable C++ (64-bit sums, no carry flag): the
+  // reference the tests hold the other forms to.
   ZK_HD static void mont_mul_portable(const uint32_t* a, const uint32_t* b, uint32_t* out) {
     uint32_t t[kWords];
     ZK_UNROLL for (int j = 0; j < kWords; ++j) t[j] = 0;
@@ -610,21 +575,10 @@ struct alignas(16) Fp32 {
   // out = t < p ? t : t - p for t < 2p. out may alias t.
   ZK_HD static void reduce_once(const uint32_t* t, uint32_t* out) {
     uint32_t diff[kWords];
-    uint32_t keep_t;  // all ones when t < p
-    if constexpr (kCarryChains) {
-      uint32_t cf = 0;
-      diff[0] = carry32::sub_cc(t[0], mod(0), cf);
-      ZK_UNROLL for (int i = 1; i < kWords; ++i) diff[i] = carry32::subc_cc(t[i], mod(i), cf);
-      keep_t = carry32::subc(0, 0, cf);
-    } else {
-      uint32_t borrow = 0;
-      ZK_UNROLL for (int i = 0; i < kWords; ++i) {
-        const uint64_t d = static_cast<uint64_t>(t[i]) - mod(i) - borrow;
-        diff[i] = static_cast<uint32_t>(d);
-        borrow = static_cast<uint32_t>(d >> 63);
-      }
-      keep_t = 0u - borrow;
-    }
+    uint32_t cf = 0;
+    diff[0] = carry32::sub_cc(t[0], mod(0), cf);
+    ZK_UNROLL for (int i = 1; i < kWords; ++i) diff[i] = carry32::subc_cc(t[i], mod(i), cf);
+    const uint32_t keep_t = carry32::subc(0, 0, cf);  // all ones when t < p
     ZK_UNROLL for (int i = 0; i < kWords; ++i) out[i] = (t[i] & keep_t) | (diff[i] & ~keep_t);
   }
 };
