@@ -31,10 +31,6 @@
 #ifndef ZK_PAIRED_PRODUCT_MAX_WORDS
 #define ZK_PAIRED_PRODUCT_MAX_WORDS 12
 #endif
-// The widest field whose Fp2 products are lazy (fp2_mul); likewise a flag.
-#ifndef ZK_LAZY_FP2_MAX_WORDS
-#define ZK_LAZY_FP2_MAX_WORDS 12
-#endif
 
 namespace zkfleet::cuda {
 
@@ -322,106 +318,15 @@ struct alignas(16) Fp32 {
   // the SM's instruction cache holds (Nsight Compute: half of the G1
   // accumulation's stalls were instruction fetch). One copy, called, made
   // BN254's G1 and G2 MSMs 1.21-1.35x faster on the H200, in the same run
-  // (docs/benchmarks-gpu.md, session 7, run 22).
+  // (docs/benchmarks-gpu.md, session 7, run 22). ff::Fp2 multiplies by
+  // Karatsuba over these calls: with paired products that beat the lazy
+  // Fp2 product (double-width products, two reductions instead of three) by
+  // 1.12x for BN254's G2 MSM and 1.47x for BLS12-381's (2^22: 40.5 vs 45.5
+  // and 89.1 vs 131.3 ms; session 8, run 31), and the lazy form was removed.
   ZK_HD_NOINLINE static Fp32 product(Fp32 a, Fp32 b) {
     Fp32 r;
     mont_mul(a.v, b.v, r.v);
     return r;
-  }
-
-  // ---- Fp2 products ----------------------------------------------------------
-  // ff::Fp2 asks its base field for its product and square (kHasFp2Product).
-  // They use lazy reduction: Karatsuba's three products are kept double
-  // width and only the two results are reduced, two Montgomery reductions
-  // instead of three (and the three products are independent chains the
-  // scheduler can interleave), each as one real call (see product()).
-  // Same-run figures on the H200 (docs/benchmarks-gpu.md): BN254's G2 MSM
-  // 2^22 ran 1.24-1.30x faster with it (session 6). BLS12-381's ran 1.3x
-  // slower with it while the products were chains of unpaired halves
-  // (their wide operands went through local memory) and kept plain
-  // Karatsuba; with paired products the lazy form is 1.13x faster than
-  // that (2^22: 153.2 vs 172.6 ms; session 8, run 27).
-  static constexpr bool kHasFp2Product = true;
-
-  // Fields wider than ZK_LAZY_FP2_MAX_WORDS (a build flag, for same-run
-  // comparisons) use plain Karatsuba over product().
-  static constexpr bool kLazyFp2 = kWords <= ZK_LAZY_FP2_MAX_WORDS;
-  ZK_HD static ff::Fp2<Fp32> fp2_product(const ff::Fp2<Fp32>& a, const ff::Fp2<Fp32>& b) {
-    if constexpr (kLazyFp2) {
-      return fp2_product_lazy(a, b);
-    } else {
-      const Fp32 v0 = a.c0 * b.c0;
-      const Fp32 v1 = a.c1 * b.c1;
-      const Fp32 mixed = (a.c0 + a.c1) * (b.c0 + b.c1);
-      return ff::Fp2<Fp32>{v0 - v1, mixed - v0 - v1};
-    }
-  }
-  ZK_HD static ff::Fp2<Fp32> fp2_square(const ff::Fp2<Fp32>& a) {
-    if constexpr (kLazyFp2) {
-      return fp2_square_lazy(a);
-    } else {
-      const Fp32 cross = a.c0 * a.c1;
-      const Fp32 r0 = (a.c0 + a.c1) * (a.c0 - a.c1);
-      return ff::Fp2<Fp32>{r0, cross.dbl()};
-    }
-  }
-  ZK_HD_NOINLINE static ff::Fp2<Fp32> fp2_product_lazy(ff::Fp2<Fp32> a, ff::Fp2<Fp32> b) {
-    ff::Fp2<Fp32> r;
-    fp2_mul(a.c0, a.c1, b.c0, b.c1, r.c0, r.c1);
-    return r;
-  }
-  ZK_HD_NOINLINE static ff::Fp2<Fp32> fp2_square_lazy(ff::Fp2<Fp32> a) {
-    ff::Fp2<Fp32> r;
-    fp2_sqr(a.c0, a.c1, r.c0, r.c1);
-    return r;
-  }
-
-  // (r0 + r1 u) = (a0 + a1 u)(b0 + b1 u) with u^2 = -1; inputs < p.
-  //   w0 = a0·b0, w1 = a1·b1, w2 = (a0 + a1)(b0 + b1)   (unreduced sums < 2p)
-  //   r0 = REDC(w0 - w1 (+ p·R if negative)),  r1 = REDC(w2 - w0 - w1)
-  // Both REDC inputs are below p·R (w0 - w1 + p·R < p·R as w0 < w1; w2 - w0
-  // - w1 = a0·b1 + a1·b0 < 2p² < p·R as 2p < R), as redc_wide requires.
-  ZK_HD static void fp2_mul(const Fp32& a0, const Fp32& a1, const Fp32& b0, const Fp32& b1, Fp32& r0, Fp32& r1) {
-    constexpr int n = kWords;
-    uint32_t sa[n], sb[n];
-    add_words(a0.v, a1.v, sa);  // < 2p < 2^(32n): no carry out (p < R/2)
-    add_words(b0.v, b1.v, sb);
-    uint32_t w0[2 * n], w1[2 * n], w2[2 * n];
-    mul_wide(a0.v, b0.v, w0);
-    mul_wide(a1.v, b1.v, w1);
-    mul_wide(sa, sb, w2);
-    sub_wide(w2, w0, w2);  // a0·b1 + a1·b0 + a1·b1: no borrow
-    sub_wide(w2, w1, w2);  // a0·b1 + a1·b0: no borrow
-    redc_wide(w2, r1.v);
-    // On a borrow, + p·R: the true value again (the carry out cancels the borrow).
-    add_modulus(w0 + n, 0u - sub_wide(w0, w1, w0));
-    redc_wide(w0, r0.v);
-  }
-
-  // (r0 + r1 u) = (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2·a0·a1 u, with the
-  // sums unreduced: a0 + a1 < 2p and a0 - a1 + p < 2p, so the products are
-  // below 4p² and 2p², both below p·R (4p < R for these fields: checked
-  // below), and each takes one reduction and no modular additions.
-  ZK_HD static void fp2_sqr(const Fp32& a0, const Fp32& a1, Fp32& r0, Fp32& r1) {
-    static_assert(P::modulus(P::kLimbs - 1) < (uint64_t{1} << 62), "the lazy Fp2 square needs 4p < R");
-    constexpr int n = kWords;
-    uint32_t sum[n], diff[n], twice[n];
-    add_words(a0.v, a1.v, sum);
-    mod_minus(a1.v, diff);
-    add_words(a0.v, diff, diff);  // a0 - a1 + p < 2p
-    add_words(a1.v, a1.v, twice);
-    uint32_t w[2 * n];
-    mul_wide(sum, diff, w);
-    redc_wide(w, r0.v);
-    mul_wide(a0.v, twice, w);
-    redc_wide(w, r1.v);
-  }
-
-  // out = p - a for a <= p (no borrow).
-  ZK_HD static void mod_minus(const uint32_t* a, uint32_t* out) {
-    uint32_t cf = 0;
-    out[0] = carry32::sub_cc(mod(0), a[0], cf);
-    ZK_UNROLL for (int i = 1; i < kWords; ++i) out[i] = carry32::subc_cc(mod(i), a[i], cf);
   }
 
   // out = a + b over kWords words (no carry out: the caller's bound). out may alias.
@@ -437,139 +342,6 @@ struct alignas(16) Fp32 {
     uint32_t cf = 0;
     x[0] = carry32::add_cc(x[0], mod(0) & mask, cf);
     ZK_UNROLL for (int i = 1; i < kWords; ++i) x[i] = carry32::addc_cc(x[i], mod(i) & mask, cf);
-  }
-
-  // out = a - b over 2·kWords words; returns 1 on a borrow out. out may alias.
-  ZK_HD static uint32_t sub_wide(const uint32_t* a, const uint32_t* b, uint32_t* out) {
-    uint32_t cf = 0;
-    out[0] = carry32::sub_cc(a[0], b[0], cf);
-    ZK_UNROLL for (int i = 1; i < 2 * kWords; ++i) out[i] = carry32::subc_cc(a[i], b[i], cf);
-    return carry32::subc(0, 0, cf) & 1u;
-  }
-
-  // out[0 .. 2·kWords) = a·b, schoolbook. Row i adds a·b[i]: its low halves
-  // into words i.., its high halves into words i+1.., as in montgomery_step.
-  // The partial sum after row i is below 2^(32·(kWords+i+1)), so no row
-  // carries out of word kWords + i.
-  ZK_HD static void mul_wide(const uint32_t* a, const uint32_t* b, uint32_t* out) {
-    if constexpr (kPairedProducts) {
-      mul_wide_paired(a, b, out);
-    } else {
-      mul_wide_chains(a, b, out);
-    }
-  }
-  ZK_HD static void mul_wide_chains(const uint32_t* a, const uint32_t* b, uint32_t* out) {
-    constexpr int n = kWords;
-    uint32_t cf = 0;
-    ZK_UNROLL for (int j = 0; j < 2 * n; ++j) out[j] = 0;
-    ZK_UNROLL for (int i = 0; i < n; ++i) {
-      const uint32_t bi = b[i];
-      out[i] = carry32::mad_lo_cc(a[0], bi, out[i], cf);
-      ZK_UNROLL for (int j = 1; j < n; ++j) out[i + j] = carry32::madc_lo_cc(a[j], bi, out[i + j], cf);
-      out[i + n] = carry32::addc(0, 0, cf);
-      out[i + 1] = carry32::mad_hi_cc(a[0], bi, out[i + 1], cf);
-      ZK_UNROLL for (int j = 1; j < n - 1; ++j) out[i + j + 1] = carry32::madc_hi_cc(a[j], bi, out[i + j + 1], cf);
-      out[i + n] = carry32::madc_hi(a[n - 1], bi, out[i + n], cf);
-    }
-  }
-
-  // out = T·R^-1 mod p, fully reduced, for a 2·kWords-word T < p·R.
-  // With T = T_hi·R + T_lo: the Montgomery steps clear T_lo, giving u =
-  // (T_lo + m·p)/R <= p, and the result is u + T_hi < 2p (T_hi < p): one
-  // conditional subtraction.
-  ZK_HD static void redc_wide(const uint32_t* wide, uint32_t* out) {
-    if constexpr (kPairedProducts) {
-      redc_wide_paired(wide, out);
-    } else {
-      redc_wide_steps(wide, out);
-    }
-  }
-  ZK_HD static void redc_wide_steps(const uint32_t* wide, uint32_t* out) {
-    constexpr int n = kWords;
-    uint32_t t[n + 1];
-    ZK_UNROLL for (int j = 0; j < n; ++j) t[j] = wide[j];
-    t[n] = 0;
-    ZK_UNROLL for (int i = 0; i < n; ++i) montgomery_step(t);
-    add_words(t, wide + n, t);  // u + T_hi < 2p < 2^(32n)
-    reduce_once(t, out);
-  }
-
-  // mul_wide and redc_wide with paired products (see mont_mul_paired), the
-  // running value kept as two arrays at absolute word positions, T = E + O:
-  // in row i the products a[j]·x for even j form one chain in E at words
-  // (i+j, i+j+1), those for odd j one chain in O. A chain's last carry goes
-  // to the word just above it, which no earlier row has reached, so it is
-  // set, not added, and cannot overflow.
-  ZK_HD static void mul_wide_paired(const uint32_t* a, const uint32_t* b, uint32_t* out) {
-    constexpr int n = kWords;
-    uint32_t e[2 * n], o[2 * n + 1];
-    ZK_UNROLL for (int k = 0; k < 2 * n; ++k) e[k] = o[k] = 0;
-    o[2 * n] = 0;
-    ZK_UNROLL for (int j = 0; j < n; j += 2) {  // row 0: plain products
-      e[j] = a[j] * b[0];
-      e[j + 1] = carry32::mul_hi(a[j], b[0]);
-      o[j + 1] = a[j + 1] * b[0];
-      o[j + 2] = carry32::mul_hi(a[j + 1], b[0]);
-    }
-    ZK_UNROLL for (int i = 1; i < n; ++i) {
-      const uint32_t bi = b[i];
-      uint32_t cf = 0;
-      e[i] = carry32::mad_lo_cc(a[0], bi, e[i], cf);
-      e[i + 1] = carry32::madc_hi_cc(a[0], bi, e[i + 1], cf);
-      ZK_UNROLL for (int j = 2; j < n; j += 2) {
-        e[i + j] = carry32::madc_lo_cc(a[j], bi, e[i + j], cf);
-        e[i + j + 1] = carry32::madc_hi_cc(a[j], bi, e[i + j + 1], cf);
-      }
-      e[i + n] = carry32::addc(0, 0, cf);
-      o[i + 1] = carry32::mad_lo_cc(a[1], bi, o[i + 1], cf);
-      o[i + 2] = carry32::madc_hi_cc(a[1], bi, o[i + 2], cf);
-      ZK_UNROLL for (int j = 3; j < n; j += 2) {
-        o[i + j] = carry32::madc_lo_cc(a[j], bi, o[i + j], cf);
-        o[i + j + 1] = carry32::madc_hi_cc(a[j], bi, o[i + j + 1], cf);
-      }
-      o[i + n + 1] = carry32::addc(0, 0, cf);  // 0 in the last row: a·b < 2^(64n)
-    }
-    uint32_t cf = 0;  // out = E + O (o[0] is 0)
-    out[0] = e[0];
-    out[1] = carry32::add_cc(e[1], o[1], cf);
-    ZK_UNROLL for (int k = 2; k < 2 * n; ++k) out[k] = carry32::addc_cc(e[k], o[k], cf);
-  }
-
-  // REDC of a 2·kWords-word T < p·R, as redc_wide_steps: the n Montgomery
-  // steps on T_lo, then + T_hi. Step i first completes word i (E[i] +=
-  // O[i], its carry entering O's chain at word i+1), takes m from it and
-  // adds m·p·2^(32i) as two paired chains.
-  ZK_HD static void redc_wide_paired(const uint32_t* wide, uint32_t* out) {
-    constexpr int n = kWords;
-    uint32_t e[2 * n], o[2 * n + 1];
-    ZK_UNROLL for (int k = 0; k < n; ++k) e[k] = wide[k];
-    ZK_UNROLL for (int k = n; k < 2 * n; ++k) e[k] = 0;
-    ZK_UNROLL for (int k = 0; k <= 2 * n; ++k) o[k] = 0;
-    ZK_UNROLL for (int i = 0; i < n; ++i) {
-      uint32_t cf = 0;
-      e[i] = carry32::add_cc(e[i], o[i], cf);
-      const uint32_t m = e[i] * kInv32;
-      o[i + 1] = carry32::madc_lo_cc(m, mod(1), o[i + 1], cf);
-      o[i + 2] = carry32::madc_hi_cc(m, mod(1), o[i + 2], cf);
-      ZK_UNROLL for (int j = 3; j < n; j += 2) {
-        o[i + j] = carry32::madc_lo_cc(m, mod(j), o[i + j], cf);
-        o[i + j + 1] = carry32::madc_hi_cc(m, mod(j), o[i + j + 1], cf);
-      }
-      o[i + n + 1] = carry32::addc(0, 0, cf);
-      (void)carry32::mad_lo_cc(m, mod(0), e[i], cf);  // word i becomes 0
-      e[i + 1] = carry32::madc_hi_cc(m, mod(0), e[i + 1], cf);
-      ZK_UNROLL for (int j = 2; j < n; j += 2) {
-        e[i + j] = carry32::madc_lo_cc(m, mod(j), e[i + j], cf);
-        e[i + j + 1] = carry32::madc_hi_cc(m, mod(j), e[i + j + 1], cf);
-      }
-      e[i + n] = carry32::addc(e[i + n], 0, cf);
-    }
-    // u = (T_lo + Σ m_i·p·2^(32i)) / R = E[n..] + O[n..] <= p; result u + T_hi < 2p.
-    uint32_t u[n], cf = 0;
-    u[0] = carry32::add_cc(e[n], o[n], cf);
-    ZK_UNROLL for (int k = 1; k < n; ++k) u[k] = carry32::addc_cc(e[n + k], o[n + k], cf);
-    add_words(u, wide + n, u);
-    reduce_once(u, out);
   }
 
   // out = t < p ? t : t - p for t < 2p. out may alias t.

@@ -29,17 +29,11 @@ struct Fp2 {
   ZK_HD Fp2 operator-(const Fp2& o) const { return Fp2{c0 - o.c0, c1 - o.c1}; }
   // Karatsuba: 3 base multiplications.
   // (a0 + a1 u)(b0 + b1 u) = (a0 b0 - a1 b1) + ((a0 + a1)(b0 + b1) - a0 b0 - a1 b1) u
-  // A base field with kHasFp2Product true (the GPU's Fp32) computes the
-  // whole product itself (BN254: with lazy reduction, as one call).
   ZK_HD Fp2 operator*(const Fp2& o) const {
-    if constexpr (requires { requires F::kHasFp2Product; }) {
-      return F::fp2_product(*this, o);
-    } else {
-      const F v0 = c0 * o.c0;
-      const F v1 = c1 * o.c1;
-      const F mixed = (c0 + c1) * (o.c0 + o.c1);
-      return Fp2{v0 - v1, mixed - v0 - v1};
-    }
+    const F v0 = c0 * o.c0;
+    const F v1 = c1 * o.c1;
+    const F mixed = (c0 + c1) * (o.c0 + o.c1);
+    return Fp2{v0 - v1, mixed - v0 - v1};
   }
   ZK_HD Fp2 operator-() const { return neg(); }
   ZK_HD Fp2& operator+=(const Fp2& o) { return *this = *this + o; }
@@ -48,12 +42,8 @@ struct Fp2 {
 
   // (a0 + a1 u)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 u: 2 base multiplications.
   ZK_HD Fp2 sqr() const {
-    if constexpr (requires { requires F::kHasFp2Product; }) {
-      return F::fp2_square(*this);
-    } else {
-      const F cross = c0 * c1;
-      return Fp2{(c0 + c1) * (c0 - c1), cross.dbl()};
-    }
+    const F cross = c0 * c1;
+    return Fp2{(c0 + c1) * (c0 - c1), cross.dbl()};
   }
   ZK_HD Fp2 dbl() const { return Fp2{c0.dbl(), c1.dbl()}; }
   ZK_HD Fp2 neg() const { return Fp2{c0.neg(), c1.neg()}; }

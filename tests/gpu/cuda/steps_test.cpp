@@ -115,8 +115,7 @@ TEST(Fp32, MatchesHostFieldBls12_381) {
 }
 
 // The three forms of the Montgomery product (paired, carry chains,
-// portable), and both forms of the double-width product and of its
-// reduction, agree on many operands, including the ones that make every
+// portable) agree on many operands, including the ones that make every
 // carry: a = p - 1 and an all-ones raw b (the second operand may be any
 // integer). In builds with assertions (the ASan job) carry32's host form
 // also checks the paired form's bounds: no chain it ends without a carry
@@ -156,17 +155,6 @@ void CheckProductForms(uint64_t seed) {
       DevF::mont_mul_portable(a.data(), b.data(), portable);
       ASSERT_EQ(0, std::memcmp(paired, portable, sizeof(paired))) << "paired, operands " << i << ", " << k;
       ASSERT_EQ(0, std::memcmp(chains, portable, sizeof(chains))) << "chains, operands " << i << ", " << k;
-      // The double-width product and its reduction (the lazy Fp2 product's
-      // parts): a·b < p·R is a valid REDC input.
-      uint32_t wide_paired[2 * n], wide_chains[2 * n];
-      DevF::mul_wide_paired(a.data(), b.data(), wide_paired);
-      DevF::mul_wide_chains(a.data(), b.data(), wide_chains);
-      ASSERT_EQ(0, std::memcmp(wide_paired, wide_chains, sizeof(wide_paired))) << "mul_wide, operands " << i << ", " << k;
-      uint32_t redc_paired[n], redc_steps[n];
-      DevF::redc_wide_paired(wide_chains, redc_paired);
-      DevF::redc_wide_steps(wide_chains, redc_steps);
-      ASSERT_EQ(0, std::memcmp(redc_paired, portable, sizeof(redc_paired))) << "redc paired, operands " << i << ", " << k;
-      ASSERT_EQ(0, std::memcmp(redc_steps, portable, sizeof(redc_steps))) << "redc steps, operands " << i << ", " << k;
     }
   }
 }
@@ -178,10 +166,8 @@ TEST(Fp32, ProductFormsAgree) {
   CheckProductForms<ff::Bls12_381Fr>(14);
 }
 
-// Fp2 products and squares on the device's field against the host's
-// (Fp32::fp2_product and fp2_square: lazy reduction, both curves),
-// over random elements and the extremes: 0, 1, p - 1 in either coefficient,
-// which make w0 - w1 negative, zero and maximal.
+// Fp2 products and squares on the device's field against the host's, over
+// random elements and the extremes: 0, 1, p - 1 in either coefficient.
 template <class HostF>
 void CheckFp2Ops(uint64_t seed) {
   using H = ff::Fp2<HostF>;
