@@ -146,6 +146,9 @@ int main(int argc, char** argv) {
   app.add_option("--test-hold-started-ms", test_hold_started_ms,
                  "TEST ONLY: withhold STARTED this long after an item starts, so tests can kill the broker before "
                  "its journal records the start");
+  int64_t test_hold_result_ms = 0;
+  app.add_option("--test-hold-result-ms", test_hold_result_ms,
+                 "TEST ONLY: pause between an item's run ending and its result being sent");
   app.add_option("--test-memory-ledger", test_memory_ledger, "TEST ONLY: directory where those workers record their pools");
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
@@ -180,6 +183,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   options.test_release_pause = std::chrono::milliseconds(test_release_pause_ms);
   options.test_hold_started = std::chrono::milliseconds(test_hold_started_ms);
+  options.test_hold_result = std::chrono::milliseconds(test_hold_result_ms);
   options.fault_window = std::chrono::seconds(fault_window_s);
   auto budget = zkfleet::worker::ParseMemoryBudget(pinned_budget);
   auto margin = zkfleet::worker::ParseByteSize(memory_margin);

@@ -272,5 +272,42 @@ TEST(FleetRecovery, ItemLeasedAgainWhileRunningAfterABrokerKillFinishesOnce) {
   EXPECT_EQ(status.jobs_recovered(), 1u);
 }
 
+// The same restart, but the item's run ends before the broker can lease it
+// again (capacity 1: no credit while it is held), and its result, under the
+// old lease, is dropped as stale. The worker's credit then brings the new
+// lease while the pipeline has not yet taken the run off the queue's running
+// set (--test-hold-result-ms widens that moment, seen once in 500 jobs of
+// the chaos test): the new lease must be proved again, not taken for the run
+// already answered, or the job waits forever.
+TEST(FleetRecovery, ItemLeasedAgainAfterItsStaleResultIsProvedAgain) {
+  Fleet fleet("relase-after");
+  Process* broker = &fleet.StartBroker();
+  const auto proof_ms = zkfleet::testing::Scaled(2s).count();
+  const auto hold_ms = zkfleet::testing::Scaled(3s).count();
+  Process& worker = fleet.StartWorker(
+      "w", {"--instant", "--circuit", "c1", "--instant-delay-ms", std::to_string(proof_ms), "--capacity", "1",
+            "--test-hold-started-ms", "600000", "--test-hold-result-ms", std::to_string(hold_ms)});
+  fleet.WaitWorkerReady("w");
+  auto client = fleet.Client();
+  const uint64_t seq = client->Submit(Request("stale-then-leased", "c1", "w"), 5s).job_seq();
+  const std::string item = "job_seq=" + std::to_string(seq) + " partition=0";
+
+  ASSERT_TRUE(worker.WaitForLog("STARTED of " + item + " withheld", 10s)) << worker.Log();
+  broker->Kill9();
+  broker = &fleet.StartBroker();
+  ASSERT_TRUE(broker->WaitForLog("1 live jobs recovered \\(1 items queued, 0 started", 5s)) << broker->Log();
+
+  auto result = client->NextJobResult(zkfleet::testing::Scaled(30s));
+  ASSERT_TRUE(result) << "the job never finished; worker log:\n" << worker.Log() << "\nbroker log:\n" << broker->Log();
+  EXPECT_EQ(result->job_seq(), seq);
+  ASSERT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED) << result->error();
+  EXPECT_FALSE(client->NextJobResult(500ms).has_value()) << "the job was answered twice";
+  // The first run's result came under the lease the restarted broker did not
+  // know; the second run answered the new one.
+  EXPECT_NE(broker->Log().find("dropped a stale result from worker w for " + item), std::string::npos)
+      << broker->Log();
+  EXPECT_EQ(ProcessingLines(worker.Log()).size(), 2u) << worker.Log();
+}
+
 }  // namespace
 }  // namespace fleet_test

@@ -32,6 +32,10 @@ struct WorkerOptions {
   // (0 in production: sent at once), so a test can kill the broker while it
   // has leased an item that is running but not yet journaled as STARTED.
   std::chrono::milliseconds test_hold_started{0};
+  // TEST ONLY: a pause between an item's run ending and its result reaching
+  // the socket thread (0 in production), so a test can make that window as
+  // wide as a loaded machine sometimes does.
+  std::chrono::milliseconds test_hold_result{0};
   // Items proved at once per device (the pipeline's lanes); 0 = 2 on the
   // CUDA backend (host work overlaps device work), 1 otherwise.
   int pipeline_depth = 0;

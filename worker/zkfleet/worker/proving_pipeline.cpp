@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -321,10 +322,23 @@ void ProvingPipeline::LaneMain(int lane) {
     done.engine_fault = std::move(outcome.engine_fault);
     done.device_lost = outcome.device_lost;
     done.text = outcome.error;
-    // Posted while the item still counts as running: a reconnect in between
-    // keeps its lease, so the result is not thrown away.
-    mailbox_.Post(std::move(done));
+    // The run ends before its result is posted. The other order let the
+    // socket thread send the result (under the lease it knew) and then take
+    // a new lease of the same item (a restarted broker that had dropped that
+    // result as stale) while the queue still counted the item as running:
+    // the new lease was taken for the run already answered, and the job
+    // waited forever (seen once in 500 jobs of the chaos test). Now a new
+    // lease after the result finds the item gone and proves it again; one
+    // before the result finds it running, and the result answers it. A
+    // reconnect in between drops the result ("no longer held") and the
+    // broker, which the READY told it was not held, proves it again.
     queue_.FinishRun(key);
+    if (options_.test_hold_result.count() > 0) {
+      spdlog::warn("TEST ONLY (--test-hold-result-ms): result of job_seq={} partition={} held", key.job_seq,
+                   key.partition);
+      std::this_thread::sleep_for(options_.test_hold_result);
+    }
+    mailbox_.Post(std::move(done));
   }
   // The last lane of a device frees its keys; the last lane out says that
   // all are free (after its own device's, so kReleased comes last).
