@@ -76,6 +76,14 @@ void Worker::BeginDrain(const std::string& why) {
   std::vector<fleet::ItemRef> unstarted;
   for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
   HandBack(unstarted, {}, "draining");
+  // Taken after the queue was emptied, so it names every item a lane took
+  // before the drain, even one whose "processing" line is not out yet: these
+  // finish, nothing else starts.
+  std::string running;
+  for (const fleet::WorkKey& key : queue_.running_keys()) {
+    running += fmt::format(" job_seq={} partition={};", key.job_seq, key.partition);
+  }
+  spdlog::info("draining: {} running item(s) finish first:{}", queue_.running_keys().size(), running);
   CheckDrain();
 }
 
