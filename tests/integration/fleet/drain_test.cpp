@@ -107,7 +107,9 @@ TEST(FleetDrain, ZkctlDrainDuringAStreamLosesNothing) {
   std::this_thread::sleep_for(250ms);
   // Drain while "leaving" holds unstarted items (the stream outpaces the two
   // workers, so their queues stay full): those must be handed back.
-  for (int i = 0; i < 200 && InFlight(fleet, "leaving") < 3; ++i) std::this_thread::sleep_for(5ms);
+  // (Scaled: under TSan, beside the suite's heavy cases, 1 s was once too short.)
+  const auto until = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(std::chrono::milliseconds(1000));
+  while (std::chrono::steady_clock::now() < until && InFlight(fleet, "leaving") < 3) std::this_thread::sleep_for(5ms);
   ASSERT_GE(InFlight(fleet, "leaving"), 3u) << "leaving never held queued items";
   std::string output;
   ASSERT_EQ(fleet.Zkctl({"drain", "leaving", "--wait"}, &output), 0) << output;
