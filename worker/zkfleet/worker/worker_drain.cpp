@@ -79,11 +79,10 @@ void Worker::BeginDrain(const std::string& why) {
   // Taken after the queue was emptied, so it names every item a lane took
   // before the drain, even one whose "processing" line is not out yet: these
   // finish, nothing else starts.
-  std::string running;
-  for (const fleet::WorkKey& key : queue_.running_keys()) {
-    running += fmt::format(" job_seq={} partition={};", key.job_seq, key.partition);
-  }
-  spdlog::info("draining: {} running item(s) finish first:{}", queue_.running_keys().size(), running);
+  const std::vector<fleet::WorkKey> running = queue_.running_keys();  // one snapshot: count and names agree
+  std::string names;
+  for (const fleet::WorkKey& key : running) names += fmt::format(" job_seq={} partition={};", key.job_seq, key.partition);
+  spdlog::info("draining: {} running item(s) finish first:{}", running.size(), names);
   CheckDrain();
 }
 
