@@ -76,6 +76,16 @@ BrokerCore::BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerM
   Recover(Clock::now());
 }
 
+BrokerCore::BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerMetrics* metrics, const Resume& resume)
+    : options_(std::move(options)), journal_(journal), admission_(options_.admission), metrics_(metrics) {
+  epoch_ = resume.epoch;
+  next_lease_ = resume.next_lease;
+  counters_ = resume.counters;
+  counters_.jobs_recovered = 0;
+  counters_.leases_recovered = 0;
+  Recover(Clock::now());
+}
+
 void BrokerCore::Recover(Clock::time_point now) {
   double now_unix = fleet::UnixNow();
   std::vector<uint64_t> live;
@@ -307,6 +317,12 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   }
   uint64_t witness_bytes = 0;
   for (const fleet::WitnessFrames& witness : witnesses) witness_bytes += witness.size();
+  if (unavailable_) {
+    return refuse(proto::ERROR_KIND_UNAVAILABLE,
+                  "the broker takes no new work now: " + *unavailable_ +
+                      "; nothing was accepted, retry later with the same request id",
+                  static_cast<uint32_t>(options_.busy_retry_after.count()));
+  }
   if (auto why = admission_.Refusal(client, witnesses.size(), witness_bytes)) {
     ++counters_.submits_busy;
     if (metrics_) metrics_->SubmitRefusedBusy();
@@ -972,12 +988,17 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     auto* body = envelope.mutable_job();
     // The witness goes out as its own frame, straight from the journal (a
     // mapped blob file: no copy on the broker).
-    std::optional<fleet::WitnessFrames> witness = journal_.ReadWitnessFrames(job->job_seq, key.partition);
+    std::string fault;
+    std::optional<fleet::WitnessFrames> witness = journal_.ReadWitnessFrames(job->job_seq, key.partition, &fault);
     if (!witness) {
+      // The broker's storage failed this job, not its client: it alone ends.
+      ++counters_.storage_faults;
+      if (metrics_) metrics_->StorageFault(metrics::StorageFaultKind::kWitness);
       job->items[key.partition].state = WorkItem::State::kDropped;
       FinishJob(*job, proto::JOB_STATE_FAILED,
-                "the journal no longer holds the witness of partition " + std::to_string(key.partition) +
-                    " (data directory restored from an inconsistent copy?); submit it again under a new request id",
+                "broker storage fault: the stored witness of partition " + std::to_string(key.partition) +
+                    " cannot be served (" + fault + "); the client's submission was fine: submit it again "
+                    "under a new request id",
                 now);
       continue;
     }
@@ -1168,6 +1189,12 @@ proto::StatusReply BrokerCore::Status(Clock::time_point now) const {
   status.set_auth_rejected_wrong_endpoint(counters_.auth_rejected_wrong_endpoint);
   status.set_auth_rejected_mechanism(counters_.auth_rejected_mechanism);
   status.set_requests_forbidden(counters_.requests_forbidden);
+  status.set_results_rejected(counters_.results_rejected);
+  status.set_leases_reclaimed(counters_.leases_reclaimed);
+  status.set_registrations_refused(counters_.registrations_refused);
+  status.set_storage_faults(counters_.storage_faults);
+  status.set_unavailable(unavailable_.has_value());
+  if (unavailable_) status.set_unavailable_reason(*unavailable_);
   return status;
 }
 

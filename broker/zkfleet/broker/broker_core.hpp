@@ -39,6 +39,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -86,6 +87,26 @@ class BrokerCore {
   // be null (nothing exported); otherwise it is not owned and must outlive
   // the core. Throws zkfleet::Error when the journal cannot be read.
   BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerMetrics* metrics = nullptr);
+
+  // What a rebuilt core carries over from the one it replaces.
+  struct Resume {
+    uint64_t epoch = 0;       // the same broker life: nothing is written to start it
+    uint64_t next_lease = 1;  // lease numbers go on, so none repeats within the epoch
+    BrokerCounters counters;
+  };
+  // Rebuilds the core from what the journal last committed, without writing
+  // (BrokerServer, after a journal write failed: the turn's writes were
+  // aborted, so the old core's memory no longer matches the journal).
+  // Workers are forgotten; each one's next message is answered DISCONNECT
+  // and it registers again, claiming what it still proves.
+  BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerMetrics* metrics, const Resume& resume);
+  Resume ResumeState() const { return {epoch_, next_lease_, counters_}; }
+
+  // While `reason` is set the broker takes no new work: a SUBMIT of a new
+  // request is refused with UNAVAILABLE (retryable) naming it. Everything
+  // else is served as far as the journal allows.
+  void SetUnavailable(std::optional<std::string> reason) { unavailable_ = std::move(reason); }
+  const std::optional<std::string>& unavailable() const { return unavailable_; }
 
   // One decoded, version-checked envelope from a client / a worker. With an
   // authenticated `peer` the client identity is its key's name (the
@@ -218,6 +239,7 @@ class BrokerCore {
   std::vector<Outgoing> outbox_;
   Clock::time_point next_heartbeat_{};
   Clock::time_point next_gauges_{};
+  std::optional<std::string> unavailable_;
 };
 
 }  // namespace zkfleet::broker

@@ -32,6 +32,11 @@ struct BrokerCounters {
   uint64_t jobs_recovered = 0;      // live jobs replayed from the journal at start
   uint64_t leases_recovered = 0;    // started leases replayed (orphaned until claimed)
   uint64_t requests_forbidden = 0;  // refused: the key's role does not allow the request
+  uint64_t results_rejected = 0;    // RESULTs that failed the broker's verification
+  uint64_t leases_reclaimed = 0;    // not started in time, overran, or the worker's key was revoked
+  uint64_t registrations_refused = 0;  // READYs refused (id bound to another key, or already live)
+  uint64_t storage_faults = 0;      // failed journal writes, damaged or missing witnesses
+  uint64_t fields_refused = 0;      // messages refused for a field over its bound
   // Peers refused at the CURVE handshake (the server counts them).
   uint64_t auth_rejected_unknown_key = 0;
   uint64_t auth_rejected_wrong_endpoint = 0;

@@ -307,7 +307,9 @@ void Journal::DeleteWitness(uint64_t job_seq, uint32_t partition) {
   if (Del(kWitnessFiles, key)) blobs_to_unlink_.push_back(BlobPath(job_seq, partition));
 }
 
-std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq, uint32_t partition) {
+std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq, uint32_t partition,
+                                                               std::string* fault) {
+  *fault = "no witness is stored for it";
   std::string key = ItemKey(job_seq, partition);
   if (auto inline_bytes = Get(kWitnesses, key)) {
     fleet::WitnessFrames witness;

@@ -99,9 +99,12 @@ class Journal {
   // The witness as frames to send: a large one maps its blob file and cuts
   // the mapping into chunks (no copy; the pages are the ones written at
   // submit, usually still cached), a small one is copied out of the store.
-  // nullopt when none is stored (or its file is gone: a data directory
-  // restored from an inconsistent copy).
-  std::optional<fleet::WitnessFrames> ReadWitnessFrames(uint64_t job_seq, uint32_t partition);
+  // nullopt when it cannot be served, with `*fault` saying why in plain
+  // words: none is stored, its file is gone (a data directory restored from
+  // an inconsistent copy), shorter than recorded, or its bytes do not match
+  // the hash recorded when it was written (a storage fault, never the
+  // client's).
+  std::optional<fleet::WitnessFrames> ReadWitnessFrames(uint64_t job_seq, uint32_t partition, std::string* fault);
 
   // Every job record in job_seq order (recovery, inspection).
   void ForEachJob(const std::function<void(const journal::Job&)>& visit);

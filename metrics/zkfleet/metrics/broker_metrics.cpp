@@ -38,6 +38,20 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
       results_stale(UnlabelledCounter(server.registry(), "zkfleet_broker_results_stale_total",
                                       "RESULTs dropped: not for a live lease of the sender (old lease, earlier "
                                       "broker life, worker declared dead, wrong job)")),
+      registrations_refused(UnlabelledCounter(server.registry(), "zkfleet_broker_registrations_refused_total",
+                                              "Worker READYs refused: the worker id is bound to another key, or "
+                                              "that worker is already connected")),
+      unavailable(prometheus::BuildGauge()
+                      .Name("zkfleet_broker_unavailable")
+                      .Help("1 while the broker refuses new work because its journal cannot be written")
+                      .Register(server.registry())
+                      .Add({})),
+      result_verify_seconds(prometheus::BuildHistogram()
+                                .Name("zkfleet_broker_result_verify_seconds")
+                                .Help("Time to verify one RESULT's proof and public signals (off the loop thread)")
+                                .Register(server.registry())
+                                .Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.002, 0.005, 0.01,
+                                                                                 0.025, 0.05, 0.1, 0.25, 1})),
       live_items(prometheus::BuildGauge()
                      .Name("zkfleet_broker_live_items")
                      .Help("Work items of live jobs (accepted, not ended): what --max-live-items bounds")
@@ -73,6 +87,22 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
                                           "endpoint (clients, workers) and reason (unknown_key, wrong_endpoint, "
                                           "mechanism)")) {
   prometheus::Registry& registry = server.registry();
+  auto& rejected = CounterFamily(registry, "zkfleet_broker_results_rejected_total",
+                                 "RESULTs that failed the broker's verification, by reason; the worker is blamed "
+                                 "and the item goes to another worker");
+  const char* reject_reasons[] = {"invalid_proof", "wrong_public_signals", "malformed"};
+  for (size_t i = 0; i < results_rejected.size(); ++i) results_rejected[i] = &rejected.Add({{"reason", reject_reasons[i]}});
+  auto& faults = CounterFamily(registry, "zkfleet_broker_storage_faults_total",
+                               "Storage faults: journal writes that failed (kind=write) and stored witnesses that "
+                               "were missing, short or did not match their hash (kind=witness)");
+  const char* fault_kinds[] = {"write", "witness"};
+  for (size_t i = 0; i < storage_faults.size(); ++i) storage_faults[i] = &faults.Add({{"kind", fault_kinds[i]}});
+  auto& reclaimed = CounterFamily(registry, "zkfleet_broker_leases_reclaimed_total",
+                                  "Leases the broker took back, by reason: not_started (no STARTED within the "
+                                  "start deadline), overran (ran far past the circuit's proving time), revoked "
+                                  "(the worker's key was removed)");
+  const char* reclaim_reasons[] = {"not_started", "overran", "revoked"};
+  for (size_t i = 0; i < leases_reclaimed.size(); ++i) leases_reclaimed[i] = &reclaimed.Add({{"reason", reclaim_reasons[i]}});
   for (const char* endpoint : {"clients", "workers"}) {
     for (const char* reason : {"unknown_key", "wrong_endpoint", "mechanism"}) {
       auth_rejected_family_.Add({{"endpoint", endpoint}, {"reason", reason}});

@@ -26,6 +26,13 @@
 
 namespace zkfleet::metrics {
 
+// Why the broker refused a worker's RESULT (zkfleet_broker_results_rejected_total{reason}).
+enum class ResultRejectReason { kInvalidProof, kWrongPublicSignals, kMalformed, kCount };
+// What failed in the broker's storage (zkfleet_broker_storage_faults_total{kind}).
+enum class StorageFaultKind { kWrite, kWitness, kCount };
+// Why a lease was taken back (zkfleet_broker_leases_reclaimed_total{reason}).
+enum class ReclaimReason { kNotStarted, kOverran, kRevoked, kCount };
+
 class BrokerMetrics {
  public:
   // Per-circuit job counters. Pointers into the registry, valid as long as
@@ -63,6 +70,12 @@ class BrokerMetrics {
   // series exist from the start).
   void AuthRejected(const std::string& endpoint, const std::string& reason);
   void ResultStale() { results_stale.Increment(); }
+  void ResultRejected(ResultRejectReason reason) { results_rejected[static_cast<size_t>(reason)]->Increment(); }
+  void StorageFault(StorageFaultKind kind) { storage_faults[static_cast<size_t>(kind)]->Increment(); }
+  void LeaseReclaimed(ReclaimReason reason) { leases_reclaimed[static_cast<size_t>(reason)]->Increment(); }
+  void RegistrationRefused() { registrations_refused.Increment(); }
+  void ObserveVerify(double seconds) { result_verify_seconds.Observe(seconds); }
+  void SetUnavailable(bool on) { unavailable.Set(on ? 1 : 0); }
   void JournalCommitted(double seconds) { journal_commit_seconds.Observe(seconds); }
   // Live jobs' work items and witness bytes (the admission limits' usage).
   void SetLive(size_t items, uint64_t witness_bytes) {
@@ -90,6 +103,9 @@ class BrokerMetrics {
   prometheus::Counter& submits_refused_busy;
   prometheus::Counter& requests_forbidden;
   prometheus::Counter& results_stale;
+  prometheus::Counter& registrations_refused;
+  prometheus::Gauge& unavailable;
+  prometheus::Histogram& result_verify_seconds;
   prometheus::Gauge& live_items;
   prometheus::Gauge& live_witness_bytes;
   prometheus::Gauge& epoch;
@@ -101,6 +117,9 @@ class BrokerMetrics {
   std::array<prometheus::Gauge*, kPriorities.size()> queue_oldest_age_seconds{};
   std::array<prometheus::Histogram*, kPriorities.size()> queue_wait_seconds{};
   std::array<prometheus::Gauge*, kWorkerStates.size()> workers_by_state{};
+  std::array<prometheus::Counter*, static_cast<size_t>(ResultRejectReason::kCount)> results_rejected{};
+  std::array<prometheus::Counter*, static_cast<size_t>(StorageFaultKind::kCount)> storage_faults{};
+  std::array<prometheus::Counter*, static_cast<size_t>(ReclaimReason::kCount)> leases_reclaimed{};
 
  private:
   const size_t max_circuits_;
