@@ -79,8 +79,10 @@ trap cleanup EXIT
 echo "demo: starting broker ($CLIENTS) and a worker holding circuit demo-bn128"
 echo "demo: the broker's journal is in $DATA_DIR (kept after the demo; ZKFLEET_DATA_DIR=... to move it)"
 echo "demo: CURVE keys and allow-lists in $KEYS (kept after the demo)"
+# The broker verifies every proof against the circuit's verification key
+# before it stores it (a worker's proof is never taken on trust).
 "$BIN/zkbroker/zkbroker" --clients "$CLIENTS" --workers "$WORKERS" --data-dir "$DATA_DIR" "${BROKER_CURVE[@]}" \
-  --log-level warn &
+  --verification-key "demo-bn128=$FX/verification_key.json" --log-level warn &
 pids+=($!)
 "$BIN/zkworker/zkworker" --broker "$WORKERS" "${WORKER_CURVE[@]}" --id demo-worker --circuit "demo-bn128=$FX/circuit_final.zkey" \
   --backend auto --pinned-budget 64MiB --log-level warn &

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/broker/broker_server.hpp"
+#include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/common/logging.hpp"
@@ -89,6 +91,36 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--hwm", options.limits.hwm, "messages queued per peer and direction")->capture_default_str();
   app.add_option("--max-partitions", options.max_partitions, "witnesses per SUBMIT")->capture_default_str();
+  std::vector<std::string> verification_keys;
+  std::vector<std::string> unverified_circuits;
+  double lease_start_timeout_s = std::chrono::duration<double>(options.lease_start_timeout).count();
+  double lease_overrun_min_s = std::chrono::duration<double>(options.lease_overrun_min).count();
+  app.add_option("--verification-key", verification_keys,
+                 "CIRCUIT=verification_key.json[@sha256:HEX] (repeatable): every RESULT of CIRCUIT is verified by "
+                 "the broker (proof and public signals) before it is stored; a SUBMIT for a circuit without a key "
+                 "is refused (UNKNOWN_CIRCUIT) unless it is listed in --unverified-circuits");
+  app.add_option("--unverified-circuits", unverified_circuits,
+                 "circuits whose RESULTs are stored unchecked ('*' = every circuit without a key): benchmark "
+                 "circuits whose workers do not prove (zkworker --instant) only, never in production")
+      ->delimiter(',');
+  app.add_option("--verify-threads", options.verify_threads, "threads verifying RESULTs off the broker's loop")
+      ->capture_default_str()->check(CLI::Range(1, 256));
+  app.add_option("--max-credit-per-worker", options.max_credit_per_worker,
+                 "JOBs one worker may hold unanswered, whatever capacity it announces")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--lease-start-timeout", lease_start_timeout_s,
+                 "seconds a lease may wait for its worker's STARTED while that worker proves nothing; then it goes "
+                 "back to the queue and counts against the worker")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--lease-overrun-min", lease_overrun_min_s,
+                 "seconds a started lease may always run; beyond max(this, --lease-overrun-factor x its circuit's "
+                 "smoothed proving time) it is taken back and counts against the worker")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--lease-overrun-factor", options.lease_overrun_factor, "see --lease-overrun-min")
+      ->capture_default_str()->check(CLI::Range(1.0, 1e6));
+  app.add_option("--strikes-to-fault", options.strikes_to_fault,
+                 "rejected RESULTs and reclaimed leases that make a worker (and its key) FAULTED until zkctl undrain")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
@@ -98,11 +130,32 @@ int main(int argc, char** argv) {
   options.dedup_window = std::chrono::milliseconds(static_cast<int64_t>(dedup_window_s * 1000));
   options.busy_retry_after = std::chrono::milliseconds(static_cast<int64_t>(busy_retry_s * 1000));
   options.journal.dir = data_dir;
+  options.lease_start_timeout = std::chrono::milliseconds(static_cast<int64_t>(lease_start_timeout_s * 1000));
+  options.lease_overrun_min = std::chrono::milliseconds(static_cast<int64_t>(lease_overrun_min_s * 1000));
+  options.unverified_circuits = {unverified_circuits.begin(), unverified_circuits.end()};
   options.journal.sync = *zkfleet::broker::ParseSyncMode(sync_mode);
   options.security.plaintext = insecure_plaintext;
   options.security.allow_dir = allow_dir;
 
   zkfleet::InitLogging("zkbroker", log_level);
+  // Checked before the journal is opened: a bad key changes nothing on disk.
+  try {
+    auto keys = std::make_shared<zkfleet::broker::VerificationKeys>(
+        zkfleet::broker::VerificationKeys::Load(verification_keys));
+    for (const auto& key : *keys) {
+      spdlog::info("verification key of circuit {}: {} (sha256 {}, {} public signals)", key.circuit, key.path,
+                   key.sha256, key.n_public);
+    }
+    options.verification_keys = std::move(keys);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zkbroker: --verification-key: %s\n", e.what());
+    return 2;
+  }
+  if (!options.unverified_circuits.empty()) {
+    spdlog::warn("RESULTs of {} are stored WITHOUT verification (--unverified-circuits): benchmarks only",
+                 options.unverified_circuits.count("*") ? std::string("every circuit without a key")
+                                                        : fmt::format("{}", fmt::join(options.unverified_circuits, ", ")));
+  }
   if (!insecure_plaintext) {
     if (curve_secret_key.empty() || allow_dir.empty()) {
       std::fprintf(stderr,

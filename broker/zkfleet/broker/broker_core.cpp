@@ -9,6 +9,8 @@
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "zkfleet/broker/field_checks.hpp"
+#include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/fleet/names.hpp"
 #include "zkfleet/fleet/protocol.hpp"
 #include "zkfleet/fleet/sockets.hpp"
@@ -133,6 +135,8 @@ void BrokerCore::Recover(Clock::time_point now) {
           item.lease_worker_id = stored.worker_id();
           item.orphan_until = {};  // the window starts at the first Tick (the loop is serving then)
           orphans_[stored.worker_id()][{seq, partition}] = stored.lease();
+          // Only the key that held it may claim it back.
+          if (!stored.worker_key().empty()) worker_keys_.emplace(stored.worker_id(), stored.worker_key());
           ++counters_.leases_recovered;
           break;
         default: break;
@@ -200,6 +204,9 @@ void BrokerCore::JournalItem(const JobRecord& job, uint32_t partition, const pro
       if (item.started) {
         *stored.mutable_lease() = item.lease;
         stored.set_worker_id(item.lease_worker_id);
+        if (auto bound = worker_keys_.find(item.lease_worker_id); bound != worker_keys_.end()) {
+          stored.set_worker_key(bound->second);
+        }
       }
       break;
     case WorkItem::State::kQueued: stored.set_state(journal::Item::STATE_QUEUED); break;
@@ -217,6 +224,17 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
     return SendError(from, proto::ERROR_KIND_BAD_REQUEST,
                      "only a SUBMIT may be followed by (witness) frames; this request had " +
                          std::to_string(frames.size()));
+  }
+  if (auto why = ClientRequestProblem(message, options_.fields)) {
+    ++counters_.fields_refused;
+    CountDroppedFrame(metrics::DropReason::kMalformed);
+    return SendError(from, proto::ERROR_KIND_BAD_REQUEST, "request refused: " + *why + " (nothing was accepted)");
+  }
+  if (peer.authenticated && allowed_client_keys_ && !allowed_client_keys_->count(peer.key_name)) {
+    ++counters_.requests_forbidden;
+    if (metrics_) metrics_->RequestForbidden();
+    return SendError(from, proto::ERROR_KIND_FORBIDDEN,
+                     "key '" + peer.key_name + "' was removed from the broker's allow-list");
   }
   // Authenticated: the key is the identity, whatever the client declares.
   const std::string client = peer.authenticated    ? peer.key_name
@@ -251,6 +269,11 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
       break;
     case proto::Envelope::kDrainWorker:
       if (allowed({Role::kAdmin}, "DRAIN")) OnDrainWorker(identity, from.correlation_id, message.drain_worker());
+      break;
+    case proto::Envelope::kUndrainWorker:
+      if (allowed({Role::kAdmin}, "UNDRAIN")) {
+        OnUndrainWorker(identity, from.correlation_id, message.undrain_worker());
+      }
       break;
     case proto::Envelope::kStatus: {
       if (!allowed({Role::kObserve, Role::kAdmin}, "STATUS")) break;
@@ -314,6 +337,13 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
     return refuse(proto::ERROR_KIND_UNKNOWN_CIRCUIT,
                   "no worker has announced circuit '" + request.circuit_id() +
                       "' (start a worker with it, or run the broker with --accept-unrouted)");
+  }
+  const bool has_key = options_.verification_keys && options_.verification_keys->Find(request.circuit_id());
+  if (!has_key && !options_.unverified_circuits.count(request.circuit_id()) && !options_.unverified_circuits.count("*")) {
+    return refuse(proto::ERROR_KIND_UNKNOWN_CIRCUIT,
+                  "the broker has no verification key for circuit '" + request.circuit_id() +
+                      "', so it could not check the proof (zkbroker --verification-key " + request.circuit_id() +
+                      "=verification_key.json)");
   }
   uint64_t witness_bytes = 0;
   for (const fleet::WitnessFrames& witness : witnesses) witness_bytes += witness.size();
@@ -406,48 +436,45 @@ void BrokerCore::OnDuplicateSubmit(const ReplyTo& from, const journal::Request& 
   SendClient(from, std::move(reply));
 }
 
+void BrokerCore::SendUnknownJob(const ReplyTo& to, uint64_t job_seq) {
+  SendError(to, proto::ERROR_KIND_UNKNOWN_JOB,
+            "job " + std::to_string(job_seq) + " is not known to you (never submitted by your key, or long expired)");
+}
+
 void BrokerCore::OnAwait(const ReplyTo& from, const std::string& client, bool any_job,
                          const proto::AwaitRequest& request) {
   const uint64_t seq = request.job_seq();
-  auto foreign = [&](const std::string& owner) {
-    if (any_job) return false;
-    if (owner == client) return false;
-    SendError(from, proto::ERROR_KIND_FOREIGN_JOB,
-              "job " + std::to_string(seq) + " was submitted by another client (you are '" + client + "')");
-    return true;
-  };
+  // Another client's job answers exactly as one that does not exist.
+  auto visible = [&](const std::string& owner) { return any_job || owner == client; };
   if (JobRecord* job = jobs_.Find(seq)) {
-    if (foreign(job->client_id)) return;
+    if (!visible(job->client_id)) return SendUnknownJob(from, seq);
     job->waiters.push_back(from);
     return;
   }
   proto::Envelope reply;
   reply.set_correlation_id(from.correlation_id);
   if (auto stored = journal_.GetJob(seq)) {
-    if (foreign(stored->client_id())) return;
+    if (!visible(stored->client_id())) return SendUnknownJob(from, seq);
     LoadResult(seq, reply.mutable_job_result());
     return SendClient(from, std::move(reply));
   }
   if (auto stub = journal_.GetStub(seq)) {
-    if (foreign(stub->client_id())) return;
+    if (!visible(stub->client_id())) return SendUnknownJob(from, seq);
     return SendError(from, proto::ERROR_KIND_UNKNOWN_JOB,
                      "job " + std::to_string(seq) + " ended " + fleet::JobStateName(stub->state()) +
                          " but its result passed the retention (--result-ttl)");
   }
-  SendError(from, proto::ERROR_KIND_UNKNOWN_JOB,
-            "job " + std::to_string(seq) + " is not known (never submitted, or long expired)");
+  SendUnknownJob(from, seq);
 }
 
 void BrokerCore::OnCancel(const ReplyTo& from, const std::string& client, bool any_job,
                           const proto::CancelRequest& request, Clock::time_point now) {
   const uint64_t seq = request.job_seq();
+  auto visible = [&](const std::string& owner) { return any_job || owner == client; };
   proto::Envelope reply;
   reply.set_correlation_id(from.correlation_id);
   if (JobRecord* job = jobs_.Find(seq)) {
-    if (job->client_id != client && !any_job) {
-      return SendError(from, proto::ERROR_KIND_FOREIGN_JOB,
-                       "job " + std::to_string(seq) + " was submitted by another client (you are '" + client + "')");
-    }
+    if (!visible(job->client_id)) return SendUnknownJob(from, seq);
     FinishJob(*job, proto::JOB_STATE_CANCELLED, "cancelled by its client", now);
     reply.mutable_cancel_reply()->set_cancelled(true);
     reply.mutable_cancel_reply()->set_state(proto::JOB_STATE_CANCELLED);
@@ -462,11 +489,7 @@ void BrokerCore::OnCancel(const ReplyTo& from, const std::string& client, bool a
     ended = stub->state();
     owner = stub->client_id();
   }
-  if (!ended) return SendError(from, proto::ERROR_KIND_UNKNOWN_JOB, "job " + std::to_string(seq) + " is not known");
-  if (owner != client && !any_job) {
-    return SendError(from, proto::ERROR_KIND_FOREIGN_JOB,
-                     "job " + std::to_string(seq) + " was submitted by another client (you are '" + client + "')");
-  }
+  if (!ended || !visible(owner)) return SendUnknownJob(from, seq);
   reply.mutable_cancel_reply()->set_cancelled(false);
   reply.mutable_cancel_reply()->set_state(*ended);
   SendClient(from, std::move(reply));
@@ -495,10 +518,99 @@ void BrokerCore::OnDrainWorker(const std::string& identity, uint64_t correlation
   spdlog::info("worker {} draining on request", worker->worker_id);
 }
 
+void BrokerCore::OnUndrainWorker(const std::string& identity, uint64_t correlation,
+                                 const proto::UndrainWorkerRequest& request) {
+  const std::string& id = request.worker_id();
+  WorkerRecord* worker = workers_.FindByWorkerId(id);
+  auto held = held_states_.find(id);
+  if (!worker && held == held_states_.end()) {
+    return SendError({identity, correlation}, proto::ERROR_KIND_UNKNOWN_WORKER,
+                     "no worker '" + id + "' is registered or held (see zkctl workers)");
+  }
+  if (held != held_states_.end()) held_states_.erase(held);
+  if (auto bound = worker_keys_.find(id); bound != worker_keys_.end()) faulted_keys_.erase(bound->second);
+  proto::WorkerState state = proto::WORKER_STATE_UNSPECIFIED;
+  if (worker) {
+    worker->strikes = 0;
+    if (DrainRank(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) {
+      spdlog::warn("worker {} undrained by an admin: {} -> READY", id, fleet::WorkerStateName(worker->state));
+      worker->state = proto::WORKER_STATE_READY;
+      worker->phases.clear();
+      // Its free queue slots, as far as the broker knows (the cap holds).
+      const uint32_t cap = options_.max_credit_per_worker;
+      const auto leased = static_cast<uint32_t>(std::min<size_t>(worker->leased.size(), cap));
+      worker->credit = std::min(cap, worker->capacity) > leased ? std::min(cap, worker->capacity) - leased : 0;
+    }
+    state = worker->state;
+  }
+  proto::Envelope reply;
+  reply.set_correlation_id(correlation);
+  reply.mutable_undrain_worker_reply()->set_worker_id(id);
+  reply.mutable_undrain_worker_reply()->set_state(state);
+  SendClient({identity, correlation}, std::move(reply));
+}
+
+void BrokerCore::SetAllowedKeys(std::set<std::string> worker_keys, std::set<std::string> client_keys,
+                                Clock::time_point now) {
+  allowed_worker_keys_ = std::move(worker_keys);
+  allowed_client_keys_ = std::move(client_keys);
+  std::vector<std::string> revoked;
+  for (const auto& [identity, worker] : workers_.all()) {
+    if (!worker.key_name.empty() && !allowed_worker_keys_->count(worker.key_name)) revoked.push_back(identity);
+  }
+  for (const std::string& identity : revoked) {
+    WorkerRecord& worker = *workers_.Find(identity);
+    counters_.leases_reclaimed += worker.leased.size();
+    if (metrics_) {
+      for (size_t i = 0; i < worker.leased.size(); ++i) metrics_->LeaseReclaimed(metrics::ReclaimReason::kRevoked);
+    }
+    proto::Envelope bye;
+    bye.mutable_disconnect()->set_reason("key '" + worker.key_name + "' was removed from the broker's allow-list");
+    SendWorker(identity, std::move(bye));
+    RemoveWorker(identity, "key '" + worker.key_name + "' removed from the allow-list", false, now);
+  }
+}
+
 // ------------------------------------------------------------------ workers
 
 void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& message, Clock::time_point now,
                               const Peer& peer) {
+  if (peer.authenticated && allowed_worker_keys_ && !allowed_worker_keys_->count(peer.key_name)) {
+    // A connection made before its key was removed: cut off.
+    if (!message.has_disconnect()) {
+      proto::Envelope bye;
+      bye.mutable_disconnect()->set_reason("key '" + peer.key_name + "' was removed from the broker's allow-list");
+      SendWorker(identity, std::move(bye));
+    }
+    return;
+  }
+  if (auto why = WorkerMessageProblem(message, options_.fields)) {
+    ++counters_.fields_refused;
+    CountDroppedFrame(metrics::DropReason::kMalformed);
+    WorkerRecord* sender = workers_.Find(identity);
+    spdlog::warn("refused a message from worker {} ({}): {}", sender ? sender->worker_id : identity.size() ? "?" : "",
+                 peer.authenticated ? "key " + peer.key_name : "plaintext", *why);
+    if (message.has_ready()) {
+      return RefuseRegistration(identity, "", peer, "READY refused: " + *why);
+    }
+    if (!sender) return;
+    sender->last_seen = now;
+    if (message.has_result()) {
+      // An answer to its lease that the broker cannot store: its fault.
+      if (JobRecord* job = LiveLease(*sender, message.result().item())) {
+        const uint32_t partition = message.result().item().partition();
+        sender->leased.erase(fleet::FromProto(message.result().item()));
+        WorkItem& item = job->items[partition];
+        if (!item.started) {
+          item.started = true;
+          ++item.attempts;
+        }
+        return RejectResult(sender->worker_id, *job, partition, metrics::ResultRejectReason::kMalformed,
+                            "RESULT refused: " + *why, now);
+      }
+    }
+    return Strike(*sender, "sent a message over a bound: " + *why, now);
+  }
   if (message.has_ready()) return OnReady(identity, message.ready(), peer, now);
 
   WorkerRecord* worker = workers_.Find(identity);
@@ -519,9 +631,13 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
   worker->last_seen = now;  // any message counts as liveness
   switch (message.body_case()) {
     case proto::Envelope::kCredit: {
-      // Clamped: a misbehaving worker must not overflow the counter.
+      // The broker decides: leased + credit never exceeds its cap, whatever
+      // the worker announces (a hoarder gets no more than an honest worker).
+      if (DrainRank(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) break;
+      const uint64_t cap = std::min<uint64_t>(options_.max_credit_per_worker, kMaxCredit);
+      const uint64_t room = cap > worker->leased.size() ? cap - worker->leased.size() : 0;
       uint64_t credit = uint64_t{worker->credit} + message.credit().credits();
-      worker->credit = static_cast<uint32_t>(std::min<uint64_t>(credit, kMaxCredit));
+      worker->credit = static_cast<uint32_t>(std::min(credit, room));
       break;
     }
     case proto::Envelope::kHeartbeat: {
@@ -532,12 +648,15 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
       OnWorkerState(*worker, beat.state(), now);
       break;
     }
-    case proto::Envelope::kStarted: OnStarted(*worker, message.started()); break;
+    case proto::Envelope::kStarted: OnStarted(*worker, message.started(), now); break;
     case proto::Envelope::kResult: OnResult(*worker, *message.mutable_result(), now); break;
     case proto::Envelope::kHandback: OnHandback(*worker, message.handback(), now); break;
-    case proto::Envelope::kDisconnect:
+    case proto::Envelope::kDisconnect: {
+      const std::string id = worker->worker_id;
       RemoveWorker(identity, "disconnected: " + message.disconnect().reason(), /*graceful=*/true, now);
+      ForgetDrainHold(id);
       break;
+    }
     default:
       CountDroppedFrame(metrics::DropReason::kMalformed);
       spdlog::warn("worker {} sent a message of type {} that workers do not send; dropped", worker->worker_id,
@@ -547,10 +666,26 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
 
 void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready, const Peer& peer,
                          Clock::time_point now) {
-  if (ready.worker_id().empty()) {
-    CountDroppedFrame(metrics::DropReason::kMalformed);
-    spdlog::warn("READY without worker_id dropped");
-    return;
+  const std::string& id = ready.worker_id();
+  const std::string key = peer.authenticated ? peer.key_name : "";
+  // A worker is its key: an id first registered by one key is that key's.
+  if (auto bound = worker_keys_.find(id); bound != worker_keys_.end() && bound->second != key) {
+    return RefuseRegistration(identity, id, peer,
+                              "worker id '" + id + "' belongs to another key; start this worker with an --id of "
+                              "its own");
+  }
+  // One live process per worker id: a second one is refused (no ping-pong).
+  // A restarted worker takes over once its old connection has been silent
+  // for a heartbeat interval (it retries after this refusal).
+  if (WorkerRecord* live = workers_.FindByWorkerId(id); live && live->identity != identity) {
+    const auto silent = now - live->last_seen;
+    if (silent < options_.heartbeat_interval + options_.heartbeat_interval / 2) {
+      return RefuseRegistration(
+          identity, id, peer,
+          "worker '" + id + "' is already connected (heard from " +
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) +
+              " ms ago); a second process with the same id is refused");
+    }
   }
   // What the worker says it is still proving, under which lease.
   std::map<ItemRef, proto::Lease> claimed;
@@ -578,6 +713,7 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
     keep_claimed(old->identity, "reconnected on a new connection");
   }
   WorkerRecord& worker = workers_.Add(identity, ready.worker_id());
+  if (peer.authenticated) worker_keys_.emplace(id, key);
   worker.key_name = peer.key_name;
   worker.host = ready.host();
   worker.backend = ready.backend();
@@ -586,6 +722,15 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   worker.state = ready.state() == proto::WORKER_STATE_UNSPECIFIED ? proto::WORKER_STATE_READY : ready.state();
   worker.memory = ready.memory();
   worker.last_seen = now;
+  worker.last_progress = now;
+  // States the broker holds are not the worker's to leave.
+  if (auto held = held_states_.find(id); held != held_states_.end()) {
+    if (DrainRank(worker.state) == 0 || held->second == proto::WORKER_STATE_FAULTED) worker.state = held->second;
+  } else if (!key.empty() && faulted_keys_.count(key)) {
+    worker.state = proto::WORKER_STATE_FAULTED;
+    held_states_[id] = proto::WORKER_STATE_FAULTED;
+  }
+  if (worker.state == proto::WORKER_STATE_FAULTED || DrainRank(worker.state) > 0) worker.credit = 0;
 
   // Leases recovered from the journal for this worker_id: claimed ones are
   // its again, the rest go back (they had started: each counted an attempt).
@@ -626,26 +771,61 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
                kept.empty() ? "" : "; still proving " + std::to_string(kept.size()) + " leased item(s)");
 }
 
+void BrokerCore::RefuseRegistration(const std::string& identity, const std::string& worker_id, const Peer& peer,
+                                    const std::string& why) {
+  ++counters_.registrations_refused;
+  if (metrics_) metrics_->RegistrationRefused();
+  spdlog::warn("refused the registration of worker '{}' (key {}): {}", worker_id,
+               peer.authenticated ? peer.key_name : "(plaintext)", why);
+  proto::Envelope reply;
+  reply.mutable_disconnect()->set_reason("registration refused: " + why);
+  SendWorker(identity, std::move(reply));
+}
+
+void BrokerCore::Strike(WorkerRecord& worker, const std::string& why, Clock::time_point now) {
+  ++worker.strikes;
+  spdlog::warn("worker {} (key {}): strike {} of {}: {}", worker.worker_id, worker.key_name, worker.strikes,
+               options_.strikes_to_fault, why);
+  if (worker.strikes < options_.strikes_to_fault || worker.state == proto::WORKER_STATE_FAULTED) return;
+  SetWorkerState(worker, proto::WORKER_STATE_FAULTED);
+  ReturnAllLeases(worker, "worker " + worker.worker_id + " is FAULTED (" + why + ")", now);
+}
+
+void BrokerCore::ReturnAllLeases(WorkerRecord& worker, const std::string& why, Clock::time_point now) {
+  std::map<ItemRef, proto::Lease> leased = std::move(worker.leased);
+  worker.leased.clear();
+  for (const auto& [ref, lease] : leased) {
+    if (JobRecord* job = jobs_.Find(ref.job_seq)) {
+      ReturnItem(*job, ref.partition, why, now, worker.worker_id, /*refund_attempt=*/true);
+    }
+  }
+}
+
+void BrokerCore::ForgetDrainHold(const std::string& worker_id) {
+  auto held = held_states_.find(worker_id);
+  if (held != held_states_.end() && held->second != proto::WORKER_STATE_FAULTED) held_states_.erase(held);
+}
+
 void BrokerCore::OnWorkerState(WorkerRecord& worker, proto::WorkerState reported, Clock::time_point now) {
   if (reported == proto::WORKER_STATE_UNSPECIFIED || reported == worker.state) return;
   SetWorkerState(worker, reported);
   if (worker.state != proto::WORKER_STATE_FAULTED || worker.leased.empty()) return;
   // Its engine is not to be trusted: everything it holds goes back, and the
   // item it was proving, if any, is not the item's fault: its attempt is refunded.
-  std::map<ItemRef, proto::Lease> leased = std::move(worker.leased);
-  worker.leased.clear();
-  for (const auto& [ref, lease] : leased) {
-    if (JobRecord* job = jobs_.Find(ref.job_seq)) {
-      ReturnItem(*job, ref.partition, "worker " + worker.worker_id + " is FAULTED", now, worker.worker_id,
-                 /*refund_attempt=*/true);
-    }
-  }
+  ReturnAllLeases(worker, "worker " + worker.worker_id + " is FAULTED", now);
 }
 
 void BrokerCore::SetWorkerState(WorkerRecord& worker, proto::WorkerState state) {
   if (DrainRank(worker.state) > 0 && DrainRank(state) <= DrainRank(worker.state)) return;
   // FAULTED is left only on the way out (drain, disconnect), never back to READY.
   if (worker.state == proto::WORKER_STATE_FAULTED && DrainRank(state) == 0) return;
+  if (state == proto::WORKER_STATE_FAULTED) {
+    held_states_[worker.worker_id] = proto::WORKER_STATE_FAULTED;
+    if (!worker.key_name.empty()) faulted_keys_.insert(worker.key_name);
+  } else if (DrainRank(state) > 0 && DrainRank(state) < DrainRank(proto::WORKER_STATE_GONE) &&
+             held_states_[worker.worker_id] != proto::WORKER_STATE_FAULTED) {
+    held_states_[worker.worker_id] = proto::WORKER_STATE_DRAINING;
+  }
   if (state == proto::WORKER_STATE_FAULTED) {
     worker.credit = 0;  // nothing more is routed to a faulted worker
     spdlog::error("worker {} ({} on {}) is FAULTED: no more work is routed to it", worker.worker_id, worker.backend,
@@ -682,17 +862,21 @@ JobRecord* BrokerCore::LiveLease(WorkerRecord& worker, const proto::WorkItemRef&
   return job;
 }
 
-void BrokerCore::MarkStarted(JobRecord& job, uint32_t partition) {
+void BrokerCore::MarkStarted(JobRecord& job, uint32_t partition, Clock::time_point now) {
   WorkItem& item = job.items[partition];
   if (item.started) return;
   item.started = true;
+  item.started_at = now;
   ++item.attempts;
   JournalItem(job, partition);  // not waited for: losing it only under-counts an attempt
 }
 
-void BrokerCore::OnStarted(WorkerRecord& worker, const proto::Started& started) {
+void BrokerCore::OnStarted(WorkerRecord& worker, const proto::Started& started, Clock::time_point now) {
   for (const proto::WorkItemRef& wire : started.items()) {
-    if (JobRecord* job = LiveLease(worker, wire)) MarkStarted(*job, wire.partition());
+    if (JobRecord* job = LiveLease(worker, wire)) {
+      if (!job->items[wire.partition()].started) worker.last_progress = now;
+      MarkStarted(*job, wire.partition(), now);
+    }
   }
 }
 
@@ -719,15 +903,14 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     return;
   }
   worker.leased.erase(ref);
+  worker.last_progress = now;
   WorkItem& item = job->items[ref.partition];
-  item.worker_identity.clear();
   if (!item.started) {  // a RESULT implies it started
     item.started = true;
+    item.started_at = now;
     ++item.attempts;
   }
   if (result.ok()) {
-    ++worker.items_completed;
-    item.state = WorkItem::State::kDone;
     proto::PartitionResult out;
     out.set_partition(ref.partition);
     out.set_proof_json(std::move(*result.mutable_proof_json()));
@@ -735,10 +918,30 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     *out.mutable_timings() = result.timings();
     out.set_worker_id(worker.worker_id);
     out.set_attempts(item.attempts);
-    JournalItem(*job, ref.partition, &out);
-    journal_.DeleteWitness(job->job_seq, ref.partition);
-    if (++job->items_done == job->items.size()) FinishJob(*job, proto::JOB_STATE_SUCCEEDED, "", now);
-  } else if (result.retryable()) {
+    const VerificationKeys::Entry* key =
+        options_.verification_keys ? options_.verification_keys->Find(job->circuit_id) : nullptr;
+    if (!key) return AcceptResult(*job, ref.partition, worker.worker_id, std::move(out), now);
+    // The broker checks the proof before it stores it: off this thread.
+    if (item.expected_public.empty() && key->n_public > 0) {
+      // Leased in an earlier broker life: read what its witness commits to now.
+      std::string fault, why;
+      if (auto witness = journal_.ReadWitnessFrames(job->job_seq, ref.partition, &fault)) {
+        if (auto values = PublicSignalsOfWitness(*witness, key->n_public, &why)) item.expected_public = *values;
+      }
+    }
+    VerifyTask task;
+    task.id = next_verify_id_++;
+    task.verifier = key->verifier;
+    task.proof_json = out.proof_json();
+    task.public_json = out.public_json();
+    if (!item.expected_public.empty() || key->n_public == 0) task.expected_public = item.expected_public;
+    item.verifying = true;
+    verifying_[task.id] = {ref, item.lease, worker.worker_id, std::move(out)};
+    verify_outbox_.push_back(std::move(task));
+    return;
+  }
+  item.worker_identity.clear();
+  if (result.retryable()) {
     ReturnItem(*job, ref.partition, "worker " + worker.worker_id + " failed it: " + result.error(), now,
                worker.worker_id);
   } else {
@@ -748,6 +951,56 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
                   result.error(),
               now);
   }
+}
+
+void BrokerCore::AcceptResult(JobRecord& job, uint32_t partition, const std::string& worker_id,
+                              proto::PartitionResult out, Clock::time_point now) {
+  WorkItem& item = job.items[partition];
+  if (WorkerRecord* worker = workers_.FindByWorkerId(worker_id)) ++worker->items_completed;
+  if (item.started_at != Clock::time_point{}) {
+    // The circuit's proving time, smoothed so one slow answer moves it little.
+    const double seconds = std::chrono::duration<double>(now - item.started_at).count();
+    auto [it, fresh] = proving_seconds_.try_emplace(job.circuit_id, seconds);
+    if (!fresh) it->second = 0.9 * it->second + 0.1 * seconds;
+  }
+  item.worker_identity.clear();
+  item.verifying = false;
+  item.state = WorkItem::State::kDone;
+  JournalItem(job, partition, &out);
+  journal_.DeleteWitness(job.job_seq, partition);
+  if (++job.items_done == job.items.size()) FinishJob(job, proto::JOB_STATE_SUCCEEDED, "", now);
+}
+
+void BrokerCore::RejectResult(const std::string& worker_id, JobRecord& job, uint32_t partition,
+                              metrics::ResultRejectReason reason, const std::string& why, Clock::time_point now) {
+  ++counters_.results_rejected;
+  if (metrics_) metrics_->ResultRejected(reason);
+  spdlog::error("rejected the RESULT of worker {} for {}: {}; the item goes to another worker", worker_id,
+                ItemName(job.job_seq, partition), why);
+  job.items[partition].verifying = false;
+  // The worker's fault, not the job's: the attempt is refunded, so a forging
+  // worker cannot dead-letter a job.
+  ReturnItem(job, partition, "worker " + worker_id + "'s RESULT was rejected: " + why, now, worker_id,
+             /*refund_attempt=*/true);
+  if (WorkerRecord* worker = workers_.FindByWorkerId(worker_id)) Strike(*worker, "RESULT rejected: " + why, now);
+}
+
+void BrokerCore::OnVerified(const VerifyVerdict& verdict, Clock::time_point now) {
+  if (metrics_) metrics_->ObserveVerify(verdict.seconds);
+  auto pending = verifying_.find(verdict.id);
+  if (pending == verifying_.end()) return;
+  Verifying done = std::move(pending->second);
+  verifying_.erase(pending);
+  JobRecord* job = jobs_.Find(done.ref.job_seq);
+  if (!job || done.ref.partition >= job->items.size()) return;  // ended meanwhile
+  WorkItem& item = job->items[done.ref.partition];
+  if (item.state != WorkItem::State::kLeased || !item.verifying || !SameLease(item.lease, done.lease)) return;
+  if (verdict.ok) return AcceptResult(*job, done.ref.partition, done.worker_id, std::move(done.result), now);
+  metrics::ResultRejectReason reason = metrics::ResultRejectReason::kInvalidProof;
+  if (verdict.reason == VerifyReason::kWrongPublicSignals) reason = metrics::ResultRejectReason::kWrongPublicSignals;
+  if (verdict.reason == VerifyReason::kMalformed) reason = metrics::ResultRejectReason::kMalformed;
+  RejectResult(done.worker_id, *job, done.ref.partition, reason, "the broker's verification failed: " + verdict.why,
+               now);
 }
 
 void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handback, Clock::time_point now) {
@@ -763,7 +1016,7 @@ void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handbac
     worker.leased.erase(ref);
     ++counters_.items_handed_back;
     if (metrics_) metrics_->ItemHandedBack();
-    if (started) MarkStarted(*job, ref.partition);  // aborted: it ran, the attempt counts
+    if (started) MarkStarted(*job, ref.partition, now);  // aborted: it ran, the attempt counts
     ReturnItem(*job, ref.partition, "handed back by worker " + worker.worker_id + " (" + handback.reason() + ")", now,
                started ? worker.worker_id : std::string());
   };
@@ -817,7 +1070,11 @@ std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& iden
 }
 
 void BrokerCore::WorkerUnreachable(const std::string& identity, Clock::time_point now) {
+  WorkerRecord* worker = workers_.Find(identity);
+  if (!worker) return;
+  const std::string id = worker->worker_id;
   RemoveWorker(identity, "unreachable (send failed)", false, now);
+  ForgetDrainHold(id);
 }
 
 // ------------------------------------------------------------------ jobs
@@ -949,7 +1206,12 @@ WorkerRecord* BrokerCore::PickWorker(const std::string& circuit, const std::stri
   for (auto& [identity, worker] : workers_.all()) {
     if (!worker.Dispatchable() || !worker.circuits.count(circuit)) continue;
     if (skip_avoided && worker.worker_id == avoid) continue;
-    if (!best || worker.credit > best->credit) best = &worker;
+    // Fair: the worker with the fewest unanswered leases first, then the
+    // one with the most room; announced capacity buys nothing (credit is capped).
+    if (!best || worker.leased.size() < best->leased.size() ||
+        (worker.leased.size() == best->leased.size() && worker.credit > best->credit)) {
+      best = &worker;
+    }
   }
   return best;
 }
@@ -1004,7 +1266,25 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     }
 
     WorkItem& item = job->items[key.partition];
+    if (item.expected_public.empty() && options_.verification_keys) {
+      // What its proof must show as public signals, read while the witness is at hand.
+      if (const auto* vk = options_.verification_keys->Find(job->circuit_id); vk && vk->n_public > 0) {
+        std::string why;
+        if (auto values = PublicSignalsOfWitness(*witness, vk->n_public, &why)) {
+          item.expected_public = std::move(*values);
+        } else {
+          item.state = WorkItem::State::kDropped;
+          FinishJob(*job, proto::JOB_STATE_FAILED,
+                    "the witness of partition " + std::to_string(key.partition) + " does not fit circuit '" +
+                        job->circuit_id + "' (" + why + ")",
+                    now);
+          continue;
+        }
+      }
+    }
     item.state = WorkItem::State::kLeased;
+    item.leased_at = now;
+    item.started_at = {};
     item.worker_identity = best_worker->identity;
     item.lease_worker_id = best_worker->worker_id;
     item.started = false;
@@ -1051,8 +1331,11 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
       SendWorker(identity, std::move(beat));
     }
     for (const auto& identity : dead) {
+      const std::string id = workers_.Find(identity)->worker_id;
       RemoveWorker(identity, "silent for " + std::to_string(options_.liveness) + " heartbeat intervals", false, now);
+      ForgetDrainHold(id);
     }
+    ReclaimLeases(now);
     // Recovered leases whose worker did not come back within the window.
     for (auto it = orphans_.begin(); it != orphans_.end();) {
       std::map<ItemRef, proto::Lease> leases = it->second;
@@ -1100,6 +1383,72 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
     next_gauges_ = now + std::min<Clock::duration>(options_.heartbeat_interval, kMaxGaugePeriod);
   }
   return std::min(next_heartbeat_, next_gauges_);
+}
+
+Clock::duration BrokerCore::OverrunLimit(const std::string& circuit) const {
+  Clock::duration limit = options_.lease_overrun_min;
+  if (auto seen = proving_seconds_.find(circuit); seen != proving_seconds_.end()) {
+    auto scaled = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(seen->second * options_.lease_overrun_factor));
+    limit = std::max(limit, scaled);
+  }
+  return limit;
+}
+
+void BrokerCore::ReclaimLeases(Clock::time_point now) {
+  struct Reclaim {
+    std::string identity;
+    ItemRef ref;
+    bool started;
+    std::string why;
+  };
+  std::vector<Reclaim> due;
+  for (auto& [identity, worker] : workers_.all()) {
+    bool proving = false;  // a started lease in time: its queued leases wait behind it
+    for (const auto& [ref, lease] : worker.leased) {
+      const JobRecord* job = jobs_.Find(ref.job_seq);
+      if (!job) continue;
+      const WorkItem& item = job->items[ref.partition];
+      if (!item.started || item.started_at == Clock::time_point{}) continue;
+      const Clock::duration limit = OverrunLimit(job->circuit_id);
+      if (now - item.started_at > limit) {
+        due.push_back({identity, ref, true,
+                       "started " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - item.started_at).count()) +
+                           " s ago, past its circuit's limit of " +
+                           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit).count()) + " s"});
+      } else {
+        proving = true;
+      }
+    }
+    if (proving) continue;
+    for (const auto& [ref, lease] : worker.leased) {
+      const JobRecord* job = jobs_.Find(ref.job_seq);
+      if (!job) continue;
+      const WorkItem& item = job->items[ref.partition];
+      if (item.started) continue;
+      const Clock::time_point since = std::max(item.leased_at, worker.last_progress);
+      if (now - since > options_.lease_start_timeout) {
+        due.push_back({identity, ref, false,
+                       "not started within " + std::to_string(options_.lease_start_timeout.count()) +
+                           " ms (--lease-start-timeout) while the worker proved nothing"});
+      }
+    }
+  }
+  for (const Reclaim& reclaim : due) {
+    WorkerRecord* worker = workers_.Find(reclaim.identity);
+    JobRecord* job = jobs_.Find(reclaim.ref.job_seq);
+    if (!worker || !job || !worker->leased.count(reclaim.ref)) continue;
+    worker->leased.erase(reclaim.ref);
+    ++counters_.leases_reclaimed;
+    if (metrics_) {
+      metrics_->LeaseReclaimed(reclaim.started ? metrics::ReclaimReason::kOverran : metrics::ReclaimReason::kNotStarted);
+    }
+    const std::string why = "lease taken back from worker " + worker->worker_id + ": " + reclaim.why;
+    spdlog::warn("{} ({})", why, ItemName(reclaim.ref.job_seq, reclaim.ref.partition));
+    const std::string worker_id = worker->worker_id;
+    ReturnItem(*job, reclaim.ref.partition, why, now, worker_id);
+    if ((worker = workers_.Find(reclaim.identity))) Strike(*worker, why, now);
+  }
 }
 
 double BrokerCore::OldestQueuedAgeSeconds(proto::Priority priority, Clock::time_point now) const {

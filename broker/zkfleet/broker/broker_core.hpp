@@ -53,6 +53,7 @@
 #include "zkfleet/broker/job_table.hpp"
 #include "zkfleet/broker/journal.hpp"
 #include "zkfleet/broker/options.hpp"
+#include "zkfleet/broker/result_verifier.hpp"
 #include "zkfleet/broker/worker_registry.hpp"
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
@@ -128,6 +129,21 @@ class BrokerCore {
   // sets the metrics' gauges. Returns when it wants the next call.
   Clock::time_point Tick(Clock::time_point now);
 
+  // RESULTs of circuits with a verification key wait for the broker's check:
+  // each becomes a task here, which the server hands to a ResultVerifier (off
+  // this thread) and whose verdict it feeds back to OnVerified. Until then
+  // the item stays leased; a valid proof is stored then, an invalid one is
+  // the worker's fault (a strike) and the item goes to another worker.
+  std::vector<VerifyTask>& verify_outbox() { return verify_outbox_; }
+  void OnVerified(const VerifyVerdict& verdict, Clock::time_point now);
+  size_t verifications_pending() const { return verifying_.size(); }
+
+  // The CURVE keys the allow-lists admit now (at start and after each
+  // reload). Messages from any other key's connections are refused from now
+  // on, and workers of removed keys are removed (their leases requeue).
+  // Never called in plaintext mode: nothing is checked then.
+  void SetAllowedKeys(std::set<std::string> worker_keys, std::set<std::string> client_keys, Clock::time_point now);
+
   // A frame was dropped unread (the server's decoder, or a message of a type
   // the sender must not send): counts it by reason.
   void CountDroppedFrame(metrics::DropReason reason);
@@ -165,13 +181,39 @@ class BrokerCore {
   void OnCancel(const ReplyTo& from, const std::string& client, bool any_job, const proto::CancelRequest& request,
                 Clock::time_point now);
   void OnDrainWorker(const std::string& identity, uint64_t correlation_id, const proto::DrainWorkerRequest& request);
+  void OnUndrainWorker(const std::string& identity, uint64_t correlation_id,
+                       const proto::UndrainWorkerRequest& request);
+  // The same answer for a job that does not exist and one the caller may not
+  // see, so no client learns which job numbers exist.
+  void SendUnknownJob(const ReplyTo& to, uint64_t job_seq);
 
   // Worker messages.
   void OnReady(const std::string& identity, const proto::Ready& ready, const Peer& peer, Clock::time_point now);
-  void OnStarted(WorkerRecord& worker, const proto::Started& started);
+  void OnStarted(WorkerRecord& worker, const proto::Started& started, Clock::time_point now);
   void OnResult(WorkerRecord& worker, proto::Result& result, Clock::time_point now);
   void OnHandback(WorkerRecord& worker, const proto::Handback& handback, Clock::time_point now);
   void OnWorkerState(WorkerRecord& worker, proto::WorkerState reported, Clock::time_point now);
+  // A READY that cannot register: answered DISCONNECT with `why`, counted.
+  void RefuseRegistration(const std::string& identity, const std::string& worker_id, const Peer& peer,
+                          const std::string& why);
+  // Stores an accepted (verified, or of an unverified circuit) result.
+  void AcceptResult(JobRecord& job, uint32_t partition, const std::string& worker_id, proto::PartitionResult out,
+                    Clock::time_point now);
+  // The worker's RESULT for `partition` was refused (`why`): counted, a
+  // strike against the worker, the item goes to another worker.
+  void RejectResult(const std::string& worker_id, JobRecord& job, uint32_t partition,
+                    metrics::ResultRejectReason reason, const std::string& why, Clock::time_point now);
+  // A fault of `worker` the broker saw; enough of them make it FAULTED.
+  void Strike(WorkerRecord& worker, const std::string& why, Clock::time_point now);
+  // Every lease of `worker` goes back (its attempts refunded): it is FAULTED
+  // or its key was revoked.
+  void ReturnAllLeases(WorkerRecord& worker, const std::string& why, Clock::time_point now);
+  // Takes back leases not STARTED in time and started ones that overran.
+  void ReclaimLeases(Clock::time_point now);
+  // How long a started lease of `circuit` may run.
+  Clock::duration OverrunLimit(const std::string& circuit) const;
+  // A worker left for good (dead, or gone after its drain): its drain hold ends.
+  void ForgetDrainHold(const std::string& worker_id);
 
   // Moves `worker` to `state`, keeping the drain timeline; never moves a
   // draining worker back towards READY.
@@ -197,7 +239,7 @@ class BrokerCore {
   void ReturnItem(JobRecord& job, uint32_t partition, const std::string& why, Clock::time_point now,
                   const std::string& failed_on = "", bool refund_attempt = false);
   // The item began under its current lease: counts the attempt, journals it.
-  void MarkStarted(JobRecord& job, uint32_t partition);
+  void MarkStarted(JobRecord& job, uint32_t partition, Clock::time_point now);
   // Ends the job: journals its end, sends its result to every waiter and
   // drops it from memory. `job` is invalid afterwards.
   void FinishJob(JobRecord& job, proto::JobState state, const std::string& error, Clock::time_point now);
@@ -240,6 +282,30 @@ class BrokerCore {
   Clock::time_point next_heartbeat_{};
   Clock::time_point next_gauges_{};
   std::optional<std::string> unavailable_;
+
+  // Worker ids and the key each was first registered with (this broker
+  // life, and leases recovered from the journal): a worker is its key.
+  std::map<std::string, std::string> worker_keys_;
+  // States the broker holds for a worker id whatever the worker says:
+  // DRAINING until it leaves, FAULTED until an admin undrains it. FAULTED
+  // also holds for every worker id of the key.
+  std::map<std::string, proto::WorkerState> held_states_;
+  std::set<std::string> faulted_keys_;
+  // Allow-listed keys (CURVE only; unset in plaintext mode).
+  std::optional<std::set<std::string>> allowed_worker_keys_, allowed_client_keys_;
+  // Results waiting for verification, by task id.
+  struct Verifying {
+    fleet::ItemRef ref;
+    proto::Lease lease;
+    std::string worker_id;
+    proto::PartitionResult result;
+  };
+  std::map<uint64_t, Verifying> verifying_;
+  uint64_t next_verify_id_ = 1;
+  std::vector<VerifyTask> verify_outbox_;
+  // A smoothed proving time per circuit (STARTED to RESULT, accepted ones):
+  // the overrun check's yardstick.
+  std::map<std::string, double> proving_seconds_;
 };
 
 }  // namespace zkfleet::broker

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -46,6 +47,18 @@ struct WorkItem {
   // retryable error, a lost lease, FAULTED): the retry goes elsewhere while
   // another READY worker holds the circuit.
   std::string failed_on;
+  // When the current lease was sent and, once STARTED, when it started (the
+  // broker's clock: the start deadline and the overrun check use them).
+  Clock::time_point leased_at{};
+  Clock::time_point started_at{};
+  // Its RESULT came from the lease holder and waits for the broker's
+  // verification (the item stays kLeased; the worker's lease set no longer
+  // holds it).
+  bool verifying = false;
+  // The public signals its proof must carry: w[1..nPublic] of its witness,
+  // read when it is dispatched (empty until then, or for a circuit without a
+  // verification key).
+  std::vector<std::array<uint64_t, 6>> expected_public;
 };
 
 // Someone to send the JobResult to: routing id and the correlation id to echo.

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <set>
 #include <string>
 
 #include "zkfleet/broker/admission.hpp"
@@ -12,6 +14,26 @@
 #include "zkfleet/fleet/sockets.hpp"
 
 namespace zkfleet::broker {
+
+class VerificationKeys;
+
+// Bounds on every field a peer sends: a message over one is refused
+// (BAD_REQUEST to a client, naming the bound) or dropped and counted (a
+// worker), before it costs anything. Names (ids) must also be printable: no
+// control bytes, no NUL (they are parts of journal keys).
+struct FieldLimits {
+  size_t max_request_id_bytes = 128;
+  size_t max_circuit_id_bytes = 128;
+  size_t max_client_id_bytes = 128;  // a plaintext client's declared id
+  size_t max_worker_id_bytes = 128;
+  size_t max_host_bytes = 256;
+  size_t max_backend_bytes = 32;
+  size_t max_circuits_per_worker = 256;
+  size_t max_items_per_message = 4096;  // READY in_progress, STARTED, HANDBACK
+  size_t max_text_bytes = 4096;         // errors, reasons
+  size_t max_proof_json_bytes = 16 << 10;
+  size_t max_public_json_bytes = 4 << 20;
+};
 
 struct BrokerOptions {
   std::string client_endpoint = "tcp://127.0.0.1:5555";  // ROUTER for clients (bind)
@@ -33,6 +55,28 @@ struct BrokerOptions {
   // Suggested wait before retrying a SUBMIT refused as BUSY.
   std::chrono::milliseconds busy_retry_after{1000};
   AdmissionLimits admission;
+  FieldLimits fields;
+  // Credit the broker grants one worker at most, whatever it announces:
+  // JOBs leased to it and not yet answered.
+  uint32_t max_credit_per_worker = 16;
+  // A lease its worker has not STARTED within this (while the worker proves
+  // nothing else) goes back to the queue and counts against the worker.
+  std::chrono::milliseconds lease_start_timeout{std::chrono::seconds(30)};
+  // A started lease running longer than max(lease_overrun_min,
+  // lease_overrun_factor x the longest proof of its circuit seen so far) is
+  // taken back and counts against the worker.
+  std::chrono::milliseconds lease_overrun_min{std::chrono::minutes(10)};
+  double lease_overrun_factor = 10;
+  // Strikes (rejected RESULTs, reclaimed leases) that make a worker FAULTED:
+  // nothing more is routed to it, nor to its key, until `zkctl undrain`.
+  uint32_t strikes_to_fault = 3;
+  // Verification keys by circuit (--verification-key); every RESULT of such
+  // a circuit is verified before it is stored. A SUBMIT for a circuit without
+  // one is refused unless the circuit is listed in unverified_circuits (or
+  // "*" is): benchmark circuits whose workers do not prove (--instant).
+  std::shared_ptr<const VerificationKeys> verification_keys;
+  std::set<std::string> unverified_circuits;
+  unsigned verify_threads = 2;
   JournalOptions journal;  // journal.dir is --data-dir (required)
   // CURVE on both ROUTERs with this keypair, peers checked against the
   // allow-lists in allow_dir (workers/, clients/) by the ZAP handler; or

@@ -35,6 +35,10 @@ struct WorkerRecord {
   proto::MemoryStatus memory;
   Clock::time_point last_seen;
   uint64_t items_completed = 0;
+  // Proof of life beyond heartbeats: its last STARTED, RESULT or HANDBACK.
+  Clock::time_point last_progress{};
+  // Its faults the broker saw: rejected RESULTs, reclaimed leases.
+  uint32_t strikes = 0;
   // Drain bookkeeping: phase timeline and who waits for the end.
   std::vector<proto::DrainPhase> phases;
   std::vector<ReplyTo> drain_waiters;

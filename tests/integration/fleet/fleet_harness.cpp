@@ -73,6 +73,13 @@ Process& Fleet::StartBroker(std::vector<std::string> extra_args) {
   if (std::find(extra_args.begin(), extra_args.end(), "--data-dir") == extra_args.end()) {
     argv.insert(argv.end(), {"--data-dir", broker_data_dir()});
   }
+  // Most tests' workers do not prove (--instant): their circuits run
+  // unverified unless the test gives the broker a verification key.
+  auto named = [&](const char* flag) {
+    return std::any_of(extra_args.begin(), extra_args.end(),
+                       [&](const std::string& arg) { return arg.rfind(flag, 0) == 0; });
+  };
+  if (!named("--verification-key") && !named("--unverified-circuits")) argv.push_back("--unverified-circuits=*");
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   // One log per broker life: broker.log, broker-2.log, ...
   ++broker_starts_;

@@ -137,7 +137,7 @@ TEST_F(PrometheusScrapeTest, PrometheusSeesTheJobCountersAndPhaseHistogramOfARun
   Start({Binary("zkbroker"), "--clients", "tcp://127.0.0.1:" + std::to_string(client_port_), "--workers",
          "tcp://127.0.0.1:" + std::to_string(worker_port), "--heartbeat-ms", heartbeat, "--metrics-listen",
          "127.0.0.1:" + std::to_string(broker_metrics), "--data-dir", (dir_ / "broker-data").string(),
-         "--insecure-plaintext"},
+         "--insecure-plaintext", "--unverified-circuits", "mul"},
         "broker");
   ChildProcess& worker =
       Start({Binary("zkworker"), "--broker", "tcp://127.0.0.1:" + std::to_string(worker_port), "--insecure-plaintext",

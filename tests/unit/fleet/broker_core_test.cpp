@@ -3,6 +3,7 @@
 // test but one, which checks that it also works without.
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "unit/metrics/collected.hpp"
 #include "zkfleet/broker/broker_core.hpp"
+#include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
@@ -33,6 +35,8 @@ class BrokerCoreTest : public ::testing::Test {
   // A fresh core on a fresh journal.
   void Make(BrokerOptions options, bool with_metrics = true) {
     options.heartbeat_interval = milliseconds(100);
+    // These tests' workers send no real proofs (the verification tests set keys).
+    if (!options.verification_keys) options.unverified_circuits.insert("*");
     options.liveness = 3;
     core_.reset();  // before the metrics and the journal it points to
     journal_.reset();
@@ -399,7 +403,15 @@ TEST_F(BrokerCoreTest, RequestIdIsScopedPerClientAndBoundToItsPayload) {
   out = Take();
   ASSERT_EQ(out.size(), 1u);
   ASSERT_TRUE(out[0].envelope.has_error());
-  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_FOREIGN_JOB);
+  // Answered exactly as a job that does not exist: no client learns which exist.
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_JOB);
+  const std::string foreign_answer = out[0].envelope.error().message();
+  await.mutable_await()->set_job_seq(99);
+  core_->HandleClient("cl2", await, now_);
+  out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_JOB);
+  EXPECT_EQ(out[0].envelope.error().message(), "job 99" + foreign_answer.substr(std::string("job 1").size()));
   EXPECT_EQ(core_->counters().jobs_submitted, 2u);
 }
 
@@ -1165,7 +1177,7 @@ TEST_F(BrokerCoreTest, AuthenticatedKeysAreTheIdentityAndRolesAreEnforced) {
 
   proto::Envelope await;
   await.mutable_await()->set_job_seq(1);
-  EXPECT_EQ(error_kind(send("cl-bob", await, bob)), proto::ERROR_KIND_FOREIGN_JOB);
+  EXPECT_EQ(error_kind(send("cl-bob", await, bob)), proto::ERROR_KIND_UNKNOWN_JOB);
   EXPECT_EQ(error_kind(send("cl-watch", await, watcher)), proto::ERROR_KIND_FORBIDDEN);
   EXPECT_EQ(error_kind(send("cl-watch", submit, watcher)), proto::ERROR_KIND_FORBIDDEN);
   proto::Envelope drain;
@@ -1238,10 +1250,329 @@ TEST_F(BrokerCoreTest, AMissingWitnessFileFailsItsJobClearly) {
   auto results = ResultsTo(out, "cl");
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].state(), proto::JOB_STATE_FAILED);
-  EXPECT_NE(results[0].error().find("no longer holds the witness"), std::string::npos) << results[0].error();
+  EXPECT_NE(results[0].error().find("broker storage fault"), std::string::npos) << results[0].error();
   // The next job is served normally.
   Submit("cl", "next", proto::PRIORITY_NORMAL, 1);
   EXPECT_EQ(Dispatch().size(), 1u);
+}
+
+// ---------------------------------------------------------------- hostile peers (issue 27)
+
+Peer KeyPeer(const std::string& name, Role role = Role::kSubmit) {
+  Peer peer;
+  peer.authenticated = true;
+  peer.key_name = name;
+  peer.role = role;
+  return peer;
+}
+
+TEST_F(BrokerCoreTest, ALongRequestIdIsRefusedNamingItsBoundAndTheBrokerGoesOn) {
+  // On 712f740 a 507-byte request id made the journal throw MDB_BAD_VALSIZE.
+  Ready("wA", "A", {"c1"}, 4);
+  for (const std::string& bad : {std::string(600, 'r'), std::string("r\0x", 3), std::string(129, 'r')}) {
+    auto out = Submit("cl", bad, proto::PRIORITY_NORMAL, 1);
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_TRUE(out[0].envelope.has_error());
+    EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
+    EXPECT_NE(out[0].envelope.error().message().find("request_id"), std::string::npos)
+        << out[0].envelope.error().message();
+  }
+  EXPECT_NO_THROW(Commit());
+  auto out = Submit("cl", std::string(128, 'r'), proto::PRIORITY_NORMAL, 1);
+  ASSERT_TRUE(out[0].envelope.has_submit_reply());
+  EXPECT_EQ(out[0].envelope.submit_reply().job_seq(), 1u);
+  EXPECT_NO_THROW(Commit());
+  // A long circuit id and a long declared client id too.
+  out = Submit("cl", "r2", proto::PRIORITY_NORMAL, 1, std::string(200, 'c'));
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
+  EXPECT_NE(out[0].envelope.error().message().find("at most 128"), std::string::npos);
+  out = Submit("cl", "r3", proto::PRIORITY_NORMAL, 1, "c1", 1, std::string(300, 'k'));
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
+}
+
+TEST_F(BrokerCoreTest, AWorkerIdBelongsToTheKeyThatRegisteredIt) {
+  proto::Envelope ready;
+  ready.mutable_ready()->set_worker_id("victim");
+  ready.mutable_ready()->add_circuits("c1");
+  ready.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+  core_->HandleWorker("w-victim", ready, now_, KeyPeer("w1"));
+  Credit("w-victim", 1);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  // Another key claims the id: refused, the victim keeps its lease.
+  core_->HandleWorker("w-thief", ready, now_, KeyPeer("w2"));
+  auto out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].identity, "w-thief");
+  ASSERT_TRUE(out[0].envelope.has_disconnect());
+  EXPECT_NE(out[0].envelope.disconnect().reason().find("belongs to another key"), std::string::npos);
+  ASSERT_NE(core_->workers().all().count("w-victim"), 0u);
+  EXPECT_EQ(core_->workers().all().at("w-victim").leased.size(), 1u);
+  EXPECT_EQ(core_->workers().all().count("w-thief"), 0u);
+  EXPECT_EQ(core_->counters().registrations_refused, 1u);
+  // The thief's answer for the victim's lease is stale.
+  Result("w-thief", 1, 0);
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].state, WorkItem::State::kLeased);
+}
+
+TEST_F(BrokerCoreTest, ASecondLiveProcessWithTheSameIdIsRefusedNotSwapped) {
+  proto::Envelope ready;
+  ready.mutable_ready()->set_worker_id("A");
+  ready.mutable_ready()->add_circuits("c1");
+  ready.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+  core_->HandleWorker("w-first", ready, now_, KeyPeer("w1"));
+  Take();
+  for (int round = 0; round < 5; ++round) {
+    now_ += milliseconds(50);
+    Heartbeat("w-first", proto::WORKER_STATE_READY);
+    core_->HandleWorker("w-second", ready, now_, KeyPeer("w1"));
+    auto out = Take();
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(out[0].envelope.has_disconnect()) << "round " << round;
+    EXPECT_NE(out[0].envelope.disconnect().reason().find("already connected"), std::string::npos);
+    EXPECT_NE(core_->workers().all().count("w-first"), 0u);
+  }
+  // The first one goes silent (killed): a restarted process takes over.
+  now_ += milliseconds(200);
+  core_->HandleWorker("w-second", ready, now_, KeyPeer("w1"));
+  EXPECT_NE(core_->workers().all().count("w-second"), 0u);
+  EXPECT_EQ(core_->workers().all().count("w-first"), 0u);
+}
+
+TEST_F(BrokerCoreTest, CreditIsCappedByTheBrokerAndDispatchIsFair) {
+  BrokerOptions options;
+  options.max_credit_per_worker = 3;
+  Make(options);
+  Ready("w-hoard", "hoarder", {"c1"}, 100000, 100000);
+  Ready("w-honest", "honest", {"c1"}, 1, 1);
+  EXPECT_EQ(core_->workers().all().at("w-hoard").credit, 3u);
+  for (int i = 0; i < 5; ++i) Submit("cl", "r" + std::to_string(i), proto::PRIORITY_NORMAL, 1);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 4u);  // 3 for the hoarder (its cap), 1 for the honest worker
+  size_t honest = 0;
+  for (auto& [identity, seq, partition] : jobs) honest += identity == "w-honest";
+  EXPECT_EQ(honest, 1u);
+}
+
+TEST_F(BrokerCoreTest, ALeaseNotStartedInTimeGoesBackAndCountsAgainstItsWorker) {
+  BrokerOptions options;
+  options.lease_start_timeout = milliseconds(2000);
+  options.strikes_to_fault = 2;
+  Make(options);
+  Ready("w-hoard", "hoarder", {"c1"}, 5, 5);
+  for (int i = 0; i < 2; ++i) Submit("cl", "r" + std::to_string(i), proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(Dispatch().size(), 2u);
+  // The hoarder keeps its heartbeats but never starts them.
+  for (int t = 0; t < 19; ++t) {
+    now_ += milliseconds(100);
+    Heartbeat("w-hoard", proto::WORKER_STATE_READY);
+    core_->Tick(now_);
+  }
+  EXPECT_EQ(core_->workers().all().at("w-hoard").leased.size(), 2u);  // not yet
+  now_ += milliseconds(200);
+  Heartbeat("w-hoard", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  Take();
+  EXPECT_EQ(core_->counters().leases_reclaimed, 2u);
+  EXPECT_EQ(core_->workers().all().at("w-hoard").state, proto::WORKER_STATE_FAULTED);
+  // An honest worker gets both at once.
+  Ready("w-honest", "honest", {"c1"}, 2, 2);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 2u);
+  for (auto& job : jobs) EXPECT_EQ(std::get<0>(job), "w-honest");
+  // The hoarder cannot clear FAULTED by registering again, not even under a new id.
+  proto::Envelope ready;
+  ready.mutable_ready()->set_worker_id("hoarder");
+  ready.mutable_ready()->add_circuits("c1");
+  ready.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+  now_ += milliseconds(1000);
+  core_->HandleWorker("w-hoard2", ready, now_);
+  EXPECT_EQ(core_->workers().all().at("w-hoard2").state, proto::WORKER_STATE_FAULTED);
+}
+
+TEST_F(BrokerCoreTest, AStartedLeaseThatOverrunsIsTakenBack) {
+  BrokerOptions options;
+  options.lease_overrun_min = milliseconds(1000);
+  Make(options);
+  Ready("wA", "A", {"c1"}, 1);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Started("wA", 1, 0);
+  for (int t = 0; t < 9; ++t) {
+    now_ += milliseconds(100);
+    Heartbeat("wA", proto::WORKER_STATE_READY);
+    core_->Tick(now_);
+  }
+  EXPECT_EQ(core_->counters().leases_reclaimed, 0u);
+  now_ += milliseconds(200);
+  Heartbeat("wA", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  EXPECT_EQ(core_->counters().leases_reclaimed, 1u);
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].state, WorkItem::State::kQueued);
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].failed_on, "A");
+}
+
+TEST_F(BrokerCoreTest, DrainingIsTheBrokersStateToLeaveNotTheWorkers) {
+  Ready("wA", "A", {"c1"}, 2);
+  proto::Envelope drain;
+  drain.mutable_drain_worker()->set_worker_id("A");
+  core_->HandleClient("admin", drain, now_);
+  Take();
+  // The worker answers READY (a new READY and a READY heartbeat): it stays DRAINING.
+  Ready("wA", "A", {"c1"}, 2);
+  Heartbeat("wA", proto::WORKER_STATE_READY);
+  EXPECT_EQ(core_->workers().all().at("wA").state, proto::WORKER_STATE_DRAINING);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  EXPECT_EQ(Dispatch().size(), 0u);
+  // An admin undrains it.
+  proto::Envelope undrain;
+  undrain.mutable_undrain_worker()->set_worker_id("A");
+  core_->HandleClient("admin", undrain, now_);
+  auto out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].envelope.has_undrain_worker_reply());
+  EXPECT_EQ(out[0].envelope.undrain_worker_reply().state(), proto::WORKER_STATE_READY);
+  EXPECT_EQ(Dispatch().size(), 1u);
+  // Only an admin may.
+  undrain.mutable_undrain_worker()->set_worker_id("A");
+  core_->HandleClient("bob", undrain, now_, KeyPeer("bob", Role::kSubmit));
+  out = Take();
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_FORBIDDEN);
+}
+
+TEST_F(BrokerCoreTest, ARemovedWorkerKeyIsCutOffAndItsLeasesRequeue) {
+  proto::Envelope ready;
+  ready.mutable_ready()->set_worker_id("A");
+  ready.mutable_ready()->add_circuits("c1");
+  ready.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+  core_->HandleWorker("wA", ready, now_, KeyPeer("w1"));
+  proto::Envelope credit;
+  credit.mutable_credit()->set_credits(2);
+  core_->HandleWorker("wA", credit, now_, KeyPeer("w1"));
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  core_->SetAllowedKeys({"w2"}, {"alice"}, now_);
+  auto out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].envelope.has_disconnect());
+  EXPECT_EQ(core_->workers().all().count("wA"), 0u);
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].state, WorkItem::State::kQueued);
+  // Its connection is still open: anything it sends is refused.
+  core_->HandleWorker("wA", ready, now_, KeyPeer("w1"));
+  out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].envelope.has_disconnect());
+  EXPECT_EQ(core_->workers().all().count("wA"), 0u);
+  // A removed client key too.
+  proto::Envelope status;
+  status.mutable_status();
+  core_->HandleClient("cl-bob", status, now_, KeyPeer("bob", Role::kAdmin));
+  out = Take();
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_FORBIDDEN);
+}
+
+class BrokerVerifyTest : public BrokerCoreTest {
+ protected:
+  static std::string Fixture(const std::string& file) {
+    return std::string(ZKFLEET_FIXTURES_DIR) + "/bn128_k12/" + file;
+  }
+  void MakeVerifying() {
+    BrokerOptions options;
+    options.verification_keys = std::make_shared<VerificationKeys>(
+        VerificationKeys::Load({"c1=" + Fixture("verification_key.json")}));
+    Make(options);
+  }
+  static std::string Slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  void SendResult(const std::string& identity, uint64_t seq, const std::string& proof, const std::string& pub) {
+    proto::Envelope e;
+    auto* result = e.mutable_result();
+    *result->mutable_item() = Ref(seq, 0);
+    result->set_circuit_id(leases_[{seq, 0}].circuit_id());
+    result->set_request_id(leases_[{seq, 0}].request_id());
+    result->set_ok(true);
+    result->set_proof_json(proof);
+    result->set_public_json(pub);
+    core_->HandleWorker(identity, e, now_);
+  }
+  // Runs the broker's pending verifications here (the server runs them on
+  // its verifier threads); returns what the core sent then.
+  std::vector<Outgoing> VerifyPending() {
+    std::vector<VerifyTask> tasks;
+    tasks.swap(core_->verify_outbox());
+    for (const VerifyTask& task : tasks) core_->OnVerified(VerifyResultNow(task), now_);
+    return Take();
+  }
+};
+
+TEST_F(BrokerVerifyTest, AForgedOrForeignProofNeverReachesTheClient) {
+  MakeVerifying();
+  const std::string witness = Slurp(Fixture("witness.wtns"));
+  const std::string proof = Slurp(Fixture("proof.json")), pub = Slurp(Fixture("public.json"));
+  Ready("w-evil", "evil", {"c1"}, 1);
+  SubmitWitnesses("cl", "r1", {witness});
+  ASSERT_EQ(Dispatch().size(), 1u);
+  // 1. A forged proof: one digit of pi_a changed.
+  std::string forged = proof;
+  size_t digit = forged.find_first_of("123456789", forged.find("pi_a"));
+  forged[digit] = forged[digit] == '1' ? '2' : '1';
+  SendResult("w-evil", 1, forged, pub);
+  EXPECT_TRUE(ResultsTo(Take(), "cl").empty());  // nothing before the verdict
+  auto out = VerifyPending();
+  EXPECT_TRUE(ResultsTo(out, "cl").empty());
+  EXPECT_EQ(core_->counters().results_rejected, 1u);
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].state, WorkItem::State::kQueued);
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].attempts, 0u);  // refunded: the worker's fault
+  // 2. Text that is not JSON.
+  Credit("w-evil", 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  SendResult("w-evil", 1, "not json", "[]");
+  VerifyPending();
+  EXPECT_EQ(core_->counters().results_rejected, 2u);
+  // An honest worker's valid proof is delivered.
+  Ready("w-good", "good", {"c1"}, 1);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(std::get<0>(jobs[0]), "w-good");
+  SendResult("w-good", 1, proof, pub);
+  out = VerifyPending();
+  auto results = ResultsTo(out, "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(results[0].partitions(0).worker_id(), "good");
+}
+
+TEST_F(BrokerVerifyTest, AValidProofOfAnotherWitnessIsRejected) {
+  MakeVerifying();
+  // The job's witness differs from the fixture's in its first public signal:
+  // the fixture's proof is valid, but not for this job.
+  std::string witness = Slurp(Fixture("witness.wtns"));
+  const std::string proof = Slurp(Fixture("proof.json")), pub = Slurp(Fixture("public.json"));
+  // w[1] sits after the header (magic, version, sections) and w[0]: find w[0] = 1 and bump the byte after it.
+  const size_t n8 = 32;
+  // Section 2's values end the file: w[1] is at size - n8 * (nWitness - 1).
+  uint32_t n_witness = 0;
+  std::memcpy(&n_witness, witness.data() + 12 + 12 + 4 + n8, 4);
+  witness[witness.size() - n8 * (n_witness - 1)] ^= 1;
+  Ready("w-evil", "evil", {"c1"}, 1);
+  SubmitWitnesses("cl", "r1", {witness});
+  ASSERT_EQ(Dispatch().size(), 1u);
+  SendResult("w-evil", 1, proof, pub);
+  auto out = VerifyPending();
+  EXPECT_TRUE(ResultsTo(out, "cl").empty());
+  EXPECT_EQ(core_->counters().results_rejected, 1u);
+  EXPECT_EQ(Metric("zkfleet_broker_results_rejected_total", {{"reason", "wrong_public_signals"}}), 1);
+}
+
+TEST_F(BrokerVerifyTest, ACircuitWithoutAVerificationKeyIsRefusedAtSubmit) {
+  MakeVerifying();
+  Ready("wA", "A", {"c2"}, 1);
+  auto out = Submit("cl", "r1", proto::PRIORITY_NORMAL, 1, "c2");
+  ASSERT_TRUE(out[0].envelope.has_error());
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_CIRCUIT);
+  EXPECT_NE(out[0].envelope.error().message().find("--verification-key"), std::string::npos);
 }
 
 }  // namespace

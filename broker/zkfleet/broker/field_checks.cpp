@@ -1,0 +1,87 @@
+#include "zkfleet/broker/field_checks.hpp"
+
+namespace zkfleet::broker {
+namespace {
+
+std::optional<std::string> TooLong(std::string_view field, size_t size, size_t max_bytes) {
+  if (size <= max_bytes) return std::nullopt;
+  return std::string(field) + " is " + std::to_string(size) + " bytes; at most " + std::to_string(max_bytes);
+}
+
+std::optional<std::string> TooMany(std::string_view field, int count, size_t max_count) {
+  if (static_cast<size_t>(count) <= max_count) return std::nullopt;
+  return std::string(field) + " lists " + std::to_string(count) + " entries; at most " + std::to_string(max_count);
+}
+
+}  // namespace
+
+std::optional<std::string> NameProblem(std::string_view field, std::string_view value, size_t max_bytes,
+                                       bool may_be_empty) {
+  if (value.empty()) {
+    if (may_be_empty) return std::nullopt;
+    return std::string(field) + " is empty";
+  }
+  if (auto why = TooLong(field, value.size(), max_bytes)) return why;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(value[i]);
+    if (byte < 0x20 || byte == 0x7f) {
+      return std::string(field) + " holds a control byte (0x" + "0123456789abcdef"[byte >> 4] +
+             "0123456789abcdef"[byte & 15] + ") at offset " + std::to_string(i) + "; names must be printable";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ClientRequestProblem(const proto::Envelope& message, const FieldLimits& limits) {
+  if (auto why = NameProblem("client_id", message.client_id(), limits.max_client_id_bytes, true)) return why;
+  switch (message.body_case()) {
+    case proto::Envelope::kSubmit: {
+      const auto& submit = message.submit();
+      // An empty request id or circuit id gets its own, more specific answer.
+      if (auto why = NameProblem("request_id", submit.request_id(), limits.max_request_id_bytes, true)) return why;
+      if (auto why = NameProblem("circuit_id", submit.circuit_id(), limits.max_circuit_id_bytes, true)) return why;
+      return std::nullopt;
+    }
+    case proto::Envelope::kDrainWorker:
+      return NameProblem("worker_id", message.drain_worker().worker_id(), limits.max_worker_id_bytes, true);
+    case proto::Envelope::kUndrainWorker:
+      return NameProblem("worker_id", message.undrain_worker().worker_id(), limits.max_worker_id_bytes, true);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<std::string> WorkerMessageProblem(const proto::Envelope& message, const FieldLimits& limits) {
+  const size_t max_items = limits.max_items_per_message;
+  switch (message.body_case()) {
+    case proto::Envelope::kReady: {
+      const auto& ready = message.ready();
+      if (auto why = NameProblem("worker_id", ready.worker_id(), limits.max_worker_id_bytes)) return why;
+      if (auto why = NameProblem("host", ready.host(), limits.max_host_bytes, true)) return why;
+      if (auto why = NameProblem("backend", ready.backend(), limits.max_backend_bytes, true)) return why;
+      if (auto why = TooMany("circuits", ready.circuits_size(), limits.max_circuits_per_worker)) return why;
+      for (const std::string& circuit : ready.circuits()) {
+        if (auto why = NameProblem("a circuit id", circuit, limits.max_circuit_id_bytes)) return why;
+      }
+      return TooMany("in_progress", ready.in_progress_size(), max_items);
+    }
+    case proto::Envelope::kStarted: return TooMany("started items", message.started().items_size(), max_items);
+    case proto::Envelope::kHandback: {
+      const auto& handback = message.handback();
+      if (auto why = TooMany("handback items", handback.items_size() + handback.aborted_size(), max_items)) return why;
+      return TooLong("handback reason", handback.reason().size(), limits.max_text_bytes);
+    }
+    case proto::Envelope::kResult: {
+      const auto& result = message.result();
+      if (auto why = TooLong("proof_json", result.proof_json().size(), limits.max_proof_json_bytes)) return why;
+      if (auto why = TooLong("public_json", result.public_json().size(), limits.max_public_json_bytes)) return why;
+      if (auto why = TooLong("error", result.error().size(), limits.max_text_bytes)) return why;
+      if (auto why = TooLong("circuit_id", result.circuit_id().size(), limits.max_circuit_id_bytes)) return why;
+      return TooLong("request_id", result.request_id().size(), limits.max_request_id_bytes);
+    }
+    case proto::Envelope::kDisconnect:
+      return TooLong("disconnect reason", message.disconnect().reason().size(), limits.max_text_bytes);
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace zkfleet::broker

@@ -1,0 +1,32 @@
+// Bounds and shape checks of every field a peer sends (FieldLimits, in
+// options.hpp), applied before a message costs the broker anything: a journal
+// key (LMDB keys are at most 511 bytes), a log line, memory.
+//
+// Each check returns why the message is refused, naming the field and the
+// bound ("request_id is 600 bytes; at most 128"), or nullopt when it passes.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "zkfleet.pb.h"
+#include "zkfleet/broker/options.hpp"
+
+namespace zkfleet::broker {
+
+// A name (an id): at most `max_bytes`, no control bytes (NUL included: ids
+// are parts of journal keys), not empty unless `may_be_empty`.
+std::optional<std::string> NameProblem(std::string_view field, std::string_view value, size_t max_bytes,
+                                       bool may_be_empty = false);
+
+// A client request (any body a client may send), its client_id included.
+std::optional<std::string> ClientRequestProblem(const proto::Envelope& message, const FieldLimits& limits);
+
+// A worker message (READY, STARTED, CREDIT, HEARTBEAT, RESULT, HANDBACK,
+// DISCONNECT).
+std::optional<std::string> WorkerMessageProblem(const proto::Envelope& message, const FieldLimits& limits);
+
+}  // namespace zkfleet::broker

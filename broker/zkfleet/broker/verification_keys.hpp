@@ -1,0 +1,74 @@
+// The operator's verification keys, by circuit id: the keys the broker checks
+// every worker RESULT against before it stores it (no unverified proof reaches
+// a client). Each key is a snarkjs verification_key.json named on the command
+// line as
+//
+//   CIRCUIT=PATH                 e.g. transfer=/etc/zkfleet/vk/transfer.json
+//   CIRCUIT=PATH@sha256:HEX      the same, pinned to the file's SHA-256 (64 hex digits)
+//
+// (the last "@sha256:" in a spec starts the pin, so a PATH may hold '@').
+// Load reads each file once, hashes it (libsodium SHA-256, the digest
+// `sha256sum` prints), parses it (io::ParseVerificationKeyJson) and prepares
+// a groth16::PreparedVerifier, whose constructor checks the key itself (IC
+// length, coordinates < q, points on their curves and in their subgroups), so
+// a bad key stops the broker at start rather than failing every result.
+//
+// Ownership: a VerificationKeys owns its entries; each entry's verifier is
+// shared (a VerifyTask holds it while a ResultVerifier thread uses it, so a
+// set replaced at run time stays valid for the tasks already submitted).
+// Thread-safety: immutable after Load; Find, size and iteration may be called
+// from any thread at once. Load is reentrant.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zkfleet/groth16/verifier.hpp"
+#include "zkfleet/io/curve.hpp"
+
+namespace zkfleet::broker {
+
+class VerificationKeys {
+ public:
+  struct Entry {
+    std::string circuit;
+    std::string path;
+    std::string sha256;  // of the file, 64 lower-case hex digits
+    io::Curve curve = io::Curve::kBn254;
+    uint32_t n_public = 0;
+    std::shared_ptr<const groth16::PreparedVerifier> verifier;  // never null
+  };
+
+  // No keys.
+  VerificationKeys() = default;
+
+  // One entry per spec, in the order given. Throws zkfleet::Error, the message
+  // naming the spec's circuit and path:
+  //   kInvalidArgument  malformed spec (no '=', empty circuit id or path, a pin
+  //                     that is not 64 hex digits), a circuit named twice;
+  //   kNotFound / kIo   the file cannot be read;
+  //   kMismatch         the file's SHA-256 is not the pinned one (both named);
+  //   kBadFormat / kUnsupported  not a valid Groth16 verification key.
+  static VerificationKeys Load(const std::vector<std::string>& specs);
+
+  // The entry for `circuit`, or null. The pointer lives as long as this set.
+  const Entry* Find(std::string_view circuit) const;
+
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  // In spec order (for the start-up log).
+  const std::vector<Entry>& entries() const { return entries_; }
+  std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
+  std::vector<Entry>::const_iterator end() const { return entries_.end(); }
+
+ private:
+  std::vector<Entry> entries_;
+  std::map<std::string, size_t, std::less<>> index_;  // circuit -> entries_ index
+};
+
+}  // namespace zkfleet::broker
