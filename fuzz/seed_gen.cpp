@@ -208,6 +208,51 @@ void WriteEnvelopes(const fs::path& dir) {
   save("error", error);
 }
 
+// A broker session (broker_fuzzer's records): a worker registers with credit,
+// a client submits two jobs, the worker starts and answers the first.
+void WriteBrokerSession(const fs::path& path) {
+  namespace proto = zkfleet::proto;
+  std::string bytes;
+  const auto add = [&](uint8_t kind, uint8_t peer, proto::Envelope& e) {
+    const std::string encoded = zkfleet::fleet::EncodeEnvelope(e);
+    bytes.push_back(static_cast<char>(kind));
+    bytes.push_back(static_cast<char>(peer));
+    bytes.push_back(static_cast<char>(encoded.size() & 0xff));
+    bytes.push_back(static_cast<char>(encoded.size() >> 8));
+    bytes += encoded;
+    e.Clear();
+  };
+  proto::Envelope e;
+  e.mutable_ready()->set_worker_id("w1");
+  e.mutable_ready()->add_circuits("c");
+  e.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+  add(3, 0, e);
+  e.mutable_credit()->set_credits(4);
+  add(3, 0, e);
+  for (const char* request : {"r1", "r2"}) {
+    e.set_correlation_id(1);
+    e.mutable_submit()->set_request_id(request);
+    e.mutable_submit()->set_circuit_id("c");
+    e.mutable_submit()->add_witness_bytes(600);
+    add(2, 1, e);
+  }
+  proto::WorkItemRef ref;
+  ref.set_job_seq(1);
+  ref.mutable_lease()->set_epoch(1);
+  ref.mutable_lease()->set_number(1);
+  *e.mutable_started()->add_items() = ref;
+  add(3, 0, e);
+  *e.mutable_result()->mutable_item() = ref;
+  e.mutable_result()->set_ok(true);
+  e.mutable_result()->set_circuit_id("c");
+  e.mutable_result()->set_request_id("r1");
+  e.mutable_result()->set_proof_json("{}");
+  add(3, 0, e);
+  e.mutable_await()->set_job_seq(1);
+  add(2, 1, e);
+  WriteBytes(path, bytes);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -217,13 +262,14 @@ int main(int argc, char** argv) {
   }
   try {
     const fs::path out = argv[1];
-    for (const char* target : {"zkey", "wtns", "r1cs", "envelope"}) fs::create_directories(out / target);
+    for (const char* target : {"zkey", "wtns", "r1cs", "envelope", "broker"}) fs::create_directories(out / target);
     WriteZkey(out / "zkey" / "tiny_bn128.zkey", Curve::kBn254);
     WriteZkey(out / "zkey" / "tiny_bls12381.zkey", Curve::kBls12_381);
     WriteWitnesses(out / "wtns");
     WriteR1csFile(out / "r1cs" / "tiny_bn128.r1cs", Curve::kBn254);
     WriteR1csFile(out / "r1cs" / "tiny_bls12381.r1cs", Curve::kBls12_381);
     WriteEnvelopes(out / "envelope");
+    WriteBrokerSession(out / "broker" / "session.bin");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seed_gen: %s\n", e.what());
     return 1;

@@ -19,11 +19,11 @@
 # ZKFLEET_FUZZ_RSS_MB (memory limit per fuzzer, default 2048).
 set -uo pipefail
 
-usage() { echo "usage: $0 SECONDS [zkey|wtns|r1cs|json|envelope ...]" >&2; exit 2; }
+usage() { echo "usage: $0 SECONDS [zkey|wtns|r1cs|json|envelope|broker ...]" >&2; exit 2; }
 [[ $# -ge 1 && "$1" =~ ^[0-9]+$ ]] || usage
 seconds=$1
 shift
-all_targets=(zkey wtns r1cs json envelope)
+all_targets=(zkey wtns r1cs json envelope broker)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do
