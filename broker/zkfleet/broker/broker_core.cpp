@@ -923,10 +923,24 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     if (!key) return AcceptResult(*job, ref.partition, worker.worker_id, std::move(out), now);
     // The broker checks the proof before it stores it: off this thread.
     if (item.expected_public.empty() && key->n_public > 0) {
-      // Leased in an earlier broker life: read what its witness commits to now.
-      std::string fault, why;
+      // Leased in an earlier broker life: read what its witness commits to
+      // now. Without it nothing can be checked: fail closed, as the broker's
+      // storage fault (not the worker's, not the client's).
+      std::string fault = "its public signals cannot be read", why;
       if (auto witness = journal_.ReadWitnessFrames(job->job_seq, ref.partition, &fault)) {
         if (auto values = PublicSignalsOfWitness(*witness, key->n_public, &why)) item.expected_public = *values;
+        fault = why;
+      }
+      if (item.expected_public.empty()) {
+        ++counters_.storage_faults;
+        if (metrics_) metrics_->StorageFault(metrics::StorageFaultKind::kWitness);
+        item.state = WorkItem::State::kDropped;
+        item.worker_identity.clear();
+        return FinishJob(*job, proto::JOB_STATE_FAILED,
+                         "broker storage fault: the stored witness of partition " + std::to_string(ref.partition) +
+                             " cannot be read to check its proof (" + fault + "); submit it again under a new "
+                             "request id",
+                         now);
       }
     }
     VerifyTask task;

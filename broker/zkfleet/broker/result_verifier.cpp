@@ -78,8 +78,10 @@ VerifyVerdict Check(const VerifyTask& task) {
   }
   const groth16::VerifyResult result = task.verifier->Verify(signals, proof);
   if (!result.ok()) {
-    return Fail(VerifyReason::kInvalidProof, std::string(groth16::VerifyStatusName(result.status)) + ": " +
-                                                 result.reason);
+    // Name the status unless the reason already starts with it ("invalid proof: ...").
+    const std::string status = groth16::VerifyStatusName(result.status);
+    return Fail(VerifyReason::kInvalidProof,
+                result.reason.rfind(status, 0) == 0 ? result.reason : status + ": " + result.reason);
   }
   VerifyVerdict verdict;
   verdict.ok = true;

@@ -127,7 +127,9 @@ TEST(ResultVerifierTest, AnotherCircuitsValidProofFails) {
     VerifyVerdict verdict = VerifyResultNow(task);
     EXPECT_FALSE(verdict.ok);
     EXPECT_EQ(verdict.reason, VerifyReason::kInvalidProof) << verdict.why;
-    // Without the "curve" name the points themselves must be refused.
+    // With this circuit's public signals (both have 2) and without the
+    // "curve" name, the proof's points themselves must be refused.
+    task.public_json = ReadFile(Fixture(key, "public.json"));
     const size_t curve = task.proof_json.find(",\n \"curve\"");
     ASSERT_NE(curve, std::string::npos);
     task.proof_json.erase(curve, task.proof_json.find('\n', curve + 2) - curve);
