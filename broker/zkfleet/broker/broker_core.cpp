@@ -82,7 +82,10 @@ BrokerCore::BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerM
     : options_(std::move(options)), journal_(journal), admission_(options_.admission), metrics_(metrics) {
   epoch_ = resume.epoch;
   next_lease_ = resume.next_lease;
+  next_verify_id_ = resume.next_verify_id;
   counters_ = resume.counters;
+  allowed_worker_keys_ = resume.worker_keys;
+  allowed_client_keys_ = resume.client_keys;
   counters_.jobs_recovered = 0;
   counters_.leases_recovered = 0;
   Recover(Clock::now());

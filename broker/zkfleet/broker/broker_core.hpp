@@ -93,7 +93,10 @@ class BrokerCore {
   struct Resume {
     uint64_t epoch = 0;       // the same broker life: nothing is written to start it
     uint64_t next_lease = 1;  // lease numbers go on, so none repeats within the epoch
+    uint64_t next_verify_id = 1;  // verdicts of the old core's tasks match nothing in the new one
     BrokerCounters counters;
+    // The allow-listed keys (CURVE), as last set.
+    std::optional<std::set<std::string>> worker_keys, client_keys;
   };
   // Rebuilds the core from what the journal last committed, without writing
   // (BrokerServer, after a journal write failed: the turn's writes were
@@ -101,7 +104,9 @@ class BrokerCore {
   // Workers are forgotten; each one's next message is answered DISCONNECT
   // and it registers again, claiming what it still proves.
   BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerMetrics* metrics, const Resume& resume);
-  Resume ResumeState() const { return {epoch_, next_lease_, counters_}; }
+  Resume ResumeState() const {
+    return {epoch_, next_lease_, next_verify_id_, counters_, allowed_worker_keys_, allowed_client_keys_};
+  }
 
   // While `reason` is set the broker takes no new work: a SUBMIT of a new
   // request is refused with UNAVAILABLE (retryable) naming it. Everything

@@ -3,7 +3,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
+#include <exception>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -17,6 +20,19 @@ namespace {
 
 // Messages taken from one socket per loop turn, so neither side starves the other.
 constexpr int kReceiveBudget = 512;
+// While the journal cannot be written: how often it is probed, what a refused
+// client is told to wait, and how often repeated faults are logged.
+constexpr auto kProbeInterval = std::chrono::seconds(1);
+constexpr uint32_t kUnavailableRetryAfterMs = 1000;
+constexpr auto kFaultLogInterval = std::chrono::seconds(30);
+
+// A journal error without its "journal: " prefix (the callers name the journal).
+std::string FaultText(std::string text) {
+  constexpr std::string_view kPrefix = "journal: ";
+  if (text.rfind(kPrefix, 0) == 0) text.erase(0, kPrefix.size());
+  return text;
+}
+std::string FaultText(const Error& e) { return FaultText(std::string(e.what())); }
 
 }  // namespace
 
@@ -24,9 +40,10 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
     : options_(std::move(options)),
       metrics_(metrics),
       journal_(Journal::Open(options_.journal)),
-      core_(options_, *journal_, metrics),
       clients_(context, zmq::socket_type::router),
       workers_(context, zmq::socket_type::router) {
+  verifier_ = std::make_unique<ResultVerifier>(options_.verify_threads);
+  StartCore();
   fleet::ConfigureRouter(clients_, options_.limits);
   fleet::ConfigureRouter(workers_, options_.limits);
   // The context's own I/O thread count (an affinity naming a thread it does
@@ -50,9 +67,10 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
   for (const auto& warning : loaded.warnings) spdlog::warn("allow-list: {}", warning);
   spdlog::info("allow-lists from {}: {} worker keys, {} client keys", options_.security.allow_dir.string(),
                loaded.list.count(PeerKind::kWorker), loaded.list.count(PeerKind::kClient));
+  ApplyAllowList(loaded.list);
   zap_ = std::make_unique<ZapHandler>(context, std::move(loaded.list));
   zap_->set_on_rejected([this](PeerKind endpoint, RejectReason reason) {
-    BrokerCounters& counters = core_.counters();
+    BrokerCounters& counters = core_->counters();
     switch (reason) {
       case RejectReason::kUnknownKey: ++counters.auth_rejected_unknown_key; break;
       case RejectReason::kWrongEndpoint: ++counters.auth_rejected_wrong_endpoint; break;
@@ -77,13 +95,127 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
   monitor(workers_, worker_monitor_, "workers");
 }
 
+void BrokerServer::StartCore() {
+  std::string fault;
+  try {
+    core_ = std::make_unique<BrokerCore>(options_, *journal_, metrics_);
+    return;
+  } catch (const Error& e) {
+    // Reads that fail fail again below; this is for a start that cannot be
+    // written (the new epoch's commit): a full disk, a refused write.
+    if (e.code() != ErrorCode::kIo) throw;
+    fault = FaultText(e);
+  }
+  journal_->Abort();
+  BrokerCore::Resume resume;
+  // The epoch BeginLife took, in memory only until a commit succeeds.
+  resume.epoch = journal_->epoch();
+  spdlog::error("the journal in {} cannot be written at start ({}); the broker starts in epoch {} (not yet "
+                "persisted) from what the journal holds, and takes no new work until it can write",
+                options_.journal.dir.string(), fault, resume.epoch);
+  core_ = std::make_unique<BrokerCore>(options_, *journal_, metrics_, resume);
+  ++core_->counters().storage_faults;
+  if (metrics_) metrics_->StorageFault(metrics::StorageFaultKind::kWrite);
+  EnterUnavailable(fault);
+}
+
+void BrokerServer::EnterUnavailable(const std::string& fault) {
+  const auto now = Clock::now();
+  core_->SetUnavailable("the journal in " + options_.journal.dir.string() + " cannot be written: " + fault);
+  if (metrics_) metrics_->SetUnavailable(true);
+  if (!unavailable_since_) unavailable_since_ = now;
+  next_probe_ = now + kProbeInterval;
+}
+
+void BrokerServer::OnStorageFault(const Error& error) {
+  const std::string fault = FaultText(error);
+  journal_->Abort();
+  // None of the turn's client replies went out (they wait for the commit),
+  // and none of them may now: what they report is not durable. Each becomes
+  // UNAVAILABLE; a client retries with the same request id, which is safe
+  // whatever the request was. Messages to workers are dropped: the rebuilt
+  // core does not know the leases they carry.
+  std::vector<ReplyTo> refused;
+  auto add = [&](ReplyTo to) {
+    for (const ReplyTo& r : refused) {
+      if (r.identity == to.identity && r.correlation_id == to.correlation_id) return;
+    }
+    refused.push_back(std::move(to));
+  };
+  for (const Outgoing& out : core_->outbox()) {
+    if (out.to == Outgoing::To::kClient) add({out.identity, out.envelope.correlation_id()});
+  }
+  if (handling_client_) add(*handling_client_);
+  handling_client_.reset();
+  size_t dropped = 0;
+  for (const Outgoing& out : core_->outbox()) dropped += out.to == Outgoing::To::kWorker ? 1 : 0;
+  core_->outbox().clear();
+
+  // The core's memory holds the dropped turn: rebuild it from the journal
+  // (reads only). Throws when the journal cannot be read: the broker exits.
+  const BrokerCore::Resume resume = core_->ResumeState();
+  core_ = std::make_unique<BrokerCore>(options_, *journal_, metrics_, resume);
+  ++core_->counters().storage_faults;
+  if (metrics_) metrics_->StorageFault(metrics::StorageFaultKind::kWrite);
+  const bool first = !unavailable_since_;
+  EnterUnavailable(fault);
+
+  const auto now = Clock::now();
+  if (first || now >= next_fault_log_) {
+    spdlog::error("journal write failed: {}. The loop turn was dropped (the journal is as last committed), {} "
+                  "client replies became UNAVAILABLE, {} messages to workers were dropped; the broker rebuilt its "
+                  "state from the journal and takes no new work until the journal can be written (probed every "
+                  "{} s){}",
+                  fault, refused.size(), dropped, std::chrono::duration_cast<std::chrono::seconds>(kProbeInterval).count(),
+                  faults_not_logged_ ? "; " + std::to_string(faults_not_logged_) + " more faults since the last line"
+                                     : std::string());
+    next_fault_log_ = now + kFaultLogInterval;
+    faults_not_logged_ = 0;
+  } else {
+    ++faults_not_logged_;
+  }
+
+  const std::string message = "the broker could not write its journal (" + fault +
+                              "); nothing of this request was accepted; retry with the same request id";
+  for (const ReplyTo& to : refused) {
+    proto::Envelope reply = fleet::MakeErrorReply(proto::ERROR_KIND_UNAVAILABLE, message, to.correlation_id);
+    reply.mutable_error()->set_retry_after_ms(kUnavailableRetryAfterMs);
+    if (fleet::SendToPeer(clients_, to.identity, fleet::EncodeEnvelope(reply)) != fleet::SendStatus::kOk) {
+      ++core_->counters().replies_undeliverable;
+    }
+  }
+}
+
+void BrokerServer::ProbeJournal(Clock::time_point now) {
+  if (!core_->unavailable() || now < next_probe_) return;
+  next_probe_ = now + kProbeInterval;
+  std::string why;
+  if (journal_->ProbeWritable(&why)) {
+    const double seconds =
+        unavailable_since_ ? std::chrono::duration<double>(now - *unavailable_since_).count() : 0.0;
+    core_->SetUnavailable(std::nullopt);
+    if (metrics_) metrics_->SetUnavailable(false);
+    unavailable_since_.reset();
+    faults_not_logged_ = 0;
+    next_fault_log_ = {};
+    spdlog::info("journal writable again: {} (after {:.1f} s); the broker takes new work", options_.journal.dir.string(),
+                 seconds);
+    return;
+  }
+  if (now >= next_fault_log_) {
+    spdlog::warn("the journal still cannot be written ({}); new work is refused as UNAVAILABLE (logged every {} s)",
+                 FaultText(why), std::chrono::duration_cast<std::chrono::seconds>(kFaultLogInterval).count());
+    next_fault_log_ = now + kFaultLogInterval;
+  }
+}
+
 void BrokerServer::OnMonitorEvents(zmq::socket_t& monitor, PeerKind endpoint) {
   zmq::message_t event;
   zmq::message_t address;
   while (monitor.recv(event, zmq::recv_flags::dontwait)) {
     if (event.more()) (void)monitor.recv(address, zmq::recv_flags::none);
     // A failed handshake that never reached ZAP: no CURVE (plaintext) or not ZMTP.
-    ++core_.counters().auth_rejected_mechanism;
+    ++core_->counters().auth_rejected_mechanism;
     if (metrics_) metrics_->AuthRejected(endpoint == PeerKind::kWorker ? "workers" : "clients", "mechanism");
     auto now = Clock::now();
     if (now >= next_mechanism_log_) {
@@ -95,6 +227,18 @@ void BrokerServer::OnMonitorEvents(zmq::socket_t& monitor, PeerKind endpoint) {
   }
 }
 
+void BrokerServer::ApplyAllowList(const AllowList& list) {
+  std::set<std::string> workers, clients;
+  for (const AllowedPeer& peer : list.peers()) (peer.kind == PeerKind::kWorker ? workers : clients).insert(peer.name);
+  core_->SetAllowedKeys(std::move(workers), std::move(clients), Clock::now());
+}
+
+void BrokerServer::VerifyResults(Clock::time_point now) {
+  for (VerifyTask& task : core_->verify_outbox()) verifier_->Submit(std::move(task));
+  core_->verify_outbox().clear();
+  for (const VerifyVerdict& verdict : verifier_->TakeFinished()) core_->OnVerified(verdict, now);
+}
+
 void BrokerServer::ReloadAllowLists() {
   if (!zap_) return;
   try {
@@ -103,6 +247,7 @@ void BrokerServer::ReloadAllowLists() {
     spdlog::info("allow-lists reloaded from {}: {} worker keys, {} client keys (connections kept)",
                  options_.security.allow_dir.string(), loaded.list.count(PeerKind::kWorker),
                  loaded.list.count(PeerKind::kClient));
+    ApplyAllowList(loaded.list);
     zap_->Reload(std::move(loaded.list));
   } catch (const std::exception& e) {
     spdlog::error("allow-lists not reloaded (the current ones stay): {}", e.what());
@@ -143,19 +288,22 @@ void BrokerServer::Run(int signal_fd) {
                std::chrono::duration_cast<std::chrono::seconds>(options_.dedup_window).count(),
                options_.journal.dir.string(), SyncModeName(options_.journal.sync),
                options_.accept_unrouted ? ", accepting unrouted circuits" : "");
-  zmq::pollitem_t items[6] = {
+  zmq::pollitem_t items[7] = {
       {workers_.handle(), 0, ZMQ_POLLIN, 0},
       {clients_.handle(), 0, ZMQ_POLLIN, 0},
       {zap_ ? zap_->socket().handle() : nullptr, -1, ZMQ_POLLIN, 0},
       {nullptr, signal_fd, ZMQ_POLLIN, 0},
       {zap_ ? client_monitor_.handle() : nullptr, -1, ZMQ_POLLIN, 0},
       {zap_ ? worker_monitor_.handle() : nullptr, -1, ZMQ_POLLIN, 0},
+      {nullptr, verifier_->wake_fd(), ZMQ_POLLIN, 0},
   };
-  Clock::time_point next_tick = core_.Tick(Clock::now());
+  Clock::time_point next_tick = Clock::now();  // the first turn ticks
   for (;;) {
-    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now());
+    Clock::time_point wake = next_tick;
+    if (core_->unavailable()) wake = std::min(wake, next_probe_);
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now());
     if (wait.count() < 0) wait = std::chrono::milliseconds(0);
-    zmq::poll(items, 6, wait);
+    zmq::poll(items, 7, wait);
     if (items[3].revents & ZMQ_POLLIN) {
       signalfd_siginfo info{};
       if (read(signal_fd, &info, sizeof(info)) == sizeof(info) && info.ssi_signo == SIGHUP) {
@@ -170,19 +318,36 @@ void BrokerServer::Run(int signal_fd) {
     if (items[5].revents & ZMQ_POLLIN) OnMonitorEvents(worker_monitor_, PeerKind::kWorker);
     Clock::time_point now = Clock::now();
     size_t received = 0;
-    // Workers first: their results and credits make room for client work.
-    if (items[0].revents & ZMQ_POLLIN) received += DrainSocket(workers_, true, kReceiveBudget, now);
-    if (items[1].revents & ZMQ_POLLIN) received += DrainSocket(clients_, false, kReceiveBudget, now);
-    core_.Dispatch(now);
-    if (now >= next_tick) next_tick = core_.Tick(now);
-    Flush(now);
+    try {
+      // Workers first: their results and credits make room for client work.
+      if (items[0].revents & ZMQ_POLLIN) received += DrainSocket(workers_, true, kReceiveBudget, now);
+      if (items[1].revents & ZMQ_POLLIN) received += DrainSocket(clients_, false, kReceiveBudget, now);
+      // Verdicts of RESULTs (their proofs stored now), then new RESULTs' checks.
+      VerifyResults(now);
+      // Nothing is leased while the journal cannot be written: the worker's
+      // STARTED could not be recorded.
+      if (!core_->unavailable()) core_->Dispatch(now);
+      if (now >= next_tick) next_tick = core_->Tick(now);
+      Flush(now);
+    } catch (const Error& e) {
+      OnStorageFault(e);
+      // The rebuilt core's first tick, not at once: a tick that writes while
+      // the disk refuses fails again, and each failure rebuilds the core.
+      next_tick = Clock::now() + kProbeInterval;
+    }
+    ProbeJournal(Clock::now());
     if (received > 0) turns_.Record(Clock::now() - now, received);
   }
   spdlog::info("broker loop turns with messages: {}", turns_.Summary());
-  Commit();
+  try {
+    Commit();
+  } catch (const Error& e) {
+    journal_->Abort();
+    spdlog::error("the last turn could not be committed ({}); nothing of it was acknowledged", FaultText(e));
+  }
   spdlog::info("broker stopping: {} jobs submitted, {} completed this life; {} live jobs stay in the journal; "
                "{} journal commits ({:.3f} s)",
-               core_.counters().jobs_submitted, core_.counters().jobs_completed, core_.jobs().size(),
+               core_->counters().jobs_submitted, core_->counters().jobs_completed, core_->jobs().size(),
                journal_->stats().commits, journal_->stats().commit_seconds);
 }
 
@@ -225,17 +390,19 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
   switch (status) {
     case fleet::DecodeStatus::kOk:
       if (from_workers) {
-        core_.HandleWorker(identity, scratch_, now, PeerOf(payload));
+        core_->HandleWorker(identity, scratch_, now, PeerOf(payload));
       } else {
-        core_.HandleClient(identity, scratch_, now, PeerOf(payload), std::move(frames));
+        handling_client_ = ReplyTo{identity, scratch_.correlation_id()};
+        core_->HandleClient(identity, scratch_, now, PeerOf(payload), std::move(frames));
+        handling_client_.reset();
       }
       return;
     case fleet::DecodeStatus::kOversized:
-      core_.CountDroppedFrame(metrics::DropReason::kOversized);
+      core_->CountDroppedFrame(metrics::DropReason::kOversized);
       spdlog::warn("dropped an oversized {} frame: {} bytes > --max-message-bytes {}", side, payload.size(),
                    options_.limits.max_message_bytes);
       if (!from_workers) {
-        core_.outbox().push_back({Outgoing::To::kClient, identity,
+        core_->outbox().push_back({Outgoing::To::kClient, identity,
                                   fleet::MakeErrorReply(proto::ERROR_KIND_TOO_LARGE,
                                                         "message of " + std::to_string(payload.size()) +
                                                             " bytes exceeds the broker limit of " +
@@ -244,11 +411,11 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
       }
       return;
     case fleet::DecodeStatus::kWrongVersion:
-      core_.CountDroppedFrame(metrics::DropReason::kVersion);
+      core_->CountDroppedFrame(metrics::DropReason::kVersion);
       spdlog::warn("dropped a {} frame of protocol version {} (this broker speaks {})", side,
                    static_cast<int>(scratch_.version()), static_cast<int>(fleet::kProtocolVersion));
       if (!from_workers) {
-        core_.outbox().push_back(
+        core_->outbox().push_back(
             {Outgoing::To::kClient, identity,
              fleet::MakeErrorReply(proto::ERROR_KIND_VERSION_MISMATCH,
                                    "protocol version " + std::to_string(scratch_.version()) + " is not supported; " +
@@ -257,11 +424,11 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
       }
       return;
     case fleet::DecodeStatus::kMalformed:
-      core_.CountDroppedFrame(metrics::DropReason::kMalformed);
+      core_->CountDroppedFrame(metrics::DropReason::kMalformed);
       spdlog::warn("dropped a malformed {} message ({} frames, {} payload bytes)", side,
                    1 + (has_payload ? 1 : 0) + frames.size(), payload.size());
       if (!from_workers) {
-        core_.outbox().push_back({Outgoing::To::kClient, identity,
+        core_->outbox().push_back({Outgoing::To::kClient, identity,
                                   fleet::MakeErrorReply(proto::ERROR_KIND_BAD_REQUEST,
                                                         "message is not a zkfleet Envelope (followed only by "
                                                         "the witness frames a SUBMIT announces)",
@@ -292,11 +459,26 @@ void BrokerServer::Flush(Clock::time_point now) {
 void BrokerServer::SendOutbox(bool workers_only, Clock::time_point now) {
   std::vector<Outgoing> batch;
   std::vector<Outgoing> held;  // client replies kept for after the commit, in order
-  while (!core_.outbox().empty()) {
+  while (!core_->outbox().empty()) {
     batch.clear();
-    batch.swap(core_.outbox());
+    batch.swap(core_->outbox());
     bool lost_worker = false;
-    for (Outgoing& out : batch) {
+    size_t next = 0;
+    // A journal error (removing an unreachable worker writes) leaves the
+    // client replies not yet sent in the outbox, for OnStorageFault.
+    struct KeepUnsent {
+      std::vector<Outgoing>& batch;
+      std::vector<Outgoing>& held;
+      size_t& next;
+      std::vector<Outgoing>& outbox;
+      ~KeepUnsent() {
+        if (std::uncaught_exceptions() == 0) return;
+        for (Outgoing& out : held) outbox.push_back(std::move(out));
+        for (size_t i = next; i < batch.size(); ++i) outbox.push_back(std::move(batch[i]));
+      }
+    } keep{batch, held, next, core_->outbox()};
+    for (; next < batch.size(); ++next) {
+      Outgoing& out = batch[next];
       bool to_worker = out.to == Outgoing::To::kWorker;
       if (workers_only && !to_worker) {
         held.push_back(std::move(out));
@@ -308,21 +490,21 @@ void BrokerServer::SendOutbox(bool workers_only, Clock::time_point now) {
       if (to_worker) {
         // A JOB that did not go out must not stay leased: drop the worker
         // (its leases requeue) and let it register again.
-        if (core_.workers().all().count(out.identity)) {
+        if (core_->workers().all().count(out.identity)) {
           spdlog::warn("send to a worker failed ({}); removing it",
                        sent == fleet::SendStatus::kFull ? "queue full" : "unroutable");
-          core_.WorkerUnreachable(out.identity, now);
+          core_->WorkerUnreachable(out.identity, now);
           lost_worker = true;
         }
       } else {
-        ++core_.counters().replies_undeliverable;
+        ++core_->counters().replies_undeliverable;
       }
     }
     if (lost_worker) {
-      core_.Dispatch(now);
+      if (!core_->unavailable()) core_->Dispatch(now);
       if (!workers_only) Commit();
     }
   }
-  core_.outbox() = std::move(held);
+  core_->outbox() = std::move(held);
 }
 }  // namespace zkfleet::broker

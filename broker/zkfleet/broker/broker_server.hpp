@@ -10,6 +10,23 @@
 // or a JobResult never leaves before what it reports is durable. With --sync
 // always it commits after every message that wrote to the journal.
 //
+// Storage faults: a journal operation that fails inside a turn (zkfleet::Error
+// from the core handling a message, Dispatch, Tick, or the commit: a full
+// disk, a refused or failed write) does not stop the broker. The turn is
+// dropped (Journal::Abort: the journal is as last committed), every client
+// reply the turn held becomes ErrorReply UNAVAILABLE (retry_after_ms 1000,
+// "nothing of this request was accepted; retry with the same request id"),
+// and the core, whose memory no longer matches the journal, is rebuilt from
+// it (reads only; workers register again). The broker then takes no new work
+// (SUBMITs of new requests get UNAVAILABLE) and leases nothing, and probes the
+// journal once a second (Journal::ProbeWritable); when a probe succeeds it
+// serves normally again. zkfleet_broker_unavailable is 1 meanwhile and every
+// fault counts in zkfleet_broker_storage_faults_total{kind="write"}. A broker
+// that starts while the journal cannot be written (BeginLife cannot commit
+// the new epoch) starts the same way, unavailable, with that epoch in memory
+// (persisted by the first commit that succeeds). Only a journal that cannot
+// be read (the rebuild fails) stops the broker, with the error.
+//
 // Security: unless options.security.plaintext, both ROUTERs are CURVE
 // servers and a ZapHandler (polled in the same loop) admits only the keys of
 // the allow-lists, worker keys on the worker port and client keys on the
@@ -22,15 +39,18 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <zmq.hpp>
 
 #include "zkfleet/broker/broker_core.hpp"
+#include "zkfleet/broker/result_verifier.hpp"
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/broker/options.hpp"
 #include "zkfleet/broker/turn_timer.hpp"
 #include "zkfleet/broker/zap_handler.hpp"
+#include "zkfleet/common/error.hpp"
 
 namespace zkfleet::broker {
 
@@ -53,9 +73,15 @@ class BrokerServer {
   // Re-reads the allow-lists (SIGHUP). A directory that fails to load keeps
   // the current lists (logged).
   void ReloadAllowLists();
+  // Tells the core which keys the allow-lists admit now (CURVE only).
+  void ApplyAllowList(const AllowList& list);
+  // Hands the core's verification tasks to the verifier and its verdicts
+  // back to the core.
+  void VerifyResults(Clock::time_point now);
 
-  const BrokerCore& core() const { return core_; }
-  BrokerCore& core() { return core_; }
+  // The current core: replaced (rebuilt from the journal) after a storage fault.
+  const BrokerCore& core() const { return *core_; }
+  BrokerCore& core() { return *core_; }
 
  private:
   // Receives up to `budget` messages from `socket`; returns how many.
@@ -75,10 +101,35 @@ class BrokerServer {
   void SendOutbox(bool workers_only, Clock::time_point now);
   void Commit();
 
+  // The core of a new broker life (constructor). When its start cannot be
+  // committed, the core is built from what the journal holds, unavailable.
+  void StartCore();
+  // A journal operation of this turn failed with `fault`: drops the turn,
+  // answers its held client replies UNAVAILABLE, rebuilds the core, and
+  // stops taking new work. Throws (the broker exits) only when the journal
+  // cannot be read.
+  void OnStorageFault(const Error& fault);
+  // Marks the (new) core unavailable because of `fault` and schedules probes.
+  void EnterUnavailable(const std::string& fault);
+  // While unavailable: once a second, whether the journal can be written again.
+  void ProbeJournal(Clock::time_point now);
+
   BrokerOptions options_;
   metrics::BrokerMetrics* metrics_;  // not owned; may be null
   std::unique_ptr<Journal> journal_;
-  BrokerCore core_;
+  std::unique_ptr<BrokerCore> core_;
+  // Checks RESULTs off the loop thread; the core queues the tasks, the loop
+  // hands them over and feeds the verdicts back (VerifyResults).
+  std::unique_ptr<ResultVerifier> verifier_;
+  // The client message the core is handling (its reply, if a journal write
+  // fails on the way, is an UNAVAILABLE from the server).
+  std::optional<ReplyTo> handling_client_;
+  // Storage faults: when the broker became unavailable, the next probe, and
+  // logging of repeated faults (at most one line per interval).
+  std::optional<Clock::time_point> unavailable_since_;
+  Clock::time_point next_probe_{};
+  Clock::time_point next_fault_log_{};
+  uint64_t faults_not_logged_ = 0;
   std::unique_ptr<ZapHandler> zap_;  // null in plaintext mode
   // Handshakes that fail before ZAP is asked (a peer without CURVE, or not
   // ZMTP at all) are seen only by socket monitors: one PAIR per ROUTER.

@@ -3,8 +3,11 @@
 #include <fcntl.h>
 #include <lmdb.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <cerrno>
 #include <climits>
@@ -22,8 +25,15 @@ namespace {
 constexpr uint32_t kFormat = 1;
 constexpr char kMetaKey[] = "meta";
 
-enum Db : unsigned { kMeta, kJobs, kItems, kWitnesses, kWitnessFiles, kRequests, kStubs, kDbCount };
-constexpr const char* kDbNames[kDbCount] = {"meta", "jobs", "items", "witnesses", "witness_files", "requests", "stubs"};
+enum Db : unsigned { kMeta, kJobs, kItems, kWitnesses, kWitnessFiles, kRequests, kStubs, kWitnessHashes, kDbCount };
+constexpr const char* kDbNames[kDbCount] = {"meta",     "jobs",  "items",         "witnesses", "witness_files",
+                                            "requests", "stubs", "witness_hashes"};
+// Databases an older zkbroker's journal lacks (a read-only open goes on without them).
+constexpr bool kDbOptional[kDbCount] = {false, false, false, false, false, false, false, true};
+// Key of the record ProbeWritable() puts and deletes (database "meta").
+constexpr char kProbeKey[] = "write-probe";
+constexpr size_t kProbeFileBytes = 1u << 20;
+constexpr size_t kHashBytes = 16;  // XXH3-128, canonical (big-endian) form
 
 // Keys sort as the numbers they encode (LMDB compares bytes).
 void AppendBigEndian(std::string& key, uint64_t value, int bytes) {
@@ -53,6 +63,64 @@ std::string RequestKey(const std::string& client_id, const std::string& request_
 
 MDB_val Val(std::string_view bytes) { return {bytes.size(), const_cast<char*>(bytes.data())}; }
 std::string_view View(const MDB_val& val) { return {static_cast<const char*>(val.mv_data), val.mv_size}; }
+
+// XXH3-128 of a witness's frames, in canonical form.
+std::string HashWitness(const fleet::WitnessFrames& witness) {
+  XXH3_state_t* state = XXH3_createState();
+  if (!state) throw Error(ErrorCode::kResourceExhausted, "journal: out of memory for a hash state");
+  XXH3_128bits_reset(state);
+  for (const zmq::message_t& chunk : witness.chunks) XXH3_128bits_update(state, chunk.data(), chunk.size());
+  XXH128_hash_t hash = XXH3_128bits_digest(state);
+  XXH3_freeState(state);
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, hash);
+  return std::string(reinterpret_cast<const char*>(canonical.digest), sizeof(canonical.digest));
+}
+
+std::string HashBytes(const void* data, size_t size) {
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, XXH3_128bits(data, size));
+  return std::string(reinterpret_cast<const char*>(canonical.digest), sizeof(canonical.digest));
+}
+
+std::string Hex(std::string_view bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : bytes) {
+    hex.push_back(digits[c >> 4]);
+    hex.push_back(digits[c & 15]);
+  }
+  return hex;
+}
+
+// The symbolic name of an errno value the journal explains.
+std::string ErrnoName(int err) {
+  switch (err) {
+    case ENOSPC: return "ENOSPC";
+    case EDQUOT: return "EDQUOT";
+    case EIO: return "EIO";
+    case EACCES: return "EACCES";
+    case EPERM: return "EPERM";
+    case EROFS: return "EROFS";
+    case EFBIG: return "EFBIG";
+    case ENOMEM: return "ENOMEM";
+    case EMFILE: return "EMFILE";
+    case ENFILE: return "ENFILE";
+    default: return "errno " + std::to_string(err);
+  }
+}
+
+// A read-only mapping of a witness file, unmapped when libzmq is done with
+// the last frame cut from it.
+struct Mapping {
+  void* base;
+  size_t size;
+};
+void FreeMapping(void* /*data*/, void* hint) {
+  auto* mapping = static_cast<Mapping*>(hint);
+  munmap(mapping->base, mapping->size);
+  delete mapping;
+}
 
 template <typename Message>
 std::optional<Message> Parse(std::optional<std::string_view> bytes, const char* what, const std::filesystem::path& dir) {
@@ -86,6 +154,7 @@ struct Journal::Lmdb {
   MDB_env* env = nullptr;
   MDB_txn* txn = nullptr;
   MDB_dbi dbi[kDbCount] = {};
+  bool has_dbi[kDbCount] = {};
   int blob_dir_fd = -1;
   int lock_fd = -1;  // flock()ed while this broker owns the directory
 };
@@ -100,8 +169,37 @@ Journal::~Journal() {
   if (lmdb_->lock_fd >= 0) close(lmdb_->lock_fd);  // releases the flock
 }
 
-void Journal::Fail(const std::string& what, int rc) const {
-  throw Error(ErrorCode::kIo, "journal " + options_.dir.string() + ": " + what + ": " + mdb_strerror(rc));
+std::string Journal::Explain(int rc) const {
+  const std::string dir = options_.dir.string();
+  switch (rc) {
+    case ENOSPC: return "the disk holding " + dir + " is full (ENOSPC)";
+    case EDQUOT: return "the disk quota of zkbroker's user is used up on " + dir + " (EDQUOT)";
+    case EIO: return "the disk holding " + dir + " reported an I/O error (EIO; the kernel log, dmesg, says more)";
+    case EACCES: return "zkbroker may not write in " + dir + " (EACCES: check the owner and mode of the directory)";
+    case EPERM:
+      return "writing in " + dir + " is not permitted (EPERM: an immutable file, or a security policy refuses it)";
+    case EROFS:
+      return "the filesystem holding " + dir +
+             " is read-only (EROFS; the kernel remounts a filesystem read-only after disk errors)";
+    case EFBIG: return "a file in " + dir + " would pass the largest file size allowed (EFBIG)";
+    case ENOMEM: return "the broker is out of memory (ENOMEM) for the journal in " + dir;
+    case EMFILE:
+    case ENFILE: return "the broker has too many open files (" + ErrnoName(rc) + ") for the journal in " + dir;
+    case MDB_MAP_FULL:
+      return "the store in " + dir + " reached its map size of " + std::to_string(options_.map_bytes) +
+             " bytes (MDB_MAP_FULL)";
+    case MDB_TXN_FULL: return "one transaction changed too many pages of the store in " + dir + " (MDB_TXN_FULL)";
+    case MDB_BAD_VALSIZE: return "a key or value is too large for the store in " + dir + " (MDB_BAD_VALSIZE)";
+    case MDB_PANIC:
+      return "the store in " + dir + " hit a fatal error earlier and must be opened again (MDB_PANIC)";
+    case MDB_CORRUPTED: return "the store in " + dir + " is damaged (MDB_CORRUPTED)";
+    default:
+      return std::string(mdb_strerror(rc)) + (rc > 0 ? " (" + ErrnoName(rc) + ")" : "") + " in " + dir;
+  }
+}
+
+void Journal::Fail(const std::string& doing, int rc) const {
+  throw Error(ErrorCode::kIo, "journal: " + Explain(rc) + " while " + doing);
 }
 
 std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
@@ -138,27 +236,8 @@ std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
   if (db.blob_dir_fd < 0 && !options.read_only) {
     throw Error(ErrorCode::kIo, "journal: cannot open " + (dir / "blobs").string() + ": " + std::strerror(errno));
   }
-  int rc = mdb_env_create(&db.env);
-  if (rc != 0) journal->Fail("mdb_env_create", rc);
-  mdb_env_set_maxdbs(db.env, kDbCount);
-  rc = mdb_env_set_mapsize(db.env, options.map_bytes);
-  if (rc != 0) journal->Fail("cannot reserve a map of " + std::to_string(options.map_bytes) + " bytes", rc);
-  unsigned flags = MDB_NOTLS;
-  if (options.sync == SyncMode::kNone) flags |= MDB_NOSYNC;
-  if (options.read_only) flags |= MDB_RDONLY;
-  rc = mdb_env_open(db.env, dir.c_str(), flags, 0640);
-  if (rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_VERSION_MISMATCH) {
-    journal->Fail("the store (data.mdb) is damaged or not an LMDB store of this version; nothing was changed: "
-                  "restore the directory from a backup (docs/operations.md)",
-                  rc);
-  }
-  if (rc != 0) journal->Fail("cannot open the store", rc);
-
-  MDB_txn* txn = static_cast<MDB_txn*>(journal->Txn());
-  for (unsigned i = 0; i < kDbCount; ++i) {
-    rc = mdb_dbi_open(txn, kDbNames[i], options.read_only ? 0 : MDB_CREATE, &db.dbi[i]);
-    if (rc != 0) journal->Fail(std::string("cannot open database ") + kDbNames[i], rc);
-  }
+  journal->OpenEnvironment();
+  journal->OpenDatabases();
   if (auto meta = Parse<journal::Meta>(journal->Get(kMeta, kMetaKey), "meta", dir)) {
     if (meta->format() != kFormat) {
       throw Error(ErrorCode::kUnsupported, "journal " + dir.string() + " has format " + std::to_string(meta->format()) +
@@ -171,48 +250,117 @@ std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
     journal->meta_.set_format(kFormat);
     journal->meta_.set_next_job_seq(1);
     journal->meta_dirty_ = true;
+    journal->dirty_ = true;
   }
   journal->Commit();
+  journal->committed_meta_ = journal->meta_;
   return journal;
+}
+
+void Journal::OpenEnvironment() {
+  Lmdb& db = *lmdb_;
+  int rc = mdb_env_create(&db.env);
+  if (rc != 0) Fail("creating the LMDB environment", rc);
+  mdb_env_set_maxdbs(db.env, kDbCount);
+  rc = mdb_env_set_mapsize(db.env, options_.map_bytes);
+  if (rc != 0) Fail("reserving a map of " + std::to_string(options_.map_bytes) + " bytes", rc);
+  unsigned flags = MDB_NOTLS;
+  if (options_.sync == SyncMode::kNone) flags |= MDB_NOSYNC;
+  if (options_.read_only) flags |= MDB_RDONLY;
+  rc = mdb_env_open(db.env, options_.dir.c_str(), flags, 0640);
+  if (rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_VERSION_MISMATCH) {
+    throw Error(ErrorCode::kIo, "journal " + options_.dir.string() +
+                                    ": the store (data.mdb) is damaged or not an LMDB store of this version (" +
+                                    mdb_strerror(rc) +
+                                    "); nothing was changed: restore the directory from a backup "
+                                    "(docs/operations.md)");
+  }
+  if (rc != 0) Fail("opening the store", rc);
+}
+
+void Journal::OpenDatabases() {
+  Lmdb& db = *lmdb_;
+  // Handles opened in a transaction last beyond it only if it commits: Open()
+  // commits this one at its end, a reopen here.
+  MDB_txn* txn = nullptr;
+  int rc = mdb_txn_begin(db.env, nullptr, options_.read_only ? MDB_RDONLY : 0, &txn);
+  if (rc != 0) Fail("beginning a transaction", rc);
+  for (unsigned i = 0; i < kDbCount; ++i) {
+    rc = mdb_dbi_open(txn, kDbNames[i], options_.read_only ? 0 : MDB_CREATE, &db.dbi[i]);
+    db.has_dbi[i] = rc == 0;
+    if (rc == MDB_NOTFOUND && options_.read_only && kDbOptional[i]) continue;  // an older journal
+    if (rc != 0) {
+      mdb_txn_abort(txn);
+      Fail(std::string("opening database ") + kDbNames[i], rc);
+    }
+  }
+  lmdb_->txn = txn;
 }
 
 void* Journal::Txn() {
   if (!lmdb_->txn) {
     int rc = mdb_txn_begin(lmdb_->env, nullptr, options_.read_only ? MDB_RDONLY : 0, &lmdb_->txn);
-    if (rc != 0) Fail("cannot begin a write transaction", rc);
+    if (rc == MDB_PANIC && !options_.read_only) {
+      // A write failed in a way LMDB cannot undo in place (its meta page):
+      // the environment must be opened again. What was committed is intact.
+      spdlog::warn("journal: the LMDB environment in {} is opened again after a fatal write error",
+                   options_.dir.string());
+      mdb_env_close(lmdb_->env);
+      lmdb_->env = nullptr;
+      lmdb_->txn = nullptr;
+      OpenEnvironment();
+      OpenDatabases();
+      rc = mdb_txn_commit(lmdb_->txn);  // keeps the database handles
+      lmdb_->txn = nullptr;
+      if (rc != 0) Fail("opening the databases again", rc);
+      rc = mdb_txn_begin(lmdb_->env, nullptr, 0, &lmdb_->txn);
+    }
+    if (rc != 0) {
+      lmdb_->txn = nullptr;
+      Fail("beginning a transaction", rc);
+    }
   }
   return lmdb_->txn;
 }
 
 void Journal::Put(unsigned dbi, std::string_view key, std::string_view value) {
-  if (options_.read_only) Fail(std::string("put into ") + kDbNames[dbi] + " of a journal opened read-only", EACCES);
+  if (options_.read_only) {
+    throw Error(ErrorCode::kIo, "journal " + options_.dir.string() + " is open read-only: cannot put into " +
+                                    kDbNames[dbi]);
+  }
   MDB_val k = Val(key), v = Val(value);
   int rc = mdb_put(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[dbi], &k, &v, 0);
-  if (rc != 0) Fail(std::string("put into ") + kDbNames[dbi], rc);
+  if (rc != 0) Fail(std::string("putting a record into ") + kDbNames[dbi], rc);
   dirty_ = true;
 }
 
 bool Journal::Del(unsigned dbi, std::string_view key) {
-  if (options_.read_only) Fail(std::string("delete from ") + kDbNames[dbi] + " of a journal opened read-only", EACCES);
+  if (options_.read_only) {
+    throw Error(ErrorCode::kIo, "journal " + options_.dir.string() + " is open read-only: cannot delete from " +
+                                    kDbNames[dbi]);
+  }
   MDB_val k = Val(key);
   int rc = mdb_del(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[dbi], &k, nullptr);
   if (rc == MDB_NOTFOUND) return false;
-  if (rc != 0) Fail(std::string("delete from ") + kDbNames[dbi], rc);
+  if (rc != 0) Fail(std::string("deleting a record from ") + kDbNames[dbi], rc);
   dirty_ = true;
   return true;
 }
 
 std::optional<std::string_view> Journal::Get(unsigned dbi, std::string_view key) {
+  MDB_txn* txn = static_cast<MDB_txn*>(Txn());
+  if (!lmdb_->has_dbi[dbi]) return std::nullopt;  // an older journal, opened read-only
   MDB_val k = Val(key), v{};
-  int rc = mdb_get(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[dbi], &k, &v);
+  int rc = mdb_get(txn, lmdb_->dbi[dbi], &k, &v);
   if (rc == MDB_NOTFOUND) return std::nullopt;
-  if (rc != 0) Fail(std::string("get from ") + kDbNames[dbi], rc);
+  if (rc != 0) Fail(std::string("reading a record of ") + kDbNames[dbi], rc);
   return View(v);
 }
 
 uint64_t Journal::BeginLife() {
   meta_.set_epoch(meta_.epoch() + 1);
   meta_dirty_ = true;
+  dirty_ = true;
   // Blob files written by a turn that never committed are referenced by no record.
   size_t removed = 0;
   for (const auto& entry : std::filesystem::directory_iterator(options_.dir / "blobs")) {
@@ -226,6 +374,22 @@ uint64_t Journal::BeginLife() {
     ++removed;
   }
   if (removed > 0) spdlog::warn("journal: removed {} witness files no committed job references", removed);
+  // Hashes of witnesses that are gone (an older zkbroker deleted the witness
+  // and left its hash, which it does not know).
+  std::vector<std::string> stale;
+  {
+    MDB_cursor* cursor = nullptr;
+    int rc = mdb_cursor_open(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kWitnessHashes], &cursor);
+    if (rc != 0) Fail("opening a cursor over witness_hashes", rc);
+    MDB_val key{}, value{};
+    for (rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+      std::string k(View(key));
+      if (!Get(kWitnesses, k) && !Get(kWitnessFiles, k)) stale.push_back(std::move(k));
+    }
+    mdb_cursor_close(cursor);
+  }
+  for (const std::string& k : stale) Del(kWitnessHashes, k);
   Commit();
   return meta_.epoch();
 }
@@ -258,18 +422,24 @@ void Journal::PutWitness(uint64_t job_seq, uint32_t partition, std::string_view 
 
 void Journal::PutWitness(uint64_t job_seq, uint32_t partition, const fleet::WitnessFrames& witness) {
   const uint64_t total = witness.size();
-  stats_.witness_bytes_written += total;
   std::string key = ItemKey(job_seq, partition);
+  // Over the received frames, before they are written: what ReadWitnessFrames
+  // checks the stored bytes against.
+  const std::string hash = HashWitness(witness);
   if (total < options_.blob_threshold) {
     std::string bytes;
     bytes.reserve(total);
     for (const zmq::message_t& chunk : witness.chunks) bytes.append(fleet::FrameView(chunk));
-    return Put(kWitnesses, key, bytes);
+    Put(kWitnesses, key, bytes);
+    Put(kWitnessHashes, key, hash);
+    stats_.witness_bytes_written += total;
+    return;
   }
   // A large witness is written once, from the received frames, to its own file.
   std::filesystem::path path = BlobPath(job_seq, partition);
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-  if (fd < 0) throw Error(ErrorCode::kIo, "journal: cannot create " + path.string() + ": " + std::strerror(errno));
+  if (fd < 0) Fail("creating the witness file " + path.string(), errno);
+  blobs_written_.push_back({path, key});  // Abort() removes it, even half written
   std::vector<iovec> left;
   for (const zmq::message_t& chunk : witness.chunks) {
     if (chunk.size() > 0) left.push_back({const_cast<void*>(chunk.data()), chunk.size()});
@@ -280,9 +450,9 @@ void Journal::PutWitness(uint64_t job_seq, uint32_t partition, const fleet::Witn
     ssize_t n = writev(fd, left.data() + first, count);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      int err = errno;
+      int err = n == 0 ? ENOSPC : errno;  // no progress: nothing more fits
       close(fd);
-      throw Error(ErrorCode::kIo, "journal: cannot write " + path.string() + ": " + std::strerror(err));
+      Fail("writing the witness file " + path.string(), err);
     }
     // Skip what was written: whole buffers, then part of the next.
     size_t done = static_cast<size_t>(n);
@@ -296,36 +466,129 @@ void Journal::PutWitness(uint64_t job_seq, uint32_t partition, const fleet::Witn
   if (options_.sync != SyncMode::kNone) (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
   blob_fds_to_sync_.push_back(fd);
   ++stats_.blob_files_written;
+  stats_.witness_bytes_written += total;
   std::string size;
   AppendBigEndian(size, total, 8);
   Put(kWitnessFiles, key, size);
+  Put(kWitnessHashes, key, hash);
 }
 
 void Journal::DeleteWitness(uint64_t job_seq, uint32_t partition) {
   std::string key = ItemKey(job_seq, partition);
+  Del(kWitnessHashes, key);
   if (Del(kWitnesses, key)) return;
   if (Del(kWitnessFiles, key)) blobs_to_unlink_.push_back(BlobPath(job_seq, partition));
 }
 
 std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq, uint32_t partition,
                                                                std::string* fault) {
-  *fault = "no witness is stored for it";
+  fault->clear();
   std::string key = ItemKey(job_seq, partition);
+  // Recorded when it was written; absent for a witness an older zkbroker wrote.
+  std::optional<std::string> recorded_hash;
+  if (auto hash = Get(kWitnessHashes, key)) {
+    if (hash->size() != kHashBytes) {
+      *fault = "its hash record in the journal is damaged (" + std::to_string(hash->size()) + " bytes, not " +
+               std::to_string(kHashBytes) + ")";
+      return std::nullopt;
+    }
+    recorded_hash = std::string(*hash);
+  }
+  auto mismatch = [&](const std::string& what, const std::string& read_hash) {
+    *fault = what + " do not match the XXH3-128 hash recorded when it was written (recorded " + Hex(*recorded_hash) +
+             ", read " + Hex(read_hash) + "): they changed on the disk after the broker accepted them";
+  };
   if (auto inline_bytes = Get(kWitnesses, key)) {
+    if (recorded_hash) {
+      std::string read_hash = HashBytes(inline_bytes->data(), inline_bytes->size());
+      if (read_hash != *recorded_hash) {
+        mismatch("the " + std::to_string(inline_bytes->size()) + " bytes stored for it in " +
+                     (options_.dir / "data.mdb").string(),
+                 read_hash);
+        return std::nullopt;
+      }
+    }
     fleet::WitnessFrames witness;
     witness.chunks.emplace_back(inline_bytes->data(), inline_bytes->size());
     return witness;
   }
   auto size_bytes = Get(kWitnessFiles, key);
-  if (!size_bytes || size_bytes->size() != 8) return std::nullopt;
-  const std::filesystem::path path = BlobPath(job_seq, partition);
-  try {
-    std::optional<zmq::message_t> whole = fleet::FrameFromFile(path, ReadBigEndian(size_bytes->data(), 8));
-    if (!whole) return std::nullopt;
-    return fleet::ChunkWitness(std::move(*whole));
-  } catch (const Error& e) {
-    throw Error(ErrorCode::kIo, std::string("journal: witness file: ") + e.what());
+  if (!size_bytes) {
+    *fault = "the journal holds no witness for it, neither in its store nor as a witness file";
+    return std::nullopt;
   }
+  if (size_bytes->size() != 8) {
+    *fault = "its witness file record in the journal is damaged (" + std::to_string(size_bytes->size()) +
+             " bytes, not 8)";
+    return std::nullopt;
+  }
+  const uint64_t recorded_size = ReadBigEndian(size_bytes->data(), 8);
+  const std::filesystem::path path = BlobPath(job_seq, partition);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EMFILE || err == ENFILE || err == ENOMEM) {
+      throw Error(ErrorCode::kResourceExhausted, "journal: " + Explain(err) + " while opening " + path.string());
+    }
+    *fault = err == ENOENT ? "its witness file " + path.string() +
+                                 " is missing (deleted, or a data directory restored from an inconsistent copy)"
+                           : "its witness file " + path.string() + " cannot be opened: " + std::strerror(err) + " (" +
+                                 ErrnoName(err) + ")";
+    return std::nullopt;
+  }
+  // The size first: a mapping past the end of the file would fault (SIGBUS)
+  // on the first read there.
+  auto size_fault = [&](const char* when) -> bool {
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+      *fault = "its witness file " + path.string() + " cannot be examined (fstat): " + std::strerror(errno);
+      return true;
+    }
+    const auto actual = static_cast<uint64_t>(st.st_size);
+    if (actual == recorded_size) return false;
+    *fault = "its witness file " + path.string() + " is " + std::to_string(actual) + " bytes" + when + ", but " +
+             std::to_string(recorded_size) + " were recorded when it was written (" +
+             (actual < recorded_size ? "truncated" : "longer: overwritten or appended to") + ")";
+    return true;
+  };
+  if (size_fault("")) {
+    close(fd);
+    return std::nullopt;
+  }
+  if (recorded_size == 0) {
+    close(fd);
+    return fleet::WitnessFrames{};
+  }
+  void* base = mmap(nullptr, recorded_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (base == MAP_FAILED) {
+    const int err = errno;
+    close(fd);
+    if (err == ENOMEM) {
+      throw Error(ErrorCode::kResourceExhausted, "journal: " + Explain(err) + " while mapping " + path.string());
+    }
+    *fault = "its witness file " + path.string() + " cannot be mapped: " + std::strerror(err);
+    return std::nullopt;
+  }
+  // It is read to be sent anyway: checking it here costs one pass over pages
+  // MAP_POPULATE has just brought in.
+  if (recorded_hash) {
+    std::string read_hash = HashBytes(base, recorded_size);
+    if (read_hash != *recorded_hash) {
+      munmap(base, recorded_size);
+      close(fd);
+      mismatch("the bytes of its witness file " + path.string(), read_hash);
+      return std::nullopt;
+    }
+  }
+  // Truncated while it was being read: what was read may have been zeros.
+  if (size_fault(" now")) {
+    munmap(base, recorded_size);
+    close(fd);
+    return std::nullopt;
+  }
+  close(fd);
+  auto* mapping = new Mapping{base, recorded_size};
+  return fleet::ChunkWitness(zmq::message_t(base, recorded_size, FreeMapping, mapping));
 }
 
 void Journal::PutRequest(const std::string& client_id, const std::string& request_id, const journal::Request& request) {
@@ -474,7 +737,11 @@ void Journal::Commit() {
     lmdb_->txn = nullptr;
     return;
   }
-  if (meta_dirty_) {
+  // The meta record goes with a commit that writes: one left over from an
+  // aborted turn does not make a commit of its own (while the disk refuses,
+  // every turn would fail again); the next turn that writes, or the probe,
+  // carries it.
+  if (meta_dirty_ && dirty_) {
     Put(kMeta, kMetaKey, meta_.SerializeAsString());
     meta_dirty_ = false;
   }
@@ -482,23 +749,26 @@ void Journal::Commit() {
   auto started = std::chrono::steady_clock::now();
   bool sync = options_.sync != SyncMode::kNone;
   // Blob files first: the records that reference them must never be durable
-  // before their bytes are.
+  // before their bytes are. Every descriptor is closed, whatever fails.
+  int sync_error = 0;
   for (int fd : blob_fds_to_sync_) {
-    if (sync && fdatasync(fd) != 0) {
-      throw Error(ErrorCode::kIo, "journal: fdatasync of a witness file failed: " + std::string(std::strerror(errno)));
-    }
+    if (sync && sync_error == 0 && fdatasync(fd) != 0) sync_error = errno;
     close(fd);
   }
-  if (sync && !blob_fds_to_sync_.empty() && fsync(lmdb_->blob_dir_fd) != 0) {
-    throw Error(ErrorCode::kIo, "journal: fsync of the blobs directory failed: " + std::string(std::strerror(errno)));
-  }
+  const bool wrote_blobs = !blob_fds_to_sync_.empty();
   blob_fds_to_sync_.clear();
+  if (sync_error != 0) Fail("syncing a witness file (fdatasync) before committing", sync_error);
+  if (sync && wrote_blobs && fsync(lmdb_->blob_dir_fd) != 0) {
+    Fail("syncing the directory " + (options_.dir / "blobs").string() + " before committing", errno);
+  }
   MDB_txn* txn = lmdb_->txn;
   lmdb_->txn = nullptr;
   bool wrote = dirty_;
-  int rc = mdb_txn_commit(txn);
-  if (rc != 0) Fail("commit", rc);
+  int rc = mdb_txn_commit(txn);  // frees the transaction, committed or not
+  if (rc != 0) Fail("committing", rc);
   dirty_ = false;
+  committed_meta_ = meta_;
+  blobs_written_.clear();
   for (const auto& path : blobs_to_unlink_) {
     std::error_code ec;
     std::filesystem::remove(path, ec);
@@ -507,6 +777,79 @@ void Journal::Commit() {
   if (wrote) {
     ++stats_.commits;
     stats_.commit_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
+}
+
+void Journal::Abort() {
+  if (options_.read_only) {
+    if (lmdb_->txn) mdb_txn_commit(lmdb_->txn);  // a reader: nothing to undo
+    lmdb_->txn = nullptr;
+    return;
+  }
+  if (lmdb_->txn) mdb_txn_abort(lmdb_->txn);
+  lmdb_->txn = nullptr;
+  for (int fd : blob_fds_to_sync_) close(fd);
+  blob_fds_to_sync_.clear();
+  blobs_to_unlink_.clear();  // their records stay, so do they
+  dirty_ = false;
+  // job_seq and the epoch never go back: what this turn took stays taken, and
+  // the next commit that succeeds persists it.
+  meta_dirty_ = meta_.SerializeAsString() != committed_meta_.SerializeAsString();
+  std::vector<WrittenBlob> written;
+  written.swap(blobs_written_);
+  size_t removed = 0;
+  for (const WrittenBlob& blob : written) {
+    bool referenced = true;  // when in doubt a file stays; BeginLife removes it if nothing names it
+    try {
+      referenced = Get(kWitnessFiles, blob.key).has_value();
+    } catch (const std::exception& e) {
+      spdlog::warn("journal: cannot tell whether {} is referenced ({}); it stays", blob.path.string(), e.what());
+    }
+    if (referenced) continue;
+    std::error_code ec;
+    if (std::filesystem::remove(blob.path, ec)) ++removed;
+  }
+  if (lmdb_->txn) mdb_txn_abort(lmdb_->txn);  // the lookups' transaction
+  lmdb_->txn = nullptr;
+  spdlog::debug("journal: the turn's writes were dropped ({} witness files removed); the journal in {} is as last "
+                "committed",
+                removed, options_.dir.string());
+}
+
+bool Journal::ProbeWritable(std::string* why) {
+  if (options_.read_only) {
+    *why = "journal " + options_.dir.string() + " is open read-only";
+    return false;
+  }
+  try {
+    // The disk takes new bytes, and syncs them.
+    const std::filesystem::path path = options_.dir / kProbeKey;
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (fd < 0) Fail("creating the write probe " + path.string(), errno);
+    const std::string block(64 << 10, '\0');
+    int err = 0;
+    for (size_t offset = 0; offset < kProbeFileBytes && err == 0;) {
+      ssize_t n = pwrite(fd, block.data(), std::min(block.size(), kProbeFileBytes - offset), static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) err = n == 0 ? ENOSPC : errno;
+      else offset += static_cast<size_t>(n);
+    }
+    if (err == 0 && options_.sync != SyncMode::kNone && fdatasync(fd) != 0) err = errno;
+    close(fd);
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    if (err != 0) Fail("writing the write probe " + path.string(), err);
+    // The store takes a transaction (this also persists a job_seq or epoch
+    // taken since the last commit that succeeded).
+    Put(kMeta, kProbeKey, "probe");
+    Del(kMeta, kProbeKey);
+    Commit();
+    why->clear();
+    return true;
+  } catch (const Error& e) {
+    Abort();
+    *why = e.what();
+    return false;
   }
 }
 

@@ -14,9 +14,22 @@
 // before the transaction that references them; smaller ones are store values.
 // Reads go through the open write transaction, so they see this turn's writes.
 //
-// Failure: any LMDB or file error throws zkfleet::Error naming the data
-// directory and the operation. The broker treats it as fatal and exits: what
-// was committed is intact, and nothing uncommitted was acknowledged.
+// Integrity: every witness gets an XXH3-128 hash when it is written (database
+// "witness_hashes", keyed like the witness), computed over the frames as they
+// are written; ReadWitnessFrames checks it, and the file's size, before it
+// hands the witness out. A witness journaled before hashes existed (an older
+// zkbroker) is checked for its size only.
+//
+// Failure: any LMDB or file error throws zkfleet::Error (kIo) in plain words:
+// what happened (the disk is full, refused the write, reported an I/O error,
+// the store reached its map size, ...), the data directory and the operation,
+// e.g. "journal: the disk holding /var/lib/zkfleet/broker is full (ENOSPC)
+// while committing". What was committed is intact. The caller then calls
+// Abort(): the turn's transaction and the witness files it wrote go, and the
+// journal is as last committed (BrokerServer then refuses new work until
+// ProbeWritable() succeeds). job_seq and the epoch only move forward: a value
+// taken in an aborted turn is not handed out again, and is persisted by the
+// next commit that succeeds.
 //
 // Thread-safety: not thread-safe; owned by the broker thread.
 #pragma once
@@ -101,9 +114,13 @@ class Journal {
   // submit, usually still cached), a small one is copied out of the store.
   // nullopt when it cannot be served, with `*fault` saying why in plain
   // words: none is stored, its file is gone (a data directory restored from
-  // an inconsistent copy), shorter than recorded, or its bytes do not match
-  // the hash recorded when it was written (a storage fault, never the
-  // client's).
+  // an inconsistent copy), shorter or longer than recorded, or its bytes do
+  // not match the hash recorded when it was written (a storage fault, never
+  // the client's). The file's size is checked (fstat) before it is mapped, so
+  // a truncated file is reported, not read past its end (SIGBUS); only a file
+  // truncated by someone else in the milliseconds between that check and the
+  // send could still be. Throws Error (kResourceExhausted) only when the
+  // broker itself lacks file descriptors or address space.
   std::optional<fleet::WitnessFrames> ReadWitnessFrames(uint64_t job_seq, uint32_t partition, std::string* fault);
 
   // Every job record in job_seq order (recovery, inspection).
@@ -124,9 +141,23 @@ class Journal {
 
   // Makes this turn's writes durable (per the sync mode) and starts afresh
   // (read-only: ends the read transaction, so the next read sees new commits).
-  // A no-op when nothing was written.
+  // A no-op when nothing was written. Throws Error when the disk refuses; the
+  // caller must then Abort().
   void Commit();
   bool dirty() const { return dirty_; }
+
+  // Drops the current turn: its transaction and the witness files it wrote
+  // (unlinked, unless a committed record names them); deletions it asked for
+  // do not happen. The journal is then as last committed. Never throws.
+  void Abort();
+
+  // Whether the journal can be written now: writes, syncs and deletes a probe
+  // file of 1 MiB in the data directory, and puts and deletes a probe record
+  // in one committed transaction (which also persists a job_seq or epoch
+  // taken since the last successful commit). Call it with nothing of a turn
+  // pending. false with `*why` (the error, in plain words) when not; the
+  // journal is then as last committed.
+  bool ProbeWritable(std::string* why);
 
   const Stats& stats() const { return stats_; }
   const JournalOptions& options() const { return options_; }
@@ -137,20 +168,33 @@ class Journal {
   explicit Journal(JournalOptions options);
   struct Lmdb;
 
-  // The turn's write transaction, begun on first use.
+  // The environment and its databases (Open; again after MDB_PANIC).
+  void OpenEnvironment();
+  void OpenDatabases();
+  // The turn's write transaction, begun on first use. After a failure LMDB
+  // declares fatal (MDB_PANIC), the environment is closed and opened again.
   void* Txn();
   void Put(unsigned dbi, std::string_view key, std::string_view value);
   bool Del(unsigned dbi, std::string_view key);
   std::optional<std::string_view> Get(unsigned dbi, std::string_view key);
   std::filesystem::path BlobPath(uint64_t job_seq, uint32_t partition) const;
-  [[noreturn]] void Fail(const std::string& what, int rc) const;
+  // `rc` (an LMDB code or an errno) in plain words, naming the data directory.
+  std::string Explain(int rc) const;
+  // Throws Error(kIo): "journal: <Explain(rc)> while <doing>".
+  [[noreturn]] void Fail(const std::string& doing, int rc) const;
 
   JournalOptions options_;
   std::unique_ptr<Lmdb> lmdb_;
   journal::Meta meta_;
+  journal::Meta committed_meta_;  // as the last successful commit left it
   bool meta_dirty_ = false;
   bool dirty_ = false;
   std::vector<int> blob_fds_to_sync_;                   // written this turn
+  struct WrittenBlob {
+    std::filesystem::path path;
+    std::string key;
+  };
+  std::vector<WrittenBlob> blobs_written_;              // this turn: Abort() unlinks them
   std::vector<std::filesystem::path> blobs_to_unlink_;  // after this turn commits
   Stats stats_;
 };
