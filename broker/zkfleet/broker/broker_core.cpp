@@ -89,6 +89,27 @@ BrokerCore::BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerM
   counters_.jobs_recovered = 0;
   counters_.leases_recovered = 0;
   Recover(Clock::now());
+  // Clients waiting on live connections wait on: each gets its result once.
+  for (const auto& [seq, waiters] : resume.waiters) {
+    if (JobRecord* job = jobs_.Find(seq)) {
+      job->waiters.insert(job->waiters.end(), waiters.begin(), waiters.end());
+      continue;
+    }
+    proto::Envelope result;
+    if (!LoadResult(seq, result.mutable_job_result())) continue;
+    for (const ReplyTo& waiter : waiters) {
+      result.set_correlation_id(waiter.correlation_id);
+      SendClient(waiter, result);
+    }
+  }
+}
+
+BrokerCore::Resume BrokerCore::ResumeState() const {
+  Resume resume{epoch_, next_lease_, next_verify_id_, counters_, allowed_worker_keys_, allowed_client_keys_, {}};
+  for (const auto& [seq, job] : jobs_.all()) {
+    if (!job.waiters.empty()) resume.waiters[seq] = job.waiters;
+  }
+  return resume;
 }
 
 void BrokerCore::Recover(Clock::time_point now) {
@@ -322,6 +343,12 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
     return OnDuplicateSubmit(from, *known, witnesses.empty() ? known->payload_hash() : payload_hash);
   }
 
+  if (unavailable_) {
+    return refuse(proto::ERROR_KIND_UNAVAILABLE,
+                  "the broker takes no new work now: " + *unavailable_ +
+                      "; nothing was accepted, retry later with the same request id",
+                  static_cast<uint32_t>(options_.busy_retry_after.count()));
+  }
   if (request.circuit_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without circuit_id");
   if (witnesses.empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without witnesses");
   if (witnesses.size() > options_.max_partitions) {
@@ -350,12 +377,6 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   }
   uint64_t witness_bytes = 0;
   for (const fleet::WitnessFrames& witness : witnesses) witness_bytes += witness.size();
-  if (unavailable_) {
-    return refuse(proto::ERROR_KIND_UNAVAILABLE,
-                  "the broker takes no new work now: " + *unavailable_ +
-                      "; nothing was accepted, retry later with the same request id",
-                  static_cast<uint32_t>(options_.busy_retry_after.count()));
-  }
   if (auto why = admission_.Refusal(client, witnesses.size(), witness_bytes)) {
     ++counters_.submits_busy;
     if (metrics_) metrics_->SubmitRefusedBusy();
@@ -791,6 +812,10 @@ void BrokerCore::Strike(WorkerRecord& worker, const std::string& why, Clock::tim
                options_.strikes_to_fault, why);
   if (worker.strikes < options_.strikes_to_fault || worker.state == proto::WORKER_STATE_FAULTED) return;
   SetWorkerState(worker, proto::WORKER_STATE_FAULTED);
+  // The broker's verdict: it holds for this id and every id of this key
+  // (a new process or a new --id does not clear it; zkctl undrain does).
+  held_states_[worker.worker_id] = proto::WORKER_STATE_FAULTED;
+  if (!worker.key_name.empty()) faulted_keys_.insert(worker.key_name);
   ReturnAllLeases(worker, "worker " + worker.worker_id + " is FAULTED (" + why + ")", now);
 }
 
@@ -823,8 +848,8 @@ void BrokerCore::SetWorkerState(WorkerRecord& worker, proto::WorkerState state) 
   // FAULTED is left only on the way out (drain, disconnect), never back to READY.
   if (worker.state == proto::WORKER_STATE_FAULTED && DrainRank(state) == 0) return;
   if (state == proto::WORKER_STATE_FAULTED) {
-    held_states_[worker.worker_id] = proto::WORKER_STATE_FAULTED;
-    if (!worker.key_name.empty()) faulted_keys_.insert(worker.key_name);
+    // A worker that reports its own engine FAULTED exits; restarted, it may
+    // serve again. FAULTED for the broker's own reasons is held (Strike).
   } else if (DrainRank(state) > 0 && DrainRank(state) < DrainRank(proto::WORKER_STATE_GONE) &&
              held_states_[worker.worker_id] != proto::WORKER_STATE_FAULTED) {
     held_states_[worker.worker_id] = proto::WORKER_STATE_DRAINING;
@@ -1391,8 +1416,10 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
     // Retention: results, then request ids (the dedup window).
     double ttl_s = std::chrono::duration<double>(options_.result_ttl).count();
     double dedup_s = std::chrono::duration<double>(options_.dedup_window).count();
-    journal_.ExpireResults(now_unix - ttl_s, kExpiryBudget);
-    journal_.ExpireRequests(now_unix - std::max(dedup_s, ttl_s), kExpiryBudget);
+    if (!unavailable_) {  // each would be a write that fails
+      journal_.ExpireResults(now_unix - ttl_s, kExpiryBudget);
+      journal_.ExpireRequests(now_unix - std::max(dedup_s, ttl_s), kExpiryBudget);
+    }
   }
   if (!metrics_) return next_heartbeat_;
   if (now >= next_gauges_) {

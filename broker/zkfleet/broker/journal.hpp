@@ -29,7 +29,10 @@
 // journal is as last committed (BrokerServer then refuses new work until
 // ProbeWritable() succeeds). job_seq and the epoch only move forward: a value
 // taken in an aborted turn is not handed out again, and is persisted by the
-// next commit that succeeds.
+// next commit that writes something (or by ProbeWritable); a commit with
+// nothing else to write does not try on its own, so a disk that refuses does
+// not fail every turn. After a failure LMDB declares fatal (MDB_PANIC) the
+// environment is opened again at the next transaction.
 //
 // Thread-safety: not thread-safe; owned by the broker thread.
 #pragma once

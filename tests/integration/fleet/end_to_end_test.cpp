@@ -137,7 +137,7 @@ TEST(FleetEndToEnd, FiveHundredJobsFourClientsThreeWorkers) {
 // at once).
 TEST(FleetEndToEnd, WorkerProcessesItsQueueInKeyOrder) {
   Fleet fleet("order");
-  fleet.StartBroker();
+  fleet.StartBroker({"--max-credit-per-worker", "64"});  // the whole batch in the worker's queue at once
   Process& worker =
       fleet.StartWorker("solo", {"--instant", "--circuit", "c1", "--capacity", "64", "--dispatch-start-delay-ms", "2500"});
   fleet.WaitWorkerReady("solo");

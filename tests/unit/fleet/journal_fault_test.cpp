@@ -1,0 +1,340 @@
+// The journal's storage faults (issue 27): witnesses that are missing, short,
+// long or altered on disk are refused with a fault in plain words (never
+// sent, never a crash), journal errors say what happened, and Abort() leaves
+// the journal as last committed.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <lmdb.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "testutil/test_support.hpp"
+#include "zkfleet/broker/journal.hpp"
+#include "zkfleet/common/error.hpp"
+
+namespace zkfleet::broker {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kThreshold = 4096;  // witnesses this large or larger get a file
+
+// Bytes that occur nowhere else in the store (so a test can find them in data.mdb).
+std::string Witness(size_t size, char seed) {
+  std::string bytes(size, '\0');
+  uint32_t x = 0x9e3779b9u ^ static_cast<unsigned char>(seed);
+  for (char& c : bytes) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    c = static_cast<char>(x);
+  }
+  return bytes;
+}
+
+std::string Joined(const fleet::WitnessFrames& witness) {
+  std::string bytes;
+  for (const zmq::message_t& chunk : witness.chunks) bytes.append(fleet::FrameView(chunk));
+  return bytes;
+}
+
+void FlipBit(const fs::path& file, uint64_t offset) {
+  int fd = open(file.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0) << file;
+  char c = 0;
+  ASSERT_EQ(pread(fd, &c, 1, static_cast<off_t>(offset)), 1);
+  c ^= 0x10;
+  ASSERT_EQ(pwrite(fd, &c, 1, static_cast<off_t>(offset)), 1);
+  close(fd);
+}
+
+class JournalFaultTest : public ::testing::Test {
+ protected:
+  JournalOptions Options(bool read_only = false) const {
+    JournalOptions options;
+    options.dir = dir_.path() / "journal";
+    options.sync = SyncMode::kNone;  // the page cache is enough here
+    options.blob_threshold = kThreshold;
+    options.read_only = read_only;
+    return options;
+  }
+  std::unique_ptr<Journal> Open(bool read_only = false) { return Journal::Open(Options(read_only)); }
+  fs::path Blob(uint64_t job_seq, uint32_t partition) const {
+    return dir_.path() / "journal" / "blobs" / (std::to_string(job_seq) + "-" + std::to_string(partition));
+  }
+  // A committed witness, as a SUBMIT leaves it.
+  void Store(Journal& journal, uint64_t job_seq, uint32_t partition, const std::string& bytes) {
+    journal.PutWitness(job_seq, partition, std::string_view(bytes));
+    journal.Commit();
+  }
+
+  testing::TempDir dir_;
+};
+
+TEST_F(JournalFaultTest, IntactWitnessesReadBack) {
+  auto journal = Open();
+  const std::string small = Witness(100, 's'), large = Witness(3 * kThreshold + 7, 'l');
+  Store(*journal, 1, 0, small);
+  Store(*journal, 1, 1, large);
+  ASSERT_TRUE(fs::exists(Blob(1, 1)));
+  std::string fault;
+  auto read = journal->ReadWitnessFrames(1, 0, &fault);
+  ASSERT_TRUE(read) << fault;
+  EXPECT_EQ(Joined(*read), small);
+  read = journal->ReadWitnessFrames(1, 1, &fault);
+  ASSERT_TRUE(read) << fault;
+  EXPECT_EQ(Joined(*read), large);
+  EXPECT_TRUE(fault.empty()) << fault;
+}
+
+TEST_F(JournalFaultTest, TruncatedWitnessFileIsAFaultNamingBothSizes) {
+  auto journal = Open();
+  Store(*journal, 7, 2, Witness(2 * kThreshold, 'a'));
+  fs::resize_file(Blob(7, 2), 1000);
+  std::string fault;
+  EXPECT_FALSE(journal->ReadWitnessFrames(7, 2, &fault));  // and no SIGBUS
+  EXPECT_NE(fault.find(Blob(7, 2).string()), std::string::npos) << fault;
+  EXPECT_NE(fault.find("is 1000 bytes"), std::string::npos) << fault;
+  EXPECT_NE(fault.find(std::to_string(2 * kThreshold) + " were recorded"), std::string::npos) << fault;
+  EXPECT_NE(fault.find("truncated"), std::string::npos) << fault;
+
+  // Longer than recorded: refused as well.
+  Store(*journal, 8, 0, Witness(kThreshold, 'b'));
+  fs::resize_file(Blob(8, 0), kThreshold + 1);
+  EXPECT_FALSE(journal->ReadWitnessFrames(8, 0, &fault));
+  EXPECT_NE(fault.find("is " + std::to_string(kThreshold + 1) + " bytes"), std::string::npos) << fault;
+  EXPECT_NE(fault.find("longer"), std::string::npos) << fault;
+
+  // The journal itself is fine: other witnesses still read.
+  Store(*journal, 9, 0, Witness(kThreshold, 'c'));
+  EXPECT_TRUE(journal->ReadWitnessFrames(9, 0, &fault)) << fault;
+}
+
+TEST_F(JournalFaultTest, FlippedBitInAWitnessFileIsAFaultNamingTheHash) {
+  auto journal = Open();
+  const std::string bytes = Witness(5 * kThreshold, 'f');
+  Store(*journal, 3, 0, bytes);
+  FlipBit(Blob(3, 0), 2 * kThreshold + 11);
+  std::string fault;
+  EXPECT_FALSE(journal->ReadWitnessFrames(3, 0, &fault));
+  EXPECT_NE(fault.find("do not match the XXH3-128 hash recorded when it was written"), std::string::npos) << fault;
+  EXPECT_NE(fault.find(Blob(3, 0).string()), std::string::npos) << fault;
+  EXPECT_NE(fault.find("changed on the disk"), std::string::npos) << fault;
+  // Flipped back, it reads again (the check is on the bytes, not a sticky mark).
+  FlipBit(Blob(3, 0), 2 * kThreshold + 11);
+  auto read = journal->ReadWitnessFrames(3, 0, &fault);
+  ASSERT_TRUE(read) << fault;
+  EXPECT_EQ(Joined(*read), bytes);
+}
+
+TEST_F(JournalFaultTest, FlippedBitInAWitnessInTheStoreIsAFault) {
+  auto journal = Open();
+  const std::string bytes = Witness(1500, 'i');  // below the threshold: a store value
+  Store(*journal, 4, 0, bytes);
+  journal.reset();
+  // Find its bytes in data.mdb and damage one.
+  const fs::path store = dir_.path() / "journal" / "data.mdb";
+  const std::string image = zkfleet::testing::ReadFile(store.string());
+  const size_t at = image.find(bytes);
+  ASSERT_NE(at, std::string::npos);
+  FlipBit(store, at + 700);
+  journal = Open();
+  std::string fault;
+  EXPECT_FALSE(journal->ReadWitnessFrames(4, 0, &fault));
+  EXPECT_NE(fault.find("1500 bytes stored for it in " + store.string()), std::string::npos) << fault;
+  EXPECT_NE(fault.find("XXH3-128"), std::string::npos) << fault;
+}
+
+TEST_F(JournalFaultTest, MissingWitnessIsAFault) {
+  auto journal = Open();
+  Store(*journal, 5, 1, Witness(kThreshold, 'm'));
+  fs::remove(Blob(5, 1));
+  std::string fault;
+  EXPECT_FALSE(journal->ReadWitnessFrames(5, 1, &fault));
+  EXPECT_NE(fault.find(Blob(5, 1).string() + " is missing"), std::string::npos) << fault;
+  // No record at all.
+  EXPECT_FALSE(journal->ReadWitnessFrames(99, 0, &fault));
+  EXPECT_NE(fault.find("holds no witness"), std::string::npos) << fault;
+}
+
+TEST_F(JournalFaultTest, AbortLeavesTheJournalAsCommittedAndRemovesTheTurnsFiles) {
+  auto journal = Open();
+  ASSERT_EQ(journal->TakeJobSeq(), 1u);
+  journal::Job job;
+  job.set_job_seq(1);
+  job.set_circuit_id("c1");
+  journal->PutJob(job);
+  const std::string first = Witness(2 * kThreshold, '1');
+  Store(*journal, 1, 0, first);
+
+  // A turn that fails: a new job with a witness file, the first one's
+  // witness deleted, then Abort().
+  ASSERT_EQ(journal->TakeJobSeq(), 2u);
+  job.set_job_seq(2);
+  journal->PutJob(job);
+  journal->PutWitness(2, 0, std::string_view(Witness(3 * kThreshold, '2')));
+  journal->PutWitness(2, 1, std::string_view(Witness(10, '3')));
+  journal->DeleteWitness(1, 0);
+  ASSERT_TRUE(fs::exists(Blob(2, 0)));
+  EXPECT_TRUE(journal->dirty());
+  journal->Abort();
+  EXPECT_FALSE(journal->dirty());
+
+  EXPECT_FALSE(fs::exists(Blob(2, 0))) << "the aborted turn's witness file stays";
+  EXPECT_FALSE(journal->GetJob(2));
+  std::string fault;
+  EXPECT_FALSE(journal->ReadWitnessFrames(2, 1, &fault));
+  ASSERT_TRUE(journal->GetJob(1));
+  ASSERT_TRUE(fs::exists(Blob(1, 0))) << "a deletion of the aborted turn happened";
+  auto read = journal->ReadWitnessFrames(1, 0, &fault);
+  ASSERT_TRUE(read) << fault;
+  EXPECT_EQ(Joined(*read), first);
+
+  // job_seq 2 was taken (a worker may have seen it): it is not handed out
+  // again, and the next commit that writes (here the probe) persists that. A
+  // commit with nothing else to write does not try (while the disk refuses,
+  // it would fail every turn).
+  EXPECT_EQ(journal->TakeJobSeq(), 3u);
+  journal->Abort();
+  const uint64_t commits = journal->stats().commits;
+  journal->Commit();
+  EXPECT_EQ(journal->stats().commits, commits);
+  std::string why;
+  ASSERT_TRUE(journal->ProbeWritable(&why)) << why;
+  journal.reset();
+  journal = Open();
+  EXPECT_EQ(journal->next_job_seq(), 4u);
+  EXPECT_FALSE(journal->GetJob(2));
+}
+
+TEST_F(JournalFaultTest, MapFullIsSaidPlainlyAndAbortRecovers) {
+  JournalOptions options = Options();
+  options.map_bytes = 256 << 10;  // a store that cannot hold much
+  auto journal = Journal::Open(options);
+  try {
+    journal->PutWitness(1, 0, std::string_view(Witness(kThreshold - 1, 'x')));
+    for (uint32_t p = 1; p < 200; ++p) journal->PutWitness(1, p, std::string_view(Witness(kThreshold - 1, 'x')));
+    journal->Commit();
+    FAIL() << "a 256 KiB store took 800 KB";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(what.find("reached its map size of 262144 bytes (MDB_MAP_FULL)"), std::string::npos) << what;
+    EXPECT_NE(what.find(options.dir.string()), std::string::npos) << what;
+  }
+  journal->Abort();
+  std::string why;
+  EXPECT_TRUE(journal->ProbeWritable(&why)) << why;
+  Store(*journal, 2, 0, "small");
+  std::string fault;
+  auto read = journal->ReadWitnessFrames(2, 0, &fault);
+  ASSERT_TRUE(read) << fault;
+  EXPECT_EQ(Joined(*read), "small");
+  EXPECT_FALSE(journal->ReadWitnessFrames(1, 0, &fault));
+}
+
+TEST_F(JournalFaultTest, ProbeSaysWhyTheJournalCannotBeWritten) {
+  auto journal = Open();
+  std::string why;
+  EXPECT_TRUE(journal->ProbeWritable(&why)) << why;
+  EXPECT_FALSE(fs::exists(dir_.path() / "journal" / "write-probe"));
+  // A directory where the probe file goes: the probe cannot create it.
+  fs::create_directory(dir_.path() / "journal" / "write-probe");
+  EXPECT_FALSE(journal->ProbeWritable(&why));
+  EXPECT_NE(why.find("while creating the write probe"), std::string::npos) << why;
+  fs::remove(dir_.path() / "journal" / "write-probe");
+  EXPECT_TRUE(journal->ProbeWritable(&why)) << why;
+}
+
+TEST_F(JournalFaultTest, WitnessOfAnOlderJournalWithoutHashesStillReads) {
+  const std::string small = Witness(200, 'o'), large = Witness(2 * kThreshold, 'O');
+  {
+    auto journal = Open();
+    Store(*journal, 1, 0, small);
+    Store(*journal, 1, 1, large);
+    Store(*journal, 2, 0, Witness(kThreshold, 'T'));
+  }
+  // As a zkbroker before hashes left it: no "witness_hashes" database.
+  {
+    MDB_env* env = nullptr;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 16);
+    ASSERT_EQ(mdb_env_open(env, (dir_.path() / "journal").c_str(), 0, 0640), 0);
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    MDB_dbi dbi;
+    ASSERT_EQ(mdb_dbi_open(txn, "witness_hashes", 0, &dbi), 0);
+    ASSERT_EQ(mdb_drop(txn, dbi, 1), 0);
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+  fs::resize_file(Blob(2, 0), 10);
+  std::string fault;
+  for (bool read_only : {true, false}) {
+    SCOPED_TRACE(read_only ? "read-only" : "read-write");
+    auto journal = Open(read_only);
+    auto read = journal->ReadWitnessFrames(1, 0, &fault);
+    ASSERT_TRUE(read) << fault;
+    EXPECT_EQ(Joined(*read), small);
+    read = journal->ReadWitnessFrames(1, 1, &fault);
+    ASSERT_TRUE(read) << fault;
+    EXPECT_EQ(Joined(*read), large);
+    // Its size is still checked.
+    EXPECT_FALSE(journal->ReadWitnessFrames(2, 0, &fault));
+    EXPECT_NE(fault.find("is 10 bytes"), std::string::npos) << fault;
+  }
+  // Witnesses written from now on get their hash.
+  auto journal = Open();
+  Store(*journal, 3, 0, Witness(kThreshold, 'n'));
+  FlipBit(Blob(3, 0), 5);
+  EXPECT_FALSE(journal->ReadWitnessFrames(3, 0, &fault));
+  EXPECT_NE(fault.find("XXH3-128"), std::string::npos) << fault;
+}
+
+TEST_F(JournalFaultTest, BeginLifeDropsHashesOfWitnessesThatAreGone) {
+  {
+    auto journal = Open();
+    Store(*journal, 1, 0, Witness(10, 'g'));
+  }
+  // An older zkbroker deleting the witness leaves its hash behind.
+  {
+    MDB_env* env = nullptr;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 16);
+    ASSERT_EQ(mdb_env_open(env, (dir_.path() / "journal").c_str(), 0, 0640), 0);
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    MDB_dbi witnesses, hashes;
+    ASSERT_EQ(mdb_dbi_open(txn, "witnesses", 0, &witnesses), 0);
+    ASSERT_EQ(mdb_dbi_open(txn, "witness_hashes", 0, &hashes), 0);
+    ASSERT_EQ(mdb_drop(txn, witnesses, 0), 0);
+    MDB_stat stat{};
+    ASSERT_EQ(mdb_stat(txn, hashes, &stat), 0);
+    EXPECT_EQ(stat.ms_entries, 1u);
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+  auto journal = Open();
+  journal->BeginLife();
+  journal.reset();
+  MDB_env* env = nullptr;
+  ASSERT_EQ(mdb_env_create(&env), 0);
+  mdb_env_set_maxdbs(env, 16);
+  ASSERT_EQ(mdb_env_open(env, (dir_.path() / "journal").c_str(), MDB_RDONLY, 0640), 0);
+  MDB_txn* txn = nullptr;
+  ASSERT_EQ(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn), 0);
+  MDB_dbi hashes;
+  ASSERT_EQ(mdb_dbi_open(txn, "witness_hashes", 0, &hashes), 0);
+  MDB_stat stat{};
+  ASSERT_EQ(mdb_stat(txn, hashes, &stat), 0);
+  EXPECT_EQ(stat.ms_entries, 0u);
+  mdb_txn_abort(txn);
+  mdb_env_close(env);
+}
+
+}  // namespace
+}  // namespace zkfleet::broker
