@@ -97,6 +97,9 @@ class BrokerCore {
     BrokerCounters counters;
     // The allow-listed keys (CURVE), as last set.
     std::optional<std::set<std::string>> worker_keys, client_keys;
+    // Clients waiting for live jobs' results (AWAIT, SUBMIT) on connections
+    // that stay open.
+    std::map<uint64_t, std::vector<ReplyTo>> waiters;
   };
   // Rebuilds the core from what the journal last committed, without writing
   // (BrokerServer, after a journal write failed: the turn's writes were
@@ -104,9 +107,7 @@ class BrokerCore {
   // Workers are forgotten; each one's next message is answered DISCONNECT
   // and it registers again, claiming what it still proves.
   BrokerCore(BrokerOptions options, Journal& journal, metrics::BrokerMetrics* metrics, const Resume& resume);
-  Resume ResumeState() const {
-    return {epoch_, next_lease_, next_verify_id_, counters_, allowed_worker_keys_, allowed_client_keys_};
-  }
+  Resume ResumeState() const;
 
   // While `reason` is set the broker takes no new work: a SUBMIT of a new
   // request is refused with UNAVAILABLE (retryable) naming it. Everything
