@@ -36,6 +36,7 @@ Code CodeForKind(proto::ErrorKind kind) {
     case proto::ERROR_KIND_TOO_LARGE: return Code::kTooLarge;
     case proto::ERROR_KIND_VERSION_MISMATCH: return Code::kVersionMismatch;
     case proto::ERROR_KIND_FORBIDDEN: return Code::kAuth;
+    case proto::ERROR_KIND_UNAVAILABLE: return Code::kUnavailable;
     default: return Code::kInternal;
   }
 }
@@ -60,6 +61,8 @@ Status Guard(const fleet::BrokerClient* broker, Body&& body) {
     return Status(CodeForKind(e.kind()), e.what());
   } catch (const fleet::NoReplyError& e) {
     return Status(broker && broker->auth_refused() ? Code::kAuth : Code::kTimeout, e.what());
+  } catch (const fleet::InvalidResultError& e) {
+    return Status(Code::kInvalidResult, e.what());
   } catch (const Error& e) {
     return Status(CodeForError(e.code()), e.what());
   } catch (const zmq::error_t& e) {
@@ -79,6 +82,22 @@ std::string RandomRequestId(const std::string& prefix) {
 struct BusyGaveUp {
   std::string what;
 };
+
+// Refusals after which the same SUBMIT may be accepted: nothing was.
+bool Retryable(proto::ErrorKind kind) {
+  return kind == proto::ERROR_KIND_BUSY || kind == proto::ERROR_KIND_UNAVAILABLE;
+}
+
+// kBusy or kUnavailable, from the last refusal's words (a BrokerError's
+// "broker: <KIND>: <message>").
+Code GaveUpCode(const std::string& what) {
+  const std::string unavailable = "broker: " + fleet::ErrorKindName(proto::ERROR_KIND_UNAVAILABLE) + ": ";
+  return what.rfind(unavailable, 0) == 0 ? Code::kUnavailable : Code::kBusy;
+}
+
+static_assert(kMaxRequestIdBytes == fleet::kMaxRequestIdBytes && kMaxCircuitIdBytes == fleet::kMaxCircuitIdBytes &&
+                  kMaxClientIdBytes == fleet::kMaxClientIdBytes && kMaxWorkerIdBytes == fleet::kMaxWorkerIdBytes,
+              "zkfleet/client.h's bounds must be fleet/client.hpp's");
 
 // OK for a SUCCEEDED job, else kJobFailed naming the state and the reason.
 Status ResultStatus(const proto::JobResult& result) {
@@ -108,6 +127,8 @@ const char* CodeName(Code code) {
     case Code::kInvalidArgument: return "INVALID_ARGUMENT";
     case Code::kIo: return "IO";
     case Code::kInternal: return "INTERNAL";
+    case Code::kUnavailable: return "UNAVAILABLE";
+    case Code::kInvalidResult: return "INVALID_RESULT";
   }
   return "UNKNOWN";
 }
@@ -147,8 +168,12 @@ Status Client::Open(const Options& options, std::unique_ptr<Client>* client) {
   Status status = Guard(nullptr, [&] {
     auto security = fleet::ClientSecurity::Load(options.insecure_plaintext, options.curve_secret_key_file,
                                                 options.broker_public_key_file);
+    // With CURVE the broker knows the client by its key and ignores a
+    // declared id: none is sent (so none can be refused as too long).
+    const std::string client_id = options.insecure_plaintext ? options.client_id : "";
+    fleet::CheckName("client id", client_id, fleet::kMaxClientIdBytes, "kMaxClientIdBytes");
     impl->broker = std::make_unique<fleet::BrokerClient>(impl->context, options.endpoint, security,
-                                                         fleet::SocketLimits{}, options.client_id);
+                                                         fleet::SocketLimits{}, client_id);
     return Status();
   });
   if (!status.ok()) return status;
@@ -164,6 +189,7 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
     request.set_circuit_id(options.circuit);
     request.set_priority(options.priority);
     if (options.deadline_unix_s > 0) request.set_deadline_unix_s(options.deadline_unix_s);
+    fleet::CheckSubmitRequest(request);  // before the witness files are opened
     // Each witness becomes one frame without a copy (a mapping of its file).
     fleet::Frames frames;
     for (Witness& witness : witnesses) {
@@ -179,7 +205,7 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
       frames.push_back(std::move(*frame));
     }
 
-    // BrokerClient::Submit retries BUSY itself, but only within its timeout,
+    // BrokerClient::Submit retries BUSY and UNAVAILABLE itself, but only within its timeout,
     // which is also how long it waits for a reply at all. Here each attempt
     // gets the reply timeout (a dead broker is still reported after it), the
     // observer ends the retries once the next wait would pass busy_timeout,
@@ -200,7 +226,7 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
           reply = impl.broker->Submit(request, std::move(shared), impl.options.reply_timeout);
           break;
         } catch (const fleet::BrokerError& e) {
-          if (e.kind() != proto::ERROR_KIND_BUSY) throw;
+          if (!Retryable(e.kind())) throw;
           backoff_s = std::min(30.0, std::max(e.retry_after_ms() / 1000.0, std::max(backoff_s * 2, 0.1)));
           const double wait_s = backoff_s * std::uniform_real_distribution<double>(0.75, 1.25)(impl.jitter);
           before_wait(e.what(), wait_s);
@@ -209,7 +235,10 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
       }
     } catch (const BusyGaveUp& busy) {
       impl.broker->set_busy_observer(nullptr);
-      return Status(Code::kBusy, busy.what);
+      return Status(GaveUpCode(busy.what), busy.what);
+    } catch (...) {
+      impl.broker->set_busy_observer(nullptr);  // it captures this call's locals
+      throw;
     }
     impl.broker->set_busy_observer(nullptr);
     job->job_seq = reply.job_seq();
@@ -269,10 +298,20 @@ Status Client::Workers(std::vector<proto::WorkerInfo>* workers) {
   return Status();
 }
 
+Status Client::Undrain(const std::string& worker_id, proto::UndrainWorkerReply* reply) {
+  Impl& impl = *impl_;
+  return Guard(impl.broker.get(), [&]() -> Status {
+    fleet::CheckName("worker id", worker_id, fleet::kMaxWorkerIdBytes, "kMaxWorkerIdBytes");
+    *reply = impl.broker->Undrain(worker_id, impl.options.reply_timeout);
+    return Status();
+  });
+}
+
 Status Client::Drain(const std::string& worker_id, bool wait, std::chrono::milliseconds timeout,
                      proto::DrainWorkerReply* reply) {
   Impl& impl = *impl_;
   return Guard(impl.broker.get(), [&]() -> Status {
+    fleet::CheckName("worker id", worker_id, fleet::kMaxWorkerIdBytes, "kMaxWorkerIdBytes");
     *reply = impl.broker->Drain(worker_id, wait, timeout);
     return Status();
   });

@@ -197,11 +197,16 @@ double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// The broker's words of a BUSY refusal, without the "broker: BUSY: " prefix.
+// The broker's words of a BUSY or UNAVAILABLE refusal, without the
+// "broker: BUSY: " / "broker: UNAVAILABLE: " prefix.
 std::string BusyMessage(const std::string& what) {
-  const std::string prefix = "broker: BUSY: ";
-  return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
+  for (const std::string prefix : {"broker: BUSY: ", "broker: UNAVAILABLE: "}) {
+    if (what.rfind(prefix, 0) == 0) return what.substr(prefix.size());
+  }
+  return what;
 }
+
+bool IsUnavailable(const std::string& what) { return what.rfind("broker: UNAVAILABLE: ", 0) == 0; }
 
 // A refusal or a failure of the client: one line on stderr, exit 1.
 int Fail(const zkfleet::client::Status& status) {
@@ -212,8 +217,8 @@ int Fail(const zkfleet::client::Status& status) {
 }  // namespace
 
 void ReportBusy(const std::string& what, double wait_s) {
-  std::cerr << "zkctl: broker busy (" << BusyMessage(what) << "); retrying in " << FormatSeconds(wait_s, 1) << " s"
-            << std::endl;
+  std::cerr << "zkctl: broker " << (IsUnavailable(what) ? "unavailable" : "busy") << " (" << BusyMessage(what)
+            << "); retrying in " << FormatSeconds(wait_s, 1) << " s" << std::endl;
 }
 
 int Submit(Context& context, const SubmitArgs& args) {
@@ -231,13 +236,19 @@ int Submit(Context& context, const SubmitArgs& args) {
   for (const auto& path : args.witness_files) witnesses.push_back(zkfleet::client::Witness::FromFile(path));
   if (args.deadline_s > 0) options.deadline_unix_s = UnixNow() + args.deadline_s;
 
-  // BUSY refusals are retried by the client (its on_busy prints why) until
-  // the --busy-timeout it was opened with.
+  // BUSY and UNAVAILABLE refusals are retried by the client (its on_busy
+  // prints why) until the --busy-timeout it was opened with.
   zkfleet::client::Job reply;
   const zkfleet::client::Status submitted = context.client->Submit(options, std::move(witnesses), &reply);
   if (submitted.code() == zkfleet::client::Code::kBusy) {
     std::cerr << "zkctl: broker still busy after " << FormatSeconds(args.busy_timeout_s, 1)
               << " s (--busy-timeout); nothing was queued: " << BusyMessage(submitted.message()) << '\n';
+    return kExitError;
+  }
+  if (submitted.code() == zkfleet::client::Code::kUnavailable) {
+    std::cerr << "zkctl: broker still unavailable after " << FormatSeconds(args.busy_timeout_s, 1)
+              << " s (--busy-timeout; it cannot write its journal); nothing was queued: "
+              << BusyMessage(submitted.message()) << '\n';
     return kExitError;
   }
   if (!submitted.ok()) return Fail(submitted);
@@ -418,6 +429,26 @@ int Drain(Context& context, const std::string& worker_id, bool wait) {
     table.Add({WorkerStateName(p.state()), p.state() == proto::WORKER_STATE_GONE ? "-" : FormatSeconds(p.duration_s())});
   }
   table.Print(std::cout);
+  return kExitOk;
+}
+
+int Undrain(Context& context, const std::string& worker_id) {
+  proto::UndrainWorkerReply reply;
+  if (auto s = context.client->Undrain(worker_id, &reply); !s.ok()) {
+    if (s.code() == zkfleet::client::Code::kBadRequest) {
+      std::cerr << "zkctl: " << s.message() << " (a broker older than UNDRAIN cannot read the request)\n";
+      return kExitError;
+    }
+    return Fail(s);
+  }
+  if (context.json) {
+    std::cout << json{{"worker_id", reply.worker_id()}, {"state", WorkerStateName(reply.state())}}.dump(2) << '\n';
+  } else if (reply.state() == proto::WORKER_STATE_READY) {
+    std::cout << "worker " << reply.worker_id() << " is READY again (the broker routes work to it)\n";
+  } else {
+    std::cout << "worker " << reply.worker_id() << " undrained; its state now: " << WorkerStateName(reply.state())
+              << '\n';
+  }
   return kExitOk;
 }
 

@@ -32,7 +32,7 @@ struct SubmitArgs {
   std::string priority = "normal";
   std::string request_id;  // empty: a random one
   double deadline_s = 0;   // from now; 0 = none
-  // How long BUSY refusals are retried (with the broker's back-off) before
+  // How long BUSY and UNAVAILABLE refusals are retried (with the broker's back-off) before
   // zkctl gives up; each attempt still waits at most the reply timeout.
   // main() hands it to the client (Options::busy_timeout); here for the message.
   double busy_timeout_s = 300;
@@ -48,7 +48,8 @@ struct JournalArgs {
   bool json = false;
 };
 
-// "zkctl: broker busy (...); retrying in N s" on stderr: the client's on_busy.
+// "zkctl: broker busy (...); retrying in N s" on stderr (or "broker
+// unavailable", for UNAVAILABLE): the client's on_busy.
 void ReportBusy(const std::string& what, double wait_s);
 int Submit(Context& context, const SubmitArgs& args);
 int Await(Context& context, uint64_t job_seq, const std::string& out_dir);
@@ -56,6 +57,8 @@ int Status(Context& context);
 int Workers(Context& context);
 int Cancel(Context& context, uint64_t job_seq);
 int Drain(Context& context, const std::string& worker_id, bool wait);
+// A worker the broker holds DRAINING or FAULTED may take work again (admin).
+int Undrain(Context& context, const std::string& worker_id);
 // Reads the broker journal in args.data_dir read-only; needs no broker.
 int JournalInspect(const JournalArgs& args);
 

@@ -1,6 +1,6 @@
 // zkctl: command-line client of the zkfleet broker.
 //   zkctl submit --circuit ID [--priority P] [--request-id R] [--deadline S] [--wait] [--out DIR] WITNESS...
-//   zkctl await JOB [--out DIR] | status | workers | cancel JOB | drain WORKER [--wait]
+//   zkctl await JOB [--out DIR] | status | workers | cancel JOB | drain WORKER [--wait] | undrain WORKER
 //   zkctl journal --data-dir DIR [--job N] [--limit N]   (reads the broker's journal; no broker needed)
 //   zkctl keygen --out NAME   (writes a CURVE keypair NAME.pub, NAME.secret; no broker needed)
 // Tables by default, --json for machines. Exit codes: see commands.hpp.
@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
                      "seconds from now after which the broker expires the job instead of proving it (0 = none)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   submit->add_option("--busy-timeout", submit_args.busy_timeout_s,
-                     "seconds to keep retrying while the broker answers BUSY (over its queue limits)")
+                     "seconds to keep retrying while the broker answers BUSY (over its queue limits) or "
+                     "UNAVAILABLE (it cannot write its journal)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   submit->add_flag("--wait", submit_args.wait, "wait for the result and print it");
   submit->add_option("--out", submit_args.out_dir, "write proof_<p>.json/public_<p>.json here (implies --wait)");
@@ -111,6 +112,9 @@ int main(int argc, char** argv) {
   auto* drain = app.add_subcommand("drain", "drain a worker: it hands back queued work, finishes, releases, leaves");
   drain->add_option("worker", worker_id, "worker id")->required();
   drain->add_flag("--wait", drain_wait, "return when the worker has released its memory and left; print the phases");
+  auto* undrain = app.add_subcommand(
+      "undrain", "let a worker the broker holds DRAINING (zkctl drain) or FAULTED take work again (admin)");
+  undrain->add_option("worker", worker_id, "worker id")->required();
 
   zkctl::JournalArgs journal_args;
   auto* journal = app.add_subcommand(
@@ -163,6 +167,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("workers")) return zkctl::Workers(ctx);
     if (cancel->parsed()) return zkctl::Cancel(ctx, job_seq);
     if (drain->parsed()) return zkctl::Drain(ctx, worker_id, drain_wait);
+    if (undrain->parsed()) return zkctl::Undrain(ctx, worker_id);
   } catch (const std::exception& e) {
     std::cerr << "zkctl: " << e.what() << '\n';
     return zkctl::kExitError;

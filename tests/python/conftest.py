@@ -141,14 +141,27 @@ class Fleet:
         path = self.dir / f"{key}.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
+    # The bundled BN254 circuit's ids in these tests: the broker verifies
+    # their RESULTs with its verification key.
+    PROVED_CIRCUITS = ("bn128", "demo-bn128")
+
     def start_broker(self, *extra: str) -> None:
+        """Starts zkbroker. Unless ``extra`` names ``--verification-key`` or
+        ``--unverified-circuits`` (as the C++ harness does): the bundled
+        circuit's ids are verified with its key, every other circuit (the
+        workers' --instant ones, which do not prove) runs unverified."""
         self.broker_starts += 1
         key = "broker" if self.broker_starts == 1 else f"broker-{self.broker_starts}"
+        verification: List[str] = []
+        if not any(arg.startswith(("--verification-key", "--unverified-circuits")) for arg in extra):
+            for circuit in self.PROVED_CIRCUITS:
+                verification += ["--verification-key", f"{circuit}={FIXTURE / 'verification_key.json'}"]
+            verification.append("--unverified-circuits=*")
         self._spawn(key, [binary("zkbroker"), "--clients", self.endpoint, "--workers",
                           f"tcp://127.0.0.1:{self.worker_port}", "--heartbeat-ms", str(self.HEARTBEAT_MS),
                           "--curve-secret-key", str(self.dir / "keys" / "broker.secret"),
                           "--allow-dir", str(self.dir / "keys" / "allow"),
-                          "--data-dir", str(self.dir / "broker-data"), *extra])
+                          "--data-dir", str(self.dir / "broker-data"), *verification, *extra])
         deadline = time.monotonic() + scaled(15)
         while "broker serving" not in self.log(key):
             if self.processes[key].poll() is not None or time.monotonic() > deadline:

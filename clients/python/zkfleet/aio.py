@@ -8,14 +8,24 @@ implementation: :class:`zkfleet.Client` runs one on a private event loop.
 
 Guarantees (docs/protocol.md, "Guarantees"; docs/clients.md):
 
-* BUSY refusals of a SUBMIT are retried with the same request id after the
-  broker's ``retry_after_ms``, doubling per refusal up to 30 s, with +-25 %
-  jitter, until ``busy_timeout``; then :class:`~zkfleet.Busy`.
+* BUSY and UNAVAILABLE refusals of a SUBMIT are retried with the same
+  request id after the broker's ``retry_after_ms``, doubling per refusal up
+  to 30 s, with +-25 % jitter, until ``busy_timeout``; then
+  :class:`~zkfleet.Busy` / :class:`~zkfleet.Unavailable`.
 * When the connection is established again (a broker restart, a network
   cut), every SUBMIT still without a reply is resent, unchanged (same request
   id and correlation id: the broker returns the existing job if it had made
   it durable), and every job whose result is still awaited is awaited again.
-  A result that arrives twice is handed out once.
+  A result that arrives twice is handed out once. A wait the broker answers
+  UNAVAILABLE (its journal could not be written in the turn that held the
+  job's result or the AWAIT's answer) goes on: the job is awaited again after
+  the broker's hint. A request the broker
+  answered (accepted or refused: BAD_REQUEST, TOO_LARGE, FORBIDDEN,
+  REQUEST_ID_REUSED, ...) is never resent: a refusal is raised once, typed.
+* A SUCCEEDED result whose proof or public signals are not JSON raises
+  :class:`~zkfleet.InvalidResult` instead of being handed out as text.
+* Request ids and circuit ids above the broker's bounds
+  (:mod:`zkfleet.limits`) raise :class:`~zkfleet.InvalidRequest` unsent.
 * A key the broker does not admit fails the waiting requests with
   :class:`~zkfleet.AuthError` as soon as the handshake is refused.
 
@@ -39,7 +49,8 @@ from zmq.utils.monitor import parse_monitor_message
 
 from . import keys as _keys
 from ._wire import PROTOCOL_VERSION, error_kind_name, job_state_name, pb, priority_value, witness_frames
-from .errors import AuthError, Busy, JobFailed, Timeout, ZkfleetError, broker_error
+from .errors import AuthError, Busy, JobFailed, Timeout, Unavailable, ZkfleetError, broker_error
+from .limits import MAX_CLIENT_ID_BYTES, check_name, check_submit
 from .results import CancelResult, JobResult
 
 WitnessInput = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
@@ -109,19 +120,22 @@ class AsyncClient:
             ``zkctl keygen``; ``None`` reads ``$ZKFLEET_CURVE_SECRET_KEY`` and
             ``$ZKFLEET_BROKER_PUBLIC_KEY``.
         insecure_plaintext: no CURVE (only against a broker run so).
-        client_id: plaintext mode only: the declared identity.
+        client_id: plaintext mode only: the declared identity (at most
+            ``MAX_CLIENT_ID_BYTES``; with CURVE none is sent: the key is the identity).
         reply_timeout: seconds a request waits for its reply.
-        busy_timeout: seconds BUSY refusals of a submit are retried.
+        busy_timeout: seconds BUSY and UNAVAILABLE refusals of a submit are retried.
     """
 
     def __init__(self, endpoint: str = "tcp://127.0.0.1:5555", keys: Union[None, Tuple[str, str]] = None, *,
                  insecure_plaintext: bool = False, client_id: str = "", reply_timeout: float = 10.0,
                  busy_timeout: float = 300.0) -> None:
         self.endpoint = endpoint
-        self.client_id = client_id
         self.reply_timeout = reply_timeout
         self.busy_timeout = busy_timeout
         security = Security.load(keys, insecure_plaintext)
+        if security.plaintext:
+            check_name("client id", client_id, MAX_CLIENT_ID_BYTES, "MAX_CLIENT_ID_BYTES")
+        self.client_id = client_id if security.plaintext else ""
         self._loop = asyncio.get_running_loop()  # construct it in a coroutine of its loop
         self._context = zmq.asyncio.Context()
         self._socket = self._context.socket(zmq.DEALER)
@@ -139,6 +153,7 @@ class AsyncClient:
 
         self._next_id = 1
         self._pending: Dict[int, asyncio.Future] = {}             # correlation id -> reply
+        self._pending_bodies: Dict[int, str] = {}                 # correlation id -> request kind
         self._unanswered: Dict[int, List[object]] = {}            # SUBMITs to resend: id -> frames
         self._awaited: Dict[int, int] = {}                        # job_seq -> correlation id
         self._results: Dict[int, asyncio.Future] = {}             # job_seq -> pushed JobResult
@@ -160,11 +175,15 @@ class AsyncClient:
         the submit idempotent (default: a random one, in ``job.request_id``);
         ``deadline`` is seconds from now after which the broker expires the
         job instead of proving it. Raises :class:`UnknownCircuit`,
-        :class:`Busy` (after ``busy_timeout``), :class:`Timeout`,
-        :class:`AuthError`, :class:`RequestIdReused` or :class:`BrokerError`.
+        :class:`Busy` / :class:`Unavailable` (after ``busy_timeout``),
+        :class:`Timeout`, :class:`AuthError`, :class:`RequestIdReused`,
+        :class:`BadRequest`, :class:`TooLarge` or :class:`BrokerError`; and
+        :class:`InvalidRequest` (nothing sent) for a request id or circuit id
+        above the broker's bounds (:mod:`zkfleet.limits`).
         """
-        request = pb.SubmitRequest(request_id=request_id or f"py-{uuid.uuid4().hex}", circuit_id=circuit,
-                                   priority=priority_value(priority))
+        request_id = request_id or f"py-{uuid.uuid4().hex}"
+        check_submit(request_id, circuit)
+        request = pb.SubmitRequest(request_id=request_id, circuit_id=circuit, priority=priority_value(priority))
         if deadline:
             request.deadline_unix_s = time.time() + deadline
         blobs = [_witness_bytes(w) for w in witnesses]
@@ -177,7 +196,9 @@ class AsyncClient:
             envelope.submit.CopyFrom(request)
             try:
                 reply = await self._call(envelope, frames)
-            except Busy as busy:
+            except (Busy, Unavailable) as busy:
+                # Nothing was accepted (over a limit, or the journal cannot be
+                # written): the same request again after the broker's hint.
                 backoff = min(_MAX_BACKOFF_S, max(busy.retry_after_ms / 1000.0, backoff * 2, 0.1))
                 wait = backoff * random.uniform(0.75, 1.25)
                 if time.monotonic() + wait >= give_up:
@@ -290,6 +311,7 @@ class AsyncClient:
         envelope.client_id = self.client_id
         future = self._pending[cid] = self._loop.create_future()
         body = envelope.WhichOneof("body")
+        self._pending_bodies[cid] = body
         if body == "submit":
             self._unanswered[cid] = [envelope.SerializeToString(), *frames]
         elif body == "await":
@@ -305,6 +327,7 @@ class AsyncClient:
             raise self._no_reply(what, timeout) from None
         finally:
             self._pending.pop(cid, None)
+            self._pending_bodies.pop(cid, None)
             self._unanswered.pop(cid, None)
         if reply.WhichOneof("body") == "error":
             error = reply.error
@@ -349,12 +372,26 @@ class AsyncClient:
             if not future.done():
                 future.set_result(envelope.job_result)
             return
+        if body == "error" and envelope.error.kind == pb.ERROR_KIND_UNAVAILABLE and cid != 0:
+            for job_seq, awaited_cid in self._awaited.items():
+                if awaited_cid == cid:
+                    # Nothing of the turn that answered this wait stood (the
+                    # job's pushed result, or the AWAIT's answer): wait on.
+                    delay = max(envelope.error.retry_after_ms / 1000.0, 0.1)
+                    self._loop.call_later(delay, self._await_again, job_seq, cid)
+                    return
         waiter = self._pending.get(cid)
         if waiter is None and body == "error" and cid == 0 and self._pending:
-            # The broker could not read a request: it answers with id 0, which
-            # can only be the oldest request still waiting.
-            waiter = self._pending[min(self._pending)]
+            # The broker could not read a request: it answers with id 0.
+            cid = self._unreadable_request()
+            waiter = self._pending[cid]
         if waiter is not None:
+            # Answered (accepted or refused): a refused SUBMIT leaves the
+            # resend set now, before its caller wakes, so a reconnect in
+            # between cannot send it again; a refused AWAIT is not re-sent.
+            self._unanswered.pop(cid, None)
+            if body == "error":
+                self._forget_awaits(cid)
             if not waiter.done():
                 waiter.set_result(envelope)
             return
@@ -367,6 +404,28 @@ class AsyncClient:
                         future.set_exception(broker_error(error_kind_name(envelope.error.kind),
                                                           envelope.error.message))
                     break
+
+    def _unreadable_request(self) -> int:
+        """The request an ErrorReply with correlation id 0 answers: the oldest
+        waiting request other than an AWAIT (whose reply may take as long as
+        its job: it is rarely the one just refused), else the oldest."""
+        for cid in sorted(self._pending):
+            if self._pending_bodies.get(cid) != "await":
+                return cid
+        return min(self._pending)
+
+    def _await_again(self, job_seq: int, cid: int) -> None:
+        if self._closed or self._awaited.get(job_seq) != cid or job_seq in self._delivered:
+            return
+        envelope = pb.Envelope(version=PROTOCOL_VERSION, correlation_id=cid, client_id=self.client_id)
+        getattr(envelope, "await").job_seq = job_seq
+        self._tasks.append(self._loop.create_task(self._send(envelope)))
+        self._tasks = [t for t in self._tasks if not t.done()]
+
+    def _forget_awaits(self, cid: int) -> None:
+        for job_seq, awaited_cid in list(self._awaited.items()):
+            if awaited_cid == cid:
+                del self._awaited[job_seq]
 
     async def _watch(self) -> None:
         """Resends after a reconnect; fails waiting requests on an auth refusal."""

@@ -46,6 +46,32 @@ class JobFailed(ZkfleetError):
         super().__init__(f"job {result.job_seq} ended {result.state}" + (f": {result.error}" if result.error else ""))
 
 
+class InvalidRequest(ZkfleetError, ValueError):
+    """A request this client refused to send: a field above the broker's
+    bounds (:mod:`zkfleet.limits`). Nothing was sent."""
+
+
+class InvalidResult(ZkfleetError):
+    """The broker returned a SUCCEEDED result that is not a proof: a
+    partition's ``proof_json`` or ``public_json`` does not parse as JSON (or
+    the result holds no partition). Refused rather than handed out as text.
+
+    Attributes:
+        job_seq: the job.
+        partition: the partition at fault (``None``: no partition at all).
+        field: ``"proof_json"`` or ``"public_json"`` (``None`` with no partition).
+        text: the text that did not parse.
+    """
+
+    def __init__(self, job_seq: int, partition: Optional[int], field: Optional[str], text: str, why: str) -> None:
+        self.job_seq = job_seq
+        self.partition = partition
+        self.field = field
+        self.text = text
+        where = f"partition {partition}'s {field}" if field else "it"
+        super().__init__(f"job {job_seq}: the broker's result is not a proof: {where} {why}")
+
+
 class BrokerError(ZkfleetError):
     """The broker refused a request (an ``ErrorReply``).
 
@@ -69,12 +95,37 @@ class Busy(BrokerError):
         self.retry_after_ms = retry_after_ms
 
 
+class Unavailable(BrokerError):
+    """The broker could not make jobs durable (its journal cannot be written)
+    for longer than the busy timeout; nothing was accepted. Retried like
+    :class:`Busy` until then. ``retry_after_ms`` is its last hint."""
+
+    def __init__(self, kind: str, message: str, retry_after_ms: int = 0) -> None:
+        super().__init__(kind, message)
+        self.retry_after_ms = retry_after_ms
+
+
+class BadRequest(BrokerError):
+    """The broker could not accept the request (a malformed frame, a missing
+    or over-long field). Never resent."""
+
+
+class TooLarge(BrokerError):
+    """A frame above the broker's size limits. Never resent."""
+
+
 class UnknownCircuit(BrokerError):
     """No registered worker holds the circuit."""
 
 
 class UnknownJob(BrokerError):
     """The job was never submitted, or its result passed the broker's retention."""
+
+
+class ForeignJob(UnknownJob):
+    """Another client's job (``FOREIGN_JOB``, sent only by older brokers:
+    newer ones answer a job the caller may not see as ``UNKNOWN_JOB``). An
+    :class:`UnknownJob`, so one ``except`` covers both."""
 
 
 class RequestIdReused(BrokerError):
@@ -91,6 +142,10 @@ class AuthError(BrokerError):
 
 _BY_KIND = {
     "BUSY": Busy,
+    "UNAVAILABLE": Unavailable,
+    "BAD_REQUEST": BadRequest,
+    "TOO_LARGE": TooLarge,
+    "FOREIGN_JOB": ForeignJob,
     "UNKNOWN_CIRCUIT": UnknownCircuit,
     "UNKNOWN_JOB": UnknownJob,
     "REQUEST_ID_REUSED": RequestIdReused,
@@ -101,6 +156,6 @@ _BY_KIND = {
 def broker_error(kind: str, message: str, retry_after_ms: Optional[int] = 0) -> BrokerError:
     """The typed exception for an ``ErrorReply`` of ``kind``."""
     cls = _BY_KIND.get(kind, BrokerError)
-    if cls is Busy:
-        return Busy(kind, message, retry_after_ms or 0)
+    if cls is Busy or cls is Unavailable:
+        return cls(kind, message, retry_after_ms or 0)
     return cls(kind, message)

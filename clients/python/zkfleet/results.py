@@ -7,13 +7,25 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List
 
 from ._wire import job_state_name, pb
+from .errors import InvalidResult
 
 
 def _parse_json(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
-        return text  # never expected from a worker; kept as text rather than lost
+    except (ValueError, RecursionError):
+        return text  # a job that did not succeed: its partial text kept rather than lost
+
+
+def _parse_proof_json(job_seq: int, partition: int, field: str, text: str) -> Any:
+    """``text`` parsed; :class:`InvalidResult` when it is not JSON (or nests
+    deeper than Python's parser goes: no snarkjs document does)."""
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise InvalidResult(job_seq, partition, field, text, f"is not JSON ({e}): {text[:60]!r}") from None
+    except RecursionError:
+        raise InvalidResult(job_seq, partition, field, text, "is nested too deeply to be a proof") from None
 
 
 @dataclass
@@ -47,11 +59,22 @@ class JobResult:
 
     @classmethod
     def from_proto(cls, message: "pb.JobResult") -> "JobResult":
+        """The result with its JSON parsed. Raises :class:`~zkfleet.InvalidResult`
+        for a SUCCEEDED result without partitions or with a partition whose
+        ``proof_json`` or ``public_json`` is not JSON."""
+        succeeded = message.state == pb.JOB_STATE_SUCCEEDED
+        if succeeded and not message.partitions:
+            raise InvalidResult(message.job_seq, None, None, "", "holds no partition")
         partitions = []
         for p in message.partitions:
             t = p.timings
+            if succeeded:
+                proof = _parse_proof_json(message.job_seq, p.partition, "proof_json", p.proof_json)
+                public = _parse_proof_json(message.job_seq, p.partition, "public_json", p.public_json)
+            else:
+                proof, public = _parse_json(p.proof_json), _parse_json(p.public_json)
             partitions.append(Proof(
-                partition=p.partition, proof=_parse_json(p.proof_json), public=_parse_json(p.public_json),
+                partition=p.partition, proof=proof, public=public,
                 worker_id=p.worker_id, attempts=p.attempts,
                 timings={"queue_wait_s": t.queue_wait_s, "witness_transfer_s": t.witness_transfer_s,
                          "build_abc_s": t.build_abc_s, "ntt_s": t.ntt_s, "msm_s": t.msm_s,

@@ -6,6 +6,8 @@
 #include <random>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "zkfleet/fleet/names.hpp"
 #include "zkfleet/fleet/protocol.hpp"
 
@@ -44,7 +46,65 @@ bool IsReplyTo(const proto::Envelope& envelope, uint64_t id) {
   return envelope.correlation_id() == id || (envelope.has_error() && envelope.correlation_id() == 0);
 }
 
+// Refusals after which the same SUBMIT may succeed: nothing was accepted.
+bool RetryableRefusal(proto::ErrorKind kind) {
+  return kind == proto::ERROR_KIND_BUSY || kind == proto::ERROR_KIND_UNAVAILABLE;
+}
+
+// "proof_json is not JSON: 'abc...'" for the message of an InvalidResultError.
+std::string Excerpt(const std::string& text) {
+  constexpr size_t kShown = 60;
+  std::string shown = text.substr(0, kShown);
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  }
+  return "'" + shown + (text.size() > kShown ? "...' (" + std::to_string(text.size()) + " bytes)" : "'");
+}
+
 }  // namespace
+
+void CheckName(const std::string& what, const std::string& value, size_t max_bytes, const std::string& limit_name) {
+  if (value.size() > max_bytes) {
+    throw Error(ErrorCode::kInvalidArgument, what + " of " + std::to_string(value.size()) +
+                                                 " bytes is longer than the broker's limit of " +
+                                                 std::to_string(max_bytes) + " bytes (" + limit_name +
+                                                 "); nothing was sent");
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(value[i]);
+    if (byte < 0x20 || byte == 0x7f) {
+      throw Error(ErrorCode::kInvalidArgument, what + " holds a control byte (0x" + "0123456789abcdef"[byte >> 4] +
+                                                   "0123456789abcdef"[byte & 15] + ") at offset " +
+                                                   std::to_string(i) +
+                                                   ", which the broker refuses; nothing was sent");
+    }
+  }
+}
+
+void CheckSubmitRequest(const proto::SubmitRequest& request) {
+  CheckName("request id", request.request_id(), kMaxRequestIdBytes, "kMaxRequestIdBytes");
+  CheckName("circuit id", request.circuit_id(), kMaxCircuitIdBytes, "kMaxCircuitIdBytes");
+}
+
+void CheckJobResult(const proto::JobResult& result) {
+  if (result.state() != proto::JOB_STATE_SUCCEEDED) return;
+  const std::string job = "job " + std::to_string(result.job_seq());
+  if (result.partitions_size() == 0) {
+    throw InvalidResultError(result.job_seq(), job + ": the broker's result is not a proof: it holds no partition");
+  }
+  for (const auto& p : result.partitions()) {
+    for (const auto& [field, text] : {std::pair<const char*, const std::string*>{"proof_json", &p.proof_json()},
+                                      std::pair<const char*, const std::string*>{"public_json", &p.public_json()}}) {
+      // accept() runs the SAX parser without building a document: no
+      // recursion, so a hostile nesting depth costs nothing but the scan.
+      if (!nlohmann::json::accept(*text)) {
+        throw InvalidResultError(result.job_seq(), job + ": the broker's result is not a proof: partition " +
+                                                       std::to_string(p.partition()) + "'s " + field +
+                                                       " is not JSON: " + Excerpt(*text));
+      }
+    }
+  }
+}
 
 BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message, uint32_t retry_after_ms)
     : Error(CodeFor(kind), "broker: " + ErrorKindName(kind) + ": " + message),
@@ -116,14 +176,24 @@ bool BrokerClient::Track(const proto::Envelope& envelope) {
   } else if (envelope.has_error()) {
     unanswered_submits_.erase(id);
     for (auto it = awaited_jobs_.begin(); it != awaited_jobs_.end(); ++it) {
-      if (it->second == id) {
-        awaited_jobs_.erase(it);
-        break;
+      if (it->second != id || id == 0) continue;
+      if (envelope.error().kind() == proto::ERROR_KIND_UNAVAILABLE) {
+        // The broker could not write its journal in the turn that answered
+        // this wait (its AWAIT, or the result pushed for its SUBMIT): nothing
+        // of it stood. The wait goes on: the job is AWAITed again, under the
+        // same correlation id, after the broker's hint.
+        const auto after = std::max<std::chrono::milliseconds>(
+            std::chrono::milliseconds(envelope.error().retry_after_ms()), std::chrono::milliseconds(100));
+        reawait_at_[it->first] = Clock::now() + after;
+        return false;
       }
+      awaited_jobs_.erase(it);
+      break;
     }
   } else if (envelope.has_job_result()) {
     const uint64_t job = envelope.job_result().job_seq();
     awaited_jobs_.erase(job);
+    reawait_at_.erase(job);
     if (!delivered_jobs_.insert(job).second) {  // a copy (resent AWAIT): once only
       ++duplicate_results_dropped_;
       return false;
@@ -161,13 +231,34 @@ void BrokerClient::OnMonitorEvents() {
   }
 }
 
+void BrokerClient::SendDueAwaits() {
+  const auto now = Clock::now();
+  for (auto it = reawait_at_.begin(); it != reawait_at_.end();) {
+    if (it->second > now) {
+      ++it;
+      continue;
+    }
+    if (auto awaited = awaited_jobs_.find(it->first); awaited != awaited_jobs_.end()) {
+      proto::Envelope await;
+      await.set_correlation_id(awaited->second);
+      await.set_client_id(client_id_);
+      await.mutable_await()->set_job_seq(it->first);
+      SendBytes(await);
+    }
+    it = reawait_at_.erase(it);
+  }
+}
+
 void BrokerClient::SendRaw(const std::string& bytes) {
   socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
 }
 
 std::optional<proto::Envelope> BrokerClient::ReceiveOne(Clock::time_point deadline) {
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    SendDueAwaits();
+    auto wake = deadline;
+    for (const auto& [job_seq, at] : reawait_at_) wake = std::min(wake, at);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now());
     if (left.count() < 0) left = std::chrono::milliseconds(0);
     zmq::pollitem_t items[2] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}, {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
     zmq::poll(items, 2, left);
@@ -221,6 +312,10 @@ std::optional<proto::Envelope> BrokerClient::WaitFor(const std::function<bool(co
 proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::milliseconds timeout, Frames frames) {
   uint64_t id = Send(std::move(request), std::move(frames));
   auto reply = WaitFor([id](const proto::Envelope& e) { return IsReplyTo(e, id); }, Clock::now() + timeout);
+  // Answered, accepted or refused: never resent after a reconnect. (Track()
+  // has done this for a reply under `id`; an ErrorReply with id 0, for a
+  // request the broker could not read, it cannot attribute.)
+  if (reply) unanswered_submits_.erase(id);
   if (!reply) {
     throw NoReplyError("no reply from the broker at " + endpoint_ + " within " + std::to_string(timeout.count()) +
                        " ms (" +
@@ -263,10 +358,11 @@ proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, Fra
       }
       return reply.submit_reply();
     } catch (const BrokerError& e) {
-      if (e.kind() != proto::ERROR_KIND_BUSY) throw;
-      // Back off: the broker's hint, doubled per refusal, capped, with jitter
-      // so that many refused clients do not come back in step.
-      backoff_s = std::min(30.0, std::max(e.retry_after_ms() / 1000.0, backoff_s * 2));
+      if (!RetryableRefusal(e.kind())) throw;
+      // Back off: the broker's hint, doubled per refusal (from 100 ms: an
+      // UNAVAILABLE may come without a hint), capped, with jitter so that
+      // many refused clients do not come back in step.
+      backoff_s = std::min(30.0, std::max(e.retry_after_ms() / 1000.0, std::max(backoff_s * 2, 0.1)));
       double wait_s = backoff_s * std::uniform_real_distribution<double>(0.75, 1.25)(jitter);
       if (Clock::now() + std::chrono::duration<double>(wait_s) >= deadline) throw;
       if (busy_observer_) busy_observer_(e.what(), wait_s);
@@ -280,6 +376,7 @@ proto::JobResult BrokerClient::Await(uint64_t job_seq, std::chrono::milliseconds
   envelope.mutable_await()->set_job_seq(job_seq);
   auto reply = Call(std::move(envelope), timeout);
   if (!reply.has_job_result()) throw Error(ErrorCode::kBadFormat, "broker answered AWAIT with another message type");
+  CheckJobResult(reply.job_result());
   return reply.job_result();
 }
 
@@ -318,11 +415,22 @@ proto::DrainWorkerReply BrokerClient::Drain(const std::string& worker_id, bool w
   }
 }
 
+proto::UndrainWorkerReply BrokerClient::Undrain(const std::string& worker_id, std::chrono::milliseconds timeout) {
+  proto::Envelope envelope;
+  envelope.mutable_undrain_worker()->set_worker_id(worker_id);
+  auto reply = Call(std::move(envelope), timeout);
+  if (!reply.has_undrain_worker_reply()) {
+    throw Error(ErrorCode::kBadFormat, "broker answered UNDRAIN with another message type");
+  }
+  return reply.undrain_worker_reply();
+}
+
 std::optional<proto::JobResult> BrokerClient::NextJobResult(std::chrono::milliseconds timeout) {
   auto envelope = WaitFor([](const proto::Envelope& e) { return e.has_job_result() || e.has_error(); },
                           Clock::now() + timeout);
   if (!envelope) return std::nullopt;
   ThrowIfError(*envelope);
+  CheckJobResult(envelope->job_result());
   return envelope->job_result();
 }
 
@@ -339,6 +447,7 @@ std::optional<proto::JobResult> BrokerClient::NextJobResult(uint64_t job_seq, st
       Clock::now() + timeout);
   if (!envelope) return std::nullopt;
   ThrowIfError(*envelope);
+  CheckJobResult(envelope->job_result());
   return envelope->job_result();
 }
 

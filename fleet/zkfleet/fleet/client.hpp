@@ -8,7 +8,18 @@
 // the broker answers with the existing job if it had made it durable) and
 // every job whose result this client still waits for is AWAITed again under
 // the original correlation id. A job's JobResult is delivered once: copies
-// that arrive after the first are dropped.
+// that arrive after the first are dropped. A wait the broker answers
+// UNAVAILABLE (its journal could not be written in the turn that held the
+// job's result or the AWAIT's answer) goes on: the job is AWAITed again after
+// the broker's retry hint. A request the broker answered,
+// accepted or refused (BAD_REQUEST, TOO_LARGE, FORBIDDEN, REQUEST_ID_REUSED,
+// also with correlation id 0: a request it could not read), is never resent.
+//
+// What it refuses itself: a SUCCEEDED JobResult whose proof or public
+// signals are not JSON (InvalidResultError). It sends any request it is
+// given (tests use it for hostile ones); the public client (zkfleet/client.h,
+// hence zkctl) checks names against the broker's bounds first (CheckName,
+// CheckSubmitRequest below).
 //
 // Thread-safety: not thread-safe; one thread owns a BrokerClient (ZeroMQ
 // sockets must not be shared). Several clients may share one zmq::context_t.
@@ -33,12 +44,47 @@
 
 namespace zkfleet::fleet {
 
+// Bounds the broker puts on the names in client requests (it refuses a
+// longer one, or one holding a control byte, with BAD_REQUEST): the clients
+// check them before sending. The broker is the authority (its FieldLimits);
+// these must equal its values. The Python client's copy:
+// clients/python/zkfleet/limits.py; zkfleet/client.h re-exports these.
+inline constexpr size_t kMaxRequestIdBytes = 128;  // SubmitRequest.request_id
+inline constexpr size_t kMaxCircuitIdBytes = 128;  // SubmitRequest.circuit_id
+inline constexpr size_t kMaxClientIdBytes = 128;   // Envelope.client_id (counts in plaintext mode)
+inline constexpr size_t kMaxWorkerIdBytes = 128;   // DrainWorkerRequest / UndrainWorkerRequest.worker_id
+
+// Error(kInvalidArgument) when `value` (the `what`, e.g. "request id") is
+// longer than `max_bytes` (the constant `limit_name`) or holds a control
+// byte (below 0x20, or 0x7f), as the broker would refuse it. Empty passes.
+void CheckName(const std::string& what, const std::string& value, size_t max_bytes, const std::string& limit_name);
+// CheckName of a SUBMIT's request id and circuit id.
+void CheckSubmitRequest(const proto::SubmitRequest& request);
+
+// A SUCCEEDED JobResult that is not a proof: a partition whose proof_json or
+// public_json is not JSON, or no partition at all. Code kBadFormat.
+class InvalidResultError : public Error {
+ public:
+  InvalidResultError(uint64_t job_seq, const std::string& message)
+      : Error(ErrorCode::kBadFormat, message), job_seq_(job_seq) {}
+  uint64_t job_seq() const { return job_seq_; }
+
+ private:
+  uint64_t job_seq_;
+};
+
+// Throws InvalidResultError unless `result` is fit to hand out: a SUCCEEDED
+// result needs at least one partition, each with proof_json and public_json
+// that parse as JSON (checked without building a document: no recursion,
+// whatever the nesting). Other states pass as they are.
+void CheckJobResult(const proto::JobResult& result);
+
 // The broker answered with an ErrorReply.
 class BrokerError : public Error {
  public:
   BrokerError(proto::ErrorKind kind, const std::string& message, uint32_t retry_after_ms = 0);
   proto::ErrorKind kind() const { return kind_; }
-  // With BUSY: the broker's suggested wait before retrying.
+  // With BUSY (and UNAVAILABLE): the broker's suggested wait before retrying.
   uint32_t retry_after_ms() const { return retry_after_ms_; }
 
  private:
@@ -69,7 +115,8 @@ class BrokerClient {
   // `security`: CURVE keys (or plaintext) for the connection. With CURVE the
   // broker knows the client by its key; `client_id` is stamped on every
   // request and counts only in plaintext mode, where it scopes request ids
-  // and owns the jobs submitted ("" = the broker's "anonymous").
+  // and owns the jobs submitted ("" = the broker's "anonymous"). Nothing is
+  // checked against the broker's bounds here (see CheckName).
   BrokerClient(zmq::context_t& context, const std::string& endpoint, const ClientSecurity& security,
                const SocketLimits& limits = {}, std::string client_id = "");
   ~BrokerClient();
@@ -85,7 +132,7 @@ class BrokerClient {
   // (its ZAP handler: the key is in no allow-list), false again after a
   // handshake succeeds. Without a connection nothing is ever answered.
   bool auth_refused() const { return auth_refused_; }
-  // Called before each wait on a BUSY refusal (what, seconds); for zkctl's message.
+  // Called before each wait on a BUSY or UNAVAILABLE refusal (what, seconds); for zkctl's message.
   void set_busy_observer(std::function<void(const std::string&, double)> observer) {
     busy_observer_ = std::move(observer);
   }
@@ -101,16 +148,20 @@ class BrokerClient {
   // nullopt on timeout. Frames that do not decode are skipped.
   std::optional<proto::Envelope> Receive(std::chrono::milliseconds timeout);
 
-  // Sends `request` and waits for the first reply carrying its correlation id;
-  // other messages that arrive meanwhile are kept for Receive()/NextJobResult().
-  // Throws BrokerError on an ErrorReply and Error(kIo) on timeout.
+  // Sends `request` and waits for the first reply carrying its correlation id
+  // (or an ErrorReply with id 0: the broker could not read it); other messages
+  // that arrive meanwhile are kept for Receive()/NextJobResult(). Once
+  // answered, a SUBMIT is never resent. Throws BrokerError on an ErrorReply
+  // and NoReplyError (kIo) on timeout.
   proto::Envelope Call(proto::Envelope request, std::chrono::milliseconds timeout, Frames frames = {});
 
   // Submits `request` with `witnesses` (one .wtns file per partition, sent in
-  // frames of their own, cut into chunks; request.witness_bytes is set here). A BUSY refusal
-  // is retried with the same request id after the broker's retry-after hint
-  // (doubling, with jitter, capped at 30 s) until `timeout` ends; then the
-  // BUSY BrokerError is thrown. No witnesses: looks the request id up.
+  // frames of their own, cut into chunks; request.witness_bytes is set here).
+  // A BUSY or UNAVAILABLE refusal (nothing accepted: over a limit, or the
+  // broker cannot write its journal) is retried with the same request id
+  // after the broker's retry-after hint (doubling from at least 100 ms, with
+  // jitter, capped at 30 s) until `timeout` ends; then that BrokerError is
+  // thrown. No witnesses: looks the request id up.
   proto::SubmitReply Submit(const proto::SubmitRequest& request, Frames witnesses, std::chrono::milliseconds timeout);
   // The same with the witnesses' bytes (copied once into frames).
   proto::SubmitReply Submit(const proto::SubmitRequest& request, const std::vector<std::string>& witnesses,
@@ -118,16 +169,23 @@ class BrokerClient {
   proto::SubmitReply Submit(const JobSubmission& job, std::chrono::milliseconds timeout) {
     return Submit(job.request, job.witnesses, timeout);
   }
-  // Waits for the job to end (broker replies when it does).
+  // Waits for the job to end (broker replies when it does). Throws
+  // InvalidResultError for a SUCCEEDED result that is not a proof.
   proto::JobResult Await(uint64_t job_seq, std::chrono::milliseconds timeout);
   proto::StatusReply Status(std::chrono::milliseconds timeout);
   proto::CancelReply Cancel(uint64_t job_seq, std::chrono::milliseconds timeout);
   // Asks the broker to drain `worker_id`. With `wait`, returns the second
   // reply (finished = true, with the phases) sent when the worker has left.
   proto::DrainWorkerReply Drain(const std::string& worker_id, bool wait, std::chrono::milliseconds timeout);
+  // Lets a worker the broker holds DRAINING or FAULTED take work again
+  // (admin). The reply says its state now. A broker older than UNDRAIN
+  // cannot read the request: BrokerError BAD_REQUEST.
+  proto::UndrainWorkerReply Undrain(const std::string& worker_id, std::chrono::milliseconds timeout);
 
   // The next JobResult the broker pushed for a job this connection submitted
-  // (or awaited). nullopt on timeout. Throws BrokerError on an ErrorReply.
+  // (or awaited). nullopt on timeout. Throws BrokerError on an ErrorReply,
+  // InvalidResultError for a SUCCEEDED result that is not a proof (both
+  // NextJobResult overloads).
   std::optional<proto::JobResult> NextJobResult(std::chrono::milliseconds timeout);
   // The JobResult of `job_seq` (one this connection submitted or awaited);
   // results of other jobs that arrive meanwhile stay kept. nullopt on
@@ -146,6 +204,8 @@ class BrokerClient {
   bool Track(const proto::Envelope& envelope);
   // Reads monitor events; on a re-established connection resends.
   void OnMonitorEvents();
+  // Sends the AWAITs whose time in reawait_at_ has come.
+  void SendDueAwaits();
   // Sends the envelope, then shared copies of `frames` (nullptr: none).
   void SendBytes(proto::Envelope& envelope, Frames* frames = nullptr);
 
@@ -167,6 +227,7 @@ class BrokerClient {
   std::map<uint64_t, PendingSubmit> unanswered_submits_;  // by correlation id
   std::map<uint64_t, uint64_t> awaited_jobs_;               // job_seq -> correlation id
   std::set<uint64_t> delivered_jobs_;                        // JobResult already handed out
+  std::map<uint64_t, Clock::time_point> reawait_at_;         // job_seq -> AWAIT again then (after UNAVAILABLE)
   std::function<void(const std::string&, double)> busy_observer_;
 };
 

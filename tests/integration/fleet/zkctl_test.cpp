@@ -178,7 +178,9 @@ TEST(Zkctl, JournalOfNoJournalIsAClearError) {
 }
 
 // With CURVE the client is its key: alice's job is hers; bob (another
-// submit key) can neither await nor cancel it.
+// submit key) can neither await nor cancel it, and is not told it exists:
+// the broker answers as for a job that does not (UNKNOWN_JOB; brokers before
+// issue 27 said FOREIGN_JOB).
 TEST(Zkctl, AnotherClientsJobIsRefused) {
   Fleet fleet("zkctl_foreign");
   fleet.StartBroker({"--accept-unrouted"});  // no worker: the job stays queued
@@ -195,12 +197,16 @@ TEST(Zkctl, AnotherClientsJobIsRefused) {
   ASSERT_EQ(fleet.Zkctl(with(as("alice"), {"submit", "--circuit", "c1", witness}), &out), 0) << out;
   EXPECT_NE(out.find("job 1 submitted"), std::string::npos) << out;
 
+  std::string never;  // what bob hears of a job that does not exist
+  EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"await", "99"}), &never), 1) << never;
   EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"await", "1"}), &out), 1) << out;
-  EXPECT_NE(out.find("FOREIGN_JOB"), std::string::npos) << out;
-  EXPECT_NE(out.find("another client"), std::string::npos) << out;
+  EXPECT_NE(out.find("UNKNOWN_JOB"), std::string::npos) << out;
+  EXPECT_EQ(out.find("another client"), std::string::npos) << out;
+  EXPECT_EQ(std::regex_replace(out, std::regex(R"(\b1\b)"), "N"), std::regex_replace(never, std::regex(R"(\b99\b)"), "N"))
+      << "alice's job and no job must read the same to bob";
   // A declared --client-id does not help once keys are used.
   EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"cancel", "1", "--client-id", "alice"}), &out), 1) << out;
-  EXPECT_NE(out.find("another client"), std::string::npos) << out;
+  EXPECT_NE(out.find("UNKNOWN_JOB"), std::string::npos) << out;
 
   // The owner can (its key may also come from the environment).
   std::vector<std::string> argv = {"/usr/bin/env", "ZKFLEET_CURVE_SECRET_KEY=" + fleet.SecretKeyFile("alice"),
@@ -263,6 +269,32 @@ TEST(Zkctl, ResubmissionAfterTheResultRetentionSaysSo) {
   EXPECT_EQ(ParseJsonOutput(out).value("state", ""), "SUCCEEDED") << out;
   ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--request-id", "r1", "--wait", witness}, &out), 0) << out;
   EXPECT_NE(out.find("request r1 was job 1 (SUCCEEDED); its result passed the broker's retention"), std::string::npos)
+      << out;
+}
+
+// zkctl undrain against a real broker: an admin's request, answered with
+// the worker's state; an unknown worker and a non-admin key are refused.
+// (What undrain does to DRAINING / FAULTED workers: the broker's own tests.)
+TEST(Zkctl, Undrain) {
+  Fleet fleet("zkctl_undrain");
+  fleet.StartBroker();
+  fleet.StartWorker("w1", {"--instant", "--circuit", "c1"});
+  fleet.WaitWorkerReady("w1");
+  std::string out;
+  ASSERT_EQ(fleet.Zkctl({"undrain", "w1"}, &out), 0) << out;
+  EXPECT_NE(out.find("worker w1 is READY again"), std::string::npos) << out;
+  ASSERT_EQ(fleet.Zkctl({"--json", "undrain", "w1"}, &out), 0) << out;
+  auto reply = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(reply.is_object()) << out;
+  EXPECT_EQ(reply.value("worker_id", ""), "w1");
+  EXPECT_EQ(reply.value("state", ""), "READY");
+  EXPECT_EQ(fleet.Zkctl({"undrain", "nobody"}, &out), 1) << out;
+  EXPECT_NE(out.find("UNKNOWN_WORKER"), std::string::npos) << out;
+  EXPECT_EQ(fleet.Zkctl({"undrain", "w1", "--curve-secret-key", fleet.SecretKeyFile("alice"), "--broker-public-key",
+                         fleet.broker_public_key()}, &out), 1) << out;
+  EXPECT_NE(out.find("FORBIDDEN"), std::string::npos) << out;
+  EXPECT_EQ(fleet.Zkctl({"undrain", std::string(200, 'w')}, &out), 1) << out;
+  EXPECT_NE(out.find("worker id of 200 bytes is longer than the broker's limit of 128 bytes"), std::string::npos)
       << out;
 }
 

@@ -22,14 +22,21 @@
 // (the broker's own words, the endpoint, the job).
 //
 // Guarantees it keeps for the application (docs/protocol.md, "Guarantees"):
-//  * A SUBMIT refused BUSY is retried with the same request id after the
+//  * A SUBMIT refused BUSY (over a queue limit) or UNAVAILABLE (the broker
+//    cannot write its journal) is retried with the same request id after the
 //    broker's retry-after hint, doubling per refusal up to 30 s, with +-25 %
-//    jitter, until Options::busy_timeout; then kBusy.
+//    jitter, until Options::busy_timeout; then kBusy / kUnavailable.
 //  * When the connection is re-established (a broker restart, a network cut)
 //    every SUBMIT without a reply is resent with its request id (the broker
 //    answers with the existing job if it had made it durable: never two jobs)
 //    and every job whose result is awaited is awaited again; a result that
-//    arrives twice is handed out once.
+//    arrives twice is handed out once. A request the broker refused
+//    (kBadRequest, kTooLarge, kAuth, kRequestIdReused, ...) is reported once
+//    and never resent.
+//  * A SUCCEEDED result whose proof or public signals are not JSON is
+//    kInvalidResult, never handed out as text.
+//  * Names above the broker's bounds (kMaxRequestIdBytes, ... below) are
+//    kInvalidArgument before anything is sent.
 //  * A submit that ends in kTimeout has an unknown outcome (the broker may
 //    have accepted it): submit again with the same request_id to find out.
 //
@@ -59,6 +66,15 @@
 
 namespace zkfleet::client {
 
+// Bounds the broker puts on names in requests (it refuses longer ones, or
+// ones holding a control byte, with BAD_REQUEST); the client checks them
+// before sending and answers kInvalidArgument. The broker is the authority:
+// these are the values of the version this client was built with.
+inline constexpr size_t kMaxRequestIdBytes = 128;  // SubmitOptions::request_id
+inline constexpr size_t kMaxCircuitIdBytes = 128;  // SubmitOptions::circuit
+inline constexpr size_t kMaxClientIdBytes = 128;   // Options::client_id (plaintext mode)
+inline constexpr size_t kMaxWorkerIdBytes = 128;   // Drain / Undrain
+
 // What went wrong, by kind. Codes the broker sends map from its ErrorKind
 // (docs/protocol.md, "Error kinds"); the others are the client's own.
 enum class Code {
@@ -72,13 +88,16 @@ enum class Code {
                      // no allow-list: reported when the reply timeout ends, the message says so)
   kBadRequest,       // the broker could not accept the request (e.g. no witnesses, bad field)
   kRequestIdReused,  // this client used the request id before with another payload
-  kForeignJob,       // another client's job
+  kForeignJob,       // another client's job (older brokers; newer ones answer kUnknownJob)
   kTooLarge,         // a frame above the broker's limits
-  kUnknownWorker,    // drain of an unregistered worker
+  kUnknownWorker,    // drain or undrain of an unregistered worker
   kVersionMismatch,  // the broker speaks another protocol version
   kInvalidArgument,  // bad input on this side (missing witness file, bad key file, ...)
   kIo,               // local I/O or socket failure
   kInternal,         // anything else (e.g. the broker answered with the wrong message type)
+  kUnavailable,      // UNAVAILABLE (the broker cannot write its journal; nothing was accepted)
+                     // outlasted Options::busy_timeout
+  kInvalidResult,    // a SUCCEEDED result that is not a proof (proof_json or public_json not JSON)
 };
 
 // "BUSY", "UNKNOWN_CIRCUIT", ... "OK".
@@ -110,16 +129,19 @@ struct Options {
   std::string broker_public_key_file;
   // No CURVE: neither encrypted nor authenticated. Trusted networks only.
   bool insecure_plaintext = false;
-  // Plaintext mode only: the declared identity ("" = the broker's "anonymous").
+  // Plaintext mode only: the declared identity ("" = the broker's "anonymous";
+  // at most kMaxClientIdBytes). Not sent with CURVE, where the key is the identity.
   std::string client_id;
   // How long one request waits for its reply.
   std::chrono::milliseconds reply_timeout{10000};
-  // How long BUSY refusals of a SUBMIT are retried before kBusy.
+  // How long BUSY and UNAVAILABLE refusals of a SUBMIT are retried before
+  // kBusy / kUnavailable.
   std::chrono::milliseconds busy_timeout{300000};
   // Random request ids (SubmitOptions::request_id left empty) start with this.
   std::string request_id_prefix = "zkfleet-";
-  // Called before each wait on a BUSY refusal: (the broker's words, seconds
-  // to wait). For progress messages; must not throw.
+  // Called before each wait on a BUSY or UNAVAILABLE refusal: (the broker's
+  // words, "broker: BUSY: ..." or "broker: UNAVAILABLE: ...", seconds to
+  // wait). For progress messages; must not throw.
   std::function<void(const std::string& what, double wait_s)> on_busy;
 };
 
@@ -163,8 +185,9 @@ struct Job {
 class Client {
  public:
   // Connects to options.endpoint (ZeroMQ connects lazily: an absent broker
-  // shows as kTimeout on the first request). Fails only on bad options or
-  // key files (kInvalidArgument / kIo, naming the file).
+  // shows as kTimeout on the first request). Fails only on bad options
+  // (kInvalidArgument, e.g. a client_id above kMaxClientIdBytes) or key files
+  // (kInvalidArgument / kIo, naming the file).
   static Status Open(const Options& options, std::unique_ptr<Client>* client);
   ~Client();
   Client(const Client&) = delete;
@@ -173,13 +196,17 @@ class Client {
   // Submits one job, one witness per partition, and waits for the broker's
   // acknowledgement (the job is durable once this returns OK). No witnesses:
   // only looks up `options.request_id`. The job's result is pushed to this
-  // client when it ends: collect it with WaitResult().
+  // client when it ends: collect it with WaitResult(). kInvalidArgument,
+  // nothing sent, for a request id or circuit above kMaxRequestIdBytes /
+  // kMaxCircuitIdBytes or holding a control byte.
   Status Submit(const SubmitOptions& options, std::vector<Witness> witnesses, Job* job);
 
   // The result of a job this Client submitted (pushed by the broker), or of
   // any job after Await(). OK only for a SUCCEEDED job; kJobFailed (the state
   // and the reason in the message) when it ended otherwise: `*result` is set
   // in both cases. kTimeout when it has not ended within `timeout`.
+  // kInvalidResult (`*result` untouched) for a SUCCEEDED result whose proof or
+  // public signals are not JSON.
   Status WaitResult(uint64_t job_seq, std::chrono::milliseconds timeout, zkfleet::proto::JobResult* result);
 
   // Asks the broker for a job's result (e.g. one submitted by an earlier
@@ -199,6 +226,12 @@ class Client {
   // (reply->finished, with its phases), waiting at most `timeout`.
   Status Drain(const std::string& worker_id, bool wait, std::chrono::milliseconds timeout,
                zkfleet::proto::DrainWorkerReply* reply);
+
+  // Lets a worker the broker holds DRAINING (zkctl drain) or FAULTED take
+  // work again (admin role); `reply->state()` is its state now. kUnknownWorker
+  // for an unregistered worker; kBadRequest from a broker that predates
+  // UNDRAIN (it cannot read the request).
+  Status Undrain(const std::string& worker_id, zkfleet::proto::UndrainWorkerReply* reply);
 
   const Options& options() const;
   // Times the connection was re-established and requests were resent.

@@ -1,0 +1,311 @@
+"""The Python client against a fake broker: a ZeroMQ ROUTER in the test,
+plaintext, answering each request as the test says. For what a real broker
+cannot be made to do on cue: refuse a SUBMIT it could not read, answer
+UNAVAILABLE, send a result that is not a proof, restart at a chosen moment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import List, Optional, Tuple
+
+import pytest
+import zmq
+import zmq.asyncio
+
+import zkfleet
+from conftest import free_port, scaled
+from zkfleet._wire import PROTOCOL_VERSION, pb
+
+
+class FakeBroker:
+    """A ROUTER bound at a fixed endpoint; ``restart()`` closes it and binds a
+    new one there (the clients' DEALERs reconnect, as to a restarted broker)."""
+
+    def __init__(self) -> None:
+        self.endpoint = f"tcp://127.0.0.1:{free_port()}"
+        self._context = zmq.asyncio.Context()
+        self._socket: Optional[zmq.asyncio.Socket] = None
+        self._bind()
+
+    def _bind(self) -> None:
+        deadline = time.monotonic() + scaled(5)
+        while True:
+            socket = self._context.socket(zmq.ROUTER)
+            socket.setsockopt(zmq.LINGER, 0)
+            try:
+                socket.bind(self.endpoint)
+            except zmq.ZMQError:  # the old socket's port is released asynchronously
+                socket.close(linger=0)
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+                continue
+            self._socket = socket
+            return
+
+    async def restart(self) -> None:
+        self._socket.close(linger=0)
+        await asyncio.sleep(0.05)
+        self._bind()
+
+    def close(self) -> None:
+        self._socket.close(linger=0)
+        self._context.term()
+
+    async def receive(self, timeout: float) -> Optional[Tuple[bytes, "pb.Envelope", List[bytes]]]:
+        """The next request: (peer identity, envelope, frames after it); None on timeout."""
+        if not await self._socket.poll(timeout * 1000):
+            return None
+        parts = await self._socket.recv_multipart()
+        envelope = pb.Envelope()
+        envelope.ParseFromString(parts[1])
+        return parts[0], envelope, parts[2:]
+
+    async def expect(self, body: str, timeout: float = 10) -> Tuple[bytes, "pb.Envelope", List[bytes]]:
+        got = await self.receive(scaled(timeout))
+        assert got is not None, f"the client sent no {body}"
+        assert got[1].WhichOneof("body") == body, f"expected {body}, got {got[1]}"
+        return got
+
+    async def bodies_within(self, seconds: float) -> List[str]:
+        """Every request that arrives within ``seconds``, by kind."""
+        bodies = []
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            got = await self.receive(left)
+            if got is not None:
+                bodies.append(got[1].WhichOneof("body"))
+        return bodies
+
+    async def send(self, identity: bytes, envelope: "pb.Envelope") -> None:
+        envelope.version = PROTOCOL_VERSION
+        await self._socket.send_multipart([identity, envelope.SerializeToString()])
+
+    async def error(self, identity: bytes, correlation_id: int, kind: int, message: str,
+                    retry_after_ms: int = 0) -> None:
+        envelope = pb.Envelope(correlation_id=correlation_id)
+        envelope.error.kind = kind
+        envelope.error.message = message
+        envelope.error.retry_after_ms = retry_after_ms
+        await self.send(identity, envelope)
+
+    async def submit_reply(self, identity: bytes, correlation_id: int, job_seq: int) -> None:
+        envelope = pb.Envelope(correlation_id=correlation_id)
+        envelope.submit_reply.job_seq = job_seq
+        envelope.submit_reply.state = pb.JOB_STATE_QUEUED
+        await self.send(identity, envelope)
+
+    async def job_result(self, identity: bytes, correlation_id: int, job_seq: int, proof_json: str,
+                         public_json: str) -> None:
+        envelope = pb.Envelope(correlation_id=correlation_id)
+        result = envelope.job_result
+        result.job_seq = job_seq
+        result.request_id = f"r{job_seq}"
+        result.circuit_id = "c1"
+        result.state = pb.JOB_STATE_SUCCEEDED
+        partition = result.partitions.add()
+        partition.partition = 0
+        partition.proof_json = proof_json
+        partition.public_json = public_json
+        partition.worker_id = "w1"
+        await self.send(identity, envelope)
+
+
+GOOD_PROOF = '{"pi_a": ["1", "2", "1"], "protocol": "groth16"}'
+
+
+def run(scenario) -> None:
+    """Runs ``scenario(broker)`` on a fresh event loop with a fake broker."""
+    async def main() -> None:
+        broker = FakeBroker()
+        try:
+            await scenario(broker)
+        finally:
+            broker.close()
+    asyncio.run(main())
+
+
+def test_a_refused_submit_is_raised_once_and_never_resent_after_a_reconnect():
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(30)) as client:
+            # Refusals answering the SUBMIT's correlation id: each raised once, typed.
+            for kind, error in [(pb.ERROR_KIND_BAD_REQUEST, zkfleet.BadRequest),
+                                (pb.ERROR_KIND_FORBIDDEN, zkfleet.AuthError),
+                                (pb.ERROR_KIND_REQUEST_ID_REUSED, zkfleet.RequestIdReused)]:
+                submit = asyncio.ensure_future(client.submit("c1", [b"w"], request_id=f"r-{kind}"))
+                peer, envelope, _ = await broker.expect("submit")
+                await broker.error(peer, envelope.correlation_id, kind, "refused")
+                with pytest.raises(error, match="refused"):
+                    await asyncio.wait_for(submit, scaled(10))
+
+            # An AWAIT waits (its job runs); then a SUBMIT the broker could not
+            # read: its refusal carries correlation id 0. It answers the
+            # SUBMIT, not the older AWAIT.
+            waiting = asyncio.ensure_future(client.await_job(7, timeout=None))
+            await broker.expect("await")
+            submit = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r-unreadable"))
+            peer, _, _ = await broker.expect("submit")
+            await broker.error(peer, 0, pb.ERROR_KIND_TOO_LARGE, "frame above the limit")
+            with pytest.raises(zkfleet.TooLarge, match="frame above the limit"):
+                await asyncio.wait_for(submit, scaled(10))
+            assert not waiting.done()
+
+            # The broker restarts: the client re-AWAITs job 7 and resends none
+            # of the refused SUBMITs.
+            await broker.restart()
+            peer, envelope, _ = await broker.expect("await")
+            assert getattr(envelope, "await").job_seq == 7
+            assert await broker.bodies_within(scaled(1.5)) == []
+            assert client.reconnections == 1
+            await broker.job_result(peer, envelope.correlation_id, 7, GOOD_PROOF, '["5"]')
+            result = await asyncio.wait_for(waiting, scaled(10))
+            assert result.job_seq == 7 and result.partitions[0].public == ["5"]
+    run(scenario)
+
+
+def test_unavailable_is_retried_with_the_same_request_id_then_succeeds():
+    async def scenario(broker: FakeBroker) -> None:
+        loop = asyncio.get_running_loop()
+        client = zkfleet.Client(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10),
+                                busy_timeout=scaled(30))
+        try:
+            submit = loop.run_in_executor(None, lambda: client.submit("c1", [b"witness"], request_id="r-u"))
+            seen = []
+            for _ in range(2):
+                peer, envelope, frames = await broker.expect("submit")
+                seen.append((envelope.submit.request_id, b"".join(frames)))
+                await broker.error(peer, envelope.correlation_id, pb.ERROR_KIND_UNAVAILABLE,
+                                   "the journal cannot be written", retry_after_ms=50)
+            peer, envelope, frames = await broker.expect("submit")
+            seen.append((envelope.submit.request_id, b"".join(frames)))
+            await broker.submit_reply(peer, envelope.correlation_id, 11)
+            job = await asyncio.wait_for(submit, scaled(10))
+            assert job.job_seq == 11 and job.request_id == "r-u"
+            assert seen == [("r-u", b"witness")] * 3
+        finally:
+            await loop.run_in_executor(None, client.close)
+    run(scenario)
+
+
+def test_unavailable_gives_up_after_the_busy_timeout():
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10),
+                                       busy_timeout=0.6) as client:
+            submit = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r-down"))
+            refusals = 0
+            while not submit.done():
+                got = await broker.receive(0.1)
+                if got is not None:
+                    refusals += 1
+                    await broker.error(got[0], got[1].correlation_id, pb.ERROR_KIND_UNAVAILABLE,
+                                       "the journal cannot be written", retry_after_ms=100)
+            with pytest.raises(zkfleet.Unavailable, match="UNAVAILABLE: the journal cannot be written") as raised:
+                await submit
+            assert raised.value.retry_after_ms == 100
+            assert refusals >= 2  # retried before giving up
+    run(scenario)
+
+
+def test_a_wait_answered_unavailable_goes_on():
+    """The broker could not write its journal in the turn that held a job's
+    pushed result (or an AWAIT's answer): it sends UNAVAILABLE under that
+    correlation id instead. The client awaits the job again, same id."""
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            submit = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r-wait"))
+            peer, envelope, _ = await broker.expect("submit")
+            submit_cid = envelope.correlation_id
+            await broker.submit_reply(peer, submit_cid, 5)
+            job = await asyncio.wait_for(submit, scaled(10))
+            waiting = asyncio.ensure_future(job.result(timeout=scaled(20)))
+            await broker.error(peer, submit_cid, pb.ERROR_KIND_UNAVAILABLE, "the journal cannot be written",
+                               retry_after_ms=50)
+            peer, envelope, _ = await broker.expect("await")
+            assert getattr(envelope, "await").job_seq == 5 and envelope.correlation_id == submit_cid
+            assert not waiting.done()
+            await broker.job_result(peer, submit_cid, 5, GOOD_PROOF, '["5"]')
+            assert (await asyncio.wait_for(waiting, scaled(10))).partitions[0].public == ["5"]
+
+            # An AWAIT answered UNAVAILABLE (twice) is sent again until answered.
+            waiting = asyncio.ensure_future(client.await_job(6, timeout=scaled(20)))
+            for _ in range(2):
+                peer, envelope, _ = await broker.expect("await")
+                await broker.error(peer, envelope.correlation_id, pb.ERROR_KIND_UNAVAILABLE, "still", retry_after_ms=50)
+            peer, envelope, _ = await broker.expect("await")
+            await broker.job_result(peer, envelope.correlation_id, 6, GOOD_PROOF, '["6"]')
+            assert (await asyncio.wait_for(waiting, scaled(10))).partitions[0].public == ["6"]
+    run(scenario)
+
+
+def test_a_result_whose_proof_is_not_json_raises_invalid_result():
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            # Pushed to the submitter: proof_json is not JSON.
+            submit = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r-bad-proof"))
+            peer, envelope, _ = await broker.expect("submit")
+            await broker.submit_reply(peer, envelope.correlation_id, 5)
+            job = await asyncio.wait_for(submit, scaled(10))
+            await broker.job_result(peer, envelope.correlation_id, 5, "proof: not json {", '["1"]')
+            with pytest.raises(zkfleet.InvalidResult, match="job 5.*partition 0's proof_json is not JSON") as raised:
+                await job.result(timeout=scaled(10))
+            assert raised.value.job_seq == 5 and raised.value.partition == 0 and raised.value.field == "proof_json"
+            assert raised.value.text == "proof: not json {"
+
+            # The answer to an AWAIT: public_json is not JSON; then one nested
+            # deeper than any proof (valid JSON, but Python's parser gives up).
+            for job_seq, proof, public, field in [(6, GOOD_PROOF, "1, 2", "public_json"),
+                                                  (8, "[" * 5000 + "]" * 5000, "[]", "proof_json")]:
+                waiting = asyncio.ensure_future(client.await_job(job_seq, timeout=scaled(10)))
+                peer, envelope, _ = await broker.expect("await")
+                await broker.job_result(peer, envelope.correlation_id, job_seq, proof, public)
+                with pytest.raises(zkfleet.InvalidResult, match=f"job {job_seq}.*{field}") as raised:
+                    await waiting
+                assert raised.value.field == field
+
+            # A well-formed one still comes through, parsed.
+            waiting = asyncio.ensure_future(client.await_job(9, timeout=scaled(10)))
+            peer, envelope, _ = await broker.expect("await")
+            await broker.job_result(peer, envelope.correlation_id, 9, GOOD_PROOF, '["3"]')
+            result = await waiting
+            assert result.partitions[0].proof["protocol"] == "groth16" and result.partitions[0].public == ["3"]
+    run(scenario)
+
+
+def test_fields_above_the_brokers_bounds_are_refused_before_sending():
+    assert zkfleet.MAX_REQUEST_ID_BYTES == 128 and zkfleet.MAX_CIRCUIT_ID_BYTES == 128
+
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            with pytest.raises(zkfleet.InvalidRequest, match="request id of 129 bytes .* limit of 128 bytes"):
+                await client.submit("c1", [b"w"], request_id="r" * 129)
+            # Bytes, not characters: 65 two-byte characters are 130 bytes.
+            with pytest.raises(zkfleet.InvalidRequest, match=r"circuit id of 130 bytes .*\.MAX_CIRCUIT_ID_BYTES"):
+                await client.submit("\u00e9" * 65, [b"w"])
+            with pytest.raises(ValueError):  # InvalidRequest is a ValueError too
+                await client.submit("c1", [b"w"], request_id="\u00e9" * 65)
+            with pytest.raises(zkfleet.InvalidRequest, match="control character \\(0x0a\\) at offset 4"):
+                await client.submit("c1", [b"w"], request_id="line\nbreak")
+            assert await broker.bodies_within(scaled(0.5)) == []  # nothing was sent
+            # At the bound exactly, it goes.
+            submit = asyncio.ensure_future(client.submit("c" * 128, [b"w"], request_id="r" * 128))
+            peer, envelope, _ = await broker.expect("submit")
+            assert envelope.submit.request_id == "r" * 128 and envelope.submit.circuit_id == "c" * 128
+            await broker.submit_reply(peer, envelope.correlation_id, 3)
+            assert (await asyncio.wait_for(submit, scaled(10))).job_seq == 3
+        with pytest.raises(zkfleet.InvalidRequest, match="client id of 129 bytes .*MAX_CLIENT_ID_BYTES"):
+            zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, client_id="i" * 129)
+    run(scenario)
+
+
+def test_foreign_job_from_an_older_broker_is_an_unknown_job():
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            waiting = asyncio.ensure_future(client.await_job(4, timeout=scaled(10)))
+            peer, envelope, _ = await broker.expect("await")
+            await broker.error(peer, envelope.correlation_id, pb.ERROR_KIND_FOREIGN_JOB, "another client's job")
+            with pytest.raises(zkfleet.UnknownJob, match="FOREIGN_JOB") as raised:
+                await waiting
+            assert isinstance(raised.value, zkfleet.ForeignJob) and raised.value.kind == "FOREIGN_JOB"
+    run(scenario)
