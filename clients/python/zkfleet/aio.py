@@ -19,9 +19,9 @@ Guarantees (docs/protocol.md, "Guarantees"; docs/clients.md):
   A result that arrives twice is handed out once. A wait the broker answers
   UNAVAILABLE (its journal could not be written in the turn that held the
   job's result or the AWAIT's answer) goes on: the job is awaited again after
-  the broker's hint. A request the broker
-  answered (accepted or refused: BAD_REQUEST, TOO_LARGE, FORBIDDEN,
-  REQUEST_ID_REUSED, ...) is never resent: a refusal is raised once, typed.
+  the broker's hint. A request the broker answered (accepted or refused:
+  BAD_REQUEST, TOO_LARGE, FORBIDDEN, REQUEST_ID_REUSED, ...) is never
+  resent: a refusal is raised once, typed.
 * A SUCCEEDED result whose proof or public signals are not JSON raises
   :class:`~zkfleet.InvalidResult` instead of being handed out as text.
 * Request ids and circuit ids above the broker's bounds
