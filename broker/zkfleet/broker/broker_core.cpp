@@ -249,7 +249,7 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
                      "only a SUBMIT may be followed by (witness) frames; this request had " +
                          std::to_string(frames.size()));
   }
-  if (auto why = ClientRequestProblem(message, options_.fields)) {
+  if (auto why = ClientRequestProblem(message, options_.fields, peer.authenticated)) {
     ++counters_.fields_refused;
     CountDroppedFrame(metrics::DropReason::kMalformed);
     return SendError(from, proto::ERROR_KIND_BAD_REQUEST, "request refused: " + *why + " (nothing was accepted)");

@@ -32,8 +32,11 @@ std::optional<std::string> NameProblem(std::string_view field, std::string_view 
   return std::nullopt;
 }
 
-std::optional<std::string> ClientRequestProblem(const proto::Envelope& message, const FieldLimits& limits) {
-  if (auto why = NameProblem("client_id", message.client_id(), limits.max_client_id_bytes, true)) return why;
+std::optional<std::string> ClientRequestProblem(const proto::Envelope& message, const FieldLimits& limits,
+                                                bool authenticated) {
+  if (!authenticated) {
+    if (auto why = NameProblem("client_id", message.client_id(), limits.max_client_id_bytes, true)) return why;
+  }
   switch (message.body_case()) {
     case proto::Envelope::kSubmit: {
       const auto& submit = message.submit();

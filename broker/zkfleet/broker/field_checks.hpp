@@ -22,8 +22,11 @@ namespace zkfleet::broker {
 std::optional<std::string> NameProblem(std::string_view field, std::string_view value, size_t max_bytes,
                                        bool may_be_empty = false);
 
-// A client request (any body a client may send), its client_id included.
-std::optional<std::string> ClientRequestProblem(const proto::Envelope& message, const FieldLimits& limits);
+// A client request (any body a client may send), its client_id included
+// unless `authenticated` (then the key's name is the identity and the
+// declared id is ignored, so it is not checked either).
+std::optional<std::string> ClientRequestProblem(const proto::Envelope& message, const FieldLimits& limits,
+                                                bool authenticated = false);
 
 // A worker message (READY, STARTED, CREDIT, HEARTBEAT, RESULT, HANDBACK,
 // DISCONNECT).
