@@ -43,8 +43,9 @@ measure() {
   mkdir -p "$dir"
   SECURITY=$mode make_fleet_keys "$dir/keys" "$BUILD/cmd/zkctl/zkctl"
   local clients="tcp://127.0.0.1:$(port)" workers="tcp://127.0.0.1:$(port)"
+  broker_check_args "$BUILD/cmd/zkbroker/zkbroker" bench
   taskset -c "$BROKER_CPUS" "$BUILD/cmd/zkbroker/zkbroker" --clients "$clients" --workers "$workers" --data-dir "$dir/journal" \
-    --sync "$SYNC" "${BROKER_SECURITY[@]}" --log-level warn >"$dir/broker.log" 2>&1 &
+    --sync "$SYNC" "${BROKER_SECURITY[@]}" "${BROKER_CHECK[@]}" --log-level warn >"$dir/broker.log" 2>&1 &
   PIDS+=($!)
   for i in $(seq 1 "$WORKERS"); do
     taskset -c "$LOAD_CPUS" "$BUILD/cmd/zkworker/zkworker" --broker "$workers" --id "w$i" --instant --circuit bench --capacity 2000 \

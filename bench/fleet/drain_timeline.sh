@@ -20,7 +20,8 @@ log() { echo "$(ts) $*" | tee -a $OUT/timeline.txt; }
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv | tee $OUT/gpu.txt
 free -g | tee -a $OUT/gpu.txt
 log "start broker"
-$B/zkbroker --clients tcp://127.0.0.1:5555 --workers tcp://127.0.0.1:5556 --data-dir "$DATA/journal" "${BROKER_SECURITY[@]}" \
+broker_check_args "$B/zkbroker" bn "$FX/verification_key.json"
+$B/zkbroker --clients tcp://127.0.0.1:5555 --workers tcp://127.0.0.1:5556 --data-dir "$DATA/journal" "${BROKER_SECURITY[@]}" "${BROKER_CHECK[@]}" \
   --metrics-listen 127.0.0.1:9101 > $OUT/broker.log 2>&1 &
 BPID=$!
 sleep 0.5

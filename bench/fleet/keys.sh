@@ -21,3 +21,21 @@ make_fleet_keys() {
   WORKER_SECURITY=(--curve-secret-key "$dir/worker.secret" --broker-public-key "$dir/broker.pub")
   CLIENT_SECURITY=(--curve-secret-key "$dir/client.secret" --broker-public-key "$dir/broker.pub")
 }
+
+# The flags a broker needs to serve circuit CIRCUIT in a benchmark (issue 27:
+# the broker verifies every RESULT against the circuit's verification key):
+#   broker_check_args BROKER CIRCUIT [VK_JSON]
+# sets BROKER_CHECK to --verification-key CIRCUIT=VK_JSON when a key is
+# given, else to --unverified-circuits CIRCUIT (workers that do not prove,
+# zkworker --instant) with the credit cap raised to the benchmarks' deep
+# worker queues (--capacity 2000). Empty for a broker older than issue 27.
+broker_check_args() {
+  local broker=$1 circuit=$2 vk=${3:-}
+  BROKER_CHECK=()
+  "$broker" --help 2>/dev/null | grep -q -- --unverified-circuits || return 0
+  if [[ -n "$vk" ]]; then
+    BROKER_CHECK=(--verification-key "$circuit=$vk")
+  else
+    BROKER_CHECK=(--unverified-circuits "$circuit" --max-credit-per-worker 2000)
+  fi
+}

@@ -60,8 +60,9 @@ make_fleet_keys "$DATA/keys" "$BUILD/cmd/zkctl/zkctl"
 echo "# $(date -u +%FT%TZ) $(uname -n): $NCPU cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
 echo "# broker on cores $BROKER_CPUS; $WORKERS instant workers and $CLIENTS clients on cores $LOAD_CPUS"
 echo "# journal: --sync $SYNC in $DATA ($(df --output=fstype "$DATA" | tail -n 1) filesystem); security: ${SECURITY:-curve}"
+broker_check_args "$BUILD/cmd/zkbroker/zkbroker" bench
 taskset -c "$BROKER_CPUS" "$BUILD/cmd/zkbroker/zkbroker" --clients "$CLIENT_EP" --workers "$WORKER_EP" \
-  --data-dir "$DATA/journal" --sync "$SYNC" "${BROKER_SECURITY[@]}" --result-ttl 60 >"$LOGS/broker.log" 2>&1 &
+  --data-dir "$DATA/journal" --sync "$SYNC" "${BROKER_SECURITY[@]}" "${BROKER_CHECK[@]}" --result-ttl 60 >"$LOGS/broker.log" 2>&1 &
 PIDS+=($!)
 for i in $(seq 1 "$WORKERS"); do
   taskset -c "$LOAD_CPUS" "$BUILD/cmd/zkworker/zkworker" --broker "$WORKER_EP" --id "bench-$i" --instant "${WORKER_SECURITY[@]}" \

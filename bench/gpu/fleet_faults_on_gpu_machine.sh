@@ -46,7 +46,8 @@ source "$(dirname "$0")/../fleet/keys.sh"
 make_fleet_keys "$DATA/keys" "$B/zkctl"
 ZK="$B/zkctl --broker tcp://127.0.0.1:25555 ${CLIENT_SECURITY[*]} --timeout 10 --wait-timeout 120"
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee -a "$LOG"
-$B/zkbroker --clients tcp://127.0.0.1:25555 --workers tcp://127.0.0.1:25556 --data-dir "$DATA/journal" "${BROKER_SECURITY[@]}" --heartbeat-ms 500 \
+broker_check_args "$B/zkbroker" c "$F/verification_key.json"
+$B/zkbroker --clients tcp://127.0.0.1:25555 --workers tcp://127.0.0.1:25556 --data-dir "$DATA/journal" "${BROKER_SECURITY[@]}" "${BROKER_CHECK[@]}" --heartbeat-ms 500 \
   >"$W/broker.log" 2>&1 &
 WORKER_COMMON=(--broker tcp://127.0.0.1:25556 "${WORKER_SECURITY[@]}" --circuit c=$F/circuit_final.zkey --backend $BACKEND --heartbeat-ms 500 --capacity 2)
 ZKFLEET_FAULT_INJECT=msm:100 $B/zkworker --id bad "${WORKER_COMMON[@]}" --fault-threshold 3 \

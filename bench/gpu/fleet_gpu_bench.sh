@@ -269,8 +269,12 @@ step "b. broker (journal in $W/journal; ${SIZE_FLAGS[*]:-default size limits} $B
 source "$ROOT/bench/fleet/keys.sh"
 make_fleet_keys "$W/keys" "$B/zkctl"
 CP=$(port); WP=$(port); BMP=$(port)
+# The broker verifies every proof against the circuit's key (issue 27).
+VK=""
+"$B/zkprove" export-vk "$FX/circuit.zkey" "$W/verification_key.json" >/dev/null 2>&1 && VK="$W/verification_key.json"
+broker_check_args "$B/zkbroker" c "$VK"
 "$B/zkbroker" --clients "tcp://127.0.0.1:$CP" --workers "tcp://127.0.0.1:$WP" --data-dir "$W/journal" \
-  "${BROKER_SECURITY[@]}" "${SIZE_FLAGS[@]}" --accept-unrouted --result-ttl 3600 $BROKER_FLAGS \
+  "${BROKER_SECURITY[@]}" "${BROKER_CHECK[@]}" "${SIZE_FLAGS[@]}" --accept-unrouted --result-ttl 3600 $BROKER_FLAGS \
   --metrics-listen "127.0.0.1:$BMP" >"$W/logs/broker.log" 2>&1 &
 BROKER_PID=$!; PIDS+=($BROKER_PID)
 ZK=("$B/zkctl" --broker "tcp://127.0.0.1:$CP" "${CLIENT_SECURITY[@]}" --timeout 300)
