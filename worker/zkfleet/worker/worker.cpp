@@ -106,6 +106,7 @@ void Worker::Connect() {
 
 void Worker::Reconnect(const std::string& why) {
   spdlog::warn("reconnecting to the broker at {}: {}", options_.broker_endpoint, why);
+  retry_registration_.reset();
   dealer_.set(zmq::sockopt::linger, 0);
   dealer_.close();
   // The broker treats the new connection as a new incarnation and requeues
@@ -293,6 +294,7 @@ int Worker::Run(int signal_fd) {
                 " ms (" + std::to_string(options_.liveness) + " heartbeat intervals, doubled per silent retry)");
       silence_limit_ = std::min<Clock::duration>(silence_limit_ * 2, kMaxSilence);
     }
+    if (retry_registration_ && now >= retry_registration_->first) Reconnect(retry_registration_->second);
     if (state_ == proto::WORKER_STATE_DRAINING) CheckDrain();
     if (state_ == proto::WORKER_STATE_RELEASING && release_step_ == ReleaseStep::kPool) ReleasePoolChunk();
   }
@@ -329,6 +331,14 @@ void Worker::OnBrokerMessage(proto::Envelope& message, fleet::Frames& frames) {
     case proto::Envelope::kDrain: BeginDrain("broker drain command (" + message.drain().reason() + ")"); break;
     case proto::Envelope::kDisconnect:
       if (state_ == proto::WORKER_STATE_RELEASING || state_ == proto::WORKER_STATE_GONE) break;
+      if (retry_registration_) break;  // already waiting to register again
+      if (message.disconnect().reason().rfind("registration refused", 0) == 0) {
+        spdlog::error("the broker refused our registration: {}; trying again in {} ms",
+                      message.disconnect().reason(), options_.heartbeat_interval.count());
+        retry_registration_.emplace(Clock::now() + options_.heartbeat_interval,
+                                    "the broker said: " + message.disconnect().reason());
+        break;
+      }
       Reconnect("the broker said: " + message.disconnect().reason());
       break;
     default:

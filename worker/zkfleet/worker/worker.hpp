@@ -26,6 +26,8 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <optional>
+#include <utility>
 #include <memory>
 #include <string>
 #include <vector>
@@ -163,6 +165,10 @@ class Worker {
   // each fruitless reconnect up to kMaxSilence (Paranoid Pirate's back-off),
   // back to the start once the broker speaks.
   Clock::duration silence_limit_{};
+  // A registration the broker refused (another live process with our id, or
+  // an id bound to another key): we try again once, a heartbeat later, not in
+  // a tight loop, and ignore the DISCONNECTs our old connection still gets.
+  std::optional<std::pair<Clock::time_point, std::string>> retry_registration_;
   Clock::time_point drain_deadline_;
   ReleaseStep release_step_ = ReleaseStep::kKeys;
   int exit_code_ = 0;
