@@ -98,8 +98,12 @@ std::vector<std::string> WorkerArgs(int delay_ms, const std::string& extra = "")
 TEST(FleetDrain, ZkctlDrainDuringAStreamLosesNothing) {
   Fleet fleet("drain");
   fleet.StartBroker();
-  Process& leaving = fleet.StartWorker("leaving", WorkerArgs(20));
-  Process& staying = fleet.StartWorker("staying", WorkerArgs(20));
+  // 50 ms proofs: the two workers take 40 jobs/s, well below what the stream
+  // submits even on a loaded machine (each SUBMIT waits for an fsync), so
+  // their queues stay full. (At 20 ms a loaded CI machine once submitted
+  // slower than they proved, and "leaving" never held 3 items.)
+  Process& leaving = fleet.StartWorker("leaving", WorkerArgs(50));
+  Process& staying = fleet.StartWorker("staying", WorkerArgs(50));
   fleet.WaitWorkerReady("leaving");
   fleet.WaitWorkerReady("staying");
 
@@ -110,7 +114,10 @@ TEST(FleetDrain, ZkctlDrainDuringAStreamLosesNothing) {
   // (Scaled: under TSan, beside the suite's heavy cases, 1 s was once too short.)
   const auto until = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(std::chrono::milliseconds(1000));
   while (std::chrono::steady_clock::now() < until && InFlight(fleet, "leaving") < 3) std::this_thread::sleep_for(5ms);
-  ASSERT_GE(InFlight(fleet, "leaving"), 3u) << "leaving never held queued items";
+  if (InFlight(fleet, "leaving") < 3u) {
+    stream.Check();  // joins the stream's thread: a test that stops here must not abort the binary
+    FAIL() << "leaving never held queued items";
+  }
   std::string output;
   ASSERT_EQ(fleet.Zkctl({"drain", "leaving", "--wait"}, &output), 0) << output;
   EXPECT_NE(output.find("DRAINING"), std::string::npos) << output;
