@@ -1,7 +1,5 @@
 #include "zkfleet/broker/broker_core.hpp"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -9,6 +7,7 @@
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "zkfleet/broker/digest.hpp"
 #include "zkfleet/broker/field_checks.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/fleet/names.hpp"
@@ -54,20 +53,10 @@ bool SameLease(const proto::Lease& a, const proto::Lease& b) {
 // What makes a resubmission "the same request": the circuit and every
 // witness byte (lengths included, so partitions cannot shift).
 std::string PayloadHash(const proto::SubmitRequest& request, const std::vector<fleet::WitnessFrames>& witnesses) {
-  XXH3_state_t* state = XXH3_createState();
-  XXH3_128bits_reset(state);
-  auto add_size = [&](uint64_t size) { XXH3_128bits_update(state, &size, sizeof(size)); };
-  add_size(request.circuit_id().size());
-  XXH3_128bits_update(state, request.circuit_id().data(), request.circuit_id().size());
-  for (const fleet::WitnessFrames& witness : witnesses) {
-    add_size(witness.size());
-    for (const zmq::message_t& chunk : witness.chunks) XXH3_128bits_update(state, chunk.data(), chunk.size());
-  }
-  XXH128_hash_t hash = XXH3_128bits_digest(state);
-  XXH3_freeState(state);
-  XXH128_canonical_t canonical;
-  XXH128_canonicalFromHash(&canonical, hash);
-  return std::string(reinterpret_cast<const char*>(canonical.digest), sizeof(canonical.digest));
+  Digest128 digest;
+  digest.AddSize(request.circuit_id().size()).Add(request.circuit_id().data(), request.circuit_id().size());
+  for (const fleet::WitnessFrames& witness : witnesses) digest.AddSize(witness.size()).Add(witness);
+  return digest.Finish();
 }
 
 }  // namespace

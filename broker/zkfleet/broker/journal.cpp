@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <cerrno>
 #include <climits>
@@ -16,6 +15,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "zkfleet/broker/digest.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/fleet/frames.hpp"
 
@@ -63,25 +63,6 @@ std::string RequestKey(const std::string& client_id, const std::string& request_
 
 MDB_val Val(std::string_view bytes) { return {bytes.size(), const_cast<char*>(bytes.data())}; }
 std::string_view View(const MDB_val& val) { return {static_cast<const char*>(val.mv_data), val.mv_size}; }
-
-// XXH3-128 of a witness's frames, in canonical form.
-std::string HashWitness(const fleet::WitnessFrames& witness) {
-  XXH3_state_t* state = XXH3_createState();
-  if (!state) throw Error(ErrorCode::kResourceExhausted, "journal: out of memory for a hash state");
-  XXH3_128bits_reset(state);
-  for (const zmq::message_t& chunk : witness.chunks) XXH3_128bits_update(state, chunk.data(), chunk.size());
-  XXH128_hash_t hash = XXH3_128bits_digest(state);
-  XXH3_freeState(state);
-  XXH128_canonical_t canonical;
-  XXH128_canonicalFromHash(&canonical, hash);
-  return std::string(reinterpret_cast<const char*>(canonical.digest), sizeof(canonical.digest));
-}
-
-std::string HashBytes(const void* data, size_t size) {
-  XXH128_canonical_t canonical;
-  XXH128_canonicalFromHash(&canonical, XXH3_128bits(data, size));
-  return std::string(reinterpret_cast<const char*>(canonical.digest), sizeof(canonical.digest));
-}
 
 std::string Hex(std::string_view bytes) {
   static const char digits[] = "0123456789abcdef";
@@ -425,7 +406,7 @@ void Journal::PutWitness(uint64_t job_seq, uint32_t partition, const fleet::Witn
   std::string key = ItemKey(job_seq, partition);
   // Over the received frames, before they are written: what ReadWitnessFrames
   // checks the stored bytes against.
-  const std::string hash = HashWitness(witness);
+  const std::string hash = Digest128().Add(witness).Finish();
   if (total < options_.blob_threshold) {
     std::string bytes;
     bytes.reserve(total);
@@ -500,7 +481,7 @@ std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq,
   };
   if (auto inline_bytes = Get(kWitnesses, key)) {
     if (recorded_hash) {
-      std::string read_hash = HashBytes(inline_bytes->data(), inline_bytes->size());
+      std::string read_hash = Digest128Of(inline_bytes->data(), inline_bytes->size());
       if (read_hash != *recorded_hash) {
         mismatch("the " + std::to_string(inline_bytes->size()) + " bytes stored for it in " +
                      (options_.dir / "data.mdb").string(),
@@ -572,7 +553,7 @@ std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq,
   // It is read to be sent anyway: checking it here costs one pass over pages
   // MAP_POPULATE has just brought in.
   if (recorded_hash) {
-    std::string read_hash = HashBytes(base, recorded_size);
+    std::string read_hash = Digest128Of(base, recorded_size);
     if (read_hash != *recorded_hash) {
       munmap(base, recorded_size);
       close(fd);
