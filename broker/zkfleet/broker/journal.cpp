@@ -91,17 +91,6 @@ std::string ErrnoName(int err) {
   }
 }
 
-// A read-only mapping of a witness file, unmapped when libzmq is done with
-// the last frame cut from it.
-struct Mapping {
-  void* base;
-  size_t size;
-};
-void FreeMapping(void* /*data*/, void* hint) {
-  auto* mapping = static_cast<Mapping*>(hint);
-  munmap(mapping->base, mapping->size);
-  delete mapping;
-}
 
 template <typename Message>
 std::optional<Message> Parse(std::optional<std::string_view> bytes, const char* what, const std::filesystem::path& dir) {
@@ -568,8 +557,7 @@ std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq,
     return std::nullopt;
   }
   close(fd);
-  auto* mapping = new Mapping{base, recorded_size};
-  return fleet::ChunkWitness(zmq::message_t(base, recorded_size, FreeMapping, mapping));
+  return fleet::ChunkWitness(fleet::FrameFromMapping(base, recorded_size));
 }
 
 void Journal::PutRequest(const std::string& client_id, const std::string& request_id, const journal::Request& request) {

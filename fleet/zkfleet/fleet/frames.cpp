@@ -36,6 +36,10 @@ zmq::message_t FrameFromString(std::string bytes) {
   return zmq::message_t(owned->data(), owned->size(), FreeString, owned);
 }
 
+zmq::message_t FrameFromMapping(void* base, size_t size) {
+  return zmq::message_t(base, size, FreeMapping, new Mapping{base, size});
+}
+
 std::optional<zmq::message_t> FrameFromFile(const std::filesystem::path& path, size_t size) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return std::nullopt;
@@ -54,8 +58,7 @@ std::optional<zmq::message_t> FrameFromFile(const std::filesystem::path& path, s
   int err = errno;
   close(fd);
   if (base == MAP_FAILED) throw Error(ErrorCode::kIo, "cannot map " + path.string() + ": " + std::strerror(err));
-  auto* mapping = new Mapping{base, size};
-  return zmq::message_t(base, size, FreeMapping, mapping);
+  return FrameFromMapping(base, size);
 }
 
 namespace {

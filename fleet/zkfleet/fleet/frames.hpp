@@ -66,6 +66,10 @@ zmq::message_t FrameFromString(std::string bytes);
 // zkfleet::Error(kIo) on other failures or when its size is not `size`.
 std::optional<zmq::message_t> FrameFromFile(const std::filesystem::path& path, size_t size);
 
+// A frame over `size` bytes of a read-only mapping at `base` (from mmap),
+// which it owns: unmapped when libzmq is done with the last frame cut from it.
+zmq::message_t FrameFromMapping(void* base, size_t size);
+
 // Another handle on the same bytes (no copy for frames above 33 bytes).
 zmq::message_t ShareFrame(zmq::message_t& frame);
 
