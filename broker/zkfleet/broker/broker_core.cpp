@@ -611,14 +611,9 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
     if (message.has_result()) {
       // An answer to its lease that the broker cannot store: its fault.
       if (JobRecord* job = LiveLease(*sender, message.result().item())) {
-        const uint32_t partition = message.result().item().partition();
-        sender->leased.erase(fleet::FromProto(message.result().item()));
-        WorkItem& item = job->items[partition];
-        if (!item.started) {
-          item.started = true;
-          ++item.attempts;
-        }
-        return RejectResult(sender->worker_id, *job, partition, metrics::ResultRejectReason::kMalformed,
+        const ItemRef ref = fleet::FromProto(message.result().item());
+        TakeAnswer(*sender, *job, ref, now);
+        return RejectResult(sender->worker_id, *job, ref.partition, metrics::ResultRejectReason::kMalformed,
                             "RESULT refused: " + *why, now);
       }
     }
@@ -919,14 +914,8 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
                  confused ? " (circuit or request id do not match the leased job)" : "");
     return;
   }
-  worker.leased.erase(ref);
   worker.last_progress = now;
-  WorkItem& item = job->items[ref.partition];
-  if (!item.started) {  // a RESULT implies it started
-    item.started = true;
-    item.started_at = now;
-    ++item.attempts;
-  }
+  WorkItem& item = TakeAnswer(worker, *job, ref, now);
   if (result.ok()) {
     proto::PartitionResult out;
     out.set_partition(ref.partition);
@@ -982,6 +971,17 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
                   result.error(),
               now);
   }
+}
+
+WorkItem& BrokerCore::TakeAnswer(WorkerRecord& worker, JobRecord& job, const ItemRef& ref, Clock::time_point now) {
+  worker.leased.erase(ref);
+  WorkItem& item = job.items[ref.partition];
+  if (!item.started) {  // a RESULT implies it started
+    item.started = true;
+    item.started_at = now;
+    ++item.attempts;
+  }
+  return item;
 }
 
 void BrokerCore::AcceptResult(JobRecord& job, uint32_t partition, const std::string& worker_id,

@@ -202,6 +202,9 @@ class BrokerCore {
   // A READY that cannot register: answered DISCONNECT with `why`, counted.
   void RefuseRegistration(const std::string& identity, const std::string& worker_id, const Peer& peer,
                           const std::string& why);
+  // The RESULT for the live lease `ref` of `worker` came: the lease leaves
+  // the worker's set and the item counts as started (an attempt).
+  WorkItem& TakeAnswer(WorkerRecord& worker, JobRecord& job, const fleet::ItemRef& ref, Clock::time_point now);
   // Stores an accepted (verified, or of an unverified circuit) result.
   void AcceptResult(JobRecord& job, uint32_t partition, const std::string& worker_id, proto::PartitionResult out,
                     Clock::time_point now);
