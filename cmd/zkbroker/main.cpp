@@ -89,6 +89,15 @@ int main(int argc, char** argv) {
   app.add_option("--max-message-bytes", options.limits.max_message_bytes,
                  "larger frames are dropped and counted (libzmq disconnects peers above twice this)")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--max-held-bytes-per-connection", options.max_held_bytes_per_connection,
+                 "bytes one client connection may have sent that the broker has not read (libzmq buffers a message "
+                 "whole): above it the connection is cut; also the largest SUBMIT (0: --max-message-bytes + 2 x "
+                 "--max-witness-bytes + 64 KiB)")
+      ->capture_default_str();
+  app.add_option("--max-held-bytes", options.max_held_bytes,
+                 "the same for all connections together: the one holding most is cut (0: twice the per-connection "
+                 "bound)")
+      ->capture_default_str();
   app.add_option("--hwm", options.limits.hwm, "messages queued per peer and direction")->capture_default_str();
   app.add_option("--max-partitions", options.max_partitions, "witnesses per SUBMIT")->capture_default_str();
   std::vector<std::string> verification_keys;

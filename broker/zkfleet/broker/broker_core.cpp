@@ -319,6 +319,16 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
                                                      " (--max-witness-bytes)");
     }
   }
+  uint64_t submit_bytes = 0;
+  for (uint64_t bytes : request.witness_bytes()) submit_bytes += bytes;
+  if (const uint64_t bound = IngressBounds::From(options_).per_client_connection; submit_bytes > bound) {
+    // Larger ones cannot even arrive whole: the ingress guard cuts the
+    // connection first. This answer is for one that slipped between its looks.
+    return refuse(proto::ERROR_KIND_TOO_LARGE, "SUBMIT carries " + std::to_string(submit_bytes) +
+                                                   " witness bytes; a connection may hold at most " +
+                                                   std::to_string(bound) +
+                                                   " unread (--max-held-bytes-per-connection): split the job");
+  }
   std::string why;
   auto split = fleet::SplitWitnesses(std::move(frames), {request.witness_bytes().begin(), request.witness_bytes().end()},
                                      &why);

@@ -61,6 +61,7 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
   if (options_.security.plaintext) {
     spdlog::warn("--insecure-plaintext: the broker's ports are neither authenticated nor encrypted; anyone who "
                  "reaches them can submit, drain and act as a worker");
+    guard_ = std::make_unique<IngressGuard>(context, clients_, workers_, IngressBounds::From(options_), false, metrics_);
     return;
   }
   auto loaded = AllowList::Load(options_.security.allow_dir);
@@ -80,19 +81,7 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
   });
   fleet::ConfigureCurveServer(clients_, options_.security.server, kClientZapDomain);
   fleet::ConfigureCurveServer(workers_, options_.security.server, kWorkerZapDomain);
-  auto monitor = [&](zmq::socket_t& router, zmq::socket_t& pair, const char* name) {
-    const std::string address = "inproc://zkbroker-monitor-" + std::string(name) + "-" +
-                                std::to_string(reinterpret_cast<uintptr_t>(this));
-    if (zmq_socket_monitor(router.handle(), address.c_str(),
-                           ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
-      throw Error(ErrorCode::kInternal, "cannot monitor the " + std::string(name) + " socket");
-    }
-    pair = zmq::socket_t(context, zmq::socket_type::pair);
-    pair.set(zmq::sockopt::linger, 0);
-    pair.connect(address);
-  };
-  monitor(clients_, client_monitor_, "clients");
-  monitor(workers_, worker_monitor_, "workers");
+  guard_ = std::make_unique<IngressGuard>(context, clients_, workers_, IngressBounds::From(options_), true, metrics_);
 }
 
 void BrokerServer::StartCore() {
@@ -209,20 +198,19 @@ void BrokerServer::ProbeJournal(Clock::time_point now) {
   }
 }
 
-void BrokerServer::OnMonitorEvents(zmq::socket_t& monitor, PeerKind endpoint) {
-  zmq::message_t event;
-  zmq::message_t address;
-  while (monitor.recv(event, zmq::recv_flags::dontwait)) {
-    if (event.more()) (void)monitor.recv(address, zmq::recv_flags::none);
+void BrokerServer::OnHandshakeFailures() {
+  for (const HandshakeFailure& failure : guard_->TakeHandshakeFailures()) {
+    // Plaintext: no handshake is authenticated, so none is counted as refused.
+    if (!zap_) continue;
     // A failed handshake that never reached ZAP: no CURVE (plaintext) or not ZMTP.
     ++core_->counters().auth_rejected_mechanism;
-    if (metrics_) metrics_->AuthRejected(endpoint == PeerKind::kWorker ? "workers" : "clients", "mechanism");
+    if (metrics_) metrics_->AuthRejected(failure.endpoint == PeerKind::kWorker ? "workers" : "clients", "mechanism");
     auto now = Clock::now();
     if (now >= next_mechanism_log_) {
       next_mechanism_log_ = now + std::chrono::minutes(1);
       spdlog::warn("refused a peer on the {} port ({}): its handshake failed before authentication (no CURVE, "
                    "or the wrong broker public key?); logged at most once a minute",
-                   endpoint == PeerKind::kWorker ? "worker" : "client", address.to_string());
+                   failure.endpoint == PeerKind::kWorker ? "worker" : "client", failure.address);
     }
   }
 }
@@ -288,13 +276,12 @@ void BrokerServer::Run(int signal_fd) {
                std::chrono::duration_cast<std::chrono::seconds>(options_.dedup_window).count(),
                options_.journal.dir.string(), SyncModeName(options_.journal.sync),
                options_.accept_unrouted ? ", accepting unrouted circuits" : "");
-  zmq::pollitem_t items[7] = {
+  zmq::pollitem_t items[6] = {
       {workers_.handle(), 0, ZMQ_POLLIN, 0},
       {clients_.handle(), 0, ZMQ_POLLIN, 0},
       {zap_ ? zap_->socket().handle() : nullptr, -1, ZMQ_POLLIN, 0},
       {nullptr, signal_fd, ZMQ_POLLIN, 0},
-      {zap_ ? client_monitor_.handle() : nullptr, -1, ZMQ_POLLIN, 0},
-      {zap_ ? worker_monitor_.handle() : nullptr, -1, ZMQ_POLLIN, 0},
+      {nullptr, guard_->wake_fd(), ZMQ_POLLIN, 0},
       {nullptr, verifier_->wake_fd(), ZMQ_POLLIN, 0},
   };
   Clock::time_point next_tick = Clock::now();  // the first turn ticks
@@ -303,7 +290,7 @@ void BrokerServer::Run(int signal_fd) {
     if (core_->unavailable()) wake = std::min(wake, next_probe_);
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now());
     if (wait.count() < 0) wait = std::chrono::milliseconds(0);
-    zmq::poll(items, 7, wait);
+    zmq::poll(items, 6, wait);
     if (items[3].revents & ZMQ_POLLIN) {
       signalfd_siginfo info{};
       if (read(signal_fd, &info, sizeof(info)) == sizeof(info) && info.ssi_signo == SIGHUP) {
@@ -314,8 +301,7 @@ void BrokerServer::Run(int signal_fd) {
     }
     // Handshakes wait for these answers; they are cheap.
     if (zap_ && (items[2].revents & ZMQ_POLLIN)) zap_->HandleAll();
-    if (items[4].revents & ZMQ_POLLIN) OnMonitorEvents(client_monitor_, PeerKind::kClient);
-    if (items[5].revents & ZMQ_POLLIN) OnMonitorEvents(worker_monitor_, PeerKind::kWorker);
+    if (items[4].revents & ZMQ_POLLIN) OnHandshakeFailures();
     Clock::time_point now = Clock::now();
     size_t received = 0;
     try {
@@ -366,12 +352,17 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
     // handed on without a copy (the journal writes them, JOBs share them).
     fleet::Frames frames;
     bool more = has_payload && payload.more();
+    // What the message took on the wire, for the ingress guard (the routing
+    // id is the ROUTER's own, never sent).
+    uint64_t wire = has_payload ? IngressGuard::WireBytes(payload.size(), guard_->curve()) : 0;
     while (more) {
       zmq::message_t frame;
       (void)socket.recv(frame, zmq::recv_flags::none);
       more = frame.more();
+      wire += IngressGuard::WireBytes(frame.size(), guard_->curve());
       frames.push_back(std::move(frame));
     }
+    if (has_payload) guard_->Taken(zmq_msg_get(payload.handle(), ZMQ_SRCFD), wire);
     HandleFrame(from_workers, identity.to_string(), payload, has_payload, std::move(frames), now);
     // --sync always: every message that wrote is durable on its own.
     if (options_.journal.sync == SyncMode::kAlways && journal_->dirty()) Commit();

@@ -45,6 +45,7 @@
 #include <zmq.hpp>
 
 #include "zkfleet/broker/broker_core.hpp"
+#include "zkfleet/broker/ingress_guard.hpp"
 #include "zkfleet/broker/result_verifier.hpp"
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/broker/options.hpp"
@@ -132,13 +133,14 @@ class BrokerServer {
   uint64_t faults_not_logged_ = 0;
   std::unique_ptr<ZapHandler> zap_;  // null in plaintext mode
   // Handshakes that fail before ZAP is asked (a peer without CURVE, or not
-  // ZMTP at all) are seen only by socket monitors: one PAIR per ROUTER.
-  zmq::socket_t client_monitor_;
-  zmq::socket_t worker_monitor_;
-  void OnMonitorEvents(zmq::socket_t& monitor, PeerKind endpoint);
+  // ZMTP at all) are seen only by the guard's socket monitors.
+  void OnHandshakeFailures();
   Clock::time_point next_mechanism_log_{};
   zmq::socket_t clients_;
   zmq::socket_t workers_;
+  // Bounds what peers can make the broker hold unread (its own thread);
+  // declared after the ROUTERs it monitors, so it stops before they close.
+  std::unique_ptr<IngressGuard> guard_;
   proto::Envelope scratch_;  // reused decode target
   TurnTimer turns_;
 };

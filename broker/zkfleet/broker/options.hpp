@@ -87,12 +87,44 @@ struct BrokerOptions {
     std::filesystem::path allow_dir;
   } security;
   fleet::SocketLimits limits;
+  // Bytes a connection (and all of them together) may make the broker hold
+  // before the broker has read them: libzmq buffers a multipart message whole
+  // (IngressGuard cuts a connection over its bound). 0: derived from
+  // `limits` (IngressBounds::From). A SUBMIT larger than the per-connection
+  // bound is refused as TOO_LARGE, or its connection is cut before it is read.
+  uint64_t max_held_bytes_per_connection = 0;
+  uint64_t max_held_bytes = 0;
   // ZeroMQ I/O threads for zkbroker's context (transfers and CURVE
   // encryption run there). BrokerServer reads the count from the context it
   // is given: with 2 or more, the worker ROUTER's connections get the first
   // half and the client ROUTER's the rest, so encrypting JOBs never queues
   // behind decrypting SUBMITs.
   int io_threads = 4;
+};
+
+// The bounds IngressGuard enforces, from the options: bytes received on a
+// connection (all connections together) that the broker has not read yet.
+struct IngressBounds {
+  uint64_t per_client_connection = 0;
+  uint64_t per_worker_connection = 0;
+  uint64_t total = 0;
+
+  // Clients: --max-held-bytes-per-connection, or one Envelope at
+  // --max-message-bytes and two witnesses at --max-witness-bytes (a SUBMIT
+  // with the next one behind it) plus 64 KiB of handshake and framing.
+  // Workers send single-frame messages only: two Envelopes plus 64 KiB.
+  // Total: --max-held-bytes, or twice the client bound.
+  static IngressBounds From(const BrokerOptions& options) {
+    constexpr uint64_t kHandshakeAndFraming = 64 << 10;
+    const uint64_t message = options.limits.max_message_bytes;
+    IngressBounds bounds;
+    bounds.per_client_connection = options.max_held_bytes_per_connection
+                                       ? options.max_held_bytes_per_connection
+                                       : message + 2 * uint64_t{options.limits.max_witness_bytes} + kHandshakeAndFraming;
+    bounds.per_worker_connection = 2 * message + kHandshakeAndFraming;
+    bounds.total = options.max_held_bytes ? options.max_held_bytes : 2 * bounds.per_client_connection;
+    return bounds;
+  }
 };
 
 }  // namespace zkfleet::broker

@@ -22,8 +22,10 @@ struct SocketLimits {
   int hwm = 20000;
   // Application limit on the Envelope frame: larger ones are dropped and
   // counted (and a client gets an ErrorReply). Witnesses travel in frames of
-  // their own and are not counted here.
-  size_t max_message_bytes = 64ull << 20;
+  // their own and are not counted here. The largest Envelope the fields'
+  // bounds allow is a RESULT with a 4 MiB public.json; 8 MiB leaves room
+  // and keeps what one connection can make the broker hold small.
+  size_t max_message_bytes = 8ull << 20;
   // Application limit on one witness frame (one .wtns file): a SUBMIT with a
   // larger one is refused as TOO_LARGE. 1 GiB holds a 2^25-signal witness.
   size_t max_witness_bytes = 1ull << 30;
@@ -31,7 +33,8 @@ struct SocketLimits {
   // libzmq's own per-frame limit (ZMQ_MAXMSGSIZE): twice the Envelope limit
   // or a witness chunk (16 MiB, frames.hpp), whichever is larger, plus 1 MiB.
   // A peer sending more is disconnected by libzmq before the frame is
-  // buffered, so a hostile frame never costs more than this.
+  // buffered. It bounds one frame only; the broker's IngressGuard bounds a
+  // message of many.
   int64_t transport_max_bytes() const {
     return static_cast<int64_t>(std::max<size_t>(max_message_bytes * 2, 16u << 20)) + (1 << 20);
   }

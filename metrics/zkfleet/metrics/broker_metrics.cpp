@@ -46,6 +46,12 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
                       .Help("1 while the broker refuses new work because its journal cannot be written")
                       .Register(server.registry())
                       .Add({})),
+      held_bytes(prometheus::BuildGauge()
+                     .Name("zkfleet_broker_held_bytes")
+                     .Help("Bytes peers have sent over TCP that the broker has not read yet (buffered by libzmq "
+                           "and the kernel), at the ingress guard's last look")
+                     .Register(server.registry())
+                     .Add({})),
       result_verify_seconds(prometheus::BuildHistogram()
                                 .Name("zkfleet_broker_result_verify_seconds")
                                 .Help("Time to verify one RESULT's proof and public signals (off the loop thread)")
@@ -85,7 +91,11 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
       auth_rejected_family_(CounterFamily(server.registry(), "zkfleet_broker_auth_rejected_total",
                                           "Peers refused at the CURVE handshake by the broker's ZAP handler, by "
                                           "endpoint (clients, workers) and reason (unknown_key, wrong_endpoint, "
-                                          "mechanism)")) {
+                                          "mechanism)")),
+      connections_cut_family_(CounterFamily(server.registry(), "zkfleet_broker_connections_cut_total",
+                                            "Connections the broker shut down because they held more unread bytes "
+                                            "than their bound (--max-held-bytes-per-connection, --max-held-bytes), "
+                                            "by endpoint (clients, workers)")) {
   prometheus::Registry& registry = server.registry();
   auto& rejected = CounterFamily(registry, "zkfleet_broker_results_rejected_total",
                                  "RESULTs that failed the broker's verification, by reason; the worker is blamed "
@@ -104,6 +114,7 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
   const char* reclaim_reasons[] = {"not_started", "overran", "revoked"};
   for (size_t i = 0; i < leases_reclaimed.size(); ++i) leases_reclaimed[i] = &reclaimed.Add({{"reason", reclaim_reasons[i]}});
   for (const char* endpoint : {"clients", "workers"}) {
+    connections_cut_family_.Add({{"endpoint", endpoint}});
     for (const char* reason : {"unknown_key", "wrong_endpoint", "mechanism"}) {
       auth_rejected_family_.Add({{"endpoint", endpoint}, {"reason", reason}});
     }

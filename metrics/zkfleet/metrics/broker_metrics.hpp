@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -74,6 +75,10 @@ class BrokerMetrics {
   void StorageFault(StorageFaultKind kind) { storage_faults[static_cast<size_t>(kind)]->Increment(); }
   void LeaseReclaimed(ReclaimReason reason) { leases_reclaimed[static_cast<size_t>(reason)]->Increment(); }
   void RegistrationRefused() { registrations_refused.Increment(); }
+  // IngressGuard (its own thread): a connection cut for holding too much
+  // unread, by endpoint ("clients", "workers"); what all of them held.
+  void ConnectionCut(const std::string& endpoint) { connections_cut_family_.Add({{"endpoint", endpoint}}).Increment(); }
+  void SetHeldBytes(uint64_t bytes) { held_bytes.Set(static_cast<double>(bytes)); }
   void ObserveVerify(double seconds) { result_verify_seconds.Observe(seconds); }
   void SetUnavailable(bool on) { unavailable.Set(on ? 1 : 0); }
   void JournalCommitted(double seconds) { journal_commit_seconds.Observe(seconds); }
@@ -105,6 +110,7 @@ class BrokerMetrics {
   prometheus::Counter& results_stale;
   prometheus::Counter& registrations_refused;
   prometheus::Gauge& unavailable;
+  prometheus::Gauge& held_bytes;
   prometheus::Histogram& result_verify_seconds;
   prometheus::Gauge& live_items;
   prometheus::Gauge& live_witness_bytes;
@@ -127,6 +133,7 @@ class BrokerMetrics {
   prometheus::Family<prometheus::Counter>& completed_family_;
   prometheus::Family<prometheus::Counter>& failed_family_;
   prometheus::Family<prometheus::Counter>& auth_rejected_family_;
+  prometheus::Family<prometheus::Counter>& connections_cut_family_;
 
   std::mutex circuits_mutex_;
   std::map<std::string, Circuit, std::less<>> circuits_;  // node-based: references stay valid

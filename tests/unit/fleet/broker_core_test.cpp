@@ -1097,6 +1097,28 @@ TEST_F(BrokerCoreTest, LargeWitnessesGoToTheirOwnFilesAndLeaveWithTheirResult) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/blobs/1-0"));
 }
 
+// A SUBMIT whose witnesses add up to more than one connection may hold
+// unread (--max-held-bytes-per-connection) is refused as TOO_LARGE, naming
+// the bound, though each witness is under --max-witness-bytes: the ingress
+// guard would cut such a message's connection before it arrives whole, and
+// one that slips between its looks gets the same answer.
+TEST_F(BrokerCoreTest, SubmitLargerThanAConnectionMayHoldIsRefused) {
+  BrokerOptions options;
+  options.max_held_bytes_per_connection = 10000;
+  Make(options);
+  Ready("wA", "A", {"c1"}, 0);
+  auto refused = SubmitWitnesses("cl", "big", {std::string(6000, 'w'), std::string(6000, 'w')});
+  ASSERT_EQ(refused.size(), 1u);
+  ASSERT_TRUE(refused[0].envelope.has_error());
+  EXPECT_EQ(refused[0].envelope.error().kind(), proto::ERROR_KIND_TOO_LARGE);
+  EXPECT_NE(refused[0].envelope.error().message().find("--max-held-bytes-per-connection"), std::string::npos)
+      << refused[0].envelope.error().message();
+  EXPECT_EQ(core_->jobs().size(), 0u);
+  auto accepted = SubmitWitnesses("cl", "fits", {std::string(6000, 'w')});
+  ASSERT_EQ(accepted.size(), 1u);
+  EXPECT_TRUE(accepted[0].envelope.has_submit_reply());
+}
+
 // A witness larger than a chunk arrives in several frames: it is journaled
 // whole (one blob file) and leaves in chunks that add up to the same bytes.
 // Frames that do not add up to the announced sizes are refused, nothing kept.
