@@ -17,6 +17,7 @@
 #include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/fleet/names.hpp"
+#include "zkfleet/fleet/public_digest.hpp"
 
 namespace zkfleet::client {
 namespace {
@@ -189,6 +190,19 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
     request.set_circuit_id(options.circuit);
     request.set_priority(options.priority);
     if (options.deadline_unix_s > 0) request.set_deadline_unix_s(options.deadline_unix_s);
+    if (!options.expected_public_json.empty() && options.expected_public_json.size() != witnesses.size()) {
+      return Status(Code::kInvalidArgument, std::to_string(options.expected_public_json.size()) +
+                                                " expected public.json for " + std::to_string(witnesses.size()) +
+                                                " witnesses: give one per witness, or none");
+    }
+    for (size_t p = 0; p < options.expected_public_json.size(); ++p) {
+      std::string why;
+      auto digest = zkfleet::fleet::PublicSignalsDigestOfJson(options.expected_public_json[p], &why);
+      if (!digest) {
+        return Status(Code::kInvalidArgument, "expected public signals of partition " + std::to_string(p) + ": " + why);
+      }
+      request.add_public_signals_sha256(*digest);
+    }
     fleet::CheckSubmitRequest(request);  // before the witness files are opened
     // Each witness becomes one frame without a copy (a mapping of its file).
     fleet::Frames frames;

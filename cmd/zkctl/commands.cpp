@@ -235,6 +235,10 @@ int Submit(Context& context, const SubmitArgs& args) {
   std::vector<zkfleet::client::Witness> witnesses;
   for (const auto& path : args.witness_files) witnesses.push_back(zkfleet::client::Witness::FromFile(path));
   if (args.deadline_s > 0) options.deadline_unix_s = UnixNow() + args.deadline_s;
+  for (const auto& path : args.public_files) {
+    std::ifstream in(path, std::ios::binary);
+    options.expected_public_json.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
 
   // BUSY and UNAVAILABLE refusals are retried by the client (its on_busy
   // prints why) until the --busy-timeout it was opened with.

@@ -32,6 +32,7 @@ struct SubmitArgs {
   std::string priority = "normal";
   std::string request_id;  // empty: a random one
   double deadline_s = 0;   // from now; 0 = none
+  std::vector<std::string> public_files;  // expected public.json, one per witness (or none)
   // How long BUSY and UNAVAILABLE refusals are retried (with the broker's back-off) before
   // zkctl gives up; each attempt still waits at most the reply timeout.
   // main() hands it to the client (Options::busy_timeout); here for the message.

@@ -92,6 +92,10 @@ int main(int argc, char** argv) {
                      "seconds to keep retrying while the broker answers BUSY (over its queue limits) or "
                      "UNAVAILABLE (it cannot write its journal)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
+  submit->add_option("--public", submit_args.public_files,
+                     "the public.json each witness's proof must carry (one per witness, in order): the broker "
+                     "refuses a witness committing to other public signals")
+      ->check(CLI::ExistingFile);
   submit->add_flag("--wait", submit_args.wait, "wait for the result and print it");
   submit->add_option("--out", submit_args.out_dir, "write proof_<p>.json/public_<p>.json here (implies --wait)");
 

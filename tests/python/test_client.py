@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 
@@ -192,3 +193,19 @@ def test_deadline_expires_a_job_not_proved_in_time(fleet, witness):
         with pytest.raises(zkfleet.JobFailed) as failed:
             job.result(timeout=scaled(30))
         assert failed.value.state == "EXPIRED"
+
+
+def test_expected_public_signals_are_checked_by_the_broker(fleet, witness):
+    # The broker holds bn128's verification key (nPublic): a witness whose
+    # public signals are not the ones the client expects is refused at once.
+    public = (FIXTURE / "public.json").read_text()
+    with fleet.client() as client:
+        with pytest.raises(zkfleet.BadRequest, match="other public signals"):
+            client.submit("bn128", [witness], expected_public=[["1", "2"]])
+        with pytest.raises(zkfleet.InvalidRequest, match="one per witness"):
+            client.submit("bn128", [witness], expected_public=[public, public])
+        with pytest.raises(zkfleet.InvalidRequest, match="decimal"):
+            client.submit("bn128", [witness], expected_public=[["0x21"]])
+        job = client.submit("bn128", [witness], expected_public=[public])
+        result = job.result(timeout=scaled(120))
+        assert result.partitions[0].public == json.loads(public)

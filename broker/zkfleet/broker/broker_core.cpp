@@ -12,7 +12,9 @@
 #include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/fleet/names.hpp"
 #include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/fleet/public_digest.hpp"
 #include "zkfleet/fleet/sockets.hpp"
+#include "zkfleet/io/json.hpp"
 
 namespace zkfleet::broker {
 namespace {
@@ -303,6 +305,40 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
   }
 }
 
+std::optional<std::string> BrokerCore::CheckPublicSignalsDigests(const proto::SubmitRequest& request,
+                                                                const std::vector<fleet::WitnessFrames>& witnesses) const {
+  const auto& digests = request.public_signals_sha256();
+  if (digests.empty()) return std::nullopt;
+  if (static_cast<size_t>(digests.size()) != witnesses.size()) {
+    return "public_signals_sha256 has " + std::to_string(digests.size()) + " digests for " +
+           std::to_string(witnesses.size()) + " witnesses: send one per partition, or none";
+  }
+  for (int p = 0; p < digests.size(); ++p) {
+    if (digests[p].size() != fleet::kPublicDigestBytes) {
+      return "public_signals_sha256 of partition " + std::to_string(p) + " is " + std::to_string(digests[p].size()) +
+             " bytes; a SHA-256 digest is 32";
+    }
+  }
+  // Without the key the broker does not know how many public signals the
+  // circuit has (nor checks proofs at all: --unverified-circuits).
+  const auto* key = options_.verification_keys ? options_.verification_keys->Find(request.circuit_id()) : nullptr;
+  if (!key) return std::nullopt;
+  for (int p = 0; p < digests.size(); ++p) {
+    std::string why;
+    auto values = PublicSignalsOfWitness(witnesses[p], key->n_public, &why);
+    if (!values) return "the witness of partition " + std::to_string(p) + " cannot be read: " + why;
+    std::vector<std::string> decimal;
+    for (const groth16::BigInt& value : *values) decimal.push_back(io::LimbsToDecimal(value.data(), static_cast<int>(value.size())));
+    const std::string digest = fleet::PublicSignalsDigest(decimal);
+    if (digest != digests[p]) {
+      return "the witness of partition " + std::to_string(p) + " commits to other public signals than the client "
+             "expects (public_signals_sha256 " + fleet::DigestHex(digests[p]) + ", the witness's " +
+             fleet::DigestHex(digest) + "); nothing was accepted";
+    }
+  }
+  return std::nullopt;
+}
+
 void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request,
                           fleet::Frames& frames, Clock::time_point now) {
   auto refuse = [&](proto::ErrorKind kind, const std::string& why, uint32_t retry_after_ms = 0) {
@@ -374,6 +410,7 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
                       "', so it could not check the proof (zkbroker --verification-key " + request.circuit_id() +
                       "=verification_key.json)");
   }
+  if (auto why = CheckPublicSignalsDigests(request, witnesses)) return refuse(proto::ERROR_KIND_BAD_REQUEST, *why);
   uint64_t witness_bytes = 0;
   for (const fleet::WitnessFrames& witness : witnesses) witness_bytes += witness.size();
   if (auto why = admission_.Refusal(client, witnesses.size(), witness_bytes)) {

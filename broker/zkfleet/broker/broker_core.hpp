@@ -180,6 +180,11 @@ class BrokerCore {
   // Client requests. `client` is the requester's identity (Envelope.client_id).
   void OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request,
                 fleet::Frames& witnesses, Clock::time_point now);
+  // Why the SUBMIT's public_signals_sha256 cannot be taken (wrong count or
+  // size, or, when the circuit's key gives nPublic, a witness committing to
+  // other public signals); nullopt when they can (or there are none).
+  std::optional<std::string> CheckPublicSignalsDigests(const proto::SubmitRequest& request,
+                                                       const std::vector<fleet::WitnessFrames>& witnesses) const;
   // A SUBMIT whose (client, request id) is known: the existing job, or a refusal.
   void OnDuplicateSubmit(const ReplyTo& from, const journal::Request& known, const std::string& payload_hash);
   // `any_job`: an admin may await or cancel every client's jobs.

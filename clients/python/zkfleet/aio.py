@@ -49,8 +49,8 @@ from zmq.utils.monitor import parse_monitor_message
 
 from . import keys as _keys
 from ._wire import PROTOCOL_VERSION, error_kind_name, job_state_name, pb, priority_value, witness_frames
-from .errors import AuthError, Busy, JobFailed, Timeout, Unavailable, ZkfleetError, broker_error
-from .limits import MAX_CLIENT_ID_BYTES, check_name, check_submit
+from .errors import AuthError, Busy, InvalidRequest, JobFailed, Timeout, Unavailable, ZkfleetError, broker_error
+from .limits import MAX_CLIENT_ID_BYTES, check_name, check_submit, public_signals_digest
 from .results import CancelResult, JobResult
 
 WitnessInput = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
@@ -168,13 +168,18 @@ class AsyncClient:
     # ------------------------------------------------------------------ API
 
     async def submit(self, circuit: str, witnesses: Sequence[WitnessInput], priority: str = "normal",
-                     request_id: Optional[str] = None, deadline: Optional[float] = None) -> AsyncJob:
+                     request_id: Optional[str] = None, deadline: Optional[float] = None,
+                     expected_public: Optional[Sequence[Union[str, bytes, Sequence[str]]]] = None) -> AsyncJob:
         """Submits a job: one witness (a .wtns file's path or bytes) per partition.
 
         Returns when the broker has made the job durable. ``request_id`` makes
         the submit idempotent (default: a random one, in ``job.request_id``);
         ``deadline`` is seconds from now after which the broker expires the
-        job instead of proving it. Raises :class:`UnknownCircuit`,
+        job instead of proving it. ``expected_public``, none or one per
+        witness, is the public signals each proof must carry (public.json
+        text, or its list of decimal strings): their digests go with the
+        SUBMIT, and a broker holding the circuit's verification key refuses
+        (:class:`BadRequest`) a witness committing to others. Raises :class:`UnknownCircuit`,
         :class:`Busy` / :class:`Unavailable` (after ``busy_timeout``),
         :class:`Timeout`, :class:`AuthError`, :class:`RequestIdReused`,
         :class:`BadRequest`, :class:`TooLarge` or :class:`BrokerError`; and
@@ -186,6 +191,11 @@ class AsyncClient:
         request = pb.SubmitRequest(request_id=request_id, circuit_id=circuit, priority=priority_value(priority))
         if deadline:
             request.deadline_unix_s = time.time() + deadline
+        if expected_public:
+            if len(expected_public) != len(witnesses):
+                raise InvalidRequest(f"{len(expected_public)} expected public signal sets for {len(witnesses)} "
+                                     "witnesses: give one per witness, or none; nothing was sent")
+            request.public_signals_sha256.extend(public_signals_digest(p) for p in expected_public)
         blobs = [_witness_bytes(w) for w in witnesses]
         request.witness_bytes.extend(len(b) for b in blobs)
         frames = witness_frames(blobs)

@@ -72,9 +72,11 @@ class Client:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     def submit(self, circuit: str, witnesses: Sequence[WitnessInput], priority: str = "normal",
-               request_id: Optional[str] = None, deadline: Optional[float] = None) -> Job:
+               request_id: Optional[str] = None, deadline: Optional[float] = None,
+               expected_public: Optional[Sequence[Union[str, bytes, Sequence[str]]]] = None) -> Job:
         """See :meth:`zkfleet.aio.AsyncClient.submit`."""
-        return Job(self, self._run(self._async.submit(circuit, witnesses, priority, request_id, deadline)))
+        return Job(self, self._run(self._async.submit(circuit, witnesses, priority, request_id, deadline,
+                                                      expected_public)))
 
     def await_job(self, job_seq: int, timeout: Optional[float] = None) -> JobResult:
         """See :meth:`zkfleet.aio.AsyncClient.await_job`."""

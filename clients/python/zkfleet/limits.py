@@ -11,7 +11,14 @@ limit, and is never sent. Keep these equal to the broker's (its
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+from typing import Sequence, Union
+
 from .errors import InvalidRequest
+
+_DECIMAL = re.compile(r"0|[1-9][0-9]*")
 
 MAX_REQUEST_ID_BYTES = 128   # SubmitRequest.request_id, UTF-8 bytes
 MAX_CIRCUIT_ID_BYTES = 128   # SubmitRequest.circuit_id
@@ -39,3 +46,18 @@ def check_submit(request_id: str, circuit: str) -> None:
     """:func:`check_name` of a submit's request id and circuit id."""
     check_name("request id", request_id, MAX_REQUEST_ID_BYTES, "MAX_REQUEST_ID_BYTES")
     check_name("circuit id", circuit, MAX_CIRCUIT_ID_BYTES, "MAX_CIRCUIT_ID_BYTES")
+
+
+def public_signals_digest(public: Union[str, bytes, Sequence[str]]) -> bytes:
+    """The digest a SUBMIT carries for a partition's expected public signals
+    (``SubmitRequest.public_signals_sha256``): SHA-256 of the signals as
+    decimal strings joined with ``,``. ``public`` is snarkjs' public.json text,
+    or its list of decimal strings. Raises :class:`InvalidRequest` for anything
+    else."""
+    signals = json.loads(public) if isinstance(public, (str, bytes)) else public
+    if not isinstance(signals, (list, tuple)):
+        raise InvalidRequest("expected public signals: not a JSON array (snarkjs' public.json is one)")
+    for i, value in enumerate(signals):
+        if not isinstance(value, str) or not _DECIMAL.fullmatch(value):
+            raise InvalidRequest(f"expected public signal {i} is not a decimal string: {value!r:.80}")
+    return hashlib.sha256(",".join(signals).encode()).digest()

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -233,6 +234,25 @@ TEST(Zkctl, SubmitPastItsDeadlineEndsExpired) {
   EXPECT_EQ(ParseJsonOutput(out)["jobs"].value("expired", 0u), 1u) << out;
   ASSERT_EQ(fleet.Zkctl({"status"}, &out), 0) << out;
   EXPECT_NE(out.find("1 expired"), std::string::npos) << out;
+}
+
+// --public: the public.json the proof must carry. A broker holding the
+// circuit's key refuses a witness committing to others (exit 1, the reason
+// printed, nothing queued) and takes the right one.
+TEST(Zkctl, SubmitWithPublicSignalsTheWitnessDoesNotHaveIsRefused) {
+  Fleet fleet("zkctl_public");
+  fleet.StartBroker({"--accept-unrouted", "--verification-key", "c1=" + Fixture("bn128_k12/verification_key.json")});
+  const std::string witness = Fixture("bn128_k12/witness.wtns");
+  const std::string other = fleet.dir() + "/other_public.json";
+  std::ofstream(other) << "[\"1\", \"2\"]\n";
+  std::string out;
+  EXPECT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--public", other, witness}, &out), 1) << out;
+  EXPECT_NE(out.find("other public signals"), std::string::npos) << out;
+  EXPECT_EQ(fleet.Status().jobs_submitted(), 0u);
+  EXPECT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--public", Fixture("bn128_k12/public.json"), witness}, &out),
+            0)
+      << out;
+  EXPECT_EQ(fleet.Status().jobs_submitted(), 1u);
 }
 
 TEST(Zkctl, SubmitReportsBusyAndGivesUp) {

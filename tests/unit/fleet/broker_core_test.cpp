@@ -14,6 +14,7 @@
 #include "unit/metrics/collected.hpp"
 #include "zkfleet/broker/broker_core.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
+#include "zkfleet/fleet/public_digest.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
@@ -1528,6 +1529,62 @@ class BrokerVerifyTest : public BrokerCoreTest {
     return Take();
   }
 };
+
+// A client that knows the public signals it expects sends their digest with
+// the SUBMIT: a witness committing to others is refused before anything is
+// proved (the broker reads w[1..nPublic] with the key's nPublic); a digest
+// count or size that does not fit is refused too; the right one is accepted.
+TEST_F(BrokerVerifyTest, PublicSignalsDigestFromTheClientIsCheckedAgainstTheWitness) {
+  MakeVerifying();
+  Ready("w", "w", {"c1"}, 1);
+  const std::string witness = Slurp(Fixture("witness.wtns"));
+  std::string why;
+  const auto right = fleet::PublicSignalsDigestOfJson(Slurp(Fixture("public.json")), &why);
+  ASSERT_TRUE(right) << why;
+  auto submit = [&](const std::string& id, std::vector<std::string> digests) {
+    proto::Envelope e;
+    e.set_correlation_id(1);
+    auto* request = e.mutable_submit();
+    request->set_request_id(id);
+    request->set_circuit_id("c1");
+    request->add_witness_bytes(witness.size());
+    for (auto& digest : digests) request->add_public_signals_sha256(digest);
+    fleet::Frames frames;
+    frames.push_back(fleet::FrameFromString(witness));
+    core_->HandleClient("cl", e, now_, {}, std::move(frames));
+    auto out = Take();
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? proto::Envelope{} : out[0].envelope;
+  };
+  std::string other = *right;
+  other[0] = static_cast<char>(other[0] ^ 1);
+  proto::Envelope refused = submit("other", {other});
+  ASSERT_TRUE(refused.has_error());
+  EXPECT_EQ(refused.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
+  EXPECT_NE(refused.error().message().find("other public signals"), std::string::npos) << refused.error().message();
+  refused = submit("two", {*right, *right});
+  EXPECT_EQ(refused.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
+  EXPECT_NE(refused.error().message().find("one per partition"), std::string::npos) << refused.error().message();
+  refused = submit("short", {right->substr(0, 31)});
+  EXPECT_EQ(refused.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
+  EXPECT_EQ(core_->jobs().size(), 0u);
+  proto::Envelope accepted = submit("right", {*right});
+  EXPECT_TRUE(accepted.has_submit_reply()) << accepted.DebugString();
+  EXPECT_EQ(core_->jobs().size(), 1u);
+}
+
+// The digest is SHA-256 of the decimal strings joined with ',', whatever the
+// JSON's spacing; anything but an array of canonical decimal strings is refused.
+TEST(PublicSignalsDigest, IsTheSha256OfTheDecimalsJoinedWithCommas) {
+  // printf 33,1 | sha256sum
+  EXPECT_EQ(fleet::DigestHex(fleet::PublicSignalsDigest({"33", "1"})),
+            "926a5c8832ebac1909565c452722bdc510b9b9bd901bf8132e63818cc5aadff9");
+  std::string why;
+  EXPECT_EQ(fleet::PublicSignalsDigestOfJson("[\n \"33\",\n \"1\"\n]", &why), fleet::PublicSignalsDigest({"33", "1"}));
+  for (const char* bad : {"{}", "[33]", "[\"033\"]", "[\"-1\"]", "[\"\"]", "not json"}) {
+    EXPECT_FALSE(fleet::PublicSignalsDigestOfJson(bad, &why)) << bad;
+  }
+}
 
 TEST_F(BrokerVerifyTest, AForgedOrForeignProofNeverReachesTheClient) {
   MakeVerifying();

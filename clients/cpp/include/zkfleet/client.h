@@ -171,6 +171,12 @@ struct SubmitOptions {
   zkfleet::proto::Priority priority = zkfleet::proto::PRIORITY_NORMAL;
   std::string request_id;
   double deadline_unix_s = 0;  // 0 = none; else the broker expires the job after it
+  // Optional, none or one per witness: the public signals the client expects
+  // each partition's proof to carry, as snarkjs writes public.json (a JSON
+  // array of decimal strings). Their digests go with the SUBMIT, and a broker
+  // holding the circuit's verification key refuses (kBadRequest) a witness
+  // that commits to others, and checks every proof against them.
+  std::vector<std::string> expected_public_json;
 };
 
 // An accepted job, as the broker acknowledged it.
