@@ -94,8 +94,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   submit->add_option("--public", submit_args.public_files,
                      "the public.json each witness's proof must carry (one per witness, in order): the broker "
-                     "refuses a witness committing to other public signals")
-      ->check(CLI::ExistingFile);
+                     "refuses a witness committing to other public signals; repeat it, one file each")
+      ->check(CLI::ExistingFile)
+      ->allow_extra_args(false);  // `--public P W.wtns`: W.wtns is a witness
   submit->add_flag("--wait", submit_args.wait, "wait for the result and print it");
   submit->add_option("--out", submit_args.out_dir, "write proof_<p>.json/public_<p>.json here (implies --wait)");
 
