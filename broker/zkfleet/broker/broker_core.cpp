@@ -372,10 +372,16 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   std::vector<fleet::WitnessFrames>& witnesses = *split;
   const std::string payload_hash = PayloadHash(request, witnesses);
 
-  // Idempotency: a known (client, request id) returns the existing job, never a new one.
+  // Idempotency: a known (client, request id) returns the existing job, never
+  // a new one -- unless that job's result passed the retention: then the same
+  // witnesses prove it again (a new job under the same request id), so a
+  // request id is never stuck without a proof for the rest of the dedup window.
   if (auto known = journal_.GetRequest(client, request.request_id())) {
+    const bool expired = !jobs_.Find(known->job_seq()) && !journal_.GetJob(known->job_seq());
     // A SUBMIT without witnesses only looks the request up (zkctl submit --request-id R).
-    return OnDuplicateSubmit(from, *known, witnesses.empty() ? known->payload_hash() : payload_hash);
+    if (!expired || witnesses.empty() || known->payload_hash() != payload_hash) {
+      return OnDuplicateSubmit(from, *known, witnesses.empty() ? known->payload_hash() : payload_hash);
+    }
   }
 
   if (unavailable_) {
@@ -520,9 +526,10 @@ void BrokerCore::OnAwait(const ReplyTo& from, const std::string& client, bool an
   }
   if (auto stub = journal_.GetStub(seq)) {
     if (!visible(stub->client_id())) return SendUnknownJob(from, seq);
-    return SendError(from, proto::ERROR_KIND_UNKNOWN_JOB,
+    return SendError(from, proto::ERROR_KIND_RESULT_EXPIRED,
                      "job " + std::to_string(seq) + " ended " + fleet::JobStateName(stub->state()) +
-                         " but its result passed the retention (--result-ttl)");
+                         " but its result passed the broker's retention (--result-ttl); submit its request "
+                         "again with the same witnesses to prove it again");
   }
   SendUnknownJob(from, seq);
 }

@@ -443,15 +443,37 @@ TEST_F(BrokerCoreTest, ResultsExpireAfterTtl) {
   core_->HandleClient("cl", await, now_);
   auto out = Take();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_JOB);
+  // Its own kind, not UNKNOWN_JOB: the job existed and can be proved again.
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_RESULT_EXPIRED);
   EXPECT_NE(out[0].envelope.error().message().find("retention"), std::string::npos);
-  // The request id is still remembered (dedup window): a resubmission does not run again.
+  // The request id is still remembered (dedup window): a lookup (no
+  // witnesses) says the result expired and queues nothing...
+  auto lookup = Submit("cl", "r1", proto::PRIORITY_NORMAL, 0);
+  ASSERT_EQ(lookup.size(), 1u);
+  EXPECT_TRUE(lookup[0].envelope.submit_reply().duplicate());
+  EXPECT_TRUE(lookup[0].envelope.submit_reply().result_expired());
+  EXPECT_EQ(lookup[0].envelope.submit_reply().state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(Dispatch().empty());
+  // ...other witnesses under the same request id are still a reuse...
+  auto reused = Submit("cl", "r1", proto::PRIORITY_NORMAL, 1, "c1", 1, "", "other");
+  ASSERT_EQ(reused.size(), 1u);
+  EXPECT_EQ(reused[0].envelope.error().kind(), proto::ERROR_KIND_REQUEST_ID_REUSED);
+  // ...and the same witnesses prove it again, as a new job.
   auto again = Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
   ASSERT_EQ(again.size(), 1u);
-  EXPECT_TRUE(again[0].envelope.submit_reply().duplicate());
-  EXPECT_TRUE(again[0].envelope.submit_reply().result_expired());
-  EXPECT_EQ(again[0].envelope.submit_reply().state(), proto::JOB_STATE_SUCCEEDED);
-  EXPECT_TRUE(Dispatch().empty());
+  EXPECT_FALSE(again[0].envelope.submit_reply().duplicate());
+  EXPECT_FALSE(again[0].envelope.submit_reply().result_expired());
+  EXPECT_EQ(again[0].envelope.submit_reply().job_seq(), 2u);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Result("wA", 2, 0);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  // Now the request id names the new job.
+  auto lookup2 = Submit("cl", "r1", proto::PRIORITY_NORMAL, 0);
+  ASSERT_GE(lookup2.size(), 1u);
+  EXPECT_EQ(lookup2[0].envelope.submit_reply().job_seq(), 2u);
+  EXPECT_FALSE(lookup2[0].envelope.submit_reply().result_expired());
 }
 
 TEST_F(BrokerCoreTest, DrainingWorkerGetsNothingAndHandbackRequeuesWithoutAnAttempt) {
