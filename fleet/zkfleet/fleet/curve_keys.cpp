@@ -47,6 +47,8 @@ struct RawFile {
   mode_t mode = 0;
 };
 
+// Reads a key file (its mode is returned, fstat'ed on the descriptor read, so
+// the mode checked is the file's whose text was read).
 RawFile ReadSmallFile(const std::filesystem::path& path, bool secret) {
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -62,12 +64,6 @@ RawFile ReadSmallFile(const std::filesystem::path& path, bool secret) {
   }
   if (!S_ISREG(st.st_mode)) {
     throw Error(ErrorCode::kBadFormat, "key file " + Quote(path) + ": not a regular file");
-  }
-  // Checked on the open descriptor, so the file we read is the file we checked.
-  if (secret && (st.st_mode & 0077) != 0) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "secret key file " + Quote(path) + " is accessible by group or others (mode " +
-                    ModeOctal(st.st_mode) + "); refusing to use it: chmod 600 " + Quote(path));
   }
   if (static_cast<uint64_t>(st.st_size) > kMaxKeyFileBytes) {
     throw Error(ErrorCode::kBadFormat, "key file " + Quote(path) + ": " + std::to_string(st.st_size) +
@@ -297,7 +293,20 @@ CurveKeyPair ReadSecretKeyFile(const std::filesystem::path& path) {
   ParsedKeys keys = ParseKeyFile(path, raw.text);
   std::memset(raw.text.data(), 0, raw.text.size());
   if (!keys.secret_z85) {
+    if (keys.public_z85) {
+      // The commonest mistake: NAME.pub where NAME.secret belongs.
+      throw Error(ErrorCode::kInvalidArgument,
+                  "secret key file " + Quote(path) +
+                      " holds only a public key: give this peer's NAME.secret (zkctl keygen writes NAME.pub and "
+                      "NAME.secret)");
+    }
     throw Error(ErrorCode::kBadFormat, "secret key file " + Quote(path) + " has no 'secret-key = <z85>' line");
+  }
+  // Only a file that does hold a secret is judged by its mode.
+  if ((raw.mode & 0077) != 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "secret key file " + Quote(path) + " is accessible by group or others (mode " + ModeOctal(raw.mode) +
+                    "); refusing to use it: chmod 600 " + Quote(path));
   }
   if (!keys.public_z85) {
     throw Error(ErrorCode::kBadFormat, "secret key file " + Quote(path) + " has no 'public-key = <z85>' line");
@@ -312,12 +321,16 @@ CurveKeyPair ReadSecretKeyFile(const std::filesystem::path& path) {
 }
 
 std::string ReadPublicKeyFile(const std::filesystem::path& path) {
-  if (path.extension() == ".secret") return ReadSecretKeyFile(path).public_z85;
   RawFile raw = ReadSmallFile(path, /*secret=*/false);
   ParsedKeys keys = ParseKeyFile(path, raw.text);
+  std::memset(raw.text.data(), 0, raw.text.size());
   if (keys.secret_z85) {
-    std::memset(raw.text.data(), 0, raw.text.size());
-    return ReadSecretKeyFile(path).public_z85;  // every check of a secret file, its mode included
+    // Another peer's secret (broker.secret as --broker-public-key) must never
+    // be copied to this host: refuse it rather than use its public half.
+    throw Error(ErrorCode::kInvalidArgument,
+                "public key file " + Quote(path) +
+                    " holds a secret key: give the peer's NAME.pub instead (a secret key stays on the host it "
+                    "belongs to; if this one was copied here, remove the copy)");
   }
   if (!keys.public_z85) {
     throw Error(ErrorCode::kBadFormat, "public key file " + Quote(path) +

@@ -73,12 +73,13 @@ CurveKeyPair GenerateCurveKeyPair();
 // `name` must be a plain file name, and must not end in .pub or .secret.
 void WriteKeyPair(const std::filesystem::path& dir, const std::string& name, const CurveKeyPair& keys);
 
-// Reads and validates a secret key file (mode, format, public matches secret).
+// Reads and validates a secret key file (format, public matches secret, mode
+// 0600 or tighter). A file holding only a public key (NAME.pub given by
+// mistake) is kInvalidArgument saying so.
 CurveKeyPair ReadSecretKeyFile(const std::filesystem::path& path);
 
-// The public key of a .pub file, or of a secret key file (which is then read
-// with every check of ReadSecretKeyFile: a file holding a secret-key line
-// counts as a secret file whatever its name).
+// The public key of a .pub file (or a bare Z85 key). A file holding a secret
+// key is refused (kInvalidArgument): a peer's secret never belongs here.
 std::string ReadPublicKeyFile(const std::filesystem::path& path);
 
 // A CURVE server socket (the broker's ROUTERs): curve_server = 1, its secret

@@ -116,7 +116,7 @@ TEST(CurveKeys, SecretFileReadableByOthersIsRefused) {
   fs::permissions(sec, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
                            fs::perms::others_read);
   ExpectError([&] { ReadSecretKeyFile(sec); }, ErrorCode::kInvalidArgument, {"0644", "chmod 600 " + sec.string()});
-  ExpectError([&] { ReadPublicKeyFile(sec); }, ErrorCode::kInvalidArgument, {"chmod 600"});
+  ExpectError([&] { ReadPublicKeyFile(sec); }, ErrorCode::kInvalidArgument, {"holds a secret key", "NAME.pub"});
   fs::permissions(sec, fs::perms::owner_read | fs::perms::group_read);  // 0440: group alone is refused too
   ExpectError([&] { ReadSecretKeyFile(sec); }, ErrorCode::kInvalidArgument, {"0440", "chmod 600"});
   fs::permissions(sec, fs::perms::owner_read);  // 0400 is fine
@@ -161,8 +161,11 @@ TEST(CurveKeys, TruncatedOrGarbageKeysAreClearErrors) {
   ExpectError([&] { ReadPublicKeyFile(tmp.path() / "twice.pub"); }, ErrorCode::kBadFormat, {"twice.pub:2", "second"});
 
   WriteText(tmp.path() / "nosecret.secret", "public-key = " + keys.public_z85 + "\n", rw);
-  ExpectError([&] { ReadSecretKeyFile(tmp.path() / "nosecret.secret"); }, ErrorCode::kBadFormat,
-              {"nosecret.secret", "no 'secret-key"});
+  ExpectError([&] { ReadSecretKeyFile(tmp.path() / "nosecret.secret"); }, ErrorCode::kInvalidArgument,
+              {"nosecret.secret", "holds only a public key"});
+  WriteText(tmp.path() / "nothing.secret", "# no key at all\n", rw);
+  ExpectError([&] { ReadSecretKeyFile(tmp.path() / "nothing.secret"); }, ErrorCode::kBadFormat,
+              {"nothing.secret", "no 'secret-key"});
 
   WriteText(tmp.path() / "trunc.secret",
             "public-key = " + keys.public_z85 + "\nsecret-key = " + keys.secret_z85.substr(0, 12), rw);
@@ -191,23 +194,32 @@ TEST(CurveKeys, SecretWhosePublicDoesNotMatchIsRefused) {
             fs::perms::owner_read | fs::perms::owner_write);
   ExpectError([&] { ReadSecretKeyFile(tmp.path() / "mixed.secret"); }, ErrorCode::kMismatch,
               {"mixed.secret", "not the public half"});
-  ExpectError([&] { ReadPublicKeyFile(tmp.path() / "mixed.secret"); }, ErrorCode::kMismatch, {"mixed.secret"});
+  ExpectError([&] { ReadPublicKeyFile(tmp.path() / "mixed.secret"); }, ErrorCode::kInvalidArgument,
+              {"mixed.secret", "holds a secret key"});
   ExpectError([&] { WriteKeyPair(tmp.path(), "m", CurveKeyPair{b.public_z85, a.secret_z85}); }, ErrorCode::kMismatch,
               {});
   EXPECT_FALSE(fs::exists(tmp.path() / "m.pub"));
 }
 
-TEST(CurveKeys, PublicKeyOfASecretFile) {
+// The two key mistakes a user makes: each file where the other belongs.
+TEST(CurveKeys, EachKeyFileWhereTheOtherBelongsIsRefusedSayingSo) {
   TempDir tmp;
   CurveKeyPair keys = GenerateCurveKeyPair();
   WriteKeyPair(tmp.path(), "k", keys);
-  EXPECT_EQ(ReadPublicKeyFile(tmp.path() / "k.secret"), keys.public_z85);
-  // A secret file under another name is still treated as one (mode checked).
+  // broker.secret as --broker-public-key: refused, not used for its public half.
+  ExpectError([&] { ReadPublicKeyFile(tmp.path() / "k.secret"); }, ErrorCode::kInvalidArgument,
+              {"k.secret", "holds a secret key", "NAME.pub"});
   fs::copy_file(tmp.path() / "k.secret", tmp.path() / "renamed.key");
-  fs::permissions(tmp.path() / "renamed.key", fs::perms::owner_read | fs::perms::owner_write);
-  EXPECT_EQ(ReadPublicKeyFile(tmp.path() / "renamed.key"), keys.public_z85);
-  fs::permissions(tmp.path() / "renamed.key", fs::perms::others_read, fs::perm_options::add);
-  ExpectError([&] { ReadPublicKeyFile(tmp.path() / "renamed.key"); }, ErrorCode::kInvalidArgument, {"chmod 600"});
+  ExpectError([&] { ReadPublicKeyFile(tmp.path() / "renamed.key"); }, ErrorCode::kInvalidArgument,
+              {"holds a secret key"});
+  // me.pub (mode 0644) as --curve-secret-key: "holds only a public key", not "chmod 600".
+  ExpectError([&] { ReadSecretKeyFile(tmp.path() / "k.pub"); }, ErrorCode::kInvalidArgument,
+              {"k.pub", "holds only a public key", "NAME.secret"});
+  try {
+    ReadSecretKeyFile(tmp.path() / "k.pub");
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("chmod"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CurveKeys, SocketHelpersRejectBadKeys) {
