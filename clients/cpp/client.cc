@@ -38,6 +38,7 @@ Code CodeForKind(proto::ErrorKind kind) {
     case proto::ERROR_KIND_VERSION_MISMATCH: return Code::kVersionMismatch;
     case proto::ERROR_KIND_FORBIDDEN: return Code::kAuth;
     case proto::ERROR_KIND_UNAVAILABLE: return Code::kUnavailable;
+    case proto::ERROR_KIND_RESULT_EXPIRED: return Code::kResultExpired;
     default: return Code::kInternal;
   }
 }
@@ -61,7 +62,7 @@ Status Guard(const fleet::BrokerClient* broker, Body&& body) {
   } catch (const fleet::BrokerError& e) {
     return Status(CodeForKind(e.kind()), e.what());
   } catch (const fleet::NoReplyError& e) {
-    return Status(broker && broker->auth_refused() ? Code::kAuth : Code::kTimeout, e.what());
+    return Status(broker && !broker->HandshakeProblem().empty() ? Code::kAuth : Code::kTimeout, e.what());
   } catch (const fleet::InvalidResultError& e) {
     return Status(Code::kInvalidResult, e.what());
   } catch (const Error& e) {
@@ -130,6 +131,7 @@ const char* CodeName(Code code) {
     case Code::kInternal: return "INTERNAL";
     case Code::kUnavailable: return "UNAVAILABLE";
     case Code::kInvalidResult: return "INVALID_RESULT";
+    case Code::kResultExpired: return "RESULT_EXPIRED";
   }
   return "UNKNOWN";
 }
@@ -260,6 +262,14 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
     job->duplicate = reply.duplicate();
     job->state = reply.state();
     job->result_expired = reply.result_expired();
+    if (job->result_expired) {
+      // Never a success without a proof to collect.
+      return Status(Code::kResultExpired,
+                    "request " + job->request_id + " was job " + std::to_string(job->job_seq) + " (" +
+                        fleet::JobStateName(job->state) +
+                        "); its result passed the broker's retention (--result-ttl): submit it again with its "
+                        "witnesses to prove it again");
+    }
     return Status();
   });
 }
@@ -271,9 +281,11 @@ Status Client::WaitResult(uint64_t job_seq, std::chrono::milliseconds timeout, p
     // first are held back and handed out by their own WaitResult.
     auto next = impl.broker->NextJobResult(job_seq, timeout);
     if (!next) {
-      return Status(impl.broker->auth_refused() ? Code::kAuth : Code::kTimeout,
-                    "no result for job " + std::to_string(job_seq) + " from the broker at " + impl.options.endpoint +
-                        " within " + std::to_string(timeout.count()) + " ms");
+      if (std::string problem = impl.broker->HandshakeProblem(); !problem.empty()) {
+        return Status(Code::kAuth, "no result for job " + std::to_string(job_seq) + ": " + problem);
+      }
+      return Status(Code::kTimeout, "no result for job " + std::to_string(job_seq) + " from the broker at " +
+                                        impl.options.endpoint + " within " + std::to_string(timeout.count()) + " ms");
     }
     *result = std::move(*next);
     return ResultStatus(*result);

@@ -125,7 +125,8 @@ BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint,
   const std::string address = "inproc://zkfleet-client-monitor-" + std::to_string(monitors++) + "-" +
                               std::to_string(reinterpret_cast<uintptr_t>(this));
   if (zmq_socket_monitor(socket_.handle(), address.c_str(),
-                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0) {
+                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0) {
     throw Error(ErrorCode::kInternal, "cannot monitor the broker connection: " + std::string(zmq_strerror(zmq_errno())));
   }
   monitor_.set(zmq::sockopt::linger, 0);
@@ -202,6 +203,30 @@ bool BrokerClient::Track(const proto::Envelope& envelope) {
   return true;
 }
 
+std::string BrokerClient::HandshakeProblem() const {
+  if (auth_refused_) {
+    return "the broker at " + endpoint_ +
+           " refused this client's key at the CURVE handshake: is its public key in the broker's allow-list "
+           "(zkbroker --allow-client-keys DIR)?";
+  }
+  // One failure may be a broker restarting mid-handshake; a few in a row are not.
+  if (handshakes_failed_ < kHandshakeFailuresToGiveUp) return "";
+  if (last_handshake_failure_ == HandshakeFailure::kProtocol) {
+    return "the broker at " + endpoint_ +
+           " does not speak CURVE with this client (the handshake failed on the protocol): is the broker run with "
+           "--insecure-plaintext, or is something else listening there?";
+  }
+  return "the broker at " + endpoint_ + " closed the connection during the CURVE handshake " +
+         std::to_string(handshakes_failed_) +
+         " times: is --broker-public-key the public key of the broker listening there (its BROKER.pub)?";
+}
+
+std::string BrokerClient::NoReplyMessage(const std::string& what, std::chrono::milliseconds timeout) const {
+  if (std::string problem = HandshakeProblem(); !problem.empty()) return "no " + what + ": " + problem;
+  return "no " + what + " from the broker at " + endpoint_ + " within " + std::to_string(timeout.count()) +
+         " ms (is zkbroker running there?)";
+}
+
 void BrokerClient::OnMonitorEvents() {
   zmq::message_t event;
   zmq::message_t address;
@@ -212,8 +237,17 @@ void BrokerClient::OnMonitorEvents() {
     uint16_t type = 0;
     std::memcpy(&type, event.data(), sizeof(type));
     if (type == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) auth_refused_ = true;
+    if (type == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
+      ++handshakes_failed_;
+      last_handshake_failure_ = HandshakeFailure::kClosed;
+    }
+    if (type == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+      ++handshakes_failed_;
+      last_handshake_failure_ = HandshakeFailure::kProtocol;
+    }
     if (type == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
       auth_refused_ = false;
+      handshakes_failed_ = 0;
       if (++handshakes_ > 1) reconnected = true;
     }
   }
@@ -263,6 +297,9 @@ std::optional<proto::Envelope> BrokerClient::ReceiveOne(Clock::time_point deadli
     zmq::pollitem_t items[2] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}, {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
     zmq::poll(items, 2, left);
     if (items[1].revents & ZMQ_POLLIN) OnMonitorEvents();
+    // Nothing will ever be answered over a handshake that keeps failing: say
+    // so now rather than at the end of the timeout.
+    if (!HandshakeProblem().empty()) return std::nullopt;
     if (!(items[0].revents & ZMQ_POLLIN)) {
       if (Clock::now() >= deadline) return std::nullopt;
       continue;
@@ -317,12 +354,7 @@ proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::millise
   // request the broker could not read, it cannot attribute.)
   if (reply) unanswered_submits_.erase(id);
   if (!reply) {
-    throw NoReplyError("no reply from the broker at " + endpoint_ + " within " + std::to_string(timeout.count()) +
-                       " ms (" +
-                       (auth_refused_ ? "the broker refused this client's key at the CURVE handshake: is it in the "
-                                        "broker's allow-list?"
-                                      : "is zkbroker running there?") +
-                       ")");
+    throw NoReplyError(NoReplyMessage("reply", timeout));
   }
   ThrowIfError(*reply);
   return std::move(*reply);
@@ -406,8 +438,7 @@ proto::DrainWorkerReply BrokerClient::Drain(const std::string& worker_id, bool w
   for (;;) {
     auto reply = WaitFor([id](const proto::Envelope& e) { return IsReplyTo(e, id); }, deadline);
     if (!reply) {
-      throw NoReplyError("no " + std::string(wait ? "drain completion" : "reply") + " from the broker at " +
-                         endpoint_ + " within " + std::to_string(timeout.count()) + " ms");
+      throw NoReplyError(NoReplyMessage(wait ? "drain completion" : "reply", timeout));
     }
     ThrowIfError(*reply);
     if (!reply->has_drain_worker_reply()) throw Error(ErrorCode::kBadFormat, "broker answered DRAIN with another message type");

@@ -132,6 +132,13 @@ class BrokerClient {
   // (its ZAP handler: the key is in no allow-list), false again after a
   // handshake succeeds. Without a connection nothing is ever answered.
   bool auth_refused() const { return auth_refused_; }
+  // Why the connection cannot work, in words ("" while it may): the broker
+  // refused this client's key (auth_refused()), or the CURVE handshake failed
+  // kHandshakeFailuresToGiveUp times in a row with no success (a wrong broker
+  // public key, or a plaintext broker). Waits for a reply end early then,
+  // and the NoReplyError says this.
+  std::string HandshakeProblem() const;
+  static constexpr uint64_t kHandshakeFailuresToGiveUp = 3;
   // Called before each wait on a BUSY or UNAVAILABLE refusal (what, seconds); for zkctl's message.
   void set_busy_observer(std::function<void(const std::string&, double)> observer) {
     busy_observer_ = std::move(observer);
@@ -202,6 +209,8 @@ class BrokerClient {
   // Bookkeeping of what must be resent after a reconnect; false when the
   // envelope is a duplicate JobResult to drop.
   bool Track(const proto::Envelope& envelope);
+  // "no <what> ...": the handshake problem if there is one, else the timeout.
+  std::string NoReplyMessage(const std::string& what, std::chrono::milliseconds timeout) const;
   // Reads monitor events; on a re-established connection resends.
   void OnMonitorEvents();
   // Sends the AWAITs whose time in reawait_at_ has come.
@@ -219,6 +228,9 @@ class BrokerClient {
   uint64_t reconnections_ = 0;
   uint64_t duplicate_results_dropped_ = 0;
   bool auth_refused_ = false;
+  enum class HandshakeFailure { kClosed, kProtocol };
+  uint64_t handshakes_failed_ = 0;  // in a row, since the last success
+  HandshakeFailure last_handshake_failure_ = HandshakeFailure::kClosed;
   std::deque<proto::Envelope> kept_;  // received, not yet asked for
   struct PendingSubmit {
     proto::Envelope envelope;

@@ -81,11 +81,12 @@ enum class Code {
   kOk = 0,
   kBusy,             // BUSY refusals outlasted Options::busy_timeout; nothing was queued
   kUnknownCircuit,   // no registered worker holds the circuit
-  kUnknownJob,       // never submitted, or its result passed the broker's retention
+  kUnknownJob,       // never submitted by this client, or forgotten (past the dedup window)
   kJobFailed,        // the job ended but not SUCCEEDED (failed, dead-lettered, cancelled, expired)
   kTimeout,          // no reply (or no result) in time; is the broker running there?
-  kAuth,             // FORBIDDEN by the key's role, or refused at the CURVE handshake (the key is in
-                     // no allow-list: reported when the reply timeout ends, the message says so)
+  kAuth,             // FORBIDDEN by the key's role, or the CURVE handshake keeps failing: the key is in
+                     // no allow-list, or the broker public key is wrong (reported at once, the message
+                     // says which)
   kBadRequest,       // the broker could not accept the request (e.g. no witnesses, bad field)
   kRequestIdReused,  // this client used the request id before with another payload
   kForeignJob,       // another client's job (older brokers; newer ones answer kUnknownJob)
@@ -98,6 +99,8 @@ enum class Code {
   kUnavailable,      // UNAVAILABLE (the broker cannot write its journal; nothing was accepted)
                      // outlasted Options::busy_timeout
   kInvalidResult,    // a SUCCEEDED result that is not a proof (proof_json or public_json not JSON)
+  kResultExpired,    // the job ended but its result passed the broker's retention (--result-ttl):
+                     // Submit the same request id with the same witnesses to prove it again
 };
 
 // "BUSY", "UNKNOWN_CIRCUIT", ... "OK".
@@ -185,7 +188,8 @@ struct Job {
   std::string request_id;
   bool duplicate = false;       // the request id was known: the existing job
   zkfleet::proto::JobState state = zkfleet::proto::JOB_STATE_UNSPECIFIED;  // at acknowledgement
-  bool result_expired = false;  // it ran, but its proofs passed the retention: nothing to wait for
+  bool result_expired = false;  // set with kResultExpired (a lookup, or a broker older than
+                                // this client): it ran, but its proofs passed the retention
 };
 
 class Client {
@@ -204,7 +208,9 @@ class Client {
   // only looks up `options.request_id`. The job's result is pushed to this
   // client when it ends: collect it with WaitResult(). kInvalidArgument,
   // nothing sent, for a request id or circuit above kMaxRequestIdBytes /
-  // kMaxCircuitIdBytes or holding a control byte.
+  // kMaxCircuitIdBytes or holding a control byte. kResultExpired (`*job`
+  // set) for a lookup of a request whose result passed the broker's
+  // retention; with the same witnesses the broker proves it again instead.
   Status Submit(const SubmitOptions& options, std::vector<Witness> witnesses, Job* job);
 
   // The result of a job this Client submitted (pushed by the broker), or of
