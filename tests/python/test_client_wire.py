@@ -91,10 +91,13 @@ class FakeBroker:
         envelope.error.retry_after_ms = retry_after_ms
         await self.send(identity, envelope)
 
-    async def submit_reply(self, identity: bytes, correlation_id: int, job_seq: int) -> None:
+    async def submit_reply(self, identity: bytes, correlation_id: int, job_seq: int, state: int = pb.JOB_STATE_QUEUED,
+                           duplicate: bool = False, result_expired: bool = False) -> None:
         envelope = pb.Envelope(correlation_id=correlation_id)
         envelope.submit_reply.job_seq = job_seq
-        envelope.submit_reply.state = pb.JOB_STATE_QUEUED
+        envelope.submit_reply.state = state
+        envelope.submit_reply.duplicate = duplicate
+        envelope.submit_reply.result_expired = result_expired
         await self.send(identity, envelope)
 
     async def job_result(self, identity: bytes, correlation_id: int, job_seq: int, proof_json: str,
@@ -308,4 +311,106 @@ def test_foreign_job_from_an_older_broker_is_an_unknown_job():
             with pytest.raises(zkfleet.UnknownJob, match="FOREIGN_JOB") as raised:
                 await waiting
             assert isinstance(raised.value, zkfleet.ForeignJob) and raised.value.kind == "FOREIGN_JOB"
+    run(scenario)
+
+
+def test_a_job_acknowledged_with_result_expired_raises_result_expired_at_once():
+    """A lookup (a SUBMIT without witnesses) of a request whose result passed
+    the broker's retention: the SubmitReply says result_expired and no result
+    will ever come. job.result() says so at once, typed, with what to do,
+    instead of waiting out its timeout and raising Timeout."""
+    what_to_do = r"its result passed the broker's retention \(--result-ttl\); submit it again with its witnesses"
+
+    async def scenario(broker: FakeBroker) -> None:
+        loop = asyncio.get_running_loop()
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            submit = asyncio.ensure_future(client.submit("c1", [], request_id="r-old"))
+            peer, envelope, frames = await broker.expect("submit")
+            assert frames == [] and list(envelope.submit.witness_bytes) == []
+            await broker.submit_reply(peer, envelope.correlation_id, 12, state=pb.JOB_STATE_SUCCEEDED,
+                                      duplicate=True, result_expired=True)
+            job = await asyncio.wait_for(submit, scaled(10))
+            assert job.result_expired and job.duplicate and job.state == "SUCCEEDED"
+            started = time.monotonic()
+            with pytest.raises(zkfleet.ResultExpired, match=f"request r-old was job 12 \\(SUCCEEDED\\); {what_to_do}") \
+                    as raised:
+                await asyncio.wait_for(job.result(timeout=scaled(60)), scaled(5))
+            assert time.monotonic() - started < scaled(2)
+            assert isinstance(raised.value, zkfleet.BrokerError) and raised.value.kind == "RESULT_EXPIRED"
+            assert raised.value.job_seq == 12 and raised.value.request_id == "r-old"
+            with pytest.raises(zkfleet.ResultExpired):  # and again, the same
+                await asyncio.wait_for(client.wait_result(12, timeout=None), scaled(5))
+            assert await broker.bodies_within(scaled(0.3)) == []  # nothing awaited
+
+        # The blocking client's job: the same.
+        client = zkfleet.Client(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10))
+        try:
+            submit = loop.run_in_executor(None, lambda: client.submit("c1", [], request_id="r-old"))
+            peer, envelope, _ = await broker.expect("submit")
+            await broker.submit_reply(peer, envelope.correlation_id, 12, state=pb.JOB_STATE_SUCCEEDED,
+                                      duplicate=True, result_expired=True)
+            job = await asyncio.wait_for(submit, scaled(10))
+            assert job.result_expired
+            waiting = loop.run_in_executor(None, lambda: job.result(timeout=scaled(60)))
+            with pytest.raises(zkfleet.ResultExpired, match=what_to_do):
+                await asyncio.wait_for(waiting, scaled(5))
+        finally:
+            await loop.run_in_executor(None, client.close)
+    run(scenario)
+
+
+def test_result_expired_answering_an_await_is_result_expired():
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            # The answer to an AWAIT.
+            waiting = asyncio.ensure_future(client.await_job(4, timeout=scaled(30)))
+            peer, envelope, _ = await broker.expect("await")
+            await broker.error(peer, envelope.correlation_id, pb.ERROR_KIND_RESULT_EXPIRED,
+                               "job 4's result passed the retention")
+            with pytest.raises(zkfleet.ResultExpired, match="broker: RESULT_EXPIRED: job 4's result passed") as raised:
+                await asyncio.wait_for(waiting, scaled(10))
+            assert raised.value.kind == "RESULT_EXPIRED" and not isinstance(raised.value, zkfleet.UnknownJob)
+
+            # The answer to the re-AWAIT of a job being waited for, after a
+            # reconnect (the broker was down past the retention).
+            submit = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r-long-ago"))
+            peer, envelope, _ = await broker.expect("submit")
+            await broker.submit_reply(peer, envelope.correlation_id, 5)
+            job = await asyncio.wait_for(submit, scaled(10))
+            waiting = asyncio.ensure_future(job.result(timeout=scaled(30)))
+            await broker.restart()
+            peer, envelope, _ = await broker.expect("await")
+            assert getattr(envelope, "await").job_seq == 5
+            await broker.error(peer, envelope.correlation_id, pb.ERROR_KIND_RESULT_EXPIRED, "passed the retention")
+            with pytest.raises(zkfleet.ResultExpired, match="RESULT_EXPIRED: passed the retention"):
+                await asyncio.wait_for(waiting, scaled(10))
+    run(scenario)
+
+
+def test_the_endpoint_defaults_to_zkfleet_broker(monkeypatch):
+    monkeypatch.delenv("ZKFLEET_BROKER", raising=False)
+
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(insecure_plaintext=True) as client:
+            assert client.endpoint == "tcp://127.0.0.1:5555"  # neither given nor set
+        monkeypatch.setenv("ZKFLEET_BROKER", broker.endpoint)
+        async with zkfleet.AsyncClient(insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            assert client.endpoint == broker.endpoint
+            submit = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r-env"))
+            peer, envelope, _ = await broker.expect("submit")  # it went to $ZKFLEET_BROKER
+            await broker.submit_reply(peer, envelope.correlation_id, 21)
+            assert (await asyncio.wait_for(submit, scaled(10))).job_seq == 21
+        # An endpoint passed wins over the variable.
+        async with zkfleet.AsyncClient("tcp://127.0.0.1:1", insecure_plaintext=True) as client:
+            assert client.endpoint == "tcp://127.0.0.1:1"
+        client = zkfleet.Client(insecure_plaintext=True)
+        try:
+            assert client.endpoint == broker.endpoint
+        finally:
+            client.close()
+        client = zkfleet.Client("tcp://127.0.0.1:1", insecure_plaintext=True)
+        try:
+            assert client.endpoint == "tcp://127.0.0.1:1"
+        finally:
+            client.close()
     run(scenario)

@@ -8,16 +8,20 @@
 
 :class:`Client` blocks; :class:`AsyncClient` (asyncio) keeps many jobs in
 flight on one connection. Errors: :class:`Busy`, :class:`UnknownCircuit`,
-:class:`JobFailed`, :class:`Timeout`, :class:`AuthError`, and more in
+:class:`JobFailed`, :class:`ResultExpired`, :class:`Timeout`, :class:`AuthError`, and more in
 :mod:`zkfleet.errors`; the broker's bounds on request fields are in
 :mod:`zkfleet.limits`. The protocol: docs/protocol.md; this package:
 docs/clients.md.
+
+The broker's endpoint, when none is passed, is ``$ZKFLEET_BROKER`` (else
+``tcp://127.0.0.1:5555``).
 """
 
 from .aio import AsyncClient, AsyncJob
 from .client import Client, Job
 from .errors import (AuthError, BadRequest, BrokerError, Busy, ForeignJob, InvalidRequest, InvalidResult, JobFailed,
-                     RequestIdReused, Timeout, TooLarge, Unavailable, UnknownCircuit, UnknownJob, ZkfleetError)
+                     RequestIdReused, ResultExpired, Timeout, TooLarge, Unavailable, UnknownCircuit, UnknownJob,
+                     ZkfleetError)
 from .keys import KeyFileError, read_public_key, read_secret_key
 from .limits import MAX_CIRCUIT_ID_BYTES, MAX_CLIENT_ID_BYTES, MAX_REQUEST_ID_BYTES, MAX_WORKER_ID_BYTES
 from .results import CancelResult, JobResult, Proof
@@ -25,6 +29,7 @@ from .results import CancelResult, JobResult, Proof
 __all__ = [
     "AsyncClient", "AsyncJob", "AuthError", "BadRequest", "BrokerError", "Busy", "CancelResult", "Client",
     "ForeignJob", "InvalidRequest", "InvalidResult", "Job", "JobFailed", "JobResult", "KeyFileError",
-    "MAX_CIRCUIT_ID_BYTES", "MAX_CLIENT_ID_BYTES", "MAX_REQUEST_ID_BYTES", "MAX_WORKER_ID_BYTES", "Proof", "RequestIdReused", "Timeout", "TooLarge",
+    "MAX_CIRCUIT_ID_BYTES", "MAX_CLIENT_ID_BYTES", "MAX_REQUEST_ID_BYTES", "MAX_WORKER_ID_BYTES", "Proof",
+    "RequestIdReused", "ResultExpired", "Timeout", "TooLarge",
     "Unavailable", "UnknownCircuit", "UnknownJob", "ZkfleetError", "read_public_key", "read_secret_key",
 ]

@@ -49,12 +49,14 @@ from zmq.utils.monitor import parse_monitor_message
 
 from . import keys as _keys
 from ._wire import PROTOCOL_VERSION, error_kind_name, job_state_name, pb, priority_value, witness_frames
-from .errors import AuthError, Busy, InvalidRequest, JobFailed, Timeout, Unavailable, ZkfleetError, broker_error
+from .errors import (AuthError, Busy, InvalidRequest, JobFailed, ResultExpired, Timeout, Unavailable, ZkfleetError,
+                     broker_error)
 from .limits import MAX_CLIENT_ID_BYTES, check_name, check_submit, public_signals_digest
 from .results import CancelResult, JobResult
 
 WitnessInput = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
 
+DEFAULT_ENDPOINT = "tcp://127.0.0.1:5555"
 _MAX_BACKOFF_S = 30.0
 _MAX_MESSAGE_BYTES = 64 << 20
 
@@ -102,7 +104,9 @@ class AsyncJob:
 
     async def result(self, timeout: Optional[float] = None) -> JobResult:
         """The job's result once it ends (raises :class:`JobFailed` unless it
-        SUCCEEDED, :class:`Timeout` if it has not ended within ``timeout`` s)."""
+        SUCCEEDED, :class:`Timeout` if it has not ended within ``timeout`` s,
+        :class:`ResultExpired` at once if the broker acknowledged it with
+        ``result_expired``: submit it again with its witnesses)."""
         return await self._client.wait_result(self.job_seq, timeout)
 
     def __repr__(self) -> str:
@@ -115,7 +119,8 @@ class AsyncClient:
     Construct it inside a coroutine (it starts tasks on the running loop).
 
     Args:
-        endpoint: the broker's client endpoint, e.g. ``"tcp://broker:5555"``.
+        endpoint: the broker's client endpoint, e.g. ``"tcp://broker:5555"``;
+            ``None`` reads ``$ZKFLEET_BROKER``, else ``tcp://127.0.0.1:5555``.
         keys: ``(client_secret_key_file, broker_public_key_file)`` as written by
             ``zkctl keygen``; ``None`` reads ``$ZKFLEET_CURVE_SECRET_KEY`` and
             ``$ZKFLEET_BROKER_PUBLIC_KEY``.
@@ -126,9 +131,10 @@ class AsyncClient:
         busy_timeout: seconds BUSY and UNAVAILABLE refusals of a submit are retried.
     """
 
-    def __init__(self, endpoint: str = "tcp://127.0.0.1:5555", keys: Union[None, Tuple[str, str]] = None, *,
+    def __init__(self, endpoint: Optional[str] = None, keys: Union[None, Tuple[str, str]] = None, *,
                  insecure_plaintext: bool = False, client_id: str = "", reply_timeout: float = 10.0,
                  busy_timeout: float = 300.0) -> None:
+        endpoint = default_endpoint(endpoint)
         self.endpoint = endpoint
         self.reply_timeout = reply_timeout
         self.busy_timeout = busy_timeout
@@ -158,6 +164,7 @@ class AsyncClient:
         self._awaited: Dict[int, int] = {}                        # job_seq -> correlation id
         self._results: Dict[int, asyncio.Future] = {}             # job_seq -> pushed JobResult
         self._delivered: Set[int] = set()                         # results already handed out
+        self._expired: Dict[int, ResultExpired] = {}              # job_seq -> acknowledged result_expired
         self._handshakes = 0
         self.reconnections = 0              # times the connection came back and requests were resent
         self.duplicate_results_dropped = 0  # result copies dropped (delivered once)
@@ -185,6 +192,12 @@ class AsyncClient:
         :class:`BadRequest`, :class:`TooLarge` or :class:`BrokerError`; and
         :class:`InvalidRequest` (nothing sent) for a request id or circuit id
         above the broker's bounds (:mod:`zkfleet.limits`).
+
+        No witnesses: only looks ``request_id`` up (the job it made). If that
+        job's result passed the broker's retention the job comes back with
+        ``result_expired`` set and its ``result()`` raises
+        :class:`ResultExpired`; with the same witnesses the broker proves it
+        again instead, as a new job.
         """
         request_id = request_id or f"py-{uuid.uuid4().hex}"
         check_submit(request_id, circuit)
@@ -217,10 +230,18 @@ class AsyncClient:
                 continue
             if reply.WhichOneof("body") != "submit_reply":
                 raise ZkfleetError(f"broker answered SUBMIT with {reply.WhichOneof('body')}")
-            return AsyncJob(self, reply.submit_reply, request.request_id)
+            job = AsyncJob(self, reply.submit_reply, request.request_id)
+            if job.result_expired:
+                # No result will come: wait_result() says so at once.
+                self._expired[job.job_seq] = ResultExpired.of_job(job.job_seq, job.request_id, job.state)
+            return job
 
     async def wait_result(self, job_seq: int, timeout: Optional[float] = None) -> JobResult:
         """The result of a job this client submitted or awaited (see :meth:`AsyncJob.result`)."""
+        expired = self._expired.get(job_seq)
+        if expired is not None:
+            raise ResultExpired(expired.kind, expired.broker_message, expired.job_seq, expired.request_id,
+                                expired.state)
         future = self._result_future(job_seq)
         try:
             message = await asyncio.wait_for(asyncio.shield(future), timeout)
@@ -234,7 +255,9 @@ class AsyncClient:
 
     async def await_job(self, job_seq: int, timeout: Optional[float] = None) -> JobResult:
         """Asks for a job's result (e.g. one submitted by an earlier process
-        with the same key) and waits for it until ``timeout`` s (None: no limit)."""
+        with the same key) and waits for it until ``timeout`` s (None: no limit).
+        :class:`ResultExpired` if its result passed the broker's retention,
+        :class:`UnknownJob` if there is no such job of this client's."""
         envelope = pb.Envelope()
         getattr(envelope, "await").job_seq = job_seq  # `await` is a Python keyword
         self._delivered.discard(job_seq)  # asked again: deliver again
@@ -464,6 +487,11 @@ class AsyncClient:
                 envelope = pb.Envelope(version=PROTOCOL_VERSION, correlation_id=cid, client_id=self.client_id)
                 getattr(envelope, "await").job_seq = job_seq
                 await self._send(envelope)
+
+
+def default_endpoint(endpoint: Optional[str]) -> str:
+    """``endpoint`` if given, else ``$ZKFLEET_BROKER``, else ``tcp://127.0.0.1:5555``."""
+    return endpoint or os.environ.get("ZKFLEET_BROKER") or DEFAULT_ENDPOINT
 
 
 def _witness_bytes(witness: WitnessInput) -> bytes:

@@ -36,7 +36,9 @@ class Job:
     def result(self, timeout: Optional[float] = None) -> JobResult:
         """Blocks until the job ends; its proofs and public signals as parsed
         JSON. Raises :class:`~zkfleet.JobFailed` unless it SUCCEEDED,
-        :class:`~zkfleet.Timeout` if it has not ended within ``timeout`` s."""
+        :class:`~zkfleet.Timeout` if it has not ended within ``timeout`` s,
+        :class:`~zkfleet.ResultExpired` at once if the broker acknowledged it
+        with ``result_expired`` (submit it again with its witnesses)."""
         return self._client._run(self._client._async.wait_result(self.job_seq, timeout))
 
     def __repr__(self) -> str:
@@ -45,14 +47,15 @@ class Job:
 
 class Client:
     """Blocking client of a zkfleet broker (same arguments as
-    :class:`~zkfleet.aio.AsyncClient`).
+    :class:`~zkfleet.aio.AsyncClient`; no ``endpoint``: ``$ZKFLEET_BROKER``,
+    else ``tcp://127.0.0.1:5555``).
 
     >>> with Client("tcp://broker:5555", keys=("me.secret", "broker.pub")) as client:
     ...     job = client.submit("transfer", ["w.wtns"])
     ...     proof = job.result(timeout=300).partitions[0].proof
     """
 
-    def __init__(self, endpoint: str = "tcp://127.0.0.1:5555", keys: Union[None, Tuple[str, str]] = None,
+    def __init__(self, endpoint: Optional[str] = None, keys: Union[None, Tuple[str, str]] = None,
                  **options: Any) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="zkfleet-client", daemon=True)
@@ -66,7 +69,7 @@ class Client:
         except BaseException:
             self._stop_loop()
             raise
-        self.endpoint = endpoint
+        self.endpoint: str = self._async.endpoint
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()

@@ -119,7 +119,41 @@ class UnknownCircuit(BrokerError):
 
 
 class UnknownJob(BrokerError):
-    """The job was never submitted, or its result passed the broker's retention."""
+    """The job was never submitted, or it is another client's (or, from a
+    broker before ``RESULT_EXPIRED``, its result passed the retention)."""
+
+
+class ResultExpired(BrokerError):
+    """The job ended, but its result passed the broker's retention
+    (``--result-ttl``): its proofs can no longer be returned. What to do:
+    submit the request again with its witnesses (the same request id is
+    fine); the broker then proves it again as a new job.
+
+    Raised by ``job.result()`` of a job whose submit reply said so (a lookup,
+    a SUBMIT without witnesses, of such a request), at once rather than after
+    its timeout; and for the broker's ``RESULT_EXPIRED`` answer to an AWAIT.
+
+    Attributes:
+        job_seq: the job (``None`` when only the broker's words tell).
+        request_id: its request id (``None`` likewise).
+        state: how it ended, e.g. ``"SUCCEEDED"`` (``None`` likewise).
+    """
+
+    WHAT_TO_DO = ("its result passed the broker's retention (--result-ttl); submit it again with its witnesses to "
+                  "prove it again")
+
+    def __init__(self, kind: str, message: str, job_seq: Optional[int] = None, request_id: Optional[str] = None,
+                 state: Optional[str] = None) -> None:
+        super().__init__(kind, message)
+        self.job_seq = job_seq
+        self.request_id = request_id
+        self.state = state
+
+    @classmethod
+    def of_job(cls, job_seq: int, request_id: str, state: str) -> "ResultExpired":
+        """The error for a job the broker acknowledged with ``result_expired``."""
+        return cls("RESULT_EXPIRED", f"request {request_id} was job {job_seq} ({state}); {cls.WHAT_TO_DO}",
+                   job_seq, request_id, state)
 
 
 class ForeignJob(UnknownJob):
@@ -149,6 +183,7 @@ _BY_KIND = {
     "UNKNOWN_CIRCUIT": UnknownCircuit,
     "UNKNOWN_JOB": UnknownJob,
     "REQUEST_ID_REUSED": RequestIdReused,
+    "RESULT_EXPIRED": ResultExpired,
     "FORBIDDEN": AuthError,
 }
 
