@@ -14,8 +14,28 @@ flight on one connection. Errors: :class:`Busy`, :class:`UnknownCircuit`,
 docs/clients.md.
 
 The broker's endpoint, when none is passed, is ``$ZKFLEET_BROKER`` (else
-``tcp://127.0.0.1:5555``).
+``tcp://127.0.0.1:5555``). Install: ``python3 -m venv --system-site-packages
+.venv && .venv/bin/pip install --no-deps --no-build-isolation
+./clients/python`` from the repository root (docs/clients.md).
 """
+
+
+def _require(module: str, debian: str, pip: str) -> None:
+    """Imports ``module``; without it, an ImportError saying how to get it."""
+    import importlib
+    import sys
+    try:
+        importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(
+            f"zkfleet needs the Python module {module!r}, which this Python ({sys.executable}) "
+            f"cannot import ({e}): install Debian's {debian} (apt-get install {debian}; a venv sees it when "
+            f"made with --system-site-packages), or pip install {pip}", name=module) from e
+
+
+_require("zmq", "python3-zmq", "pyzmq")
+_require("google.protobuf", "python3-protobuf", "protobuf")
+del _require
 
 from .aio import AsyncClient, AsyncJob
 from .client import Client, Job

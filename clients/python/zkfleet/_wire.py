@@ -1,8 +1,9 @@
 """The wire format (docs/protocol.md): the Envelope frame, witness frames.
 
 The protobuf module is generated from schema/zkfleet.proto at build time
-(``protoc --python_out``) into ``zkfleet/_generated/`` (git-ignored):
-scripts/install-deps.sh and the CMake build both make it.
+(``protoc --python_out``) into ``zkfleet/_generated/`` (never committed):
+``pip install ./clients/python`` makes it in the installed package (setup.py),
+scripts/install-deps.sh and the CMake build in the source tree.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ try:
     from ._generated import zkfleet_pb2 as pb
 except ImportError as e:  # pragma: no cover - only without the generated module
     raise ImportError(
-        "zkfleet: the protobuf module zkfleet/_generated/zkfleet_pb2.py is missing; generate it with "
-        "scripts/install-deps.sh (or: protoc -Ischema --python_out=clients/python/zkfleet/_generated "
-        "schema/zkfleet.proto, from the repository root)"
+        "zkfleet: the protobuf module zkfleet/_generated/zkfleet_pb2.py is missing; install the package "
+        "(pip install --no-deps --no-build-isolation ./clients/python, which generates it; docs/clients.md), or "
+        "generate it in the source tree with scripts/install-deps.sh (or: protoc -Ischema "
+        "--python_out=clients/python/zkfleet/_generated schema/zkfleet.proto, from the repository root)"
     ) from e
 
 PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT
