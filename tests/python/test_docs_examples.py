@@ -43,23 +43,26 @@ def example_env(fleet) -> dict:
 def test_python_examples(demo, tmp_path):
     examples = blocks("python")
     assert len(examples) == 2, "docs/clients.md should hold the blocking and the asyncio example"
-    # Run from the repository root (the witness paths are relative to it);
-    # the first example writes proof.json/public.json into its working
-    # directory, so run a copy of the tree's paths from a scratch directory.
-    (tmp_path / "tests").symlink_to(REPO / "tests")
+    # Neither needs the repository as its working directory nor writes into
+    # it: they run in an empty directory, the witness (an absolute path) and
+    # the output directory given as arguments, the broker from $ZKFLEET_BROKER.
+    scripts, cwd, out = tmp_path / "scripts", tmp_path / "cwd", tmp_path / "out"
+    scripts.mkdir()
+    cwd.mkdir()
     outputs = []
     for i, code in enumerate(examples):
-        script = tmp_path / f"example_{i}.py"
+        script = scripts / f"example_{i}.py"
         script.write_text(code)
-        run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=example_env(demo),
-                             capture_output=True, text=True, timeout=scaled(240))
+        run = subprocess.run([sys.executable, str(script), str(FIXTURE / "witness.wtns"), str(out)], cwd=cwd,
+                             env=example_env(demo), capture_output=True, text=True, timeout=scaled(240))
         assert run.returncode == 0, f"example {i} failed:\n{run.stdout}\n{run.stderr}"
         outputs.append(run.stdout)
-    assert re.search(r"^job \d+ proved by demo-worker$", outputs[0], re.M), outputs[0]
-    proof = json.loads((tmp_path / "proof.json").read_text())
-    public = json.loads((tmp_path / "public.json").read_text())
+    assert re.search(rf"^job \d+ proved by demo-worker into {re.escape(str(out))}$", outputs[0], re.M), outputs[0]
+    proof = json.loads((out / "proof.json").read_text())
+    public = json.loads((out / "public.json").read_text())
     assert "OK" in snarkjs_verifies(proof, public, tmp_path / "verify")
     assert outputs[1].strip() == "20 of 20 proved", outputs[1]
+    assert list(cwd.iterdir()) == [], "an example wrote into its working directory"
 
 
 def test_cpp_example_is_the_built_program(demo, tmp_path):
@@ -83,12 +86,14 @@ def test_cpp_example_is_the_built_program(demo, tmp_path):
     assert run.returncode == 1 and run.stderr.startswith("UNKNOWN_CIRCUIT: broker: UNKNOWN_CIRCUIT:"), run.stderr
 
 
-def test_prove_and_verify_example(demo):
+def test_prove_and_verify_example(demo, tmp_path):
+    # From another directory, the broker from $ZKFLEET_BROKER (no --broker).
     script = REPO / "clients" / "python" / "examples" / "prove_and_verify.py"
-    run = subprocess.run([sys.executable, str(script), "--broker", demo.endpoint], env=example_env(demo),
+    run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=example_env(demo),
                          capture_output=True, text=True, timeout=scaled(240))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "SUCCEEDED on demo-worker" in run.stdout and "OK" in run.stdout, run.stdout
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_import_after_install_deps():

@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """Submits the bundled witness to a zkfleet broker and checks the proof with snarkjs.
 
-From the repository root, with a broker and a worker holding the bundled
-BN254 circuit as "demo-bn128" (scripts/demo.sh starts such a fleet):
+With a broker and a worker holding the bundled BN254 circuit as "demo-bn128"
+(scripts/demo.sh starts such a fleet) and zkfleet installed (docs/clients.md:
+python3 -m venv --system-site-packages .venv && .venv/bin/pip install
+--no-deps --no-build-isolation ./clients/python), from any directory:
 
-    export ZKFLEET_CURVE_SECRET_KEY=keys/me.secret ZKFLEET_BROKER_PUBLIC_KEY=keys/broker.pub
-    PYTHONPATH=clients/python python3 clients/python/examples/prove_and_verify.py --broker tcp://127.0.0.1:5555
+    export ZKFLEET_CURVE_SECRET_KEY=/path/to/me.secret ZKFLEET_BROKER_PUBLIC_KEY=/path/to/broker.pub
+    export ZKFLEET_BROKER=tcp://127.0.0.1:5555     # or --broker
+    .venv/bin/python clients/python/examples/prove_and_verify.py
 
-Exits 0 when snarkjs says OK, 1 otherwise (the reason on stderr).
+The witness, verification key and snarkjs default to the checkout's (found
+from this file's path); the proof is checked in a temporary directory, nothing
+is written elsewhere. Exits 0 when snarkjs says OK, 1 otherwise (the reason on
+stderr).
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ FIXTURE = REPO / "tests" / "fixtures" / "bn128_k12"
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--broker", default="tcp://127.0.0.1:5555", help="the broker's client endpoint")
+    parser.add_argument("--broker", default=None,
+                        help="the broker's client endpoint (default: $ZKFLEET_BROKER, else tcp://127.0.0.1:5555)")
     parser.add_argument("--circuit", default="demo-bn128", help="circuit id the worker announces")
     parser.add_argument("--witness", default=str(FIXTURE / "witness.wtns"))
     parser.add_argument("--vk", default=str(FIXTURE / "verification_key.json"))
