@@ -208,13 +208,32 @@ std::string BusyMessage(const std::string& what) {
 
 bool IsUnavailable(const std::string& what) { return what.rfind("broker: UNAVAILABLE: ", 0) == 0; }
 
-// A refusal or a failure of the client: one line on stderr, exit 1.
-int Fail(const zkfleet::client::Status& status) {
-  std::cerr << "zkctl: " << status.message() << '\n';
-  return kExitError;
+int ExitCodeFor(zkfleet::client::Code code) {
+  switch (code) {
+    case zkfleet::client::Code::kResultExpired: return kExitResultExpired;
+    case zkfleet::client::Code::kUnknownJob:
+    case zkfleet::client::Code::kForeignJob: return kExitUnknownJob;
+    case zkfleet::client::Code::kJobFailed: return kExitJobNotSucceeded;
+    default: return kExitError;
+  }
+}
+
+// A refusal or a failure of the client: one line (or JSON), its exit code.
+int Fail(const Context& context, const zkfleet::client::Status& status) {
+  return ReportError(context.json, zkfleet::client::CodeName(status.code()), status.message(),
+                     ExitCodeFor(status.code()));
 }
 
 }  // namespace
+
+int ReportError(bool json_output, const std::string& code, const std::string& message, int exit_code) {
+  if (json_output) {
+    std::cout << json{{"error", {{"code", code}, {"message", message}, {"exit_code", exit_code}}}}.dump(2) << '\n';
+  } else {
+    std::cerr << "zkctl: " << message << '\n';
+  }
+  return exit_code;
+}
 
 void ReportBusy(const std::string& what, double wait_s) {
   std::cerr << "zkctl: broker " << (IsUnavailable(what) ? "unavailable" : "busy") << " (" << BusyMessage(what)
@@ -224,8 +243,8 @@ void ReportBusy(const std::string& what, double wait_s) {
 int Submit(Context& context, const SubmitArgs& args) {
   auto priority = zkfleet::fleet::ParsePriority(args.priority);
   if (!priority) {
-    std::cerr << "zkctl: --priority " << args.priority << ": expected low, normal, high or critical\n";
-    return kExitError;
+    return ReportError(context.json, "USAGE",
+                       "--priority " + args.priority + ": expected low, normal, high or critical", kExitUsage);
   }
   zkfleet::client::SubmitOptions options;
   options.circuit = args.circuit;
@@ -245,34 +264,22 @@ int Submit(Context& context, const SubmitArgs& args) {
   zkfleet::client::Job reply;
   const zkfleet::client::Status submitted = context.client->Submit(options, std::move(witnesses), &reply);
   if (submitted.code() == zkfleet::client::Code::kBusy) {
-    std::cerr << "zkctl: broker still busy after " << FormatSeconds(args.busy_timeout_s, 1)
-              << " s (--busy-timeout); nothing was queued: " << BusyMessage(submitted.message()) << '\n';
-    return kExitError;
+    return ReportError(context.json, "BUSY",
+                       "broker still busy after " + FormatSeconds(args.busy_timeout_s, 1) +
+                           " s (--busy-timeout); nothing was queued: " + BusyMessage(submitted.message()),
+                       kExitError);
   }
   if (submitted.code() == zkfleet::client::Code::kUnavailable) {
-    std::cerr << "zkctl: broker still unavailable after " << FormatSeconds(args.busy_timeout_s, 1)
-              << " s (--busy-timeout; it cannot write its journal); nothing was queued: "
-              << BusyMessage(submitted.message()) << '\n';
-    return kExitError;
+    return ReportError(context.json, "UNAVAILABLE",
+                       "broker still unavailable after " + FormatSeconds(args.busy_timeout_s, 1) +
+                           " s (--busy-timeout; it cannot write its journal); nothing was queued: " +
+                           BusyMessage(submitted.message()),
+                       kExitError);
   }
-  if (!submitted.ok()) return Fail(submitted);
+  if (!submitted.ok()) return Fail(context, submitted);
+  // (A lookup of a request whose result passed the retention is
+  // kResultExpired above: never a success without a proof.)
   bool wait = args.wait || !args.out_dir.empty();
-  if (reply.result_expired) {
-    // It ran, but its proofs can no longer be returned: nothing to wait for.
-    if (context.json) {
-      std::cout << json{{"job_seq", reply.job_seq},
-                        {"request_id", reply.request_id},
-                        {"duplicate", reply.duplicate},
-                        {"state", JobStateName(reply.state)},
-                        {"result_expired", true}}
-                       .dump(2)
-                << '\n';
-    } else {
-      std::cout << "request " << reply.request_id << " was job " << reply.job_seq << " ("
-                << JobStateName(reply.state) << "); its result passed the broker's retention\n";
-    }
-    return kExitOk;
-  }
   if (!wait) {
     if (context.json) {
       std::cout << json{{"job_seq", reply.job_seq},
@@ -300,24 +307,27 @@ int Submit(Context& context, const SubmitArgs& args) {
   proto::JobResult result;
   const zkfleet::client::Status ended = context.client->WaitResult(reply.job_seq, ResultTimeout(context), &result);
   if (ended.code() == zkfleet::client::Code::kTimeout) {
-    std::cerr << "zkctl: no result for job " << reply.job_seq << " within the --wait-timeout\n";
-    return kExitError;
+    return ReportError(context.json, "TIMEOUT",
+                       "no result for job " + std::to_string(reply.job_seq) +
+                           " within the --wait-timeout (it is still queued or running: zkctl await " +
+                           std::to_string(reply.job_seq) + " collects it later)",
+                       kExitError);
   }
   // kJobFailed comes with the result, which ReportResult prints (exit 3).
-  if (!ended.ok() && ended.code() != zkfleet::client::Code::kJobFailed) return Fail(ended);
+  if (!ended.ok() && ended.code() != zkfleet::client::Code::kJobFailed) return Fail(context, ended);
   return ReportResult(context, result, args.out_dir);
 }
 
 int Await(Context& context, uint64_t job_seq, const std::string& out_dir) {
   proto::JobResult result;
   const zkfleet::client::Status ended = context.client->Await(job_seq, ResultTimeout(context), &result);
-  if (!ended.ok() && ended.code() != zkfleet::client::Code::kJobFailed) return Fail(ended);
+  if (!ended.ok() && ended.code() != zkfleet::client::Code::kJobFailed) return Fail(context, ended);
   return ReportResult(context, result, out_dir);
 }
 
 int Status(Context& context) {
   proto::StatusReply status;
-  if (auto s = context.client->GetStatus(&status); !s.ok()) return Fail(s);
+  if (auto s = context.client->GetStatus(&status); !s.ok()) return Fail(context, s);
   if (context.json) {
     json queues = json::array();
     for (const auto& q : status.queues()) {
@@ -384,7 +394,7 @@ int Status(Context& context) {
 
 int Workers(Context& context) {
   proto::StatusReply status;
-  if (auto s = context.client->GetStatus(&status); !s.ok()) return Fail(s);
+  if (auto s = context.client->GetStatus(&status); !s.ok()) return Fail(context, s);
   if (context.json) {
     json workers = json::array();
     for (const auto& w : status.workers()) workers.push_back(WorkerJson(w));
@@ -397,7 +407,7 @@ int Workers(Context& context) {
 
 int Cancel(Context& context, uint64_t job_seq) {
   proto::CancelReply reply;
-  if (auto s = context.client->Cancel(job_seq, &reply); !s.ok()) return Fail(s);
+  if (auto s = context.client->Cancel(job_seq, &reply); !s.ok()) return Fail(context, s);
   if (context.json) {
     std::cout << json{{"job_seq", job_seq}, {"cancelled", reply.cancelled()}, {"state", JobStateName(reply.state())}}.dump(2)
               << '\n';
@@ -412,7 +422,7 @@ int Cancel(Context& context, uint64_t job_seq) {
 int Drain(Context& context, const std::string& worker_id, bool wait) {
   auto timeout = wait ? ResultTimeout(context) : context.reply_timeout;
   proto::DrainWorkerReply reply;
-  if (auto s = context.client->Drain(worker_id, wait, timeout, &reply); !s.ok()) return Fail(s);
+  if (auto s = context.client->Drain(worker_id, wait, timeout, &reply); !s.ok()) return Fail(context, s);
   if (context.json) {
     json phases = json::array();
     for (const auto& p : reply.phases()) {
@@ -440,10 +450,10 @@ int Undrain(Context& context, const std::string& worker_id) {
   proto::UndrainWorkerReply reply;
   if (auto s = context.client->Undrain(worker_id, &reply); !s.ok()) {
     if (s.code() == zkfleet::client::Code::kBadRequest) {
-      std::cerr << "zkctl: " << s.message() << " (a broker older than UNDRAIN cannot read the request)\n";
-      return kExitError;
+      return ReportError(context.json, "BAD_REQUEST",
+                         s.message() + " (a broker older than UNDRAIN cannot read the request)", kExitError);
     }
-    return Fail(s);
+    return Fail(context, s);
   }
   if (context.json) {
     std::cout << json{{"worker_id", reply.worker_id()}, {"state", WorkerStateName(reply.state())}}.dump(2) << '\n';
@@ -544,9 +554,10 @@ int InspectJob(zkfleet::broker::Journal& journal, const JournalArgs& args) {
       }
       return kExitOk;
     }
-    std::cerr << "zkctl: job " << args.job_seq << " is not in the journal " << args.data_dir
-              << " (never submitted, or its record expired)\n";
-    return kExitError;
+    return ReportError(args.json, "UNKNOWN_JOB",
+                       "job " + std::to_string(args.job_seq) + " is not in the journal " + args.data_dir +
+                           " (never submitted, or its record expired)",
+                       kExitUnknownJob);
   }
   auto items = journal.Items(args.job_seq);
   if (args.json) {
@@ -593,8 +604,8 @@ int InspectJob(zkfleet::broker::Journal& journal, const JournalArgs& args) {
 int JournalInspect(const JournalArgs& args) {
   std::error_code ec;
   if (!std::filesystem::is_directory(args.data_dir, ec)) {
-    std::cerr << "zkctl: " << args.data_dir << " is not a directory (expected a zkbroker --data-dir)\n";
-    return kExitError;
+    return ReportError(args.json, "INVALID_ARGUMENT",
+                       args.data_dir + " is not a directory (expected a zkbroker --data-dir)", kExitError);
   }
   zkfleet::broker::JournalOptions options;
   options.dir = args.data_dir;
@@ -603,8 +614,7 @@ int JournalInspect(const JournalArgs& args) {
   try {
     journal = zkfleet::broker::Journal::Open(options);
   } catch (const std::exception& e) {
-    std::cerr << "zkctl: " << e.what() << '\n';
-    return kExitError;
+    return ReportError(args.json, "IO", e.what(), kExitError);
   }
   if (args.has_job) return InspectJob(*journal, args);
 

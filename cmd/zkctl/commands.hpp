@@ -1,7 +1,5 @@
-// zkctl's subcommands. Each returns the process exit code:
-//   0 success, 1 error (broker refused or stayed BUSY, no reply, bad input,
-//   not a journal), 3 the job ended but not SUCCEEDED (failed, dead-lettered,
-//   cancelled, expired).
+// zkctl's subcommands. Each returns the process exit code (docs/clients.md,
+// "Exit codes", lists them for users):
 #pragma once
 
 #include <chrono>
@@ -14,8 +12,16 @@
 namespace zkctl {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;
-inline constexpr int kExitJobNotSucceeded = 3;
+inline constexpr int kExitError = 1;            // refused by the broker, no reply, local I/O
+inline constexpr int kExitUsage = 2;            // bad flags, arguments or key files: nothing was sent
+inline constexpr int kExitJobNotSucceeded = 3;  // the job ended FAILED, DEAD_LETTERED, CANCELLED or EXPIRED
+inline constexpr int kExitResultExpired = 4;    // it ended, but its result passed the broker's retention
+inline constexpr int kExitUnknownJob = 5;       // no such job for this client (or past the dedup window)
+
+// Reports an error and returns `exit_code`: one line "zkctl: <message>" on
+// stderr, or with --json {"error": {"code": CODE, "message": ...}} on stdout
+// (so a script reading stdout always gets JSON).
+int ReportError(bool json, const std::string& code, const std::string& message, int exit_code);
 
 // zkctl talks to the broker only through the public client (zkfleet/client.h);
 // its Options carry the reply timeout, the --busy-timeout and the BUSY message.

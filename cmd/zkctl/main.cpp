@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -134,7 +135,21 @@ int main(int argc, char** argv) {
       "keygen", "write a CurveZMQ keypair: NAME.pub and NAME.secret (mode 0600); never overwrites; no broker");
   keygen->add_option("--out", keygen_out, "path prefix NAME (its directory is created if needed)")->required();
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);  // --help: usage on stdout, exit 0
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // A usage error (unknown flag, missing argument, bad value): exit 2, as
+    // command-line tools do, with the fix in the message. --json may not have
+    // been parsed yet when the error struck: look for it among the arguments.
+    bool json_requested = json;
+    for (int i = 1; i < argc; ++i) json_requested |= std::string_view(argv[i]) == "--json";
+    return zkctl::ReportError(json_requested, "USAGE", std::string(e.what()) + " (zkctl --help shows the usage)",
+                              zkctl::kExitUsage);
+  }
 
   try {
     if (journal->parsed()) {
@@ -155,8 +170,9 @@ int main(int argc, char** argv) {
     options.on_busy = zkctl::ReportBusy;
     std::unique_ptr<zkfleet::client::Client> client;
     if (auto status = zkfleet::client::Client::Open(options, &client); !status.ok()) {
-      std::cerr << "zkctl: " << status.message() << '\n';
-      return zkctl::kExitError;
+      // Bad connection flags or key files: nothing was sent.
+      return zkctl::ReportError(json, zkfleet::client::CodeName(status.code()), status.message(),
+                                zkctl::kExitUsage);
     }
     if (insecure_plaintext) {
       std::cerr << "zkctl: warning: --insecure-plaintext: this connection is neither encrypted nor authenticated\n";
@@ -174,8 +190,7 @@ int main(int argc, char** argv) {
     if (drain->parsed()) return zkctl::Drain(ctx, worker_id, drain_wait);
     if (undrain->parsed()) return zkctl::Undrain(ctx, worker_id);
   } catch (const std::exception& e) {
-    std::cerr << "zkctl: " << e.what() << '\n';
-    return zkctl::kExitError;
+    return zkctl::ReportError(json, "ERROR", e.what(), zkctl::kExitError);
   }
-  return zkctl::kExitError;
+  return zkctl::kExitUsage;
 }

@@ -47,11 +47,11 @@ TEST(Zkctl, StatusWorkersAwaitCancel) {
   EXPECT_NE(out.find("job 3  SUCCEEDED"), std::string::npos) << out;
   EXPECT_NE(ReadFile(fleet.dir() + "/out3/proof_0.json").find("benchmark"), std::string::npos);
 
-  EXPECT_EQ(fleet.Zkctl({"await", "99"}, &out), 1) << out;
+  EXPECT_EQ(fleet.Zkctl({"await", "99"}, &out), 5) << out;  // unknown job: its own exit code
   EXPECT_NE(out.find("UNKNOWN_JOB"), std::string::npos) << out;
   EXPECT_EQ(fleet.Zkctl({"drain", "nobody"}, &out), 1) << out;
   EXPECT_NE(out.find("UNKNOWN_WORKER"), std::string::npos) << out;
-  EXPECT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--priority", "urgent", witness}, &out), 1) << out;
+  EXPECT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--priority", "urgent", witness}, &out), 2) << out;  // usage
   EXPECT_NE(out.find("--priority urgent"), std::string::npos) << out;
 }
 
@@ -71,7 +71,7 @@ TEST(Zkctl, WithoutKeysEveryProgramSaysWhatItNeeds) {
   int code = RunCommand({"/usr/bin/env", "-u", "ZKFLEET_CURVE_SECRET_KEY", "-u", "ZKFLEET_BROKER_PUBLIC_KEY",
                          BinaryPath("zkctl"), "--broker", "tcp://127.0.0.1:" + std::to_string(FreePort()), "status"},
                         &out);
-  EXPECT_EQ(code, 1);
+  EXPECT_EQ(code, 2);  // a usage error: nothing was sent
   EXPECT_NE(out.find("--curve-secret-key"), std::string::npos) << out;
   EXPECT_NE(out.find("--insecure-plaintext"), std::string::npos) << out;
   code = RunCommand({BinaryPath("zkbroker"), "--data-dir", ::testing::TempDir() + "/never-created"}, &out);
@@ -153,7 +153,7 @@ TEST(Zkctl, JournalListsAProvedJobWhileTheBrokerRuns) {
   EXPECT_NE(out.find("job 1  SUCCEEDED"), std::string::npos) << out;
   EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n0\s+DONE\s+1\s+\S+\s+w1\s)"))) << out;
   EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n1\s+DONE\s+1\s+\S+\s+w1\s)"))) << out;
-  EXPECT_EQ(RunCommand({BinaryPath("zkctl"), "journal", "--data-dir", fleet.broker_data_dir(), "--job", "7"}, &out), 1)
+  EXPECT_EQ(RunCommand({BinaryPath("zkctl"), "journal", "--data-dir", fleet.broker_data_dir(), "--job", "7"}, &out), 5)
       << out;
   EXPECT_NE(out.find("job 7 is not in the journal"), std::string::npos) << out;
 
@@ -199,14 +199,14 @@ TEST(Zkctl, AnotherClientsJobIsRefused) {
   EXPECT_NE(out.find("job 1 submitted"), std::string::npos) << out;
 
   std::string never;  // what bob hears of a job that does not exist
-  EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"await", "99"}), &never), 1) << never;
-  EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"await", "1"}), &out), 1) << out;
+  EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"await", "99"}), &never), 5) << never;
+  EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"await", "1"}), &out), 5) << out;
   EXPECT_NE(out.find("UNKNOWN_JOB"), std::string::npos) << out;
   EXPECT_EQ(out.find("another client"), std::string::npos) << out;
   EXPECT_EQ(std::regex_replace(out, std::regex(R"(\b1\b)"), "N"), std::regex_replace(never, std::regex(R"(\b99\b)"), "N"))
       << "alice's job and no job must read the same to bob";
   // A declared --client-id does not help once keys are used.
-  EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"cancel", "1", "--client-id", "alice"}), &out), 1) << out;
+  EXPECT_EQ(fleet.Zkctl(with(as("bob"), {"cancel", "1", "--client-id", "alice"}), &out), 5) << out;
   EXPECT_NE(out.find("UNKNOWN_JOB"), std::string::npos) << out;
 
   // The owner can (its key may also come from the environment).
@@ -270,7 +270,11 @@ TEST(Zkctl, SubmitReportsBusyAndGivesUp) {
   EXPECT_GE(ParseJsonOutput(out)["admission"].value("submits_busy", 0u), 2u) << out;
 }
 
-TEST(Zkctl, ResubmissionAfterTheResultRetentionSaysSo) {
+// A job whose result passed the retention: awaiting it or looking its
+// request up is an error of its own (exit 4, saying what to do), never a
+// success without a proof; submitting it again with its witness proves it
+// again, and --out gets the proof.
+TEST(Zkctl, AResultPastTheRetentionIsAnErrorAndResubmittingProvesItAgain) {
   Fleet fleet("zkctl_retention");
   fleet.StartBroker({"--result-ttl", "0.3", "--dedup-window", "60"});
   fleet.StartWorker("w1", {"--instant", "--circuit", "c1"});
@@ -278,18 +282,102 @@ TEST(Zkctl, ResubmissionAfterTheResultRetentionSaysSo) {
   std::string witness = Fixture("bn128_k12/witness.wtns");
   std::string out;
   ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--request-id", "r1", "--wait", witness}, &out), 0) << out;
-  // Expiry runs on the broker's heartbeat tick.
-  bool expired = false;
-  for (int i = 0; i < 50 && !expired; ++i) {
+  // Expiry runs on the broker's heartbeat tick: look the request up until it has.
+  int code = 0;
+  for (int i = 0; i < 50; ++i) {
     std::this_thread::sleep_for(100ms);
-    ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--request-id", "r1", "--json", witness}, &out), 0) << out;
-    expired = ParseJsonOutput(out).value("result_expired", false);
+    code = fleet.Zkctl({"--json", "submit", "--circuit", "c1", "--request-id", "r1"}, &out);
+    if (code != 0) break;
   }
-  ASSERT_TRUE(expired) << out;
-  EXPECT_EQ(ParseJsonOutput(out).value("state", ""), "SUCCEEDED") << out;
-  ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--request-id", "r1", "--wait", witness}, &out), 0) << out;
-  EXPECT_NE(out.find("request r1 was job 1 (SUCCEEDED); its result passed the broker's retention"), std::string::npos)
+  ASSERT_EQ(code, 4) << out;
+  nlohmann::json error = ParseJsonOutput(out);
+  EXPECT_EQ(error["error"].value("code", ""), "RESULT_EXPIRED") << out;
+  EXPECT_NE(error["error"].value("message", "").find("submit it again with its witnesses"), std::string::npos) << out;
+  EXPECT_EQ(fleet.Zkctl({"await", "1", "--out", fleet.dir() + "/gone"}, &out), 4) << out;
+  EXPECT_NE(out.find("RESULT_EXPIRED"), std::string::npos) << out;
+  EXPECT_NE(out.find("--result-ttl"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/gone/proof_0.json"));
+
+  // The same witness under the same request id: proved again, as job 2.
+  ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--request-id", "r1", "--out", fleet.dir() + "/again", witness},
+                        &out),
+            0)
       << out;
+  EXPECT_NE(out.find("job 2  SUCCEEDED"), std::string::npos) << out;
+  EXPECT_NE(ReadFile(fleet.dir() + "/again/proof_0.json").find("benchmark"), std::string::npos) << out;  // --instant
+}
+
+// Usage errors exit 2 (nothing is sent); with --json every error is JSON on
+// stdout, usage errors included.
+TEST(Zkctl, UsageErrorsExitTwoAndJsonErrorsAreJson) {
+  std::string out;
+  const std::string zkctl = BinaryPath("zkctl");
+  EXPECT_EQ(RunCommand({zkctl, "--no-such-flag", "status"}, &out), 2) << out;
+  EXPECT_NE(out.find("--no-such-flag"), std::string::npos) << out;
+  EXPECT_EQ(RunCommand({zkctl, "submit"}, &out), 2) << out;  // no --circuit
+  EXPECT_NE(out.find("--circuit"), std::string::npos) << out;
+  EXPECT_EQ(RunCommand({zkctl, "submit", "--circuit", "c1", "/nonexistent.wtns"}, &out), 2) << out;
+  EXPECT_EQ(RunCommand({zkctl}, &out), 2) << out;  // no subcommand
+  EXPECT_EQ(RunCommand({zkctl, "--help"}, &out), 0) << out;
+
+  EXPECT_EQ(RunCommand({zkctl, "--json", "await", "notanumber"}, &out), 2) << out;
+  nlohmann::json usage = ParseJsonOutput(out);
+  EXPECT_EQ(usage["error"].value("code", ""), "USAGE") << out;
+  EXPECT_EQ(usage["error"].value("exit_code", 0), 2) << out;
+
+  // A key file that is not there: a usage error too, as JSON.
+  EXPECT_EQ(RunCommand({zkctl, "--json", "status", "--curve-secret-key", "/nonexistent.secret", "--broker-public-key",
+                        "/nonexistent.pub"},
+                       &out),
+            2)
+      << out;
+  nlohmann::json refused = ParseJsonOutput(out);
+  EXPECT_NE(refused["error"].value("message", "").find("/nonexistent.secret"), std::string::npos) << out;
+}
+
+// The key mistakes a user makes, each reported at once with the fix, not
+// after the reply timeout as "is zkbroker running there?".
+TEST(Zkctl, KeyMistakesAreReportedAtOnceAndSayWhichKey) {
+  Fleet fleet("zkctl_key_mistakes");
+  fleet.StartBroker();
+  std::string out;
+  const std::string zkctl = BinaryPath("zkctl");
+  const std::string endpoint = fleet.client_endpoint();
+  auto seconds_of = [&](const std::vector<std::string>& argv, int* code) {
+    const auto start = std::chrono::steady_clock::now();
+    *code = RunCommand(argv, &out);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  int code = 0;
+  // A key in no allow-list, with a 60 s reply timeout: refused at once.
+  double took = seconds_of({zkctl, "--broker", endpoint, "--timeout", "60", "--curve-secret-key",
+                            fleet.SecretKeyFile("stranger"), "--broker-public-key", fleet.broker_public_key(), "status"},
+                           &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("allow-list"), std::string::npos) << out;
+  EXPECT_LT(took, 30.0) << "waited out the reply timeout: " << out;
+  // Another broker's public key (alice's, say): the handshake never completes.
+  took = seconds_of({zkctl, "--broker", endpoint, "--timeout", "60", "--curve-secret-key", fleet.SecretKeyFile("alice"),
+                     "--broker-public-key", fleet.key_dir() + "/alice.pub", "status"},
+                    &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("--broker-public-key"), std::string::npos) << out;
+  EXPECT_EQ(out.find("is zkbroker running there"), std::string::npos) << out;
+  EXPECT_LT(took, 30.0) << "waited out the reply timeout: " << out;
+  // NAME.pub as the secret key, and the broker's secret as its public key.
+  EXPECT_EQ(RunCommand({zkctl, "--broker", endpoint, "--curve-secret-key", fleet.key_dir() + "/alice.pub",
+                        "--broker-public-key", fleet.broker_public_key(), "status"},
+                       &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("holds only a public key"), std::string::npos) << out;
+  EXPECT_EQ(out.find("chmod"), std::string::npos) << out;
+  EXPECT_EQ(RunCommand({zkctl, "--broker", endpoint, "--curve-secret-key", fleet.SecretKeyFile("alice"),
+                        "--broker-public-key", fleet.key_dir() + "/broker.secret", "status"},
+                       &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("holds a secret key"), std::string::npos) << out;
 }
 
 // zkctl undrain against a real broker: an admin's request, answered with
