@@ -282,7 +282,8 @@ Status Client::WaitResult(uint64_t job_seq, std::chrono::milliseconds timeout, p
     auto next = impl.broker->NextJobResult(job_seq, timeout);
     if (!next) {
       if (std::string problem = impl.broker->HandshakeProblem(); !problem.empty()) {
-        return Status(Code::kAuth, "no result for job " + std::to_string(job_seq) + ": " + problem);
+        return Status(Code::kAuth, "no result for job " + std::to_string(job_seq) + " from the broker at " +
+                                       impl.options.endpoint + ": " + problem);
       }
       return Status(Code::kTimeout, "no result for job " + std::to_string(job_seq) + " from the broker at " +
                                         impl.options.endpoint + " within " + std::to_string(timeout.count()) + " ms");

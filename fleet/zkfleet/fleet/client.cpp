@@ -205,24 +205,23 @@ bool BrokerClient::Track(const proto::Envelope& envelope) {
 
 std::string BrokerClient::HandshakeProblem() const {
   if (auth_refused_) {
-    return "the broker at " + endpoint_ +
-           " refused this client's key at the CURVE handshake: is its public key in the broker's allow-list "
-           "(zkbroker --allow-client-keys DIR)?";
+    return "it refused this client's key at the CURVE handshake: is this key's public half in the broker's "
+           "allow-list (zkbroker --allow-dir)?";
   }
   // One failure may be a broker restarting mid-handshake; a few in a row are not.
   if (handshakes_failed_ < kHandshakeFailuresToGiveUp) return "";
   if (last_handshake_failure_ == HandshakeFailure::kProtocol) {
-    return "the broker at " + endpoint_ +
-           " does not speak CURVE with this client (the handshake failed on the protocol): is the broker run with "
-           "--insecure-plaintext, or is something else listening there?";
+    return "the CURVE handshake failed on the protocol " + std::to_string(handshakes_failed_) +
+           " times in a row: is the broker run with --insecure-plaintext, or is something else listening there?";
   }
-  return "the broker at " + endpoint_ + " closed the connection during the CURVE handshake " +
-         std::to_string(handshakes_failed_) +
-         " times: is --broker-public-key the public key of the broker listening there (its BROKER.pub)?";
+  return "it closed the connection during the CURVE handshake " + std::to_string(handshakes_failed_) +
+         " times in a row: is --broker-public-key the public key of the broker listening there (its broker.pub)?";
 }
 
 std::string BrokerClient::NoReplyMessage(const std::string& what, std::chrono::milliseconds timeout) const {
-  if (std::string problem = HandshakeProblem(); !problem.empty()) return "no " + what + ": " + problem;
+  if (std::string problem = HandshakeProblem(); !problem.empty()) {
+    return "no " + what + " from the broker at " + endpoint_ + ": " + problem;
+  }
   return "no " + what + " from the broker at " + endpoint_ + " within " + std::to_string(timeout.count()) +
          " ms (is zkbroker running there?)";
 }

@@ -132,7 +132,7 @@ class BrokerClient {
   // (its ZAP handler: the key is in no allow-list), false again after a
   // handshake succeeds. Without a connection nothing is ever answered.
   bool auth_refused() const { return auth_refused_; }
-  // Why the connection cannot work, in words ("" while it may): the broker
+  // Why the connection cannot work, in words after "the broker at X: " ("" while it may): the broker
   // refused this client's key (auth_refused()), or the CURVE handshake failed
   // kHandshakeFailuresToGiveUp times in a row with no success (a wrong broker
   // public key, or a plaintext broker). Waits for a reply end early then,
