@@ -16,7 +16,15 @@ def test_reads_what_zkctl_keygen_writes(tmp_path):
     public, secret = read_secret_key(tmp_path / "me.secret")
     assert zmq.curve_public(secret) == public
     assert read_public_key(tmp_path / "me.pub") == public
-    assert read_public_key(tmp_path / "me.secret") == public
+
+
+def test_each_key_file_where_the_other_belongs_is_refused_saying_so(tmp_path):
+    subprocess.run([binary("zkctl"), "keygen", "--out", str(tmp_path / "me")], check=True, capture_output=True)
+    with pytest.raises(KeyFileError, match="holds a secret key"):
+        read_public_key(tmp_path / "me.secret")
+    with pytest.raises(KeyFileError, match="holds only a public key") as raised:
+        read_secret_key(tmp_path / "me.pub")  # mode 0644: still not "chmod 600"
+    assert "chmod" not in str(raised.value)
 
 
 def test_format_rules(tmp_path):
@@ -41,5 +49,7 @@ def test_format_rules(tmp_path):
     other_public = zmq.curve_keypair()[0].decode()
     with pytest.raises(KeyFileError, match="is not the one its secret-key yields"):
         read_secret_key(secret_file(f"public-key = {other_public}\nsecret-key = {secret}\n"))
-    with pytest.raises(KeyFileError, match="no secret-key line"):
+    with pytest.raises(KeyFileError, match="holds only a public key"):
         read_secret_key(secret_file(f"public-key = {public}\n"))
+    with pytest.raises(KeyFileError, match="no secret-key line"):
+        read_secret_key(secret_file("# nothing\n"))

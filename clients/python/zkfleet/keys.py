@@ -61,16 +61,23 @@ def _parse(path: PathLike) -> Dict[str, str]:
 
 
 def read_secret_key(path: PathLike) -> Tuple[bytes, bytes]:
-    """The (public, secret) Z85 keys of a ``NAME.secret`` file."""
+    """The (public, secret) Z85 keys of a ``NAME.secret`` file.
+
+    A file holding only a public key (``NAME.pub`` given by mistake) is
+    refused saying so; only a file that does hold a secret is judged by its
+    mode (group or others may not read it)."""
     try:
         mode = os.stat(path).st_mode
     except OSError as e:
         raise KeyFileError(f"cannot read key file {path}: {e.strerror}") from e
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise KeyFileError(f"{path} is accessible by group or others: chmod 600 {path}")
     fields = _parse(path)
     if "secret-key" not in fields:
-        raise KeyFileError(f"{path}: no secret-key line (is it a .pub file?)")
+        if "public-key" in fields:
+            raise KeyFileError(f"secret key file {path} holds only a public key: give this peer's NAME.secret "
+                               "(zkctl keygen writes NAME.pub and NAME.secret)")
+        raise KeyFileError(f"{path}: no secret-key line")
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise KeyFileError(f"{path} is accessible by group or others: chmod 600 {path}")
     secret = fields["secret-key"].encode()
     public = zmq.curve_public(secret)
     if "public-key" in fields and fields["public-key"].encode() != public:
@@ -79,10 +86,13 @@ def read_secret_key(path: PathLike) -> Tuple[bytes, bytes]:
 
 
 def read_public_key(path: PathLike) -> bytes:
-    """The Z85 public key of a ``NAME.pub`` file (or of a secret file)."""
+    """The Z85 public key of a ``NAME.pub`` file. A file holding a secret key
+    is refused: another peer's secret (``broker.secret`` as the broker's
+    public key) never belongs on this host."""
     fields = _parse(path)
     if "secret-key" in fields:
-        return read_secret_key(path)[0]
+        raise KeyFileError(f"public key file {path} holds a secret key: give the peer's NAME.pub instead (a secret "
+                           "key stays on the host it belongs to; if this one was copied here, remove the copy)")
     if "public-key" not in fields:
         raise KeyFileError(f"{path}: no public-key line")
     return fields["public-key"].encode()
