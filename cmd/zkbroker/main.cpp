@@ -86,6 +86,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_flag("--accept-unrouted", options.accept_unrouted,
                "accept jobs for circuits no registered worker has announced (they wait in the queue)");
+  double known_circuit_grace_s = 0;
+  app.add_option("--known-circuit-grace", known_circuit_grace_s,
+                 "seconds after a start during which a SUBMIT for a circuit a worker announced in an earlier life "
+                 "is queued although no worker has reconnected yet (0: 2 x --liveness x --heartbeat-ms)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--max-message-bytes", options.limits.max_message_bytes,
                  "larger frames are dropped and counted (libzmq disconnects peers above twice this)")
       ->capture_default_str()->check(CLI::PositiveNumber);
@@ -135,6 +140,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
+  options.known_circuit_grace = std::chrono::milliseconds(static_cast<int64_t>(known_circuit_grace_s * 1000));
   options.result_ttl = std::chrono::milliseconds(static_cast<int64_t>(result_ttl_s * 1000));
   options.dedup_window = std::chrono::milliseconds(static_cast<int64_t>(dedup_window_s * 1000));
   options.busy_retry_after = std::chrono::milliseconds(static_cast<int64_t>(busy_retry_s * 1000));

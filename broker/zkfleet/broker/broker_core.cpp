@@ -103,7 +103,22 @@ BrokerCore::Resume BrokerCore::ResumeState() const {
   return resume;
 }
 
+bool BrokerCore::InKnownCircuitGrace(const std::string& circuit, Clock::time_point now) const {
+  return known_circuits_.count(circuit) && life_began_ && now - *life_began_ < options_.KnownCircuitGrace();
+}
+
+void BrokerCore::RememberCircuits(const std::set<std::string>& circuits) {
+  for (const std::string& circuit : circuits) {
+    if (known_circuits_.size() >= kMaxKnownCircuits) return;
+    // A journal write only for a circuit new to this journal.
+    if (known_circuits_.insert(circuit).second) journal_.RememberCircuit(circuit);
+  }
+}
+
 void BrokerCore::Recover(Clock::time_point now) {
+  for (std::string& circuit : journal_.KnownCircuits()) {
+    if (known_circuits_.size() < kMaxKnownCircuits) known_circuits_.insert(std::move(circuit));
+  }
   double now_unix = fleet::UnixNow();
   std::vector<uint64_t> live;
   journal_.ForEachJob([&](const journal::Job& stored) {
@@ -233,6 +248,7 @@ void BrokerCore::JournalItem(const JobRecord& job, uint32_t partition, const pro
 
 void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now,
                               const Peer& peer, fleet::Frames frames) {
+  NoteTime(now);
   ReplyTo from{identity, message.correlation_id()};
   if (!frames.empty() && message.body_case() != proto::Envelope::kSubmit) {
     CountDroppedFrame(metrics::DropReason::kMalformed);
@@ -404,7 +420,10 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   if (!std::isfinite(request.deadline_unix_s()) || request.deadline_unix_s() < 0) {
     return refuse(proto::ERROR_KIND_BAD_REQUEST, "deadline_unix_s must be a time since the epoch, or 0 for none");
   }
-  if (!options_.accept_unrouted && !workers_.AnyHolds(request.circuit_id())) {
+  // Just after a restart the fleet is still reconnecting: a circuit the
+  // journal knows is queued for its worker, not refused for good.
+  if (!options_.accept_unrouted && !workers_.AnyHolds(request.circuit_id()) &&
+      !InKnownCircuitGrace(request.circuit_id(), now)) {
     return refuse(proto::ERROR_KIND_UNKNOWN_CIRCUIT,
                   "no worker has announced circuit '" + request.circuit_id() +
                       "' (start a worker with it, or run the broker with --accept-unrouted)");
@@ -642,6 +661,7 @@ void BrokerCore::SetAllowedKeys(std::set<std::string> worker_keys, std::set<std:
 
 void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& message, Clock::time_point now,
                               const Peer& peer) {
+  NoteTime(now);
   if (peer.authenticated && allowed_worker_keys_ && !allowed_worker_keys_->count(peer.key_name)) {
     // A connection made before its key was removed: cut off.
     if (!message.has_disconnect()) {
@@ -780,6 +800,7 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   worker.host = ready.host();
   worker.backend = ready.backend();
   worker.circuits = {ready.circuits().begin(), ready.circuits().end()};
+  RememberCircuits(worker.circuits);
   worker.capacity = ready.capacity();
   worker.state = ready.state() == proto::WORKER_STATE_UNSPECIFIED ? proto::WORKER_STATE_READY : ready.state();
   worker.memory = ready.memory();
@@ -1402,6 +1423,7 @@ void BrokerCore::Dispatch(Clock::time_point now) {
 }
 
 Clock::time_point BrokerCore::Tick(Clock::time_point now) {
+  NoteTime(now);
   if (now >= next_heartbeat_) {
     next_heartbeat_ = now + options_.heartbeat_interval;
     auto deadline = options_.heartbeat_interval * options_.liveness;

@@ -305,6 +305,18 @@ class BrokerCore {
   // also holds for every worker id of the key.
   std::map<std::string, proto::WorkerState> held_states_;
   std::set<std::string> faulted_keys_;
+  // Circuits workers have announced, in any life of this journal (bounded by
+  // kMaxKnownCircuits), and when this life began (the first time seen by a
+  // handler or Tick: tests drive the clock): a SUBMIT for a known circuit
+  // within KnownCircuitGrace() of it waits for its worker to reconnect.
+  std::set<std::string> known_circuits_;
+  static constexpr size_t kMaxKnownCircuits = 4096;
+  std::optional<Clock::time_point> life_began_;
+  void NoteTime(Clock::time_point now) {
+    if (!life_began_) life_began_ = now;
+  }
+  bool InKnownCircuitGrace(const std::string& circuit, Clock::time_point now) const;
+  void RememberCircuits(const std::set<std::string>& circuits);
   // Allow-listed keys (CURVE only; unset in plaintext mode).
   std::optional<std::set<std::string>> allowed_worker_keys_, allowed_client_keys_;
   // Results waiting for verification, by task id.

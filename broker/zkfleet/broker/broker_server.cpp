@@ -39,11 +39,12 @@ std::string FaultText(const Error& e) { return FaultText(std::string(e.what()));
 BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metrics::BrokerMetrics* metrics)
     : options_(std::move(options)),
       metrics_(metrics),
-      journal_(Journal::Open(options_.journal)),
       clients_(context, zmq::socket_type::router),
       workers_(context, zmq::socket_type::router) {
   verifier_ = std::make_unique<ResultVerifier>(options_.verify_threads);
-  StartCore();
+  // The journal opens in Bind(), once everything a flag can get wrong (the
+  // allow-lists, the keys, the endpoints) has been checked: a broker that
+  // cannot start leaves the journal and its epoch as they were.
   fleet::ConfigureRouter(clients_, options_.limits);
   fleet::ConfigureRouter(workers_, options_.limits);
   // The context's own I/O thread count (an affinity naming a thread it does
@@ -70,7 +71,7 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
   for (const auto& warning : loaded.warnings) spdlog::warn("allow-list: {}", warning);
   spdlog::info("allow-lists from {}: {} worker keys, {} client keys", options_.security.allow_dir.string(),
                loaded.list.count(PeerKind::kWorker), loaded.list.count(PeerKind::kClient));
-  ApplyAllowList(loaded.list);
+  initial_allow_list_ = loaded.list;  // applied to the core when it starts (Bind)
   zap_ = std::make_unique<ZapHandler>(context, std::move(loaded.list));
   zap_->set_on_rejected([this](PeerKind endpoint, RejectReason reason) {
     BrokerCounters& counters = core_->counters();
@@ -264,6 +265,12 @@ void BrokerServer::Bind() {
   };
   bind(clients_, options_.client_endpoint, "client");
   bind(workers_, options_.worker_endpoint, "worker");
+  journal_ = Journal::Open(options_.journal);
+  StartCore();
+  if (initial_allow_list_) {
+    ApplyAllowList(*initial_allow_list_);
+    initial_allow_list_.reset();
+  }
 }
 
 std::string BrokerServer::client_endpoint() const { return clients_.get(zmq::sockopt::last_endpoint); }

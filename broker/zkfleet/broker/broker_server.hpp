@@ -57,12 +57,14 @@ namespace zkfleet::broker {
 
 class BrokerServer {
  public:
-  // Opens the journal in options.journal.dir and recovers it (throws
-  // zkfleet::Error when it cannot). `metrics` may be null; otherwise not
-  // owned, and it must outlive the server.
+  // Sets the sockets up and loads the allow-lists (throws zkfleet::Error
+  // when they cannot be read). `metrics` may be null; otherwise not owned,
+  // and it must outlive the server.
   BrokerServer(zmq::context_t& context, BrokerOptions options, metrics::BrokerMetrics* metrics = nullptr);
 
-  // Binds both ROUTER sockets. Throws zkfleet::Error naming the endpoint.
+  // Binds both ROUTER sockets (throws zkfleet::Error naming the endpoint),
+  // then opens the journal in options.journal.dir and recovers it (throws
+  // when it cannot): a broker whose flags fail leaves the journal untouched.
   void Bind();
   // The endpoints actually bound (resolves "tcp://host:*").
   std::string client_endpoint() const;
@@ -117,8 +119,9 @@ class BrokerServer {
 
   BrokerOptions options_;
   metrics::BrokerMetrics* metrics_;  // not owned; may be null
-  std::unique_ptr<Journal> journal_;
+  std::unique_ptr<Journal> journal_;  // opened by Bind()
   std::unique_ptr<BrokerCore> core_;
+  std::optional<AllowList> initial_allow_list_;  // loaded at construction, applied by Bind()
   // Checks RESULTs off the loop thread; the core queues the tasks, the loop
   // hands them over and feeds the verdicts back (VerifyResults).
   std::unique_ptr<ResultVerifier> verifier_;

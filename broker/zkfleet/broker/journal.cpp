@@ -32,6 +32,10 @@ constexpr const char* kDbNames[kDbCount] = {"meta",     "jobs",  "items",       
 constexpr bool kDbOptional[kDbCount] = {false, false, false, false, false, false, false, true};
 // Key of the record ProbeWritable() puts and deletes (database "meta").
 constexpr char kProbeKey[] = "write-probe";
+// Circuits a worker has announced, each a key "circuit:<id>" in the meta
+// database (empty value): after a restart they are known before any worker
+// has reconnected.
+constexpr std::string_view kCircuitKeyPrefix = "circuit:";
 constexpr size_t kProbeFileBytes = 1u << 20;
 constexpr size_t kHashBytes = 16;  // XXH3-128, canonical (big-endian) form
 
@@ -599,6 +603,24 @@ class Cursor {
 };
 
 }  // namespace
+
+void Journal::RememberCircuit(const std::string& circuit_id) {
+  Put(kMeta, std::string(kCircuitKeyPrefix) + circuit_id, "");
+}
+
+std::vector<std::string> Journal::KnownCircuits() {
+  std::vector<std::string> circuits;
+  Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kMeta]);
+  if (cursor.open_status() != 0) Fail("cursor over meta", cursor.open_status());
+  std::string first(kCircuitKeyPrefix);
+  MDB_val key{first.size(), first.data()}, value{};
+  for (int rc = cursor.Get(&key, &value, MDB_SET_RANGE); rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
+    std::string_view name(static_cast<const char*>(key.mv_data), key.mv_size);
+    if (name.substr(0, kCircuitKeyPrefix.size()) != kCircuitKeyPrefix) break;
+    circuits.emplace_back(name.substr(kCircuitKeyPrefix.size()));
+  }
+  return circuits;
+}
 
 void Journal::ForEachJob(const std::function<void(const journal::Job&)>& visit) {
   Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kJobs]);

@@ -107,6 +107,9 @@ class Journal {
   void DeleteWitness(uint64_t job_seq, uint32_t partition);
   void PutRequest(const std::string& client_id, const std::string& request_id, const journal::Request& request);
 
+  // Remembers a circuit a worker announced (durable with this turn's commit).
+  void RememberCircuit(const std::string& circuit_id);
+
   // ---- reads (see this turn's writes)
   std::optional<journal::Job> GetJob(uint64_t job_seq);
   std::optional<journal::Item> GetItem(uint64_t job_seq, uint32_t partition);
@@ -126,6 +129,8 @@ class Journal {
   // broker itself lacks file descriptors or address space.
   std::optional<fleet::WitnessFrames> ReadWitnessFrames(uint64_t job_seq, uint32_t partition, std::string* fault);
 
+  // Every circuit RememberCircuit() was given, in name order.
+  std::vector<std::string> KnownCircuits();
   // Every job record in job_seq order (recovery, inspection).
   void ForEachJob(const std::function<void(const journal::Job&)>& visit);
   // Item records of one job that exist, by partition.

@@ -51,6 +51,14 @@ struct BrokerOptions {
   std::chrono::milliseconds dedup_window{std::chrono::hours(24)};
   // Accept jobs for circuits no registered worker has announced.
   bool accept_unrouted = false;
+  // For this long after the broker starts, a SUBMIT for a circuit some worker
+  // announced in an earlier life (the journal remembers) is accepted and
+  // queued although no worker holds it yet: the fleet is still reconnecting.
+  // 0 = 2 x liveness x heartbeat_interval (KnownCircuitGrace()).
+  std::chrono::milliseconds known_circuit_grace{0};
+  std::chrono::milliseconds KnownCircuitGrace() const {
+    return known_circuit_grace.count() > 0 ? known_circuit_grace : 2 * liveness * heartbeat_interval;
+  }
   uint32_t max_partitions = 1024;
   // Suggested wait before retrying a SUBMIT refused as BUSY.
   std::chrono::milliseconds busy_retry_after{1000};

@@ -1,6 +1,7 @@
 // Lost workers, dead letters, idempotent resubmission.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -163,6 +164,68 @@ TEST(FleetRecovery, WorkerReconnectsToARestartedBroker) {
   ASSERT_TRUE(result);
   EXPECT_EQ(result->job_seq(), seq);
   EXPECT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED);
+}
+
+// A broker restarted with default options, before any worker has come back:
+// a SUBMIT for a circuit its fleet served is queued (not refused for good
+// with UNKNOWN_CIRCUIT), and proved when the worker reconnects. A circuit no
+// worker ever announced is still refused.
+TEST(FleetRecovery, ASubmitJustAfterABrokerRestartWaitsForItsWorker) {
+  Fleet fleet("restart_grace", /*heartbeat_ms=*/1000);  // the broker's default heartbeat
+  Process& broker = fleet.StartBroker();
+  Process& worker = fleet.StartWorker("w1", {"--instant", "--circuit", "c1"});
+  fleet.WaitWorkerReady("w1");
+  worker.Kill9();
+  broker.Kill9();
+  fleet.StartBroker();  // no worker connected
+  auto client = fleet.Client();
+  const auto reply = client->Submit(Request("just-after-restart", "c1", "w"), 5s);
+  EXPECT_EQ(reply.state(), proto::JOB_STATE_QUEUED);
+  try {
+    client->Submit(Request("never-served", "c-unknown", "w"), 5s);
+    ADD_FAILURE() << "a circuit no worker ever announced was accepted";
+  } catch (const zkfleet::fleet::BrokerError& e) {
+    EXPECT_EQ(e.kind(), proto::ERROR_KIND_UNKNOWN_CIRCUIT) << e.what();
+  }
+  fleet.StartWorker("w1", {"--instant", "--circuit", "c1"});
+  auto result = client->NextJobResult(30s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->job_seq(), reply.job_seq());
+  EXPECT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED);
+}
+
+// A broker whose flags fail (an endpoint it cannot bind, an allow-list
+// directory that is not there) exits before it opens its journal: the epoch
+// is not bumped, nothing is written.
+TEST(FleetRecovery, ABrokerThatCannotStartLeavesItsJournalAlone) {
+  Fleet fleet("bad_flag_journal");
+  Process& broker = fleet.StartBroker();
+  fleet.Status();  // it serves
+  broker.Signal(SIGTERM);
+  ASSERT_TRUE(broker.WaitExit(10s));
+  auto epoch = [&] {
+    std::string out;
+    EXPECT_EQ(RunCommand({BinaryPath("zkctl"), "journal", "--data-dir", fleet.broker_data_dir(), "--json"}, &out), 0)
+        << out;
+    auto parsed = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
+    return parsed.is_object() ? parsed.value("epoch", 0u) : 0u;
+  };
+  const unsigned before = epoch();
+  ASSERT_GE(before, 1u);
+  std::string out;
+  EXPECT_NE(RunCommand({BinaryPath("zkbroker"), "--data-dir", fleet.broker_data_dir(), "--insecure-plaintext",
+                        "--clients", "tcp://127.0.0.1:notaport"},
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("notaport"), std::string::npos) << out;
+  EXPECT_NE(RunCommand({BinaryPath("zkbroker"), "--data-dir", fleet.broker_data_dir(), "--curve-secret-key",
+                        fleet.SecretKeyFile("broker"), "--allow-dir", fleet.dir() + "/no-such-allow-dir"},
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("no-such-allow-dir"), std::string::npos) << out;
+  EXPECT_EQ(epoch(), before) << "a broker that could not start bumped the journal's epoch";
 }
 
 // zkctl submit --wait and zkctl await keep waiting through a broker crash:

@@ -859,6 +859,42 @@ TEST_F(BrokerCoreTest, RetryGoesBackToTheFailedWorkerOnlyWhenNoOtherReadyWorkerH
   EXPECT_EQ(std::get<0>(jobs[0]), "wC");
 }
 
+// ------------------------------------------------------------------ restart grace (issue 28)
+
+// Just after a restart no worker has reconnected yet: a SUBMIT for a circuit
+// the journal knows (a worker announced it in an earlier life) is queued, not
+// refused for good; one for a circuit never announced still is. After the
+// grace (2 x liveness x heartbeat by default) the usual rule holds.
+TEST_F(BrokerCoreTest, AfterARestartKnownCircuitsAreQueuedUntilTheirWorkersReconnect) {
+  Ready("wA", "A", {"c1"}, 2);
+  Commit();
+  Restart();
+  core_->Tick(now_);  // the new life begins
+  auto queued = Submit("cl", "r1", proto::PRIORITY_NORMAL, 1, "c1");
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_FALSE(queued[0].envelope.has_error()) << queued[0].envelope.error().message();
+  EXPECT_EQ(queued[0].envelope.submit_reply().job_seq(), 1u);
+  auto never = Submit("cl", "r2", proto::PRIORITY_NORMAL, 1, "c-never-announced");
+  ASSERT_EQ(never.size(), 1u);
+  EXPECT_EQ(never[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_CIRCUIT);
+  // The worker reconnects and gets the queued job.
+  Ready("wA", "A", {"c1"}, 2);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Result("wA", 1, 0);
+  ASSERT_EQ(ResultsTo(Take(), "cl").size(), 1u);
+
+  // Another restart, and no worker comes back within the grace: refused again.
+  Commit();
+  Restart();
+  core_->Tick(now_);
+  now_ += 2 * options_.liveness * options_.heartbeat_interval + std::chrono::milliseconds(1);
+  core_->Tick(now_);
+  Take();
+  auto late = Submit("cl", "r3", proto::PRIORITY_NORMAL, 1, "c1");
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_CIRCUIT);
+}
+
 // ------------------------------------------------------------------ durability (issue 13)
 
 // A proof from an earlier broker life (or an earlier lease) can never become
