@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds zkfleet and runs every test, in four phases:
 #   release  the whole tree (CUDA kernels compiled where nvcc exists, so they
-#            cannot rot), every ctest entry: unit, integration, gpu. GPU tests
+#            cannot rot; a compiler warning in its log fails the phase),
+#            every ctest entry: unit, integration, gpu. GPU tests
 #            on a machine without a GPU report themselves skipped, with why.
 #   asan     unit and integration suites under AddressSanitizer + UBSan.
 #   tsan     the broker, worker and queue suites under ThreadSanitizer.
@@ -74,7 +75,16 @@ for phase in $phases; do
       if [ "${CI:-}" = true ] && ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }; then
         cuda_args+=(-DCMAKE_CUDA_ARCHITECTURES=90-virtual)
       fi
-      scripts/build.sh "${cuda_args[@]}" || ok=0
+      # The build's own output is a test too: a compiler warning (the demo
+      # builds the same sources) fails the phase, listed here.
+      mkdir -p build
+      scripts/build.sh "${cuda_args[@]}" 2>&1 | tee build/release-build.log
+      [ "${PIPESTATUS[0]}" = 0 ] || ok=0
+      if grep -E '(^|[: ])warning([: #]|$)' build/release-build.log > build/release-warnings.log; then
+        log "the release build printed $(wc -l < build/release-warnings.log) compiler warning line(s); fix them:"
+        cat build/release-warnings.log
+        ok=0
+      fi
       [ $ok = 1 ] && { run_ctest build/release --preset release -j "$jobs" "$@" || ok=0; }
       ;;
     asan)

@@ -295,6 +295,17 @@ class GrafanaDashboardTest(unittest.TestCase):
             self.assertIn(needed, exprs)
 
 
+    def test_every_alert_has_a_panel(self):
+        """An operator paged by an alert finds its metric on the dashboard."""
+        exprs = " ".join(t["expr"] for p in self.panels for t in p["targets"])
+        with open(os.path.join(DEPLOY, "prometheus", "alerts.yml")) as f:
+            alerts = yaml.safe_load(f)
+        for group in alerts["groups"]:
+            for rule in group["rules"]:
+                for name in set(re.findall(r"\bzkfleet_\w+", rule["expr"])):
+                    self.assertIn(name, exprs, f"alert {rule['alert']} watches {name}, which no panel shows")
+
+
 class SystemdUnitsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

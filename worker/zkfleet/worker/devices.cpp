@@ -24,7 +24,10 @@ std::vector<int> ParseGpuList(std::string_view spec, int visible, std::string* e
     int ordinal = -1;
     const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), ordinal);
     if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || ordinal < 0) {
-      return fail("'" + std::string(item) + "' is not a device number (expected all or a list like 0,1)");
+      // Built with append: GCC 12's -Wrestrict misfires on "'" + std::string(...) (GCC bug 105651).
+      std::string why = "'";
+      why.append(item).append("' is not a device number (expected all or a list like 0,1)");
+      return fail(why);
     }
     if (ordinal >= visible) {
       return fail("device " + std::to_string(ordinal) + " does not exist: this process sees " +
