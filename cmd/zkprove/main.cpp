@@ -2,10 +2,16 @@
 //
 //   zkprove <circuit.zkey> <witness.wtns> <proof.json> <public.json>
 //           [--threads N] [--backend cpu|cuda|auto] [--timings] [--repeat N]
-//           [--verify on|off] [--no-key-check] [--msm-tables N]
+//           [--verify on|off] [--no-key-check] [--key-check-cache DIR|off]
+//           [--msm-tables N]
 //
 // Exit 0 and both files written on success; on any error, one line naming
 // the file and what is wrong on stderr, exit 1, and no output files.
+// The key's points are checked at load unless this very key (by a BLAKE2b
+// digest of its content) passed the check on this host before: the
+// key-check cache, shared with zkworker (engine/checked_keys.hpp), by default
+// $ZKFLEET_KEY_CHECK_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/zkfleet/checked-keys.
+// A cache that cannot be written costs a warning, never the proof.
 // Every proof is verified against the key's own verification key before it
 // is written (--verify off skips that, for benchmarks only). A witness that
 // does not satisfy the circuit is such an error: "zkprove: error: witness
@@ -81,6 +87,7 @@ int main(int argc, char** argv) {
   bool timings = false;
   std::string verify = "on";
   bool no_key_check = false;
+  std::string key_check_cache = zkfleet::engine::CheckedKeys::DefaultDir().string();
   int msm_tables = 1;
   app.add_option("zkey", zkey_path, "circuit proving key (.zkey, Groth16)")->required();
   app.add_option("witness", wtns_path, "witness (.wtns)")->required();
@@ -96,6 +103,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}));
   app.add_flag("--no-key-check", no_key_check,
                "skip the point checks of the .zkey at load (on curve, in subgroup, < q); benchmarks only");
+  app.add_option("--key-check-cache", key_check_cache,
+                 "directory remembering the keys whose points passed the check on this host (by a BLAKE2b digest of "
+                 "their content; shared with zkworker), so a key seen before loads without it; \"\" or off = check "
+                 "every time (default: $ZKFLEET_KEY_CHECK_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/zkfleet/checked-keys)")
+      ->capture_default_str();
   app.add_option("--msm-tables", msm_tables,
                  "CUDA: up to N precomputed copies of the MSM points, built at load (1 = none): pays off only when "
                  "the key proves many times (--repeat)")
@@ -108,6 +120,7 @@ int main(int argc, char** argv) {
     options.backend = zkfleet::engine::ParseBackend(backend_name);
     options.threads = threads;
     options.validate_key = !no_key_check;
+    options.checked_keys = zkfleet::engine::CheckedKeys::FromSetting(key_check_cache);
     options.cuda_msm_copies = msm_tables;
     options.cuda_msm_tables_in_background = false;  // --repeat measures proofs over them
     // One shot: the CUDA context and the kernels (loaded eagerly, unless the
@@ -141,6 +154,10 @@ int main(int argc, char** argv) {
     });
     auto key = zkfleet::engine::ProvingKey::Load(zkey_path, options);
     double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!key->key_check().cache_warning.empty()) {
+      std::fprintf(stderr, "zkprove: warning: the key's points passed the check, but it is not remembered (%s)\n",
+                   key->key_check().cache_warning.c_str());
+    }
     const zkfleet::engine::WitnessFile witness_file = read_witness.get();
     const zkfleet::engine::Witness& witness = witness_file.witness();
     zkfleet::engine::Proof proof;
@@ -157,10 +174,11 @@ int main(int argc, char** argv) {
       if (timings && i == 0) {
         const auto& l = key->load_timings();
         std::fprintf(stderr,
-                     "zkprove: load=%.4fs: open=%.4fs key_check=%.4fs backend=%.4fs (MSM tables: %d copies) "
-                     "(witness read %.4fs%s)\n",
-                     l.total_s, l.open_s, l.key_check_s, l.backend_s, key->info().msm_copies, witness_s,
-                     witness_file.page_locked() ? ", page-locked" : "");
+                     "zkprove: load=%.4fs: open=%.4fs digest=%.4fs key_check=%.4fs (%s) backend=%.4fs (MSM tables: %d "
+                     "copies) (witness read %.4fs%s)\n",
+                     l.total_s, l.open_s, l.digest_s, l.key_check_s,
+                     zkfleet::engine::KeyCheckName(key->key_check().outcome), l.backend_s, key->info().msm_copies,
+                     witness_s, witness_file.page_locked() ? ", page-locked" : "");
       }
       if (timings) {
         const auto& t = proof.timings;

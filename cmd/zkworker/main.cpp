@@ -20,7 +20,7 @@
 #include "zkfleet/engine/types.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
 #include "zkfleet/metrics/worker_metrics.hpp"
-#include "zkfleet/worker/checked_keys.hpp"
+#include "zkfleet/engine/checked_keys.hpp"
 #include "zkfleet/worker/devices.hpp"
 #include "zkfleet/worker/worker.hpp"
 
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   std::string verify = "on";
   bool no_key_check = false;
   int msm_tables = 16;
-  std::string key_check_cache = zkfleet::worker::CheckedKeys::DefaultDir().string();
+  std::string key_check_cache = zkfleet::engine::CheckedKeys::DefaultDir().string();
   int64_t fault_window_s = options.fault_window.count();
   std::string gpus;
   int test_fake_devices = 0;
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--key-check-cache", key_check_cache,
                  "directory remembering the keys whose points passed the check on this host (by a BLAKE2b digest "
-                 "of their content), so a restart skips it; \"\" = check at every start")
+                 "of their content; shared with zkprove), so a restart skips it; \"\" or off = check at every start")
       ->capture_default_str();
   app.add_flag("--no-key-check", no_key_check,
                "skip the point checks of each .zkey at load (on curve, in subgroup, < q); benchmarks only");
@@ -303,7 +303,7 @@ int main(int argc, char** argv) {
   }
   auto circuits = std::make_unique<zkfleet::worker::CircuitSet>(
       std::move(specs), engine_options, std::chrono::milliseconds(instant_delay_ms), verify == "on",
-      zkfleet::worker::CheckedKeys(key_check_cache), devices);
+      zkfleet::engine::CheckedKeys::FromSetting(key_check_cache), devices);
 
   // The metrics server starts after the mask (its HTTP threads inherit it, so
   // none takes SIGTERM) and stops last: declared before the worker, it serves

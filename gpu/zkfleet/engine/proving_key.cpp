@@ -90,7 +90,20 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
   const auto t_start = std::chrono::steady_clock::now();
   io::ZkeyFile zkey = io::ZkeyFile::Open(zkey_path);
   timings.open_s = SecondsSince(t_start);
-  if (options.validate_key) {
+  EngineOptions load_options = options;  // validate_key off after a cache hit
+  KeyCheckReport key_check;
+  if (options.validate_key && options.checked_keys.enabled()) {
+    // The digest of the mapped bytes this load checks and copies, not of
+    // another read of the path: what was checked is what is remembered.
+    const auto t_digest = std::chrono::steady_clock::now();
+    key_check.digest = CheckedKeys::Digest(zkey.bytes(), static_cast<unsigned>(std::max(options.threads, 0)));
+    timings.digest_s = SecondsSince(t_digest);
+    if (options.checked_keys.Contains(key_check.digest)) {
+      load_options.validate_key = false;
+      key_check.outcome = KeyCheck::kRemembered;
+    }
+  }
+  if (load_options.validate_key) {
     // The CUDA key checks the big sections on the device, once uploaded
     // (inside backend_s); the header points and IC are checked here.
     const auto t_check = std::chrono::steady_clock::now();
@@ -103,24 +116,32 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
   const auto t_backend = std::chrono::steady_clock::now();
   std::unique_ptr<groth16::Key> backend_key;
   if (backend == Backend::kCpu) {
-    backend_key = cpu::LoadCpuProvingKey(zkey, options);
+    backend_key = cpu::LoadCpuProvingKey(zkey, load_options);
   } else {
 #ifdef ZKFLEET_HAVE_CUDA
     if (!CudaAvailable()) {
       throw Error(ErrorCode::kDeviceError, "backend cuda requested for " + zkey_path + " but no CUDA device is present");
     }
-    backend_key = cuda::LoadCudaProvingKey(zkey, options);
+    backend_key = cuda::LoadCudaProvingKey(zkey, load_options);
 #else
     throw Error(ErrorCode::kUnsupported, "backend cuda requested for " + zkey_path +
                                              " but this build has no CUDA backend (configure with -DZKFLEET_CUDA=ON)");
 #endif
   }
   timings.backend_s = SecondsSince(t_backend);
+  if (load_options.validate_key) {
+    key_check.outcome = KeyCheck::kChecked;  // every point passed (the CUDA key's too, inside its load)
+    if (!key_check.digest.empty()) {
+      std::string why = options.checked_keys.Record(key_check.digest, zkey_path);
+      if (!why.empty() && options.checked_keys.FirstWarning()) key_check.cache_warning = std::move(why);
+    }
+  }
   EngineOptions resolved = options;
   resolved.backend = backend;
   std::unique_ptr<ProvingKey> key(new ProvingKey(std::move(backend_key), resolved));
   timings.total_s = SecondsSince(t_start);
   key->load_timings_ = timings;
+  key->key_check_ = std::move(key_check);
   key->circuit_name_ = std::filesystem::path(zkey_path).stem().string();
   key->verifier_ = std::move(verifier);
   return key;

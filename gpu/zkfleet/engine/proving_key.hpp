@@ -41,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zkfleet/engine/checked_keys.hpp"
 #include "zkfleet/engine/types.hpp"
 #include "zkfleet/engine/witness.hpp"
 #include "zkfleet/groth16/key.hpp"
@@ -59,6 +60,10 @@ struct EngineOptions : groth16::KeyOptions {
   // the other fields by name.
   EngineOptions(Backend backend_in = Backend::kAuto, int threads_in = 0) : backend(backend_in) { threads = threads_in; }
   Backend backend;
+  // Keys whose points passed the check on this host before (with
+  // validate_key on): a key whose content digest is recorded there loads
+  // without the check; one that passes is recorded. Default: disabled.
+  CheckedKeys checked_keys;
 };
 
 using groth16::PhaseTimings;  // wall-clock seconds by phase of one proof
@@ -81,6 +86,11 @@ class ProvingKey {
   // Reads and validates `zkey_path` (Groth16 .zkey as written by snarkjs) and
   // keeps everything a proof needs resident (host memory for CPU, device
   // memory for CUDA). Throws zkfleet::Error naming the file on bad input.
+  // With options.validate_key and options.checked_keys enabled, the key's
+  // content digest (of the mapped bytes that are then checked and loaded) is
+  // looked up first: a key that passed before is not checked again; one that
+  // passes now is recorded once loaded (a record that cannot be written is
+  // reported in key_check().cache_warning, never thrown).
   static std::unique_ptr<ProvingKey> Load(const std::string& zkey_path,
                                           const EngineOptions& options = {});
   ~ProvingKey();
@@ -101,6 +111,8 @@ class ProvingKey {
 
   // How long Load() took, by step.
   const LoadTimings& load_timings() const { return load_timings_; }
+  // Whether Load() checked the key's points, or found them checked before.
+  const KeyCheckReport& key_check() const { return key_check_; }
 
  private:
   // `options.backend` is the one Load chose (never kAuto).
@@ -112,6 +124,7 @@ class ProvingKey {
   std::unique_ptr<groth16::Key> backend_key_;
   EngineOptions options_;
   LoadTimings load_timings_;
+  KeyCheckReport key_check_;
   std::string circuit_name_;  // the .zkey's file stem, in error messages
   std::shared_ptr<const groth16::PreparedVerifier> verifier_;
   mutable std::mutex reference_mutex_;

@@ -1,4 +1,4 @@
-// Names of the engine's Backend enum (CudaAvailable lives in cuda_available.cpp).
+// Names of the engine's Backend and KeyCheck enums (CudaAvailable lives in cuda_available.cpp).
 #include "zkfleet/engine/types.hpp"
 
 #include <string>
@@ -12,6 +12,15 @@ const char* BackendName(Backend backend) {
     case Backend::kCpu: return "cpu";
     case Backend::kCuda: return "cuda";
     case Backend::kAuto: return "auto";
+  }
+  return "unknown";
+}
+
+const char* KeyCheckName(KeyCheck check) {
+  switch (check) {
+    case KeyCheck::kSkipped: return "skipped";
+    case KeyCheck::kChecked: return "checked";
+    case KeyCheck::kRemembered: return "remembered";
   }
   return "unknown";
 }

@@ -38,9 +38,26 @@ void PrepareCuda(int device);
 // Seconds ProvingKey::Load spent, by step.
 struct LoadTimings {
   double open_s = 0;       // map the .zkey, check its structure and coefficient records
-  double key_check_s = 0;  // the point checks (0 with EngineOptions::validate_key off)
+  double digest_s = 0;     // its content digest, for the key-check cache (0 without one)
+  double key_check_s = 0;  // the point checks (0 with EngineOptions::validate_key off or a cache hit)
   double backend_s = 0;    // the backend's copy: rows regrouped, points and scratch in (device) memory
   double total_s = 0;
+};
+
+// What ProvingKey::Load did about the key's point checks.
+enum class KeyCheck {
+  kSkipped,     // EngineOptions::validate_key off
+  kChecked,     // checked at this load (and passed)
+  kRemembered,  // not checked: this very content passed before (EngineOptions::checked_keys)
+};
+const char* KeyCheckName(KeyCheck check);  // "skipped" | "checked" | "remembered"
+
+struct KeyCheckReport {
+  KeyCheck outcome = KeyCheck::kSkipped;
+  std::string digest;  // the key's content digest, when a key-check cache was consulted
+  // Why the passed check could not be remembered, reported once per cache
+  // (CheckedKeys::FirstWarning): empty otherwise. The load itself succeeded.
+  std::string cache_warning;
 };
 
 using CircuitInfo = groth16::CircuitInfo;

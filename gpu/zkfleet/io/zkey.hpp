@@ -89,6 +89,7 @@ class ZkeyFile {
 
   const std::string& path() const { return name_; }
   uint64_t file_size() const { return bytes_.size(); }
+  std::span<const uint8_t> bytes() const { return bytes_; }  // the whole file, as mapped (or given to Parse)
 
   Curve curve() const { return curve_; }
   const ZkeyShape& shape() const { return shape_; }

@@ -95,7 +95,7 @@ TEST(CircuitSetDevices, EveryDeviceHasItsOwnKeysFreedOnTheirOwn) {
   options.backend = engine::Backend::kCpu;
   options.threads = 1;
   CircuitSet set({{"c", Fixture("circuit_final.zkey"), false}}, options, std::chrono::milliseconds(0), true,
-                 CheckedKeys(""), {{0, "fake0"}, {1, "fake1"}});
+                 engine::CheckedKeys(), {{0, "fake0"}, {1, "fake1"}});
   ASSERT_EQ(set.device_count(), 2u);
   set.Load();
   const uint64_t one = set.resident_bytes(0);

@@ -11,7 +11,6 @@
 
 #include "zkfleet/common/error.hpp"
 
-#include "zkfleet/worker/checked_keys.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
 
@@ -351,42 +350,6 @@ TEST(PinnedPool, CudaKindsNeedTheCudaBackend) {
   EXPECT_EQ(pool.mode_name(), "none");
 }
 #endif
-
-}  // namespace
-}  // namespace zkfleet::worker
-
-namespace zkfleet::worker {
-namespace {
-
-TEST(CheckedKeys, RemembersAContentDigestOnlyOnceRecorded) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("zkfleet-checked-keys-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string file = (dir / "key.zkey").string();
-  // Above one 64 MiB piece, so the threaded pieces and their order count.
-  std::string bytes((64u << 20) + 12345, '\0');
-  for (size_t i = 0; i < bytes.size(); i += 4099) bytes[i] = static_cast<char>(i >> 10);
-  { std::ofstream(file, std::ios::binary) << bytes; }
-  const std::string digest = CheckedKeys::Digest(file, 8);
-  EXPECT_EQ(digest.size(), 64u);
-  EXPECT_EQ(CheckedKeys::Digest(file, 1), digest);  // threads do not change it
-
-  CheckedKeys cache(dir / "checked");
-  EXPECT_FALSE(cache.Contains(digest));
-  EXPECT_EQ(cache.Record(digest, file), "");
-  EXPECT_TRUE(cache.Contains(digest));
-  EXPECT_EQ(std::filesystem::status(dir / "checked").permissions() & std::filesystem::perms::all,
-            std::filesystem::perms::owner_all);
-
-  bytes[(64u << 20) + 7] ^= 1;  // one bit in the second piece: another key
-  { std::ofstream(file, std::ios::binary) << bytes; }
-  EXPECT_NE(CheckedKeys::Digest(file), digest);
-  EXPECT_FALSE(cache.Contains(CheckedKeys::Digest(file)));
-  EXPECT_FALSE(CheckedKeys("").Contains(digest));  // disabled: nothing remembered
-  EXPECT_THROW(CheckedKeys::Digest((dir / "missing.zkey").string()), Error);
-  std::filesystem::remove_all(dir);
-}
 
 }  // namespace
 }  // namespace zkfleet::worker

@@ -28,16 +28,16 @@ bool IsRetryable(ErrorCode code) {
 }  // namespace
 
 CircuitSet::CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
-                       std::chrono::milliseconds instant_delay, bool verify, CheckedKeys checked_keys,
+                       std::chrono::milliseconds instant_delay, bool verify, engine::CheckedKeys checked_keys,
                        std::vector<Device> devices)
     : specs_(std::move(specs)),
       engine_options_(engine_options),
-      checked_keys_(std::move(checked_keys)),
       instant_delay_(instant_delay),
       verify_(verify),
       devices_(devices.empty() ? std::vector<Device>{{engine_options.cuda_device, "none"}} : std::move(devices)),
       keys_(devices_.size()),
       device_resident_bytes_(devices_.size()) {
+  engine_options_.checked_keys = std::move(checked_keys);
   bool any_engine = false;
   for (const CircuitSpec& spec : specs_) any_engine |= !spec.instant;
   engine::Backend backend = engine_options_.backend;
@@ -79,29 +79,24 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
     std::unique_ptr<engine::ProvingKey> key;
     engine::EngineOptions options = engine_options_;
     options.cuda_device = devices_[device].ordinal;
-    std::string digest;  // of a key whose check is remembered on this host
     std::string check = options.validate_key ? "points checked" : "points NOT checked (--no-key-check)";
     try {
       if (options.validate_key && !check_points) {
         options.validate_key = false;  // checked by the first device's load of the same file
         check = "points checked at the load on device " + devices_[0].label;
       }
-      if (options.validate_key && checked_keys_.enabled()) {
-        digest = CheckedKeys::Digest(spec.zkey_path);
-        if (checked_keys_.Contains(digest)) {
-          options.validate_key = false;  // this very content passed before
-          check = "points checked before on this host (" + checked_keys_.dir().string() + ")";
-        }
-      }
       key = engine::ProvingKey::Load(spec.zkey_path, options);
     } catch (const Error& e) {
       throw Error(e.code(), "circuit " + spec.id + on_device + ": " + e.what());
     }
-    if (options.validate_key && !digest.empty()) {
-      if (std::string why = checked_keys_.Record(digest, spec.zkey_path); !why.empty()) {
-        spdlog::warn("circuit {}: the passed key check is not remembered ({}); the next start checks again", spec.id,
-                     why);
-      }
+    const engine::KeyCheckReport& key_check = key->key_check();
+    if (key_check.outcome == engine::KeyCheck::kRemembered) {
+      // this very content passed before
+      check = "points checked before on this host (" + options.checked_keys.dir().string() + ")";
+    }
+    if (!key_check.cache_warning.empty()) {
+      spdlog::warn("circuit {}: the passed key check is not remembered ({}); the next start checks again", spec.id,
+                   key_check.cache_warning);
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const auto& info = key->info();

@@ -27,7 +27,6 @@
 
 #include "zkfleet.pb.h"
 #include "zkfleet/engine/proving_key.hpp"
-#include "zkfleet/worker/checked_keys.hpp"
 #include "zkfleet/worker/devices.hpp"
 
 namespace zkfleet::worker {
@@ -63,11 +62,13 @@ class CircuitSet {
   // `verify`: check every proof against its key's verification key before
   // it is sent (engine::ProveOptions::verify; off only for benchmarks).
   // `checked_keys`: keys whose points passed the check on this host before
-  // load without it (when engine_options.validate_key is on).
+  // load without it (when engine_options.validate_key is on); it becomes
+  // engine_options.checked_keys for the first device's loads.
   // `devices`: where the keys go (each gets its own copies); empty = one
   // device, engine_options.cuda_device, labelled "none".
   CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
-             std::chrono::milliseconds instant_delay, bool verify = true, CheckedKeys checked_keys = CheckedKeys(""),
+             std::chrono::milliseconds instant_delay, bool verify = true,
+             engine::CheckedKeys checked_keys = engine::CheckedKeys(),
              std::vector<Device> devices = {});
 
   // Loads every engine circuit's proving key on every device (the first
@@ -100,7 +101,6 @@ class CircuitSet {
 
   std::vector<CircuitSpec> specs_;
   engine::EngineOptions engine_options_;
-  CheckedKeys checked_keys_;
   std::chrono::milliseconds instant_delay_;
   bool verify_;
   std::vector<Device> devices_;

@@ -1,0 +1,212 @@
+// The key-check cache (engine/checked_keys.hpp) and its use by
+// ProvingKey::Load: a content digest of fixed format (the records written by
+// earlier workers stay valid), remembered only once a key passed, trusted
+// only in a directory of this user that nobody else can write, and a cache
+// that cannot be written never fails a load (one warning per cache).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "testutil/test_support.hpp"
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/engine/checked_keys.hpp"
+#include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/io/zkey.hpp"
+
+namespace zkfleet::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string BundledKey() { return std::string(ZKFLEET_FIXTURES_DIR) + "/bn128_k12/circuit_final.zkey"; }
+
+std::span<const uint8_t> Bytes(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+
+// Sets (or unsets, nullopt) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      setenv(name, value->c_str(), 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// The format is fixed: BLAKE2b-256 over le64(size) and the BLAKE2b-256 of each
+// 64 MiB piece (python: hashlib.blake2b(struct.pack('<Q', n) + b''.join(...),
+// digest_size=32)). These are the digests the worker's cache recorded before
+// the cache moved into the engine.
+TEST(CheckedKeys, DigestFormatIsFixed) {
+  EXPECT_EQ(CheckedKeys::Digest(Bytes("abc")), "e2e18671483448dead35b1246bd76130d23fca0e61204de498d49387a7140d54");
+  EXPECT_EQ(CheckedKeys::Digest(Bytes("")), "97bc9330d3666ce19ddc7ac14182338bba63e2a37ec2462e1863e71444d1aefa");
+  EXPECT_EQ(CheckedKeys::Digest(BundledKey()), "d73459931a33030e15adea2f638aa9891e27f093ba9b0c9f2d90ffc91e20dc51");
+  const io::ZkeyFile zkey = io::ZkeyFile::Open(BundledKey());
+  EXPECT_EQ(CheckedKeys::Digest(zkey.bytes(), 0), CheckedKeys::Digest(BundledKey()));
+}
+
+TEST(CheckedKeys, RemembersAContentDigestOnlyOnceRecorded) {
+  TempDir dir;
+  const std::string file = dir.file("key.zkey");
+  // Above one 64 MiB piece, so the threaded pieces and their order count.
+  std::string bytes((64u << 20) + 12345, '\0');
+  for (size_t i = 0; i < bytes.size(); i += 4099) bytes[i] = static_cast<char>(i >> 10);
+  testing::WriteFile(file, bytes);
+  const std::string digest = CheckedKeys::Digest(file, 8);
+  EXPECT_EQ(digest.size(), 64u);
+  EXPECT_EQ(CheckedKeys::Digest(file, 1), digest);  // threads do not change it
+  EXPECT_EQ(CheckedKeys::Digest(Bytes(bytes), 2), digest);
+
+  CheckedKeys cache(dir.path() / "cache" / "checked");
+  EXPECT_FALSE(cache.Contains(digest));
+  EXPECT_EQ(cache.Record(digest, file), "");
+  EXPECT_TRUE(cache.Contains(digest));
+  EXPECT_EQ(fs::status(dir.path() / "cache" / "checked").permissions() & fs::perms::all, fs::perms::owner_all);
+
+  bytes[(64u << 20) + 7] ^= 1;  // one bit in the second piece: another key
+  testing::WriteFile(file, bytes);
+  EXPECT_NE(CheckedKeys::Digest(file), digest);
+  EXPECT_FALSE(cache.Contains(CheckedKeys::Digest(file)));
+  EXPECT_FALSE(CheckedKeys().Contains(digest));  // disabled: nothing remembered
+  EXPECT_FALSE(CheckedKeys::FromSetting("off").enabled());
+  EXPECT_FALSE(CheckedKeys::FromSetting("").enabled());
+  EXPECT_EQ(CheckedKeys::FromSetting("/x/y").dir(), fs::path("/x/y"));
+  EXPECT_THROW(CheckedKeys::Digest((dir.path() / "missing.zkey").string()), Error);
+  EXPECT_FALSE(cache.Contains("../../etc/passwd"));  // only digests name records
+  EXPECT_NE(cache.Record("not-a-digest", file), "");
+}
+
+// Records in a directory others can write, or records that are links, are
+// not trusted; nothing is written into such a directory.
+TEST(CheckedKeys, OnlyATrustedDirectoryCounts) {
+  TempDir dir;
+  const std::string digest = CheckedKeys::Digest(Bytes("a key"));
+  const fs::path open_dir = dir.path() / "open";
+  CheckedKeys cache(open_dir);
+  ASSERT_EQ(cache.Record(digest, "k.zkey"), "");
+  ASSERT_TRUE(cache.Contains(digest));
+  fs::permissions(open_dir, fs::perms::owner_all | fs::perms::group_all, fs::perm_options::replace);
+  EXPECT_FALSE(cache.Contains(digest)) << "a group-writable directory";
+  const std::string why = cache.Record(CheckedKeys::Digest(Bytes("another key")), "k.zkey");
+  EXPECT_NE(why.find("writable by group or others"), std::string::npos) << why;
+  EXPECT_EQ(fs::status(open_dir).permissions() & fs::perms::all, fs::perms::owner_all | fs::perms::group_all)
+      << "an existing directory's mode is left alone";
+
+  const fs::path linked_dir = dir.path() / "linked";
+  CheckedKeys linked(linked_dir);
+  ASSERT_EQ(linked.Record(digest, "k.zkey"), "");
+  fs::remove(linked_dir / (digest + ".checked"));
+  testing::WriteFile(dir.file("elsewhere"), "points checked\n");
+  fs::create_symlink(dir.file("elsewhere"), linked_dir / (digest + ".checked"));
+  EXPECT_FALSE(linked.Contains(digest)) << "a record that is a symbolic link";
+}
+
+TEST(CheckedKeys, DefaultDirectoryRules) {
+  ScopedEnv home("HOME", "/home/someone");
+  ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+  ScopedEnv systemd("CACHE_DIRECTORY", std::nullopt);
+  ScopedEnv setting("ZKFLEET_KEY_CHECK_CACHE", std::nullopt);
+  EXPECT_EQ(CheckedKeys::DefaultDir(), fs::path("/home/someone/.cache/zkfleet/checked-keys"));
+  {
+    ScopedEnv relative("XDG_CACHE_HOME", "relative/cache");  // not absolute: ignored, as the XDG spec says
+    EXPECT_EQ(CheckedKeys::DefaultDir(), fs::path("/home/someone/.cache/zkfleet/checked-keys"));
+  }
+  ScopedEnv xdg_set("XDG_CACHE_HOME", "/var/xdg");
+  EXPECT_EQ(CheckedKeys::DefaultDir(), fs::path("/var/xdg/zkfleet/checked-keys"));
+  ScopedEnv systemd_set("CACHE_DIRECTORY", "/var/cache/zkworker:/var/cache/other");
+  EXPECT_EQ(CheckedKeys::DefaultDir(), fs::path("/var/cache/zkworker/checked-keys"));
+  {
+    ScopedEnv off("ZKFLEET_KEY_CHECK_CACHE", "off");
+    EXPECT_EQ(CheckedKeys::DefaultDir(), fs::path());
+  }
+  {
+    ScopedEnv empty("ZKFLEET_KEY_CHECK_CACHE", "");
+    EXPECT_EQ(CheckedKeys::DefaultDir(), fs::path());
+  }
+  ScopedEnv moved("ZKFLEET_KEY_CHECK_CACHE", "/srv/keys-checked");
+  EXPECT_EQ(CheckedKeys::DefaultDir(), fs::path("/srv/keys-checked"));
+  ScopedEnv no_home("HOME", std::nullopt);
+  ScopedEnv no_xdg("XDG_CACHE_HOME", std::nullopt);
+  ScopedEnv no_systemd("CACHE_DIRECTORY", std::nullopt);
+  ScopedEnv no_setting("ZKFLEET_KEY_CHECK_CACHE", std::nullopt);
+  EXPECT_EQ(CheckedKeys::DefaultDir(), fs::path());
+}
+
+TEST(CheckedKeys, FirstWarningIsSharedByCopies) {
+  CheckedKeys cache("/somewhere");
+  const CheckedKeys copy = cache;
+  EXPECT_TRUE(copy.FirstWarning());
+  EXPECT_FALSE(cache.FirstWarning());
+  EXPECT_FALSE(copy.FirstWarning());
+  EXPECT_TRUE(CheckedKeys("/elsewhere").FirstWarning());
+}
+
+// ProvingKey::Load checks a key once, remembers it, and loads it unchecked
+// the next time; the same key with one bad point is another key, checked and
+// refused; a cache that cannot be written warns once and fails nothing.
+TEST(CheckedKeys, LoadChecksOnceThenRemembers) {
+  TempDir dir;
+  EngineOptions options{Backend::kCpu, 2};
+  options.checked_keys = CheckedKeys(dir.path() / "checked-keys");
+  const auto first = ProvingKey::Load(BundledKey(), options);
+  EXPECT_EQ(first->key_check().outcome, KeyCheck::kChecked);
+  EXPECT_EQ(first->key_check().digest, CheckedKeys::Digest(BundledKey()));
+  EXPECT_TRUE(first->key_check().cache_warning.empty());
+  EXPECT_GT(first->load_timings().key_check_s, 0.0);
+  EXPECT_TRUE(options.checked_keys.Contains(first->key_check().digest));
+
+  const auto second = ProvingKey::Load(BundledKey(), options);
+  EXPECT_EQ(second->key_check().outcome, KeyCheck::kRemembered);
+  EXPECT_EQ(second->load_timings().key_check_s, 0.0);
+
+  EngineOptions unchecked = options;
+  unchecked.validate_key = false;
+  const auto third = ProvingKey::Load(BundledKey(), unchecked);
+  EXPECT_EQ(third->key_check().outcome, KeyCheck::kSkipped);
+  EXPECT_TRUE(third->key_check().digest.empty()) << "no digest without a check to skip";
+
+  // One point of B1 off the curve: another digest, checked, refused, not recorded.
+  std::string bytes = testing::ReadFile(BundledKey());
+  {
+    const io::ZkeyFile view = io::ZkeyFile::Parse(Bytes(bytes), "view");
+    bytes[static_cast<size_t>(view.b1().data - view.bytes().data()) + 5 * view.g1_size() + 3] ^= 1;
+  }
+  testing::WriteFile(dir.file("bad.zkey"), bytes);
+  EXPECT_THROW(ProvingKey::Load(dir.file("bad.zkey"), options), Error);
+  EXPECT_FALSE(options.checked_keys.Contains(CheckedKeys::Digest(dir.file("bad.zkey"))));
+
+  // A cache under a regular file cannot be made: loads succeed, one warning.
+  testing::WriteFile(dir.file("a-file"), "");
+  EngineOptions unwritable{Backend::kCpu, 2};
+  unwritable.checked_keys = CheckedKeys(dir.path() / "a-file" / "checked-keys");
+  const auto warned = ProvingKey::Load(BundledKey(), unwritable);
+  EXPECT_EQ(warned->key_check().outcome, KeyCheck::kChecked);
+  EXPECT_NE(warned->key_check().cache_warning.find("cannot create"), std::string::npos)
+      << warned->key_check().cache_warning;
+  const auto again = ProvingKey::Load(BundledKey(), unwritable);
+  EXPECT_EQ(again->key_check().outcome, KeyCheck::kChecked);
+  EXPECT_TRUE(again->key_check().cache_warning.empty()) << "warned once already";
+}
+
+}  // namespace
+}  // namespace zkfleet::engine
