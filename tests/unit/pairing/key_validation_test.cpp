@@ -13,6 +13,7 @@
 
 #include "testutil/test_support.hpp"
 #include "unit/pairing/curve_test_points.hpp"
+#include "unit/pairing/small_order_points.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/groth16/key_validation.hpp"
 #include "zkfleet/engine/proving_key.hpp"
@@ -133,6 +134,109 @@ TEST(KeyValidation, NonSubgroupPointsAreNamed) {
     error = ValidationError(bad);
     EXPECT_NE(error.find("header point beta2: point is not in the prime-order subgroup"), std::string::npos) << error;
   }
+}
+
+// Every group with a subgroup test, in a header point and in a section: BN254
+// G2 (beta2, gamma2, delta2; B2, batched), BLS12-381 G1 (alpha1 ...; A, B1,
+// C, H, IC) and G2 (B2). BN254's G1 has cofactor 1.
+TEST(KeyValidation, NonSubgroupPointsAreNamedInEveryGroup) {
+  std::mt19937_64 rng(21);
+  {
+    const KeyBytes good = Load("bn128_k12");
+    const io::ZkeyFile view = good.View();
+    KeyBytes bad = good;
+    Put(bad, good.OffsetOf(view, view.gamma2()), testing::NonSubgroupPoint<curve::Bn254G2>(rng));
+    std::string error = ValidationError(bad);
+    EXPECT_NE(error.find("header point gamma2: point is not in the prime-order subgroup"), std::string::npos) << error;
+    bad = good;
+    Put(bad, good.OffsetOf(view, view.b2().data) + (view.b2().count - 1) * view.g2_size(),
+        testing::NonSubgroupPoint<curve::Bn254G2>(rng));
+    error = ValidationError(bad);
+    EXPECT_NE(error.find("section B2 point " + std::to_string(view.b2().count - 1) + " "), std::string::npos) << error;
+    EXPECT_NE(error.find("not in the prime-order subgroup"), std::string::npos) << error;
+  }
+  {
+    const KeyBytes good = Load("bls12381_k12");
+    const io::ZkeyFile view = good.View();
+    KeyBytes bad = good;
+    Put(bad, good.OffsetOf(view, view.alpha1()), testing::NonSubgroupPoint<curve::Bls12_381G1>(rng));
+    std::string error = ValidationError(bad);
+    EXPECT_NE(error.find("header point alpha1: point is not in the prime-order subgroup"), std::string::npos) << error;
+    for (const char* section : {"A", "B1", "C", "IC"}) {
+      SCOPED_TRACE(section);
+      const io::PointArray points = std::string(section) == "A"    ? view.a()
+                                    : std::string(section) == "B1" ? view.b1()
+                                    : std::string(section) == "C"  ? view.c()
+                                                                   : view.ic();
+      bad = good;
+      Put(bad, good.OffsetOf(view, points.data) + 1 * view.g1_size(), testing::NonSubgroupPoint<curve::Bls12_381G1>(rng));
+      error = ValidationError(bad);
+      EXPECT_NE(error.find(std::string("section ") + section + " point 1 "), std::string::npos) << error;
+      EXPECT_NE(error.find("not in the prime-order subgroup"), std::string::npos) << error;
+    }
+    bad = good;
+    Put(bad, good.OffsetOf(view, view.b2().data) + 300 * view.g2_size(), testing::NonSubgroupPoint<curve::Bls12_381G2>(rng));
+    error = ValidationError(bad);
+    EXPECT_NE(error.find("section B2 point 300 "), std::string::npos) << error;
+    EXPECT_NE(error.find("not in the prime-order subgroup"), std::string::npos) << error;
+  }
+}
+
+// BN254 B2 points outside G2 only by a component of small order (the orders
+// of h = 2q - r's three smallest prime factors, 10069 the hardest case for
+// the batched test): each one is refused and named.
+TEST(KeyValidation, SmallOrderComponentsInB2AreNamed) {
+  std::mt19937_64 rng(22);
+  const KeyBytes good = Load("bn128_k12");
+  const io::ZkeyFile view = good.View();
+  const size_t base = good.OffsetOf(view, view.b2().data);
+  for (uint64_t order : {uint64_t{10069}, uint64_t{5864401}, uint64_t{1875725156269}}) {
+    SCOPED_TRACE("order " + std::to_string(order));
+    for (int run = 0; run < 3; ++run) {  // fresh coefficients at every check
+      KeyBytes bad = good;
+      Put(bad, base + 1234 * view.g2_size(),
+          testing::WithSmallOrderPart(testing::RandomSubgroupPoint<curve::Bn254G2>(rng), order, rng));
+      const std::string error = ValidationError(bad);
+      EXPECT_NE(error.find("section B2 point 1234 "), std::string::npos) << error;
+      EXPECT_NE(error.find("not in the prime-order subgroup"), std::string::npos) << error;
+    }
+  }
+}
+
+// In BN254's B2 (curve checks first, then the batched subgroup test) the
+// lowest bad index is still the one reported, whatever its defect.
+TEST(KeyValidation, LowestBadIndexInBatchedB2) {
+  std::mt19937_64 rng(23);
+  const KeyBytes good = Load("bn128_k12");
+  const io::ZkeyFile view = good.View();
+  const size_t base = good.OffsetOf(view, view.b2().data);
+  const auto off_curve = [&](KeyBytes& key, size_t index) {
+    Put(key, base + index * view.g2_size(), testing::RandomSubgroupPoint<curve::Bn254G2>(rng));
+    key.bytes[base + index * view.g2_size() + view.g2_size() / 2] ^= 1;
+  };
+  const auto outside = [&](KeyBytes& key, size_t index) {
+    Put(key, base + index * view.g2_size(),
+        testing::WithSmallOrderPart(testing::RandomSubgroupPoint<curve::Bn254G2>(rng), 10069, rng));
+  };
+  KeyBytes bad = good;
+  off_curve(bad, 100);
+  outside(bad, 300);
+  std::string error = ValidationError(bad);
+  EXPECT_NE(error.find("section B2 point 100 "), std::string::npos) << error;
+  EXPECT_NE(error.find("not on the curve"), std::string::npos) << error;
+
+  bad = good;
+  outside(bad, 100);
+  off_curve(bad, 300);
+  error = ValidationError(bad);
+  EXPECT_NE(error.find("section B2 point 100 "), std::string::npos) << error;
+  EXPECT_NE(error.find("not in the prime-order subgroup"), std::string::npos) << error;
+
+  bad = good;
+  outside(bad, 2000);
+  outside(bad, 700);
+  error = ValidationError(bad);
+  EXPECT_NE(error.find("section B2 point 700 "), std::string::npos) << error;
 }
 
 // The lowest bad index is reported, whatever thread finds a bad point first.
