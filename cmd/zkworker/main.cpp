@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
 #include <sstream>
 #include <string>
 
@@ -25,6 +28,24 @@
 #include "zkfleet/worker/worker.hpp"
 
 namespace {
+
+// Why `path` cannot be a circuit's .zkey ("" when it may be): missing,
+// unreadable, not a regular file, or without snarkjs' "zkey" magic. The key
+// itself is parsed and checked later, at load; this catches a wrong path
+// before the worker registers.
+std::string ZkeyFileProblem(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return "no such file: " + path;
+  if (!std::filesystem::is_regular_file(status)) return path + " is not a regular file";
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  if (!in.read(magic, sizeof(magic))) return "cannot read " + path;
+  if (std::string_view(magic, sizeof(magic)) != "zkey") {
+    return path + " is not a .zkey (it does not start with snarkjs' \"zkey\" magic)";
+  }
+  return "";
+}
 
 // The gpu label of zkfleet_worker_info: "none" off CUDA, else the device as
 // the host numbers it. With CUDA_VISIBLE_DEVICES (one GPU per worker, as
@@ -240,6 +261,15 @@ int main(int argc, char** argv) {
     if (spec.id.empty() || (!instant && spec.zkey_path.empty())) {
       std::fprintf(stderr, "zkworker: --circuit %s: expected ID=PATH.zkey (or ID alone with --instant)\n", arg.c_str());
       return 2;
+    }
+    // Before anything connects: a mistyped path must not register, fail and
+    // be restarted by systemd every few seconds (exit 2 stops that:
+    // RestartPreventExitStatus in deploy/systemd).
+    if (!spec.instant) {
+      if (std::string problem = ZkeyFileProblem(spec.zkey_path); !problem.empty()) {
+        std::fprintf(stderr, "zkworker: --circuit %s: %s\n", arg.c_str(), problem.c_str());
+        return 2;
+      }
     }
     specs.push_back(spec);
   }

@@ -83,6 +83,27 @@ TEST(Zkctl, WithoutKeysEveryProgramSaysWhatItNeeds) {
   EXPECT_NE(out.find("--broker-public-key"), std::string::npos) << out;
 }
 
+// A mistyped --circuit path is a configuration error (exit 2, naming the
+// path) found before the worker connects: it never registers.
+TEST(Zkctl, AWorkerWithAMistypedCircuitPathNeverRegisters) {
+  Fleet fleet("worker_bad_circuit");
+  fleet.StartBroker();
+  std::string out;
+  int code = RunCommand({BinaryPath("zkworker"), "--broker", fleet.worker_endpoint(), "--curve-secret-key",
+                         fleet.SecretKeyFile("fleet-worker"), "--broker-public-key", fleet.broker_public_key(),
+                         "--circuit", "c1=" + fleet.dir() + "/no-such.zkey"},
+                        &out);
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--circuit c1=" + fleet.dir() + "/no-such.zkey: no such file"), std::string::npos) << out;
+  code = RunCommand({BinaryPath("zkworker"), "--broker", fleet.worker_endpoint(), "--curve-secret-key",
+                     fleet.SecretKeyFile("fleet-worker"), "--broker-public-key", fleet.broker_public_key(),
+                     "--circuit", "c1=" + Fixture("bn128_k12/witness.wtns")},
+                    &out);
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("is not a .zkey"), std::string::npos) << out;
+  EXPECT_EQ(fleet.Status().workers_size(), 0) << "a worker with a bad --circuit registered";
+}
+
 // The worker's pool flags are checked before anything is pinned.
 TEST(Zkctl, AWorkerWithBadPoolFlagsSaysWhichAndStartsNothing) {
   std::string out;

@@ -321,6 +321,7 @@ class SystemdUnitsTest(unittest.TestCase):
         self.assertIn("zkbroker", s["ExecStart"][0])
         self.assertIn("--metrics-listen", s["ExecStart"][0])
         self.assertEqual(s["Restart"], ["on-failure"])
+        self.assertEqual(s["RestartPreventExitStatus"], ["2"])  # a configuration error is not retried
         self.assertTrue(s["EnvironmentFile"])
         self.assertEqual(s["KillSignal"], ["SIGTERM"])
         self.assertIn("multi-user.target", self.broker["Install"]["WantedBy"])
@@ -351,6 +352,7 @@ class SystemdUnitsTest(unittest.TestCase):
         self.assertEqual(s["KillSignal"], ["SIGTERM"])  # the worker drains on SIGTERM as well
         self.assertEqual(s["KillMode"], ["mixed"])
         self.assertEqual(s["Restart"], ["on-failure"])
+        self.assertEqual(s["RestartPreventExitStatus"], ["2"])  # a mistyped --circuit is not retried every 5 s
         self.assertEqual(len(s["EnvironmentFile"]), 2)
         env = dict(self.worker_env, **self.instance_env)
         for var in re.findall(r"\$\{?(\w+)\}?", start + " " + stop):
