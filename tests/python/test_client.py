@@ -97,6 +97,19 @@ def test_auth_errors(fleet, witness):
             watcher.submit("fast", [witness])
 
 
+def test_a_wrong_broker_public_key_is_reported_at_once_saying_so(fleet):
+    """Another key as the broker's: the handshake never completes. Said within
+    a few failed handshakes, not after the 60 s reply timeout."""
+    secret, _ = fleet.keys("app")
+    wrong = str(fleet.dir / "keys" / "app.pub")  # a public key, but not the broker's
+    with zkfleet.Client(fleet.endpoint, keys=(secret, wrong), reply_timeout=60) as client:
+        started = time.monotonic()
+        with pytest.raises(zkfleet.AuthError, match="broker public key") as raised:
+            client.status()
+        assert time.monotonic() - started < 30, "waited out the reply timeout"
+        assert "is zkbroker running there" not in str(raised.value)
+
+
 def test_bad_key_files_are_refused_before_connecting(fleet, tmp_path):
     loose = tmp_path / "loose.secret"
     loose.write_text((fleet.dir / "keys" / "app.secret").read_text())

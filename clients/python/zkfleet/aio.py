@@ -154,7 +154,8 @@ class AsyncClient:
             self._socket.curve_secretkey = security.secret_key
             self._socket.curve_serverkey = security.broker_public_key
         self._monitor = self._socket.get_monitor_socket(
-            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+            | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
         self._socket.connect(endpoint)
 
         self._next_id = 1
@@ -169,6 +170,8 @@ class AsyncClient:
         self.reconnections = 0              # times the connection came back and requests were resent
         self.duplicate_results_dropped = 0  # result copies dropped (delivered once)
         self._auth_refused = False
+        self._handshakes_failed = 0          # in a row, since the last success
+        self._last_handshake_failure = 0     # its zmq event
         self._closed = False
         self._tasks = [self._loop.create_task(self._read()), self._loop.create_task(self._watch())]
 
@@ -320,10 +323,27 @@ class AsyncClient:
             future = self._results[job_seq] = self._loop.create_future()
         return future
 
-    def _no_reply(self, what: str, timeout: Optional[float]) -> ZkfleetError:
+    # One failed handshake may be a broker restarting mid-handshake; this many
+    # in a row, with no success, are not (the C++ client's rule too).
+    _HANDSHAKE_FAILURES_TO_GIVE_UP = 3
+
+    def _handshake_problem(self) -> str:
+        """Why the connection cannot work ("" while it may)."""
         if self._auth_refused:
-            return AuthError("AUTH", f"{what} from the broker at {self.endpoint}: the broker refused this "
-                                     "client's key at the CURVE handshake (is it in the broker's allow-list?)")
+            return ("it refused this client's key at the CURVE handshake: is this key's public half in the "
+                    "broker's allow-list (zkbroker --allow-dir)?")
+        if self._handshakes_failed < self._HANDSHAKE_FAILURES_TO_GIVE_UP:
+            return ""
+        if self._last_handshake_failure == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
+            return (f"the CURVE handshake failed on the protocol {self._handshakes_failed} times in a row: is the "
+                    "broker run with --insecure-plaintext, or is something else listening there?")
+        return (f"it closed the connection during the CURVE handshake {self._handshakes_failed} times in a row: is "
+                "the broker public key the one of the broker listening there (its broker.pub)?")
+
+    def _no_reply(self, what: str, timeout: Optional[float]) -> ZkfleetError:
+        problem = self._handshake_problem()
+        if problem:
+            return AuthError("AUTH", f"{what} from the broker at {self.endpoint}: {problem}")
         return Timeout(f"{what} from the broker at {self.endpoint} within {timeout} s (is zkbroker running there?)")
 
     async def _send(self, envelope: "pb.Envelope", frames: Sequence[object] = ()) -> None:
@@ -350,7 +370,7 @@ class AsyncClient:
         elif body == "await":
             self._awaited[getattr(envelope, "await").job_seq] = cid
         try:
-            if self._auth_refused:
+            if self._handshake_problem():
                 raise self._no_reply(what, timeout)
             await self._send(envelope, frames)
             reply = await asyncio.wait_for(asyncio.shield(future), timeout)
@@ -464,15 +484,21 @@ class AsyncClient:
         """Resends after a reconnect; fails waiting requests on an auth refusal."""
         while True:
             event = parse_monitor_message(await self._monitor.recv_multipart())
-            if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+            kind = event["event"]
+            if kind in (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL):
+                self._handshakes_failed += 1
+                self._last_handshake_failure = kind
+            if kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 self._auth_refused = True
-                for future in list(self._pending.values()):
-                    if not future.done():
-                        future.set_exception(self._no_reply("no reply", self.reply_timeout))
-                continue
-            if event["event"] != zmq.EVENT_HANDSHAKE_SUCCEEDED:
+            if kind != zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                # Nothing will be answered over a handshake that keeps failing: say so now.
+                if self._handshake_problem():
+                    for future in list(self._pending.values()):
+                        if not future.done():
+                            future.set_exception(self._no_reply("no reply", self.reply_timeout))
                 continue
             self._auth_refused = False
+            self._handshakes_failed = 0
             self._handshakes += 1
             if self._handshakes == 1:
                 continue
