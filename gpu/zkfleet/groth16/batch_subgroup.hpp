@@ -7,9 +7,12 @@
 // random coefficients c_{b,i} and check that S_b = sum_i c_{b,i} P_i lies in
 // G2, with the exact endomorphism test on S_b. Each S_b is computed by a
 // bucket method with batched affine additions (msm_detail::AffineBuckets, the
-// CPU MSM's; it handles P + P and P + (-P)): about 2 additions per point and
-// round. The coefficients are c = d0 + 256·d1 with digits d0, d1 uniform in
-// [-127, 128]: c is uniform over 65536 consecutive integers.
+// CPU MSM's; it handles P + P and P + (-P)). The coefficients are either
+// c = d0 + 256·d1 with digits d0, d1 uniform in [-127, 128] (2 additions per
+// point and round, 2 x 128 buckets to reduce), uniform over 65536 consecutive
+// integers, or, where a thread has at least 32768 points, one digit uniform
+// in [-8191, 8192] (1 addition per point and round, 8192 buckets), uniform
+// over 16384 consecutive integers.
 //
 // Soundness. The points must be on the twist E'(Fq2) (the caller checks:
 // cheap), where #E' = r·h with h = 2q - r, gcd(r, h) = 1, so every point is
@@ -19,13 +22,14 @@
 // any fixed other coefficients, holds for c_{b,j} in at most one residue
 // class modulo ord(t_j) >= l_min, the smallest prime factor of h:
 //   h = 10069 · 5864401 · 1875725156269 · 197620364512881247228717050342013327560683201906968909,
-// so for at most ceil(65536 / 10069) = 7 of the 65536 values of c_{b,j}: a bad
-// key passes one round with probability <= 7/65536 (2^-13.19) and all R = 10
-// independent rounds with probability < 2^-131 (fresh coefficients at every
-// load, from libsodium's CSPRNG, drawn after the key is fixed). One round
-// would not do: a point with a component of order 10069 passes it with
-// probability ~1e-4 (tests/unit/pairing/key_validation_test.cpp checks
-// h's factors and such points). Only BN254 G2 qualifies: BLS12-381's
+// so for at most ceil(65536 / 10069) = 7 of the 65536 values of c_{b,j}
+// (ceil(16384 / 10069) = 2 of 16384 for one 14-bit digit): a bad key passes
+// one round with probability <= 7/65536 (2^-13.19; 2^-13 with 14 bits) and
+// all R = 10 independent rounds with probability <= 2^-130 (fresh
+// coefficients at every load, from libsodium's CSPRNG, drawn after the key is
+// fixed). One round would not do: a point with a component of order 10069
+// passes it with probability ~1e-4 (tests/unit/pairing/batch_subgroup_test.cpp
+// checks h's factors and such points). Only BN254 G2 qualifies: BLS12-381's
 // cofactors have the factors 3 (G1) and 13 (G2), and keep the per-point
 // test.
 //
@@ -54,7 +58,7 @@ struct BatchSubgroupOptions {
 // y.c1, each 4 Montgomery limbs of Fq, no alignment needed), every one
 // already checked to have coordinates < q and to be on the curve, or the
 // point at infinity (all zero, skipped). True: all are in G2 (a bad set
-// passes with probability < 2^-131 at the default rounds); false: at least
+// passes with probability <= 2^-130 at the default rounds); false: at least
 // one is not.
 bool Bn254G2AllInSubgroup(const uint8_t* points, uint64_t count, cpu::ThreadPool& pool,
                           const BatchSubgroupOptions& options = {});

@@ -7,7 +7,7 @@
 // curve/subgroup.hpp, per point; BN254's B2 section, from 256 points, by the
 // batched randomized test of groth16/batch_subgroup.hpp, with the per-point
 // test only to name the bad point when it fails; a bad key passes it with
-// probability < 2^-131). The point at infinity (all-zero encoding) is allowed
+// probability <= 2^-130). The point at infinity (all-zero encoding) is allowed
 // everywhere except alpha1, beta1, delta1, beta2, gamma2, delta2.
 //
 // Runs in parallel on `threads` threads (0 = all hardware threads).

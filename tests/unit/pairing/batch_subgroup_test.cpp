@@ -119,6 +119,23 @@ TEST(BatchSubgroup, OneBadPointAnywhereFails) {
   EXPECT_FALSE(AllIn(points, pool));
 }
 
+// Slices of 32768 points and more take one 14-bit digit per round: the same
+// answers.
+TEST(BatchSubgroup, LargeSlicesPassAndFailAlike) {
+  std::mt19937_64 rng(45);
+  cpu::ThreadPool pool(1);
+  // 33000 points of G2, cheaply: a running sum of two random members.
+  const Affine a = zt::RandomSubgroupPoint<G2>(rng), b = zt::RandomSubgroupPoint<G2>(rng);
+  std::vector<curve::Jacobian<G2>> sums{curve::Jacobian<G2>::from_affine(a)};
+  for (int i = 1; i < 33000; ++i) sums.push_back(curve::add_mixed(sums.back(), i % 2 ? b : a));
+  std::vector<Affine> points(sums.size());
+  curve::batch_to_affine(sums.data(), points.data(), sums.size());
+  points[77] = Affine::infinity();
+  EXPECT_TRUE(AllIn(points, pool));
+  points[32999] = zt::WithSmallOrderPart(points[32999], 10069, rng);
+  EXPECT_FALSE(AllIn(points, pool));
+}
+
 // With a test seed the coefficients, and so the answers, are reproducible
 // whatever the threads; the rounds are a parameter.
 TEST(BatchSubgroup, TestSeedIsReproducible) {
