@@ -154,10 +154,6 @@ int main(int argc, char** argv) {
     });
     auto key = zkfleet::engine::ProvingKey::Load(zkey_path, options);
     double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!key->key_check().cache_warning.empty()) {
-      std::fprintf(stderr, "zkprove: warning: the key's points passed the check, but it is not remembered (%s)\n",
-                   key->key_check().cache_warning.c_str());
-    }
     const zkfleet::engine::WitnessFile witness_file = read_witness.get();
     const zkfleet::engine::Witness& witness = witness_file.witness();
     zkfleet::engine::Proof proof;
@@ -191,6 +187,11 @@ int main(int argc, char** argv) {
     }
     WriteFile(proof_path, proof.proof_json);
     WriteFile(public_path, proof.public_json);
+    // After the outputs: a run that fails says one line, its error.
+    if (!key->key_check().cache_warning.empty()) {
+      std::fprintf(stderr, "zkprove: warning: the key's points passed the check, but it is not remembered (%s)\n",
+                   key->key_check().cache_warning.c_str());
+    }
   } catch (const zkfleet::Error& e) {
     std::cerr << "zkprove: error: " << e.what() << "\n";
     return 1;
