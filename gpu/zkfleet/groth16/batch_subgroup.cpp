@@ -47,6 +47,7 @@ static_assert(kPointBytes == 128);
 // The random bytes of chunk `chunk`: libsodium's CSPRNG, or (tests) a stream
 // keyed by BLAKE2b(seed || chunk), the same whatever the threads.
 void ChunkRandomness(const BatchSubgroupOptions& options, uint64_t chunk, uint8_t* out, size_t size) {
+  if (size == 0) return;  // a chunk of points at infinity (out may be null)
   if (!options.test_seed) {
     randombytes_buf(out, size);
     return;

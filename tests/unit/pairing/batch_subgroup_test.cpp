@@ -26,8 +26,18 @@ namespace zt = testing;
 std::vector<uint8_t> AsBytes(const std::vector<Affine>& points) {
   std::vector<uint8_t> bytes(points.size() * sizeof(Affine) + 1);
   // One byte in: the zkey's points need not be aligned.
-  std::memcpy(bytes.data() + 1, points.data(), points.size() * sizeof(Affine));
+  if (!points.empty()) std::memcpy(bytes.data() + 1, points.data(), points.size() * sizeof(Affine));
   return bytes;
+}
+
+// n points of G2, cheaply: running sums of two random members (all distinct).
+std::vector<Affine> SubgroupPoints(size_t n, std::mt19937_64& rng) {
+  const Affine a = zt::RandomSubgroupPoint<G2>(rng), b = zt::RandomSubgroupPoint<G2>(rng);
+  std::vector<curve::Jacobian<G2>> sums{curve::Jacobian<G2>::from_affine(a)};
+  for (size_t i = 1; i < n; ++i) sums.push_back(curve::add_mixed(sums.back(), i % 2 ? b : a));
+  std::vector<Affine> points(n);
+  curve::batch_to_affine(sums.data(), points.data(), n);
+  return points;
 }
 
 bool AllIn(const std::vector<Affine>& points, cpu::ThreadPool& pool, groth16::BatchSubgroupOptions options = {}) {
@@ -65,10 +75,8 @@ TEST(BatchSubgroup, GoodSetsPass) {
     cpu::ThreadPool pool(threads);
     for (size_t n : {size_t{1}, size_t{300}, size_t{4500}}) {
       SCOPED_TRACE(std::to_string(threads) + " threads, " + std::to_string(n) + " points");
-      std::vector<Affine> points;
-      for (size_t i = 0; i < n; ++i) {
-        points.push_back(i % 7 == 3 ? Affine::infinity() : zt::RandomSubgroupPoint<G2>(rng));
-      }
+      std::vector<Affine> points = SubgroupPoints(n, rng);
+      for (size_t i = 3; i < n; i += 7) points[i] = Affine::infinity();
       // A point and its negation, and one point many times: the additions'
       // doubling and cancelling cases.
       if (n > 2) {
@@ -90,8 +98,7 @@ TEST(BatchSubgroup, GoodSetsPass) {
 TEST(BatchSubgroup, OneBadPointAnywhereFails) {
   std::mt19937_64 rng(43);
   cpu::ThreadPool pool(2);
-  std::vector<Affine> good;
-  for (int i = 0; i < 5000; ++i) good.push_back(zt::RandomSubgroupPoint<G2>(rng));
+  const std::vector<Affine> good = SubgroupPoints(5000, rng);
   ASSERT_TRUE(AllIn(good, pool));
   std::vector<Affine> bad_points = {zt::NonSubgroupPoint<G2>(rng)};
   for (uint64_t order : {uint64_t{10069}, uint64_t{5864401}, uint64_t{1875725156269}}) {
@@ -124,12 +131,7 @@ TEST(BatchSubgroup, OneBadPointAnywhereFails) {
 TEST(BatchSubgroup, LargeSlicesPassAndFailAlike) {
   std::mt19937_64 rng(45);
   cpu::ThreadPool pool(1);
-  // 33000 points of G2, cheaply: a running sum of two random members.
-  const Affine a = zt::RandomSubgroupPoint<G2>(rng), b = zt::RandomSubgroupPoint<G2>(rng);
-  std::vector<curve::Jacobian<G2>> sums{curve::Jacobian<G2>::from_affine(a)};
-  for (int i = 1; i < 33000; ++i) sums.push_back(curve::add_mixed(sums.back(), i % 2 ? b : a));
-  std::vector<Affine> points(sums.size());
-  curve::batch_to_affine(sums.data(), points.data(), sums.size());
+  std::vector<Affine> points = SubgroupPoints(33000, rng);
   points[77] = Affine::infinity();
   EXPECT_TRUE(AllIn(points, pool));
   points[32999] = zt::WithSmallOrderPart(points[32999], 10069, rng);
@@ -140,8 +142,7 @@ TEST(BatchSubgroup, LargeSlicesPassAndFailAlike) {
 // whatever the threads; the rounds are a parameter.
 TEST(BatchSubgroup, TestSeedIsReproducible) {
   std::mt19937_64 rng(44);
-  std::vector<Affine> points;
-  for (int i = 0; i < 700; ++i) points.push_back(zt::RandomSubgroupPoint<G2>(rng));
+  std::vector<Affine> points = SubgroupPoints(700, rng);
   points[123] = zt::WithSmallOrderPart(points[123], 10069, rng);
   uint8_t seed[32] = {7};
   groth16::BatchSubgroupOptions options;

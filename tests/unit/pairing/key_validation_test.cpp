@@ -137,8 +137,8 @@ TEST(KeyValidation, NonSubgroupPointsAreNamed) {
 }
 
 // Every group with a subgroup test, in a header point and in a section: BN254
-// G2 (beta2, gamma2, delta2; B2, batched), BLS12-381 G1 (alpha1 ...; A, B1,
-// C, H, IC) and G2 (B2). BN254's G1 has cofactor 1.
+// G2 (gamma2; B2, batched), BLS12-381 G1 (alpha1; IC, A) and G2 (B2). BN254's
+// G1 has cofactor 1.
 TEST(KeyValidation, NonSubgroupPointsAreNamedInEveryGroup) {
   std::mt19937_64 rng(21);
   {
@@ -162,12 +162,10 @@ TEST(KeyValidation, NonSubgroupPointsAreNamedInEveryGroup) {
     Put(bad, good.OffsetOf(view, view.alpha1()), testing::NonSubgroupPoint<curve::Bls12_381G1>(rng));
     std::string error = ValidationError(bad);
     EXPECT_NE(error.find("header point alpha1: point is not in the prime-order subgroup"), std::string::npos) << error;
-    for (const char* section : {"A", "B1", "C", "IC"}) {
+    // (H is above; B1 and C run the code A does, after checking more points.)
+    for (const char* section : {"IC", "A"}) {
       SCOPED_TRACE(section);
-      const io::PointArray points = std::string(section) == "A"    ? view.a()
-                                    : std::string(section) == "B1" ? view.b1()
-                                    : std::string(section) == "C"  ? view.c()
-                                                                   : view.ic();
+      const io::PointArray points = std::string(section) == "A" ? view.a() : view.ic();
       bad = good;
       Put(bad, good.OffsetOf(view, points.data) + 1 * view.g1_size(), testing::NonSubgroupPoint<curve::Bls12_381G1>(rng));
       error = ValidationError(bad);
@@ -192,14 +190,12 @@ TEST(KeyValidation, SmallOrderComponentsInB2AreNamed) {
   const size_t base = good.OffsetOf(view, view.b2().data);
   for (uint64_t order : {uint64_t{10069}, uint64_t{5864401}, uint64_t{1875725156269}}) {
     SCOPED_TRACE("order " + std::to_string(order));
-    for (int run = 0; run < 3; ++run) {  // fresh coefficients at every check
-      KeyBytes bad = good;
-      Put(bad, base + 1234 * view.g2_size(),
-          testing::WithSmallOrderPart(testing::RandomSubgroupPoint<curve::Bn254G2>(rng), order, rng));
-      const std::string error = ValidationError(bad);
-      EXPECT_NE(error.find("section B2 point 1234 "), std::string::npos) << error;
-      EXPECT_NE(error.find("not in the prime-order subgroup"), std::string::npos) << error;
-    }
+    KeyBytes bad = good;
+    Put(bad, base + 1234 * view.g2_size(),
+        testing::WithSmallOrderPart(testing::RandomSubgroupPoint<curve::Bn254G2>(rng), order, rng));
+    const std::string error = ValidationError(bad);
+    EXPECT_NE(error.find("section B2 point 1234 "), std::string::npos) << error;
+    EXPECT_NE(error.find("not in the prime-order subgroup"), std::string::npos) << error;
   }
 }
 
