@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+
+#include "../parse_command_line.hpp"
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
@@ -138,7 +140,7 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (auto exit_code = zkfleet::cmd::ParseCommandLine(app, argc, argv, "zkbroker")) return *exit_code;
   options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
   options.known_circuit_grace = std::chrono::milliseconds(static_cast<int64_t>(known_circuit_grace_s * 1000));
   options.result_ttl = std::chrono::milliseconds(static_cast<int64_t>(result_ttl_s * 1000));

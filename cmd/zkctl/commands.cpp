@@ -214,6 +214,7 @@ int ExitCodeFor(zkfleet::client::Code code) {
     case zkfleet::client::Code::kUnknownJob:
     case zkfleet::client::Code::kForeignJob: return kExitUnknownJob;
     case zkfleet::client::Code::kJobFailed: return kExitJobNotSucceeded;
+    case zkfleet::client::Code::kInvalidArgument: return kExitUsage;  // refused here: nothing was sent
     default: return kExitError;
   }
 }

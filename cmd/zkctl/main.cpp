@@ -53,12 +53,14 @@ int main(int argc, char** argv) {
   CLI::App app{"zkctl: submit proving jobs to a zkfleet broker and inspect it"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the subcommand
-  std::string endpoint = "tcp://127.0.0.1:5555";
+  std::string endpoint = EnvOr("ZKFLEET_BROKER");
+  if (endpoint.empty()) endpoint = "tcp://127.0.0.1:5555";
   std::string client_id = DefaultClientId();
   bool json = false;
   double timeout_s = 10;
   double wait_timeout_s = 0;
-  app.add_option("--broker", endpoint, "the broker's client endpoint")->capture_default_str();
+  app.add_option("--broker", endpoint, "the broker's client endpoint (default: $ZKFLEET_BROKER, else this)")
+      ->capture_default_str();
   std::string curve_secret_key = EnvOr("ZKFLEET_CURVE_SECRET_KEY");
   std::string broker_public_key = EnvOr("ZKFLEET_BROKER_PUBLIC_KEY");
   bool insecure_plaintext = false;

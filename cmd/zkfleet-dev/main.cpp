@@ -19,6 +19,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../parse_command_line.hpp"
+
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/devtools/circuit_generator.hpp"
 #include "zkfleet/devtools/insecure_setup.hpp"
@@ -144,7 +146,7 @@ int main(int argc, char** argv) {
   setup_cmd->add_option("--max-power", setup.options.max_power, "reject circuits whose domain exceeds 2^P")
       ->capture_default_str();
 
-  CLI11_PARSE(app, argc, argv);
+  if (auto exit_code = zkfleet::cmd::ParseCommandLine(app, argc, argv, "zkfleet-dev")) return *exit_code;
   try {
     if (gen_cmd->parsed()) {
       if (constraints_opt->count() == 0 && power_opt->count() == 0) {

@@ -18,6 +18,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../parse_command_line.hpp"
+
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/groth16/verifier.hpp"
 #include "zkfleet/io/snarkjs_json_reader.hpp"
@@ -43,7 +45,7 @@ int main(int argc, char** argv) {
   app.add_option("proof", proof_path, "proof.json")->required();
   app.add_option("--bench", bench, "also time N verifications with the key prepared once (stderr)")
       ->check(CLI::NonNegativeNumber);
-  CLI11_PARSE(app, argc, argv);
+  if (auto exit_code = zkfleet::cmd::ParseCommandLine(app, argc, argv, "zkverify")) return *exit_code;
 
   try {
     const auto vk = zkfleet::io::ReadVerificationKeyJson(vk_path);

@@ -15,6 +15,8 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "../parse_command_line.hpp"
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
@@ -201,7 +203,7 @@ int main(int argc, char** argv) {
       "proofs (fault-injection tests of --verify); device_lost:<n> makes the next n proofs fail as a sticky CUDA "
       "error would (the device they ran on leaves the set; with no device left the worker goes FAULTED and exits 1). "
       "Never set it in production.");
-  CLI11_PARSE(app, argc, argv);
+  if (auto exit_code = zkfleet::cmd::ParseCommandLine(app, argc, argv, "zkworker")) return *exit_code;
   options.test_release_pause = std::chrono::milliseconds(test_release_pause_ms);
   options.test_hold_started = std::chrono::milliseconds(test_hold_started_ms);
   options.test_hold_result = std::chrono::milliseconds(test_hold_result_ms);

@@ -406,6 +406,14 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
                       "; nothing was accepted, retry later with the same request id",
                   static_cast<uint32_t>(options_.busy_retry_after.count()));
   }
+  if (witnesses.empty() && !request.request_id().empty()) {
+    // A lookup (zkctl submit --request-id R, no witness) of a request this
+    // client never made, or whose dedup window has passed.
+    return refuse(proto::ERROR_KIND_UNKNOWN_JOB,
+                  "request id '" + request.request_id() +
+                      "' is not known to the broker (never submitted by you, or past the dedup window): submit it "
+                      "with its witnesses");
+  }
   if (request.circuit_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without circuit_id");
   if (witnesses.empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without witnesses");
   if (witnesses.size() > options_.max_partitions) {

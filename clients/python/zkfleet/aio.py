@@ -332,11 +332,15 @@ class AsyncClient:
         if self._auth_refused:
             return ("it refused this client's key at the CURVE handshake: is this key's public half in the "
                     "broker's allow-list (zkbroker --allow-dir)?")
-        if self._handshakes_failed < self._HANDSHAKE_FAILURES_TO_GIVE_UP:
+        # A protocol failure (one side plaintext, the other CURVE) is final at
+        # once: libzmq does not retry it.
+        protocol = self._last_handshake_failure == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+        if self._handshakes_failed == 0 or (not protocol and
+                                            self._handshakes_failed < self._HANDSHAKE_FAILURES_TO_GIVE_UP):
             return ""
-        if self._last_handshake_failure == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
-            return (f"the CURVE handshake failed on the protocol {self._handshakes_failed} times in a row: is the "
-                    "broker run with --insecure-plaintext, or is something else listening there?")
+        if protocol:
+            return ("the CURVE handshake failed on the protocol: is the broker run with --insecure-plaintext, or "
+                    "is something else listening there?")
         return (f"it closed the connection during the CURVE handshake {self._handshakes_failed} times in a row: is "
                 "the broker public key the one of the broker listening there (its broker.pub)?")
 

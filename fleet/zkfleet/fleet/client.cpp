@@ -114,6 +114,7 @@ BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message, uint
 BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint, const ClientSecurity& security,
                            const SocketLimits& limits, std::string client_id)
     : endpoint_(endpoint),
+      plaintext_(security.plaintext),
       limits_(limits),
       client_id_(std::move(client_id)),
       socket_(context, zmq::socket_type::dealer),
@@ -208,11 +209,20 @@ std::string BrokerClient::HandshakeProblem() const {
     return "it refused this client's key at the CURVE handshake: is this key's public half in the broker's "
            "allow-list (zkbroker --allow-dir)?";
   }
-  // One failure may be a broker restarting mid-handshake; a few in a row are not.
-  if (handshakes_failed_ < kHandshakeFailuresToGiveUp) return "";
+  // One closed handshake may be a broker restarting mid-handshake; a few in
+  // a row are not. A protocol failure (the two sides' mechanisms differ) is
+  // final at once: libzmq does not even retry it.
+  if (handshakes_failed_ == 0) return "";
+  if (last_handshake_failure_ != HandshakeFailure::kProtocol && handshakes_failed_ < kHandshakeFailuresToGiveUp) {
+    return "";
+  }
+  if (plaintext_) {
+    return "the handshake failed: the broker there speaks CURVE, so this client needs --curve-secret-key and "
+           "--broker-public-key instead of --insecure-plaintext";
+  }
   if (last_handshake_failure_ == HandshakeFailure::kProtocol) {
-    return "the CURVE handshake failed on the protocol " + std::to_string(handshakes_failed_) +
-           " times in a row: is the broker run with --insecure-plaintext, or is something else listening there?";
+    return "the CURVE handshake failed on the protocol: is the broker run with --insecure-plaintext, or is "
+           "something else listening there?";
   }
   return "it closed the connection during the CURVE handshake " + std::to_string(handshakes_failed_) +
          " times in a row: is --broker-public-key the public key of the broker listening there (its broker.pub)?";

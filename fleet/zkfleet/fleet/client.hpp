@@ -135,7 +135,8 @@ class BrokerClient {
   // Why the connection cannot work, in words after "the broker at X: " ("" while it may): the broker
   // refused this client's key (auth_refused()), or the CURVE handshake failed
   // kHandshakeFailuresToGiveUp times in a row with no success (a wrong broker
-  // public key, or a plaintext broker). Waits for a reply end early then,
+  // public key), or failed on the protocol once (one side plaintext, the
+  // other CURVE: libzmq does not retry that). Waits for a reply end early then,
   // and the NoReplyError says this.
   std::string HandshakeProblem() const;
   static constexpr uint64_t kHandshakeFailuresToGiveUp = 3;
@@ -219,6 +220,7 @@ class BrokerClient {
   void SendBytes(proto::Envelope& envelope, Frames* frames = nullptr);
 
   std::string endpoint_;
+  bool plaintext_ = false;  // no CURVE on this side
   SocketLimits limits_;
   std::string client_id_;
   zmq::socket_t socket_;

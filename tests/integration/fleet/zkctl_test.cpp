@@ -399,6 +399,38 @@ TEST(Zkctl, KeyMistakesAreReportedAtOnceAndSayWhichKey) {
             2)
       << out;
   EXPECT_NE(out.find("holds a secret key"), std::string::npos) << out;
+  // No keys at all (--insecure-plaintext) against this CURVE broker: told to give them.
+  took = seconds_of({zkctl, "--broker", endpoint, "--timeout", "60", "--insecure-plaintext", "status"}, &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("instead of --insecure-plaintext"), std::string::npos) << out;
+  EXPECT_LT(took, 30.0) << "waited out the reply timeout: " << out;
+}
+
+// zkctl finds the broker in $ZKFLEET_BROKER (as the Python client does); a
+// lookup of a request id never submitted is UNKNOWN_JOB (exit 5); a name over
+// the broker's bounds is refused before sending (exit 2); the daemons' usage
+// errors exit 2 too.
+TEST(Zkctl, EnvironmentLookupsAndBoundsAreUsersTerms) {
+  Fleet fleet("zkctl_env");
+  fleet.StartBroker();
+  std::string out;
+  EXPECT_EQ(RunCommand({"/usr/bin/env", "ZKFLEET_BROKER=" + fleet.client_endpoint(), BinaryPath("zkctl"),
+                        "--curve-secret-key", fleet.SecretKeyFile("fleet-test"), "--broker-public-key",
+                        fleet.broker_public_key(), "status", "--json"},
+                       &out),
+            0)
+      << out;
+  EXPECT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--request-id", "never-made"}, &out), 5) << out;
+  EXPECT_NE(out.find("UNKNOWN_JOB"), std::string::npos) << out;
+  EXPECT_NE(out.find("never-made"), std::string::npos) << out;
+  EXPECT_EQ(fleet.Zkctl({"submit", "--circuit", std::string(200, 'c'), Fixture("bn128_k12/witness.wtns")}, &out), 2)
+      << out;
+  EXPECT_EQ(RunCommand({BinaryPath("zkbroker"), "--data-dir", fleet.dir() + "/never", "--no-such-flag"}, &out), 2)
+      << out;
+  EXPECT_NE(out.find("--no-such-flag"), std::string::npos) << out;
+  EXPECT_EQ(RunCommand({BinaryPath("zkworker"), "--no-such-flag"}, &out), 2) << out;
+  EXPECT_EQ(RunCommand({BinaryPath("zkbroker")}, &out), 2) << out;  // --data-dir is required
+  EXPECT_EQ(RunCommand({BinaryPath("zkbroker"), "--help"}, &out), 0) << out;
 }
 
 // zkctl undrain against a real broker: an admin's request, answered with
@@ -422,7 +454,7 @@ TEST(Zkctl, Undrain) {
   EXPECT_EQ(fleet.Zkctl({"undrain", "w1", "--curve-secret-key", fleet.SecretKeyFile("alice"), "--broker-public-key",
                          fleet.broker_public_key()}, &out), 1) << out;
   EXPECT_NE(out.find("FORBIDDEN"), std::string::npos) << out;
-  EXPECT_EQ(fleet.Zkctl({"undrain", std::string(200, 'w')}, &out), 1) << out;
+  EXPECT_EQ(fleet.Zkctl({"undrain", std::string(200, 'w')}, &out), 2) << out;  // refused before sending
   EXPECT_NE(out.find("worker id of 200 bytes is longer than the broker's limit of 128 bytes"), std::string::npos)
       << out;
 }

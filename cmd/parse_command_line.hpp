@@ -1,0 +1,35 @@
+// ParseCommandLine: CLI11 parsing with the exit codes every zkfleet program
+// documents: --help prints the usage and exits 0; a usage error (unknown
+// flag, missing or bad value) prints the error and exits 2 -- not CLI11's
+// own codes (105, 106, 109, ...), so scripts and systemd's
+// RestartPreventExitStatus=2 can tell a configuration error from a failure.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+namespace zkfleet::cmd {
+
+inline constexpr int kExitUsage = 2;
+
+// nullopt when the command line parsed and the program goes on; otherwise
+// the exit code to return from main. `program` names it in the message.
+inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv, const char* program) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: %s (%s --help shows the usage)\n", program, e.what(), program);
+    return kExitUsage;
+  }
+}
+
+}  // namespace zkfleet::cmd
