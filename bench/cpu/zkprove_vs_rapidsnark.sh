@@ -79,7 +79,7 @@ run_tool() {  # run_tool NAME ZKEY WTNS -> appends one time to $TMP/NAME.times
 tools=(rapidsnark seen first)
 [ "$NOCHECK" = 1 ] && tools+=(nocheck)
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), nproc=$(nproc), reps=$REPS, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# zkprove: $ZKPROVE ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')); rapidsnark: $RAPIDSNARK"
+echo "# zkprove: $ZKPROVE; rapidsnark: $RAPIDSNARK; checkout HEAD $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
 printf "%-14s %-22s %-22s %-22s" circuit "rapidsnark_s" "seen_s" "first_s"
 [ "$NOCHECK" = 1 ] && printf " %-22s" "nocheck_s"
 printf " %10s %10s\n" "seen/rs" "first/rs"
