@@ -98,6 +98,7 @@ bool CheckedKeys::Contains(const std::string& digest) const {
 std::string CheckedKeys::Record(const std::string& digest, const std::string& zkey_path) const {
   if (!enabled()) return "";
   if (!IsDigest(digest)) return "not a key digest: '" + digest + "'";
+  if (sodium_init() < 0) return "libsodium failed to initialise";  // for the temporary name's random part
   std::error_code error;
   // A directory made here is made 0700; one found is used only if trusted
   // (its mode is not changed: records planted while it was open stay out).
