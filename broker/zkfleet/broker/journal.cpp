@@ -32,6 +32,9 @@ constexpr const char* kDbNames[kDbCount] = {"meta",     "jobs",  "items",       
 constexpr bool kDbOptional[kDbCount] = {false, false, false, false, false, false, false, true};
 // Key of the record ProbeWritable() puts and deletes (database "meta").
 constexpr char kProbeKey[] = "write-probe";
+// The smallest map OpenEnvironment() falls back to when the process cannot
+// reserve options.map_bytes of address space.
+constexpr uint64_t kSmallestMapBytes = 1ull << 30;
 // Circuits a worker has announced, each a key "circuit:<id>" in the meta
 // database (empty value): after a restart they are known before any worker
 // has reconnected.
@@ -233,15 +236,28 @@ std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
 
 void Journal::OpenEnvironment() {
   Lmdb& db = *lmdb_;
-  int rc = mdb_env_create(&db.env);
-  if (rc != 0) Fail("creating the LMDB environment", rc);
-  mdb_env_set_maxdbs(db.env, kDbCount);
-  rc = mdb_env_set_mapsize(db.env, options_.map_bytes);
-  if (rc != 0) Fail("reserving a map of " + std::to_string(options_.map_bytes) + " bytes", rc);
   unsigned flags = MDB_NOTLS;
   if (options_.sync == SyncMode::kNone) flags |= MDB_NOSYNC;
   if (options_.read_only) flags |= MDB_RDONLY;
-  rc = mdb_env_open(db.env, options_.dir.c_str(), flags, 0640);
+  int rc = 0;
+  for (;;) {
+    rc = mdb_env_create(&db.env);
+    if (rc != 0) Fail("creating the LMDB environment", rc);
+    mdb_env_set_maxdbs(db.env, kDbCount);
+    rc = mdb_env_set_mapsize(db.env, options_.map_bytes);
+    if (rc != 0) Fail("reserving a map of " + std::to_string(options_.map_bytes) + " bytes", rc);
+    rc = mdb_env_open(db.env, options_.dir.c_str(), flags, 0640);
+    // The map is address space only, but a process may not get that much of
+    // it (a ulimit -v, a sanitizer's shadow memory): take a smaller one
+    // rather than not start. A failed open leaves the environment unusable.
+    if (rc != ENOMEM || options_.map_bytes <= kSmallestMapBytes) break;
+    mdb_env_close(db.env);
+    db.env = nullptr;
+    const uint64_t smaller = std::max<uint64_t>(options_.map_bytes / 4, kSmallestMapBytes);
+    spdlog::warn("journal {}: no address space for a map of {} bytes; trying {}", options_.dir.string(),
+                 options_.map_bytes, smaller);
+    options_.map_bytes = smaller;
+  }
   if (rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_VERSION_MISMATCH) {
     throw Error(ErrorCode::kIo, "journal " + options_.dir.string() +
                                     ": the store (data.mdb) is damaged or not an LMDB store of this version (" +

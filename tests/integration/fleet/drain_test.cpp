@@ -47,6 +47,11 @@ class Stream {
       if (client->NextJobResult(300ms)) ++extra_;
     });
   }
+  // A test that stops early (a failed ASSERT) still joins the thread before
+  // its counters go: never a running thread over destroyed members.
+  ~Stream() {
+    if (thread_.joinable()) thread_.join();
+  }
   void Check() {
     thread_.join();
     EXPECT_EQ(answers_.size(), submitted_.size()) << "jobs lost";

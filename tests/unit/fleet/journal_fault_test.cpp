@@ -6,6 +6,8 @@
 
 #include <fcntl.h>
 #include <lmdb.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -235,6 +237,37 @@ TEST_F(JournalFaultTest, MapFullIsSaidPlainlyAndAbortRecovers) {
   ASSERT_TRUE(read) << fault;
   EXPECT_EQ(Joined(*read), "small");
   EXPECT_FALSE(journal->ReadWitnessFrames(1, 0, &fault));
+}
+
+// A process that may not reserve the default 1 TiB map (a ulimit -v, a
+// sanitizer's shadow memory) still opens its journal, with a smaller map.
+TEST_F(JournalFaultTest, NoAddressSpaceForTheMapTakesASmallerOne) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory needs more address space than the limit this test sets "
+                  "(the TSan phase opens every broker's journal through this fallback)";
+#else
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    rlimit limit{16ull << 30, 16ull << 30};  // 16 GiB of address space
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(10);
+    try {
+      JournalOptions options = Options();
+      options.map_bytes = 1ull << 40;
+      auto journal = Journal::Open(options);
+      if (journal->options().map_bytes >= (1ull << 40)) _exit(11);  // no fallback happened
+      Store(*journal, 1, 0, "small");
+      std::string fault;
+      _exit(journal->ReadWitnessFrames(1, 0, &fault) ? 0 : 12);
+    } catch (...) {
+      _exit(13);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setrlimit, 11: the 1 TiB map was taken, 12: no read back, 13: threw";
+#endif
 }
 
 TEST_F(JournalFaultTest, ProbeSaysWhyTheJournalCannotBeWritten) {
