@@ -5,7 +5,7 @@
 #            every ctest entry: unit, integration, gpu. GPU tests
 #            on a machine without a GPU report themselves skipped, with why.
 #   asan     unit and integration suites under AddressSanitizer + UBSan.
-#   tsan     the broker, worker and queue suites under ThreadSanitizer.
+#   tsan     the broker's and worker's in-process suites under ThreadSanitizer.
 #   fuzz     each libFuzzer target for a short smoke (ZKFLEET_FUZZ_SECONDS,
 #            default 10) plus its regression corpus.
 # A sanitizer report anywhere (the test process or a zkbroker/zkworker it
@@ -101,11 +101,16 @@ for phase in $phases; do
       fi
       ;;
     tsan)
-      tsan_targets=(fleet_unit_tests fleet_integration_tests zkbroker zkworker zkctl)
+      # The in-process suites: the broker core and journal, the worker's
+      # queue, memory gate, lanes and devices, the ingress guard, metrics.
+      # The process-level integration suites do not run under TSan yet: with
+      # TSan-built zkbroker/zkworker on 2 cores, real proofs and broker
+      # round trips outrun the tests' timeouts (docs/testing.md, "Sanitizers").
+      tsan_targets=(fleet_unit_tests)
       cmake --preset tsan >/dev/null && cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}" || ok=0
       if [ $ok = 1 ]; then
         sanitizer_env "$PWD/build/tsan/sanitizer-logs"
-        run_ctest build/tsan --preset tsan -j "$jobs" -R '^fleet_(unit_tests|integration_tests)/' "$@" || ok=0
+        run_ctest build/tsan --preset tsan -j "$jobs" -R '^fleet_unit_tests/' "$@" || ok=0
         check_sanitizer_logs "$PWD/build/tsan/sanitizer-logs" || ok=0
         unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
       fi
