@@ -587,7 +587,7 @@ TEST(PublicClientWire, NamesAboveTheBrokersBoundsAreRefusedBeforeSending) {
   EXPECT_EQ(ZkctlAt(broker, {"submit", "--circuit", "c1", "--request-id", std::string(200, 'r'),
                              Fixture("bn128_k12/witness.wtns")},
                     &out),
-            1)
+            2)  // refused before sending: a usage error
       << out;
   EXPECT_NE(out.find("request id of 200 bytes"), std::string::npos) << out;
   EXPECT_TRUE(broker.Requests().empty());  // nothing was sent
