@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <optional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -15,8 +17,11 @@ namespace zkfleet::cmd {
 inline constexpr int kExitUsage = 2;
 
 // nullopt when the command line parsed and the program goes on; otherwise
-// the exit code to return from main. `program` names it in the message.
-inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv, const char* program) {
+// the exit code to return from main. A usage error goes to `report` (the
+// message, with the hint to --help) when given, else to stderr prefixed with
+// `program`; its exit code is kExitUsage.
+inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv, const char* program,
+                                           const std::function<void(const std::string&)>& report = nullptr) {
   try {
     app.parse(argc, argv);
     return std::nullopt;
@@ -27,7 +32,12 @@ inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv,
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: %s (%s --help shows the usage)\n", program, e.what(), program);
+    const std::string message = std::string(e.what()) + " (" + program + " --help shows the usage)";
+    if (report) {
+      report(message);
+    } else {
+      std::fprintf(stderr, "%s: %s\n", program, message.c_str());
+    }
     return kExitUsage;
   }
 }

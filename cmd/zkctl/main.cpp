@@ -13,6 +13,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../parse_command_line.hpp"
+
 #include "commands.hpp"
 #include "zkfleet/common/error.hpp"
 
@@ -137,20 +139,14 @@ int main(int argc, char** argv) {
       "keygen", "write a CurveZMQ keypair: NAME.pub and NAME.secret (mode 0600); never overwrites; no broker");
   keygen->add_option("--out", keygen_out, "path prefix NAME (its directory is created if needed)")->required();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);  // --help: usage on stdout, exit 0
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // A usage error (unknown flag, missing argument, bad value): exit 2, as
-    // command-line tools do, with the fix in the message. --json may not have
-    // been parsed yet when the error struck: look for it among the arguments.
-    bool json_requested = json;
-    for (int i = 1; i < argc; ++i) json_requested |= std::string_view(argv[i]) == "--json";
-    return zkctl::ReportError(json_requested, "USAGE", std::string(e.what()) + " (zkctl --help shows the usage)",
-                              zkctl::kExitUsage);
+  // A usage error exits 2; with --json (which may not have been parsed yet
+  // when the error struck: looked for among the arguments) as JSON.
+  bool json_requested = false;
+  for (int i = 1; i < argc; ++i) json_requested |= std::string_view(argv[i]) == "--json";
+  if (auto exit_code = zkfleet::cmd::ParseCommandLine(app, argc, argv, "zkctl", [&](const std::string& message) {
+        zkctl::ReportError(json_requested, "USAGE", message, zkctl::kExitUsage);
+      })) {
+    return *exit_code;
   }
 
   try {

@@ -393,9 +393,11 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   // witnesses prove it again (a new job under the same request id), so a
   // request id is never stuck without a proof for the rest of the dedup window.
   if (auto known = journal_.GetRequest(client, request.request_id())) {
-    const bool expired = !jobs_.Find(known->job_seq()) && !journal_.GetJob(known->job_seq());
+    // The journal is read for the job only when the answer could change it.
+    const bool prove_again = !witnesses.empty() && known->payload_hash() == payload_hash &&
+                             !jobs_.Find(known->job_seq()) && !journal_.GetJob(known->job_seq());
     // A SUBMIT without witnesses only looks the request up (zkctl submit --request-id R).
-    if (!expired || witnesses.empty() || known->payload_hash() != payload_hash) {
+    if (!prove_again) {
       return OnDuplicateSubmit(from, *known, witnesses.empty() ? known->payload_hash() : payload_hash);
     }
   }
