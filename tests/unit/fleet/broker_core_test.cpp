@@ -895,6 +895,18 @@ TEST_F(BrokerCoreTest, AfterARestartKnownCircuitsAreQueuedUntilTheirWorkersRecon
   EXPECT_EQ(late[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_CIRCUIT);
 }
 
+// Workers (hostile ones too) cannot grow the remembered circuits without
+// bound: at most kMaxKnownCircuits names reach the journal.
+TEST_F(BrokerCoreTest, RememberedCircuitsAreBounded) {
+  for (int w = 0; w < 20; ++w) {  // 20 workers x 256 circuits = 5120 names
+    std::vector<std::string> circuits;
+    for (int c = 0; c < 256; ++c) circuits.push_back("w" + std::to_string(w) + "-c" + std::to_string(c));
+    Ready("conn" + std::to_string(w), "worker" + std::to_string(w), circuits, 1);
+  }
+  Commit();
+  EXPECT_EQ(journal_->KnownCircuits().size(), 4096u);
+}
+
 // ------------------------------------------------------------------ durability (issue 13)
 
 // A proof from an earlier broker life (or an earlier lease) can never become
