@@ -7,7 +7,7 @@
 #   include/zkfleet/client.h, include/zkfleet.pb.h (the protocol's messages,
 #     generated from schema/zkfleet.proto, which client.h includes)
 #   lib/libzkfleet_client.a and the static libraries it is built on:
-#     libzkfleet_fleet.a, libzkfleet_schema.a, libzkfleet_common.a
+#     libzkfleet_fleet.a, libzkfleet_wire.a, libzkfleet_schema.a, libzkfleet_common.a
 #   lib/cmake/zkfleet/: the CMake package `zkfleet`, imported target
 #     zkfleet::client (find_package(zkfleet CONFIG REQUIRED)); the other
 #     libraries are exported too, as zkfleet::fleet, zkfleet::schema and

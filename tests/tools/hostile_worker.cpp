@@ -41,7 +41,7 @@
 
 #include "zkfleet.pb.h"
 #include "zkfleet/fleet/curve_keys.hpp"
-#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
 namespace {
@@ -50,6 +50,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 namespace proto = zkfleet::proto;
 namespace fleet = zkfleet::fleet;
+namespace wire = zkfleet::wire;
 
 struct Options {
   std::string broker;
@@ -161,7 +162,7 @@ class HostileWorker {
 
   void Send(proto::Envelope& envelope) {
     // Never block: without a connection (refused at the handshake) the message is dropped.
-    if (!dealer_.send(zmq::buffer(fleet::EncodeEnvelope(envelope)), zmq::send_flags::dontwait)) {
+    if (!dealer_.send(zmq::buffer(wire::EncodeEnvelope(envelope)), zmq::send_flags::dontwait)) {
       LogAs("could not send " + BodyName(envelope) + " (no connection)");
     }
   }
@@ -212,9 +213,9 @@ class HostileWorker {
         ++frames;
       }
       proto::Envelope message;
-      const fleet::DecodeStatus status = fleet::DecodeEnvelope(payload.data(), payload.size(), 0, message);
-      if (status != fleet::DecodeStatus::kOk) {
-        LogAs(std::string("received a ") + fleet::DecodeStatusName(status) + " message");
+      const wire::DecodeStatus status = wire::DecodeEnvelope(payload.data(), payload.size(), 0, message);
+      if (status != wire::DecodeStatus::kOk) {
+        LogAs(std::string("received a ") + wire::DecodeStatusName(status) + " message");
         continue;
       }
       OnMessage(message, frames);

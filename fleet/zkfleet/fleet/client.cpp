@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zkfleet/fleet/names.hpp"
-#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/protocol.hpp"
 
 namespace zkfleet::fleet {
 namespace {
@@ -107,7 +107,7 @@ void CheckJobResult(const proto::JobResult& result) {
 }
 
 BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message, uint32_t retry_after_ms)
-    : Error(CodeFor(kind), "broker: " + ErrorKindName(kind) + ": " + message),
+    : Error(CodeFor(kind), "broker: " + wire::ErrorKindName(kind) + ": " + message),
       kind_(kind),
       retry_after_ms_(retry_after_ms) {}
 
@@ -142,7 +142,7 @@ void BrokerClient::SendBytes(proto::Envelope& envelope, Frames* frames) {
   // would block here for ever: the socket has a send timeout instead. Once
   // the first part is queued the whole message is.
   const bool more = frames && !frames->empty();
-  if (!socket_.send(zmq::buffer(EncodeEnvelope(envelope)), more ? zmq::send_flags::sndmore : zmq::send_flags::none)) {
+  if (!socket_.send(zmq::buffer(wire::EncodeEnvelope(envelope)), more ? zmq::send_flags::sndmore : zmq::send_flags::none)) {
     throw Error(ErrorCode::kIo, "cannot send to the broker at " + endpoint_ +
                                     ": no connection (refused at the handshake? check --curve-secret-key, "
                                     "--broker-public-key and the broker's allow-list)");
@@ -322,7 +322,7 @@ std::optional<proto::Envelope> BrokerClient::ReceiveOne(Clock::time_point deadli
     }
     if (extra) continue;
     proto::Envelope envelope;
-    if (DecodeEnvelope(frame.data(), frame.size(), limits_.max_message_bytes, envelope) == DecodeStatus::kOk &&
+    if (wire::DecodeEnvelope(frame.data(), frame.size(), limits_.max_message_bytes, envelope) == wire::DecodeStatus::kOk &&
         Track(envelope)) {
       return envelope;
     }

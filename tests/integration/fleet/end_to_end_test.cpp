@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "fleet_harness.hpp"
-#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/wire/names.hpp"
 
 namespace fleet_test {
 namespace {
@@ -80,7 +80,7 @@ TEST(FleetEndToEnd, FiveHundredJobsFourClientsThreeWorkers) {
         failures.push_back("client " + std::to_string(c) + " got a result for a job it did not submit");
       } else if (result->state() != proto::JOB_STATE_SUCCEEDED) {
         failures.push_back("job " + std::to_string(result->job_seq()) + " ended " +
-                           zkfleet::fleet::JobStateName(result->state()) + ": " + result->error());
+                           zkfleet::wire::JobStateName(result->state()) + ": " + result->error());
       } else if (result->partitions_size() != expected_partitions[result->job_seq()]) {
         failures.push_back("job " + std::to_string(result->job_seq()) + " has the wrong partition count");
       } else if (circuit_of[result->job_seq()] != "bench" && samples.size() < 4) {
@@ -165,7 +165,7 @@ TEST(FleetEndToEnd, WorkerProcessesItsQueueInKeyOrder) {
   }
   auto lines = ProcessingLines(worker.Log());
   ASSERT_EQ(lines.size(), items);
-  auto rank = [](const std::string& name) { return *zkfleet::fleet::ParsePriority(name); };
+  auto rank = [](const std::string& name) { return *zkfleet::wire::ParsePriority(name); };
   for (size_t i = 1; i < lines.size(); ++i) {
     auto key = [&](const Processed& p) { return std::make_tuple(-rank(p.priority), p.job_seq, p.partition); };
     EXPECT_LT(key(lines[i - 1]), key(lines[i])) << "line " << i << ": " << lines[i - 1].priority << " "

@@ -34,7 +34,7 @@
 #include "fleet_harness.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/frames.hpp"
-#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/wire/protocol.hpp"
 
 namespace fleet_test {
 namespace {
@@ -650,7 +650,7 @@ TEST(FleetHostile, HugeMultipartMessagesCannotGrowTheBroker) {
   fleet.Security("alice").Apply(hostile_client);
   hostile_client.connect(fleet.client_endpoint());
   zkfleet::proto::Envelope envelope;
-  envelope.set_version(zkfleet::fleet::kProtocolVersion);
+  envelope.set_version(zkfleet::wire::kProtocolVersion);
   envelope.set_correlation_id(1);
   envelope.mutable_submit()->set_request_id("huge");
   envelope.mutable_submit()->set_circuit_id("c1");

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fleet_harness.hpp"
-#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/wire/names.hpp"
 
 namespace fleet_test {
 namespace {

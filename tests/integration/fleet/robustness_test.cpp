@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fleet_harness.hpp"
-#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/wire/protocol.hpp"
 
 namespace fleet_test {
 namespace {
@@ -128,7 +128,7 @@ TEST(FleetRobustness, OversizedFramesAreDroppedAndCounted) {
   // (Sent raw: the client refuses a request id over the broker's field bound
   // before sending.)
   proto::Envelope huge_envelope;
-  huge_envelope.set_version(zkfleet::fleet::kProtocolVersion);
+  huge_envelope.set_version(zkfleet::wire::kProtocolVersion);
   huge_envelope.mutable_submit()->set_request_id(std::string(1536 * 1024, 'r'));
   huge_envelope.mutable_submit()->set_circuit_id("c1");
   client->SendRaw(huge_envelope.SerializeAsString());
@@ -174,7 +174,7 @@ TEST(FleetRobustness, ZkctlJsonSurvivesAHostileProofFromAWorker) {
   fleet.Security("fleet-worker").Apply(rogue);  // a worker key the broker allows, gone bad
   rogue.connect(fleet.worker_endpoint());
   auto send = [&](proto::Envelope envelope) {
-    rogue.send(zmq::buffer(zkfleet::fleet::EncodeEnvelope(envelope)), zmq::send_flags::none);
+    rogue.send(zmq::buffer(zkfleet::wire::EncodeEnvelope(envelope)), zmq::send_flags::none);
   };
   auto heartbeat = [&] {
     proto::Envelope beat;
@@ -217,7 +217,7 @@ TEST(FleetRobustness, ZkctlJsonSurvivesAHostileProofFromAWorker) {
     zmq::message_t frame;
     if (!rogue.recv(frame, zmq::recv_flags::none)) continue;
     proto::Envelope message;
-    if (zkfleet::fleet::DecodeEnvelope(frame.data(), frame.size(), 0, message) == zkfleet::fleet::DecodeStatus::kOk &&
+    if (zkfleet::wire::DecodeEnvelope(frame.data(), frame.size(), 0, message) == zkfleet::wire::DecodeStatus::kOk &&
         message.has_job()) {
       job = message.job();
     }
@@ -289,8 +289,8 @@ TEST(FleetRobustness, AJobWithBrokenWitnessFramesIsAnsweredAsFailed) {
       (void)broker.recv(identity);
       (void)broker.recv(payload);
       proto::Envelope envelope;
-      if (zkfleet::fleet::DecodeEnvelope(payload.data(), payload.size(), 0, envelope) !=
-          zkfleet::fleet::DecodeStatus::kOk) {
+      if (zkfleet::wire::DecodeEnvelope(payload.data(), payload.size(), 0, envelope) !=
+          zkfleet::wire::DecodeStatus::kOk) {
         continue;
       }
       if (match(envelope)) return std::make_pair(identity.to_string(), envelope);
@@ -308,7 +308,7 @@ TEST(FleetRobustness, AJobWithBrokenWitnessFramesIsAnsweredAsFailed) {
   job.mutable_job()->set_request_id("r7");
   job.mutable_job()->set_attempt(1);
   job.mutable_job()->set_witness_bytes(100);  // but only 40 bytes follow
-  const std::string bytes = zkfleet::fleet::EncodeEnvelope(job);
+  const std::string bytes = zkfleet::wire::EncodeEnvelope(job);
   broker.send(zmq::buffer(credit->first), zmq::send_flags::sndmore);
   broker.send(zmq::buffer(bytes), zmq::send_flags::sndmore);
   broker.send(zmq::buffer(std::string(40, 'w')), zmq::send_flags::none);

@@ -14,7 +14,7 @@
 #include "unit/metrics/collected.hpp"
 #include "zkfleet/broker/broker_core.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
-#include "zkfleet/fleet/public_digest.hpp"
+#include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
@@ -1609,7 +1609,7 @@ TEST_F(BrokerVerifyTest, PublicSignalsDigestFromTheClientIsCheckedAgainstTheWitn
   Ready("w", "w", {"c1"}, 1);
   const std::string witness = Slurp(Fixture("witness.wtns"));
   std::string why;
-  const auto right = fleet::PublicSignalsDigestOfJson(Slurp(Fixture("public.json")), &why);
+  const auto right = wire::PublicSignalsDigestOfJson(Slurp(Fixture("public.json")), &why);
   ASSERT_TRUE(right) << why;
   auto submit = [&](const std::string& id, std::vector<std::string> digests) {
     proto::Envelope e;
@@ -1647,12 +1647,12 @@ TEST_F(BrokerVerifyTest, PublicSignalsDigestFromTheClientIsCheckedAgainstTheWitn
 // JSON's spacing; anything but an array of canonical decimal strings is refused.
 TEST(PublicSignalsDigest, IsTheSha256OfTheDecimalsJoinedWithCommas) {
   // printf 33,1 | sha256sum
-  EXPECT_EQ(fleet::DigestHex(fleet::PublicSignalsDigest({"33", "1"})),
+  EXPECT_EQ(wire::DigestHex(wire::PublicSignalsDigest({"33", "1"})),
             "926a5c8832ebac1909565c452722bdc510b9b9bd901bf8132e63818cc5aadff9");
   std::string why;
-  EXPECT_EQ(fleet::PublicSignalsDigestOfJson("[\n \"33\",\n \"1\"\n]", &why), fleet::PublicSignalsDigest({"33", "1"}));
+  EXPECT_EQ(wire::PublicSignalsDigestOfJson("[\n \"33\",\n \"1\"\n]", &why), wire::PublicSignalsDigest({"33", "1"}));
   for (const char* bad : {"{}", "[33]", "[\"033\"]", "[\"-1\"]", "[\"\"]", "not json"}) {
-    EXPECT_FALSE(fleet::PublicSignalsDigestOfJson(bad, &why)) << bad;
+    EXPECT_FALSE(wire::PublicSignalsDigestOfJson(bad, &why)) << bad;
   }
 }
 

@@ -25,18 +25,18 @@ TEST(LocalQueue, PopsInKeyOrderAndHigherPriorityOvertakes) {
   ASSERT_TRUE(queue.Push(Item(proto::PRIORITY_NORMAL, 2, 0)));
   auto first = queue.PopForRun();
   ASSERT_TRUE(first);
-  EXPECT_EQ(first->key, (fleet::WorkKey{proto::PRIORITY_NORMAL, 2, 0}));
+  EXPECT_EQ(first->key, (wire::WorkKey{proto::PRIORITY_NORMAL, 2, 0}));
   // A critical job arriving now overtakes the queued items, not the running one.
   ASSERT_TRUE(queue.Push(Item(proto::PRIORITY_CRITICAL, 3, 0)));
-  EXPECT_EQ(queue.running_keys(), std::vector<fleet::WorkKey>{first->key});
+  EXPECT_EQ(queue.running_keys(), std::vector<wire::WorkKey>{first->key});
   queue.FinishRun(first->key);
-  std::vector<fleet::WorkKey> order;
+  std::vector<wire::WorkKey> order;
   for (int i = 0; i < 3; ++i) {
     auto item = queue.PopForRun();
     order.push_back(item->key);
     queue.FinishRun(item->key);
   }
-  std::vector<fleet::WorkKey> expected = {
+  std::vector<wire::WorkKey> expected = {
       {proto::PRIORITY_CRITICAL, 3, 0}, {proto::PRIORITY_NORMAL, 2, 1}, {proto::PRIORITY_LOW, 1, 0}};
   EXPECT_EQ(order, expected);
 }
@@ -80,7 +80,7 @@ TEST(LocalQueue, SeveralItemsRunAtOnceStartingInKeyOrder) {
   EXPECT_EQ(queue.running(), 2u);
   EXPECT_FALSE(queue.Push(Item(proto::PRIORITY_NORMAL, 2, 0)));  // running: unique
   queue.FinishRun(b->key);
-  EXPECT_EQ(queue.running_keys(), std::vector<fleet::WorkKey>{a->key});
+  EXPECT_EQ(queue.running_keys(), std::vector<wire::WorkKey>{a->key});
   queue.FinishRun(a->key);
   EXPECT_EQ(queue.running(), 0u);
   EXPECT_EQ(queue.queued(), 1u);

@@ -3,12 +3,12 @@
 
 #include <set>
 
-#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/wire/names.hpp"
 #include "zkfleet/fleet/frames.hpp"
-#include "zkfleet/fleet/protocol.hpp"
-#include "zkfleet/fleet/work_key.hpp"
+#include "zkfleet/wire/protocol.hpp"
+#include "zkfleet/wire/work_key.hpp"
 
-namespace zkfleet::fleet {
+namespace zkfleet::wire {
 namespace {
 
 TEST(Protocol, RoundTripStampsTheVersion) {
@@ -82,7 +82,7 @@ TEST(WorkKey, PriorityThenSeqThenPartition) {
 }
 
 }  // namespace
-}  // namespace zkfleet::fleet
+}  // namespace zkfleet::wire
 
 namespace zkfleet::fleet {
 namespace {

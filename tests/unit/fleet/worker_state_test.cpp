@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "zkfleet/worker/worker_state.hpp"
+#include "zkfleet/wire/worker_state.hpp"
 
-namespace zkfleet::worker {
+namespace zkfleet::wire {
 namespace {
 
 using S = proto::WorkerState;
@@ -77,4 +77,4 @@ TEST(WorkerStateTable, NothingLeadsBackTowardsReadyOrOutOfGone) {
 }
 
 }  // namespace
-}  // namespace zkfleet::worker
+}  // namespace zkfleet::wire

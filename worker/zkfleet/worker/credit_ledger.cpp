@@ -2,14 +2,14 @@
 
 namespace zkfleet::worker {
 
-bool CreditLedger::OnJob(const fleet::ItemRef& item) {
+bool CreditLedger::OnJob(const wire::ItemRef& item) {
   bool had_credit = outstanding_ > 0;
   if (had_credit) --outstanding_;
   bool fresh = held_.insert(item).second;
   return had_credit && fresh;
 }
 
-bool CreditLedger::Release(const fleet::ItemRef& item) { return held_.erase(item) > 0; }
+bool CreditLedger::Release(const wire::ItemRef& item) { return held_.erase(item) > 0; }
 
 uint32_t CreditLedger::TakeGrant(uint32_t batch) {
   uint64_t used = held_.size() + outstanding_;
@@ -20,7 +20,7 @@ uint32_t CreditLedger::TakeGrant(uint32_t batch) {
   return room;
 }
 
-void CreditLedger::Reset(const std::vector<fleet::ItemRef>& still_held) {
+void CreditLedger::Reset(const std::vector<wire::ItemRef>& still_held) {
   held_ = {still_held.begin(), still_held.end()};
   outstanding_ = 0;
 }

@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "zkfleet/fleet/work_key.hpp"
+#include "zkfleet/wire/work_key.hpp"
 
 namespace zkfleet::worker {
 
@@ -21,10 +21,10 @@ class CreditLedger {
   // A JOB arrived. False when the broker sent it without credit or sent an
   // item we already hold (protocol violations; the item is still held so it
   // is answered or handed back).
-  bool OnJob(const fleet::ItemRef& item);
+  bool OnJob(const wire::ItemRef& item);
   // The item's RESULT or HANDBACK was sent. False when it was not held (a
   // result from before a reconnect, or an aborted item): do not send it.
-  bool Release(const fleet::ItemRef& item);
+  bool Release(const wire::ItemRef& item);
 
   // Credit that can be granted now without breaking the invariant, if it is
   // worth a message: at least `batch`, or everything when nothing is
@@ -33,7 +33,7 @@ class CreditLedger {
 
   // A new broker connection: nothing outstanding, and nothing held but
   // `still_held` (items still being proved, announced in READY).
-  void Reset(const std::vector<fleet::ItemRef>& still_held = {});
+  void Reset(const std::vector<wire::ItemRef>& still_held = {});
 
   // A new capacity (a device joined or left the worker's set). Credit
   // already granted stays granted: after a shrink, nothing more is granted
@@ -42,11 +42,11 @@ class CreditLedger {
   uint32_t capacity() const { return capacity_; }
   size_t held() const { return held_.size(); }
   uint32_t outstanding() const { return outstanding_; }
-  const std::set<fleet::ItemRef>& held_items() const { return held_; }
+  const std::set<wire::ItemRef>& held_items() const { return held_; }
 
  private:
   uint32_t capacity_;
-  std::set<fleet::ItemRef> held_;
+  std::set<wire::ItemRef> held_;
   uint32_t outstanding_ = 0;
 };
 

@@ -6,7 +6,7 @@ bool LocalQueue::Push(QueuedItem item) {
   {
     std::lock_guard lock(mutex_);
     if (running_.count(item.key)) return false;
-    fleet::WorkKey key = item.key;
+    wire::WorkKey key = item.key;
     if (!items_.emplace(key, std::move(item)).second) return false;
   }
   changed_.notify_all();
@@ -43,7 +43,7 @@ std::optional<QueuedItem> LocalQueue::PopForRun(int group, const std::atomic<boo
   return item;
 }
 
-void LocalQueue::FinishRun(const fleet::WorkKey& key) {
+void LocalQueue::FinishRun(const wire::WorkKey& key) {
   {
     std::lock_guard lock(mutex_);
     auto it = running_.find(key);
@@ -91,9 +91,9 @@ size_t LocalQueue::running() const {
   return running_.size();
 }
 
-std::vector<fleet::WorkKey> LocalQueue::running_keys() const {
+std::vector<wire::WorkKey> LocalQueue::running_keys() const {
   std::lock_guard lock(mutex_);
-  std::vector<fleet::WorkKey> keys;
+  std::vector<wire::WorkKey> keys;
   for (const auto& [key, group] : running_) keys.push_back(key);
   return keys;
 }

@@ -25,13 +25,13 @@
 #include <vector>
 
 #include "zkfleet.pb.h"
-#include "zkfleet/fleet/work_key.hpp"
+#include "zkfleet/wire/work_key.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
 
 namespace zkfleet::worker {
 
 struct QueuedItem {
-  fleet::WorkKey key;
+  wire::WorkKey key;
   proto::Job job;
   // The witness (.wtns bytes), received once: into the pinned pool when it
   // had room (the device DMAs from there), else into a heap buffer (a slower,
@@ -59,7 +59,7 @@ class LocalQueue {
   // then nullopt. The item returned is the first by key; it counts as
   // running in `group` until FinishRun(its key).
   std::optional<QueuedItem> PopForRun(int group = 0, const std::atomic<bool>* leave = nullptr);
-  void FinishRun(const fleet::WorkKey& key);
+  void FinishRun(const wire::WorkKey& key);
   // Wakes every PopForRun caller to check its `leave` flag.
   void Wake();
 
@@ -73,7 +73,7 @@ class LocalQueue {
 
   size_t queued() const;
   size_t running() const;
-  std::vector<fleet::WorkKey> running_keys() const;
+  std::vector<wire::WorkKey> running_keys() const;
   size_t running_in(int group) const;  // items running in `group`
   size_t waiting() const;              // callers blocked in PopForRun (tests)
 
@@ -88,8 +88,8 @@ class LocalQueue {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::map<fleet::WorkKey, QueuedItem> items_;
-  std::map<fleet::WorkKey, int> running_;  // and the group running it
+  std::map<wire::WorkKey, QueuedItem> items_;
+  std::map<wire::WorkKey, int> running_;  // and the group running it
   std::map<int, Group> groups_;
   bool closed_ = false;
 };

@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/wire/names.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
 namespace zkfleet::worker {
@@ -122,7 +122,7 @@ void ProvingPipeline::StartMain() {
   }
   {
     PipelineEvent fits;
-    fits.state_event = WorkerEvent::kMemoryFits;
+    fits.state_event = wire::WorkerEvent::kMemoryFits;
     mailbox_.Post(std::move(fits));
   }
   try {
@@ -184,7 +184,7 @@ bool ProvingPipeline::PassMemoryGate() {
     if (!waiting) {
       waiting = true;
       PipelineEvent short_event;
-      short_event.state_event = WorkerEvent::kMemoryShort;
+      short_event.state_event = wire::WorkerEvent::kMemoryShort;
       mailbox_.Post(std::move(short_event));
     }
     if (now >= next_log) {
@@ -266,12 +266,12 @@ void ProvingPipeline::LaneMain(int lane) {
   const size_t device = static_cast<size_t>(lane) % devices_;
   const std::string& label = circuits_.devices()[device].label;
   while (auto item = queue_.PopForRun(static_cast<int>(device), &retired_[device])) {
-    const fleet::WorkKey key = item->key;
+    const wire::WorkKey key = item->key;
     auto started = Clock::now();
     // One line per item, in the order items start (the order test reads these).
     spdlog::info(
         "processing priority={} job_seq={} partition={} attempt={} circuit={} queued_ms={:.1f} lane={} device={}",
-        fleet::PriorityName(key.priority), key.job_seq, key.partition, item->job.attempt(), item->job.circuit_id(),
+        wire::PriorityName(key.priority), key.job_seq, key.partition, item->job.attempt(), item->job.circuit_id(),
         Seconds(started - item->arrived) * 1e3, lane, label);
     ProveOutcome outcome;
     double deadline = item->job.deadline_unix_s();

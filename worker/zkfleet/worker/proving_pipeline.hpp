@@ -33,13 +33,13 @@
 #include <vector>
 
 #include "zkfleet.pb.h"
-#include "zkfleet/fleet/work_key.hpp"
+#include "zkfleet/wire/work_key.hpp"
 #include "zkfleet/worker/circuit_set.hpp"
 #include "zkfleet/worker/local_queue.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/options.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
-#include "zkfleet/worker/worker_state.hpp"
+#include "zkfleet/wire/worker_state.hpp"
 
 namespace zkfleet::worker {
 
@@ -54,8 +54,8 @@ struct PipelineEvent {
     kReleased,     // every lane has stopped; `bytes` of proving keys were freed by the last
   };
   Kind kind = Kind::kState;
-  WorkerEvent state_event = WorkerEvent::kMemoryFits;
-  fleet::ItemRef ref;
+  wire::WorkerEvent state_event = wire::WorkerEvent::kMemoryFits;
+  wire::ItemRef ref;
   int device = -1;           // kStarted, kResult, kDeviceReleased: the device's index
   proto::Result result;      // with the item's lease, circuit and request id
   double verify_s = 0;       // the check before sending (0 when off)

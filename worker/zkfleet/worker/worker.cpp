@@ -10,8 +10,8 @@
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "zkfleet/fleet/names.hpp"
-#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
 namespace zkfleet::worker {
@@ -32,10 +32,10 @@ std::string HostName() {
   return name;
 }
 
-metrics::DropReason DropReasonOf(fleet::DecodeStatus status) {
+metrics::DropReason DropReasonOf(wire::DecodeStatus status) {
   switch (status) {
-    case fleet::DecodeStatus::kOversized: return metrics::DropReason::kOversized;
-    case fleet::DecodeStatus::kWrongVersion: return metrics::DropReason::kVersion;
+    case wire::DecodeStatus::kOversized: return metrics::DropReason::kOversized;
+    case wire::DecodeStatus::kWrongVersion: return metrics::DropReason::kVersion;
     default: return metrics::DropReason::kMalformed;
   }
 }
@@ -77,15 +77,15 @@ Worker::~Worker() {
 
 // ------------------------------------------------------------------ state
 
-bool Worker::Transition(WorkerEvent event, const std::string& why) {
-  std::optional<proto::WorkerState> next = NextState(state_, event);
+bool Worker::Transition(wire::WorkerEvent event, const std::string& why) {
+  std::optional<proto::WorkerState> next = wire::NextState(state_, event);
   if (!next) {
-    spdlog::error("state machine: event '{}' is not allowed in state {} ({}); ignored", WorkerEventName(event),
-                  fleet::WorkerStateName(state_), why);
+    spdlog::error("state machine: event '{}' is not allowed in state {} ({}); ignored", wire::WorkerEventName(event),
+                  wire::WorkerStateName(state_), why);
     return false;
   }
   auto now = Clock::now();
-  spdlog::info("state {} -> {} (after {:.3f} s): {}", fleet::WorkerStateName(state_), fleet::WorkerStateName(*next),
+  spdlog::info("state {} -> {} (after {:.3f} s): {}", wire::WorkerStateName(state_), wire::WorkerStateName(*next),
                Seconds(now - state_since_), why);
   state_ = *next;
   state_since_ = now;
@@ -115,8 +115,8 @@ void Worker::Reconnect(const std::string& why) {
   // queued ones are dropped here (the broker redelivers them).
   size_t dropped = queue_.TakeAllQueued().size();
   if (dropped > 0) spdlog::warn("dropped {} queued items; the broker redelivers them", dropped);
-  std::vector<fleet::ItemRef> keep;
-  for (const fleet::WorkKey& running : queue_.running_keys()) {
+  std::vector<wire::ItemRef> keep;
+  for (const wire::WorkKey& running : queue_.running_keys()) {
     if (held_.count(running.ref())) keep.push_back(running.ref());
   }
   ledger_.Reset(keep);
@@ -134,7 +134,7 @@ void Worker::Send(proto::Envelope& envelope) {
   // or when the connection is gone for good (refused at the CURVE
   // handshake): then the send times out and the message is dropped; the
   // silence that follows makes us reconnect, and a drain still ends.
-  if (!dealer_.send(zmq::buffer(fleet::EncodeEnvelope(envelope)), zmq::send_flags::none)) {
+  if (!dealer_.send(zmq::buffer(wire::EncodeEnvelope(envelope)), zmq::send_flags::none)) {
     auto now = Clock::now();
     if (now >= next_send_failure_log_) {  // at most one line a minute
       next_send_failure_log_ = now + std::chrono::minutes(1);
@@ -155,7 +155,7 @@ void Worker::SendReady() {
   ready->set_capacity(ledger_.capacity());
   ready->set_state(state_);
   *ready->mutable_memory() = Memory();
-  for (const fleet::ItemRef& ref : ledger_.held_items()) ToWire(ref, ready->add_in_progress());
+  for (const wire::ItemRef& ref : ledger_.held_items()) ToWire(ref, ready->add_in_progress());
   if (metrics_) metrics_->SetMemory(ready->memory());
   Send(envelope);
 }
@@ -197,7 +197,7 @@ void Worker::GrantCredit() {
   Send(envelope);
 }
 
-std::string Worker::ForgetCircuit(const fleet::ItemRef& item) {
+std::string Worker::ForgetCircuit(const wire::ItemRef& item) {
   auto it = held_.find(item);
   if (it == held_.end()) return {};
   std::string circuit = std::move(it->second.circuit);
@@ -205,15 +205,15 @@ std::string Worker::ForgetCircuit(const fleet::ItemRef& item) {
   return circuit;
 }
 
-void Worker::ToWire(const fleet::ItemRef& ref, proto::WorkItemRef* wire) const {
-  fleet::ToProto(ref, wire);
+void Worker::ToWire(const wire::ItemRef& ref, proto::WorkItemRef* wire) const {
+  wire::ToProto(ref, wire);
   if (auto it = held_.find(ref); it != held_.end()) *wire->mutable_lease() = it->second.lease;
 }
 
 void Worker::FlushStarted() {
   if (started_unsent_.empty() || Clock::now() < started_hold_until_) return;
   proto::Envelope envelope;
-  for (const fleet::ItemRef& ref : started_unsent_) {
+  for (const wire::ItemRef& ref : started_unsent_) {
     if (held_.count(ref)) ToWire(ref, envelope.mutable_started()->add_items());
   }
   started_unsent_.clear();
@@ -272,10 +272,10 @@ int Worker::Run(int signal_fd) {
         more = frame.more();
         frames.push_back(std::move(frame));
       }
-      fleet::DecodeStatus status =
-          fleet::DecodeEnvelope(payload.data(), payload.size(), options_.limits.max_message_bytes, message);
-      if (status != fleet::DecodeStatus::kOk) {
-        spdlog::warn("dropped a {} message from the broker", fleet::DecodeStatusName(status));
+      wire::DecodeStatus status =
+          wire::DecodeEnvelope(payload.data(), payload.size(), options_.limits.max_message_bytes, message);
+      if (status != wire::DecodeStatus::kOk) {
+        spdlog::warn("dropped a {} message from the broker", wire::DecodeStatusName(status));
         if (metrics_) metrics_->MessageDropped(DropReasonOf(status));
         continue;
       }
@@ -348,14 +348,14 @@ void Worker::OnBrokerMessage(proto::Envelope& message, fleet::Frames& frames) {
 }
 
 void Worker::OnJob(proto::Job& job, fleet::WitnessFrames& witness) {
-  fleet::ItemRef ref = fleet::FromProto(job.item());
+  wire::ItemRef ref = wire::FromProto(job.item());
   if (!ledger_.OnJob(ref)) {
     spdlog::warn("broker sent job_seq={} partition={} without credit or twice", ref.job_seq, ref.partition);
   }
   held_[ref] = {job.circuit_id(), job.item().lease()};
   if (state_ != proto::WORKER_STATE_READY) {
     // Sent before the broker saw us drain: straight back, unstarted.
-    HandBack({ref}, {}, "worker is " + fleet::WorkerStateName(state_));
+    HandBack({ref}, {}, "worker is " + wire::WorkerStateName(state_));
     return;
   }
   proto::Priority priority = proto::Priority_IsValid(job.priority()) ? job.priority() : proto::PRIORITY_NORMAL;
@@ -389,7 +389,7 @@ void Worker::OnJob(proto::Job& job, fleet::WitnessFrames& witness) {
 }
 
 void Worker::FailUnreadableJob(const proto::Job& job, const std::string& why) {
-  const fleet::ItemRef ref = fleet::FromProto(job.item());
+  const wire::ItemRef ref = wire::FromProto(job.item());
   if (!ledger_.OnJob(ref)) return;  // not ours to answer (no credit, or a duplicate)
   held_[ref] = {job.circuit_id(), job.item().lease()};
   (void)ledger_.Release(ref);
@@ -431,7 +431,7 @@ void Worker::OnPipelineEvent(PipelineEvent& event) {
       if (metrics_) {
         for (size_t d = 0; d < devices_.size(); ++d) metrics_->SetDeviceKeyBytes(d, circuits_->resident_bytes(d));
       }
-      if (state_ == proto::WORKER_STATE_LOADING && Transition(WorkerEvent::kLoaded, "proving keys resident")) {
+      if (state_ == proto::WORKER_STATE_LOADING && Transition(wire::WorkerEvent::kLoaded, "proving keys resident")) {
         SendHeartbeat();  // the broker may dispatch from now on
         GrantCredit();
       }
@@ -441,7 +441,7 @@ void Worker::OnPipelineEvent(PipelineEvent& event) {
       proto::Envelope envelope;
       envelope.mutable_disconnect()->set_reason("failed to load circuits: " + event.text);
       Send(envelope);
-      Transition(WorkerEvent::kStartFailed, event.text);
+      Transition(wire::WorkerEvent::kStartFailed, event.text);
       exit_code_ = 1;
       return;
     }
@@ -466,7 +466,7 @@ void Worker::OnPipelineEvent(PipelineEvent& event) {
 }
 
 void Worker::OnResult(PipelineEvent& event) {
-  const fleet::ItemRef ref = event.ref;
+  const wire::ItemRef ref = event.ref;
   const auto device = static_cast<size_t>(event.device);
   const std::string circuit = event.result.circuit_id();
   // Its RESULT says it started; no separate STARTED needed.
@@ -507,13 +507,13 @@ void Worker::OnResult(PipelineEvent& event) {
   if (event.device_lost) RetireDevice(device, "fatal device error: " + event.text, /*lost=*/true);
 }
 
-void Worker::HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::vector<fleet::ItemRef>& aborted,
+void Worker::HandBack(const std::vector<wire::ItemRef>& unstarted, const std::vector<wire::ItemRef>& aborted,
                       const std::string& reason) {
   if (unstarted.empty() && aborted.empty()) return;
   proto::Envelope envelope;
   auto* handback = envelope.mutable_handback();
   handback->set_reason(reason);
-  auto give_back = [&](const fleet::ItemRef& ref, metrics::Outcome outcome, proto::WorkItemRef* wire) {
+  auto give_back = [&](const wire::ItemRef& ref, metrics::Outcome outcome, proto::WorkItemRef* wire) {
     ToWire(ref, wire);
     std::string circuit = ForgetCircuit(ref);
     if (metrics_) metrics_->JobEnded(circuit, outcome);

@@ -45,7 +45,7 @@
 #include "zkfleet/worker/options.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
 #include "zkfleet/worker/proving_pipeline.hpp"
-#include "zkfleet/worker/worker_state.hpp"
+#include "zkfleet/wire/worker_state.hpp"
 
 namespace zkfleet::worker {
 
@@ -85,7 +85,7 @@ class Worker {
 
   // ---- state (worker.cpp)
   // Applies `event` through the state table; false (logged) when not allowed.
-  bool Transition(WorkerEvent event, const std::string& why);
+  bool Transition(wire::WorkerEvent event, const std::string& why);
 
   // ---- socket loop (worker.cpp)
   void Connect();
@@ -103,12 +103,12 @@ class Worker {
   void OnResult(PipelineEvent& event);
   proto::MemoryStatus Memory() const;
   // The circuit of a held item, forgotten once its result or handback is sent.
-  std::string ForgetCircuit(const fleet::ItemRef& item);
+  std::string ForgetCircuit(const wire::ItemRef& item);
   // `ref` with the lease it was sent under (answers must carry it).
-  void ToWire(const fleet::ItemRef& ref, proto::WorkItemRef* wire) const;
+  void ToWire(const wire::ItemRef& ref, proto::WorkItemRef* wire) const;
   // Sends STARTED for the items a lane began whose result is not out yet.
   void FlushStarted();
-  void HandBack(const std::vector<fleet::ItemRef>& unstarted, const std::vector<fleet::ItemRef>& aborted,
+  void HandBack(const std::vector<wire::ItemRef>& unstarted, const std::vector<wire::ItemRef>& aborted,
                 const std::string& reason);
 
   // ---- faults and the drain sequence (worker_drain.cpp)
@@ -156,8 +156,8 @@ class Worker {
     std::string circuit;
     proto::Lease lease;
   };
-  std::map<fleet::ItemRef, HeldItem> held_;
-  std::vector<fleet::ItemRef> started_unsent_;  // began proving; STARTED not sent yet
+  std::map<wire::ItemRef, HeldItem> held_;
+  std::vector<wire::ItemRef> started_unsent_;  // began proving; STARTED not sent yet
   Clock::time_point started_hold_until_{};       // --test-hold-started-ms: FlushStarted waits until then
   Clock::time_point broker_last_seen_;
   Clock::time_point next_send_failure_log_{};  // rate limit of Send()'s warning

@@ -4,7 +4,7 @@
 // pool chunk by chunk, a heartbeat after each) -> GONE (DISCONNECT).
 #include <spdlog/spdlog.h>
 
-#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/wire/names.hpp"
 #include "zkfleet/worker/worker.hpp"
 
 namespace zkfleet::worker {
@@ -55,11 +55,11 @@ void Worker::RetireDevice(size_t device, const std::string& why, bool lost) {
 void Worker::EnterFaulted(const std::string& why, bool fatal) {
   if (finished()) return;
   if (state_ != proto::WORKER_STATE_FAULTED) {
-    if (!Transition(fatal ? WorkerEvent::kFatal : WorkerEvent::kEngineFaults, why)) return;
+    if (!Transition(fatal ? wire::WorkerEvent::kFatal : wire::WorkerEvent::kEngineFaults, why)) return;
     spdlog::error("worker FAULTED: {} (backend={} device={}); taking no more work{}", why, circuits_->backend_name(),
                   options_.device_label, fatal ? ", exiting" : "");
     SendHeartbeat();  // the broker stops routing to us and requeues our leases
-    std::vector<fleet::ItemRef> unstarted;
+    std::vector<wire::ItemRef> unstarted;
     for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
     HandBack(unstarted, {}, "faulted: " + why);
   }
@@ -67,21 +67,21 @@ void Worker::EnterFaulted(const std::string& why, bool fatal) {
 }
 
 void Worker::BeginDrain(const std::string& why) {
-  if (!Transition(WorkerEvent::kDrain, why)) {
-    spdlog::info("{}: already {}; the drain continues", why, fleet::WorkerStateName(state_));
+  if (!Transition(wire::WorkerEvent::kDrain, why)) {
+    spdlog::info("{}: already {}; the drain continues", why, wire::WorkerStateName(state_));
     return;
   }
   drain_deadline_ = Clock::now() + options_.drain_timeout;
   SendHeartbeat();  // the broker stops routing to us on this message
-  std::vector<fleet::ItemRef> unstarted;
+  std::vector<wire::ItemRef> unstarted;
   for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
   HandBack(unstarted, {}, "draining");
   // Taken after the queue was emptied, so it names every item a lane took
   // before the drain, even one whose "processing" line is not out yet: these
   // finish, nothing else starts.
-  const std::vector<fleet::WorkKey> running = queue_.running_keys();  // one snapshot: count and names agree
+  const std::vector<wire::WorkKey> running = queue_.running_keys();  // one snapshot: count and names agree
   std::string names;
-  for (const fleet::WorkKey& key : running) names += fmt::format(" job_seq={} partition={};", key.job_seq, key.partition);
+  for (const wire::WorkKey& key : running) names += fmt::format(" job_seq={} partition={};", key.job_seq, key.partition);
   spdlog::info("draining: {} running item(s) finish first:{}", running.size(), names);
   CheckDrain();
 }
@@ -93,13 +93,13 @@ void Worker::CheckDrain() {
   }
   if (Clock::now() < drain_deadline_) return;
   // The items still proving (or whose results are not out yet) are aborted.
-  std::vector<fleet::ItemRef> aborted(ledger_.held_items().begin(), ledger_.held_items().end());
+  std::vector<wire::ItemRef> aborted(ledger_.held_items().begin(), ledger_.held_items().end());
   HandBack({}, aborted, "drain timeout");
   StartReleasing(/*abandon_running=*/queue_.running() > 0);
 }
 
 void Worker::StartReleasing(bool abandon_running) {
-  if (!Transition(WorkerEvent::kItemsSettled, abandon_running ? "drain timeout" : "every item answered")) return;
+  if (!Transition(wire::WorkerEvent::kItemsSettled, abandon_running ? "drain timeout" : "every item answered")) return;
   SendHeartbeat();
   queue_.Close();  // the lanes leave their loop; the last frees the keys and posts kReleased
   pipeline_->StopPoolGrowth();  // a pool still growing stops after its current chunks
@@ -140,7 +140,7 @@ void Worker::Leave(const std::string& reason, int exit_code) {
   proto::Envelope envelope;
   envelope.mutable_disconnect()->set_reason(reason);
   Send(envelope);
-  WorkerEvent event = state_ == proto::WORKER_STATE_FAULTED ? WorkerEvent::kLeave : WorkerEvent::kReleased;
+  wire::WorkerEvent event = state_ == proto::WORKER_STATE_FAULTED ? wire::WorkerEvent::kLeave : wire::WorkerEvent::kReleased;
   if (!Transition(event, reason)) {
     state_ = proto::WORKER_STATE_GONE;  // never stay connected after deciding to leave
     if (metrics_) metrics_->SetState(state_);

@@ -1,11 +1,11 @@
-#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/wire/protocol.hpp"
 
 #include <google/protobuf/stubs/common.h>
 #if GOOGLE_PROTOBUF_VERSION < 4022000
 #include <google/protobuf/stubs/logging.h>  // LogSilencer (gone since protobuf 22, which logs via Abseil)
 #endif
 
-namespace zkfleet::fleet {
+namespace zkfleet::wire {
 
 const char* DecodeStatusName(DecodeStatus status) {
   switch (status) {
@@ -55,4 +55,4 @@ proto::Envelope MakeErrorReply(proto::ErrorKind kind, const std::string& message
   return envelope;
 }
 
-}  // namespace zkfleet::fleet
+}  // namespace zkfleet::wire

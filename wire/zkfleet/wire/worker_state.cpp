@@ -1,6 +1,6 @@
-#include "zkfleet/worker/worker_state.hpp"
+#include "zkfleet/wire/worker_state.hpp"
 
-namespace zkfleet::worker {
+namespace zkfleet::wire {
 namespace {
 
 using S = proto::WorkerState;
@@ -65,4 +65,4 @@ std::optional<proto::WorkerState> NextState(proto::WorkerState from, WorkerEvent
   return std::nullopt;
 }
 
-}  // namespace zkfleet::worker
+}  // namespace zkfleet::wire

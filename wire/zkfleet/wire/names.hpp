@@ -11,7 +11,7 @@
 
 #include "zkfleet.pb.h"
 
-namespace zkfleet::fleet {
+namespace zkfleet::wire {
 
 std::string WorkerStateName(proto::WorkerState state);
 std::string PriorityName(proto::Priority priority);
@@ -25,4 +25,4 @@ std::optional<proto::WorkerState> ParseWorkerState(std::string_view text);
 // True for SUCCEEDED, FAILED, DEAD_LETTERED and CANCELLED.
 bool IsTerminal(proto::JobState state);
 
-}  // namespace zkfleet::fleet
+}  // namespace zkfleet::wire

@@ -1,9 +1,9 @@
-#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/wire/names.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-namespace zkfleet::fleet {
+namespace zkfleet::wire {
 namespace {
 
 // "WORKER_STATE_READY" minus "WORKER_STATE_" -> "READY".
@@ -57,4 +57,4 @@ bool IsTerminal(proto::JobState state) {
          state == proto::JOB_STATE_EXPIRED;
 }
 
-}  // namespace zkfleet::fleet
+}  // namespace zkfleet::wire

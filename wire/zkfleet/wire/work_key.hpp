@@ -9,7 +9,7 @@
 
 #include "zkfleet.pb.h"
 
-namespace zkfleet::fleet {
+namespace zkfleet::wire {
 
 // Identifies a work item: partition `partition` of job `job_seq`.
 struct ItemRef {
@@ -39,4 +39,4 @@ inline void ToProto(const ItemRef& ref, proto::WorkItemRef* out) {
   out->set_partition(ref.partition);
 }
 
-}  // namespace zkfleet::fleet
+}  // namespace zkfleet::wire

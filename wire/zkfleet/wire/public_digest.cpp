@@ -1,10 +1,10 @@
-#include "zkfleet/fleet/public_digest.hpp"
+#include "zkfleet/wire/public_digest.hpp"
 
 #include <sodium.h>
 
 #include <nlohmann/json.hpp>
 
-namespace zkfleet::fleet {
+namespace zkfleet::wire {
 
 std::string PublicSignalsDigest(const std::vector<std::string>& decimal_signals) {
   std::string joined;
@@ -48,4 +48,4 @@ std::string DigestHex(std::string_view digest) {
   return hex;
 }
 
-}  // namespace zkfleet::fleet
+}  // namespace zkfleet::wire

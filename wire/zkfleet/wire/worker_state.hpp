@@ -19,7 +19,7 @@
 
 #include "zkfleet.pb.h"
 
-namespace zkfleet::worker {
+namespace zkfleet::wire {
 
 enum class WorkerEvent {
   kMemoryShort,   // the memory gate found too little memory for the pool
@@ -40,4 +40,4 @@ const char* WorkerEventName(WorkerEvent event);
 // allow it there (e.g. a second drain, a fault while draining).
 std::optional<proto::WorkerState> NextState(proto::WorkerState from, WorkerEvent event);
 
-}  // namespace zkfleet::worker
+}  // namespace zkfleet::wire

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace zkfleet::fleet {
+namespace zkfleet::wire {
 
 inline constexpr size_t kPublicDigestBytes = 32;
 
@@ -26,4 +26,4 @@ std::optional<std::string> PublicSignalsDigestOfJson(std::string_view public_jso
 // Lower-case hex, for messages.
 std::string DigestHex(std::string_view digest);
 
-}  // namespace zkfleet::fleet
+}  // namespace zkfleet::wire

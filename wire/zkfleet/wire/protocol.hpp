@@ -10,7 +10,7 @@
 
 #include "zkfleet.pb.h"
 
-namespace zkfleet::fleet {
+namespace zkfleet::wire {
 
 inline constexpr proto::ProtocolVersion kProtocolVersion = proto::PROTOCOL_VERSION_CURRENT;
 
@@ -34,4 +34,4 @@ std::string EncodeEnvelope(proto::Envelope& envelope);
 // Builds an ErrorReply envelope answering `correlation_id`.
 proto::Envelope MakeErrorReply(proto::ErrorKind kind, const std::string& message, uint64_t correlation_id);
 
-}  // namespace zkfleet::fleet
+}  // namespace zkfleet::wire
