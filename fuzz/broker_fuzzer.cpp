@@ -24,7 +24,7 @@
 #include "fuzz_common.hpp"
 #include "zkfleet/broker/broker_core.hpp"
 #include "zkfleet/common/logging.hpp"
-#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/wire/protocol.hpp"
 
 namespace {
 
@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     length = std::min(length, size);
     proto::Envelope message;
     const bool decoded =
-        zkfleet::fleet::DecodeEnvelope(data, length, 1 << 20, message) == zkfleet::fleet::DecodeStatus::kOk;
+        zkfleet::wire::DecodeEnvelope(data, length, 1 << 20, message) == zkfleet::wire::DecodeStatus::kOk;
     data += length;
     size -= length;
     if (!decoded) continue;

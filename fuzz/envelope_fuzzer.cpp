@@ -1,4 +1,4 @@
-// Fuzzes the wire envelope decoder (fleet::DecodeEnvelope), which the broker,
+// Fuzzes the wire envelope decoder (wire::DecodeEnvelope), which the broker,
 // the worker and the client library run on every frame they receive.
 //
 // Properties: the decoder never crashes, throws or logs; the status does
@@ -12,12 +12,12 @@
 #include <google/protobuf/stubs/common.h>
 
 #include "fuzz_common.hpp"
-#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/wire/protocol.hpp"
 
 namespace {
 
-using zkfleet::fleet::DecodeEnvelope;
-using zkfleet::fleet::DecodeStatus;
+using zkfleet::wire::DecodeEnvelope;
+using zkfleet::wire::DecodeStatus;
 using zkfleet::fuzz::Check;
 
 // A small limit so that both sides of the size check get exercised.
@@ -49,14 +49,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const DecodeStatus limited_status = DecodeEnvelope(data, size, kSmallLimit, limited);
   Check(size > kSmallLimit ? limited_status == DecodeStatus::kOversized : limited_status == status,
         "the size limit changed the verdict on a frame within it");
-  Check(std::string(zkfleet::fleet::DecodeStatusName(status)) != "unknown", "status without a name");
+  Check(std::string(zkfleet::wire::DecodeStatusName(status)) != "unknown", "status without a name");
 
   if (status != DecodeStatus::kOk) return 0;
-  Check(envelope.version() == zkfleet::fleet::kProtocolVersion, "accepted another version");
+  Check(envelope.version() == zkfleet::wire::kProtocolVersion, "accepted another version");
   Check(envelope.body_case() != zkfleet::proto::Envelope::BODY_NOT_SET, "accepted an envelope without a body");
 
   // What a broker does when it forwards or answers: re-encode and decode.
-  const std::string encoded = zkfleet::fleet::EncodeEnvelope(envelope);
+  const std::string encoded = zkfleet::wire::EncodeEnvelope(envelope);
   zkfleet::proto::Envelope again;
   Check(DecodeEnvelope(encoded.data(), encoded.size(), 0, again) == DecodeStatus::kOk, "re-encoded envelope rejected");
   Check(again.SerializeAsString() == encoded, "re-encoded envelope changed");

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "zkfleet/engine/types.hpp"
-#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/io/curve_primes.hpp"
 #include "zkfleet/io/r1cs.hpp"
 #include "zkfleet/io/wtns_writer.hpp"
@@ -126,7 +126,7 @@ void WriteEnvelopes(const fs::path& dir) {
   namespace proto = zkfleet::proto;
   const auto save = [&](const std::string& name, proto::Envelope& e) {
     e.set_correlation_id(42);
-    WriteBytes(dir / (name + ".bin"), zkfleet::fleet::EncodeEnvelope(e));
+    WriteBytes(dir / (name + ".bin"), zkfleet::wire::EncodeEnvelope(e));
   };
   proto::Envelope e;
   auto* ready = e.mutable_ready();
@@ -204,7 +204,7 @@ void WriteEnvelopes(const fs::path& dir) {
   e.mutable_cancel()->set_job_seq(9);
   save("cancel", e);
 
-  proto::Envelope error = zkfleet::fleet::MakeErrorReply(proto::ERROR_KIND_BAD_REQUEST, "bad", 5);
+  proto::Envelope error = zkfleet::wire::MakeErrorReply(proto::ERROR_KIND_BAD_REQUEST, "bad", 5);
   save("error", error);
 }
 
@@ -214,7 +214,7 @@ void WriteBrokerSession(const fs::path& path) {
   namespace proto = zkfleet::proto;
   std::string bytes;
   const auto add = [&](uint8_t kind, uint8_t peer, proto::Envelope& e) {
-    const std::string encoded = zkfleet::fleet::EncodeEnvelope(e);
+    const std::string encoded = zkfleet::wire::EncodeEnvelope(e);
     bytes.push_back(static_cast<char>(kind));
     bytes.push_back(static_cast<char>(peer));
     bytes.push_back(static_cast<char>(encoded.size() & 0xff));

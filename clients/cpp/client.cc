@@ -16,8 +16,8 @@
 #include "zkfleet/fleet/client.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/frames.hpp"
-#include "zkfleet/fleet/names.hpp"
-#include "zkfleet/fleet/public_digest.hpp"
+#include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/public_digest.hpp"
 
 namespace zkfleet::client {
 namespace {
@@ -93,7 +93,7 @@ bool Retryable(proto::ErrorKind kind) {
 // kBusy or kUnavailable, from the last refusal's words (a BrokerError's
 // "broker: <KIND>: <message>").
 Code GaveUpCode(const std::string& what) {
-  const std::string unavailable = "broker: " + fleet::ErrorKindName(proto::ERROR_KIND_UNAVAILABLE) + ": ";
+  const std::string unavailable = "broker: " + wire::ErrorKindName(proto::ERROR_KIND_UNAVAILABLE) + ": ";
   return what.rfind(unavailable, 0) == 0 ? Code::kUnavailable : Code::kBusy;
 }
 
@@ -105,7 +105,7 @@ static_assert(kMaxRequestIdBytes == fleet::kMaxRequestIdBytes && kMaxCircuitIdBy
 Status ResultStatus(const proto::JobResult& result) {
   if (result.state() == proto::JOB_STATE_SUCCEEDED) return Status();
   return Status(Code::kJobFailed, "job " + std::to_string(result.job_seq()) + " ended " +
-                                      fleet::JobStateName(result.state()) +
+                                      wire::JobStateName(result.state()) +
                                       (result.error().empty() ? "" : ": " + result.error()));
 }
 
@@ -199,7 +199,7 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
     }
     for (size_t p = 0; p < options.expected_public_json.size(); ++p) {
       std::string why;
-      auto digest = zkfleet::fleet::PublicSignalsDigestOfJson(options.expected_public_json[p], &why);
+      auto digest = zkfleet::wire::PublicSignalsDigestOfJson(options.expected_public_json[p], &why);
       if (!digest) {
         return Status(Code::kInvalidArgument, "expected public signals of partition " + std::to_string(p) + ": " + why);
       }
@@ -266,7 +266,7 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
       // Never a success without a proof to collect.
       return Status(Code::kResultExpired,
                     "request " + job->request_id + " was job " + std::to_string(job->job_seq) + " (" +
-                        fleet::JobStateName(job->state) +
+                        wire::JobStateName(job->state) +
                         "); its result passed the broker's retention (--result-ttl): submit it again with its "
                         "witnesses to prove it again");
     }

@@ -15,7 +15,7 @@
 #include "table.hpp"
 #include "zkfleet/broker/journal.hpp"
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/fleet/names.hpp"
+#include "zkfleet/wire/names.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
 namespace zkctl {
@@ -23,10 +23,10 @@ namespace {
 
 using zkfleet::Error;
 using zkfleet::ErrorCode;
-using zkfleet::fleet::IsTerminal;
-using zkfleet::fleet::JobStateName;
-using zkfleet::fleet::PriorityName;
-using zkfleet::fleet::WorkerStateName;
+using zkfleet::wire::IsTerminal;
+using zkfleet::wire::JobStateName;
+using zkfleet::wire::PriorityName;
+using zkfleet::wire::WorkerStateName;
 namespace proto = zkfleet::proto;
 using json = nlohmann::json;
 
@@ -242,7 +242,7 @@ void ReportBusy(const std::string& what, double wait_s) {
 }
 
 int Submit(Context& context, const SubmitArgs& args) {
-  auto priority = zkfleet::fleet::ParsePriority(args.priority);
+  auto priority = zkfleet::wire::ParsePriority(args.priority);
   if (!priority) {
     return ReportError(context.json, "USAGE",
                        "--priority " + args.priority + ": expected low, normal, high or critical", kExitUsage);

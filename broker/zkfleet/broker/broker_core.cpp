@@ -10,17 +10,17 @@
 #include "zkfleet/broker/digest.hpp"
 #include "zkfleet/broker/field_checks.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
-#include "zkfleet/fleet/names.hpp"
-#include "zkfleet/fleet/protocol.hpp"
-#include "zkfleet/fleet/public_digest.hpp"
+#include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/protocol.hpp"
+#include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/io/json.hpp"
 
 namespace zkfleet::broker {
 namespace {
 
-using fleet::ItemRef;
-using fleet::WorkKey;
+using wire::ItemRef;
+using wire::WorkKey;
 
 constexpr uint64_t kMaxCredit = 1u << 20;
 // Longest gap between two updates of the queue and worker gauges.
@@ -122,7 +122,7 @@ void BrokerCore::Recover(Clock::time_point now) {
   double now_unix = fleet::UnixNow();
   std::vector<uint64_t> live;
   journal_.ForEachJob([&](const journal::Job& stored) {
-    if (fleet::IsTerminal(stored.state())) return;
+    if (wire::IsTerminal(stored.state())) return;
     JobRecord job;
     job.job_seq = stored.job_seq();
     job.client_id = stored.client_id();
@@ -330,7 +330,7 @@ std::optional<std::string> BrokerCore::CheckPublicSignalsDigests(const proto::Su
            std::to_string(witnesses.size()) + " witnesses: send one per partition, or none";
   }
   for (int p = 0; p < digests.size(); ++p) {
-    if (digests[p].size() != fleet::kPublicDigestBytes) {
+    if (digests[p].size() != wire::kPublicDigestBytes) {
       return "public_signals_sha256 of partition " + std::to_string(p) + " is " + std::to_string(digests[p].size()) +
              " bytes; a SHA-256 digest is 32";
     }
@@ -345,11 +345,11 @@ std::optional<std::string> BrokerCore::CheckPublicSignalsDigests(const proto::Su
     if (!values) return "the witness of partition " + std::to_string(p) + " cannot be read: " + why;
     std::vector<std::string> decimal;
     for (const groth16::BigInt& value : *values) decimal.push_back(io::LimbsToDecimal(value.data(), static_cast<int>(value.size())));
-    const std::string digest = fleet::PublicSignalsDigest(decimal);
+    const std::string digest = wire::PublicSignalsDigest(decimal);
     if (digest != digests[p]) {
       return "the witness of partition " + std::to_string(p) + " commits to other public signals than the client "
-             "expects (public_signals_sha256 " + fleet::DigestHex(digests[p]) + ", the witness's " +
-             fleet::DigestHex(digest) + "); nothing was accepted";
+             "expects (public_signals_sha256 " + wire::DigestHex(digests[p]) + ", the witness's " +
+             wire::DigestHex(digest) + "); nothing was accepted";
     }
   }
   return std::nullopt;
@@ -556,7 +556,7 @@ void BrokerCore::OnAwait(const ReplyTo& from, const std::string& client, bool an
   if (auto stub = journal_.GetStub(seq)) {
     if (!visible(stub->client_id())) return SendUnknownJob(from, seq);
     return SendError(from, proto::ERROR_KIND_RESULT_EXPIRED,
-                     "job " + std::to_string(seq) + " ended " + fleet::JobStateName(stub->state()) +
+                     "job " + std::to_string(seq) + " ended " + wire::JobStateName(stub->state()) +
                          " but its result passed the broker's retention (--result-ttl); submit its request "
                          "again with the same witnesses to prove it again");
   }
@@ -629,7 +629,7 @@ void BrokerCore::OnUndrainWorker(const std::string& identity, uint64_t correlati
   if (worker) {
     worker->strikes = 0;
     if (DrainRank(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) {
-      spdlog::warn("worker {} undrained by an admin: {} -> READY", id, fleet::WorkerStateName(worker->state));
+      spdlog::warn("worker {} undrained by an admin: {} -> READY", id, wire::WorkerStateName(worker->state));
       worker->state = proto::WORKER_STATE_READY;
       worker->phases.clear();
       // Its free queue slots, as far as the broker knows (the cap holds).
@@ -695,7 +695,7 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
     if (message.has_result()) {
       // An answer to its lease that the broker cannot store: its fault.
       if (JobRecord* job = LiveLease(*sender, message.result().item())) {
-        const ItemRef ref = fleet::FromProto(message.result().item());
+        const ItemRef ref = wire::FromProto(message.result().item());
         TakeAnswer(*sender, *job, ref, now);
         return RejectResult(sender->worker_id, *job, ref.partition, metrics::ResultRejectReason::kMalformed,
                             "RESULT refused: " + *why, now);
@@ -781,7 +781,7 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   }
   // What the worker says it is still proving, under which lease.
   std::map<ItemRef, proto::Lease> claimed;
-  for (const proto::WorkItemRef& ref : ready.in_progress()) claimed[fleet::FromProto(ref)] = ref.lease();
+  for (const proto::WorkItemRef& ref : ready.in_progress()) claimed[wire::FromProto(ref)] = ref.lease();
   auto claims = [&](const ItemRef& ref, const proto::Lease& lease) {
     auto it = claimed.find(ref);
     return it != claimed.end() && SameLease(it->second, lease);
@@ -859,7 +859,7 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   }
   spdlog::info("worker {} registered: key={} host={} backend={} capacity={} state={} circuits={}{}", worker.worker_id,
                peer.authenticated ? peer.key_name : "(plaintext)", worker.host, worker.backend, worker.capacity,
-               fleet::WorkerStateName(worker.state),
+               wire::WorkerStateName(worker.state),
                fmt::join(worker.circuits, ","),
                kept.empty() ? "" : "; still proving " + std::to_string(kept.size()) + " leased item(s)");
 }
@@ -940,13 +940,13 @@ void BrokerCore::SetWorkerState(WorkerRecord& worker, proto::WorkerState state) 
     worker.phases.push_back(phase);
     worker.credit = 0;  // nothing more is routed to a draining worker
   }
-  spdlog::info("worker {} state {} -> {}", worker.worker_id, fleet::WorkerStateName(worker.state),
-               fleet::WorkerStateName(state));
+  spdlog::info("worker {} state {} -> {}", worker.worker_id, wire::WorkerStateName(worker.state),
+               wire::WorkerStateName(state));
   worker.state = state;
 }
 
 JobRecord* BrokerCore::LiveLease(WorkerRecord& worker, const proto::WorkItemRef& wire) {
-  ItemRef ref = fleet::FromProto(wire);
+  ItemRef ref = wire::FromProto(wire);
   auto held = worker.leased.find(ref);
   if (held == worker.leased.end() || !SameLease(held->second, wire.lease())) return nullptr;
   JobRecord* job = jobs_.Find(ref.job_seq);
@@ -979,7 +979,7 @@ void BrokerCore::OnStarted(WorkerRecord& worker, const proto::Started& started, 
 
 void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::time_point now) {
   const proto::WorkItemRef& wire = result.item();
-  ItemRef ref = fleet::FromProto(wire);
+  ItemRef ref = wire::FromProto(wire);
   JobRecord* job = LiveLease(worker, wire);
   bool confused = job && (result.circuit_id() != job->circuit_id || result.request_id() != job->request_id);
   if (!job || confused) {
@@ -1122,7 +1122,7 @@ void BrokerCore::OnVerified(const VerifyVerdict& verdict, Clock::time_point now)
 void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handback, Clock::time_point now) {
   auto give_back = [&](const proto::WorkItemRef& wire, bool started) {
     JobRecord* job = LiveLease(worker, wire);
-    ItemRef ref = fleet::FromProto(wire);
+    ItemRef ref = wire::FromProto(wire);
     if (!job) {
       // Not (or no longer) its live lease; if the job ended meanwhile the lease just goes.
       auto held = worker.leased.find(ref);
@@ -1272,7 +1272,7 @@ void BrokerCore::FinishJob(JobRecord& job, proto::JobState state, const std::str
   }
   if (state != proto::JOB_STATE_SUCCEEDED) {
     spdlog::warn("job {} ({} of client {}) ended {}: {}", job.job_seq, job.request_id, job.client_id,
-                 fleet::JobStateName(state), error);
+                 wire::JobStateName(state), error);
   }
   admission_.Remove(job.client_id, job.items.size(), job.witness_bytes);
   if (job.deadline_unix_s > 0) deadlines_.erase({job.deadline_unix_s, job.job_seq});
@@ -1417,7 +1417,7 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     if (job->state == proto::JOB_STATE_QUEUED) job->state = proto::JOB_STATE_RUNNING;
     ++counters_.items_dispatched;
 
-    fleet::ToProto(key.ref(), body->mutable_item());
+    wire::ToProto(key.ref(), body->mutable_item());
     *body->mutable_item()->mutable_lease() = item.lease;
     body->set_partitions(static_cast<uint32_t>(job->items.size()));
     body->set_circuit_id(job->circuit_id);
@@ -1599,7 +1599,7 @@ void BrokerCore::SendClient(const ReplyTo& to, proto::Envelope envelope) {
 
 void BrokerCore::SendError(const ReplyTo& to, proto::ErrorKind kind, const std::string& message,
                            uint32_t retry_after_ms) {
-  proto::Envelope reply = fleet::MakeErrorReply(kind, message, to.correlation_id);
+  proto::Envelope reply = wire::MakeErrorReply(kind, message, to.correlation_id);
   reply.mutable_error()->set_retry_after_ms(retry_after_ms);
   SendClient(to, std::move(reply));
 }

@@ -209,7 +209,7 @@ class BrokerCore {
                           const std::string& why);
   // The RESULT for the live lease `ref` of `worker` came: the lease leaves
   // the worker's set and the item counts as started (an attempt).
-  WorkItem& TakeAnswer(WorkerRecord& worker, JobRecord& job, const fleet::ItemRef& ref, Clock::time_point now);
+  WorkItem& TakeAnswer(WorkerRecord& worker, JobRecord& job, const wire::ItemRef& ref, Clock::time_point now);
   // Stores an accepted (verified, or of an unverified circuit) result.
   void AcceptResult(JobRecord& job, uint32_t partition, const std::string& worker_id, proto::PartitionResult out,
                     Clock::time_point now);
@@ -235,9 +235,9 @@ class BrokerCore {
   // Removes the worker; its leases return to the queue (started ones as
   // lost attempts), except those listed in `keep`, which are returned to the
   // caller (a new connection of the same worker claims them).
-  std::map<fleet::ItemRef, proto::Lease> RemoveWorker(const std::string& identity, const std::string& why,
+  std::map<wire::ItemRef, proto::Lease> RemoveWorker(const std::string& identity, const std::string& why,
                                                       bool graceful, Clock::time_point now,
-                                                      const std::map<fleet::ItemRef, proto::Lease>& keep = {});
+                                                      const std::map<wire::ItemRef, proto::Lease>& keep = {});
 
   // The live lease of `ref` held by `worker` is `lease`: returns the job and
   // item, else null (and the caller counts it stale).
@@ -285,7 +285,7 @@ class BrokerCore {
   Admission admission_;
   JobTable jobs_;
   // Leases recovered from the journal whose worker has not come back, by worker_id.
-  std::map<std::string, std::map<fleet::ItemRef, proto::Lease>> orphans_;
+  std::map<std::string, std::map<wire::ItemRef, proto::Lease>> orphans_;
   // Live jobs with a deadline: (deadline_unix_s, job_seq).
   std::set<std::pair<double, uint64_t>> deadlines_;
   DispatchQueue queue_;
@@ -321,7 +321,7 @@ class BrokerCore {
   std::optional<std::set<std::string>> allowed_worker_keys_, allowed_client_keys_;
   // Results waiting for verification, by task id.
   struct Verifying {
-    fleet::ItemRef ref;
+    wire::ItemRef ref;
     proto::Lease lease;
     std::string worker_id;
     proto::PartitionResult result;

@@ -11,8 +11,8 @@
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/fleet/names.hpp"
-#include "zkfleet/fleet/protocol.hpp"
+#include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
 namespace zkfleet::broker {
@@ -169,9 +169,9 @@ void BrokerServer::OnStorageFault(const Error& error) {
   const std::string message = "the broker could not write its journal (" + fault +
                               "); nothing of this request was accepted; retry with the same request id";
   for (const ReplyTo& to : refused) {
-    proto::Envelope reply = fleet::MakeErrorReply(proto::ERROR_KIND_UNAVAILABLE, message, to.correlation_id);
+    proto::Envelope reply = wire::MakeErrorReply(proto::ERROR_KIND_UNAVAILABLE, message, to.correlation_id);
     reply.mutable_error()->set_retry_after_ms(kUnavailableRetryAfterMs);
-    if (fleet::SendToPeer(clients_, to.identity, fleet::EncodeEnvelope(reply)) != fleet::SendStatus::kOk) {
+    if (fleet::SendToPeer(clients_, to.identity, wire::EncodeEnvelope(reply)) != fleet::SendStatus::kOk) {
       ++core_->counters().replies_undeliverable;
     }
   }
@@ -381,13 +381,13 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
 void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
                                bool has_payload, fleet::Frames frames, Clock::time_point now) {
   const char* side = from_workers ? "worker" : "client";
-  fleet::DecodeStatus status = fleet::DecodeStatus::kMalformed;
+  wire::DecodeStatus status = wire::DecodeStatus::kMalformed;
   // Workers send single-frame messages; clients may add witness frames.
   if (has_payload && (frames.empty() || !from_workers)) {
-    status = fleet::DecodeEnvelope(payload.data(), payload.size(), options_.limits.max_message_bytes, scratch_);
+    status = wire::DecodeEnvelope(payload.data(), payload.size(), options_.limits.max_message_bytes, scratch_);
   }
   switch (status) {
-    case fleet::DecodeStatus::kOk:
+    case wire::DecodeStatus::kOk:
       if (from_workers) {
         core_->HandleWorker(identity, scratch_, now, PeerOf(payload));
       } else {
@@ -396,39 +396,39 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
         handling_client_.reset();
       }
       return;
-    case fleet::DecodeStatus::kOversized:
+    case wire::DecodeStatus::kOversized:
       core_->CountDroppedFrame(metrics::DropReason::kOversized);
       spdlog::warn("dropped an oversized {} frame: {} bytes > --max-message-bytes {}", side, payload.size(),
                    options_.limits.max_message_bytes);
       if (!from_workers) {
         core_->outbox().push_back({Outgoing::To::kClient, identity,
-                                  fleet::MakeErrorReply(proto::ERROR_KIND_TOO_LARGE,
+                                  wire::MakeErrorReply(proto::ERROR_KIND_TOO_LARGE,
                                                         "message of " + std::to_string(payload.size()) +
                                                             " bytes exceeds the broker limit of " +
                                                             std::to_string(options_.limits.max_message_bytes),
                                                         0)});
       }
       return;
-    case fleet::DecodeStatus::kWrongVersion:
+    case wire::DecodeStatus::kWrongVersion:
       core_->CountDroppedFrame(metrics::DropReason::kVersion);
       spdlog::warn("dropped a {} frame of protocol version {} (this broker speaks {})", side,
-                   static_cast<int>(scratch_.version()), static_cast<int>(fleet::kProtocolVersion));
+                   static_cast<int>(scratch_.version()), static_cast<int>(wire::kProtocolVersion));
       if (!from_workers) {
         core_->outbox().push_back(
             {Outgoing::To::kClient, identity,
-             fleet::MakeErrorReply(proto::ERROR_KIND_VERSION_MISMATCH,
+             wire::MakeErrorReply(proto::ERROR_KIND_VERSION_MISMATCH,
                                    "protocol version " + std::to_string(scratch_.version()) + " is not supported; " +
-                                       "this broker speaks " + std::to_string(fleet::kProtocolVersion),
+                                       "this broker speaks " + std::to_string(wire::kProtocolVersion),
                                    scratch_.correlation_id())});
       }
       return;
-    case fleet::DecodeStatus::kMalformed:
+    case wire::DecodeStatus::kMalformed:
       core_->CountDroppedFrame(metrics::DropReason::kMalformed);
       spdlog::warn("dropped a malformed {} message ({} frames, {} payload bytes)", side,
                    1 + (has_payload ? 1 : 0) + frames.size(), payload.size());
       if (!from_workers) {
         core_->outbox().push_back({Outgoing::To::kClient, identity,
-                                  fleet::MakeErrorReply(proto::ERROR_KIND_BAD_REQUEST,
+                                  wire::MakeErrorReply(proto::ERROR_KIND_BAD_REQUEST,
                                                         "message is not a zkfleet Envelope (followed only by "
                                                         "the witness frames a SUBMIT announces)",
                                                         0)});
@@ -483,7 +483,7 @@ void BrokerServer::SendOutbox(bool workers_only, Clock::time_point now) {
         held.push_back(std::move(out));
         continue;
       }
-      std::string bytes = fleet::EncodeEnvelope(out.envelope);
+      std::string bytes = wire::EncodeEnvelope(out.envelope);
       fleet::SendStatus sent = fleet::SendToPeer(to_worker ? workers_ : clients_, out.identity, bytes, &out.frames);
       if (sent == fleet::SendStatus::kOk) continue;
       if (to_worker) {

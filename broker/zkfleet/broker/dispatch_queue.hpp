@@ -11,18 +11,18 @@
 #include <set>
 #include <string>
 
-#include "zkfleet/fleet/work_key.hpp"
+#include "zkfleet/wire/work_key.hpp"
 
 namespace zkfleet::broker {
 
 class DispatchQueue {
  public:
   // False when the key is already queued (a bug upstream; never duplicated).
-  bool Insert(const std::string& circuit, const fleet::WorkKey& key);
-  bool Erase(const std::string& circuit, const fleet::WorkKey& key);
+  bool Insert(const std::string& circuit, const wire::WorkKey& key);
+  bool Erase(const std::string& circuit, const wire::WorkKey& key);
 
   // The first item for `circuit`, if any.
-  std::optional<fleet::WorkKey> Front(const std::string& circuit) const;
+  std::optional<wire::WorkKey> Front(const std::string& circuit) const;
 
   size_t size() const { return size_; }
   size_t depth(proto::Priority priority) const { return depth_[priority]; }
@@ -30,10 +30,10 @@ class DispatchQueue {
   std::optional<uint64_t> OldestSeq(proto::Priority priority) const;
 
   // Circuits that currently have queued items.
-  const std::map<std::string, std::set<fleet::WorkKey>>& by_circuit() const { return queues_; }
+  const std::map<std::string, std::set<wire::WorkKey>>& by_circuit() const { return queues_; }
 
  private:
-  std::map<std::string, std::set<fleet::WorkKey>> queues_;  // no empty sets kept
+  std::map<std::string, std::set<wire::WorkKey>> queues_;  // no empty sets kept
   std::array<size_t, proto::Priority_ARRAYSIZE> depth_{};
   size_t size_ = 0;
 };

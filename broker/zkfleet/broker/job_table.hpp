@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "zkfleet.pb.h"
-#include "zkfleet/fleet/work_key.hpp"
+#include "zkfleet/wire/work_key.hpp"
 
 namespace zkfleet::broker {
 
@@ -83,7 +83,7 @@ struct JobRecord {
   double deadline_unix_s = 0;    // 0 = none
   Clock::time_point submitted_at;
 
-  fleet::WorkKey key(uint32_t partition) const { return {priority, job_seq, partition}; }
+  wire::WorkKey key(uint32_t partition) const { return {priority, job_seq, partition}; }
 };
 
 class JobTable {

@@ -14,7 +14,7 @@
 
 #include "zkfleet.pb.h"
 #include "zkfleet/broker/job_table.hpp"
-#include "zkfleet/fleet/work_key.hpp"
+#include "zkfleet/wire/work_key.hpp"
 
 namespace zkfleet::broker {
 
@@ -29,7 +29,7 @@ struct WorkerRecord {
   proto::WorkerState state = proto::WORKER_STATE_STARTING;
   uint32_t credit = 0;            // JOBs the broker may still send
   // Items leased to it, with the lease each was sent under.
-  std::map<fleet::ItemRef, proto::Lease> leased;
+  std::map<wire::ItemRef, proto::Lease> leased;
   uint32_t queue_depth = 0;       // as last reported
   uint32_t reported_in_flight = 0;
   proto::MemoryStatus memory;
