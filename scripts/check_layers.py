@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Checks the floors of the tree (docs/architecture.md, "Floors").
+
+Fails (exit 1, one line per finding) when
+  * a file includes a header of a component it may not use (a lower floor
+    reaching up, or a sideways reach the table below does not allow);
+  * a component that must stay socket-free (the wire, storage, the worker's
+    core, the engine) includes ZeroMQ;
+  * a CUDA host-memory call (cudaHostAlloc, cudaHostRegister, ...) appears
+    outside the engine's runtime layer;
+  * a comment, or a `path` in README.md and docs/, names a source file that no
+    longer exists (left behind by a rename).
+
+Usage: check_layers.py [--root DIR]   (default: the repository holding this file)
+tests/layering runs it on the tree and on fixture trees with one planted
+violation each, which must fail.
+"""
+import argparse
+import os
+import re
+import sys
+
+# --------------------------------------------------------------------------
+# The components, in path order: the first pattern that matches a file's path
+# (relative to the root) names its component.
+COMPONENT_OF_PATH = [
+    (r"^common/", "common"),
+    (r"^wire/", "wire"),
+    # The engine: its public face, then its internal floors (gpu/CMakeLists.txt).
+    (r"^gpu/include/", "engine"),
+    (r"^gpu/zkfleet/engine/", "engine_impl"),
+    (r"^gpu/zkfleet/(runtime|ff)/", "engine_base"),
+    (r"^gpu/zkfleet/curve/", "engine_curve"),
+    (r"^gpu/zkfleet/(msm|ntt|pairing)/", "engine_math"),
+    (r"^gpu/zkfleet/(io|formats)/", "engine_io"),
+    (r"^gpu/zkfleet/groth16/", "engine_groth16"),
+    (r"^gpu/zkfleet/(zkey|wtns|r1cs|snarkjs)/", "engine_formats"),
+    (r"^gpu/", "engine_impl"),
+    (r"^fleet/", "fleet"),
+    (r"^metrics/", "metrics"),
+    (r"^storage/", "storage"),
+    (r"^broker/", "broker"),
+    (r"^worker/zkfleet/worker/core/", "worker_core"),
+    (r"^worker/", "worker"),
+    (r"^clients/cpp/", "client"),
+    (r"^devtools/", "devtools"),
+    (r"^cmd/", "cmd"),
+]
+
+# Who may include whom (besides itself). Read it bottom-up: a component lists
+# only floors below it (or beside it, where the arrow is one way).
+ENGINE_INTERNAL = ["engine_base", "engine_curve", "engine_math", "engine_io", "engine_groth16", "engine_formats",
+                   "engine_impl"]
+MAY_INCLUDE = {
+    "schema": [],
+    "common": [],
+    "wire": ["common", "schema"],
+    "engine_base": ["common"],
+    "engine_curve": ["common", "engine_base"],
+    "engine_math": ["common", "engine_base", "engine_curve"],
+    "engine_io": ["common", "engine_base"],
+    "engine_groth16": ["common", "engine_base", "engine_curve", "engine_math", "engine_io"],
+    "engine_formats": ["common", "engine_base", "engine_curve", "engine_io", "engine_groth16"],
+    # The API's own sources implement it with everything inside; its headers
+    # (the "engine" component) show nothing of the inside.
+    "engine_impl": ["common", "engine", "engine_base", "engine_curve", "engine_math", "engine_io", "engine_groth16",
+                    "engine_formats"],
+    "engine": ["common"],
+    "fleet": ["common", "schema", "wire"],
+    "metrics": ["common", "schema", "wire"],
+    "storage": ["common", "schema", "wire"],
+    "worker_core": ["common", "schema", "wire", "engine", "metrics"],
+    "worker": ["common", "schema", "wire", "engine", "metrics", "fleet", "worker_core"],
+    "broker": ["common", "schema", "wire", "engine", "metrics", "fleet", "storage"],
+    "client": ["common", "schema", "wire", "fleet"],
+    # Devtools computes with fields and curves: the one user of the inside.
+    "devtools": ["common", "engine"] + ENGINE_INTERNAL,
+    "cmd": ["common", "schema", "wire", "engine", "metrics", "fleet", "storage", "broker", "worker", "worker_core",
+            "client", "devtools"],
+}
+
+# Components that stay free of sockets: they must not include ZeroMQ.
+NO_ZEROMQ = {"common", "wire", "storage", "worker_core", "engine", "metrics"} | set(ENGINE_INTERNAL)
+ZEROMQ_HEADER = re.compile(r"^(zmq\.h|zmq\.hpp|zmq_addon\.hpp)$")
+
+# CUDA host-memory calls: only the engine's runtime layer makes them.
+CUDA_HOST_CALL = re.compile(r"\b(cudaHostAlloc|cudaMallocHost|cudaFreeHost|cudaHostRegister|cudaHostUnregister|"
+                            r"cudaHostGetDevicePointer)\s*\(")
+CUDA_HOST_ALLOWED = re.compile(r"^gpu/zkfleet/runtime/")
+
+SOURCE_DIRS = ["common", "wire", "gpu", "fleet", "metrics", "storage", "broker", "worker", "clients/cpp", "devtools",
+               "cmd"]
+SOURCE_EXT = (".cpp", ".hpp", ".cc", ".h", ".cu", ".cuh")
+# Where stale file names are looked for besides source comments.
+DOC_FILES = ["README.md"]
+DOC_DIRS = ["docs"]
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+FILE_MENTION = re.compile(r"(?<![\w.@/-])([\w./-]*[A-Za-z0-9_]\.(?:cpp|hpp|cu|cuh|cc))\b")
+# A mention may end with a ':' line number or be a glob; globs are not checked.
+
+
+def component_of(rel):
+    for pattern, name in COMPONENT_OF_PATH:
+        if re.search(pattern, rel):
+            return name
+    return None
+
+
+def source_files(root):
+    for top in SOURCE_DIRS:
+        base = os.path.join(root, top)
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d not in ("build", "node_modules", "__pycache__"))
+            for name in sorted(filenames):
+                if name.endswith(SOURCE_EXT):
+                    yield os.path.relpath(os.path.join(dirpath, name), root)
+
+
+def include_roots(root):
+    """Every folder that holds a zkfleet/ header tree (a component's include dir)."""
+    roots = []
+    for top in SOURCE_DIRS:
+        for dirpath, dirnames, _ in os.walk(os.path.join(root, top)):
+            dirnames[:] = [d for d in dirnames if d not in ("build", "node_modules")]
+            if "zkfleet" in dirnames:
+                roots.append(dirpath)
+    return roots
+
+
+def resolve(root, roots, including_rel, target):
+    """The root-relative path an include names, or None (system/generated)."""
+    here = os.path.join(root, os.path.dirname(including_rel), target)
+    if os.path.isfile(here):
+        return os.path.relpath(os.path.normpath(here), root)
+    for r in roots:
+        candidate = os.path.join(r, target)
+        if os.path.isfile(candidate):
+            return os.path.relpath(os.path.normpath(candidate), root)
+    return None
+
+
+def strip_strings(line):
+    return re.sub(r'"(\\.|[^"\\])*"', '""', line)
+
+
+def comment_of(line):
+    """The // comment on a line (C++ sources), or the text of a /* */ line."""
+    code = strip_strings(line)
+    at = code.find("//")
+    if at >= 0:
+        return line[line.find("//"):] if line.find("//") >= 0 else ""
+    stripped = line.strip()
+    if stripped.startswith("*") or stripped.startswith("/*"):
+        return stripped
+    return ""
+
+
+def known_files(root):
+    names, paths = set(), set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".git", "build", "node_modules", "__pycache__")]
+        for name in filenames:
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            names.add(name)
+            paths.add(rel)
+    return names, paths
+
+
+def mention_exists(mention, names, paths):
+    if "*" in mention:
+        return True
+    mention = mention.lstrip("./")
+    if "/" not in mention:
+        return mention in names
+    # A path: some file's path ends with it (mentions may start mid-tree).
+    return any(p == mention or p.endswith("/" + mention) for p in paths)
+
+
+def check(root):
+    findings = []
+    roots = include_roots(root)
+    names, paths = known_files(root)
+    for rel in source_files(root):
+        comp = component_of(rel)
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            lines = f.readlines()
+        for number, line in enumerate(lines, 1):
+            m = INCLUDE.match(line)
+            if m:
+                target = m.group(2)
+                if ZEROMQ_HEADER.match(target):
+                    if comp in NO_ZEROMQ:
+                        findings.append(f"{rel}:{number}: {comp} must stay socket-free but includes <{target}>")
+                    continue
+                if target == "zkfleet.pb.h":
+                    dep = "schema"
+                else:
+                    path = resolve(root, roots, rel, target)
+                    if path is None:
+                        continue  # a system or third-party header
+                    dep = component_of(path)
+                if comp and dep and dep != comp and dep not in MAY_INCLUDE.get(comp, []):
+                    findings.append(f"{rel}:{number}: {comp} may not include {target} ({dep}); "
+                                    f"{comp} may include: {', '.join(MAY_INCLUDE.get(comp, [])) or 'nothing else'}")
+                continue
+            if CUDA_HOST_CALL.search(strip_strings(line).split("//")[0]) and not CUDA_HOST_ALLOWED.search(rel):
+                call = CUDA_HOST_CALL.search(line).group(1)
+                findings.append(f"{rel}:{number}: {call} outside the engine's runtime layer (gpu/zkfleet/runtime/); "
+                                f"ask the engine API for pinned memory")
+            for mention in FILE_MENTION.findall(comment_of(line)):
+                if not mention_exists(mention, names, paths):
+                    findings.append(f"{rel}:{number}: the comment names {mention}, which does not exist")
+    doc_files = [d for d in DOC_FILES if os.path.isfile(os.path.join(root, d))]
+    for d in DOC_DIRS:
+        base = os.path.join(root, d)
+        if os.path.isdir(base):
+            doc_files += sorted(os.path.join(d, n) for n in os.listdir(base) if n.endswith(".md"))
+    for rel in doc_files:
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                for code in re.findall(r"`([^`]+)`", line):
+                    for mention in FILE_MENTION.findall(code):
+                        if "/" in mention and not mention_exists(mention, names, paths):
+                            findings.append(f"{rel}:{number}: names {mention}, which does not exist")
+    return findings
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=os.path.dirname(here))
+    args = parser.parse_args()
+    findings = check(os.path.abspath(args.root))
+    for finding in findings:
+        print(finding)
+    if findings:
+        print(f"check_layers: {len(findings)} finding(s) in {args.root}", file=sys.stderr)
+        return 1
+    print(f"check_layers: {args.root}: floors respected, no stale file names")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
