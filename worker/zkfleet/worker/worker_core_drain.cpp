@@ -1,7 +1,7 @@
 // The worker core's faults and its drain sequence (see worker_core.hpp):
-// DRAINING (hand back what has not started, let running items
-// finish or abort them at drain_timeout) -> RELEASING (the keys, then the
-// pool chunk by chunk, a heartbeat after each) -> GONE (DISCONNECT).
+// DRAINING (hand back what has not started, let running items finish or
+// abort them at drain_timeout) -> RELEASING (the keys, then the pool chunk by
+// chunk, one per Tick, a heartbeat after each) -> GONE (DISCONNECT).
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/wire/names.hpp"
