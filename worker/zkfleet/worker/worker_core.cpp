@@ -101,7 +101,8 @@ void WorkerCore::OnConnected(bool reconnect, Clock::time_point now) {
       if (held_.count(running.ref())) keep.push_back(running.ref());
     }
     ledger_.Reset(keep);
-    std::erase_if(held_, [&](const auto& held) { return std::find(keep.begin(), keep.end(), held.first) == keep.end(); });
+    std::erase_if(held_,
+                  [&](const auto& held) { return std::find(keep.begin(), keep.end(), held.first) == keep.end(); });
     started_unsent_.clear();
   }
   SendReady();

@@ -112,7 +112,8 @@ int WorkerSession::Run(int signal_fd) {
         {nullptr, core_.mailbox().fd(), ZMQ_POLLIN, 0},
         {nullptr, signal_fd, ZMQ_POLLIN, 0},
     };
-    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(next_heartbeat, next_tick) - Clock::now());
+    const auto wake = std::min(next_heartbeat, next_tick);
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now());
     if (wait.count() < 0) wait = std::chrono::milliseconds(0);
     zmq::poll(items, signal_fd >= 0 ? 3 : 2, wait);
 
