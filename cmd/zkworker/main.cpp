@@ -11,13 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string_view>
-#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "../parse_command_line.hpp"
-#include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
@@ -26,8 +24,8 @@
 #include "zkfleet/metrics/metrics_server.hpp"
 #include "zkfleet/metrics/worker_metrics.hpp"
 #include "zkfleet/engine/checked_keys.hpp"
-#include "zkfleet/worker/devices.hpp"
-#include "zkfleet/worker/worker.hpp"
+#include "zkfleet/worker/backend.hpp"
+#include "zkfleet/worker/worker_session.hpp"
 
 namespace {
 
@@ -49,24 +47,11 @@ std::string ZkeyFileProblem(const std::string& path) {
   return "";
 }
 
-// The gpu label of zkfleet_worker_info: "none" off CUDA, else the device as
-// the host numbers it. With CUDA_VISIBLE_DEVICES (one GPU per worker, as
-// deploy/ runs it) the process's ordinal 0 is the listed device, not GPU 0.
-std::string GpuLabel(const std::string& backend, int ordinal) {
-  if (backend != "cuda") return "none";
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  std::stringstream devices(visible ? visible : "");
-  std::string device;
-  for (int i = 0; std::getline(devices, device, ','); ++i) {
-    if (i == ordinal && !device.empty()) return device;
-  }
-  return std::to_string(ordinal);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   zkfleet::worker::WorkerOptions options;
+  zkfleet::worker::ConnectionOptions connection;
   CLI::App app{"zkfleet worker: proves the jobs the broker sends it"};
   std::vector<std::string> circuit_args;
   std::vector<std::string> instant_circuits;
@@ -74,7 +59,7 @@ int main(int argc, char** argv) {
   int64_t instant_delay_ms = 0;
   std::string backend = "auto";
   int threads = 0;
-  int64_t heartbeat_ms = options.heartbeat_interval.count();
+  int64_t heartbeat_ms = connection.heartbeat_interval.count();
   double drain_timeout_s = std::chrono::duration<double>(options.drain_timeout).count();
   int64_t start_delay_ms = 0;
   std::string log_level = "info";
@@ -94,7 +79,7 @@ int main(int argc, char** argv) {
   int test_fake_devices = 0;
   std::string test_memory_limit;
   std::string test_memory_ledger;
-  app.add_option("--broker", options.broker_endpoint, "the broker's worker endpoint")->capture_default_str();
+  app.add_option("--broker", connection.broker_endpoint, "the broker's worker endpoint")->capture_default_str();
   std::string curve_secret_key, broker_public_key;
   bool insecure_plaintext = false;
   app.add_option("--curve-secret-key", curve_secret_key,
@@ -126,20 +111,20 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval (match the broker's)")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--liveness", options.liveness, "broker heartbeat intervals of silence before reconnecting")
+  app.add_option("--liveness", connection.liveness, "broker heartbeat intervals of silence before reconnecting")
       ->capture_default_str();
   app.add_option("--drain-timeout", drain_timeout_s, "seconds a drain waits for the running proof before aborting it")
       ->capture_default_str();
   app.add_option("--dispatch-start-delay-ms", start_delay_ms,
                  "testing aid: wait this long after loading before proving the first item")
       ->capture_default_str();
-  app.add_option("--max-message-bytes", options.limits.max_message_bytes, "largest message accepted")
+  app.add_option("--max-message-bytes", connection.limits.max_message_bytes, "largest message accepted")
       ->capture_default_str();
   app.add_option("--pipeline-depth", options.pipeline_depth,
                  "items proved at once: 2 overlaps one item's host work with another's device work "
                  "(0 = 2 on cuda, 1 on cpu)")
       ->capture_default_str()->check(CLI::Range(0, 8));
-  app.add_option("--max-witness-bytes", options.limits.max_witness_bytes, "largest witness frame accepted")
+  app.add_option("--max-witness-bytes", connection.limits.max_witness_bytes, "largest witness frame accepted")
       ->capture_default_str();
   app.add_option("--pinned-budget", pinned_budget,
                  "pinned host pool for job buffers, allocated once at start: bytes (512MiB, 2GiB) or a share of "
@@ -239,14 +224,14 @@ int main(int argc, char** argv) {
   } else {
     memory = std::make_unique<zkfleet::worker::SystemMemorySource>();
   }
-  options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
+  connection.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
   options.drain_timeout = std::chrono::milliseconds(static_cast<int64_t>(drain_timeout_s * 1000));
   options.dispatch_start_delay = std::chrono::milliseconds(start_delay_ms);
   if (options.worker_id.empty()) options.worker_id = zkfleet::worker::DefaultWorkerId();
 
   zkfleet::InitLogging("zkworker", log_level);
   try {
-    options.security = zkfleet::fleet::ClientSecurity::Load(insecure_plaintext, curve_secret_key, broker_public_key);
+    connection.security = zkfleet::fleet::ClientSecurity::Load(insecure_plaintext, curve_secret_key, broker_public_key);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zkworker: %s\n", e.what());
     return 2;
@@ -277,8 +262,8 @@ int main(int argc, char** argv) {
   }
   for (const std::string& id : instant_circuits) specs.push_back({id, "", true});
 
-  // SIGINT/SIGTERM are read from a signalfd by the socket thread; block them
-  // before any thread exists so none of them takes the signal.
+  // SIGINT/SIGTERM are read from a signalfd by the session's thread; block
+  // them before any thread exists so none of them takes the signal.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -296,46 +281,15 @@ int main(int argc, char** argv) {
   engine_options.threads = threads;
   engine_options.validate_key = !no_key_check;
   engine_options.cuda_msm_copies = msm_tables;
-  // The devices: one (CUDA device 0, or the CPU) unless --gpus or
-  // --test-fake-devices says otherwise.
-  std::vector<zkfleet::worker::Device> devices;
-  {
-    bool any_engine = false;
-    for (const auto& spec : specs) any_engine |= !spec.instant;
-    zkfleet::engine::Backend resolved = engine_options.backend;
-    if (resolved == zkfleet::engine::Backend::kAuto) {
-      resolved = zkfleet::engine::CudaAvailable() ? zkfleet::engine::Backend::kCuda : zkfleet::engine::Backend::kCpu;
-    }
-    const bool cuda = any_engine && resolved == zkfleet::engine::Backend::kCuda;
-    if (test_fake_devices > 0 && (!any_engine || resolved != zkfleet::engine::Backend::kCpu)) {
-      std::fprintf(stderr, "zkworker: --test-fake-devices: only with the cpu backend and a circuit that is proved "
-                           "(not --instant)\n");
-      return 2;
-    }
-    if (!gpus.empty() && !cuda && test_fake_devices == 0) {
-      std::fprintf(stderr, "zkworker: --gpus %s: needs the cuda backend (this worker proves on %s)\n", gpus.c_str(),
-                   any_engine ? "the CPU" : "no device: --instant");
-      return 2;
-    }
-    if (!gpus.empty() || test_fake_devices > 0) {
-      const int visible = test_fake_devices > 0 ? test_fake_devices : zkfleet::engine::CudaDeviceCount();
-      std::string why;
-      const std::vector<int> ordinals = zkfleet::worker::ParseGpuList(gpus.empty() ? "all" : gpus, visible, &why);
-      if (ordinals.empty()) {
-        std::fprintf(stderr, "zkworker: --gpus %s: %s\n", gpus.c_str(), why.c_str());
-        return 2;
-      }
-      for (int ordinal : ordinals) {
-        devices.push_back({ordinal, test_fake_devices > 0 ? "fake" + std::to_string(ordinal)
-                                                          : GpuLabel(cuda ? "cuda" : "cpu", ordinal)});
-      }
-    } else {
-      devices.push_back({engine_options.cuda_device, GpuLabel(cuda ? "cuda" : "none", engine_options.cuda_device)});
-    }
+  std::string device_problem;
+  auto devices = zkfleet::worker::ResolveDevices(specs, engine_options, gpus, test_fake_devices, &device_problem);
+  if (!devices) {
+    std::fprintf(stderr, "zkworker: %s\n", device_problem.c_str());
+    return 2;
   }
   auto circuits = std::make_unique<zkfleet::worker::CircuitSet>(
       std::move(specs), engine_options, std::chrono::milliseconds(instant_delay_ms), verify == "on",
-      zkfleet::engine::CheckedKeys::FromSetting(key_check_cache), devices);
+      zkfleet::engine::CheckedKeys::FromSetting(key_check_cache), *devices);
 
   // The metrics server starts after the mask (its HTTP threads inherit it, so
   // none takes SIGTERM) and stops last: declared before the worker, it serves
@@ -346,8 +300,8 @@ int main(int argc, char** argv) {
   // The gpu label of zkfleet_worker_info: the device, or the devices
   // comma-separated ("none" on the CPU backend).
   std::vector<std::string> device_labels;
-  for (const auto& device : devices) device_labels.push_back(device.label);
-  options.device_label = device_labels.size() == 1 ? device_labels.front() : fmt::format("{}", fmt::join(device_labels, ","));
+  for (const auto& device : *devices) device_labels.push_back(device.label);
+  options.device_label = zkfleet::worker::DevicesLabel(*devices);
   // The pool the memory gate will allocate, resolved as it will be (a share
   // of the memory available now).
   uint64_t pool_bytes = options.pinned_budget.Resolve(memory->Read().available_bytes);
@@ -371,8 +325,7 @@ int main(int argc, char** argv) {
   int code = 0;
   bool abandoned = false;
   {
-    zmq::context_t context(1);
-    zkfleet::worker::Worker worker(context, options, std::move(circuits), std::move(memory), &metrics);
+    zkfleet::worker::WorkerSession worker(connection, options, std::move(circuits), std::move(memory), &metrics);
     try {
       code = worker.Run(signal_fd);
     } catch (const std::exception& e) {
@@ -380,8 +333,8 @@ int main(int argc, char** argv) {
       code = 1;
     }
     abandoned = worker.pipeline_abandoned();
-    // An aborted proof still runs on the dispatcher thread: unwinding would
-    // wait for it (context shutdown), so leave now.
+    // An aborted proof still runs on a lane: unwinding would wait for it,
+    // so leave now.
     if (abandoned) {
       spdlog::default_logger()->flush();
       std::_Exit(code);

@@ -161,7 +161,7 @@ TEST(FleetRobustness, OversizedFramesAreDroppedAndCounted) {
 }
 
 // A rogue worker (a raw DEALER speaking the worker protocol, as zkworker does
-// in worker.cpp) answers a job with a proof nested 200,000 levels deep. zkctl
+// in worker_session.cpp) answers a job with a proof nested 200,000 levels deep. zkctl
 // --json await must not crash on it (nlohmann's dump() recurses once per
 // level): it prints valid JSON with that proof embedded as a plain string.
 TEST(FleetRobustness, ZkctlJsonSurvivesAHostileProofFromAWorker) {

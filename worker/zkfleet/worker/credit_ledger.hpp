@@ -3,7 +3,7 @@
 // broker. Invariant: held + outstanding <= capacity, so the broker can never
 // send more than the local queue has room for.
 //
-// Thread-safety: not thread-safe; owned by the socket thread.
+// Thread-safety: not thread-safe; owned by the WorkerCore.
 #pragma once
 
 #include <cstdint>

@@ -3,11 +3,11 @@
 //
 //   * ParseGpuList(): the --gpus value ("all" or "0,1,...") against the number
 //     of devices the process sees.
-//   * DeviceSet: the socket thread's view of its devices. Each device is OK or
+//   * DeviceSet: the worker core's view of its devices. Each device is OK or
 //     FAULTED (it left the set: a fatal device error, or --fault-threshold
 //     engine faults on that device within --fault-window); a faulted device
 //     never comes back in this process. The worker itself goes FAULTED only
-//     when no device is left (worker_drain.cpp).
+//     when no device is left (worker_core_drain.cpp).
 //
 // A worker without --gpus has one device: CUDA device 0 (labelled as the host
 // numbers it), or the CPU ("none"). --test-fake-devices N simulates N devices
@@ -15,7 +15,7 @@
 // multi-device paths can be tested without GPUs.
 //
 // Thread-safety: ParseGpuList is a pure function. A DeviceSet belongs to one
-// thread (the socket thread).
+// thread (the worker core's).
 #pragma once
 
 #include <chrono>

@@ -10,8 +10,10 @@
 // several GPUs spreads items over them (least loaded first) and a GPU whose
 // lanes are all busy takes nothing. With one group this is plain key order.
 //
-// Thread-safety: thread-safe. The socket thread pushes and takes items back
-// (drain); the pipeline's lanes pop and finish them.
+// A queued item's job carries no lease: the WorkerCore holds the only copy.
+//
+// Thread-safety: thread-safe. The core's thread pushes and takes items back
+// (drain, reconnect); the pipeline's lanes pop and finish them.
 #pragma once
 
 #include <chrono>

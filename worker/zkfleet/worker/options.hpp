@@ -1,27 +1,22 @@
-// Worker configuration (zkworker's command line fills it in).
+// The worker core's and pipeline's configuration (zkworker's command line
+// fills it in); the broker connection's is ConnectionOptions
+// (worker_session.hpp). Plain data.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
-#include "zkfleet/fleet/curve_keys.hpp"
-#include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
 
 namespace zkfleet::worker {
 
 struct WorkerOptions {
-  std::string broker_endpoint = "tcp://127.0.0.1:5556";  // the broker's worker ROUTER
-  std::string worker_id;                                  // stable name; default host-pid
+  std::string worker_id;  // stable name; default host-pid
   // Items held at once (queued + proving) per device: the worker's credit is
   // bounded by capacity x the devices still in its set.
   uint32_t capacity = 4;
-  // Heartbeat period; a broker silent for `liveness` periods is presumed gone
-  // and the worker reconnects (Paranoid Pirate).
-  std::chrono::milliseconds heartbeat_interval{1000};
-  int liveness = 3;
   // How long a drain waits for the item being proved before aborting it and
   // handing it back.
   std::chrono::milliseconds drain_timeout{std::chrono::seconds(60)};
@@ -33,7 +28,7 @@ struct WorkerOptions {
   // has leased an item that is running but not yet journaled as STARTED.
   std::chrono::milliseconds test_hold_started{0};
   // TEST ONLY: a pause between an item's run ending and its result reaching
-  // the socket thread (0 in production), so a test can make that window as
+  // the core (0 in production), so a test can make that window as
   // wide as a loaded machine sometimes does.
   std::chrono::milliseconds test_hold_result{0};
   // Items proved at once per device (the pipeline's lanes); 0 = 2 on the
@@ -66,9 +61,6 @@ struct WorkerOptions {
   // "none" on the CPU backend; "0,1" for several; each device's own label is
   // in CircuitSet::devices()).
   std::string device_label = "none";
-  fleet::SocketLimits limits;
-  // CURVE keys for the broker connection, or plaintext (--insecure-plaintext).
-  fleet::ClientSecurity security;
 };
 
 }  // namespace zkfleet::worker

@@ -11,7 +11,6 @@
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/wire/names.hpp"
-#include "zkfleet/fleet/sockets.hpp"
 
 namespace zkfleet::worker {
 namespace {
@@ -19,6 +18,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Wall-clock seconds since the Unix epoch (jobs' deadlines are in those).
+double UnixNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 
@@ -275,7 +277,7 @@ void ProvingPipeline::LaneMain(int lane) {
         Seconds(started - item->arrived) * 1e3, lane, label);
     ProveOutcome outcome;
     double deadline = item->job.deadline_unix_s();
-    if (deadline > 0 && fleet::UnixNow() > deadline) {
+    if (deadline > 0 && UnixNow() > deadline) {
       // The broker expires the job; proving it would be wasted work.
       outcome.ok = false;
       outcome.retryable = false;
@@ -288,8 +290,8 @@ void ProvingPipeline::LaneMain(int lane) {
       mailbox_.Post(std::move(begun));
       outcome = circuits_.Prove(item->job, item->witness(), device);
     }
-    // A sticky error: nothing more goes to this device (the socket thread
-    // takes it out of the set when it reads the result).
+    // A sticky error: nothing more goes to this device (the core takes it
+    // out of the set when it reads the result).
     if (outcome.device_lost) RetireDevice(device);
     // The witness is no longer needed: its pool slot is free for the next item.
     item->pooled_witness.Reset();
@@ -300,7 +302,7 @@ void ProvingPipeline::LaneMain(int lane) {
     done.ref = key.ref();
     done.device = static_cast<int>(device);
     proto::Result& result = done.result;
-    *result.mutable_item() = item->job.item();  // with its lease
+    wire::ToProto(key.ref(), result.mutable_item());  // no lease: the core stamps the one it holds
     result.set_attempt(item->job.attempt());
     result.set_circuit_id(item->job.circuit_id());
     result.set_request_id(item->job.request_id());
@@ -323,7 +325,7 @@ void ProvingPipeline::LaneMain(int lane) {
     done.device_lost = outcome.device_lost;
     done.text = outcome.error;
     // The run ends before its result is posted. The other order let the
-    // socket thread send the result (under the lease it knew) and then take
+    // core send the result (under the lease it knew) and then take
     // a new lease of the same item (a restarted broker that had dropped that
     // result as stale) while the queue still counted the item as running:
     // the new lease was taken for the run already answered, and the job

@@ -14,14 +14,18 @@
 // a fatal device error on it) takes no more items: its lanes finish what
 // they hold and stop, and the last of them frees that device's keys
 // (kDeviceReleased); the other devices go on. Everything the pipeline has to say
-// reaches the socket thread as typed PipelineEvents through an EventMailbox;
-// nothing is re-encoded on the way.
+// reaches the WorkerCore as typed PipelineEvents through an EventMailbox; a
+// result names its item (wire::ItemRef) and never carries a lease: the core
+// holds the only copy and stamps it (worker_core.hpp).
 //
-// Thread-safety: construct, Start() and Join()/Abandon() on the socket
+// Ownership: the pipeline owns its threads; everything else is the core's.
+//
+// Thread-safety: construct, Start() and Join()/Abandon() on the core's
 // thread. The pipeline's threads share the LocalQueue, the PinnedPool (both
 // thread-safe) and the CircuitSet (its keys are immutable after Load();
 // Prove may run on several lanes at once) with it; the mailbox is the only
-// way back.
+// way back. RetireDevice, StopPoolGrowth and the accessors may be called
+// from any thread.
 #pragma once
 
 #include <atomic>
@@ -57,7 +61,7 @@ struct PipelineEvent {
   wire::WorkerEvent state_event = wire::WorkerEvent::kMemoryFits;
   wire::ItemRef ref;
   int device = -1;           // kStarted, kResult, kDeviceReleased: the device's index
-  proto::Result result;      // with the item's lease, circuit and request id
+  proto::Result result;      // its item (without a lease), circuit and request id
   double verify_s = 0;       // the check before sending (0 when off)
   std::string engine_fault;  // the engine's first proof was wrong (re-proved on the CPU)
   bool device_lost = false;  // a sticky device error: the worker must go
@@ -65,7 +69,7 @@ struct PipelineEvent {
   uint64_t bytes = 0;
 };
 
-// A thread-safe queue of PipelineEvents with an eventfd the socket thread polls.
+// A thread-safe queue of PipelineEvents with an eventfd the session polls.
 class EventMailbox {
  public:
   EventMailbox();

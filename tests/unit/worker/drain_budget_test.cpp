@@ -3,7 +3,7 @@
 // cudaHostAlloc, 2 s per 96 GiB of registered huge pages).
 #include <gtest/gtest.h>
 
-#include "zkfleet/worker/worker.hpp"
+#include "zkfleet/worker/worker_core.hpp"
 
 namespace zkfleet::worker {
 namespace {

@@ -1,16 +1,16 @@
-// The worker's faults and its drain sequence (see worker.hpp), on the socket
-// thread: DRAINING (hand back what has not started, let running items
-// finish or abort them at drain_timeout) -> RELEASING (the keys, then the
-// pool chunk by chunk, a heartbeat after each) -> GONE (DISCONNECT).
+// The worker core's faults and its drain sequence (see worker_core.hpp):
+// DRAINING (hand back what has not started, let running items finish or
+// abort them at drain_timeout) -> RELEASING (the keys, then the pool chunk by
+// chunk, one per Tick, a heartbeat after each) -> GONE (DISCONNECT).
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/wire/names.hpp"
-#include "zkfleet/worker/worker.hpp"
+#include "zkfleet/worker/worker_core.hpp"
 
 namespace zkfleet::worker {
 
-void Worker::OnEngineFault(const std::string& circuit, size_t device, const std::string& detail) {
-  const auto now = Clock::now();
+void WorkerCore::OnEngineFault(const std::string& circuit, size_t device, const std::string& detail,
+                               Clock::time_point now) {
   spdlog::error("engine fault: backend={} device={} circuit={} {}; re-proved on the CPU, the valid proof was sent",
                 circuits_->backend_name(), devices_.device(device).label, circuit, detail);
   if (metrics_) metrics_->ProofVerificationFailed(circuit, device);
@@ -24,7 +24,7 @@ void Worker::OnEngineFault(const std::string& circuit, size_t device, const std:
   }
 }
 
-void Worker::RetireDevice(size_t device, const std::string& why, bool lost) {
+void WorkerCore::RetireDevice(size_t device, const std::string& why, bool lost) {
   if (finished()) return;
   if (!devices_.Fault(device, why, lost)) {
     // It had left already (engine faults) and now hit a fatal error too: a
@@ -52,7 +52,7 @@ void Worker::RetireDevice(size_t device, const std::string& why, bool lost) {
                 ledger_.capacity());
 }
 
-void Worker::EnterFaulted(const std::string& why, bool fatal) {
+void WorkerCore::EnterFaulted(const std::string& why, bool fatal) {
   if (finished()) return;
   if (state_ != proto::WORKER_STATE_FAULTED) {
     if (!Transition(fatal ? wire::WorkerEvent::kFatal : wire::WorkerEvent::kEngineFaults, why)) return;
@@ -66,12 +66,13 @@ void Worker::EnterFaulted(const std::string& why, bool fatal) {
   if (fatal) Leave("faulted: " + why, 1);
 }
 
-void Worker::BeginDrain(const std::string& why) {
+void WorkerCore::BeginDrain(const std::string& why, Clock::time_point now) {
+  now_ = now;
   if (!Transition(wire::WorkerEvent::kDrain, why)) {
     spdlog::info("{}: already {}; the drain continues", why, wire::WorkerStateName(state_));
     return;
   }
-  drain_deadline_ = Clock::now() + options_.drain_timeout;
+  drain_deadline_ = now + options_.drain_timeout;
   SendHeartbeat();  // the broker stops routing to us on this message
   std::vector<wire::ItemRef> unstarted;
   for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
@@ -83,22 +84,22 @@ void Worker::BeginDrain(const std::string& why) {
   std::string names;
   for (const wire::WorkKey& key : running) names += fmt::format(" job_seq={} partition={};", key.job_seq, key.partition);
   spdlog::info("draining: {} running item(s) finish first:{}", running.size(), names);
-  CheckDrain();
+  CheckDrain(now);
 }
 
-void Worker::CheckDrain() {
+void WorkerCore::CheckDrain(Clock::time_point now) {
   if (ledger_.held() == 0) {
     StartReleasing(/*abandon_running=*/false);
     return;
   }
-  if (Clock::now() < drain_deadline_) return;
+  if (now < drain_deadline_) return;
   // The items still proving (or whose results are not out yet) are aborted.
   std::vector<wire::ItemRef> aborted(ledger_.held_items().begin(), ledger_.held_items().end());
   HandBack({}, aborted, "drain timeout");
   StartReleasing(/*abandon_running=*/queue_.running() > 0);
 }
 
-void Worker::StartReleasing(bool abandon_running) {
+void WorkerCore::StartReleasing(bool abandon_running) {
   if (!Transition(wire::WorkerEvent::kItemsSettled, abandon_running ? "drain timeout" : "every item answered")) return;
   SendHeartbeat();
   queue_.Close();  // the lanes leave their loop; the last frees the keys and posts kReleased
@@ -114,8 +115,8 @@ void Worker::StartReleasing(bool abandon_running) {
   }
 }
 
-void Worker::ReleasePoolChunk() {
-  // One chunk per loop turn (about 0.02 s per GiB of huge-page memory), a
+void WorkerCore::ReleasePoolChunk() {
+  // One chunk per Tick (about 0.02 s per GiB of huge-page memory), a
   // heartbeat after each reporting what is still held.
   const uint64_t before = pool_.stats().pool_bytes;
   const uint64_t left = pool_.ReleaseChunk();
@@ -136,7 +137,7 @@ void Worker::ReleasePoolChunk() {
   Leave("drained", 0);
 }
 
-void Worker::Leave(const std::string& reason, int exit_code) {
+void WorkerCore::Leave(const std::string& reason, int exit_code) {
   proto::Envelope envelope;
   envelope.mutable_disconnect()->set_reason(reason);
   Send(envelope);

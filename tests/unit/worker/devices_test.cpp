@@ -1,5 +1,5 @@
-// Multi-device workers (--gpus): parsing the device list, the socket
-// thread's device set (who is still in, per-device engine-fault threshold),
+// Multi-device workers (--gpus): parsing the device list, the worker
+// core's device set (who is still in, per-device engine-fault threshold),
 // and a CircuitSet with one key copy per device, freed device by device.
 #include <gtest/gtest.h>
 

@@ -1,0 +1,409 @@
+// The worker's state, messages, results and credit (see worker_core.hpp).
+#include "zkfleet/worker/worker_core.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "zkfleet/wire/names.hpp"
+
+namespace zkfleet::worker {
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+// How often the drain checks its deadline while items still run.
+constexpr auto kDrainCheck = std::chrono::milliseconds(50);
+
+}  // namespace
+
+std::string DefaultWorkerId() { return HostName() + "-" + std::to_string(getpid()); }
+
+double DrainBudgetSeconds(std::chrono::milliseconds drain_timeout, uint64_t pool_bytes, PinnedPool::Kind kind) {
+  // Release seconds per 96 GiB, measured (docs/operations.md); mmap'ed memory
+  // (CPU workers) frees like the huge-page kind.
+  const double per_96_gib = kind == PinnedPool::Kind::kCudaHost ? 14.0 : 2.0;
+  const double per_byte = per_96_gib / static_cast<double>(96ull << 30);
+  return Seconds(drain_timeout) + 2 * per_byte * static_cast<double>(pool_bytes);
+}
+
+WorkerCore::WorkerCore(WorkerOptions options, std::unique_ptr<CircuitSet> circuits,
+                       std::unique_ptr<MemorySource> memory, metrics::WorkerMetrics* metrics, Clock::time_point now)
+    : options_(std::move(options)),
+      circuits_(std::move(circuits)),
+      devices_(circuits_->devices(), options_.fault_threshold, options_.fault_window),
+      memory_(std::move(memory)),
+      metrics_(metrics),
+      // --capacity is per device: items held at once scale with the devices.
+      ledger_(options_.capacity * static_cast<uint32_t>(circuits_->device_count())),
+      now_(now),
+      state_since_(now) {
+  if (options_.worker_id.empty()) options_.worker_id = DefaultWorkerId();
+  pool_.set_observer([this](uint64_t bytes) { memory_->OnPoolChanged(options_.worker_id, bytes); });
+  pipeline_ = std::make_unique<ProvingPipeline>(options_, *circuits_, *memory_, pool_, queue_, mailbox_);
+}
+
+WorkerCore::~WorkerCore() { StopPipeline(); }
+
+void WorkerCore::StartPipeline() { pipeline_->Start(); }
+
+void WorkerCore::StopPipeline() {
+  if (pipeline_stopped_) return;
+  pipeline_stopped_ = true;
+  if (pipeline_abandoned_) {
+    pipeline_->Abandon();
+  } else {
+    queue_.Close();
+    pipeline_->Join();
+  }
+}
+
+const proto::Lease* WorkerCore::lease(const wire::ItemRef& item) const {
+  auto it = held_.find(item);
+  return it == held_.end() ? nullptr : &it->second.lease;
+}
+
+// ------------------------------------------------------------------ state
+
+bool WorkerCore::Transition(wire::WorkerEvent event, const std::string& why) {
+  std::optional<proto::WorkerState> next = wire::NextState(state_, event);
+  if (!next) {
+    spdlog::error("state machine: event '{}' is not allowed in state {} ({}); ignored", wire::WorkerEventName(event),
+                  wire::WorkerStateName(state_), why);
+    return false;
+  }
+  spdlog::info("state {} -> {} (after {:.3f} s): {}", wire::WorkerStateName(state_), wire::WorkerStateName(*next),
+               Seconds(now_ - state_since_), why);
+  state_ = *next;
+  state_since_ = now_;
+  if (metrics_) metrics_->SetState(state_);  // also /ready and the drain / memory-wait clocks
+  return true;
+}
+
+// ------------------------------------------------------------------ connection
+
+void WorkerCore::OnConnected(bool reconnect, Clock::time_point now) {
+  now_ = now;
+  if (reconnect) {
+    size_t dropped = queue_.TakeAllQueued().size();
+    if (dropped > 0) spdlog::warn("dropped {} queued items; the broker redelivers them", dropped);
+    std::vector<wire::ItemRef> keep;
+    for (const wire::WorkKey& running : queue_.running_keys()) {
+      if (held_.count(running.ref())) keep.push_back(running.ref());
+    }
+    ledger_.Reset(keep);
+    std::erase_if(held_,
+                  [&](const auto& held) { return std::find(keep.begin(), keep.end(), held.first) == keep.end(); });
+    started_unsent_.clear();
+  }
+  SendReady();
+  if (reconnect) GrantCredit();
+}
+
+void WorkerCore::SendReady() {
+  proto::Envelope envelope;
+  auto* ready = envelope.mutable_ready();
+  ready->set_worker_id(options_.worker_id);
+  ready->set_host(HostName());
+  ready->set_backend(circuits_->backend_name());
+  for (const auto& id : circuits_->circuit_ids()) ready->add_circuits(id);
+  ready->set_capacity(ledger_.capacity());
+  ready->set_state(state_);
+  *ready->mutable_memory() = Memory();
+  for (const wire::ItemRef& ref : ledger_.held_items()) ToWire(ref, ready->add_in_progress());
+  if (metrics_) metrics_->SetMemory(ready->memory());
+  Send(std::move(envelope));
+}
+
+void WorkerCore::SendHeartbeat() {
+  proto::Envelope envelope;
+  auto* beat = envelope.mutable_heartbeat();
+  beat->set_state(state_);
+  beat->set_queue_depth(static_cast<uint32_t>(queue_.queued()));
+  beat->set_in_flight(static_cast<uint32_t>(queue_.running()));
+  *beat->mutable_memory() = Memory();
+  if (metrics_) metrics_->SetMemory(beat->memory());
+  Send(std::move(envelope));
+}
+
+proto::MemoryStatus WorkerCore::Memory() const {
+  proto::MemoryStatus memory;
+  PinnedPool::Stats pool = pool_.stats();
+  memory.set_pool_bytes(pool.pool_bytes);
+  memory.set_pool_in_use_bytes(pool.in_use_bytes);
+  memory.set_alloc_calls(pool.alloc_calls);
+  memory.set_budget_bytes(pipeline_->pool_budget());
+  memory.set_pool_mode(pool.mode);
+  memory.set_pool_target_bytes(pool.target_bytes);
+  memory.set_available_bytes(pipeline_->last_available());
+  if (state_ == proto::WORKER_STATE_RELEASING) {
+    memory.set_bytes_to_release(pool.pool_bytes + circuits_->resident_bytes());
+  }
+  return memory;
+}
+
+void WorkerCore::GrantCredit() {
+  if (state_ != proto::WORKER_STATE_READY) return;
+  uint32_t batch = std::max<uint32_t>(1, ledger_.capacity() / 4);
+  uint32_t credits = ledger_.TakeGrant(batch);
+  if (credits == 0) return;
+  proto::Envelope envelope;
+  envelope.mutable_credit()->set_credits(credits);
+  Send(std::move(envelope));
+}
+
+std::string WorkerCore::Forget(const wire::ItemRef& item) {
+  auto it = held_.find(item);
+  if (it == held_.end()) return {};
+  std::string circuit = std::move(it->second.circuit);
+  held_.erase(it);
+  return circuit;
+}
+
+void WorkerCore::ToWire(const wire::ItemRef& ref, proto::WorkItemRef* wire) const {
+  wire::ToProto(ref, wire);
+  if (auto it = held_.find(ref); it != held_.end()) *wire->mutable_lease() = it->second.lease;
+}
+
+void WorkerCore::FlushStarted(Clock::time_point now) {
+  if (started_unsent_.empty() || now < started_hold_until_) return;
+  proto::Envelope envelope;
+  for (const wire::ItemRef& ref : started_unsent_) {
+    if (held_.count(ref)) ToWire(ref, envelope.mutable_started()->add_items());
+  }
+  started_unsent_.clear();
+  if (envelope.has_started()) Send(std::move(envelope));
+}
+
+WorkerCore::Clock::time_point WorkerCore::Tick(Clock::time_point now) {
+  now_ = now;
+  FlushStarted(now);
+  if (state_ == proto::WORKER_STATE_DRAINING) CheckDrain(now);
+  const bool releasing_pool = state_ == proto::WORKER_STATE_RELEASING && release_step_ == ReleaseStep::kPool;
+  if (releasing_pool) ReleasePoolChunk();
+  Clock::time_point next = Clock::time_point::max();
+  if (!started_unsent_.empty()) next = std::min(next, started_hold_until_);
+  if (state_ == proto::WORKER_STATE_DRAINING) next = std::min(next, now + kDrainCheck);
+  // The pool goes one chunk per call, without waiting in between (messages
+  // are still read between calls).
+  if (state_ == proto::WORKER_STATE_RELEASING && release_step_ == ReleaseStep::kPool) {
+    next = std::min(next, now + options_.test_release_pause);
+  }
+  return next;
+}
+
+// ------------------------------------------------------------------ messages
+
+void WorkerCore::OnBrokerMessage(proto::Envelope& message, const WitnessChunks& witness, Clock::time_point now) {
+  now_ = now;
+  switch (message.body_case()) {
+    case proto::Envelope::kJob: OnJob(*message.mutable_job(), witness, now); break;
+    case proto::Envelope::kHeartbeat: break;
+    case proto::Envelope::kDrain: BeginDrain("broker drain command (" + message.drain().reason() + ")", now); break;
+    default:
+      spdlog::warn("dropped a message of type {} that brokers do not send", static_cast<int>(message.body_case()));
+      if (metrics_) metrics_->MessageDropped(metrics::DropReason::kMalformed);
+  }
+}
+
+void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::time_point now) {
+  wire::ItemRef ref = wire::FromProto(job.item());
+  if (!ledger_.OnJob(ref)) {
+    spdlog::warn("broker sent job_seq={} partition={} without credit or twice", ref.job_seq, ref.partition);
+  }
+  // The newest lease replaces any older one; the queued job goes without it.
+  held_[ref] = {job.circuit_id(), std::move(*job.mutable_item()->mutable_lease())};
+  job.mutable_item()->clear_lease();
+  if (state_ != proto::WORKER_STATE_READY) {
+    // Sent before the broker saw us drain: straight back, unstarted.
+    HandBack({ref}, {}, "worker is " + wire::WorkerStateName(state_));
+    return;
+  }
+  proto::Priority priority = proto::Priority_IsValid(job.priority()) ? job.priority() : proto::PRIORITY_NORMAL;
+  QueuedItem item;
+  item.key = {priority, ref.job_seq, ref.partition};
+  item.job = std::move(job);
+  item.arrived = now;
+  // The receive: from the session's frames into the pinned pool, the one
+  // copy; the engine checks it there and the device reads it from there.
+  // Without room in the pool it goes to a heap buffer instead (pageable: a
+  // slower upload).
+  size_t size = 0;
+  for (const auto& chunk : witness) size += chunk.size();
+  uint8_t* into = nullptr;
+  if (PoolBuffer buffer = pool_.Acquire(size)) {
+    item.pooled_witness = std::move(buffer);
+    into = item.pooled_witness.data();
+  } else {
+    item.heap_witness.reset(new uint8_t[size]);
+    item.heap_witness_size = size;
+    into = item.heap_witness.get();
+  }
+  for (const auto& chunk : witness) {
+    if (!chunk.empty()) std::memcpy(into, chunk.data(), chunk.size());
+    into += chunk.size();
+  }
+  if (!queue_.Push(std::move(item))) {
+    // Its lease (held_, above) is now the broker's newest: the result of the
+    // run already here answers it (OnResult).
+    spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
+                 ref.job_seq, ref.partition, held_[ref].lease.ShortDebugString());
+  }
+}
+
+void WorkerCore::OnUnreadableJob(const proto::Job& job, const std::string& why) {
+  spdlog::warn("dropped a JOB: its witness frames did not arrive whole: {}", why);
+  if (metrics_) metrics_->MessageDropped(metrics::DropReason::kMalformed);
+  const wire::ItemRef ref = wire::FromProto(job.item());
+  if (!ledger_.OnJob(ref)) return;  // not ours to answer (no credit, or a duplicate)
+  (void)ledger_.Release(ref);
+  proto::Envelope envelope;
+  auto* result = envelope.mutable_result();
+  *result->mutable_item() = job.item();  // under the lease it came with
+  result->set_attempt(job.attempt());
+  result->set_circuit_id(job.circuit_id());
+  result->set_request_id(job.request_id());
+  result->set_ok(false);
+  result->set_retryable(false);
+  result->set_error("its witness frames did not arrive whole: " + why);
+  Send(std::move(envelope));
+  GrantCredit();
+}
+
+// ------------------------------------------------------------------ pipeline events
+
+void WorkerCore::OnPipelineEvent(PipelineEvent& event, Clock::time_point now) {
+  now_ = now;
+  if (finished()) return;
+  switch (event.kind) {
+    case PipelineEvent::Kind::kStarted:
+      if (options_.test_hold_started.count() > 0) {
+        // The batch goes out a hold after its first item started.
+        if (started_unsent_.empty()) started_hold_until_ = now + options_.test_hold_started;
+        spdlog::warn("TEST ONLY (--test-hold-started-ms): STARTED of job_seq={} partition={} withheld", event.ref.job_seq,
+                     event.ref.partition);
+      }
+      started_unsent_.push_back(event.ref);
+      return;
+    case PipelineEvent::Kind::kResult:
+      OnResult(event, now);
+      return;
+    case PipelineEvent::Kind::kState:
+      // Startup progress; a drain may have overtaken it.
+      if (state_ == proto::WORKER_STATE_STARTING || state_ == proto::WORKER_STATE_WAITING_FOR_MEMORY) {
+        if (Transition(event.state_event, "memory gate")) SendHeartbeat();
+      }
+      return;
+    case PipelineEvent::Kind::kLoaded:
+      if (metrics_) {
+        for (size_t d = 0; d < devices_.size(); ++d) metrics_->SetDeviceKeyBytes(d, circuits_->resident_bytes(d));
+      }
+      if (state_ == proto::WORKER_STATE_LOADING && Transition(wire::WorkerEvent::kLoaded, "proving keys resident")) {
+        SendHeartbeat();  // the broker may dispatch from now on
+        GrantCredit();
+      }
+      return;
+    case PipelineEvent::Kind::kStartFailed: {
+      spdlog::error("cannot start: {}", event.text);
+      proto::Envelope envelope;
+      envelope.mutable_disconnect()->set_reason("failed to load circuits: " + event.text);
+      Send(std::move(envelope));
+      Transition(wire::WorkerEvent::kStartFailed, event.text);
+      exit_code_ = 1;
+      return;
+    }
+    case PipelineEvent::Kind::kDeviceReleased: {
+      const auto device = static_cast<size_t>(event.device);
+      if (metrics_) metrics_->SetDeviceKeyBytes(device, 0);
+      if (devices_.size() > 1) {
+        spdlog::info("device {}: its lanes stopped, released {} bytes of its proving keys",
+                     devices_.device(device).label, event.bytes);
+      }
+      return;
+    }
+    case PipelineEvent::Kind::kReleased:
+      if (devices_.size() > 1) {
+        spdlog::info("every lane has stopped; the proving keys of every device are released");
+      } else {
+        spdlog::info("released {} bytes of proving keys", event.bytes);
+      }
+      release_step_ = ReleaseStep::kPool;  // Tick now frees the pool chunk by chunk
+      return;
+  }
+}
+
+void WorkerCore::OnResult(PipelineEvent& event, Clock::time_point now) {
+  const wire::ItemRef ref = event.ref;
+  const auto device = static_cast<size_t>(event.device);
+  const std::string circuit = event.result.circuit_id();
+  // Its RESULT says it started; no separate STARTED needed.
+  std::erase(started_unsent_, ref);
+  if (!ledger_.Release(ref)) {
+    spdlog::info("result of job_seq={} partition={} discarded: no longer held (reconnect or drain abort)", ref.job_seq,
+                 ref.partition);
+  } else {
+    proto::Envelope envelope;
+    *envelope.mutable_result() = std::move(event.result);
+    // Under the newest lease the broker gave us for this item: a restarted
+    // broker that never saw it start leases it again, the worker keeps the
+    // run it has (OnJob: a duplicate) and must answer the new lease, or the
+    // broker drops the result as stale and the job waits forever.
+    ToWire(ref, envelope.mutable_result()->mutable_item());
+    Forget(ref);
+    if (metrics_) {
+      const proto::Result& result = envelope.result();
+      if (result.ok()) {
+        metrics_->ObservePhases(circuit, result.timings());
+        metrics_->JobEnded(circuit, metrics::Outcome::kSucceeded);
+        metrics_->DeviceProofDone(device);
+      } else {
+        metrics_->JobEnded(circuit, result.retryable() ? metrics::Outcome::kError : metrics::Outcome::kFailed);
+      }
+    }
+    Send(std::move(envelope));
+    GrantCredit();
+  }
+  // After the result: its (valid) proof is out before a fault can turn the
+  // worker FAULTED, which makes the broker take back what we still hold.
+  if (metrics_ && event.verify_s > 0) metrics_->ObserveVerify(circuit, event.verify_s);
+  if (!event.engine_fault.empty()) {
+    OnEngineFault(circuit, device,
+                  "job_seq=" + std::to_string(ref.job_seq) + " partition=" + std::to_string(ref.partition) + ": " +
+                      event.engine_fault,
+                  now);
+  }
+  if (event.device_lost) RetireDevice(device, "fatal device error: " + event.text, /*lost=*/true);
+}
+
+void WorkerCore::HandBack(const std::vector<wire::ItemRef>& unstarted, const std::vector<wire::ItemRef>& aborted,
+                          const std::string& reason) {
+  if (unstarted.empty() && aborted.empty()) return;
+  proto::Envelope envelope;
+  auto* handback = envelope.mutable_handback();
+  handback->set_reason(reason);
+  auto give_back = [&](const wire::ItemRef& ref, metrics::Outcome outcome, proto::WorkItemRef* wire) {
+    ToWire(ref, wire);
+    std::string circuit = Forget(ref);
+    if (metrics_) metrics_->JobEnded(circuit, outcome);
+  };
+  for (const auto& ref : unstarted) {
+    if (ledger_.Release(ref)) give_back(ref, metrics::Outcome::kHandedBack, handback->add_items());
+  }
+  for (const auto& ref : aborted) {
+    if (ledger_.Release(ref)) give_back(ref, metrics::Outcome::kAborted, handback->add_aborted());
+  }
+  spdlog::info("handing back {} unstarted and {} aborted items ({})", handback->items_size(),
+               handback->aborted_size(), reason);
+  Send(std::move(envelope));
+}
+
+}  // namespace zkfleet::worker
