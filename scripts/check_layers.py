@@ -40,8 +40,9 @@ COMPONENT_OF_PATH = [
     (r"^metrics/", "metrics"),
     (r"^storage/", "storage"),
     (r"^broker/", "broker"),
-    (r"^worker/zkfleet/worker/core/", "worker_core"),
-    (r"^worker/", "worker"),
+    # The worker: its session owns the socket; everything else is the core.
+    (r"^worker/zkfleet/worker/worker_session\.", "worker"),
+    (r"^worker/", "worker_core"),
     (r"^clients/cpp/", "client"),
     (r"^devtools/", "devtools"),
     (r"^cmd/", "cmd"),
