@@ -29,7 +29,7 @@
 #include "zkfleet/groth16/rows.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::cuda {
 namespace {

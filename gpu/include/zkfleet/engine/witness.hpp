@@ -1,4 +1,4 @@
-// A witness (.wtns) ready to prove: the header fields and the values as
+// engine::Witness: a witness (.wtns) ready to prove: the header fields and the values as
 // canonical little-endian field elements.
 //
 // Ownership: FromFile and FromBytes copy the values into storage the Witness
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-namespace zkfleet::io {
+namespace zkfleet::engine {
 
 class Witness {
  public:
@@ -61,4 +61,4 @@ class Witness {
   std::string origin_;
 };
 
-}  // namespace zkfleet::io
+}  // namespace zkfleet::engine
