@@ -1,5 +1,6 @@
-// engine::Witness: a witness (.wtns) ready to prove: the header fields and the values as
-// canonical little-endian field elements.
+// engine::Witness: a witness (.wtns) ready to prove, the header fields and
+// the values as canonical little-endian field elements. Part of the engine's
+// public API; the parser is internal (wtns/witness.cpp).
 //
 // Ownership: FromFile and FromBytes copy the values into storage the Witness
 // owns. View does not copy: values() then points into the caller's bytes,
