@@ -27,8 +27,8 @@
 
 #include "fuzz_common.hpp"
 #include "zkfleet/groth16/verifier.hpp"
-#include "zkfleet/io/json.hpp"
-#include "zkfleet/io/snarkjs_json_reader.hpp"
+#include "zkfleet/snarkjs/json_writer.hpp"
+#include "zkfleet/snarkjs/json_reader.hpp"
 
 namespace {
 

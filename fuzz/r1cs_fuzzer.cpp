@@ -11,7 +11,7 @@
 
 #include "fuzz_common.hpp"
 #include "zkfleet/io/binfile.hpp"
-#include "zkfleet/io/r1cs.hpp"
+#include "zkfleet/r1cs/r1cs.hpp"
 
 namespace {
 

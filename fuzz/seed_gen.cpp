@@ -15,9 +15,9 @@
 #include "zkfleet/engine/types.hpp"
 #include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/io/curve_primes.hpp"
-#include "zkfleet/io/r1cs.hpp"
-#include "zkfleet/io/wtns_writer.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/r1cs/r1cs.hpp"
+#include "zkfleet/wtns/wtns_writer.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace fs = std::filesystem;
 using zkfleet::io::Curve;

@@ -12,9 +12,9 @@
 #include "fuzz_common.hpp"
 #include "zkfleet/io/binfile.hpp"
 #include "zkfleet/io/curve_primes.hpp"
-#include "zkfleet/io/witness.hpp"
-#include "zkfleet/io/wtns_writer.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/wtns/witness.hpp"
+#include "zkfleet/wtns/wtns_writer.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "fuzz_common.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace {
 

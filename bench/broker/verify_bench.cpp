@@ -24,7 +24,7 @@
 #include "zkfleet/broker/result_verifier.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/fleet/frames.hpp"
-#include "zkfleet/io/snarkjs_json_reader.hpp"
+#include "zkfleet/engine/snarkjs.hpp"
 
 namespace {
 
@@ -87,11 +87,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "verify_bench: the fixture's proof does not verify: %s\n", check.why.c_str());
       return 1;
     }
-    std::printf("verify_bench: %s (%s, nPublic %u), one thread\n", dir.c_str(), zkfleet::io::CurveName(entry.curve),
+    std::printf("verify_bench: %s (%s, nPublic %u), one thread\n", dir.c_str(), zkfleet::engine::CurveName(entry.curve),
                 entry.n_public);
-    const zkfleet::groth16::Proof proof = zkfleet::io::ParseProofJson(task.proof_json, "proof.json");
-    const std::vector<zkfleet::groth16::BigInt> signals =
-        zkfleet::io::ParsePublicSignalsJson(task.public_json, "public.json");
+    const zkfleet::engine::ProofPoints proof = zkfleet::engine::ParseProofJson(task.proof_json, "proof.json");
+    const std::vector<zkfleet::engine::BigInt> signals =
+        zkfleet::engine::ParsePublicSignalsJson(task.public_json, "public.json");
     bool all_ok = true;
     Print("verdict", Time(n, [&] { all_ok &= zkfleet::broker::VerifyResultNow(task).ok; }));
     Print("verify", Time(n, [&] { all_ok &= entry.verifier->Verify(signals, proof).ok(); }));

@@ -24,6 +24,7 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/devtools/circuit_generator.hpp"
 #include "zkfleet/devtools/insecure_setup.hpp"
+#include "zkfleet/io/curve.hpp"
 
 namespace {
 

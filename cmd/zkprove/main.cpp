@@ -36,9 +36,7 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness_file.hpp"
-#include "zkfleet/groth16/verifier.hpp"
-#include "zkfleet/io/snarkjs_json_reader.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/engine/snarkjs.hpp"
 
 namespace {
 
@@ -63,9 +61,7 @@ int ExportVk(int argc, char** argv) {
   app.add_option("vk", vk_path, "output verification_key.json")->required();
   CLI11_PARSE(app, argc, argv);
   try {
-    const auto zkey = zkfleet::io::ZkeyFile::Open(zkey_path);
-    const auto vk = zkfleet::groth16::VerificationKeyFromZkey(zkey);
-    WriteFile(vk_path, zkfleet::io::VerificationKeyJson(vk, zkfleet::groth16::AlphaBeta(vk)));
+    WriteFile(vk_path, zkfleet::engine::ExportVerificationKeyJson(zkey_path));
   } catch (const std::exception& e) {
     std::cerr << "zkprove export-vk: error: " << e.what() << "\n";
     return 1;

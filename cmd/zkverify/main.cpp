@@ -6,7 +6,7 @@
 // (invalid proof, point not on the curve or not in the subgroup, wrong number
 // of public signals, a value ≥ its modulus, unreadable JSON, curve mismatch)
 // and exit 1. Stricter than snarkjs: coordinates must be < q and points in
-// the prime-order subgroups (zkfleet/groth16/verifier.hpp).
+// the prime-order subgroups (zkfleet/engine/verify.hpp).
 // --bench N verifies N more times with the key prepared once and prints the
 // time per verification on stderr (one thread; CPU time and wall time).
 #include <chrono>
@@ -21,8 +21,8 @@
 #include "../parse_command_line.hpp"
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/groth16/verifier.hpp"
-#include "zkfleet/io/snarkjs_json_reader.hpp"
+#include "zkfleet/engine/snarkjs.hpp"
+#include "zkfleet/engine/verify.hpp"
 
 namespace {
 
@@ -48,13 +48,13 @@ int main(int argc, char** argv) {
   if (auto exit_code = zkfleet::cmd::ParseCommandLine(app, argc, argv, "zkverify")) return *exit_code;
 
   try {
-    const auto vk = zkfleet::io::ReadVerificationKeyJson(vk_path);
-    const auto signals = zkfleet::io::ReadPublicSignalsJson(public_path);
-    const auto proof = zkfleet::io::ReadProofJson(proof_path);
-    const auto result = zkfleet::groth16::Verify(vk, signals, proof);
+    const auto vk = zkfleet::engine::ReadVerificationKeyJson(vk_path);
+    const auto signals = zkfleet::engine::ReadPublicSignalsJson(public_path);
+    const auto proof = zkfleet::engine::ReadProofJson(proof_path);
+    const auto result = zkfleet::engine::Verify(vk, signals, proof);
     if (bench > 0 && result.ok()) {
       const double c0 = ThreadCpuMs();
-      const zkfleet::groth16::PreparedVerifier prepared(vk);
+      const zkfleet::engine::PreparedVerifier prepared(vk);
       const double c1 = ThreadCpuMs();
       const auto t1 = std::chrono::steady_clock::now();
       for (int i = 0; i < bench; ++i) {
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "zkverify: curve=%s nPublic=%u prepare=%.3f ms verify=%.3f ms/proof cpu, %.3f ms/proof wall "
                    "(%d runs, one thread)\n",
-                   zkfleet::io::CurveName(vk.curve), vk.n_public, c1 - c0, (c2 - c1) / bench,
+                   zkfleet::engine::CurveName(vk.curve), vk.n_public, c1 - c0, (c2 - c1) / bench,
                    std::chrono::duration<double, std::milli>(t2 - t1).count() / bench, bench);
     }
     if (!result.ok()) {

@@ -33,17 +33,17 @@
 #include <vector>
 
 #include "zkfleet/fleet/frames.hpp"
-#include "zkfleet/groth16/verifier.hpp"
+#include "zkfleet/engine/verify.hpp"
 
 namespace zkfleet::broker {
 
 struct VerifyTask {
   uint64_t id = 0;  // the caller's, returned in the verdict
-  std::shared_ptr<const groth16::PreparedVerifier> verifier;
+  std::shared_ptr<const engine::PreparedVerifier> verifier;
   std::string proof_json;
   std::string public_json;
   // When set, public.json must hold exactly these values.
-  std::optional<std::vector<groth16::BigInt>> expected_public;
+  std::optional<std::vector<engine::BigInt>> expected_public;
 };
 
 enum class VerifyReason {
@@ -110,7 +110,7 @@ VerifyVerdict VerifyResultNow(const VerifyTask& task);
 // bad magic or version, a section out of bounds, n8 not a multiple of 8 in
 // [8, 48], section 2's size not n8 * nWitness, fewer than 1 + n_public
 // values, w[0] != 1, or a returned value not below the file's prime.
-std::optional<std::vector<groth16::BigInt>> PublicSignalsOfWitness(const fleet::WitnessFrames& witness,
-                                                                   uint32_t n_public, std::string* why);
+std::optional<std::vector<engine::BigInt>> PublicSignalsOfWitness(const fleet::WitnessFrames& witness,
+                                                                  uint32_t n_public, std::string* why);
 
 }  // namespace zkfleet::broker

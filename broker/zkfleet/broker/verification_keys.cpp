@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/io/snarkjs_json_reader.hpp"
+#include "zkfleet/engine/snarkjs.hpp"
 
 namespace zkfleet::broker {
 namespace {
@@ -106,15 +106,15 @@ VerificationKeys VerificationKeys::Load(const std::vector<std::string>& specs) {
                   context + ": sha256 mismatch: expected " + spec.pin + ", found " + sha256);
     }
     Entry entry;
-    groth16::VerificationKey vk;
+    engine::VerificationKey vk;
     try {
-      vk = io::ParseVerificationKeyJson(bytes, spec.path);
+      vk = engine::ParseVerificationKeyJson(bytes, spec.path);
     } catch (const Error& e) {
       // The reader's message names the path and the field; add the circuit.
       throw Error(e.code(), "verification key for circuit '" + spec.circuit + "': " + e.what());
     }
     try {
-      entry.verifier = std::make_shared<const groth16::PreparedVerifier>(vk);
+      entry.verifier = std::make_shared<const engine::PreparedVerifier>(vk);
     } catch (const Error& e) {
       throw Error(e.code(), context + ": " + e.what());
     }

@@ -8,8 +8,8 @@
 //
 // (the last "@sha256:" in a spec starts the pin, so a PATH may hold '@').
 // Load reads each file once, hashes it (libsodium SHA-256, the digest
-// `sha256sum` prints), parses it (io::ParseVerificationKeyJson) and prepares
-// a groth16::PreparedVerifier, whose constructor checks the key itself (IC
+// `sha256sum` prints), parses it (engine::ParseVerificationKeyJson) and prepares
+// a engine::PreparedVerifier, whose constructor checks the key itself (IC
 // length, coordinates < q, points on their curves and in their subgroups), so
 // a bad key stops the broker at start rather than failing every result.
 //
@@ -28,8 +28,8 @@
 #include <string_view>
 #include <vector>
 
-#include "zkfleet/groth16/verifier.hpp"
-#include "zkfleet/io/curve.hpp"
+#include "zkfleet/engine/curve.hpp"
+#include "zkfleet/engine/verify.hpp"
 
 namespace zkfleet::broker {
 
@@ -39,9 +39,9 @@ class VerificationKeys {
     std::string circuit;
     std::string path;
     std::string sha256;  // of the file, 64 lower-case hex digits
-    io::Curve curve = io::Curve::kBn254;
+    engine::Curve curve = engine::Curve::kBn254;
     uint32_t n_public = 0;
-    std::shared_ptr<const groth16::PreparedVerifier> verifier;  // never null
+    std::shared_ptr<const engine::PreparedVerifier> verifier;  // never null
   };
 
   // No keys.

@@ -9,7 +9,7 @@
 #include "zkfleet/ff/bls12_381.hpp"
 #include "zkfleet/ff/bn254.hpp"
 #include "zkfleet/io/curve_primes.hpp"
-#include "zkfleet/io/wtns_writer.hpp"
+#include "zkfleet/wtns/wtns_writer.hpp"
 
 namespace zkfleet::devtools {
 namespace {

@@ -16,7 +16,7 @@
 #include "zkfleet/devtools/lagrange.hpp"
 #include "zkfleet/devtools/prng.hpp"
 #include "zkfleet/io/curve_primes.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::devtools {
 namespace {

@@ -29,7 +29,7 @@
 
 #include "zkfleet/devtools/domain.hpp"
 #include "zkfleet/engine/types.hpp"
-#include "zkfleet/io/r1cs.hpp"
+#include "zkfleet/r1cs/r1cs.hpp"
 
 namespace zkfleet::devtools {
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/groth16/cpu_prover.hpp"
@@ -15,8 +16,8 @@
 #include "zkfleet/groth16/assembly.hpp"
 #include "zkfleet/groth16/key_validation.hpp"
 #include "zkfleet/groth16/verifier.hpp"
-#include "zkfleet/io/snarkjs_json_reader.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/engine/snarkjs.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 #ifdef ZKFLEET_HAVE_CUDA
 #include "zkfleet/groth16/cuda_prover.hpp"
@@ -79,6 +80,34 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The public signals w[1..n_public] of `witness` as canonical integers (the
+// backends have checked that it matches the key: n8 == 32, values < r).
+std::vector<BigInt> PublicSignalsOf(const Witness& witness, uint32_t n_public) {
+  std::vector<BigInt> out(n_public);
+  const uint32_t n8 = witness.n8();
+  for (uint32_t i = 0; i < n_public && i + 1 < witness.count(); ++i) {
+    const uint8_t* value = witness.values() + uint64_t{i + 1} * n8;
+    for (uint32_t limb = 0; limb < n8 / 8 && limb < out[i].size(); ++limb) {
+      std::memcpy(&out[i][limb], value + 8 * limb, 8);
+    }
+  }
+  return out;
+}
+
+// The proof the caller gets: the points as assembled, and the snarkjs files
+// formatted from those very points.
+Proof Finish(groth16::RawProof raw, Curve curve, const std::vector<BigInt>& signals) {
+  Proof proof;
+  proof.points = raw.points;
+  proof.points.curve = curve;
+  proof.timings = raw.timings;
+  proof.proof_json = ProofJson(proof.points, curve);
+  proof.public_signals.reserve(signals.size());
+  for (const BigInt& value : signals) proof.public_signals.push_back(DecimalString(value));
+  proof.public_json = PublicJson(signals);
+  return proof;
+}
+
 }  // namespace
 
 bool TakeInjectedMsmFault() { return Take(FaultsLeft().msm); }
@@ -113,7 +142,7 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
                                 backend == Backend::kCuda ? groth16::ZkeyPoints::kHeaderAndIc : groth16::ZkeyPoints::kAll);
     timings.key_check_s = SecondsSince(t_check);
   }
-  auto verifier = std::make_shared<const groth16::PreparedVerifier>(groth16::VerificationKeyFromZkey(zkey));
+  auto verifier = std::make_shared<const PreparedVerifier>(groth16::VerificationKeyFromZkey(zkey));
 
   const auto t_backend = std::chrono::steady_clock::now();
   std::unique_ptr<groth16::Key> backend_key;
@@ -154,13 +183,12 @@ ProvingKey::ProvingKey(std::unique_ptr<groth16::Key> backend_key, const EngineOp
 
 ProvingKey::~ProvingKey() = default;
 
-const groth16::VerificationKey& ProvingKey::verification_key() const { return verifier_->key(); }
+const CircuitInfo& ProvingKey::info() const { return backend_key_->info(); }
 
-std::string ProvingKey::Check(const Proof& proof) const {
-  std::vector<groth16::BigInt> signals;
-  signals.reserve(proof.public_signals.size());
-  for (const std::string& s : proof.public_signals) signals.push_back(io::ParseBigIntString(s, "public signal"));
-  const groth16::VerifyResult result = verifier_->Verify(signals, io::ParseProofJson(proof.proof_json, "proof"));
+const VerificationKey& ProvingKey::verification_key() const { return verifier_->key(); }
+
+std::string ProvingKey::Check(const ProofPoints& points, std::span<const BigInt> public_signals) const {
+  const VerifyResult result = verifier_->Verify(public_signals, points);
   return result.ok() ? std::string() : result.reason;
 }
 
@@ -181,7 +209,11 @@ Proof ProvingKey::Prove(const Witness& witness, const ProveOptions& options) con
     throw Error(ErrorCode::kDeviceLost, "injected fatal device error (ZKFLEET_FAULT_INJECT device_lost, test only): "
                                         "the device cannot be used again by this process");
   }
-  if (!options.verify) return backend_key_->ProveUnchecked(witness, options, TakeInjectedMsmFault());
+  const Curve curve = info().curve;
+  if (!options.verify) {
+    groth16::RawProof raw = backend_key_->ProveUnchecked(witness, options, TakeInjectedMsmFault());
+    return Finish(std::move(raw), curve, PublicSignalsOf(witness, info().n_public));
+  }
 
   // The same r and s for a re-proof: draw them here unless the caller did.
   ProveOptions fixed = options;
@@ -199,20 +231,28 @@ Proof ProvingKey::Prove(const Witness& witness, const ProveOptions& options) con
     draw(fixed.r);
     draw(fixed.s);
   }
-  Proof proof = backend_key_->ProveUnchecked(witness, fixed, TakeInjectedMsmFault());
+  // The points are verified as assembled (no round trip through proof.json);
+  // proof.json is then formatted from the very points that passed.
+  groth16::RawProof raw = backend_key_->ProveUnchecked(witness, fixed, TakeInjectedMsmFault());
+  const std::vector<BigInt> signals = PublicSignalsOf(witness, info().n_public);
+  raw.points.curve = curve;
   auto t0 = std::chrono::steady_clock::now();
-  std::string fault = Check(proof);
-  proof.check.verify_s = SecondsSince(t0);
+  std::string fault = Check(raw.points, signals);
+  const double first_verify_s = SecondsSince(t0);
   if (fault.empty()) {
+    Proof proof = Finish(std::move(raw), curve, signals);
+    proof.check.verify_s = first_verify_s;
     proof.check.verified = true;
     return proof;
   }
   // Failed: was it the engine or the witness? Prove again on the reference path.
-  Proof again = Reference().backend_key_->ProveUnchecked(witness, fixed, /*inject_fault=*/false);
-  again.timings.total_s += proof.timings.total_s;
+  groth16::RawProof raw_again = Reference().backend_key_->ProveUnchecked(witness, fixed, /*inject_fault=*/false);
+  raw_again.timings.total_s += raw.timings.total_s;
+  raw_again.points.curve = curve;
   t0 = std::chrono::steady_clock::now();
-  const std::string second = Check(again);
-  again.check.verify_s = proof.check.verify_s + SecondsSince(t0);
+  const std::string second = Check(raw_again.points, signals);
+  Proof again = Finish(std::move(raw_again), curve, signals);
+  again.check.verify_s = first_verify_s + SecondsSince(t0);
   if (!second.empty()) {
     throw Error(ErrorCode::kUnsatisfied, "witness does not satisfy circuit " + circuit_name_ + " (" +
                                              witness.origin() + ": its proof fails verification: " + second + ")");

@@ -1,6 +1,7 @@
 // The host-side ends of a Groth16 proof shared by the CPU and CUDA backends:
 // drawing the blinding scalars r and s, and assembling the proof from the
-// five MSM results (spec §8.5) into snarkjs's proof.json / public.json.
+// five MSM results (spec §8.5) into the proof's canonical affine points
+// (engine::ProvingKey verifies them and formats proof.json from them).
 // Header-only templates on a curve C (curve::Bn254, curve::Bls12_381);
 // pure functions apart from the kernel CSPRNG.
 #pragma once
@@ -10,11 +11,12 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/curve/point.hpp"
 #include "zkfleet/groth16/key.hpp"
-#include "zkfleet/io/json.hpp"
+#include "zkfleet/groth16/verifier.hpp"
 
 namespace zkfleet::groth16 {
 
@@ -47,11 +49,13 @@ void DrawBlinding(const ProveOptions& options, uint64_t r[4], uint64_t s[4]) {
   }
 }
 
+// x as a canonical integer (Montgomery form undone).
 template <class F>
-std::string CanonicalDecimal(const F& x) {
-  uint64_t limbs[F::kLimbs];
-  x.to_canonical(limbs);
-  return io::LimbsToDecimal(limbs, F::kLimbs);
+BigInt Canonical(const F& x) {
+  static_assert(F::kLimbs <= std::tuple_size_v<BigInt>);
+  BigInt out{};
+  x.to_canonical(out.data());
+  return out;
 }
 
 // The proving key's header points (affine, Montgomery).
@@ -71,14 +75,14 @@ struct Groth16MsmResults {
 // Blinding and assembly (spec §8.5):
 //   πA = α1 + A·w + r·δ1,  πB = β2 + B2·w + s·δ2,  B1 = β1 + B1·w + s·δ1,
 //   πC = C·w + H·p + s·πA + r·B1 − rs·δ1,
-// then proof.json and public.json (w[1..n_public]) in snarkjs's layout.
+// as canonical affine points (proof.curve is left for the caller). (A point at infinity, of negligible
+// probability, comes out as (0, 0) and fails verification.)
 // `inject_fault` (test-only, ZKFLEET_FAULT_INJECT): pi_a's MSM result is
 // corrupted (alpha1 added twice), as a faulty device would return it; the
 // proof then fails verification.
 template <class C>
 void AssembleProof(const Groth16HeaderPoints<C>& key, Groth16MsmResults<C> msm, const uint64_t r[4],
-                   const uint64_t s[4], const uint8_t* witness_values, uint32_t n_public, ProofOutput& proof,
-                   bool inject_fault = false) {
+                   const uint64_t s[4], Proof& proof, bool inject_fault = false) {
   using Fr = typename C::Fr;
   using J1 = curve::Jacobian<typename C::G1>;
   using J2 = curve::Jacobian<typename C::G2>;
@@ -97,17 +101,15 @@ void AssembleProof(const Groth16HeaderPoints<C>& key, Groth16MsmResults<C> msm, 
   const auto a_aff = curve::to_affine(pi_a);
   const auto c_aff = curve::to_affine(pi_c);
   const auto b_aff = curve::to_affine(pi_b);
-  proof.proof_json =
-      io::ProofJson(C::kName, CanonicalDecimal(a_aff.x), CanonicalDecimal(a_aff.y), CanonicalDecimal(b_aff.x.c0),
-                    CanonicalDecimal(b_aff.x.c1), CanonicalDecimal(b_aff.y.c0), CanonicalDecimal(b_aff.y.c1),
-                    CanonicalDecimal(c_aff.x), CanonicalDecimal(c_aff.y));
-  proof.public_signals.clear();
-  for (uint32_t i = 1; i <= n_public; ++i) {
-    uint64_t limbs[4];
-    std::memcpy(limbs, witness_values + size_t{i} * 32, 32);
-    proof.public_signals.push_back(io::LimbsToDecimal(limbs, 4));
-  }
-  proof.public_json = io::PublicJson(proof.public_signals);
+  proof = Proof{};
+  proof.a.x = Canonical(a_aff.x);
+  proof.a.y = Canonical(a_aff.y);
+  proof.b.x0 = Canonical(b_aff.x.c0);
+  proof.b.x1 = Canonical(b_aff.x.c1);
+  proof.b.y0 = Canonical(b_aff.y.c0);
+  proof.b.y1 = Canonical(b_aff.y.c1);
+  proof.c.x = Canonical(c_aff.x);
+  proof.c.y = Canonical(c_aff.y);
 }
 
 }  // namespace zkfleet::groth16

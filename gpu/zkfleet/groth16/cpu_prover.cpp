@@ -13,7 +13,6 @@
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/groth16/assembly.hpp"
 #include "zkfleet/groth16/rows.hpp"
-#include "zkfleet/io/json.hpp"
 
 namespace zkfleet::cpu {
 namespace {
@@ -98,8 +97,8 @@ class CpuGroth16Key final : public groth16::Key {
 
   const groth16::CircuitInfo& info() const override { return info_; }
 
-  groth16::ProofOutput ProveUnchecked(const io::Witness& witness, const groth16::ProveOptions& options,
-                                      bool inject_fault) const override {
+  groth16::RawProof ProveUnchecked(const io::Witness& witness, const groth16::ProveOptions& options,
+                                  bool inject_fault) const override {
     const auto t_start = Clock::now();
     io::CheckWitnessMatches(witness, r_, info_.n_vars, info_.path);
     if (witness.n8() != 32) {
@@ -108,7 +107,7 @@ class CpuGroth16Key final : public groth16::Key {
     }
     const uint8_t* w = witness.values();
     const size_t n = info_.domain_size;
-    groth16::ProofOutput proof;
+    groth16::RawProof proof;
 
     // 1. A and B evaluated on the domain, C = A.B (spec §8.1).
     auto t0 = Clock::now();
@@ -144,8 +143,7 @@ class CpuGroth16Key final : public groth16::Key {
     // 4. Blinding and assembly (§8.5), shared with the CUDA backend.
     uint64_t r[4], s[4];
     groth16::DrawBlinding<Fr>(options, r, s);
-    groth16::AssembleProof<C>(header_, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, w, info_.n_public, proof,
-                             inject_fault);
+    groth16::AssembleProof<C>(header_, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, proof.points, inject_fault);
     proof.timings.total_s = SecondsSince(t_start);
     return proof;
   }

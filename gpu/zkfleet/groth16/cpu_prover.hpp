@@ -14,7 +14,7 @@
 #include <string>
 
 #include "zkfleet/groth16/key.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::cpu {
 

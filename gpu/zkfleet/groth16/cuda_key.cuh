@@ -33,7 +33,6 @@
 #include "zkfleet/groth16/assembly.hpp"
 #include "zkfleet/groth16/key_validation.hpp"
 #include "zkfleet/groth16/rows.hpp"
-#include "zkfleet/io/json.hpp"
 
 namespace zkfleet::cuda {
 namespace prover {
@@ -269,7 +268,7 @@ class CudaGroth16Key final : public groth16::Key {
 
   const groth16::CircuitInfo& info() const override { return info_; }
 
-  groth16::ProofOutput ProveUnchecked(const io::Witness& witness, const groth16::ProveOptions& options,
+  groth16::RawProof ProveUnchecked(const io::Witness& witness, const groth16::ProveOptions& options,
                                       bool inject_fault) const override {
     const auto t_start = Clock::now();
     io::CheckWitnessMatches(witness, r_, info_.n_vars, info_.path);
@@ -280,7 +279,7 @@ class CudaGroth16Key final : public groth16::Key {
     uint64_t r[4], s[4];
     groth16::DrawBlinding<Fr>(options, r, s);
 
-    groth16::ProofOutput proof;
+    groth16::RawProof proof;
     WindowSums sums;
     const Plans* plans = nullptr;
     {
@@ -301,7 +300,7 @@ class CudaGroth16Key final : public groth16::Key {
     const J1 msm_c = n_c_ > 0 ? msm::CombineWindows(sums.c.data(), plans->c) : J1::infinity();
     const J1 msm_h = msm::CombineWindows(sums.h.data(), plans->h);
     proof.timings.msm_s += SecondsSince(t_combine);
-    Assemble(witness, r, s, msm_a, msm_b1, msm_b2, msm_c, msm_h, proof, inject_fault);
+    Assemble(r, s, msm_a, msm_b1, msm_b2, msm_c, msm_h, proof.points, inject_fault);
     proof.timings.total_s = SecondsSince(t_start);
     return proof;
   }
@@ -595,14 +594,12 @@ class CudaGroth16Key final : public groth16::Key {
   const MsmWorkspace& Workspace(Slot slot) const { return workspaces_[overlap_ ? slot : 0]; }
 
   // Blinding and assembly (spec §8.5), shared with the CPU prover.
-  void Assemble(const io::Witness& witness, const uint64_t r[4], const uint64_t s[4], const J1& pi_a_msm,
-                const J1& b1_msm, const J2& pi_b_msm, const J1& c_msm, const J1& h_msm, groth16::ProofOutput& proof,
-                bool inject_fault) const {
+  void Assemble(const uint64_t r[4], const uint64_t s[4], const J1& pi_a_msm, const J1& b1_msm, const J2& pi_b_msm,
+                const J1& c_msm, const J1& h_msm, groth16::Proof& proof, bool inject_fault) const {
     const groth16::Groth16HeaderPoints<C> header{alpha1_, beta1_, delta1_, beta2_, delta2_};
     // inject_fault (test-only, ZKFLEET_FAULT_INJECT): pi_a's MSM result as it
     // came back from the device is corrupted before assembly.
-    groth16::AssembleProof<C>(header, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, witness.values(),
-                             info_.n_public, proof, inject_fault);
+    groth16::AssembleProof<C>(header, {pi_a_msm, b1_msm, c_msm, h_msm, pi_b_msm}, r, s, proof, inject_fault);
   }
 
   int device_;

@@ -28,7 +28,7 @@
 #include <memory>
 
 #include "zkfleet/groth16/key.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::cuda {
 

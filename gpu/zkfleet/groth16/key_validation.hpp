@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string>
 
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::groth16 {
 

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::groth16 {
 

@@ -7,22 +7,10 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/msm/cpu_msm.hpp"
 #include "zkfleet/curve/subgroup.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 #include "zkfleet/pairing/pairing.hpp"
 
 namespace zkfleet::groth16 {
-
-const char* VerifyStatusName(VerifyStatus status) {
-  switch (status) {
-    case VerifyStatus::kValid: return "valid";
-    case VerifyStatus::kInvalidProof: return "invalid proof";
-    case VerifyStatus::kBadProofPoint: return "bad proof point";
-    case VerifyStatus::kBadPublicSignals: return "bad public signals";
-    case VerifyStatus::kBadKey: return "bad verification key";
-    case VerifyStatus::kCurveMismatch: return "curve mismatch";
-  }
-  return "unknown";
-}
 
 namespace {
 
@@ -319,33 +307,6 @@ std::array<BigInt, 12> AlphaBetaTyped(const VerificationKey& vk) {
 
 }  // namespace
 
-VerifyResult Verify(const VerificationKey& vk, std::span<const BigInt> public_signals, const Proof& proof) {
-  AnyTypedKey typed;
-  std::string err = LoadTyped(vk, typed, /*prepared=*/false);
-  if (!err.empty()) return VerifyResult{VerifyStatus::kBadKey, err};
-  return std::visit([&](const auto& k) { return k.Verify(vk, public_signals, proof); }, typed);
-}
-
-struct PreparedVerifier::Impl {
-  VerificationKey vk;
-  AnyTypedKey typed;
-};
-
-PreparedVerifier::PreparedVerifier(const VerificationKey& vk) : impl_(std::make_unique<Impl>()) {
-  impl_->vk = vk;
-  std::string err = LoadTyped(vk, impl_->typed, /*prepared=*/true);
-  if (!err.empty()) throw Error(ErrorCode::kBadFormat, err);
-}
-PreparedVerifier::~PreparedVerifier() = default;
-PreparedVerifier::PreparedVerifier(PreparedVerifier&&) noexcept = default;
-PreparedVerifier& PreparedVerifier::operator=(PreparedVerifier&&) noexcept = default;
-
-const VerificationKey& PreparedVerifier::key() const { return impl_->vk; }
-
-VerifyResult PreparedVerifier::Verify(std::span<const BigInt> public_signals, const Proof& proof) const {
-  return std::visit([&](const auto& k) { return k.Verify(impl_->vk, public_signals, proof); }, impl_->typed);
-}
-
 VerificationKey VerificationKeyFromZkey(const io::ZkeyFile& zkey) {
   if (zkey.curve() == io::Curve::kBn254) return FromZkeyTyped<curve::Bn254>(zkey);
   return FromZkeyTyped<curve::Bls12_381>(zkey);
@@ -357,3 +318,46 @@ std::array<BigInt, 12> AlphaBeta(const VerificationKey& vk) {
 }
 
 }  // namespace zkfleet::groth16
+
+namespace zkfleet::engine {
+
+const char* VerifyStatusName(VerifyStatus status) {
+  switch (status) {
+    case VerifyStatus::kValid: return "valid";
+    case VerifyStatus::kInvalidProof: return "invalid proof";
+    case VerifyStatus::kBadProofPoint: return "bad proof point";
+    case VerifyStatus::kBadPublicSignals: return "bad public signals";
+    case VerifyStatus::kBadKey: return "bad verification key";
+    case VerifyStatus::kCurveMismatch: return "curve mismatch";
+  }
+  return "unknown";
+}
+
+VerifyResult Verify(const VerificationKey& vk, std::span<const BigInt> public_signals, const ProofPoints& proof) {
+  groth16::AnyTypedKey typed;
+  std::string err = groth16::LoadTyped(vk, typed, /*prepared=*/false);
+  if (!err.empty()) return VerifyResult{VerifyStatus::kBadKey, err};
+  return std::visit([&](const auto& k) { return k.Verify(vk, public_signals, proof); }, typed);
+}
+
+struct PreparedVerifier::Impl {
+  VerificationKey vk;
+  groth16::AnyTypedKey typed;
+};
+
+PreparedVerifier::PreparedVerifier(const VerificationKey& vk) : impl_(std::make_unique<Impl>()) {
+  impl_->vk = vk;
+  std::string err = groth16::LoadTyped(vk, impl_->typed, /*prepared=*/true);
+  if (!err.empty()) throw Error(ErrorCode::kBadFormat, err);
+}
+PreparedVerifier::~PreparedVerifier() = default;
+PreparedVerifier::PreparedVerifier(PreparedVerifier&&) noexcept = default;
+PreparedVerifier& PreparedVerifier::operator=(PreparedVerifier&&) noexcept = default;
+
+const VerificationKey& PreparedVerifier::key() const { return impl_->vk; }
+
+VerifyResult PreparedVerifier::Verify(std::span<const BigInt> public_signals, const ProofPoints& proof) const {
+  return std::visit([&](const auto& k) { return k.Verify(impl_->vk, public_signals, proof); }, impl_->typed);
+}
+
+}  // namespace zkfleet::engine

@@ -1,13 +1,12 @@
-// The pairing-friendly curves snarkjs supports, as the formats name them.
-// The engine's API re-exports them (engine::Curve).
+// The curves snarkjs supports, for the format readers: the engine API's
+// value type (zkfleet/engine/curve.hpp) under the io:: name.
 #pragma once
+
+#include "zkfleet/engine/curve.hpp"
 
 namespace zkfleet::io {
 
-// Names follow snarkjs.
-enum class Curve { kBn254, kBls12_381 };
-
-// "bn128" / "bls12381": the names snarkjs writes into proof.json.
-const char* CurveName(Curve curve);
+using engine::Curve;
+using engine::CurveName;
 
 }  // namespace zkfleet::io

@@ -28,7 +28,7 @@
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness_file.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::cuda {
 namespace {

@@ -18,7 +18,7 @@
 
 #include "../../testutil/test_support.hpp"
 #include "zkfleet/devtools/circuit_generator.hpp"
-#include "zkfleet/io/r1cs.hpp"
+#include "zkfleet/r1cs/r1cs.hpp"
 
 namespace zkfleet::devtools {
 namespace {

@@ -29,10 +29,10 @@
 #include "zkfleet/engine/types.hpp"
 #include "zkfleet/groth16/verifier.hpp"
 #include "zkfleet/io/curve_primes.hpp"
-#include "zkfleet/io/json.hpp"
-#include "zkfleet/io/r1cs.hpp"
-#include "zkfleet/io/snarkjs_json_reader.hpp"
-#include "zkfleet/io/wtns_writer.hpp"
+#include "zkfleet/snarkjs/json_writer.hpp"
+#include "zkfleet/r1cs/r1cs.hpp"
+#include "zkfleet/snarkjs/json_reader.hpp"
+#include "zkfleet/wtns/wtns_writer.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "zkfleet/devtools/circuit_generator.hpp"
 #include "zkfleet/engine/witness.hpp"
 #include "zkfleet/io/curve_primes.hpp"
-#include "zkfleet/io/r1cs.hpp"
+#include "zkfleet/r1cs/r1cs.hpp"
 
 namespace zkfleet::devtools {
 namespace {

@@ -19,7 +19,7 @@
 #include "zkfleet/devtools/circuit_generator.hpp"
 #include "zkfleet/devtools/insecure_setup.hpp"
 #include "zkfleet/io/curve_primes.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::devtools {
 namespace {

@@ -17,7 +17,7 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/checked_keys.hpp"
 #include "zkfleet/engine/proving_key.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::engine {
 namespace {

@@ -14,6 +14,7 @@
 #include "testutil/test_support.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/engine/snarkjs.hpp"
 #include "zkfleet/groth16/verifier.hpp"
 
 namespace zkfleet::engine {
@@ -153,6 +154,30 @@ TEST_P(CpuProvingKey, EveryProofIsCheckedAndUnsatisfyingWitnessIsRefused) {
         << e.what();
   }
   EXPECT_TRUE(key->Prove(w).check.verified);
+}
+
+// The proof that leaves is the one verified: proof.json and public.json are
+// formatted from the points and signals the verifier passed.
+TEST_P(CpuProvingKey, ProofJsonIsTheVerifiedPoints) {
+  auto key = ProvingKey::Load(Fixture(GetParam(), "circuit_final.zkey"), {Backend::kCpu, 2});
+  const Proof proof = key->Prove(Witness::FromFile(Fixture(GetParam(), "witness.wtns")), Blinding(7, 11));
+  ASSERT_TRUE(proof.check.verified);
+  ASSERT_TRUE(proof.points.curve.has_value());
+  EXPECT_EQ(*proof.points.curve, key->info().curve);
+  EXPECT_EQ(proof.proof_json, ProofJson(proof.points, key->info().curve));
+  const ProofPoints parsed = ParseProofJson(proof.proof_json, "proof.json");
+  EXPECT_EQ(parsed.a.x, proof.points.a.x);
+  EXPECT_EQ(parsed.a.y, proof.points.a.y);
+  EXPECT_EQ(parsed.b.x0, proof.points.b.x0);
+  EXPECT_EQ(parsed.b.x1, proof.points.b.x1);
+  EXPECT_EQ(parsed.b.y0, proof.points.b.y0);
+  EXPECT_EQ(parsed.b.y1, proof.points.b.y1);
+  EXPECT_EQ(parsed.c.x, proof.points.c.x);
+  EXPECT_EQ(parsed.c.y, proof.points.c.y);
+  const std::vector<BigInt> signals = ParsePublicSignalsJson(proof.public_json, "public.json");
+  ASSERT_EQ(signals.size(), proof.public_signals.size());
+  for (size_t i = 0; i < signals.size(); ++i) EXPECT_EQ(DecimalString(signals[i]), proof.public_signals[i]);
+  EXPECT_TRUE(Verify(key->verification_key(), signals, proof.points).ok());
 }
 
 // The key's verification key is the one the verifier reads from the .zkey.

@@ -22,7 +22,7 @@
 #include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/fleet/frames.hpp"
-#include "zkfleet/io/snarkjs_json_reader.hpp"
+#include "zkfleet/engine/snarkjs.hpp"
 
 namespace zkfleet::broker {
 namespace {
@@ -39,7 +39,7 @@ std::string Fixture(const std::string& circuit, const std::string& file) {
 }
 
 // The fixture's key, loaded as the broker loads it.
-std::shared_ptr<const groth16::PreparedVerifier> KeyOf(const std::string& circuit) {
+std::shared_ptr<const engine::PreparedVerifier> KeyOf(const std::string& circuit) {
   const VerificationKeys keys = VerificationKeys::Load({circuit + "=" + Fixture(circuit, "verification_key.json")});
   const VerificationKeys::Entry* entry = keys.Find(circuit);
   EXPECT_NE(entry, nullptr);
@@ -55,8 +55,8 @@ VerifyTask TaskOf(const std::string& key_circuit, const std::string& proof_circu
   return task;
 }
 
-std::vector<groth16::BigInt> PublicOf(const std::string& circuit) {
-  return io::ReadPublicSignalsJson(Fixture(circuit, "public.json"));
+std::vector<engine::BigInt> PublicOf(const std::string& circuit) {
+  return engine::ReadPublicSignalsJson(Fixture(circuit, "public.json"));
 }
 
 // Runs `fn`, expects a zkfleet::Error with `code` whose message contains every needle.
@@ -150,7 +150,7 @@ TEST(ResultVerifierTest, ValidProofOfOtherPublicSignalsIsInvalid) {
 
 TEST(ResultVerifierTest, PublicSignalsDifferingFromExpectedAreWrong) {
   VerifyTask task = TaskOf(kBn, kBn);
-  std::vector<groth16::BigInt> expected = PublicOf(kBn);
+  std::vector<engine::BigInt> expected = PublicOf(kBn);
   ASSERT_EQ(expected.size(), 2u);
   expected[1][0] ^= 1;
   task.expected_public = expected;
@@ -193,7 +193,7 @@ TEST(PublicSignalsOfWitnessTest, MatchesPublicJsonWholeAndInChunksOf7) {
   for (const char* circuit : {kBn, kBls}) {
     SCOPED_TRACE(circuit);
     const std::string bytes = ReadFile(Fixture(circuit, "witness.wtns"));
-    const std::vector<groth16::BigInt> expected = PublicOf(circuit);
+    const std::vector<engine::BigInt> expected = PublicOf(circuit);
     for (size_t chunk : {bytes.size(), size_t{7}, size_t{1}}) {
       SCOPED_TRACE("chunk " + std::to_string(chunk));
       const fleet::WitnessFrames witness = Chunked(bytes, chunk);
@@ -255,11 +255,11 @@ TEST(VerificationKeysTest, LoadsAndFindsWithDigestPins) {
   EXPECT_EQ(keys.Find("c"), nullptr);
   EXPECT_EQ(a->path, bn);
   EXPECT_EQ(a->sha256, bn_sum);
-  EXPECT_EQ(a->curve, io::Curve::kBn254);
+  EXPECT_EQ(a->curve, engine::Curve::kBn254);
   EXPECT_EQ(a->n_public, 2u);
-  EXPECT_EQ(b->curve, io::Curve::kBls12_381);
+  EXPECT_EQ(b->curve, engine::Curve::kBls12_381);
   ASSERT_NE(a->verifier, nullptr);
-  EXPECT_EQ(a->verifier->key().curve, io::Curve::kBn254);
+  EXPECT_EQ(a->verifier->key().curve, engine::Curve::kBn254);
   std::vector<std::string> order;
   for (const VerificationKeys::Entry& entry : keys) order.push_back(entry.circuit);
   EXPECT_EQ(order, (std::vector<std::string>{"a", "b"}));

@@ -7,7 +7,7 @@
 
 #include "io_test_util.hpp"
 #include "zkfleet/io/mapped_file.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::io {
 namespace {

@@ -1,5 +1,5 @@
 // proof.json / public.json writers and LimbsToDecimal.
-#include "zkfleet/io/json.hpp"
+#include "zkfleet/snarkjs/json_writer.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

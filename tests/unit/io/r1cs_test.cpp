@@ -1,5 +1,5 @@
 // .r1cs reader and writer.
-#include "zkfleet/io/r1cs.hpp"
+#include "zkfleet/r1cs/r1cs.hpp"
 
 #include <gtest/gtest.h>
 

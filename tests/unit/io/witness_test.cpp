@@ -13,8 +13,8 @@
 #include "io_test_util.hpp"
 #include "zkfleet/io/binfile.hpp"
 #include "zkfleet/io/curve_primes.hpp"
-#include "zkfleet/io/wtns_writer.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/wtns/wtns_writer.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::io {
 namespace {

@@ -1,5 +1,5 @@
 // ZkeyFile on the snarkjs fixtures, and its rejection of damaged keys.
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io_test_util.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::io {
 namespace {

@@ -17,7 +17,7 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/groth16/key_validation.hpp"
 #include "zkfleet/engine/proving_key.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet {
 namespace {

@@ -11,7 +11,7 @@
 #include "testutil/test_support.hpp"
 #include "unit/pairing/curve_test_points.hpp"
 #include "zkfleet/groth16/verifier.hpp"
-#include "zkfleet/io/snarkjs_json_reader.hpp"
+#include "zkfleet/snarkjs/json_reader.hpp"
 #include "zkfleet/pairing/pairing.hpp"
 
 namespace {

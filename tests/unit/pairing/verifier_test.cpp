@@ -15,9 +15,9 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/groth16/verifier.hpp"
 #include "zkfleet/io/curve_primes.hpp"
-#include "zkfleet/io/json.hpp"
-#include "zkfleet/io/snarkjs_json_reader.hpp"
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/snarkjs/json_writer.hpp"
+#include "zkfleet/snarkjs/json_reader.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 namespace {
 

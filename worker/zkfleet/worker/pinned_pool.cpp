@@ -14,10 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
-
-#ifdef ZKFLEET_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
+#include "zkfleet/engine/pinned_memory.hpp"
 
 namespace zkfleet::worker {
 namespace {
@@ -53,13 +50,6 @@ uint8_t* MapAligned(size_t size) {
   if (tail > 0) munmap(reinterpret_cast<void*>(aligned + size), tail);
   return reinterpret_cast<uint8_t*>(aligned);
 }
-
-#ifdef ZKFLEET_HAVE_CUDA
-std::string CudaFailure(const char* call, cudaError_t status) {
-  cudaGetLastError();  // clear it: a refused registration is not a sticky error
-  return std::string(call) + ": " + cudaGetErrorString(status);
-}
-#endif
 
 }  // namespace
 
@@ -179,14 +169,10 @@ void PinnedPool::Notify(std::unique_lock<std::mutex>& lock) {
 void PinnedPool::Unpin(uint8_t* base, size_t size, Kind kind) {
   switch (kind) {
     case Kind::kCudaHost:
-#ifdef ZKFLEET_HAVE_CUDA
-      cudaFreeHost(base);
-#endif
+      engine::PinnedMemory::Free(base);
       return;
     case Kind::kHugepageRegistered:
-#ifdef ZKFLEET_HAVE_CUDA
-      cudaHostUnregister(base);
-#endif
+      engine::PinnedMemory::Unregister(base);
       munmap(base, size);
       return;
     case Kind::kLockedMmap: munmap(base, size); return;  // munmap unlocks too
@@ -204,19 +190,8 @@ void PinnedPool::MapBatch(std::vector<Pending>& batch, unsigned threads, const s
   const Kind kind = batch.front().kind;
   if (kind == Kind::kCudaHost) {
     for (Pending& p : batch) {
-#ifdef ZKFLEET_HAVE_CUDA
-      void* base = nullptr;
-      // Portable: one pool serves every device of the worker (--gpus); with
-      // unified addressing it is so anyway, this says it.
-      cudaError_t status = cudaHostAlloc(&base, p.size, cudaHostAllocPortable);
-      if (status == cudaSuccess) {
-        p.base = static_cast<uint8_t*>(base);
-      } else {
-        p.failure = CudaFailure("cudaHostAlloc", status);
-      }
-#else
-      p.failure = "this build has no CUDA backend";
-#endif
+      // Portable: one pool serves every device of the worker (--gpus).
+      p.failure = engine::PinnedMemory::Allocate(p.size, &p.base);
     }
     return;
   }
@@ -260,17 +235,11 @@ void PinnedPool::MapBatch(std::vector<Pending>& batch, unsigned threads, const s
     }
   });
 
-#ifdef ZKFLEET_HAVE_CUDA
   // Registering threads must use the caller's device; Portable makes the
   // memory pinned for every context anyway.
-  int device = 0;
-  if (kind == Kind::kHugepageRegistered) cudaGetDevice(&device);
-#endif
+  const int device = kind == Kind::kHugepageRegistered ? engine::PinnedMemory::CurrentDevice() : 0;
   std::atomic<size_t> next{0};
   RunOnThreads(std::min<unsigned>(threads, static_cast<unsigned>(batch.size())), [&](unsigned) {
-#ifdef ZKFLEET_HAVE_CUDA
-    if (kind == Kind::kHugepageRegistered) cudaSetDevice(device);
-#endif
     for (size_t i = next++; i < batch.size(); i = next++) {
       Pending& p = batch[i];
       if (!p.base) continue;
@@ -284,12 +253,7 @@ void PinnedPool::MapBatch(std::vector<Pending>& batch, unsigned threads, const s
         if (mlock(p.base, p.size) != 0) p.mlock_error = errno;
         continue;
       }
-#ifdef ZKFLEET_HAVE_CUDA
-      cudaError_t status = cudaHostRegister(p.base, p.size, cudaHostRegisterPortable);
-      if (status != cudaSuccess) p.failure = CudaFailure("cudaHostRegister", status);
-#else
-      p.failure = "cudaHostRegister: this build has no CUDA backend";
-#endif
+      p.failure = engine::PinnedMemory::Register(p.base, p.size, device);
       p.refused = !p.failure.empty();
       if (!p.failure.empty()) {
         munmap(p.base, p.size);

@@ -19,7 +19,9 @@
 //   kLockedMmap          "mmap-locked" (CPU backend): anonymous memory with
 //                        huge-page advice, touched from N threads, mlock'ed;
 //                        "mmap-unlocked" when mlock is refused (RLIMIT_MEMLOCK).
-// Before the first Allocate the mode is "none".
+// Before the first Allocate the mode is "none". Every CUDA host-memory call
+// (alloc, register and their inverses) goes through the engine's
+// engine::PinnedMemory (zkfleet/engine/pinned_memory.hpp).
 //
 // Ownership: the pool owns its chunks and frees them in ReleaseChunk or the
 // destructor. PoolBuffers may be destroyed on any thread but must not outlive

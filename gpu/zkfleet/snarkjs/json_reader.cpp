@@ -1,4 +1,4 @@
-#include "zkfleet/io/snarkjs_json_reader.hpp"
+#include "zkfleet/snarkjs/json_reader.hpp"
 
 #include <cctype>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/io/json.hpp"
+#include "zkfleet/snarkjs/json_writer.hpp"
 
 namespace zkfleet::io {
 

@@ -5,7 +5,7 @@
 //
 // For the CUDA backend (when this build has it and a GPU is present) and a
 // witness proved more than once, the file's bytes are read into page-locked
-// host memory and the witness is a view of them (io::Witness::View), so every
+// host memory and the witness is a view of them (Witness::View), so every
 // proof's witness upload is a DMA at full speed, as from the worker's pinned
 // pool: 2^22 values (134 MB) take 2.6 ms on the H200, against 18-26 ms from
 // ordinary memory (docs/benchmarks-gpu.md, session 7). For one proof the

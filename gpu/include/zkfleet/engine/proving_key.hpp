@@ -14,7 +14,7 @@
 //
 // Every proof is verified before Prove() returns it (ProveOptions::verify,
 // on by default): against the key's own verification key, with the pairing
-// check of groth16::PreparedVerifier (~0.8 ms BN254, ~1.4 ms BLS12-381 on one
+// check of PreparedVerifier (engine/verify.hpp) (~0.8 ms BN254, ~1.4 ms BLS12-381 on one
 // core). A proof that fails is never returned. Which side was wrong is
 // decided by proving the same witness (same r and s) again on the host
 // reference path -- the CPU prover, with fault injection off:
@@ -37,25 +37,25 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "zkfleet/engine/checked_keys.hpp"
 #include "zkfleet/engine/types.hpp"
+#include "zkfleet/engine/verify.hpp"
 #include "zkfleet/engine/witness.hpp"
-#include "zkfleet/groth16/key.hpp"
 
 namespace zkfleet::groth16 {
-struct VerificationKey;
-class PreparedVerifier;
+class Key;  // the backend's key (internal)
 }  // namespace zkfleet::groth16
 
 namespace zkfleet::engine {
 
 // How to load a key: which backend, and how that backend builds it
-// (groth16::KeyOptions: threads, device, MSM overlap and tables, key check).
-struct EngineOptions : groth16::KeyOptions {
+// (KeyOptions: threads, device, MSM overlap and tables, key check).
+struct EngineOptions : KeyOptions {
   // The backend and its CPU threads in one expression ({Backend::kCpu, 2});
   // the other fields by name.
   EngineOptions(Backend backend_in = Backend::kAuto, int threads_in = 0) : backend(backend_in) { threads = threads_in; }
@@ -65,11 +65,6 @@ struct EngineOptions : groth16::KeyOptions {
   // without the check; one that passes is recorded. Default: disabled.
   CheckedKeys checked_keys;
 };
-
-using groth16::PhaseTimings;  // wall-clock seconds by phase of one proof
-using groth16::ProofCheck;    // what the check before return found
-using Proof = groth16::ProofOutput;
-using groth16::ProveOptions;
 
 // Test-only fault injection: ZKFLEET_FAULT_INJECT=msm:<n> in the environment
 // corrupts one MSM result (pi_a's, as it comes back from the CPU MSM or from
@@ -95,7 +90,7 @@ class ProvingKey {
                                           const EngineOptions& options = {});
   ~ProvingKey();
 
-  const CircuitInfo& info() const { return backend_key_->info(); }
+  const CircuitInfo& info() const;
   Backend backend() const { return options_.backend; }
 
   // Proves one witness and (options.verify) checks the proof before
@@ -107,7 +102,7 @@ class ProvingKey {
   Proof Prove(const Witness& witness, const ProveOptions& options = {}) const;
 
   // The key's verification key (what `zkprove export-vk` writes).
-  const groth16::VerificationKey& verification_key() const;
+  const VerificationKey& verification_key() const;
 
   // How long Load() took, by step.
   const LoadTimings& load_timings() const { return load_timings_; }
@@ -117,8 +112,9 @@ class ProvingKey {
  private:
   // `options.backend` is the one Load chose (never kAuto).
   ProvingKey(std::unique_ptr<groth16::Key> backend_key, const EngineOptions& options);
-  // Verifies `proof`; empty when valid, else the verifier's reason.
-  std::string Check(const Proof& proof) const;
+  // Verifies the assembled points against the public signals; empty when
+  // valid, else the verifier's reason.
+  std::string Check(const ProofPoints& points, std::span<const BigInt> public_signals) const;
   const ProvingKey& Reference() const;
 
   std::unique_ptr<groth16::Key> backend_key_;
@@ -126,7 +122,7 @@ class ProvingKey {
   LoadTimings load_timings_;
   KeyCheckReport key_check_;
   std::string circuit_name_;  // the .zkey's file stem, in error messages
-  std::shared_ptr<const groth16::PreparedVerifier> verifier_;
+  std::shared_ptr<const PreparedVerifier> verifier_;
   mutable std::mutex reference_mutex_;
   mutable std::unique_ptr<ProvingKey> reference_;  // CUDA: the CPU key, loaded on the first failure
 };

@@ -1,5 +1,5 @@
 // Parsing and validation of .wtns files (spec §5).
-#include "zkfleet/io/witness.hpp"
+#include "zkfleet/wtns/witness.hpp"
 
 #include <algorithm>
 #include <span>
@@ -13,9 +13,9 @@
 #include "zkfleet/io/binfile.hpp"
 #include "zkfleet/io/curve_primes.hpp"
 #include "zkfleet/io/mapped_file.hpp"
-#include "zkfleet/io/wtns_writer.hpp"
+#include "zkfleet/wtns/wtns_writer.hpp"
 
-namespace zkfleet::io {
+namespace zkfleet::engine {
 namespace {
 
 [[noreturn]] void BadFormat(const std::string& message) { throw Error(ErrorCode::kBadFormat, message); }
@@ -173,4 +173,4 @@ Witness Witness::View(std::span<const uint8_t> wtns_bytes, std::string origin) {
   return w;
 }
 
-}  // namespace zkfleet::io
+}  // namespace zkfleet::engine

@@ -1,6 +1,6 @@
-#include "zkfleet/io/curve.hpp"
+#include "zkfleet/engine/curve.hpp"
 
-namespace zkfleet::io {
+namespace zkfleet::engine {
 
 const char* CurveName(Curve curve) {
   switch (curve) {
@@ -10,4 +10,4 @@ const char* CurveName(Curve curve) {
   return "unknown";
 }
 
-}  // namespace zkfleet::io
+}  // namespace zkfleet::engine

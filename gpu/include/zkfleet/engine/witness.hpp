@@ -1,5 +1,6 @@
-// A witness (.wtns) ready to prove: the header fields and the values as
-// canonical little-endian field elements.
+// engine::Witness: a witness (.wtns) ready to prove, the header fields and
+// the values as canonical little-endian field elements. Part of the engine's
+// public API; the parser is internal (wtns/witness.cpp).
 //
 // Ownership: FromFile and FromBytes copy the values into storage the Witness
 // owns. View does not copy: values() then points into the caller's bytes,
@@ -19,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-namespace zkfleet::io {
+namespace zkfleet::engine {
 
 class Witness {
  public:
@@ -61,4 +62,4 @@ class Witness {
   std::string origin_;
 };
 
-}  // namespace zkfleet::io
+}  // namespace zkfleet::engine

@@ -1,4 +1,4 @@
-#include "zkfleet/io/r1cs.hpp"
+#include "zkfleet/r1cs/r1cs.hpp"
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/io/binfile.hpp"

@@ -1,4 +1,4 @@
-#include "zkfleet/io/wtns_writer.hpp"
+#include "zkfleet/wtns/wtns_writer.hpp"
 
 #include <cerrno>
 #include <cstdio>

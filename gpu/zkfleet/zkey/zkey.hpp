@@ -22,7 +22,7 @@
 #include "zkfleet/io/binfile.hpp"
 #include "zkfleet/io/curve.hpp"
 #include "zkfleet/io/mapped_file.hpp"
-#include "zkfleet/io/witness.hpp"
+#include "zkfleet/wtns/witness.hpp"
 
 namespace zkfleet::io {
 

@@ -1,4 +1,4 @@
-#include "zkfleet/io/json.hpp"
+#include "zkfleet/snarkjs/json_writer.hpp"
 
 #include <algorithm>
 #include <initializer_list>

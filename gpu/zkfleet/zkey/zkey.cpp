@@ -1,4 +1,4 @@
-#include "zkfleet/io/zkey.hpp"
+#include "zkfleet/zkey/zkey.hpp"
 
 #include <algorithm>
 #include <array>
