@@ -24,7 +24,7 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/devtools/circuit_generator.hpp"
 #include "zkfleet/devtools/insecure_setup.hpp"
-#include "zkfleet/io/curve.hpp"
+#include "zkfleet/engine/curve.hpp"
 
 namespace {
 
@@ -33,13 +33,13 @@ using zkfleet::ErrorCode;
 namespace devtools = zkfleet::devtools;
 
 // snarkjs' curve names; case and punctuation are ignored, as snarkjs does.
-zkfleet::io::Curve ParseCurve(const std::string& name) {
+zkfleet::engine::Curve ParseCurve(const std::string& name) {
   std::string key;
   for (char c : name) {
     if (std::isalnum(static_cast<unsigned char>(c))) key += static_cast<char>(std::tolower(c));
   }
-  if (key == "bn128" || key == "bn254" || key == "altbn128") return zkfleet::io::Curve::kBn254;
-  if (key == "bls12381") return zkfleet::io::Curve::kBls12_381;
+  if (key == "bn128" || key == "bn254" || key == "altbn128") return zkfleet::engine::Curve::kBn254;
+  if (key == "bls12381") return zkfleet::engine::Curve::kBls12_381;
   throw Error(ErrorCode::kInvalidArgument, "--curve: expected bn128 or bls12381, found '" + name + "'");
 }
 
@@ -76,7 +76,7 @@ int RunGenCircuit(GenArgs& args) {
   const auto& h = circuit.r1cs.header;
   std::printf("wrote %s and %s\n", r1cs_path.c_str(), wtns_path.c_str());
   std::printf("curve %s, constraints %u, wires %u, public %u (outputs %u, inputs %u), private inputs %u,\n",
-              zkfleet::io::CurveName(o.curve), h.n_constraints, h.n_wires, h.n_pub_out + h.n_pub_in,
+              zkfleet::engine::CurveName(o.curve), h.n_constraints, h.n_wires, h.n_pub_out + h.n_pub_in,
               h.n_pub_out, h.n_pub_in, h.n_prv_in);
   std::printf("terms %llu, witness values 0/1: %.1f%%, domain 2^%d, seed %llu\n",
               static_cast<unsigned long long>(circuit.stats.terms),
@@ -109,7 +109,7 @@ int RunSetup(SetupArgs& args) {
   for (const auto& step : r.seconds) total += step.second;
   std::printf("wrote %s: curve %s, nVars %u, nPublic %u, constraints %u, domain 2^%d, coefficients %u, "
               "windows G1 %d / G2 %d bits, %.2f s\n",
-              args.zkey_path.c_str(), zkfleet::io::CurveName(r.curve), r.n_vars, r.n_public, r.n_constraints,
+              args.zkey_path.c_str(), zkfleet::engine::CurveName(r.curve), r.n_vars, r.n_public, r.n_constraints,
               r.domain_power, r.n_coeffs, r.g1_window_bits, r.g2_window_bits, total);
   return 0;
 }

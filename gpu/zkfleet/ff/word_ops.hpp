@@ -79,7 +79,7 @@ ZK_HD uint64_t mul_add2(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t
 }
 
 // r = a + b over N limbs; returns the carry out (0 or 1). r may alias a or b.
-// On the GPU, for the limb counts we use, one PTX carry chain (add.cc/addc)
+// On the GPU, for the limb counts we use, one PTX carry chain (add with carry-out, then addc)
 // replaces the compare-based carries: about a quarter of the instructions.
 template <int N>
 ZK_HD uint64_t add_n(uint64_t* r, const uint64_t* a, const uint64_t* b) {

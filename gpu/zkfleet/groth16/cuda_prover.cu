@@ -5,7 +5,7 @@
 
 namespace zkfleet::cuda {
 namespace prover {
-// Defined in groth16_bn254.cu / groth16_bls12_381.cu.
+// Defined in cuda_key_bn254.cu / cuda_key_bls12_381.cu.
 std::unique_ptr<groth16::Key> LoadBn254Key(const io::ZkeyFile& zkey, const groth16::KeyOptions& options);
 std::unique_ptr<groth16::Key> LoadBls12_381Key(const io::ZkeyFile& zkey, const groth16::KeyOptions& options);
 }  // namespace prover

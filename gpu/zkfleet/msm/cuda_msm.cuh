@@ -1,4 +1,4 @@
-// DeviceMsm (msm.hpp), included by the per-curve .cu files.
+// DeviceMsm (cuda_msm.hpp), included by the per-curve .cu files.
 #pragma once
 
 #include <map>

@@ -1,5 +1,5 @@
 // Enqueuing a GPU MSM on a stream (CUDA translation units only; the plain
-// C++ API for tests and benchmarks is msm.hpp). See msm_steps.hpp for the
+// C++ API for tests and benchmarks is cuda_msm.hpp). See msm_steps.hpp for the
 // algorithm.
 //
 // The caller owns every buffer: a MsmWorkspace sized once (at key load) for

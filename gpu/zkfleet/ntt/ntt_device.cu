@@ -1,4 +1,4 @@
-// DeviceNttDomain (ntt_device.hpp) and the public DeviceNtt (ntt.hpp) for the
+// DeviceNttDomain (ntt_device.hpp) and the public DeviceNtt (cuda_ntt.hpp) for the
 // scalar fields of both curves.
 #include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
 #include "zkfleet/ntt/ntt_device.hpp"
@@ -141,7 +141,7 @@ void DeviceNttDomain<HostFr>::EnqueueToOddCoset(cudaStream_t stream, HostFr* dat
 template class DeviceNttDomain<ff::Bn254Fr>;
 template class DeviceNttDomain<ff::Bls12_381Fr>;
 
-// ---- DeviceNtt (ntt.hpp) -------------------------------------------------------
+// ---- DeviceNtt (cuda_ntt.hpp) ----------------------------------------------------
 
 template <class HostFr>
 struct DeviceNtt<HostFr>::Impl {

@@ -1,5 +1,5 @@
 // NTTs over a scalar field on the GPU (CUDA translation units only; tests
-// and benchmarks use ntt.hpp). A DeviceNttDomain owns the twiddle tables of
+// and benchmarks use cuda_ntt.hpp). A DeviceNttDomain owns the twiddle tables of
 // one size, computed on the device once, and enqueues transforms of `batch`
 // vectors stored back to back (vector k at data + k·n).
 //

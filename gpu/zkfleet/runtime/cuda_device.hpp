@@ -9,7 +9,7 @@
 //     becomes zkfleet::Error with the call, the phase and cudaGetErrorString.
 //
 // This header compiles without the CUDA toolkit (it only declares plain C++
-// functions and RAII handles); the definitions live in device.cu.
+// functions and RAII handles); the definitions live in cuda_device.cu.
 //
 // Thread-safety: all functions may be called from any thread. The counters
 // are atomics. DeviceBuffer / PinnedBuffer are move-only owners; one object
