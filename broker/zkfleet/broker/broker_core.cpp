@@ -7,9 +7,9 @@
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "zkfleet/broker/digest.hpp"
 #include "zkfleet/broker/field_checks.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
+#include "zkfleet/storage/digest.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/wire/public_digest.hpp"
@@ -55,10 +55,23 @@ bool SameLease(const proto::Lease& a, const proto::Lease& b) {
 // What makes a resubmission "the same request": the circuit and every
 // witness byte (lengths included, so partitions cannot shift).
 std::string PayloadHash(const proto::SubmitRequest& request, const std::vector<fleet::WitnessFrames>& witnesses) {
-  Digest128 digest;
+  storage::Digest128 digest;
   digest.AddSize(request.circuit_id().size()).Add(request.circuit_id().data(), request.circuit_id().size());
-  for (const fleet::WitnessFrames& witness : witnesses) digest.AddSize(witness.size()).Add(witness);
+  for (const fleet::WitnessFrames& witness : witnesses) digest.AddSize(witness.size()).Add(fleet::ChunkViews(witness));
   return digest.Finish();
+}
+
+// A witness from the journal as frames to send: a mapped witness file cut
+// into chunks (no copy), bytes from the store as one frame (copied).
+fleet::WitnessFrames FramesOf(storage::StoredWitness stored) {
+  if (stored.mapped()) {
+    const storage::StoredWitness::Mapping mapping = stored.ReleaseMapping();
+    if (mapping.size == 0) return {};
+    return fleet::ChunkWitness(fleet::FrameFromMapping(mapping.base, mapping.size));
+  }
+  fleet::WitnessFrames witness;
+  witness.chunks.emplace_back(stored.bytes().data(), stored.bytes().size());
+  return witness;
 }
 
 }  // namespace
@@ -473,7 +486,7 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   // the server sends the reply after the commit.
   for (uint32_t p = 0; p < witnesses.size(); ++p) {
     job.items[p].witness_bytes = witnesses[p].size();
-    journal_.PutWitness(job.job_seq, p, witnesses[p]);
+    journal_.PutWitness(job.job_seq, p, fleet::ChunkViews(witnesses[p]));
   }
   JournalJob(job, proto::JOB_STATE_QUEUED, 0, "");
   journal::Request index;
@@ -1018,8 +1031,10 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
       // now. Without it nothing can be checked: fail closed, as the broker's
       // storage fault (not the worker's, not the client's).
       std::string fault = "its public signals cannot be read", why;
-      if (auto witness = journal_.ReadWitnessFrames(job->job_seq, ref.partition, &fault)) {
-        if (auto values = PublicSignalsOfWitness(*witness, key->n_public, &why)) item.expected_public = *values;
+      if (auto stored = journal_.ReadWitness(job->job_seq, ref.partition, &fault)) {
+        if (auto values = PublicSignalsOfWitness(FramesOf(std::move(*stored)), key->n_public, &why)) {
+          item.expected_public = *values;
+        }
         fault = why;
       }
       if (item.expected_public.empty()) {
@@ -1367,7 +1382,8 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     // The witness goes out as its own frame, straight from the journal (a
     // mapped blob file: no copy on the broker).
     std::string fault;
-    std::optional<fleet::WitnessFrames> witness = journal_.ReadWitnessFrames(job->job_seq, key.partition, &fault);
+    std::optional<fleet::WitnessFrames> witness;
+    if (auto stored = journal_.ReadWitness(job->job_seq, key.partition, &fault)) witness = FramesOf(std::move(*stored));
     if (!witness) {
       // The broker's storage failed this job, not its client: it alone ends.
       ++counters_.storage_faults;

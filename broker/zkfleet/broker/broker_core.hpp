@@ -51,7 +51,6 @@
 #include "zkfleet/broker/allow_list.hpp"
 #include "zkfleet/broker/dispatch_queue.hpp"
 #include "zkfleet/broker/job_table.hpp"
-#include "zkfleet/broker/journal.hpp"
 #include "zkfleet/broker/options.hpp"
 #include "zkfleet/broker/result_verifier.hpp"
 #include "zkfleet/broker/worker_registry.hpp"

@@ -130,6 +130,13 @@ std::optional<std::vector<WitnessFrames>> SplitWitnesses(Frames frames, const st
   return witnesses;
 }
 
+std::vector<std::string_view> ChunkViews(const WitnessFrames& witness) {
+  std::vector<std::string_view> views;
+  views.reserve(witness.chunks.size());
+  for (const zmq::message_t& chunk : witness.chunks) views.push_back(FrameView(chunk));
+  return views;
+}
+
 zmq::message_t ShareFrame(zmq::message_t& frame) {
   zmq::message_t copy;
   copy.copy(frame);

@@ -77,6 +77,10 @@ inline std::string_view FrameView(const zmq::message_t& frame) {
   return {static_cast<const char*>(frame.data()), frame.size()};
 }
 
+// Views of a witness's chunks, in order (valid while `witness` lives): how
+// the broker hands a received witness to its journal and its digests.
+std::vector<std::string_view> ChunkViews(const WitnessFrames& witness);
+
 // Sends `frames` after a message part already sent with sndmore (the last one
 // without). `flags` is added to every send (e.g. dontwait).
 bool SendFrames(zmq::socket_t& socket, Frames& frames, zmq::send_flags flags = zmq::send_flags::none);
