@@ -137,6 +137,19 @@ std::vector<std::string_view> ChunkViews(const WitnessFrames& witness) {
   return views;
 }
 
+bool ReceiveMultipart(zmq::socket_t& socket, zmq::message_t& first, Frames& rest, zmq::recv_flags flags) {
+  rest.clear();
+  if (!socket.recv(first, flags)) return false;
+  bool more = first.more();
+  while (more) {
+    zmq::message_t part;
+    if (!socket.recv(part, zmq::recv_flags::none)) break;
+    more = part.more();
+    rest.push_back(std::move(part));
+  }
+  return true;
+}
+
 zmq::message_t ShareFrame(zmq::message_t& frame) {
   zmq::message_t copy;
   copy.copy(frame);
