@@ -13,6 +13,7 @@
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/wire/public_digest.hpp"
+#include "zkfleet/wire/worker_state.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/io/json.hpp"
 
@@ -29,16 +30,6 @@ constexpr Clock::duration kMaxGaugePeriod = std::chrono::seconds(1);
 constexpr size_t kExpiryBudget = 100000;
 // The identity of a client that did not name itself.
 constexpr char kAnonymousClient[] = "anonymous";
-
-// Where a worker state sits on the way out; a draining worker only moves forward.
-int DrainRank(proto::WorkerState state) {
-  switch (state) {
-    case proto::WORKER_STATE_DRAINING: return 1;
-    case proto::WORKER_STATE_RELEASING: return 2;
-    case proto::WORKER_STATE_GONE: return 3;
-    default: return 0;
-  }
-}
 
 std::string ItemName(uint64_t job_seq, uint32_t partition) {
   return "job_seq=" + std::to_string(job_seq) + " partition=" + std::to_string(partition);
@@ -641,7 +632,7 @@ void BrokerCore::OnUndrainWorker(const std::string& identity, uint64_t correlati
   proto::WorkerState state = proto::WORKER_STATE_UNSPECIFIED;
   if (worker) {
     worker->strikes = 0;
-    if (DrainRank(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) {
+    if (wire::DrainStep(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) {
       spdlog::warn("worker {} undrained by an admin: {} -> READY", id, wire::WorkerStateName(worker->state));
       worker->state = proto::WORKER_STATE_READY;
       worker->phases.clear();
@@ -738,7 +729,7 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
     case proto::Envelope::kCredit: {
       // The broker decides: leased + credit never exceeds its cap, whatever
       // the worker announces (a hoarder gets no more than an honest worker).
-      if (DrainRank(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) break;
+      if (wire::DrainStep(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) break;
       const uint64_t cap = std::min<uint64_t>(options_.max_credit_per_worker, kMaxCredit);
       const uint64_t room = cap > worker->leased.size() ? cap - worker->leased.size() : 0;
       uint64_t credit = uint64_t{worker->credit} + message.credit().credits();
@@ -831,12 +822,14 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   worker.last_progress = now;
   // States the broker holds are not the worker's to leave.
   if (auto held = held_states_.find(id); held != held_states_.end()) {
-    if (DrainRank(worker.state) == 0 || held->second == proto::WORKER_STATE_FAULTED) worker.state = held->second;
+    if (wire::DrainStep(worker.state) == 0 || held->second == proto::WORKER_STATE_FAULTED) {
+      worker.state = held->second;
+    }
   } else if (!key.empty() && faulted_keys_.count(key)) {
     worker.state = proto::WORKER_STATE_FAULTED;
     held_states_[id] = proto::WORKER_STATE_FAULTED;
   }
-  if (worker.state == proto::WORKER_STATE_FAULTED || DrainRank(worker.state) > 0) worker.credit = 0;
+  if (worker.state == proto::WORKER_STATE_FAULTED || wire::DrainStep(worker.state) > 0) worker.credit = 0;
 
   // Leases recovered from the journal for this worker_id: claimed ones are
   // its again, the rest go back (they had started: each counted an attempt).
@@ -926,13 +919,13 @@ void BrokerCore::OnWorkerState(WorkerRecord& worker, proto::WorkerState reported
 }
 
 void BrokerCore::SetWorkerState(WorkerRecord& worker, proto::WorkerState state) {
-  if (DrainRank(worker.state) > 0 && DrainRank(state) <= DrainRank(worker.state)) return;
+  if (wire::DrainStep(worker.state) > 0 && wire::DrainStep(state) <= wire::DrainStep(worker.state)) return;
   // FAULTED is left only on the way out (drain, disconnect), never back to READY.
-  if (worker.state == proto::WORKER_STATE_FAULTED && DrainRank(state) == 0) return;
+  if (worker.state == proto::WORKER_STATE_FAULTED && wire::DrainStep(state) == 0) return;
   if (state == proto::WORKER_STATE_FAULTED) {
     // A worker that reports its own engine FAULTED exits; restarted, it may
     // serve again. FAULTED for the broker's own reasons is held (Strike).
-  } else if (DrainRank(state) > 0 && DrainRank(state) < DrainRank(proto::WORKER_STATE_GONE) &&
+  } else if (wire::DrainStep(state) > 0 && wire::DrainStep(state) < wire::DrainStep(proto::WORKER_STATE_GONE) &&
              held_states_[worker.worker_id] != proto::WORKER_STATE_FAULTED) {
     held_states_[worker.worker_id] = proto::WORKER_STATE_DRAINING;
   }
@@ -942,7 +935,7 @@ void BrokerCore::SetWorkerState(WorkerRecord& worker, proto::WorkerState state) 
                   worker.host);
   }
   double now_s = fleet::UnixNow();
-  if (DrainRank(state) > 0) {
+  if (wire::DrainStep(state) > 0) {
     if (!worker.phases.empty()) {
       auto& last = worker.phases.back();
       last.set_duration_s(now_s - last.started_unix_s());
