@@ -30,7 +30,7 @@ fleet::WitnessFrames FramesOf(storage::StoredWitness stored) {
     return fleet::ChunkWitness(fleet::FrameFromMapping(mapping.base, mapping.size));
   }
   fleet::WitnessFrames witness;
-  witness.chunks.emplace_back(stored.bytes().data(), stored.bytes().size());
+  witness.chunks.push_back(fleet::FrameFromString(stored.TakeBytes()));
   return witness;
 }
 

@@ -16,7 +16,8 @@ namespace zkfleet::broker::detail {
 std::string ItemName(uint64_t job_seq, uint32_t partition);
 
 // A witness from the journal as frames to send: a mapped witness file cut
-// into chunks (no copy), bytes from the store as one frame (copied).
+// into chunks (no copy), bytes copied out of the store as one frame (no
+// further copy).
 fleet::WitnessFrames FramesOf(storage::StoredWitness stored);
 
 }  // namespace zkfleet::broker::detail
