@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <lmdb.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "testutil/test_support.hpp"
 #include "zkfleet/common/error.hpp"
@@ -87,6 +90,34 @@ TEST_F(JournalFaultTest, IntactWitnessesReadBack) {
   ASSERT_TRUE(read) << fault;
   EXPECT_EQ(Joined(*read), large);
   EXPECT_TRUE(fault.empty()) << fault;
+}
+
+// A witness written from the chunks it arrived in (the broker passes views
+// of its frames) reads back whole, in the store or in its file; a large one
+// comes back as a mapping the caller may take over.
+TEST_F(JournalFaultTest, WitnessWrittenInChunksReadsBackWhole) {
+  auto journal = Open();
+  const std::string small = Witness(300, 'c'), large = Witness(5 * kThreshold + 3, 'C');
+  for (const auto& [partition, bytes] : {std::pair<uint32_t, const std::string*>{0, &small}, {1, &large}}) {
+    const std::string_view whole(*bytes);
+    const std::vector<std::string_view> chunks = {whole.substr(0, 7), whole.substr(7, 0), whole.substr(7)};
+    journal->PutWitness(5, partition, chunks);
+  }
+  journal->Commit();
+  std::string fault;
+  auto read = journal->ReadWitness(5, 0, &fault);
+  ASSERT_TRUE(read) << fault;
+  EXPECT_FALSE(read->mapped());
+  EXPECT_EQ(Joined(*read), small);
+  read = journal->ReadWitness(5, 1, &fault);
+  ASSERT_TRUE(read) << fault;
+  ASSERT_TRUE(read->mapped());
+  EXPECT_EQ(Joined(*read), large);
+  StoredWitness::Mapping mapping = read->ReleaseMapping();
+  ASSERT_EQ(mapping.size, large.size());
+  EXPECT_EQ(std::string(static_cast<const char*>(mapping.base), mapping.size), large);
+  EXPECT_EQ(read->size(), 0u);  // handed over: the caller unmaps it
+  munmap(mapping.base, mapping.size);
 }
 
 TEST_F(JournalFaultTest, TruncatedWitnessFileIsAFaultNamingBothSizes) {
