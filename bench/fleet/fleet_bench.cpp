@@ -20,7 +20,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "zkfleet/fleet/client.hpp"
+#include "zkfleet/client/broker_client.hpp"
 #include "zkfleet/fleet/frames.hpp"
 
 namespace {
@@ -49,7 +49,7 @@ struct Config {
 
 void RunClient(zmq::context_t& context, const Config& config, int index, size_t jobs, const std::string& run_id,
                ClientStats& stats) {
-  zkfleet::fleet::BrokerClient client(context, config.endpoint, config.security);
+  zkfleet::client::internal::BrokerClient client(context, config.endpoint, config.security);
   std::vector<Clock::time_point> sent(jobs);
   stats.latencies_s.reserve(jobs);
   stats.accept_latencies_s.reserve(jobs);

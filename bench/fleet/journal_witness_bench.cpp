@@ -20,7 +20,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "zkfleet/broker/journal.hpp"
+#include "zkfleet/storage/journal.hpp"
 
 namespace {
 
@@ -63,9 +63,9 @@ int main(int argc, char** argv) {
 
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  zkfleet::broker::JournalOptions options;
+  zkfleet::storage::JournalOptions options;
   options.dir = std::filesystem::path(dir) / "journal";
-  auto journal = zkfleet::broker::Journal::Open(options);
+  auto journal = zkfleet::storage::Journal::Open(options);
   journal->BeginLife();
   std::string witness(bytes, '\0');
   for (size_t i = 0; i < witness.size(); i += 4096) witness[i] = static_cast<char>(i * 2654435761u >> 24);

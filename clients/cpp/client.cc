@@ -1,5 +1,5 @@
-// The public client (zkfleet/client.h) over the fleet's BrokerClient, which
-// owns the socket, the correlation ids and the resends after a reconnect.
+// The public client (zkfleet/client.h) over internal::BrokerClient
+// (internal/zkfleet/client/broker_client.hpp), which owns the socket, the correlation ids and the resends after a reconnect.
 // This layer adds what an application needs on top: key loading, BUSY
 // retries bounded by a time budget, results waited for by job, and errors
 // turned into Status values.
@@ -12,8 +12,8 @@
 
 #include <zmq.hpp>
 
+#include "zkfleet/client/broker_client.hpp"
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/fleet/client.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/wire/names.hpp"
@@ -56,14 +56,14 @@ Code CodeForError(ErrorCode code) {
 
 // Runs `body`, turning what it throws into a Status.
 template <typename Body>
-Status Guard(const fleet::BrokerClient* broker, Body&& body) {
+Status Guard(const internal::BrokerClient* broker, Body&& body) {
   try {
     return body();
-  } catch (const fleet::BrokerError& e) {
+  } catch (const internal::BrokerError& e) {
     return Status(CodeForKind(e.kind()), e.what());
-  } catch (const fleet::NoReplyError& e) {
+  } catch (const internal::NoReplyError& e) {
     return Status(broker && !broker->HandshakeProblem().empty() ? Code::kAuth : Code::kTimeout, e.what());
-  } catch (const fleet::InvalidResultError& e) {
+  } catch (const internal::InvalidResultError& e) {
     return Status(Code::kInvalidResult, e.what());
   } catch (const Error& e) {
     return Status(CodeForError(e.code()), e.what());
@@ -96,10 +96,6 @@ Code GaveUpCode(const std::string& what) {
   const std::string unavailable = "broker: " + wire::ErrorKindName(proto::ERROR_KIND_UNAVAILABLE) + ": ";
   return what.rfind(unavailable, 0) == 0 ? Code::kUnavailable : Code::kBusy;
 }
-
-static_assert(kMaxRequestIdBytes == fleet::kMaxRequestIdBytes && kMaxCircuitIdBytes == fleet::kMaxCircuitIdBytes &&
-                  kMaxClientIdBytes == fleet::kMaxClientIdBytes && kMaxWorkerIdBytes == fleet::kMaxWorkerIdBytes,
-              "zkfleet/client.h's bounds must be fleet/client.hpp's");
 
 // OK for a SUCCEEDED job, else kJobFailed naming the state and the reason.
 Status ResultStatus(const proto::JobResult& result) {
@@ -154,7 +150,7 @@ Witness Witness::FromBytes(std::string bytes) {
 struct Client::Impl {
   Options options;
   zmq::context_t context{1};
-  std::unique_ptr<fleet::BrokerClient> broker;
+  std::unique_ptr<internal::BrokerClient> broker;
   std::mt19937 jitter{std::random_device{}()};
 
 };
@@ -174,8 +170,8 @@ Status Client::Open(const Options& options, std::unique_ptr<Client>* client) {
     // With CURVE the broker knows the client by its key and ignores a
     // declared id: none is sent (so none can be refused as too long).
     const std::string client_id = options.insecure_plaintext ? options.client_id : "";
-    fleet::CheckName("client id", client_id, fleet::kMaxClientIdBytes, "kMaxClientIdBytes");
-    impl->broker = std::make_unique<fleet::BrokerClient>(impl->context, options.endpoint, security,
+    internal::CheckName("client id", client_id, kMaxClientIdBytes, "kMaxClientIdBytes");
+    impl->broker = std::make_unique<internal::BrokerClient>(impl->context, options.endpoint, security,
                                                          fleet::SocketLimits{}, client_id);
     return Status();
   });
@@ -205,7 +201,7 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
       }
       request.add_public_signals_sha256(*digest);
     }
-    fleet::CheckSubmitRequest(request);  // before the witness files are opened
+    internal::CheckSubmitRequest(request);  // before the witness files are opened
     // Each witness becomes one frame without a copy (a mapping of its file).
     fleet::Frames frames;
     for (Witness& witness : witnesses) {
@@ -241,7 +237,7 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
           for (zmq::message_t& frame : frames) shared.push_back(fleet::ShareFrame(frame));
           reply = impl.broker->Submit(request, std::move(shared), impl.options.reply_timeout);
           break;
-        } catch (const fleet::BrokerError& e) {
+        } catch (const internal::BrokerError& e) {
           if (!Retryable(e.kind())) throw;
           backoff_s = std::min(30.0, std::max(e.retry_after_ms() / 1000.0, std::max(backoff_s * 2, 0.1)));
           const double wait_s = backoff_s * std::uniform_real_distribution<double>(0.75, 1.25)(impl.jitter);
@@ -328,7 +324,7 @@ Status Client::Workers(std::vector<proto::WorkerInfo>* workers) {
 Status Client::Undrain(const std::string& worker_id, proto::UndrainWorkerReply* reply) {
   Impl& impl = *impl_;
   return Guard(impl.broker.get(), [&]() -> Status {
-    fleet::CheckName("worker id", worker_id, fleet::kMaxWorkerIdBytes, "kMaxWorkerIdBytes");
+    internal::CheckName("worker id", worker_id, kMaxWorkerIdBytes, "kMaxWorkerIdBytes");
     *reply = impl.broker->Undrain(worker_id, impl.options.reply_timeout);
     return Status();
   });
@@ -338,7 +334,7 @@ Status Client::Drain(const std::string& worker_id, bool wait, std::chrono::milli
                      proto::DrainWorkerReply* reply) {
   Impl& impl = *impl_;
   return Guard(impl.broker.get(), [&]() -> Status {
-    fleet::CheckName("worker id", worker_id, fleet::kMaxWorkerIdBytes, "kMaxWorkerIdBytes");
+    internal::CheckName("worker id", worker_id, kMaxWorkerIdBytes, "kMaxWorkerIdBytes");
     *reply = impl.broker->Drain(worker_id, wait, timeout);
     return Status();
   });

@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "table.hpp"
-#include "zkfleet/broker/journal.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/fleet/sockets.hpp"
+#include "zkfleet/storage/journal.hpp"
 
 namespace zkctl {
 namespace {
@@ -539,7 +539,7 @@ json StubJson(uint64_t job_seq, const zkfleet::journal::Stub& stub) {
 }
 
 // --job N: the job's record and its item records (or its stub).
-int InspectJob(zkfleet::broker::Journal& journal, const JournalArgs& args) {
+int InspectJob(zkfleet::storage::Journal& journal, const JournalArgs& args) {
   auto job = journal.GetJob(args.job_seq);
   if (!job) {
     if (auto stub = journal.GetStub(args.job_seq)) {
@@ -608,12 +608,12 @@ int JournalInspect(const JournalArgs& args) {
     return ReportError(args.json, "INVALID_ARGUMENT",
                        args.data_dir + " is not a directory (expected a zkbroker --data-dir)", kExitError);
   }
-  zkfleet::broker::JournalOptions options;
+  zkfleet::storage::JournalOptions options;
   options.dir = args.data_dir;
   options.read_only = true;
-  std::unique_ptr<zkfleet::broker::Journal> journal;
+  std::unique_ptr<zkfleet::storage::Journal> journal;
   try {
-    journal = zkfleet::broker::Journal::Open(options);
+    journal = zkfleet::storage::Journal::Open(options);
   } catch (const std::exception& e) {
     return ReportError(args.json, "IO", e.what(), kExitError);
   }

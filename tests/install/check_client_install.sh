@@ -63,6 +63,7 @@ $libdir/libzkfleet_client.a
 $libdir/libzkfleet_common.a
 $libdir/libzkfleet_fleet.a
 $libdir/libzkfleet_schema.a
+$libdir/libzkfleet_wire.a
 $libdir/pkgconfig/zkfleet-client.pc
 EOF
 )"

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/fleet/curve_keys.hpp"
 
 namespace zkfleet::broker {
 
@@ -65,12 +64,6 @@ namespace {
 
 std::string KeyString(const CurveKey& key) { return std::string(reinterpret_cast<const char*>(key.data()), key.size()); }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
 bool ValidName(std::string_view name) {
   if (name.empty()) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
@@ -79,104 +72,52 @@ bool ValidName(std::string_view name) {
   });
 }
 
-// Parses one key file; on failure returns nullopt and sets `why`.
-std::optional<AllowedPeer> ParseKeyFile(const fs::path& file, PeerKind kind, std::string& why) {
+// Reads one allow-list entry: a key file in the one grammar of key files
+// (fleet::ReadKeyFile) that holds a public key, no secret key, and a role
+// only in clients/. On failure returns nullopt and sets `why`, naming the file.
+std::optional<AllowedPeer> ReadAllowedPeer(const fs::path& file, PeerKind kind, std::string& why) {
+  const std::string path = file.string();
   std::string name = file.stem().string();
   if (!ValidName(name)) {
-    why = "the name '" + name + "' (file name without extension) must match [A-Za-z0-9_.-]+";
+    why = path + ": the name '" + name + "' (file name without extension) must match [A-Za-z0-9_.-]+";
     return std::nullopt;
   }
   if (file.filename().string().find("secret") != std::string::npos) {
-    why = "looks like a secret key file; only public keys belong in an allow-list (remove it from this directory)";
+    why = path + ": looks like a secret key file; only public keys belong in an allow-list (remove it from this "
+                 "directory)";
     return std::nullopt;
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    why = std::string("cannot be read: ") + std::strerror(errno);
+  fleet::KeyFile parsed;
+  try {
+    parsed = fleet::ReadKeyFile(file);
+  } catch (const Error& e) {
+    why = e.what();
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    why = "cannot be read";
+  auto at = [&](int line) { return path + ":" + std::to_string(line) + ": "; };
+  if (parsed.secret_z85) {
+    why = at(parsed.secret_line) + "holds a secret key; only public keys belong in an allow-list";
     return std::nullopt;
   }
-  std::string content = text.str();
-  if (content.size() > 64 * 1024) {
-    why = "is larger than 64 KiB; a key file holds one 40-character public key";
-    return std::nullopt;
-  }
-
-  std::optional<std::string> key_text;
   std::optional<Role> role;
-  std::istringstream lines(content);
-  std::string raw;
-  int line_no = 0;
-  while (std::getline(lines, raw)) {
-    ++line_no;
-    std::string_view line = Trim(raw);
-    // '#' is a Z85 character, but never the first of a key (its group's
-    // value would exceed 2^32), and keys hold no blanks: a comment is a line
-    // starting with '#' or a '#' after a blank.
-    if (line.starts_with("#")) continue;
-    for (size_t i = 1; i < line.size(); ++i) {
-      if (line[i] == '#' && (line[i - 1] == ' ' || line[i - 1] == '\t')) {
-        line = Trim(line.substr(0, i));
-        break;
-      }
-    }
-    if (line.empty()) continue;
-    std::string at = "line " + std::to_string(line_no) + ": ";
-    // '=' is a Z85 character too: a 40-character line without blanks is a
-    // key; any other line with '=' is a setting.
-    bool bare_key = line.size() == 40 && line.find_first_of(" \t") == std::string_view::npos;
-    if (auto eq = line.find('='); !bare_key && eq != std::string_view::npos) {
-      std::string_view field = Trim(line.substr(0, eq));
-      std::string_view value = Trim(line.substr(eq + 1));
-      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
-      if (field == "role") {
-        if (kind == PeerKind::kWorker) {
-          why = at + "a worker key has no role (is this a client key in the workers/ directory?)";
-          return std::nullopt;
-        }
-        if (role) {
-          why = at + "a second role line";
-          return std::nullopt;
-        }
-        role = ParseRole(value);
-        if (!role) {
-          why = at + "role '" + std::string(value) + "' is not one of submit, observe, admin";
-          return std::nullopt;
-        }
-        continue;
-      }
-      if (field == "public-key") {
-        line = value;  // checked as a key below
-      } else if (field == "secret-key") {
-        why = at + "holds a secret key; only public keys belong in an allow-list";
-        return std::nullopt;
-      } else {
-        why = at + "unknown setting '" + std::string(field) + "' (expected a Z85 key or role = ...)";
-        return std::nullopt;
-      }
-    }
-    if (key_text) {
-      why = at + "a second key; one file holds one public key";
+  if (parsed.role) {
+    if (kind == PeerKind::kWorker) {
+      why = at(parsed.role_line) + "a worker key has no role (is this a client key in the workers/ directory?)";
       return std::nullopt;
     }
-    if (line.size() != 40) {
-      why = at + "expected a 40-character Z85 public key, found " + std::to_string(line.size()) + " characters";
+    role = ParseRole(*parsed.role);
+    if (!role) {
+      why = at(parsed.role_line) + "role '" + *parsed.role + "' is not one of submit, observe, admin";
       return std::nullopt;
     }
-    key_text = std::string(line);
   }
-  if (!key_text) {
-    why = "holds no key";
+  if (!parsed.public_z85) {
+    why = path + std::string(fleet::kNoKey);
     return std::nullopt;
   }
-  std::optional<CurveKey> key = DecodeZ85Key(*key_text);
-  if (!key) {
-    why = "'" + *key_text + "' is not valid Z85";
+  std::optional<CurveKey> key = DecodeZ85Key(*parsed.public_z85);
+  if (!key) {  // ReadKeyFile checked it; kept so that no unchecked key is ever listed
+    why = at(parsed.public_line) + "'" + *parsed.public_z85 + "' is not valid Z85";
     return std::nullopt;
   }
   AllowedPeer peer;
@@ -223,10 +164,10 @@ void LoadKind(const fs::path& dir, PeerKind kind, std::vector<AllowedPeer>& peer
   std::sort(files.begin(), files.end());
   for (const fs::path& file : files) {
     std::string why;
-    if (auto peer = ParseKeyFile(file, kind, why)) {
+    if (auto peer = ReadAllowedPeer(file, kind, why)) {
       peers.push_back(std::move(*peer));
     } else {
-      warnings.push_back(file.string() + ": " + why + "; skipped");
+      warnings.push_back(why + "; skipped");
     }
   }
 }

@@ -7,14 +7,15 @@
 //   DIR/workers/NAME[.ext]   one file per worker key
 //   DIR/clients/NAME[.ext]   one file per client key
 //
-// Each file holds exactly one 40-character Z85 CURVE *public* key, alone on
-// a line or as `public-key = <key>` (optionally quoted) - the NAME.pub files
-// that `zkctl keygen` writes (fleet/curve_keys.hpp) can be copied in as they
-// are. Blank lines, lines starting with '#', and anything after a blank
-// followed by '#' are comments ('#' and '=' are Z85 characters, but a key has
-// no blanks and never starts with '#'). A client file may also hold one line
+// Each file is a key file in the one grammar of every key file
+// (fleet::ParseKeyFile, fleet/curve_keys.hpp, which also reads the peers'
+// NAME.pub and NAME.secret): it holds exactly one 40-character Z85 CURVE
+// *public* key, alone on a line or as `public-key = <key>` (optionally
+// quoted), so the NAME.pub files that `zkctl keygen` writes can be copied in
+// as they are; comments as there. A client file may also hold one line
 // `role = submit|observe|admin` (default submit); a worker file may not (a
-// role there means the file is in the wrong directory). NAME, the file name
+// role there means the file is in the wrong directory), and no file may hold
+// a secret-key line. NAME, the file name
 // without its last extension, is the peer's identity in logs, metrics and the
 // broker (ZMQ "User-Id"); it must match [A-Za-z0-9_.-]+. Example,
 // DIR/clients/ci-runner.pub:

@@ -34,6 +34,12 @@
 // BrokerCounters increment and exports the queue and worker gauges from
 // Tick() (at least every second). Without one (unit tests) it counts only.
 //
+// Sources, by seam: broker_core.cpp (construction, recovery, journal
+// records, output, status), broker_core_clients.cpp (client requests),
+// broker_core_workers.cpp (worker messages and results),
+// broker_core_dispatch.cpp (returns, finishing, dispatch, the tick); what
+// they share beyond this header is in broker_core_detail.hpp.
+//
 // Thread-safety: not thread-safe; owned by the broker thread. The
 // BrokerMetrics it updates is thread-safe (scrapes read it concurrently).
 #pragma once
@@ -51,7 +57,6 @@
 #include "zkfleet/broker/allow_list.hpp"
 #include "zkfleet/broker/dispatch_queue.hpp"
 #include "zkfleet/broker/job_table.hpp"
-#include "zkfleet/broker/journal.hpp"
 #include "zkfleet/broker/options.hpp"
 #include "zkfleet/broker/result_verifier.hpp"
 #include "zkfleet/broker/worker_registry.hpp"

@@ -347,29 +347,22 @@ void BrokerServer::Run(int signal_fd) {
 
 size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now) {
   zmq::message_t identity;
-  zmq::message_t payload;
   for (int i = 0; i < budget; ++i) {
-    if (!socket.recv(identity, zmq::recv_flags::dontwait)) return static_cast<size_t>(i);
-    bool has_payload = identity.more();
-    if (has_payload) {
-      (void)socket.recv(payload, zmq::recv_flags::none);
-    } else {
-      payload.rebuild(0);
-    }
-    // Frames after the Envelope: a SUBMIT's witnesses, received once and
-    // handed on without a copy (the journal writes them, JOBs share them).
+    // The routing id, then the Envelope, then the frames after it: a
+    // SUBMIT's witnesses, received once and handed on without a copy (the
+    // journal writes them, JOBs share them).
     fleet::Frames frames;
-    bool more = has_payload && payload.more();
+    if (!fleet::ReceiveMultipart(socket, identity, frames, zmq::recv_flags::dontwait)) return static_cast<size_t>(i);
+    const bool has_payload = !frames.empty();
+    zmq::message_t payload;
+    if (has_payload) {
+      payload = std::move(frames.front());
+      frames.erase(frames.begin());
+    }
     // What the message took on the wire, for the ingress guard (the routing
     // id is the ROUTER's own, never sent).
     uint64_t wire = has_payload ? IngressGuard::WireBytes(payload.size(), guard_->curve()) : 0;
-    while (more) {
-      zmq::message_t frame;
-      (void)socket.recv(frame, zmq::recv_flags::none);
-      more = frame.more();
-      wire += IngressGuard::WireBytes(frame.size(), guard_->curve());
-      frames.push_back(std::move(frame));
-    }
+    for (const zmq::message_t& frame : frames) wire += IngressGuard::WireBytes(frame.size(), guard_->curve());
     if (has_payload) guard_->Taken(zmq_msg_get(payload.handle(), ZMQ_SRCFD), wire);
     HandleFrame(from_workers, identity.to_string(), payload, has_payload, std::move(frames), now);
     // --sync always: every message that wrote is durable on its own.

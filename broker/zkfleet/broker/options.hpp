@@ -9,11 +9,18 @@
 #include <string>
 
 #include "zkfleet/broker/admission.hpp"
-#include "zkfleet/broker/journal.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/sockets.hpp"
+#include "zkfleet/storage/journal.hpp"
 
 namespace zkfleet::broker {
+
+// The broker's journal is zkfleet_storage's (storage/zkfleet/storage/journal.hpp).
+using storage::Journal;
+using storage::JournalOptions;
+using storage::SyncMode;
+using storage::ParseSyncMode;
+using storage::SyncModeName;
 
 class VerificationKeys;
 

@@ -5,8 +5,8 @@ id or declared client id is longer than these, or holds a control byte,
 with ``BAD_REQUEST``. The client checks the same bounds first, so such a
 request fails at once with :class:`~zkfleet.InvalidRequest` naming the
 limit, and is never sent. Keep these equal to the broker's (its
-``FieldLimits``; the C++ clients' copy: ``zkfleet::fleet::kMaxRequestIdBytes``
-... in fleet/zkfleet/fleet/client.hpp).
+``FieldLimits``; the C++ clients' copy: ``zkfleet::client::kMaxRequestIdBytes``
+... in clients/cpp/include/zkfleet/client.h).
 """
 
 from __future__ import annotations

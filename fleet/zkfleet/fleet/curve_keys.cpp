@@ -49,14 +49,14 @@ struct RawFile {
 
 // Reads a key file (its mode is returned, fstat'ed on the descriptor read, so
 // the mode checked is the file's whose text was read).
-RawFile ReadSmallFile(const std::filesystem::path& path, bool secret) {
+// `what`: "secret key file", "public key file" or "key file", for errors.
+RawFile ReadSmallFile(const std::filesystem::path& path, const char* what) {
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (f.fd < 0) {
     int err = errno;
     throw Error(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                std::string(secret ? "secret" : "public") + " key file " + Quote(path) + ": cannot open: " +
-                    std::strerror(err));
+                std::string(what) + " " + Quote(path) + ": cannot open: " + std::strerror(err));
   }
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) {
@@ -97,13 +97,6 @@ std::string_view Trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-struct ParsedKeys {
-  std::optional<std::string> public_z85;
-  std::optional<std::string> secret_z85;
-  int public_line = 0;
-  int secret_line = 0;
-};
-
 // Describes why `value` is not a key, for an error message.
 std::string WhyNotKey(std::string_view value) {
   if (value.size() != kZ85KeyChars) {
@@ -113,47 +106,14 @@ std::string WhyNotKey(std::string_view value) {
   return "not valid Z85";
 }
 
-ParsedKeys ParseKeyFile(const std::filesystem::path& path, const std::string& text) {
-  ParsedKeys keys;
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view raw(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
-    pos = nl == std::string::npos ? text.size() + 1 : nl + 1;
-    ++line_no;
-    std::string_view line = Trim(raw);
-    if (line.empty() || line.front() == '#') continue;
-    const std::string where = Quote(path) + ":" + std::to_string(line_no);
-
-    std::string_view name, value;
-    size_t eq = line.find('=');
-    std::string_view before_eq = eq == std::string_view::npos ? line : Trim(line.substr(0, eq));
-    if (eq != std::string_view::npos && (before_eq == "public-key" || before_eq == "secret-key")) {
-      name = before_eq;
-      value = Trim(line.substr(eq + 1));
-    } else if (eq != std::string_view::npos && before_eq.find_first_of(" \t") == std::string_view::npos &&
-               !before_eq.empty() && !IsZ85Key(line)) {
-      throw Error(ErrorCode::kBadFormat,
-                  where + ": unknown name '" + std::string(before_eq) + "' (expected public-key or secret-key)");
-    } else {
-      // A bare key (the .pub short form).
-      name = "public-key";
-      value = line;
-    }
-    if (!IsZ85Key(value)) {
-      throw Error(ErrorCode::kBadFormat, where + ": " + std::string(name) + " is " + WhyNotKey(value));
-    }
-    auto& slot = name == "public-key" ? keys.public_z85 : keys.secret_z85;
-    auto& slot_line = name == "public-key" ? keys.public_line : keys.secret_line;
-    if (slot) {
-      throw Error(ErrorCode::kBadFormat, where + ": a second " + std::string(name) + " (the first is on line " +
-                                             std::to_string(slot_line) + ")");
-    }
-    slot = std::string(value);
-    slot_line = line_no;
+// `line` without a comment: none when it starts with '#', else what precedes
+// a '#' that follows a blank.
+std::string_view WithoutComment(std::string_view line) {
+  if (line.starts_with('#')) return {};
+  for (size_t i = 1; i < line.size(); ++i) {
+    if (line[i] == '#' && (line[i - 1] == ' ' || line[i - 1] == '\t')) return Trim(line.substr(0, i));
   }
-  return keys;
+  return line;
 }
 
 std::string PublicOf(const std::string& secret_z85) {
@@ -204,6 +164,16 @@ int CreateExclusive(const std::filesystem::path& path, mode_t mode) {
   return fd;
 }
 
+// Parses a key file's text, then wipes it (it may hold a secret key), also
+// when parsing throws.
+KeyFile ParseAndWipe(const std::filesystem::path& path, std::string& text) {
+  struct Wipe {
+    std::string& text;
+    ~Wipe() { std::memset(text.data(), 0, text.size()); }
+  } wipe{text};
+  return ParseKeyFile(path, text);
+}
+
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -226,6 +196,65 @@ bool IsZ85Key(std::string_view key) {
   std::string z(key);
   uint8_t bytes[32];
   return zmq_z85_decode(bytes, z.c_str()) != nullptr;
+}
+
+KeyFile ParseKeyFile(const std::filesystem::path& path, std::string_view text) {
+  KeyFile keys;
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view raw = text.substr(pos, (nl == std::string_view::npos ? text.size() : nl) - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    ++line_no;
+    std::string_view line = WithoutComment(Trim(raw));
+    if (line.empty()) continue;
+    const std::string where = Quote(path) + ":" + std::to_string(line_no);
+
+    // A known name before '=' makes a setting; else a line of 40 chars
+    // without blanks is a bare key ('=' is a Z85 character), valid or not;
+    // else a blank-free name before '=' is an unknown one; anything else is
+    // a bare key of the wrong length.
+    std::string_view name, value;
+    size_t eq = line.find('=');
+    std::string_view before_eq = eq == std::string_view::npos ? line : Trim(line.substr(0, eq));
+    if (eq != std::string_view::npos && (before_eq == "public-key" || before_eq == "secret-key" || before_eq == "role")) {
+      name = before_eq;
+      value = Trim(line.substr(eq + 1));
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+    } else if (eq != std::string_view::npos && before_eq.find_first_of(" \t") == std::string_view::npos &&
+               !before_eq.empty() && line.size() != kZ85KeyChars) {
+      throw Error(ErrorCode::kBadFormat, where + ": unknown name '" + std::string(before_eq) +
+                                             "' (expected public-key, secret-key or role)");
+    } else {
+      name = "public-key";
+      value = line;
+    }
+    std::optional<std::string>* slot = &keys.public_z85;
+    int* slot_line = &keys.public_line;
+    if (name == "secret-key") {
+      slot = &keys.secret_z85;
+      slot_line = &keys.secret_line;
+    } else if (name == "role") {
+      slot = &keys.role;
+      slot_line = &keys.role_line;
+    }
+    if (*slot) {
+      throw Error(ErrorCode::kBadFormat, where + ": a second " + std::string(name) + " (the first is on line " +
+                                             std::to_string(*slot_line) + ")");
+    }
+    if (name != "role" && !IsZ85Key(value)) {
+      throw Error(ErrorCode::kBadFormat, where + ": " + std::string(name) + " is " + WhyNotKey(value));
+    }
+    *slot = std::string(value);
+    *slot_line = line_no;
+  }
+  return keys;
+}
+
+KeyFile ReadKeyFile(const std::filesystem::path& path) {
+  RawFile raw = ReadSmallFile(path, "key file");
+  return ParseAndWipe(path, raw.text);
 }
 
 CurveKeyPair GenerateCurveKeyPair() {
@@ -289,9 +318,14 @@ void WriteKeyPair(const std::filesystem::path& dir, const std::string& name, con
 }
 
 CurveKeyPair ReadSecretKeyFile(const std::filesystem::path& path) {
-  RawFile raw = ReadSmallFile(path, /*secret=*/true);
-  ParsedKeys keys = ParseKeyFile(path, raw.text);
-  std::memset(raw.text.data(), 0, raw.text.size());
+  RawFile raw = ReadSmallFile(path, "secret key file");
+  const KeyFile keys = ParseAndWipe(path, raw.text);
+  if (keys.role) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "secret key file " + Quote(path) + ":" + std::to_string(keys.role_line) +
+                    ": a role line; roles are given by the broker's allow-list (its clients/NAME.pub), not by a "
+                    "peer's own key file");
+  }
   if (!keys.secret_z85) {
     if (keys.public_z85) {
       // The commonest mistake: NAME.pub where NAME.secret belongs.
@@ -317,13 +351,12 @@ CurveKeyPair ReadSecretKeyFile(const std::filesystem::path& path) {
                                           std::to_string(keys.public_line) +
                                           ") is not the public half of its secret-key (which is " + derived + ")");
   }
-  return CurveKeyPair{std::move(*keys.public_z85), std::move(*keys.secret_z85)};
+  return CurveKeyPair{*keys.public_z85, *keys.secret_z85};
 }
 
 std::string ReadPublicKeyFile(const std::filesystem::path& path) {
-  RawFile raw = ReadSmallFile(path, /*secret=*/false);
-  ParsedKeys keys = ParseKeyFile(path, raw.text);
-  std::memset(raw.text.data(), 0, raw.text.size());
+  RawFile raw = ReadSmallFile(path, "public key file");
+  const KeyFile keys = ParseAndWipe(path, raw.text);
   if (keys.secret_z85) {
     // Another peer's secret (broker.secret as --broker-public-key) must never
     // be copied to this host: refuse it rather than use its public half.
@@ -333,11 +366,9 @@ std::string ReadPublicKeyFile(const std::filesystem::path& path) {
                     "belongs to; if this one was copied here, remove the copy)");
   }
   if (!keys.public_z85) {
-    throw Error(ErrorCode::kBadFormat, "public key file " + Quote(path) +
-                                           " has no key (expected 'public-key = <z85>'; a bare key starting with "
-                                           "'#' reads as a comment)");
+    throw Error(ErrorCode::kBadFormat, "public key file " + Quote(path) + std::string(kNoKey));
   }
-  return std::move(*keys.public_z85);
+  return *keys.public_z85;
 }
 
 void ConfigureCurveServer(zmq::socket_t& socket, const CurveKeyPair& server, const char* zap_domain) {

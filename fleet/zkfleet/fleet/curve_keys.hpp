@@ -12,16 +12,23 @@
 //       public-key = <40-char Z85>
 //       secret-key = <40-char Z85>
 //
-// Format rules, for both files: one `name = value` per line; whitespace around
-// the name and the value is ignored (Z85 has no whitespace); blank lines and
-// lines whose first non-blank character is '#' are ignored. A .pub file may
-// instead hold the bare 40-char key on a line of its own (what `zkctl keygen`
-// prints), but because '#' is a Z85 character, a bare key that starts with '#'
-// reads as a comment: write such a key as `public-key = ...` (the writer always
-// does). Names other than public-key / secret-key, a name given twice, a
-// missing key, a key that is not 40 chars of valid Z85, or a secret file whose
-// public key is not the one its secret key yields are all refused (kBadFormat,
-// kMismatch for the last), naming the file and the line.
+// One grammar for every key file: NAME.pub, NAME.secret and the broker's
+// allow-list entries (broker/allow_list.hpp), all read by ParseKeyFile:
+// one `name = value` per line, names public-key, secret-key and role (the
+// last only meaningful in a broker allow-list's clients/ file); whitespace
+// around the name and the value is ignored (Z85 has no whitespace), and so
+// are double quotes around the value; blank lines, lines whose first
+// non-blank character is '#', and anything after a blank followed by '#'
+// are comments ('#' and '=' are Z85 characters, but a key has no blanks and
+// never starts with '#'). A file may instead hold the bare 40-char public key
+// on a line of its own (what `zkctl keygen` prints), but a bare key that
+// starts with '#' reads as a comment: write such a key as `public-key = ...`
+// (the writer always does). An unknown name, a name given twice, a key that
+// is not 40 chars of valid Z85 (every 5-char group below 2^32) are refused
+// (kBadFormat), naming the file and the line; what a file must hold (a
+// secret key, no secret key, no role) is up to its reader (below, and the
+// allow-list's), and a secret file whose public key is not the one its
+// secret key yields is kMismatch.
 //
 // Secret files: written with open(O_CREAT|O_EXCL, 0600), so an existing file
 // is never overwritten; read only if the file's mode gives group and others no
@@ -45,6 +52,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -73,13 +81,40 @@ CurveKeyPair GenerateCurveKeyPair();
 // `name` must be a plain file name, and must not end in .pub or .secret.
 void WriteKeyPair(const std::filesystem::path& dir, const std::string& name, const CurveKeyPair& keys);
 
+// What one key file says (the grammar above); each line number is where the
+// value was given (0: not given). The role is its text, checked by the reader
+// that gives roles meaning (the broker's allow-list).
+struct KeyFile {
+  std::optional<std::string> public_z85;
+  std::optional<std::string> secret_z85;
+  std::optional<std::string> role;
+  int public_line = 0;
+  int secret_line = 0;
+  int role_line = 0;
+};
+
+// How a reader that needs a public key says a file holds none, after its path.
+inline constexpr std::string_view kNoKey =
+    " has no key (expected 'public-key = <z85>'; a bare key starting with '#' reads as a comment)";
+
+// Parses `text`, the contents of `path` (named in errors). Throws Error
+// (kBadFormat) "PATH:LINE: ..." on the first line that breaks the grammar.
+KeyFile ParseKeyFile(const std::filesystem::path& path, std::string_view text);
+
+// Reads (a regular file of at most 64 KiB) and parses a key file; its text
+// is wiped from memory once parsed. Errors as ParseKeyFile, plus kNotFound
+// and kIo for a file that cannot be read, naming it.
+KeyFile ReadKeyFile(const std::filesystem::path& path);
+
 // Reads and validates a secret key file (format, public matches secret, mode
 // 0600 or tighter). A file holding only a public key (NAME.pub given by
-// mistake) is kInvalidArgument saying so.
+// mistake) is kInvalidArgument saying so; so is a role line (roles are the
+// broker's allow-list's to give).
 CurveKeyPair ReadSecretKeyFile(const std::filesystem::path& path);
 
-// The public key of a .pub file (or a bare Z85 key). A file holding a secret
-// key is refused (kInvalidArgument): a peer's secret never belongs here.
+// The public key of a .pub file (or a bare Z85 key; a role line, as in an
+// allow-list entry, is read past). A file holding a secret key is refused
+// (kInvalidArgument): a peer's secret never belongs here.
 std::string ReadPublicKeyFile(const std::filesystem::path& path);
 
 // A CURVE server socket (the broker's ROUTERs): curve_server = 1, its secret

@@ -130,6 +130,26 @@ std::optional<std::vector<WitnessFrames>> SplitWitnesses(Frames frames, const st
   return witnesses;
 }
 
+std::vector<std::string_view> ChunkViews(const WitnessFrames& witness) {
+  std::vector<std::string_view> views;
+  views.reserve(witness.chunks.size());
+  for (const zmq::message_t& chunk : witness.chunks) views.push_back(FrameView(chunk));
+  return views;
+}
+
+bool ReceiveMultipart(zmq::socket_t& socket, zmq::message_t& first, Frames& rest, zmq::recv_flags flags) {
+  rest.clear();
+  if (!socket.recv(first, flags)) return false;
+  bool more = first.more();
+  while (more) {
+    zmq::message_t part;
+    if (!socket.recv(part, zmq::recv_flags::none)) break;
+    more = part.more();
+    rest.push_back(std::move(part));
+  }
+  return true;
+}
+
 zmq::message_t ShareFrame(zmq::message_t& frame) {
   zmq::message_t copy;
   copy.copy(frame);

@@ -8,6 +8,9 @@
 // of fresh large allocations; bench/fleet/curve_frames.cpp). The envelope
 // carries each witness's size, so the receiver knows where one ends.
 //
+// ReceiveMultipart is the one receive of a whole multi-part message (the
+// broker's ROUTERs, the clients' and the worker's DEALERs).
+//
 // These helpers make such frames without copying bytes: from a string the
 // caller gives up, from a mapped file (zkctl's .wtns files, the broker's
 // journal blobs), as chunks of a frame, and shared copies of a frame that keep
@@ -76,6 +79,18 @@ zmq::message_t ShareFrame(zmq::message_t& frame);
 inline std::string_view FrameView(const zmq::message_t& frame) {
   return {static_cast<const char*>(frame.data()), frame.size()};
 }
+
+// Views of a witness's chunks, in order (valid while `witness` lives): how
+// the broker hands a received witness to its journal and its digests.
+std::vector<std::string_view> ChunkViews(const WitnessFrames& witness);
+
+// Receives one whole message: its first part into `first` (with `flags`,
+// e.g. dontwait), then every further part, in order, into `rest` (cleared
+// first; libzmq delivers a message's parts together, so these do not wait).
+// false, with nothing received, when no message is there (EAGAIN with
+// dontwait); zmq::error_t as socket_t::recv throws it.
+bool ReceiveMultipart(zmq::socket_t& socket, zmq::message_t& first, Frames& rest,
+                      zmq::recv_flags flags = zmq::recv_flags::dontwait);
 
 // Sends `frames` after a message part already sent with sndmore (the last one
 // without). `flags` is added to every send (e.g. dontwait).

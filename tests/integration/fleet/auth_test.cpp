@@ -63,8 +63,8 @@ bool Ready(const StatusReply& status, const std::string& worker_id) {
   return w != nullptr && w->state() == zkfleet::proto::WORKER_STATE_READY;
 }
 
-zkfleet::fleet::JobSubmission OneWitnessJob(const std::string& circuit, const std::string& request_id) {
-  zkfleet::fleet::JobSubmission job;
+zkfleet::client::internal::JobSubmission OneWitnessJob(const std::string& circuit, const std::string& request_id) {
+  zkfleet::client::internal::JobSubmission job;
   job.request.set_circuit_id(circuit);
   job.request.set_request_id(request_id);
   job.witnesses.push_back(ReadFile(Fixture("bn128_k12/witness.wtns")));
@@ -76,7 +76,7 @@ void ExpectNoReply(const std::function<void()>& call, const std::string& what) {
   try {
     call();
     ADD_FAILURE() << what << ": the broker answered";
-  } catch (const zkfleet::fleet::BrokerError& e) {
+  } catch (const zkfleet::client::internal::BrokerError& e) {
     ADD_FAILURE() << what << ": the broker answered with an error: " << e.what();
   } catch (const zkfleet::Error& e) {
     EXPECT_EQ(e.code(), zkfleet::ErrorCode::kIo) << what << ": " << e.what();
@@ -110,13 +110,13 @@ TEST(FleetAuth, ClientWithoutKeyGetsNoReplyAndNothingIsSubmitted) {
   // connection for good (no reconnect after a protocol error), and a second
   // send on that DEALER would block with no pipe to queue on.
   {
-    zkfleet::fleet::BrokerClient keyless(fleet.context(), fleet.client_endpoint(), plaintext, {}, "intruder");
+    zkfleet::client::internal::BrokerClient keyless(fleet.context(), fleet.client_endpoint(), plaintext, {}, "intruder");
     zkfleet::proto::Envelope status_request;
     status_request.mutable_status();
     ExpectNoReply([&] { keyless.Call(status_request, 1500ms); }, "STATUS without a key");
   }
   {
-    zkfleet::fleet::BrokerClient keyless(fleet.context(), fleet.client_endpoint(), plaintext, {}, "intruder");
+    zkfleet::client::internal::BrokerClient keyless(fleet.context(), fleet.client_endpoint(), plaintext, {}, "intruder");
     ExpectNoReply([&] { keyless.Submit(OneWitnessJob("c1", "keyless-1"), 1500ms); }, "SUBMIT without a key");
   }
   std::string out;
@@ -253,7 +253,7 @@ TEST(FleetAuth, SubmitKeysOnlyTouchTheirOwnJobs) {
     try {
       bob->Cancel(1, 5s);
       ADD_FAILURE() << "bob cancelled alice's job";
-    } catch (const zkfleet::fleet::BrokerError& e) {
+    } catch (const zkfleet::client::internal::BrokerError& e) {
       EXPECT_EQ(e.kind(), zkfleet::proto::ERROR_KIND_UNKNOWN_JOB) << e.what();
     }
   }

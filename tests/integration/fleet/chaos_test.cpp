@@ -48,7 +48,7 @@ struct ClientLog {
 // re-AWAITs what it waits for); this loop only sends each request once.
 void RunClient(Fleet& fleet, int index, size_t jobs, size_t window, const std::string& witness,
                Clock::time_point deadline, std::atomic<size_t>& progress, ClientLog& log) {
-  zkfleet::fleet::BrokerClient client(fleet.context(), fleet.client_endpoint(), fleet.Security(), {},
+  zkfleet::client::internal::BrokerClient client(fleet.context(), fleet.client_endpoint(), fleet.Security(), {},
                                       "chaos-client-" + std::to_string(index));
   std::map<uint64_t, std::string> request_of_correlation;
   size_t next = 0;

@@ -123,9 +123,9 @@ zkfleet::fleet::ClientSecurity Fleet::Security(const std::string& key_name) cons
   return zkfleet::fleet::ClientSecurity::Load(plaintext_, SecretKeyFile(key_name), broker_public_key());
 }
 
-std::unique_ptr<zkfleet::fleet::BrokerClient> Fleet::Client(const zkfleet::fleet::SocketLimits& limits,
+std::unique_ptr<zkfleet::client::internal::BrokerClient> Fleet::Client(const zkfleet::fleet::SocketLimits& limits,
                                                             const std::string& key_name) {
-  return std::make_unique<zkfleet::fleet::BrokerClient>(context_, client_endpoint(), Security(key_name), limits,
+  return std::make_unique<zkfleet::client::internal::BrokerClient>(context_, client_endpoint(), Security(key_name), limits,
                                                         key_name);
 }
 

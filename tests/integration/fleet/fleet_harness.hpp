@@ -20,7 +20,7 @@
 
 #include "testutil/child_process.hpp"
 #include "testutil/test_support.hpp"
-#include "zkfleet/fleet/client.hpp"
+#include "zkfleet/client/broker_client.hpp"
 
 namespace fleet_test {
 
@@ -63,7 +63,7 @@ class Fleet {
   // Waits until the broker lists `worker_id` as READY.
   void WaitWorkerReady(const std::string& worker_id, std::chrono::milliseconds timeout = 20s);
 
-  std::unique_ptr<zkfleet::fleet::BrokerClient> Client(const zkfleet::fleet::SocketLimits& limits = {},
+  std::unique_ptr<zkfleet::client::internal::BrokerClient> Client(const zkfleet::fleet::SocketLimits& limits = {},
                                                        const std::string& key_name = kClientId);
   zkfleet::proto::StatusReply Status();
   // zkctl with --broker and the "fleet-test" key filled in (unless args name

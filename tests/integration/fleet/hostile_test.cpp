@@ -141,7 +141,7 @@ bool WaitReloads(const Process& broker, size_t count, std::chrono::milliseconds 
   return true;
 }
 
-uint64_t SubmitJob(zkfleet::fleet::BrokerClient& client, const std::string& request_id,
+uint64_t SubmitJob(zkfleet::client::internal::BrokerClient& client, const std::string& request_id,
                    const std::string& witness_path = FixtureWitness(), const std::string& circuit = kCircuit) {
   zkfleet::proto::SubmitRequest request;
   request.set_circuit_id(circuit);
@@ -154,7 +154,7 @@ uint64_t SubmitJob(zkfleet::fleet::BrokerClient& client, const std::string& requ
 // (not an exception: the fleet's logs are kept for a failed test) when none
 // comes within `timeout`. (Not Await(): its reply is dropped as a copy when
 // the pushed result has already arrived.)
-JobResult AwaitResult(zkfleet::fleet::BrokerClient& client, uint64_t job, std::chrono::milliseconds timeout) {
+JobResult AwaitResult(zkfleet::client::internal::BrokerClient& client, uint64_t job, std::chrono::milliseconds timeout) {
   try {
     if (auto result = client.NextJobResult(job, timeout)) return *result;
     ADD_FAILURE() << "job " << job << ": no result within " << timeout.count() << " ms";
@@ -581,7 +581,7 @@ TEST(FleetHostile, LongRequestIdDoesNotStopTheBroker) {
     try {
       client->Call(envelope, Scaled(10s), std::move(frames));
       ADD_FAILURE() << "the broker accepted a 600-byte request id";
-    } catch (const zkfleet::fleet::BrokerError& e) {
+    } catch (const zkfleet::client::internal::BrokerError& e) {
       EXPECT_EQ(e.kind(), zkfleet::proto::ERROR_KIND_BAD_REQUEST) << e.what();
       EXPECT_NE(std::string(e.what()).find("128"), std::string::npos) << e.what();
     }
@@ -637,7 +637,7 @@ TEST(FleetHostile, HugeMultipartMessagesCannotGrowTheBroker) {
   fleet.StartWorker("w", {"--instant", "--circuit", "c1"});
   fleet.WaitWorkerReady("w");
   auto client = fleet.Client();
-  zkfleet::fleet::JobSubmission warm;
+  zkfleet::client::internal::JobSubmission warm;
   warm.request.set_request_id("warm-up");
   warm.request.set_circuit_id("c1");
   warm.witnesses.push_back(std::string(50000, 'w'));
@@ -671,7 +671,7 @@ TEST(FleetHostile, HugeMultipartMessagesCannotGrowTheBroker) {
   EXPECT_LE(peak, idle + (64ull << 20)) << "idle RSS " << idle << " bytes, peak " << peak;
   EXPECT_TRUE(broker.running());
 
-  zkfleet::fleet::JobSubmission after = warm;
+  zkfleet::client::internal::JobSubmission after = warm;
   after.request.set_request_id("after");
   auto submitted = client->Submit(after, Scaled(10s));
   auto result = client->NextJobResult(Scaled(10s));

@@ -50,7 +50,7 @@ std::string DeviceProofs(const std::string& device) {
   return "zkfleet_worker_device_proofs_total{device=\"" + device + "\"}";
 }
 
-std::vector<uint64_t> SubmitBatch(zkfleet::fleet::BrokerClient& client, int jobs) {
+std::vector<uint64_t> SubmitBatch(zkfleet::client::internal::BrokerClient& client, int jobs) {
   std::vector<uint64_t> seqs;
   for (int i = 0; i < jobs; ++i) {
     proto::SubmitRequest request;
@@ -65,7 +65,7 @@ std::vector<uint64_t> SubmitBatch(zkfleet::fleet::BrokerClient& client, int jobs
 
 // `count` results, each job once (a second result for a job, or one more
 // after the last, is a failure), keyed by job_seq.
-std::map<uint64_t, proto::JobResult> Collect(zkfleet::fleet::BrokerClient& client, size_t count) {
+std::map<uint64_t, proto::JobResult> Collect(zkfleet::client::internal::BrokerClient& client, size_t count) {
   std::map<uint64_t, proto::JobResult> results;
   while (results.size() < count) {
     auto result = client.NextJobResult(60s);

@@ -35,8 +35,8 @@ std::vector<std::string> ProverArgs(const SlowCircuit& circuit, int capacity, st
   return args;
 }
 
-zkfleet::fleet::JobSubmission Request(const std::string& id, const std::string& witness, int partitions = 1) {
-  zkfleet::fleet::JobSubmission job;
+zkfleet::client::internal::JobSubmission Request(const std::string& id, const std::string& witness, int partitions = 1) {
+  zkfleet::client::internal::JobSubmission job;
   job.request.set_request_id(id);
   job.request.set_circuit_id(kCircuit);
   for (int p = 0; p < partitions; ++p) job.witnesses.push_back(witness);
@@ -58,7 +58,7 @@ bool WaitInFlight(Fleet& fleet, const std::string& worker_id, uint32_t count, st
 
 // Collects `count` results (each job once: a second result for a job, or
 // one more result after the last, is a failure), keyed by job_seq.
-std::map<uint64_t, proto::JobResult> Collect(zkfleet::fleet::BrokerClient& client, size_t count,
+std::map<uint64_t, proto::JobResult> Collect(zkfleet::client::internal::BrokerClient& client, size_t count,
                                              std::chrono::milliseconds each = 60s) {
   std::map<uint64_t, proto::JobResult> results;
   while (results.size() < count) {

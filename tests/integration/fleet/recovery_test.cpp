@@ -14,9 +14,9 @@ namespace {
 
 namespace proto = zkfleet::proto;
 
-zkfleet::fleet::JobSubmission Request(const std::string& id, const std::string& circuit, const std::string& witness,
+zkfleet::client::internal::JobSubmission Request(const std::string& id, const std::string& circuit, const std::string& witness,
                                       int partitions = 1, proto::Priority priority = proto::PRIORITY_NORMAL) {
-  zkfleet::fleet::JobSubmission job;
+  zkfleet::client::internal::JobSubmission job;
   job.request.set_request_id(id);
   job.request.set_circuit_id(circuit);
   job.request.set_priority(priority);
@@ -184,7 +184,7 @@ TEST(FleetRecovery, ASubmitJustAfterABrokerRestartWaitsForItsWorker) {
   try {
     client->Submit(Request("never-served", "c-unknown", "w"), 5s);
     ADD_FAILURE() << "a circuit no worker ever announced was accepted";
-  } catch (const zkfleet::fleet::BrokerError& e) {
+  } catch (const zkfleet::client::internal::BrokerError& e) {
     EXPECT_EQ(e.kind(), proto::ERROR_KIND_UNKNOWN_CIRCUIT) << e.what();
   }
   fleet.StartWorker("w1", {"--instant", "--circuit", "c1"});

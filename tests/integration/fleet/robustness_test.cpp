@@ -22,8 +22,8 @@ namespace {
 
 namespace proto = zkfleet::proto;
 
-zkfleet::fleet::JobSubmission Request(const std::string& id, const std::string& circuit, size_t witness_bytes = 16) {
-  zkfleet::fleet::JobSubmission job;
+zkfleet::client::internal::JobSubmission Request(const std::string& id, const std::string& circuit, size_t witness_bytes = 16) {
+  zkfleet::client::internal::JobSubmission job;
   job.request.set_request_id(id);
   job.request.set_circuit_id(circuit);
   job.witnesses.push_back(std::string(witness_bytes, 'w'));
@@ -113,13 +113,13 @@ TEST(FleetRobustness, OversizedFramesAreDroppedAndCounted) {
         {
           try {
             call();
-          } catch (const zkfleet::fleet::BrokerError& e) {
+          } catch (const zkfleet::client::internal::BrokerError& e) {
             EXPECT_EQ(e.kind(), proto::ERROR_KIND_TOO_LARGE);
             EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
             throw;
           }
         },
-        zkfleet::fleet::BrokerError);
+        zkfleet::client::internal::BrokerError);
   };
   // An Envelope above the application limit: dropped, counted, the client told.
   zkfleet::fleet::SocketLimits big;

@@ -41,8 +41,8 @@ std::vector<std::string> BrokerArgs(std::vector<std::string> extra = {}) {
   return args;
 }
 
-zkfleet::fleet::JobSubmission Request(const std::string& id, const std::string& circuit, std::string witness) {
-  zkfleet::fleet::JobSubmission job;
+zkfleet::client::internal::JobSubmission Request(const std::string& id, const std::string& circuit, std::string witness) {
+  zkfleet::client::internal::JobSubmission job;
   job.request.set_request_id(id);
   job.request.set_circuit_id(circuit);
   job.witnesses.push_back(std::move(witness));
@@ -62,13 +62,13 @@ fs::path BlobOf(Fleet& fleet, uint64_t job_seq, uint32_t partition = 0) {
 
 // SUBMITs `job` until it is accepted: an UNAVAILABLE refusal (nothing was
 // accepted) is retried with the same request id.
-proto::SubmitReply SubmitRetrying(zkfleet::fleet::BrokerClient& client, const zkfleet::fleet::JobSubmission& job,
+proto::SubmitReply SubmitRetrying(zkfleet::client::internal::BrokerClient& client, const zkfleet::client::internal::JobSubmission& job,
                                   std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(timeout);
   for (;;) {
     try {
       return client.Submit(job, 5s);
-    } catch (const zkfleet::fleet::BrokerError& e) {
+    } catch (const zkfleet::client::internal::BrokerError& e) {
       if (e.kind() != proto::ERROR_KIND_UNAVAILABLE || std::chrono::steady_clock::now() >= deadline) throw;
       std::this_thread::sleep_for(200ms);
     }
@@ -76,7 +76,7 @@ proto::SubmitReply SubmitRetrying(zkfleet::fleet::BrokerClient& client, const zk
 }
 
 // One SUBMIT sent as is (no retry by the client library): the broker's first answer.
-std::optional<proto::Envelope> SubmitOnce(zkfleet::fleet::BrokerClient& client, const std::string& request_id,
+std::optional<proto::Envelope> SubmitOnce(zkfleet::client::internal::BrokerClient& client, const std::string& request_id,
                                           const std::string& witness, uint64_t* correlation_id) {
   proto::Envelope envelope;
   envelope.mutable_submit()->set_request_id(request_id);

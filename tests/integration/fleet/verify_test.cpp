@@ -42,7 +42,7 @@ std::vector<std::string> WorkerArgs(int metrics_port, std::vector<std::string> e
   return args;
 }
 
-proto::JobResult Prove(zkfleet::fleet::BrokerClient& client, const std::string& request_id,
+proto::JobResult Prove(zkfleet::client::internal::BrokerClient& client, const std::string& request_id,
                        const std::string& witness) {
   proto::SubmitRequest request;
   std::vector<std::string> witnesses;

@@ -76,5 +76,26 @@ TEST(WorkerStateTable, NothingLeadsBackTowardsReadyOrOutOfGone) {
   EXPECT_FALSE(NextState(S::WORKER_STATE_FAULTED, WorkerEvent::kStartFailed));
 }
 
+// The broker's rule for a leaving worker comes from the same table: the drain
+// path is DRAINING, RELEASING, GONE, and every other state is off it.
+TEST(WorkerStateTable, DrainStepFollowsTheTablesWayOut) {
+  EXPECT_EQ(DrainStep(S::WORKER_STATE_DRAINING), 1);
+  EXPECT_EQ(DrainStep(S::WORKER_STATE_RELEASING), 2);
+  EXPECT_EQ(DrainStep(S::WORKER_STATE_GONE), 3);
+  for (S off : {S::WORKER_STATE_UNSPECIFIED, S::WORKER_STATE_STARTING, S::WORKER_STATE_WAITING_FOR_MEMORY,
+                S::WORKER_STATE_LOADING, S::WORKER_STATE_READY, S::WORKER_STATE_FAULTED}) {
+    EXPECT_EQ(DrainStep(off), 0) << off;
+  }
+  // Each step is the table's next state after the one before.
+  EXPECT_EQ(DrainStep(*NextState(S::WORKER_STATE_READY, WorkerEvent::kDrain)), 1);
+  EXPECT_EQ(DrainStep(*NextState(S::WORKER_STATE_DRAINING, WorkerEvent::kItemsSettled)), 2);
+  EXPECT_EQ(DrainStep(*NextState(S::WORKER_STATE_RELEASING, WorkerEvent::kReleased)), 3);
+  // From any state the table lets a worker drain, the drain is step 1.
+  for (S from : {S::WORKER_STATE_STARTING, S::WORKER_STATE_WAITING_FOR_MEMORY, S::WORKER_STATE_LOADING,
+                 S::WORKER_STATE_READY, S::WORKER_STATE_FAULTED}) {
+    EXPECT_EQ(DrainStep(*NextState(from, WorkerEvent::kDrain)), 1) << from;
+  }
+}
+
 }  // namespace
 }  // namespace zkfleet::wire

@@ -40,6 +40,9 @@ constexpr Transition kTransitions[] = {
     {S::WORKER_STATE_FAULTED, WorkerEvent::kLeave, S::WORKER_STATE_GONE},
 };
 
+// The way out, event by event, from a state that may be drained.
+constexpr WorkerEvent kDrainPath[] = {WorkerEvent::kDrain, WorkerEvent::kItemsSettled, WorkerEvent::kReleased};
+
 }  // namespace
 
 const char* WorkerEventName(WorkerEvent event) {
@@ -63,6 +66,18 @@ std::optional<proto::WorkerState> NextState(proto::WorkerState from, WorkerEvent
     if (t.from == from && t.event == event) return t.to;
   }
   return std::nullopt;
+}
+
+int DrainStep(proto::WorkerState state) {
+  std::optional<S> at = S::WORKER_STATE_READY;
+  int step = 0;
+  for (WorkerEvent event : kDrainPath) {
+    at = NextState(*at, event);
+    if (!at) break;
+    ++step;
+    if (*at == state) return step;
+  }
+  return 0;
 }
 
 }  // namespace zkfleet::wire

@@ -1,8 +1,9 @@
 // The worker's one state machine: what may happen in each proto::WorkerState
 // (the one state enum, shared with the protocol, zkctl, logs and metrics) and
-// where it leads. The socket thread owns the state and changes it only
-// through NextState(); anything the table does not allow is a bug, logged and
-// ignored, never a silent jump.
+// where it leads. The worker's socket thread owns the state and changes it
+// only through NextState(); anything the table does not allow is a bug,
+// logged and ignored, never a silent jump. The broker reads the same table
+// through DrainStep(). Thread-safety: pure functions over a constant table.
 //
 //   STARTING ──memory short──▶ WAITING_FOR_MEMORY ──memory fits──▶ LOADING
 //   STARTING ──memory fits──▶ LOADING ──loaded──▶ READY
@@ -39,5 +40,12 @@ const char* WorkerEventName(WorkerEvent event);
 // The state `event` leads to from `from`, or nullopt when the table does not
 // allow it there (e.g. a second drain, a fault while draining).
 std::optional<proto::WorkerState> NextState(proto::WorkerState from, WorkerEvent event);
+
+// Where `state` sits on the way out that a drain starts, as the table walks
+// it (kDrain, then kItemsSettled, then kReleased): 1 DRAINING, 2 RELEASING,
+// 3 GONE; 0 for a state off that path (the worker has not begun to leave).
+// The broker holds a leaving worker to it: a reported state that is not
+// further along is ignored, so a drain only moves forward.
+int DrainStep(proto::WorkerState state);
 
 }  // namespace zkfleet::wire

@@ -31,20 +31,6 @@ metrics::DropReason DropReasonOf(wire::DecodeStatus status) {
   }
 }
 
-// The frames that follow `first` in its multipart message (a JOB's witness
-// chunks); empty for a single-frame message.
-fleet::Frames ReceiveRest(zmq::socket_t& socket, const zmq::message_t& first) {
-  fleet::Frames frames;
-  bool more = first.more();
-  while (more) {
-    zmq::message_t frame;
-    (void)socket.recv(frame, zmq::recv_flags::none);
-    more = frame.more();
-    frames.push_back(std::move(frame));
-  }
-  return frames;
-}
-
 }  // namespace
 
 WorkerSession::WorkerSession(ConnectionOptions connection, WorkerOptions options,
@@ -157,11 +143,11 @@ int WorkerSession::Run(int signal_fd) {
 
 void WorkerSession::ReceiveAll() {
   zmq::message_t payload;
+  fleet::Frames frames;  // a JOB's witness follows its envelope, in chunks
   proto::Envelope message;
-  while (!core_.finished() && dealer_.recv(payload, zmq::recv_flags::dontwait)) {
+  while (!core_.finished() && fleet::ReceiveMultipart(dealer_, payload, frames, zmq::recv_flags::dontwait)) {
     broker_last_seen_ = Clock::now();  // any message counts as liveness
     silence_limit_ = connection_.heartbeat_interval * connection_.liveness;
-    fleet::Frames frames = ReceiveRest(dealer_, payload);  // a JOB's witness follows its envelope, in chunks
     wire::DecodeStatus status =
         wire::DecodeEnvelope(payload.data(), payload.size(), connection_.limits.max_message_bytes, message);
     if (status != wire::DecodeStatus::kOk) {

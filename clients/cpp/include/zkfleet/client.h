@@ -69,7 +69,8 @@ namespace zkfleet::client {
 // Bounds the broker puts on names in requests (it refuses longer ones, or
 // ones holding a control byte, with BAD_REQUEST); the client checks them
 // before sending and answers kInvalidArgument. The broker is the authority:
-// these are the values of the version this client was built with.
+// these are the values of the version this client was built with (the
+// Python client holds the same ones).
 inline constexpr size_t kMaxRequestIdBytes = 128;  // SubmitOptions::request_id
 inline constexpr size_t kMaxCircuitIdBytes = 128;  // SubmitOptions::circuit
 inline constexpr size_t kMaxClientIdBytes = 128;   // Options::client_id (plaintext mode)

@@ -1,6 +1,8 @@
-// Client side of the broker protocol, used by zkctl, the integration tests and
-// the benchmark. One BrokerClient owns one DEALER socket connected to the
-// broker's client endpoint.
+// Client side of the broker protocol: the engine of the public C++ client
+// (zkfleet/client.h, hence zkctl), internal to zkfleet_client (not
+// installed); the integration tests and the benchmark use it directly to
+// send what the public client would refuse. One BrokerClient owns one DEALER
+// socket connected to the broker's client endpoint.
 //
 // Surviving a broker restart: the client watches its connection (a ZeroMQ
 // socket monitor). When it is re-established (a new handshake after the
@@ -37,22 +39,16 @@
 #include <zmq.hpp>
 
 #include "zkfleet.pb.h"
+#include "zkfleet/client.h"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 
-namespace zkfleet::fleet {
+namespace zkfleet::client::internal {
 
-// Bounds the broker puts on the names in client requests (it refuses a
-// longer one, or one holding a control byte, with BAD_REQUEST): the clients
-// check them before sending. The broker is the authority (its FieldLimits);
-// these must equal its values. The Python client's copy:
-// clients/python/zkfleet/limits.py; zkfleet/client.h re-exports these.
-inline constexpr size_t kMaxRequestIdBytes = 128;  // SubmitRequest.request_id
-inline constexpr size_t kMaxCircuitIdBytes = 128;  // SubmitRequest.circuit_id
-inline constexpr size_t kMaxClientIdBytes = 128;   // Envelope.client_id (counts in plaintext mode)
-inline constexpr size_t kMaxWorkerIdBytes = 128;   // DrainWorkerRequest / UndrainWorkerRequest.worker_id
+// The bounds the broker puts on names (kMaxRequestIdBytes, ...) are
+// zkfleet/client.h's, in the enclosing namespace zkfleet::client.
 
 // Error(kInvalidArgument) when `value` (the `what`, e.g. "request id") is
 // longer than `max_bytes` (the constant `limit_name`) or holds a control
@@ -117,8 +113,8 @@ class BrokerClient {
   // request and counts only in plaintext mode, where it scopes request ids
   // and owns the jobs submitted ("" = the broker's "anonymous"). Nothing is
   // checked against the broker's bounds here (see CheckName).
-  BrokerClient(zmq::context_t& context, const std::string& endpoint, const ClientSecurity& security,
-               const SocketLimits& limits = {}, std::string client_id = "");
+  BrokerClient(zmq::context_t& context, const std::string& endpoint, const fleet::ClientSecurity& security,
+               const fleet::SocketLimits& limits = {}, std::string client_id = "");
   ~BrokerClient();
 
   const std::string& endpoint() const { return endpoint_; }
@@ -148,7 +144,7 @@ class BrokerClient {
   // Assigns the next correlation id, stamps the version, sends the envelope
   // and then `frames` (a SUBMIT's witnesses; kept, without a copy, until the
   // SUBMIT is answered, to be resent after a reconnect). Returns the id.
-  uint64_t Send(proto::Envelope envelope, Frames frames = {});
+  uint64_t Send(proto::Envelope envelope, fleet::Frames frames = {});
   // Sends raw bytes as one frame (tests use it for malformed frames).
   void SendRaw(const std::string& bytes);
 
@@ -161,7 +157,7 @@ class BrokerClient {
   // that arrive meanwhile are kept for Receive()/NextJobResult(). Once
   // answered, a SUBMIT is never resent. Throws BrokerError on an ErrorReply
   // and NoReplyError (kIo) on timeout.
-  proto::Envelope Call(proto::Envelope request, std::chrono::milliseconds timeout, Frames frames = {});
+  proto::Envelope Call(proto::Envelope request, std::chrono::milliseconds timeout, fleet::Frames frames = {});
 
   // Submits `request` with `witnesses` (one .wtns file per partition, sent in
   // frames of their own, cut into chunks; request.witness_bytes is set here).
@@ -170,7 +166,8 @@ class BrokerClient {
   // after the broker's retry-after hint (doubling from at least 100 ms, with
   // jitter, capped at 30 s) until `timeout` ends; then that BrokerError is
   // thrown. No witnesses: looks the request id up.
-  proto::SubmitReply Submit(const proto::SubmitRequest& request, Frames witnesses, std::chrono::milliseconds timeout);
+  proto::SubmitReply Submit(const proto::SubmitRequest& request, fleet::Frames witnesses,
+                            std::chrono::milliseconds timeout);
   // The same with the witnesses' bytes (copied once into frames).
   proto::SubmitReply Submit(const proto::SubmitRequest& request, const std::vector<std::string>& witnesses,
                             std::chrono::milliseconds timeout);
@@ -217,11 +214,11 @@ class BrokerClient {
   // Sends the AWAITs whose time in reawait_at_ has come.
   void SendDueAwaits();
   // Sends the envelope, then shared copies of `frames` (nullptr: none).
-  void SendBytes(proto::Envelope& envelope, Frames* frames = nullptr);
+  void SendBytes(proto::Envelope& envelope, fleet::Frames* frames = nullptr);
 
   std::string endpoint_;
   bool plaintext_ = false;  // no CURVE on this side
-  SocketLimits limits_;
+  fleet::SocketLimits limits_;
   std::string client_id_;
   zmq::socket_t socket_;
   zmq::socket_t monitor_;  // PAIR connected to socket_'s monitor
@@ -236,7 +233,7 @@ class BrokerClient {
   std::deque<proto::Envelope> kept_;  // received, not yet asked for
   struct PendingSubmit {
     proto::Envelope envelope;
-    Frames witnesses;
+    fleet::Frames witnesses;
   };
   std::map<uint64_t, PendingSubmit> unanswered_submits_;  // by correlation id
   std::map<uint64_t, uint64_t> awaited_jobs_;               // job_seq -> correlation id
@@ -245,4 +242,4 @@ class BrokerClient {
   std::function<void(const std::string&, double)> busy_observer_;
 };
 
-}  // namespace zkfleet::fleet
+}  // namespace zkfleet::client::internal

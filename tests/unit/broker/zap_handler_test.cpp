@@ -20,6 +20,7 @@
 #include "zkfleet/broker/allow_list.hpp"
 #include "zkfleet/broker/zap_handler.hpp"
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/fleet/curve_keys.hpp"
 
 namespace zkfleet::broker {
 namespace {
@@ -215,6 +216,71 @@ TEST(AllowList, DuplicateKeysAndNamesKeepTheFirst) {
   AllowList mixed = AllowList::FromPeers({Peer("x", PeerKind::kWorker, a1), Peer("x", PeerKind::kClient, a2)}, &warnings);
   EXPECT_TRUE(warnings.empty()) << Dump(warnings);
   EXPECT_EQ(mixed.size(), 2u);
+}
+
+// One grammar for key files: a file reads the same as a peer's public key
+// (fleet::ReadPublicKeyFile, e.g. --broker-public-key) and as an allow-list
+// entry. Before, two parsers disagreed: the allow-list accepted a quoted
+// value and a trailing " # comment" that ReadPublicKeyFile refused, and
+// ReadPublicKeyFile refused a role line ("unknown name 'role'") that makes a
+// client's allow-list entry; they also differed in what they took for a
+// bare key and in their messages.
+TEST(AllowList, KeyFilesReadTheSameAsPublicKeysAndAsAllowListEntries) {
+  const Keys k = NewKeys();
+  struct Case {
+    const char* name;
+    std::string text;
+    bool valid;
+  };
+  const std::vector<Case> cases = {
+      {"plain", "# zkfleet CURVE public key\npublic-key = " + k.pub + "\n", true},
+      {"bare", "  " + k.pub + " \r\n", true},
+      {"quoted", "public-key = \"" + k.pub + "\"\n", true},        // formerly: allow-list only
+      {"trailing_comment", k.pub + "   # the CI runner\n", true},  // formerly: allow-list only
+      {"with_role", "public-key = " + k.pub + "\nrole = admin\n", true},  // formerly: allow-list only
+      {"tight_truncated", "public-key=" + k.pub.substr(0, 29) + "\n", false},
+      {"unknown_name", k.pub + "\nquota = 5\n", false},
+      {"two_keys", k.pub + "\n" + NewKeys().pub + "\n", false},
+      {"two_roles", k.pub + "\nrole = admin\nrole = observe\n", false},
+      {"short", k.pub.substr(0, 39) + "\n", false},
+      {"overflow", "public-key = %%%%%" + k.pub.substr(5) + "\n", false},
+      {"empty", "# nothing here\n", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    fs::create_directories(dir.path() / "workers");
+    dir.Write(std::string("clients/") + c.name + ".pub", c.text);
+    std::optional<std::string> as_public_key;
+    std::string error;
+    try {
+      as_public_key = fleet::ReadPublicKeyFile(dir.path() / "clients" / (std::string(c.name) + ".pub"));
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    AllowList::LoadResult loaded = AllowList::Load(dir.path());
+    EXPECT_EQ(as_public_key.has_value(), c.valid) << error;
+    EXPECT_EQ(loaded.list.size(), c.valid ? 1u : 0u) << Dump(loaded.warnings);
+    if (c.valid) {
+      EXPECT_EQ(*as_public_key, k.pub);
+      ASSERT_NE(loaded.list.FindZ85(k.pub), nullptr);
+      EXPECT_TRUE(loaded.warnings.empty()) << Dump(loaded.warnings);
+    } else {
+      // The same words both ways after the file's path: the line, then what is wrong.
+      ASSERT_EQ(loaded.warnings.size(), 1u) << Dump(loaded.warnings);
+      const std::string path = (dir.path() / "clients" / (std::string(c.name) + ".pub")).string();
+      auto after_path = [&](const std::string& message) {
+        const size_t at = message.find(path);
+        return at == std::string::npos ? message : message.substr(at + path.size());
+      };
+      EXPECT_EQ(after_path(loaded.warnings[0]), after_path(error) + "; skipped");
+    }
+  }
+  // Where the readers do differ, it is what a file must hold, not how it reads:
+  // a role is for clients/ only, and for no peer's own secret key file.
+  TempDir dir;
+  dir.Write("workers/w.pub", k.pub + "\nrole = admin\n");
+  EXPECT_TRUE(Mentions(AllowList::Load(dir.path()).warnings, "a worker key has no role"));
 }
 
 TEST(AllowList, MissingDirectoryThrowsMissingSubdirectoryWarns) {

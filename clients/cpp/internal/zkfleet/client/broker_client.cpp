@@ -1,4 +1,4 @@
-#include "zkfleet/fleet/client.hpp"
+#include "zkfleet/client/broker_client.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -11,7 +11,7 @@
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/protocol.hpp"
 
-namespace zkfleet::fleet {
+namespace zkfleet::client::internal {
 namespace {
 
 ErrorCode CodeFor(proto::ErrorKind kind) {
@@ -111,8 +111,8 @@ BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message, uint
       kind_(kind),
       retry_after_ms_(retry_after_ms) {}
 
-BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint, const ClientSecurity& security,
-                           const SocketLimits& limits, std::string client_id)
+BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint, const fleet::ClientSecurity& security,
+                           const fleet::SocketLimits& limits, std::string client_id)
     : endpoint_(endpoint),
       plaintext_(security.plaintext),
       limits_(limits),
@@ -137,7 +137,7 @@ BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint,
 
 BrokerClient::~BrokerClient() { zmq_socket_monitor(socket_.handle(), nullptr, 0); }
 
-void BrokerClient::SendBytes(proto::Envelope& envelope, Frames* frames) {
+void BrokerClient::SendBytes(proto::Envelope& envelope, fleet::Frames* frames) {
   // A DEALER with no usable connection (e.g. refused at the CURVE handshake)
   // would block here for ever: the socket has a send timeout instead. Once
   // the first part is queued the whole message is.
@@ -148,14 +148,14 @@ void BrokerClient::SendBytes(proto::Envelope& envelope, Frames* frames) {
                                     "--broker-public-key and the broker's allow-list)");
   }
   if (more) {
-    Frames shared;
+    fleet::Frames shared;
     shared.reserve(frames->size());
-    for (zmq::message_t& frame : *frames) shared.push_back(ShareFrame(frame));
-    SendFrames(socket_, shared);
+    for (zmq::message_t& frame : *frames) shared.push_back(fleet::ShareFrame(frame));
+    fleet::SendFrames(socket_, shared);
   }
 }
 
-uint64_t BrokerClient::Send(proto::Envelope envelope, Frames frames) {
+uint64_t BrokerClient::Send(proto::Envelope envelope, fleet::Frames frames) {
   uint64_t id = next_correlation_id_++;
   envelope.set_correlation_id(id);
   envelope.set_client_id(client_id_);
@@ -314,13 +314,10 @@ std::optional<proto::Envelope> BrokerClient::ReceiveOne(Clock::time_point deadli
       continue;
     }
     zmq::message_t frame;
-    if (!socket_.recv(frame, zmq::recv_flags::dontwait)) continue;
+    fleet::Frames extra;
+    if (!fleet::ReceiveMultipart(socket_, frame, extra, zmq::recv_flags::dontwait)) continue;
     // The broker sends single-frame messages; anything else is not ours.
-    bool extra = frame.more();
-    while (frame.more()) {
-      if (!socket_.recv(frame, zmq::recv_flags::none)) break;
-    }
-    if (extra) continue;
+    if (!extra.empty()) continue;
     proto::Envelope envelope;
     if (wire::DecodeEnvelope(frame.data(), frame.size(), limits_.max_message_bytes, envelope) == wire::DecodeStatus::kOk &&
         Track(envelope)) {
@@ -355,7 +352,7 @@ std::optional<proto::Envelope> BrokerClient::WaitFor(const std::function<bool(co
   }
 }
 
-proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::milliseconds timeout, Frames frames) {
+proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::milliseconds timeout, fleet::Frames frames) {
   uint64_t id = Send(std::move(request), std::move(frames));
   auto reply = WaitFor([id](const proto::Envelope& e) { return IsReplyTo(e, id); }, Clock::now() + timeout);
   // Answered, accepted or refused: never resent after a reconnect. (Track()
@@ -371,12 +368,12 @@ proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::millise
 
 proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, const std::vector<std::string>& witnesses,
                                         std::chrono::milliseconds timeout) {
-  Frames frames;
-  for (const std::string& witness : witnesses) frames.push_back(FrameFromString(witness));
+  fleet::Frames frames;
+  for (const std::string& witness : witnesses) frames.push_back(fleet::FrameFromString(witness));
   return Submit(request, std::move(frames), timeout);
 }
 
-proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, Frames witnesses,
+proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, fleet::Frames witnesses,
                                         std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   std::mt19937 jitter(std::random_device{}());
@@ -385,12 +382,12 @@ proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, Fra
     proto::Envelope envelope;
     *envelope.mutable_submit() = request;
     envelope.mutable_submit()->clear_witness_bytes();
-    std::vector<WitnessFrames> chunked;  // the originals stay for a BUSY retry
+    std::vector<fleet::WitnessFrames> chunked;  // the originals stay for a BUSY retry
     for (zmq::message_t& witness : witnesses) {
       envelope.mutable_submit()->add_witness_bytes(witness.size());
-      chunked.push_back(ChunkWitness(ShareFrame(witness)));
+      chunked.push_back(fleet::ChunkWitness(fleet::ShareFrame(witness)));
     }
-    Frames shared = FlattenWitnesses(std::move(chunked));
+    fleet::Frames shared = fleet::FlattenWitnesses(std::move(chunked));
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     try {
       auto reply = Call(std::move(envelope), std::max(left, std::chrono::milliseconds(1)), std::move(shared));
@@ -491,4 +488,4 @@ std::optional<proto::JobResult> BrokerClient::NextJobResult(uint64_t job_seq, st
   return envelope->job_result();
 }
 
-}  // namespace zkfleet::fleet
+}  // namespace zkfleet::client::internal

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <lmdb.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,12 +14,14 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "testutil/test_support.hpp"
-#include "zkfleet/broker/journal.hpp"
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/storage/journal.hpp"
 
-namespace zkfleet::broker {
+namespace zkfleet::storage {
 namespace {
 
 namespace fs = std::filesystem;
@@ -38,11 +41,7 @@ std::string Witness(size_t size, char seed) {
   return bytes;
 }
 
-std::string Joined(const fleet::WitnessFrames& witness) {
-  std::string bytes;
-  for (const zmq::message_t& chunk : witness.chunks) bytes.append(fleet::FrameView(chunk));
-  return bytes;
-}
+std::string Joined(const StoredWitness& witness) { return std::string(witness.bytes()); }
 
 void FlipBit(const fs::path& file, uint64_t offset) {
   int fd = open(file.c_str(), O_RDWR);
@@ -84,13 +83,41 @@ TEST_F(JournalFaultTest, IntactWitnessesReadBack) {
   Store(*journal, 1, 1, large);
   ASSERT_TRUE(fs::exists(Blob(1, 1)));
   std::string fault;
-  auto read = journal->ReadWitnessFrames(1, 0, &fault);
+  auto read = journal->ReadWitness(1, 0, &fault);
   ASSERT_TRUE(read) << fault;
   EXPECT_EQ(Joined(*read), small);
-  read = journal->ReadWitnessFrames(1, 1, &fault);
+  read = journal->ReadWitness(1, 1, &fault);
   ASSERT_TRUE(read) << fault;
   EXPECT_EQ(Joined(*read), large);
   EXPECT_TRUE(fault.empty()) << fault;
+}
+
+// A witness written from the chunks it arrived in (the broker passes views
+// of its frames) reads back whole, in the store or in its file; a large one
+// comes back as a mapping the caller may take over.
+TEST_F(JournalFaultTest, WitnessWrittenInChunksReadsBackWhole) {
+  auto journal = Open();
+  const std::string small = Witness(300, 'c'), large = Witness(5 * kThreshold + 3, 'C');
+  for (const auto& [partition, bytes] : {std::pair<uint32_t, const std::string*>{0, &small}, {1, &large}}) {
+    const std::string_view whole(*bytes);
+    const std::vector<std::string_view> chunks = {whole.substr(0, 7), whole.substr(7, 0), whole.substr(7)};
+    journal->PutWitness(5, partition, chunks);
+  }
+  journal->Commit();
+  std::string fault;
+  auto read = journal->ReadWitness(5, 0, &fault);
+  ASSERT_TRUE(read) << fault;
+  EXPECT_FALSE(read->mapped());
+  EXPECT_EQ(Joined(*read), small);
+  read = journal->ReadWitness(5, 1, &fault);
+  ASSERT_TRUE(read) << fault;
+  ASSERT_TRUE(read->mapped());
+  EXPECT_EQ(Joined(*read), large);
+  StoredWitness::Mapping mapping = read->ReleaseMapping();
+  ASSERT_EQ(mapping.size, large.size());
+  EXPECT_EQ(std::string(static_cast<const char*>(mapping.base), mapping.size), large);
+  EXPECT_EQ(read->size(), 0u);  // handed over: the caller unmaps it
+  munmap(mapping.base, mapping.size);
 }
 
 TEST_F(JournalFaultTest, TruncatedWitnessFileIsAFaultNamingBothSizes) {
@@ -98,7 +125,7 @@ TEST_F(JournalFaultTest, TruncatedWitnessFileIsAFaultNamingBothSizes) {
   Store(*journal, 7, 2, Witness(2 * kThreshold, 'a'));
   fs::resize_file(Blob(7, 2), 1000);
   std::string fault;
-  EXPECT_FALSE(journal->ReadWitnessFrames(7, 2, &fault));  // and no SIGBUS
+  EXPECT_FALSE(journal->ReadWitness(7, 2, &fault));  // and no SIGBUS
   EXPECT_NE(fault.find(Blob(7, 2).string()), std::string::npos) << fault;
   EXPECT_NE(fault.find("is 1000 bytes"), std::string::npos) << fault;
   EXPECT_NE(fault.find(std::to_string(2 * kThreshold) + " were recorded"), std::string::npos) << fault;
@@ -107,13 +134,13 @@ TEST_F(JournalFaultTest, TruncatedWitnessFileIsAFaultNamingBothSizes) {
   // Longer than recorded: refused as well.
   Store(*journal, 8, 0, Witness(kThreshold, 'b'));
   fs::resize_file(Blob(8, 0), kThreshold + 1);
-  EXPECT_FALSE(journal->ReadWitnessFrames(8, 0, &fault));
+  EXPECT_FALSE(journal->ReadWitness(8, 0, &fault));
   EXPECT_NE(fault.find("is " + std::to_string(kThreshold + 1) + " bytes"), std::string::npos) << fault;
   EXPECT_NE(fault.find("longer"), std::string::npos) << fault;
 
   // The journal itself is fine: other witnesses still read.
   Store(*journal, 9, 0, Witness(kThreshold, 'c'));
-  EXPECT_TRUE(journal->ReadWitnessFrames(9, 0, &fault)) << fault;
+  EXPECT_TRUE(journal->ReadWitness(9, 0, &fault)) << fault;
 }
 
 TEST_F(JournalFaultTest, FlippedBitInAWitnessFileIsAFaultNamingTheHash) {
@@ -122,13 +149,13 @@ TEST_F(JournalFaultTest, FlippedBitInAWitnessFileIsAFaultNamingTheHash) {
   Store(*journal, 3, 0, bytes);
   FlipBit(Blob(3, 0), 2 * kThreshold + 11);
   std::string fault;
-  EXPECT_FALSE(journal->ReadWitnessFrames(3, 0, &fault));
+  EXPECT_FALSE(journal->ReadWitness(3, 0, &fault));
   EXPECT_NE(fault.find("do not match the XXH3-128 hash recorded when it was written"), std::string::npos) << fault;
   EXPECT_NE(fault.find(Blob(3, 0).string()), std::string::npos) << fault;
   EXPECT_NE(fault.find("changed on the disk"), std::string::npos) << fault;
   // Flipped back, it reads again (the check is on the bytes, not a sticky mark).
   FlipBit(Blob(3, 0), 2 * kThreshold + 11);
-  auto read = journal->ReadWitnessFrames(3, 0, &fault);
+  auto read = journal->ReadWitness(3, 0, &fault);
   ASSERT_TRUE(read) << fault;
   EXPECT_EQ(Joined(*read), bytes);
 }
@@ -146,7 +173,7 @@ TEST_F(JournalFaultTest, FlippedBitInAWitnessInTheStoreIsAFault) {
   FlipBit(store, at + 700);
   journal = Open();
   std::string fault;
-  EXPECT_FALSE(journal->ReadWitnessFrames(4, 0, &fault));
+  EXPECT_FALSE(journal->ReadWitness(4, 0, &fault));
   EXPECT_NE(fault.find("1500 bytes stored for it in " + store.string()), std::string::npos) << fault;
   EXPECT_NE(fault.find("XXH3-128"), std::string::npos) << fault;
 }
@@ -156,10 +183,10 @@ TEST_F(JournalFaultTest, MissingWitnessIsAFault) {
   Store(*journal, 5, 1, Witness(kThreshold, 'm'));
   fs::remove(Blob(5, 1));
   std::string fault;
-  EXPECT_FALSE(journal->ReadWitnessFrames(5, 1, &fault));
+  EXPECT_FALSE(journal->ReadWitness(5, 1, &fault));
   EXPECT_NE(fault.find(Blob(5, 1).string() + " is missing"), std::string::npos) << fault;
   // No record at all.
-  EXPECT_FALSE(journal->ReadWitnessFrames(99, 0, &fault));
+  EXPECT_FALSE(journal->ReadWitness(99, 0, &fault));
   EXPECT_NE(fault.find("holds no witness"), std::string::npos) << fault;
 }
 
@@ -189,10 +216,10 @@ TEST_F(JournalFaultTest, AbortLeavesTheJournalAsCommittedAndRemovesTheTurnsFiles
   EXPECT_FALSE(fs::exists(Blob(2, 0))) << "the aborted turn's witness file stays";
   EXPECT_FALSE(journal->GetJob(2));
   std::string fault;
-  EXPECT_FALSE(journal->ReadWitnessFrames(2, 1, &fault));
+  EXPECT_FALSE(journal->ReadWitness(2, 1, &fault));
   ASSERT_TRUE(journal->GetJob(1));
   ASSERT_TRUE(fs::exists(Blob(1, 0))) << "a deletion of the aborted turn happened";
-  auto read = journal->ReadWitnessFrames(1, 0, &fault);
+  auto read = journal->ReadWitness(1, 0, &fault);
   ASSERT_TRUE(read) << fault;
   EXPECT_EQ(Joined(*read), first);
 
@@ -233,10 +260,10 @@ TEST_F(JournalFaultTest, MapFullIsSaidPlainlyAndAbortRecovers) {
   EXPECT_TRUE(journal->ProbeWritable(&why)) << why;
   Store(*journal, 2, 0, "small");
   std::string fault;
-  auto read = journal->ReadWitnessFrames(2, 0, &fault);
+  auto read = journal->ReadWitness(2, 0, &fault);
   ASSERT_TRUE(read) << fault;
   EXPECT_EQ(Joined(*read), "small");
-  EXPECT_FALSE(journal->ReadWitnessFrames(1, 0, &fault));
+  EXPECT_FALSE(journal->ReadWitness(1, 0, &fault));
 }
 
 // A process that may not reserve the default 1 TiB map (a ulimit -v, a
@@ -258,7 +285,7 @@ TEST_F(JournalFaultTest, NoAddressSpaceForTheMapTakesASmallerOne) {
       if (journal->options().map_bytes >= (1ull << 40)) _exit(11);  // no fallback happened
       Store(*journal, 1, 0, "small");
       std::string fault;
-      _exit(journal->ReadWitnessFrames(1, 0, &fault) ? 0 : 12);
+      _exit(journal->ReadWitness(1, 0, &fault) ? 0 : 12);
     } catch (...) {
       _exit(13);
     }
@@ -310,21 +337,21 @@ TEST_F(JournalFaultTest, WitnessOfAnOlderJournalWithoutHashesStillReads) {
   for (bool read_only : {true, false}) {
     SCOPED_TRACE(read_only ? "read-only" : "read-write");
     auto journal = Open(read_only);
-    auto read = journal->ReadWitnessFrames(1, 0, &fault);
+    auto read = journal->ReadWitness(1, 0, &fault);
     ASSERT_TRUE(read) << fault;
     EXPECT_EQ(Joined(*read), small);
-    read = journal->ReadWitnessFrames(1, 1, &fault);
+    read = journal->ReadWitness(1, 1, &fault);
     ASSERT_TRUE(read) << fault;
     EXPECT_EQ(Joined(*read), large);
     // Its size is still checked.
-    EXPECT_FALSE(journal->ReadWitnessFrames(2, 0, &fault));
+    EXPECT_FALSE(journal->ReadWitness(2, 0, &fault));
     EXPECT_NE(fault.find("is 10 bytes"), std::string::npos) << fault;
   }
   // Witnesses written from now on get their hash.
   auto journal = Open();
   Store(*journal, 3, 0, Witness(kThreshold, 'n'));
   FlipBit(Blob(3, 0), 5);
-  EXPECT_FALSE(journal->ReadWitnessFrames(3, 0, &fault));
+  EXPECT_FALSE(journal->ReadWitness(3, 0, &fault));
   EXPECT_NE(fault.find("XXH3-128"), std::string::npos) << fault;
 }
 
@@ -370,4 +397,4 @@ TEST_F(JournalFaultTest, BeginLifeDropsHashesOfWitnessesThatAreGone) {
 }
 
 }  // namespace
-}  // namespace zkfleet::broker
+}  // namespace zkfleet::storage

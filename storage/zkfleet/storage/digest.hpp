@@ -11,11 +11,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 
-#include "zkfleet/fleet/frames.hpp"
-
-namespace zkfleet::broker {
+namespace zkfleet::storage {
 
 class Digest128 {
  public:
@@ -25,8 +25,9 @@ class Digest128 {
     return *this;
   }
   Digest128& AddSize(uint64_t size) { return Add(&size, sizeof(size)); }
-  Digest128& Add(const fleet::WitnessFrames& witness) {
-    for (const zmq::message_t& chunk : witness.chunks) Add(chunk.data(), chunk.size());
+  // The bytes of `chunks` in order (a witness as the frames it came in).
+  Digest128& Add(std::span<const std::string_view> chunks) {
+    for (std::string_view chunk : chunks) Add(chunk.data(), chunk.size());
     return *this;
   }
   std::string Finish() const {
@@ -41,4 +42,4 @@ class Digest128 {
 
 inline std::string Digest128Of(const void* data, size_t size) { return Digest128().Add(data, size).Finish(); }
 
-}  // namespace zkfleet::broker
+}  // namespace zkfleet::storage

@@ -15,9 +15,9 @@
 // Reads go through the open write transaction, so they see this turn's writes.
 //
 // Integrity: every witness gets an XXH3-128 hash when it is written (database
-// "witness_hashes", keyed like the witness), computed over the frames as they
-// are written; ReadWitnessFrames checks it, and the file's size, before it
-// hands the witness out. A witness journaled before hashes existed (an older
+// "witness_hashes", keyed like the witness), computed over the chunks as they
+// are written; ReadWitness checks it, and the file's size, before it hands
+// the witness out. A witness journaled before hashes existed (an older
 // zkbroker) is checked for its size only.
 //
 // Failure: any LMDB or file error throws zkfleet::Error (kIo) in plain words:
@@ -34,7 +34,13 @@
 // not fail every turn. After a failure LMDB declares fatal (MDB_PANIC) the
 // environment is opened again at the next transaction.
 //
-// Thread-safety: not thread-safe; owned by the broker thread.
+// No socket library in sight: witnesses go in as byte chunks (the broker
+// passes views of the frames it received) and come out as a StoredWitness
+// (bytes, or a mapping of the witness file the caller may take over). Users:
+// the broker (zkfleet_broker) and `zkctl journal` (read-only).
+//
+// Thread-safety: not thread-safe; owned by the broker thread (or by one
+// inspecting thread when read_only).
 #pragma once
 
 #include <cstdint>
@@ -42,14 +48,14 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "journal.pb.h"
-#include "zkfleet/fleet/frames.hpp"
 
-namespace zkfleet::broker {
+namespace zkfleet::storage {
 
 enum class SyncMode {
   kAlways,  // the server commits after every message that changed the journal
@@ -69,6 +75,45 @@ struct JournalOptions {
   // Inspection (zkctl journal): reads only, and works while a broker has the
   // store open (LMDB readers never block its writer). Writes throw.
   bool read_only = false;
+};
+
+// A witness as the journal hands it back: its bytes copied out of the store
+// (a small one), or a read-only mapping of its witness file (a large one; no
+// copy). Move-only; a mapping still held is unmapped on destruction.
+class StoredWitness {
+ public:
+  // Bytes held in memory.
+  static StoredWitness Copied(std::string bytes);
+  // `size` bytes of a read-only mmap at `base` (nullptr when size is 0), now owned.
+  static StoredWitness Mapped(void* base, size_t size);
+  StoredWitness(StoredWitness&& other) noexcept;
+  StoredWitness& operator=(StoredWitness&& other) noexcept;
+  StoredWitness(const StoredWitness&) = delete;
+  StoredWitness& operator=(const StoredWitness&) = delete;
+  ~StoredWitness();
+
+  std::string_view bytes() const;
+  uint64_t size() const { return bytes().size(); }
+  bool mapped() const { return mapped_; }
+
+  // Hands the mapping over (the caller munmaps it; nothing to unmap when its
+  // size is 0); this object is then empty. Only when mapped().
+  struct Mapping {
+    void* base;
+    size_t size;
+  };
+  Mapping ReleaseMapping();
+  // The bytes held in memory, moved out. Only when !mapped().
+  std::string TakeBytes() { return std::move(copy_); }
+
+ private:
+  StoredWitness() = default;
+  void Unmap();
+
+  bool mapped_ = false;
+  std::string copy_;
+  void* base_ = nullptr;
+  size_t mapped_size_ = 0;
 };
 
 class Journal {
@@ -101,9 +146,9 @@ class Journal {
   void PutItem(uint64_t job_seq, uint32_t partition, const journal::Item& item);
   void DeleteItem(uint64_t job_seq, uint32_t partition);
   void PutWitness(uint64_t job_seq, uint32_t partition, std::string_view bytes);
-  // The same from the frames it was received in (written with writev: no
-  // copy in user space for a blob file).
-  void PutWitness(uint64_t job_seq, uint32_t partition, const fleet::WitnessFrames& witness);
+  // The same from the chunks (frames) it was received in, in order (written
+  // with writev: no copy in user space for a blob file).
+  void PutWitness(uint64_t job_seq, uint32_t partition, std::span<const std::string_view> chunks);
   void DeleteWitness(uint64_t job_seq, uint32_t partition);
   void PutRequest(const std::string& client_id, const std::string& request_id, const journal::Request& request);
 
@@ -115,9 +160,9 @@ class Journal {
   std::optional<journal::Item> GetItem(uint64_t job_seq, uint32_t partition);
   std::optional<journal::Stub> GetStub(uint64_t job_seq);
   std::optional<journal::Request> GetRequest(const std::string& client_id, const std::string& request_id);
-  // The witness as frames to send: a large one maps its blob file and cuts
-  // the mapping into chunks (no copy; the pages are the ones written at
-  // submit, usually still cached), a small one is copied out of the store.
+  // The witness to send: a large one maps its blob file (no copy; the pages
+  // are the ones written at submit, usually still cached), a small one is
+  // copied out of the store.
   // nullopt when it cannot be served, with `*fault` saying why in plain
   // words: none is stored, its file is gone (a data directory restored from
   // an inconsistent copy), shorter or longer than recorded, or its bytes do
@@ -127,7 +172,7 @@ class Journal {
   // truncated by someone else in the milliseconds between that check and the
   // send could still be. Throws Error (kResourceExhausted) only when the
   // broker itself lacks file descriptors or address space.
-  std::optional<fleet::WitnessFrames> ReadWitnessFrames(uint64_t job_seq, uint32_t partition, std::string* fault);
+  std::optional<StoredWitness> ReadWitness(uint64_t job_seq, uint32_t partition, std::string* fault);
 
   // Every circuit RememberCircuit() was given, in name order.
   std::vector<std::string> KnownCircuits();
@@ -207,4 +252,4 @@ class Journal {
   Stats stats_;
 };
 
-}  // namespace zkfleet::broker
+}  // namespace zkfleet::storage

@@ -1,4 +1,4 @@
-#include "zkfleet/broker/journal.hpp"
+#include "zkfleet/storage/journal.hpp"
 
 #include <fcntl.h>
 #include <lmdb.h>
@@ -15,11 +15,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "zkfleet/broker/digest.hpp"
 #include "zkfleet/common/error.hpp"
-#include "zkfleet/fleet/frames.hpp"
+#include "zkfleet/storage/digest.hpp"
 
-namespace zkfleet::broker {
+namespace zkfleet::storage {
 namespace {
 
 constexpr uint32_t kFormat = 1;
@@ -392,6 +391,59 @@ uint64_t Journal::TakeJobSeq() {
   return seq;
 }
 
+StoredWitness StoredWitness::Copied(std::string bytes) {
+  StoredWitness witness;
+  witness.copy_ = std::move(bytes);
+  return witness;
+}
+
+StoredWitness StoredWitness::Mapped(void* base, size_t size) {
+  StoredWitness witness;
+  witness.mapped_ = true;
+  witness.base_ = base;
+  witness.mapped_size_ = size;
+  return witness;
+}
+
+StoredWitness::StoredWitness(StoredWitness&& other) noexcept
+    : mapped_(other.mapped_), copy_(std::move(other.copy_)), base_(other.base_), mapped_size_(other.mapped_size_) {
+  other.base_ = nullptr;
+  other.mapped_size_ = 0;
+}
+
+StoredWitness& StoredWitness::operator=(StoredWitness&& other) noexcept {
+  if (this != &other) {
+    Unmap();
+    mapped_ = other.mapped_;
+    copy_ = std::move(other.copy_);
+    base_ = other.base_;
+    mapped_size_ = other.mapped_size_;
+    other.base_ = nullptr;
+    other.mapped_size_ = 0;
+  }
+  return *this;
+}
+
+StoredWitness::~StoredWitness() { Unmap(); }
+
+void StoredWitness::Unmap() {
+  if (base_ && mapped_size_ > 0) munmap(base_, mapped_size_);
+  base_ = nullptr;
+  mapped_size_ = 0;
+}
+
+std::string_view StoredWitness::bytes() const {
+  if (mapped_) return {static_cast<const char*>(base_), mapped_size_};
+  return copy_;
+}
+
+StoredWitness::Mapping StoredWitness::ReleaseMapping() {
+  Mapping mapping{base_, mapped_size_};
+  base_ = nullptr;
+  mapped_size_ = 0;
+  return mapping;
+}
+
 void Journal::PutJob(const journal::Job& job) { Put(kJobs, JobKey(job.job_seq()), job.SerializeAsString()); }
 
 void Journal::PutItem(uint64_t job_seq, uint32_t partition, const journal::Item& item) {
@@ -405,21 +457,20 @@ std::filesystem::path Journal::BlobPath(uint64_t job_seq, uint32_t partition) co
 }
 
 void Journal::PutWitness(uint64_t job_seq, uint32_t partition, std::string_view bytes) {
-  fleet::WitnessFrames witness;
-  witness.chunks.emplace_back(const_cast<char*>(bytes.data()), bytes.size(), nullptr, nullptr);  // a view
-  PutWitness(job_seq, partition, witness);
+  PutWitness(job_seq, partition, std::span<const std::string_view>(&bytes, 1));
 }
 
-void Journal::PutWitness(uint64_t job_seq, uint32_t partition, const fleet::WitnessFrames& witness) {
-  const uint64_t total = witness.size();
+void Journal::PutWitness(uint64_t job_seq, uint32_t partition, std::span<const std::string_view> chunks) {
+  uint64_t total = 0;
+  for (std::string_view chunk : chunks) total += chunk.size();
   std::string key = ItemKey(job_seq, partition);
-  // Over the received frames, before they are written: what ReadWitnessFrames
+  // Over the received chunks, before they are written: what ReadWitness
   // checks the stored bytes against.
-  const std::string hash = Digest128().Add(witness).Finish();
+  const std::string hash = Digest128().Add(chunks).Finish();
   if (total < options_.blob_threshold) {
     std::string bytes;
     bytes.reserve(total);
-    for (const zmq::message_t& chunk : witness.chunks) bytes.append(fleet::FrameView(chunk));
+    for (std::string_view chunk : chunks) bytes.append(chunk);
     Put(kWitnesses, key, bytes);
     Put(kWitnessHashes, key, hash);
     stats_.witness_bytes_written += total;
@@ -431,8 +482,8 @@ void Journal::PutWitness(uint64_t job_seq, uint32_t partition, const fleet::Witn
   if (fd < 0) Fail("creating the witness file " + path.string(), errno);
   blobs_written_.push_back({path, key});  // Abort() removes it, even half written
   std::vector<iovec> left;
-  for (const zmq::message_t& chunk : witness.chunks) {
-    if (chunk.size() > 0) left.push_back({const_cast<void*>(chunk.data()), chunk.size()});
+  for (std::string_view chunk : chunks) {
+    if (chunk.size() > 0) left.push_back({const_cast<char*>(chunk.data()), chunk.size()});
   }
   size_t first = 0;
   while (first < left.size()) {
@@ -470,8 +521,7 @@ void Journal::DeleteWitness(uint64_t job_seq, uint32_t partition) {
   if (Del(kWitnessFiles, key)) blobs_to_unlink_.push_back(BlobPath(job_seq, partition));
 }
 
-std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq, uint32_t partition,
-                                                               std::string* fault) {
+std::optional<StoredWitness> Journal::ReadWitness(uint64_t job_seq, uint32_t partition, std::string* fault) {
   fault->clear();
   std::string key = ItemKey(job_seq, partition);
   // Recorded when it was written; absent for a witness an older zkbroker wrote.
@@ -498,9 +548,7 @@ std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq,
         return std::nullopt;
       }
     }
-    fleet::WitnessFrames witness;
-    witness.chunks.emplace_back(inline_bytes->data(), inline_bytes->size());
-    return witness;
+    return StoredWitness::Copied(std::string(*inline_bytes));
   }
   auto size_bytes = Get(kWitnessFiles, key);
   if (!size_bytes) {
@@ -547,7 +595,7 @@ std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq,
   }
   if (recorded_size == 0) {
     close(fd);
-    return fleet::WitnessFrames{};
+    return StoredWitness::Mapped(nullptr, 0);
   }
   void* base = mmap(nullptr, recorded_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (base == MAP_FAILED) {
@@ -577,7 +625,7 @@ std::optional<fleet::WitnessFrames> Journal::ReadWitnessFrames(uint64_t job_seq,
     return std::nullopt;
   }
   close(fd);
-  return fleet::ChunkWitness(fleet::FrameFromMapping(base, recorded_size));
+  return StoredWitness::Mapped(base, recorded_size);
 }
 
 void Journal::PutRequest(const std::string& client_id, const std::string& request_id, const journal::Request& request) {
@@ -868,4 +916,4 @@ uint64_t Journal::StoreBytes() {
   return (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
 }
 
-}  // namespace zkfleet::broker
+}  // namespace zkfleet::storage

@@ -1,0 +1,462 @@
+// BrokerCore (broker_core.hpp), client requests: SUBMIT (checks, dedup,
+// the journal), AWAIT, CANCEL, DRAIN/UNDRAIN of a worker, and the allowed
+// keys. Thread-safety: as BrokerCore (one thread).
+#include "zkfleet/broker/broker_core.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <spdlog/spdlog.h>
+
+#include "zkfleet/broker/broker_core_detail.hpp"
+#include "zkfleet/broker/field_checks.hpp"
+#include "zkfleet/broker/verification_keys.hpp"
+#include "zkfleet/storage/digest.hpp"
+#include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/public_digest.hpp"
+#include "zkfleet/wire/worker_state.hpp"
+#include "zkfleet/fleet/sockets.hpp"
+#include "zkfleet/engine/snarkjs.hpp"
+
+namespace zkfleet::broker {
+
+namespace {
+
+// The identity of a client that did not name itself.
+constexpr char kAnonymousClient[] = "anonymous";
+
+// What makes a resubmission "the same request": the circuit and every
+// witness byte (lengths included, so partitions cannot shift).
+std::string PayloadHash(const proto::SubmitRequest& request, const std::vector<fleet::WitnessFrames>& witnesses) {
+  storage::Digest128 digest;
+  digest.AddSize(request.circuit_id().size()).Add(request.circuit_id().data(), request.circuit_id().size());
+  for (const fleet::WitnessFrames& witness : witnesses) digest.AddSize(witness.size()).Add(fleet::ChunkViews(witness));
+  return digest.Finish();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ clients
+
+void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& message, Clock::time_point now,
+                              const Peer& peer, fleet::Frames frames) {
+  NoteTime(now);
+  ReplyTo from{identity, message.correlation_id()};
+  if (!frames.empty() && message.body_case() != proto::Envelope::kSubmit) {
+    CountDroppedFrame(metrics::DropReason::kMalformed);
+    return SendError(from, proto::ERROR_KIND_BAD_REQUEST,
+                     "only a SUBMIT may be followed by (witness) frames; this request had " +
+                         std::to_string(frames.size()));
+  }
+  if (auto why = ClientRequestProblem(message, options_.fields, peer.authenticated)) {
+    ++counters_.fields_refused;
+    CountDroppedFrame(metrics::DropReason::kMalformed);
+    return SendError(from, proto::ERROR_KIND_BAD_REQUEST, "request refused: " + *why + " (nothing was accepted)");
+  }
+  if (peer.authenticated && allowed_client_keys_ && !allowed_client_keys_->count(peer.key_name)) {
+    ++counters_.requests_forbidden;
+    if (metrics_) metrics_->RequestForbidden();
+    return SendError(from, proto::ERROR_KIND_FORBIDDEN,
+                     "key '" + peer.key_name + "' was removed from the broker's allow-list");
+  }
+  // Authenticated: the key is the identity, whatever the client declares.
+  const std::string client = peer.authenticated    ? peer.key_name
+                             : message.client_id().empty() ? std::string(kAnonymousClient)
+                                                           : message.client_id();
+  // Roles: submit = its own jobs; observe = status and workers; admin = everything.
+  auto allowed = [&](std::initializer_list<Role> roles, const char* request) {
+    for (Role role : roles) {
+      if (peer.role == role) return true;
+    }
+    ++counters_.requests_forbidden;
+    if (metrics_) metrics_->RequestForbidden();
+    SendError(from, proto::ERROR_KIND_FORBIDDEN,
+              std::string(request) + " is not allowed for key '" + client + "' (role " + RoleName(peer.role) + ")");
+    return false;
+  };
+  // An authenticated admin may touch every job; an unauthenticated peer
+  // (--insecure-plaintext) may do everything but still owns only its
+  // declared identity's jobs.
+  const bool admin = peer.authenticated && peer.role == Role::kAdmin;
+  switch (message.body_case()) {
+    case proto::Envelope::kSubmit:
+      if (allowed({Role::kSubmit, Role::kAdmin}, "SUBMIT")) {
+        OnSubmit(from, client, *message.mutable_submit(), frames, now);
+      }
+      break;
+    case proto::Envelope::kAwait:
+      if (allowed({Role::kSubmit, Role::kAdmin}, "AWAIT")) OnAwait(from, client, admin, message.await());
+      break;
+    case proto::Envelope::kCancel:
+      if (allowed({Role::kSubmit, Role::kAdmin}, "CANCEL")) OnCancel(from, client, admin, message.cancel(), now);
+      break;
+    case proto::Envelope::kDrainWorker:
+      if (allowed({Role::kAdmin}, "DRAIN")) OnDrainWorker(identity, from.correlation_id, message.drain_worker());
+      break;
+    case proto::Envelope::kUndrainWorker:
+      if (allowed({Role::kAdmin}, "UNDRAIN")) {
+        OnUndrainWorker(identity, from.correlation_id, message.undrain_worker());
+      }
+      break;
+    case proto::Envelope::kStatus: {
+      if (!allowed({Role::kObserve, Role::kAdmin}, "STATUS")) break;
+      proto::Envelope reply;
+      reply.set_correlation_id(from.correlation_id);
+      *reply.mutable_status_reply() = Status(now);
+      SendClient(from, std::move(reply));
+      break;
+    }
+    default:
+      CountDroppedFrame(metrics::DropReason::kMalformed);
+      SendError(from, proto::ERROR_KIND_BAD_REQUEST,
+                "message type " + std::to_string(message.body_case()) + " is not a client request");
+  }
+}
+
+std::optional<std::string> BrokerCore::CheckPublicSignalsDigests(const proto::SubmitRequest& request,
+                                                                const std::vector<fleet::WitnessFrames>& witnesses) const {
+  const auto& digests = request.public_signals_sha256();
+  if (digests.empty()) return std::nullopt;
+  if (static_cast<size_t>(digests.size()) != witnesses.size()) {
+    return "public_signals_sha256 has " + std::to_string(digests.size()) + " digests for " +
+           std::to_string(witnesses.size()) + " witnesses: send one per partition, or none";
+  }
+  for (int p = 0; p < digests.size(); ++p) {
+    if (digests[p].size() != wire::kPublicDigestBytes) {
+      return "public_signals_sha256 of partition " + std::to_string(p) + " is " + std::to_string(digests[p].size()) +
+             " bytes; a SHA-256 digest is 32";
+    }
+  }
+  // Without the key the broker does not know how many public signals the
+  // circuit has (nor checks proofs at all: --unverified-circuits).
+  const auto* key = options_.verification_keys ? options_.verification_keys->Find(request.circuit_id()) : nullptr;
+  if (!key) return std::nullopt;
+  for (int p = 0; p < digests.size(); ++p) {
+    std::string why;
+    auto values = PublicSignalsOfWitness(witnesses[p], key->n_public, &why);
+    if (!values) return "the witness of partition " + std::to_string(p) + " cannot be read: " + why;
+    std::vector<std::string> decimal;
+    for (const engine::BigInt& value : *values) decimal.push_back(engine::DecimalString(value));
+    const std::string digest = wire::PublicSignalsDigest(decimal);
+    if (digest != digests[p]) {
+      return "the witness of partition " + std::to_string(p) + " commits to other public signals than the client "
+             "expects (public_signals_sha256 " + wire::DigestHex(digests[p]) + ", the witness's " +
+             wire::DigestHex(digest) + "); nothing was accepted";
+    }
+  }
+  return std::nullopt;
+}
+
+void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request,
+                          fleet::Frames& frames, Clock::time_point now) {
+  auto refuse = [&](proto::ErrorKind kind, const std::string& why, uint32_t retry_after_ms = 0) {
+    ++counters_.jobs_refused;
+    SendError(from, kind, why, retry_after_ms);
+  };
+  if (request.request_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without request_id");
+  for (int p = 0; p < request.witness_bytes_size(); ++p) {
+    if (request.witness_bytes(p) > options_.limits.max_witness_bytes) {
+      return refuse(proto::ERROR_KIND_TOO_LARGE, "witness of partition " + std::to_string(p) + " is " +
+                                                     std::to_string(request.witness_bytes(p)) +
+                                                     " bytes; the broker accepts at most " +
+                                                     std::to_string(options_.limits.max_witness_bytes) +
+                                                     " (--max-witness-bytes)");
+    }
+  }
+  uint64_t submit_bytes = 0;
+  for (uint64_t bytes : request.witness_bytes()) submit_bytes += bytes;
+  if (const uint64_t bound = IngressBounds::From(options_).per_client_connection; submit_bytes > bound) {
+    // Larger ones cannot even arrive whole: the ingress guard cuts the
+    // connection first. This answer is for one that slipped between its looks.
+    return refuse(proto::ERROR_KIND_TOO_LARGE, "SUBMIT carries " + std::to_string(submit_bytes) +
+                                                   " witness bytes; a connection may hold at most " +
+                                                   std::to_string(bound) +
+                                                   " unread (--max-held-bytes-per-connection): split the job");
+  }
+  std::string why;
+  auto split = fleet::SplitWitnesses(std::move(frames), {request.witness_bytes().begin(), request.witness_bytes().end()},
+                                     &why);
+  if (!split) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT witness frames do not match witness_bytes: " + why);
+  std::vector<fleet::WitnessFrames>& witnesses = *split;
+  const std::string payload_hash = PayloadHash(request, witnesses);
+
+  // Idempotency: a known (client, request id) returns the existing job, never
+  // a new one -- unless that job's result passed the retention: then the same
+  // witnesses prove it again (a new job under the same request id), so a
+  // request id is never stuck without a proof for the rest of the dedup window.
+  if (auto known = journal_.GetRequest(client, request.request_id())) {
+    // The journal is read for the job only when the answer could change it.
+    const bool prove_again = !witnesses.empty() && known->payload_hash() == payload_hash &&
+                             !jobs_.Find(known->job_seq()) && !journal_.GetJob(known->job_seq());
+    // A SUBMIT without witnesses only looks the request up (zkctl submit --request-id R).
+    if (!prove_again) {
+      return OnDuplicateSubmit(from, *known, witnesses.empty() ? known->payload_hash() : payload_hash);
+    }
+  }
+
+  if (unavailable_) {
+    return refuse(proto::ERROR_KIND_UNAVAILABLE,
+                  "the broker takes no new work now: " + *unavailable_ +
+                      "; nothing was accepted, retry later with the same request id",
+                  static_cast<uint32_t>(options_.busy_retry_after.count()));
+  }
+  if (witnesses.empty() && !request.request_id().empty()) {
+    // A lookup (zkctl submit --request-id R, no witness) of a request this
+    // client never made, or whose dedup window has passed.
+    return refuse(proto::ERROR_KIND_UNKNOWN_JOB,
+                  "request id '" + request.request_id() +
+                      "' is not known to the broker (never submitted by you, or past the dedup window): submit it "
+                      "with its witnesses");
+  }
+  if (request.circuit_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without circuit_id");
+  if (witnesses.empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without witnesses");
+  if (witnesses.size() > options_.max_partitions) {
+    return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT with " + std::to_string(witnesses.size()) +
+                                                     " witnesses; at most " + std::to_string(options_.max_partitions));
+  }
+  proto::Priority priority = request.priority();
+  if (priority == proto::PRIORITY_UNSPECIFIED) priority = proto::PRIORITY_NORMAL;
+  if (!proto::Priority_IsValid(priority)) {
+    return refuse(proto::ERROR_KIND_BAD_REQUEST, "unknown priority value " + std::to_string(priority));
+  }
+  if (!std::isfinite(request.deadline_unix_s()) || request.deadline_unix_s() < 0) {
+    return refuse(proto::ERROR_KIND_BAD_REQUEST, "deadline_unix_s must be a time since the epoch, or 0 for none");
+  }
+  // Just after a restart the fleet is still reconnecting: a circuit the
+  // journal knows is queued for its worker, not refused for good.
+  if (!options_.accept_unrouted && !workers_.AnyHolds(request.circuit_id()) &&
+      !InKnownCircuitGrace(request.circuit_id(), now)) {
+    return refuse(proto::ERROR_KIND_UNKNOWN_CIRCUIT,
+                  "no worker has announced circuit '" + request.circuit_id() +
+                      "' (start a worker with it, or run the broker with --accept-unrouted)");
+  }
+  const bool has_key = options_.verification_keys && options_.verification_keys->Find(request.circuit_id());
+  if (!has_key && !options_.unverified_circuits.count(request.circuit_id()) && !options_.unverified_circuits.count("*")) {
+    return refuse(proto::ERROR_KIND_UNKNOWN_CIRCUIT,
+                  "the broker has no verification key for circuit '" + request.circuit_id() +
+                      "', so it could not check the proof (zkbroker --verification-key " + request.circuit_id() +
+                      "=verification_key.json)");
+  }
+  if (auto why = CheckPublicSignalsDigests(request, witnesses)) return refuse(proto::ERROR_KIND_BAD_REQUEST, *why);
+  uint64_t witness_bytes = 0;
+  for (const fleet::WitnessFrames& witness : witnesses) witness_bytes += witness.size();
+  if (auto why = admission_.Refusal(client, witnesses.size(), witness_bytes)) {
+    ++counters_.submits_busy;
+    if (metrics_) metrics_->SubmitRefusedBusy();
+    return refuse(proto::ERROR_KIND_BUSY, *why + "; nothing was accepted, retry later with the same request id",
+                  static_cast<uint32_t>(options_.busy_retry_after.count()));
+  }
+
+  JobRecord job;
+  job.job_seq = journal_.TakeJobSeq();
+  job.client_id = client;
+  job.request_id = request.request_id();
+  job.circuit_id = request.circuit_id();
+  job.priority = priority;
+  job.waiters.push_back(from);
+  job.submitted_at = now;
+  job.submitted_unix_s = fleet::UnixNow();
+  job.deadline_unix_s = request.deadline_unix_s();
+  job.witness_bytes = witness_bytes;
+  job.payload_hash = payload_hash;
+  job.items.resize(witnesses.size());
+  // Durable before the reply: the witnesses (written once, from the received
+  // frames), the job and its request id go into this turn's transaction, and
+  // the server sends the reply after the commit.
+  for (uint32_t p = 0; p < witnesses.size(); ++p) {
+    job.items[p].witness_bytes = witnesses[p].size();
+    journal_.PutWitness(job.job_seq, p, fleet::ChunkViews(witnesses[p]));
+  }
+  JournalJob(job, proto::JOB_STATE_QUEUED, 0, "");
+  journal::Request index;
+  index.set_job_seq(job.job_seq);
+  index.set_payload_hash(payload_hash);
+  index.set_submitted_unix_s(job.submitted_unix_s);
+  journal_.PutRequest(client, job.request_id, index);
+
+  JobRecord& added = jobs_.Add(std::move(job));
+  for (uint32_t p = 0; p < added.items.size(); ++p) queue_.Insert(added.circuit_id, added.key(p));
+  admission_.Add(client, added.items.size(), witness_bytes);
+  if (added.deadline_unix_s > 0) deadlines_.insert({added.deadline_unix_s, added.job_seq});
+  ++counters_.jobs_submitted;
+  if (metrics_) metrics_->JobSubmitted(added.circuit_id, added.priority);
+
+  proto::Envelope reply;
+  reply.set_correlation_id(from.correlation_id);
+  auto* body = reply.mutable_submit_reply();
+  body->set_job_seq(added.job_seq);
+  body->set_state(added.state);
+  SendClient(from, std::move(reply));
+}
+
+void BrokerCore::OnDuplicateSubmit(const ReplyTo& from, const journal::Request& known, const std::string& payload_hash) {
+  if (known.payload_hash() != payload_hash) {
+    ++counters_.jobs_refused;
+    return SendError(from, proto::ERROR_KIND_REQUEST_ID_REUSED,
+                     "request id reused with a different witness (or circuit): it was job " +
+                         std::to_string(known.job_seq()) + "; choose a new request id for new work");
+  }
+  ++counters_.jobs_duplicate;
+  proto::Envelope reply;
+  reply.set_correlation_id(from.correlation_id);
+  auto* body = reply.mutable_submit_reply();
+  body->set_job_seq(known.job_seq());
+  body->set_duplicate(true);
+  if (JobRecord* live = jobs_.Find(known.job_seq())) {
+    body->set_state(live->state);
+    SendClient(from, std::move(reply));
+    live->waiters.push_back(from);
+    return;
+  }
+  proto::Envelope result;
+  result.set_correlation_id(from.correlation_id);
+  if (LoadResult(known.job_seq(), result.mutable_job_result())) {
+    body->set_state(result.job_result().state());
+    SendClient(from, std::move(reply));
+    SendClient(from, std::move(result));
+    return;
+  }
+  // Ran and ended, but its results passed the retention.
+  auto stub = journal_.GetStub(known.job_seq());
+  body->set_state(stub ? stub->state() : proto::JOB_STATE_UNSPECIFIED);
+  body->set_result_expired(true);
+  SendClient(from, std::move(reply));
+}
+
+void BrokerCore::SendUnknownJob(const ReplyTo& to, uint64_t job_seq) {
+  SendError(to, proto::ERROR_KIND_UNKNOWN_JOB,
+            "job " + std::to_string(job_seq) + " is not known to you (never submitted by your key, or long expired)");
+}
+
+void BrokerCore::OnAwait(const ReplyTo& from, const std::string& client, bool any_job,
+                         const proto::AwaitRequest& request) {
+  const uint64_t seq = request.job_seq();
+  // Another client's job answers exactly as one that does not exist.
+  auto visible = [&](const std::string& owner) { return any_job || owner == client; };
+  if (JobRecord* job = jobs_.Find(seq)) {
+    if (!visible(job->client_id)) return SendUnknownJob(from, seq);
+    job->waiters.push_back(from);
+    return;
+  }
+  proto::Envelope reply;
+  reply.set_correlation_id(from.correlation_id);
+  if (auto stored = journal_.GetJob(seq)) {
+    if (!visible(stored->client_id())) return SendUnknownJob(from, seq);
+    LoadResult(seq, reply.mutable_job_result());
+    return SendClient(from, std::move(reply));
+  }
+  if (auto stub = journal_.GetStub(seq)) {
+    if (!visible(stub->client_id())) return SendUnknownJob(from, seq);
+    return SendError(from, proto::ERROR_KIND_RESULT_EXPIRED,
+                     "job " + std::to_string(seq) + " ended " + wire::JobStateName(stub->state()) +
+                         " but its result passed the broker's retention (--result-ttl); submit its request "
+                         "again with the same witnesses to prove it again");
+  }
+  SendUnknownJob(from, seq);
+}
+
+void BrokerCore::OnCancel(const ReplyTo& from, const std::string& client, bool any_job,
+                          const proto::CancelRequest& request, Clock::time_point now) {
+  const uint64_t seq = request.job_seq();
+  auto visible = [&](const std::string& owner) { return any_job || owner == client; };
+  proto::Envelope reply;
+  reply.set_correlation_id(from.correlation_id);
+  if (JobRecord* job = jobs_.Find(seq)) {
+    if (!visible(job->client_id)) return SendUnknownJob(from, seq);
+    FinishJob(*job, proto::JOB_STATE_CANCELLED, "cancelled by its client", now);
+    reply.mutable_cancel_reply()->set_cancelled(true);
+    reply.mutable_cancel_reply()->set_state(proto::JOB_STATE_CANCELLED);
+    return SendClient(from, std::move(reply));
+  }
+  std::optional<proto::JobState> ended;
+  std::string owner;
+  if (auto stored = journal_.GetJob(seq)) {
+    ended = stored->state();
+    owner = stored->client_id();
+  } else if (auto stub = journal_.GetStub(seq)) {
+    ended = stub->state();
+    owner = stub->client_id();
+  }
+  if (!ended || !visible(owner)) return SendUnknownJob(from, seq);
+  reply.mutable_cancel_reply()->set_cancelled(false);
+  reply.mutable_cancel_reply()->set_state(*ended);
+  SendClient(from, std::move(reply));
+}
+
+void BrokerCore::OnDrainWorker(const std::string& identity, uint64_t correlation,
+                               const proto::DrainWorkerRequest& request) {
+  WorkerRecord* worker = workers_.FindByWorkerId(request.worker_id());
+  if (!worker) {
+    return SendError({identity, correlation}, proto::ERROR_KIND_UNKNOWN_WORKER,
+                     "no worker '" + request.worker_id() + "' is registered (see zkctl workers)");
+  }
+  // The broker's view changes now, before the next dispatch; the worker
+  // confirms with a DRAINING heartbeat.
+  SetWorkerState(*worker, proto::WORKER_STATE_DRAINING);
+  proto::Envelope command;
+  command.mutable_drain()->set_reason("zkctl drain");
+  SendWorker(worker->identity, std::move(command));
+
+  proto::Envelope reply;
+  reply.set_correlation_id(correlation);
+  reply.mutable_drain_worker_reply()->set_worker_id(worker->worker_id);
+  *reply.mutable_drain_worker_reply()->mutable_phases() = {worker->phases.begin(), worker->phases.end()};
+  SendClient({identity, correlation}, std::move(reply));
+  if (request.wait()) worker->drain_waiters.push_back({identity, correlation});
+  spdlog::info("worker {} draining on request", worker->worker_id);
+}
+
+void BrokerCore::OnUndrainWorker(const std::string& identity, uint64_t correlation,
+                                 const proto::UndrainWorkerRequest& request) {
+  const std::string& id = request.worker_id();
+  WorkerRecord* worker = workers_.FindByWorkerId(id);
+  auto held = held_states_.find(id);
+  if (!worker && held == held_states_.end()) {
+    return SendError({identity, correlation}, proto::ERROR_KIND_UNKNOWN_WORKER,
+                     "no worker '" + id + "' is registered or held (see zkctl workers)");
+  }
+  if (held != held_states_.end()) held_states_.erase(held);
+  if (auto bound = worker_keys_.find(id); bound != worker_keys_.end()) faulted_keys_.erase(bound->second);
+  proto::WorkerState state = proto::WORKER_STATE_UNSPECIFIED;
+  if (worker) {
+    worker->strikes = 0;
+    if (wire::DrainStep(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) {
+      spdlog::warn("worker {} undrained by an admin: {} -> READY", id, wire::WorkerStateName(worker->state));
+      worker->state = proto::WORKER_STATE_READY;
+      worker->phases.clear();
+      // Its free queue slots, as far as the broker knows (the cap holds).
+      const uint32_t cap = options_.max_credit_per_worker;
+      const auto leased = static_cast<uint32_t>(std::min<size_t>(worker->leased.size(), cap));
+      worker->credit = std::min(cap, worker->capacity) > leased ? std::min(cap, worker->capacity) - leased : 0;
+    }
+    state = worker->state;
+  }
+  proto::Envelope reply;
+  reply.set_correlation_id(correlation);
+  reply.mutable_undrain_worker_reply()->set_worker_id(id);
+  reply.mutable_undrain_worker_reply()->set_state(state);
+  SendClient({identity, correlation}, std::move(reply));
+}
+
+void BrokerCore::SetAllowedKeys(std::set<std::string> worker_keys, std::set<std::string> client_keys,
+                                Clock::time_point now) {
+  allowed_worker_keys_ = std::move(worker_keys);
+  allowed_client_keys_ = std::move(client_keys);
+  std::vector<std::string> revoked;
+  for (const auto& [identity, worker] : workers_.all()) {
+    if (!worker.key_name.empty() && !allowed_worker_keys_->count(worker.key_name)) revoked.push_back(identity);
+  }
+  for (const std::string& identity : revoked) {
+    WorkerRecord& worker = *workers_.Find(identity);
+    counters_.leases_reclaimed += worker.leased.size();
+    if (metrics_) {
+      for (size_t i = 0; i < worker.leased.size(); ++i) metrics_->LeaseReclaimed(metrics::ReclaimReason::kRevoked);
+    }
+    proto::Envelope bye;
+    bye.mutable_disconnect()->set_reason("key '" + worker.key_name + "' was removed from the broker's allow-list");
+    SendWorker(identity, std::move(bye));
+    RemoveWorker(identity, "key '" + worker.key_name + "' removed from the allow-list", false, now);
+  }
+}
+
+}  // namespace zkfleet::broker

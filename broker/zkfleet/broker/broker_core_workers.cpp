@@ -1,0 +1,569 @@
+// BrokerCore (broker_core.hpp), worker messages: registration (READY),
+// credit, state reports and the drain path, STARTED, RESULT (checked and
+// verified before it is stored), HANDBACK, strikes, and a worker's removal.
+// Thread-safety: as BrokerCore (one thread).
+#include "zkfleet/broker/broker_core.hpp"
+
+#include <algorithm>
+
+#include <spdlog/fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "zkfleet/broker/broker_core_detail.hpp"
+#include "zkfleet/broker/field_checks.hpp"
+#include "zkfleet/broker/verification_keys.hpp"
+#include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/worker_state.hpp"
+#include "zkfleet/fleet/sockets.hpp"
+
+namespace zkfleet::broker {
+
+namespace {
+
+using detail::FramesOf;
+using detail::ItemName;
+using wire::ItemRef;
+
+constexpr uint64_t kMaxCredit = 1u << 20;
+
+std::string LeaseName(const proto::Lease& lease) {
+  return std::to_string(lease.epoch()) + "." + std::to_string(lease.number());
+}
+
+bool SameLease(const proto::Lease& a, const proto::Lease& b) {
+  return a.epoch() == b.epoch() && a.number() == b.number() && a.number() != 0;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ workers
+
+void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& message, Clock::time_point now,
+                              const Peer& peer) {
+  NoteTime(now);
+  if (peer.authenticated && allowed_worker_keys_ && !allowed_worker_keys_->count(peer.key_name)) {
+    // A connection made before its key was removed: cut off.
+    if (!message.has_disconnect()) {
+      proto::Envelope bye;
+      bye.mutable_disconnect()->set_reason("key '" + peer.key_name + "' was removed from the broker's allow-list");
+      SendWorker(identity, std::move(bye));
+    }
+    return;
+  }
+  if (auto why = WorkerMessageProblem(message, options_.fields)) {
+    ++counters_.fields_refused;
+    CountDroppedFrame(metrics::DropReason::kMalformed);
+    WorkerRecord* sender = workers_.Find(identity);
+    spdlog::warn("refused a message from worker {} ({}): {}", sender ? sender->worker_id : identity.size() ? "?" : "",
+                 peer.authenticated ? "key " + peer.key_name : "plaintext", *why);
+    if (message.has_ready()) {
+      return RefuseRegistration(identity, "", peer, "READY refused: " + *why);
+    }
+    if (!sender) return;
+    sender->last_seen = now;
+    if (message.has_result()) {
+      // An answer to its lease that the broker cannot store: its fault.
+      if (JobRecord* job = LiveLease(*sender, message.result().item())) {
+        const ItemRef ref = wire::FromProto(message.result().item());
+        TakeAnswer(*sender, *job, ref, now);
+        return RejectResult(sender->worker_id, *job, ref.partition, metrics::ResultRejectReason::kMalformed,
+                            "RESULT refused: " + *why, now);
+      }
+    }
+    return Strike(*sender, "sent a message over a bound: " + *why, now);
+  }
+  if (message.has_ready()) return OnReady(identity, message.ready(), peer, now);
+
+  WorkerRecord* worker = workers_.Find(identity);
+  if (!worker) {
+    // Not registered (declared dead, or the broker restarted): tell it to
+    // start over, as Majordomo does. Its READY will list what it still proves.
+    if (message.has_result()) {
+      ++counters_.results_stale;
+      if (metrics_) metrics_->ResultStale();
+    }
+    if (!message.has_disconnect()) {
+      proto::Envelope reply;
+      reply.mutable_disconnect()->set_reason("not registered with this broker; reconnect and send READY");
+      SendWorker(identity, std::move(reply));
+    }
+    return;
+  }
+  worker->last_seen = now;  // any message counts as liveness
+  switch (message.body_case()) {
+    case proto::Envelope::kCredit: {
+      // The broker decides: leased + credit never exceeds its cap, whatever
+      // the worker announces (a hoarder gets no more than an honest worker).
+      if (wire::DrainStep(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) break;
+      const uint64_t cap = std::min<uint64_t>(options_.max_credit_per_worker, kMaxCredit);
+      const uint64_t room = cap > worker->leased.size() ? cap - worker->leased.size() : 0;
+      uint64_t credit = uint64_t{worker->credit} + message.credit().credits();
+      worker->credit = static_cast<uint32_t>(std::min(credit, room));
+      break;
+    }
+    case proto::Envelope::kHeartbeat: {
+      const auto& beat = message.heartbeat();
+      worker->queue_depth = beat.queue_depth();
+      worker->reported_in_flight = beat.in_flight();
+      worker->memory = beat.memory();
+      OnWorkerState(*worker, beat.state(), now);
+      break;
+    }
+    case proto::Envelope::kStarted: OnStarted(*worker, message.started(), now); break;
+    case proto::Envelope::kResult: OnResult(*worker, *message.mutable_result(), now); break;
+    case proto::Envelope::kHandback: OnHandback(*worker, message.handback(), now); break;
+    case proto::Envelope::kDisconnect: {
+      const std::string id = worker->worker_id;
+      RemoveWorker(identity, "disconnected: " + message.disconnect().reason(), /*graceful=*/true, now);
+      ForgetDrainHold(id);
+      break;
+    }
+    default:
+      CountDroppedFrame(metrics::DropReason::kMalformed);
+      spdlog::warn("worker {} sent a message of type {} that workers do not send; dropped", worker->worker_id,
+                   static_cast<int>(message.body_case()));
+  }
+}
+
+void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready, const Peer& peer,
+                         Clock::time_point now) {
+  const std::string& id = ready.worker_id();
+  const std::string key = peer.authenticated ? peer.key_name : "";
+  // A worker is its key: an id first registered by one key is that key's.
+  if (auto bound = worker_keys_.find(id); bound != worker_keys_.end() && bound->second != key) {
+    return RefuseRegistration(identity, id, peer,
+                              "worker id '" + id + "' belongs to another key; start this worker with an --id of "
+                              "its own");
+  }
+  // One live process per worker id: a second one is refused (no ping-pong).
+  // A restarted worker takes over once its old connection has been silent
+  // for a heartbeat interval (it retries after this refusal).
+  if (WorkerRecord* live = workers_.FindByWorkerId(id); live && live->identity != identity) {
+    const auto silent = now - live->last_seen;
+    if (silent < options_.heartbeat_interval + options_.heartbeat_interval / 2) {
+      return RefuseRegistration(
+          identity, id, peer,
+          "worker '" + id + "' is already connected (heard from " +
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silent).count()) +
+              " ms ago); a second process with the same id is refused");
+    }
+  }
+  // What the worker says it is still proving, under which lease.
+  std::map<ItemRef, proto::Lease> claimed;
+  for (const proto::WorkItemRef& ref : ready.in_progress()) claimed[wire::FromProto(ref)] = ref.lease();
+  auto claims = [&](const ItemRef& ref, const proto::Lease& lease) {
+    auto it = claimed.find(ref);
+    return it != claimed.end() && SameLease(it->second, lease);
+  };
+
+  // A READY on a known connection, or from a worker id registered on another
+  // connection, starts a new incarnation: its claimed leases carry over, the
+  // others go back to the queue.
+  std::map<ItemRef, proto::Lease> kept;
+  auto keep_claimed = [&](const std::string& old_identity, const std::string& why) {
+    std::map<ItemRef, proto::Lease> keep;
+    if (WorkerRecord* old = workers_.Find(old_identity)) {
+      for (const auto& [ref, lease] : old->leased) {
+        if (claims(ref, lease)) keep[ref] = lease;
+      }
+    }
+    kept.merge(RemoveWorker(old_identity, why, false, now, keep));
+  };
+  if (workers_.Find(identity)) keep_claimed(identity, "sent READY again");
+  if (WorkerRecord* old = workers_.FindByWorkerId(ready.worker_id())) {
+    keep_claimed(old->identity, "reconnected on a new connection");
+  }
+  WorkerRecord& worker = workers_.Add(identity, ready.worker_id());
+  if (peer.authenticated) worker_keys_.emplace(id, key);
+  worker.key_name = peer.key_name;
+  worker.host = ready.host();
+  worker.backend = ready.backend();
+  worker.circuits = {ready.circuits().begin(), ready.circuits().end()};
+  RememberCircuits(worker.circuits);
+  worker.capacity = ready.capacity();
+  worker.state = ready.state() == proto::WORKER_STATE_UNSPECIFIED ? proto::WORKER_STATE_READY : ready.state();
+  worker.memory = ready.memory();
+  worker.last_seen = now;
+  worker.last_progress = now;
+  // States the broker holds are not the worker's to leave.
+  if (auto held = held_states_.find(id); held != held_states_.end()) {
+    if (wire::DrainStep(worker.state) == 0 || held->second == proto::WORKER_STATE_FAULTED) {
+      worker.state = held->second;
+    }
+  } else if (!key.empty() && faulted_keys_.count(key)) {
+    worker.state = proto::WORKER_STATE_FAULTED;
+    held_states_[id] = proto::WORKER_STATE_FAULTED;
+  }
+  if (worker.state == proto::WORKER_STATE_FAULTED || wire::DrainStep(worker.state) > 0) worker.credit = 0;
+
+  // Leases recovered from the journal for this worker_id: claimed ones are
+  // its again, the rest go back (they had started: each counted an attempt).
+  if (auto orphaned = orphans_.find(ready.worker_id()); orphaned != orphans_.end()) {
+    std::map<ItemRef, proto::Lease> leases = std::move(orphaned->second);
+    orphans_.erase(orphaned);
+    for (const auto& [ref, lease] : leases) {
+      JobRecord* job = jobs_.Find(ref.job_seq);
+      if (!job || ref.partition >= job->items.size()) continue;
+      WorkItem& item = job->items[ref.partition];
+      if (item.state != WorkItem::State::kLeased || !item.worker_identity.empty() || !SameLease(item.lease, lease)) {
+        continue;
+      }
+      if (claims(ref, lease)) {
+        kept[ref] = lease;
+      } else {
+        ReturnItem(*job, ref.partition, "worker " + ready.worker_id() + " came back without it", now,
+                   ready.worker_id());
+      }
+    }
+  }
+  for (const auto& [ref, lease] : kept) {
+    JobRecord* job = jobs_.Find(ref.job_seq);
+    if (!job) continue;
+    WorkItem& item = job->items[ref.partition];
+    item.worker_identity = identity;
+    item.lease_worker_id = worker.worker_id;
+    worker.leased[ref] = lease;
+  }
+  if (metrics_) {
+    // Per-circuit series exist from the first scrape, before any job.
+    for (const std::string& circuit : worker.circuits) metrics_->ForCircuit(circuit);
+  }
+  spdlog::info("worker {} registered: key={} host={} backend={} capacity={} state={} circuits={}{}", worker.worker_id,
+               peer.authenticated ? peer.key_name : "(plaintext)", worker.host, worker.backend, worker.capacity,
+               wire::WorkerStateName(worker.state),
+               fmt::join(worker.circuits, ","),
+               kept.empty() ? "" : "; still proving " + std::to_string(kept.size()) + " leased item(s)");
+}
+
+void BrokerCore::RefuseRegistration(const std::string& identity, const std::string& worker_id, const Peer& peer,
+                                    const std::string& why) {
+  ++counters_.registrations_refused;
+  if (metrics_) metrics_->RegistrationRefused();
+  spdlog::warn("refused the registration of worker '{}' (key {}): {}", worker_id,
+               peer.authenticated ? peer.key_name : "(plaintext)", why);
+  proto::Envelope reply;
+  reply.mutable_disconnect()->set_reason("registration refused: " + why);
+  SendWorker(identity, std::move(reply));
+}
+
+void BrokerCore::Strike(WorkerRecord& worker, const std::string& why, Clock::time_point now) {
+  ++worker.strikes;
+  spdlog::warn("worker {} (key {}): strike {} of {}: {}", worker.worker_id, worker.key_name, worker.strikes,
+               options_.strikes_to_fault, why);
+  if (worker.strikes < options_.strikes_to_fault || worker.state == proto::WORKER_STATE_FAULTED) return;
+  SetWorkerState(worker, proto::WORKER_STATE_FAULTED);
+  // The broker's verdict: it holds for this id and every id of this key
+  // (a new process or a new --id does not clear it; zkctl undrain does).
+  held_states_[worker.worker_id] = proto::WORKER_STATE_FAULTED;
+  if (!worker.key_name.empty()) faulted_keys_.insert(worker.key_name);
+  ReturnAllLeases(worker, "worker " + worker.worker_id + " is FAULTED (" + why + ")", now);
+}
+
+void BrokerCore::ReturnAllLeases(WorkerRecord& worker, const std::string& why, Clock::time_point now) {
+  std::map<ItemRef, proto::Lease> leased = std::move(worker.leased);
+  worker.leased.clear();
+  for (const auto& [ref, lease] : leased) {
+    if (JobRecord* job = jobs_.Find(ref.job_seq)) {
+      ReturnItem(*job, ref.partition, why, now, worker.worker_id, /*refund_attempt=*/true);
+    }
+  }
+}
+
+void BrokerCore::ForgetDrainHold(const std::string& worker_id) {
+  auto held = held_states_.find(worker_id);
+  if (held != held_states_.end() && held->second != proto::WORKER_STATE_FAULTED) held_states_.erase(held);
+}
+
+void BrokerCore::OnWorkerState(WorkerRecord& worker, proto::WorkerState reported, Clock::time_point now) {
+  if (reported == proto::WORKER_STATE_UNSPECIFIED || reported == worker.state) return;
+  SetWorkerState(worker, reported);
+  if (worker.state != proto::WORKER_STATE_FAULTED || worker.leased.empty()) return;
+  // Its engine is not to be trusted: everything it holds goes back, and the
+  // item it was proving, if any, is not the item's fault: its attempt is refunded.
+  ReturnAllLeases(worker, "worker " + worker.worker_id + " is FAULTED", now);
+}
+
+void BrokerCore::SetWorkerState(WorkerRecord& worker, proto::WorkerState state) {
+  if (wire::DrainStep(worker.state) > 0 && wire::DrainStep(state) <= wire::DrainStep(worker.state)) return;
+  // FAULTED is left only on the way out (drain, disconnect), never back to READY.
+  if (worker.state == proto::WORKER_STATE_FAULTED && wire::DrainStep(state) == 0) return;
+  if (state == proto::WORKER_STATE_FAULTED) {
+    // A worker that reports its own engine FAULTED exits; restarted, it may
+    // serve again. FAULTED for the broker's own reasons is held (Strike).
+  } else if (wire::DrainStep(state) > 0 && wire::DrainStep(state) < wire::DrainStep(proto::WORKER_STATE_GONE) &&
+             held_states_[worker.worker_id] != proto::WORKER_STATE_FAULTED) {
+    held_states_[worker.worker_id] = proto::WORKER_STATE_DRAINING;
+  }
+  if (state == proto::WORKER_STATE_FAULTED) {
+    worker.credit = 0;  // nothing more is routed to a faulted worker
+    spdlog::error("worker {} ({} on {}) is FAULTED: no more work is routed to it", worker.worker_id, worker.backend,
+                  worker.host);
+  }
+  double now_s = fleet::UnixNow();
+  if (wire::DrainStep(state) > 0) {
+    if (!worker.phases.empty()) {
+      auto& last = worker.phases.back();
+      last.set_duration_s(now_s - last.started_unix_s());
+    }
+    proto::DrainPhase phase;
+    phase.set_state(state);
+    phase.set_started_unix_s(now_s);
+    worker.phases.push_back(phase);
+    worker.credit = 0;  // nothing more is routed to a draining worker
+  }
+  spdlog::info("worker {} state {} -> {}", worker.worker_id, wire::WorkerStateName(worker.state),
+               wire::WorkerStateName(state));
+  worker.state = state;
+}
+
+JobRecord* BrokerCore::LiveLease(WorkerRecord& worker, const proto::WorkItemRef& wire) {
+  ItemRef ref = wire::FromProto(wire);
+  auto held = worker.leased.find(ref);
+  if (held == worker.leased.end() || !SameLease(held->second, wire.lease())) return nullptr;
+  JobRecord* job = jobs_.Find(ref.job_seq);
+  if (!job || ref.partition >= job->items.size()) return nullptr;
+  const WorkItem& item = job->items[ref.partition];
+  if (item.state != WorkItem::State::kLeased || item.worker_identity != worker.identity ||
+      !SameLease(item.lease, wire.lease())) {
+    return nullptr;
+  }
+  return job;
+}
+
+void BrokerCore::MarkStarted(JobRecord& job, uint32_t partition, Clock::time_point now) {
+  WorkItem& item = job.items[partition];
+  if (item.started) return;
+  item.started = true;
+  item.started_at = now;
+  ++item.attempts;
+  JournalItem(job, partition);  // not waited for: losing it only under-counts an attempt
+}
+
+void BrokerCore::OnStarted(WorkerRecord& worker, const proto::Started& started, Clock::time_point now) {
+  for (const proto::WorkItemRef& wire : started.items()) {
+    if (JobRecord* job = LiveLease(worker, wire)) {
+      if (!job->items[wire.partition()].started) worker.last_progress = now;
+      MarkStarted(*job, wire.partition(), now);
+    }
+  }
+}
+
+void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::time_point now) {
+  const proto::WorkItemRef& wire = result.item();
+  ItemRef ref = wire::FromProto(wire);
+  JobRecord* job = LiveLease(worker, wire);
+  bool confused = job && (result.circuit_id() != job->circuit_id || result.request_id() != job->request_id);
+  if (!job || confused) {
+    // Only the live lease's holder may answer, for that lease's job. Anything
+    // else (an old lease, an earlier broker life, a worker declared dead, a
+    // duplicate, a mix-up) is dropped: it can never become another job's proof.
+    auto held = worker.leased.find(ref);
+    bool ended_meanwhile = held != worker.leased.end() && SameLease(held->second, wire.lease()) && !jobs_.Find(ref.job_seq);
+    if (ended_meanwhile) {
+      worker.leased.erase(held);  // the job was cancelled or failed meanwhile: the answer is moot
+      return;
+    }
+    ++counters_.results_stale;
+    if (metrics_) metrics_->ResultStale();
+    spdlog::warn("dropped a stale result from worker {} for {} lease {}{}", worker.worker_id,
+                 ItemName(ref.job_seq, ref.partition), LeaseName(wire.lease()),
+                 confused ? " (circuit or request id do not match the leased job)" : "");
+    return;
+  }
+  worker.last_progress = now;
+  WorkItem& item = TakeAnswer(worker, *job, ref, now);
+  if (result.ok()) {
+    proto::PartitionResult out;
+    out.set_partition(ref.partition);
+    out.set_proof_json(std::move(*result.mutable_proof_json()));
+    out.set_public_json(std::move(*result.mutable_public_json()));
+    *out.mutable_timings() = result.timings();
+    out.set_worker_id(worker.worker_id);
+    out.set_attempts(item.attempts);
+    const VerificationKeys::Entry* key =
+        options_.verification_keys ? options_.verification_keys->Find(job->circuit_id) : nullptr;
+    if (!key) return AcceptResult(*job, ref.partition, worker.worker_id, std::move(out), now);
+    // The broker checks the proof before it stores it: off this thread.
+    if (item.expected_public.empty() && key->n_public > 0) {
+      // Leased in an earlier broker life: read what its witness commits to
+      // now. Without it nothing can be checked: fail closed, as the broker's
+      // storage fault (not the worker's, not the client's).
+      std::string fault = "its public signals cannot be read", why;
+      if (auto stored = journal_.ReadWitness(job->job_seq, ref.partition, &fault)) {
+        if (auto values = PublicSignalsOfWitness(FramesOf(std::move(*stored)), key->n_public, &why)) {
+          item.expected_public = *values;
+        }
+        fault = why;
+      }
+      if (item.expected_public.empty()) {
+        ++counters_.storage_faults;
+        if (metrics_) metrics_->StorageFault(metrics::StorageFaultKind::kWitness);
+        item.state = WorkItem::State::kDropped;
+        item.worker_identity.clear();
+        return FinishJob(*job, proto::JOB_STATE_FAILED,
+                         "broker storage fault: the stored witness of partition " + std::to_string(ref.partition) +
+                             " cannot be read to check its proof (" + fault + "); submit it again under a new "
+                             "request id",
+                         now);
+      }
+    }
+    VerifyTask task;
+    task.id = next_verify_id_++;
+    task.verifier = key->verifier;
+    task.proof_json = out.proof_json();
+    task.public_json = out.public_json();
+    if (!item.expected_public.empty() || key->n_public == 0) task.expected_public = item.expected_public;
+    item.verifying = true;
+    verifying_[task.id] = {ref, item.lease, worker.worker_id, std::move(out)};
+    verify_outbox_.push_back(std::move(task));
+    return;
+  }
+  item.worker_identity.clear();
+  if (result.retryable()) {
+    ReturnItem(*job, ref.partition, "worker " + worker.worker_id + " failed it: " + result.error(), now,
+               worker.worker_id);
+  } else {
+    item.state = WorkItem::State::kDropped;
+    FinishJob(*job, proto::JOB_STATE_FAILED,
+              "partition " + std::to_string(ref.partition) + " failed on worker " + worker.worker_id + ": " +
+                  result.error(),
+              now);
+  }
+}
+
+WorkItem& BrokerCore::TakeAnswer(WorkerRecord& worker, JobRecord& job, const ItemRef& ref, Clock::time_point now) {
+  worker.leased.erase(ref);
+  WorkItem& item = job.items[ref.partition];
+  if (!item.started) {  // a RESULT implies it started
+    item.started = true;
+    item.started_at = now;
+    ++item.attempts;
+  }
+  return item;
+}
+
+void BrokerCore::AcceptResult(JobRecord& job, uint32_t partition, const std::string& worker_id,
+                              proto::PartitionResult out, Clock::time_point now) {
+  WorkItem& item = job.items[partition];
+  if (WorkerRecord* worker = workers_.FindByWorkerId(worker_id)) ++worker->items_completed;
+  if (item.started_at != Clock::time_point{}) {
+    // The circuit's proving time, smoothed so one slow answer moves it little.
+    const double seconds = std::chrono::duration<double>(now - item.started_at).count();
+    auto [it, fresh] = proving_seconds_.try_emplace(job.circuit_id, seconds);
+    if (!fresh) it->second = 0.9 * it->second + 0.1 * seconds;
+  }
+  item.worker_identity.clear();
+  item.verifying = false;
+  item.state = WorkItem::State::kDone;
+  JournalItem(job, partition, &out);
+  journal_.DeleteWitness(job.job_seq, partition);
+  if (++job.items_done == job.items.size()) FinishJob(job, proto::JOB_STATE_SUCCEEDED, "", now);
+}
+
+void BrokerCore::RejectResult(const std::string& worker_id, JobRecord& job, uint32_t partition,
+                              metrics::ResultRejectReason reason, const std::string& why, Clock::time_point now) {
+  ++counters_.results_rejected;
+  if (metrics_) metrics_->ResultRejected(reason);
+  spdlog::error("rejected the RESULT of worker {} for {}: {}; the item goes to another worker", worker_id,
+                ItemName(job.job_seq, partition), why);
+  job.items[partition].verifying = false;
+  // The worker's fault, not the job's: the attempt is refunded, so a forging
+  // worker cannot dead-letter a job.
+  ReturnItem(job, partition, "worker " + worker_id + "'s RESULT was rejected: " + why, now, worker_id,
+             /*refund_attempt=*/true);
+  if (WorkerRecord* worker = workers_.FindByWorkerId(worker_id)) Strike(*worker, "RESULT rejected: " + why, now);
+}
+
+void BrokerCore::OnVerified(const VerifyVerdict& verdict, Clock::time_point now) {
+  if (metrics_) metrics_->ObserveVerify(verdict.seconds);
+  auto pending = verifying_.find(verdict.id);
+  if (pending == verifying_.end()) return;
+  Verifying done = std::move(pending->second);
+  verifying_.erase(pending);
+  JobRecord* job = jobs_.Find(done.ref.job_seq);
+  if (!job || done.ref.partition >= job->items.size()) return;  // ended meanwhile
+  WorkItem& item = job->items[done.ref.partition];
+  if (item.state != WorkItem::State::kLeased || !item.verifying || !SameLease(item.lease, done.lease)) return;
+  if (verdict.ok) return AcceptResult(*job, done.ref.partition, done.worker_id, std::move(done.result), now);
+  metrics::ResultRejectReason reason = metrics::ResultRejectReason::kInvalidProof;
+  if (verdict.reason == VerifyReason::kWrongPublicSignals) reason = metrics::ResultRejectReason::kWrongPublicSignals;
+  if (verdict.reason == VerifyReason::kMalformed) reason = metrics::ResultRejectReason::kMalformed;
+  RejectResult(done.worker_id, *job, done.ref.partition, reason, "the broker's verification failed: " + verdict.why,
+               now);
+}
+
+void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handback, Clock::time_point now) {
+  auto give_back = [&](const proto::WorkItemRef& wire, bool started) {
+    JobRecord* job = LiveLease(worker, wire);
+    ItemRef ref = wire::FromProto(wire);
+    if (!job) {
+      // Not (or no longer) its live lease; if the job ended meanwhile the lease just goes.
+      auto held = worker.leased.find(ref);
+      if (held != worker.leased.end() && SameLease(held->second, wire.lease())) worker.leased.erase(held);
+      return;
+    }
+    worker.leased.erase(ref);
+    ++counters_.items_handed_back;
+    if (metrics_) metrics_->ItemHandedBack();
+    if (started) MarkStarted(*job, ref.partition, now);  // aborted: it ran, the attempt counts
+    ReturnItem(*job, ref.partition, "handed back by worker " + worker.worker_id + " (" + handback.reason() + ")", now,
+               started ? worker.worker_id : std::string());
+  };
+  for (const auto& item : handback.items()) give_back(item, false);
+  for (const auto& item : handback.aborted()) give_back(item, true);
+  spdlog::info("worker {} handed back {} unstarted and {} aborted items ({})", worker.worker_id,
+               handback.items_size(), handback.aborted_size(), handback.reason());
+}
+
+std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& identity, const std::string& why,
+                                                         bool graceful, Clock::time_point now,
+                                                         const std::map<ItemRef, proto::Lease>& keep) {
+  std::map<ItemRef, proto::Lease> kept;
+  WorkerRecord* worker = workers_.Find(identity);
+  if (!worker) return kept;
+  if (!graceful) {
+    ++counters_.workers_lost;
+    if (metrics_) metrics_->WorkerLost();
+  }
+  spdlog::log(graceful ? spdlog::level::info : spdlog::level::warn,
+              "worker {} removed ({}); {} leased items return, {} carry over to its new connection", worker->worker_id,
+              why, worker->leased.size() - keep.size(), keep.size());
+  SetWorkerState(*worker, proto::WORKER_STATE_GONE);
+  std::map<ItemRef, proto::Lease> leased = std::move(worker->leased);
+  worker->leased.clear();
+  for (const auto& [ref, lease] : leased) {
+    if (keep.count(ref)) {
+      kept[ref] = lease;
+      continue;
+    }
+    if (JobRecord* job = jobs_.Find(ref.job_seq)) {
+      ReturnItem(*job, ref.partition, "lease lost: worker " + worker->worker_id + " " + why, now, worker->worker_id);
+    }
+  }
+  for (const ReplyTo& waiter : worker->drain_waiters) {
+    if (graceful) {
+      proto::Envelope reply;
+      reply.set_correlation_id(waiter.correlation_id);
+      auto* body = reply.mutable_drain_worker_reply();
+      body->set_worker_id(worker->worker_id);
+      body->set_finished(true);
+      *body->mutable_phases() = {worker->phases.begin(), worker->phases.end()};
+      SendClient(waiter, std::move(reply));
+    } else {
+      SendError(waiter, proto::ERROR_KIND_UNKNOWN_WORKER,
+                "worker " + worker->worker_id + " " + why + " before it finished draining");
+    }
+  }
+  workers_.Remove(identity);
+  return kept;
+}
+
+void BrokerCore::WorkerUnreachable(const std::string& identity, Clock::time_point now) {
+  WorkerRecord* worker = workers_.Find(identity);
+  if (!worker) return;
+  const std::string id = worker->worker_id;
+  RemoveWorker(identity, "unreachable (send failed)", false, now);
+  ForgetDrainHold(id);
+}
+
+}  // namespace zkfleet::broker
