@@ -17,6 +17,7 @@
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/storage/journal.hpp"
+#include "zkfleet/wire/unix_time.hpp"
 
 namespace zkctl {
 namespace {
@@ -193,10 +194,6 @@ void PrintWorkers(const proto::StatusReply& status) {
   }
 }
 
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 // The broker's words of a BUSY or UNAVAILABLE refusal, without the
 // "broker: BUSY: " / "broker: UNAVAILABLE: " prefix.
 std::string BusyMessage(const std::string& what) {
@@ -254,7 +251,7 @@ int Submit(Context& context, const SubmitArgs& args) {
   // Each witness file is mapped and sent as its own frame: no copy here.
   std::vector<zkfleet::client::Witness> witnesses;
   for (const auto& path : args.witness_files) witnesses.push_back(zkfleet::client::Witness::FromFile(path));
-  if (args.deadline_s > 0) options.deadline_unix_s = UnixNow() + args.deadline_s;
+  if (args.deadline_s > 0) options.deadline_unix_s = zkfleet::wire::UnixNow() + args.deadline_s;
   for (const auto& path : args.public_files) {
     std::ifstream in(path, std::ios::binary);
     options.expected_public_json.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

@@ -14,6 +14,7 @@
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/fleet/sockets.hpp"
+#include "zkfleet/wire/unix_time.hpp"
 
 namespace zkfleet::broker {
 
@@ -92,7 +93,7 @@ void BrokerCore::Recover(Clock::time_point now) {
   for (std::string& circuit : journal_.KnownCircuits()) {
     if (known_circuits_.size() < kMaxKnownCircuits) known_circuits_.insert(std::move(circuit));
   }
-  double now_unix = fleet::UnixNow();
+  double now_unix = wire::UnixNow();
   std::vector<uint64_t> live;
   journal_.ForEachJob([&](const journal::Job& stored) {
     if (wire::IsTerminal(stored.state())) return;

@@ -17,6 +17,7 @@
 #include "zkfleet/wire/worker_state.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
+#include "zkfleet/wire/unix_time.hpp"
 
 namespace zkfleet::broker {
 
@@ -255,7 +256,7 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   job.priority = priority;
   job.waiters.push_back(from);
   job.submitted_at = now;
-  job.submitted_unix_s = fleet::UnixNow();
+  job.submitted_unix_s = wire::UnixNow();
   job.deadline_unix_s = request.deadline_unix_s();
   job.witness_bytes = witness_bytes;
   job.payload_hash = payload_hash;

@@ -13,6 +13,7 @@
 #include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/fleet/sockets.hpp"
+#include "zkfleet/wire/unix_time.hpp"
 
 namespace zkfleet::broker {
 
@@ -61,7 +62,7 @@ void BrokerCore::ReturnItem(JobRecord& job, uint32_t partition, const std::strin
 
 void BrokerCore::FinishJob(JobRecord& job, proto::JobState state, const std::string& error, Clock::time_point now) {
   (void)now;
-  double finished_unix_s = fleet::UnixNow();
+  double finished_unix_s = wire::UnixNow();
   for (uint32_t p = 0; p < job.items.size(); ++p) {
     WorkItem& item = job.items[p];
     if (item.state == WorkItem::State::kQueued) queue_.Erase(job.circuit_id, job.key(p));
@@ -192,7 +193,7 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     std::string circuit = *best_circuit;
     JobRecord* job = jobs_.Find(key.job_seq);
     if (job->deadline_unix_s > 0) {
-      if (now_unix < 0) now_unix = fleet::UnixNow();
+      if (now_unix < 0) now_unix = wire::UnixNow();
       if (job->deadline_unix_s <= now_unix) {  // stale work is not proved
         FinishJob(*job, proto::JOB_STATE_EXPIRED, "its deadline passed before it was proved", now);
         continue;
@@ -318,7 +319,7 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
       }
     }
     // Jobs past their deadline fail as EXPIRED, even with no worker to ask.
-    double now_unix = fleet::UnixNow();
+    double now_unix = wire::UnixNow();
     while (!deadlines_.empty() && deadlines_.begin()->first <= now_unix) {
       uint64_t seq = deadlines_.begin()->second;
       deadlines_.erase(deadlines_.begin());

@@ -15,6 +15,7 @@
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/worker_state.hpp"
 #include "zkfleet/fleet/sockets.hpp"
+#include "zkfleet/wire/unix_time.hpp"
 
 namespace zkfleet::broker {
 
@@ -299,7 +300,7 @@ void BrokerCore::SetWorkerState(WorkerRecord& worker, proto::WorkerState state) 
     spdlog::error("worker {} ({} on {}) is FAULTED: no more work is routed to it", worker.worker_id, worker.backend,
                   worker.host);
   }
-  double now_s = fleet::UnixNow();
+  double now_s = wire::UnixNow();
   if (wire::DrainStep(state) > 0) {
     if (!worker.phases.empty()) {
       auto& last = worker.phases.back();

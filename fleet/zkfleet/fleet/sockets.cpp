@@ -42,9 +42,4 @@ SendStatus SendToPeer(zmq::socket_t& router, const std::string& identity, const 
   }
 }
 
-double UnixNow() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
 }  // namespace zkfleet::fleet

@@ -59,7 +59,4 @@ enum class SendStatus {
 SendStatus SendToPeer(zmq::socket_t& router, const std::string& identity, const std::string& payload,
                       std::vector<zmq::message_t>* frames = nullptr);
 
-// Wall-clock seconds since the Unix epoch (for timestamps in messages).
-double UnixNow();
-
 }  // namespace zkfleet::fleet

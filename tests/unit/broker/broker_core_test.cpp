@@ -18,6 +18,7 @@
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
+#include "zkfleet/wire/unix_time.hpp"
 
 namespace zkfleet::broker {
 namespace {
@@ -1122,7 +1123,7 @@ TEST_F(BrokerCoreTest, AJobPastItsDeadlineExpiresInsteadOfBeingProved) {
   BrokerOptions options;
   options.accept_unrouted = true;
   Make(options);
-  SubmitWitnesses("cl", "stale-soon", {"w"}, fleet::UnixNow() + 0.2);
+  SubmitWitnesses("cl", "stale-soon", {"w"}, wire::UnixNow() + 0.2);
   std::this_thread::sleep_for(milliseconds(300));  // deadlines are wall-clock times
   Ready("wA", "A", {"c1"}, 5);
   core_->Dispatch(now_);

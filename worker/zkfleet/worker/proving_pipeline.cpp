@@ -11,6 +11,7 @@
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/unix_time.hpp"
 
 namespace zkfleet::worker {
 namespace {
@@ -20,8 +21,6 @@ using Clock = std::chrono::steady_clock;
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // Wall-clock seconds since the Unix epoch (jobs' deadlines are in those).
-double UnixNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
-
 }  // namespace
 
 // ------------------------------------------------------------------ mailbox
@@ -277,7 +276,7 @@ void ProvingPipeline::LaneMain(int lane) {
         Seconds(started - item->arrived) * 1e3, lane, label);
     ProveOutcome outcome;
     double deadline = item->job.deadline_unix_s();
-    if (deadline > 0 && UnixNow() > deadline) {
+    if (deadline > 0 && wire::UnixNow() > deadline) {
       // The broker expires the job; proving it would be wasted work.
       outcome.ok = false;
       outcome.retryable = false;
