@@ -19,23 +19,12 @@
 #include <zmq.hpp>
 
 #include "zkfleet/broker/ingress_guard.hpp"
+#include "new_keys.hpp"
 
 namespace zkfleet::broker {
 namespace {
 
 using namespace std::chrono_literals;
-
-struct Keys {
-  std::string pub;
-  std::string sec;
-};
-
-Keys NewKeys() {
-  char pub[41];
-  char sec[41];
-  EXPECT_EQ(zmq_curve_keypair(pub, sec), 0);
-  return {pub, sec};
-}
 
 // Two CURVE ROUTERs (no ZAP: any client key is let in) watched by a guard.
 class GuardedRouters {

@@ -21,24 +21,13 @@
 #include "zkfleet/broker/zap_handler.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
+#include "new_keys.hpp"
 
 namespace zkfleet::broker {
 namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
-
-struct Keys {
-  std::string pub;
-  std::string sec;
-};
-
-Keys NewKeys() {
-  char pub[41];
-  char sec[41];
-  EXPECT_EQ(zmq_curve_keypair(pub, sec), 0);
-  return {pub, sec};
-}
 
 // A fresh directory, removed at the end of the test.
 class TempDir {
