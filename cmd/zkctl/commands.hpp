@@ -8,12 +8,13 @@
 #include <vector>
 
 #include "zkfleet/client.h"
+#include "../parse_command_line.hpp"
 
 namespace zkctl {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;            // refused by the broker, no reply, local I/O
-inline constexpr int kExitUsage = 2;            // bad flags, arguments or key files: nothing was sent
+using zkfleet::cmd::kExitUsage;                  // 2: bad flags, arguments or key files: nothing was sent
 inline constexpr int kExitJobNotSucceeded = 3;  // the job ended FAILED, DEAD_LETTERED, CANCELLED or EXPIRED
 inline constexpr int kExitResultExpired = 4;    // it ended, but its result passed the broker's retention
 inline constexpr int kExitUnknownJob = 5;       // no such job for this client (or past the dedup window)
