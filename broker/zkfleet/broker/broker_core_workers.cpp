@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/broker/broker_core_detail.hpp"
+#include "zkfleet/engine/wtns.hpp"
 #include "zkfleet/broker/field_checks.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/wire/names.hpp"
@@ -21,7 +22,6 @@ namespace zkfleet::broker {
 
 namespace {
 
-using detail::FramesOf;
 using detail::ItemName;
 using wire::ItemRef;
 
@@ -391,7 +391,9 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
       // storage fault (not the worker's, not the client's).
       std::string fault = "its public signals cannot be read", why;
       if (auto stored = journal_.ReadWitness(job->job_seq, ref.partition, &fault)) {
-        if (auto values = PublicSignalsOfWitness(FramesOf(std::move(*stored)), key->n_public, &why)) {
+        const std::string_view bytes = stored->bytes();
+        const std::span<const uint8_t> whole(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+        if (auto values = engine::PublicSignalsOfWtns({&whole, 1}, key->n_public, &why)) {
           item.expected_public = *values;
         }
         fault = why;

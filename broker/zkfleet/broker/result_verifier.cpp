@@ -192,12 +192,7 @@ void ResultVerifier::Run() {
 
 std::optional<std::vector<engine::BigInt>> PublicSignalsOfWitness(const fleet::WitnessFrames& witness,
                                                                   uint32_t n_public, std::string* why) {
-  std::vector<std::span<const uint8_t>> chunks;
-  chunks.reserve(witness.chunks.size());
-  for (const zmq::message_t& chunk : witness.chunks) {
-    chunks.emplace_back(static_cast<const uint8_t*>(chunk.data()), chunk.size());
-  }
-  return engine::PublicSignalsOfWtns(chunks, n_public, why);
+  return engine::PublicSignalsOfWtns(fleet::ByteSpans(witness), n_public, why);
 }
 
 }  // namespace zkfleet::broker

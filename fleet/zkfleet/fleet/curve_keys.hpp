@@ -22,8 +22,9 @@
 // are comments ('#' and '=' are Z85 characters, but a key has no blanks and
 // never starts with '#'). A file may instead hold the bare 40-char public key
 // on a line of its own (what `zkctl keygen` prints), but a bare key that
-// starts with '#' reads as a comment: write such a key as `public-key = ...`
-// (the writer always does). An unknown name, a name given twice, a key that
+// starts with '#', or with 'role=', 'public-key=' or 'secret-key=', reads as
+// a comment or a setting: write such a key as `public-key = ...` (the writer
+// always does). An unknown name, a name given twice, a key that
 // is not 40 chars of valid Z85 (every 5-char group below 2^32) are refused
 // (kBadFormat), naming the file and the line; what a file must hold (a
 // secret key, no secret key, no role) is up to its reader (below, and the

@@ -137,6 +137,15 @@ std::vector<std::string_view> ChunkViews(const WitnessFrames& witness) {
   return views;
 }
 
+std::vector<std::span<const uint8_t>> ByteSpans(const WitnessFrames& witness) {
+  std::vector<std::span<const uint8_t>> spans;
+  spans.reserve(witness.chunks.size());
+  for (const zmq::message_t& chunk : witness.chunks) {
+    spans.emplace_back(static_cast<const uint8_t*>(chunk.data()), chunk.size());
+  }
+  return spans;
+}
+
 bool ReceiveMultipart(zmq::socket_t& socket, zmq::message_t& first, Frames& rest, zmq::recv_flags flags) {
   rest.clear();
   if (!socket.recv(first, flags)) return false;

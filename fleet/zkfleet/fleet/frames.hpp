@@ -9,7 +9,8 @@
 // carries each witness's size, so the receiver knows where one ends.
 //
 // ReceiveMultipart is the one receive of a whole multi-part message (the
-// broker's ROUTERs, the clients' and the worker's DEALERs).
+// broker's ROUTERs, the clients' and the worker's DEALERs). The ZAP handler
+// keeps its own loop on purpose: it caps the number of frames it reads.
 //
 // These helpers make such frames without copying bytes: from a string the
 // caller gives up, from a mapped file (zkctl's .wtns files, the broker's
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,6 +85,9 @@ inline std::string_view FrameView(const zmq::message_t& frame) {
 // Views of a witness's chunks, in order (valid while `witness` lives): how
 // the broker hands a received witness to its journal and its digests.
 std::vector<std::string_view> ChunkViews(const WitnessFrames& witness);
+// The same views as bytes: how the broker and the worker hand a witness to
+// the engine (engine::PublicSignalsOfWtns) and to the worker's core.
+std::vector<std::span<const uint8_t>> ByteSpans(const WitnessFrames& witness);
 
 // Receives one whole message: its first part into `first` (with `flags`,
 // e.g. dontwait), then every further part, in order, into `rest` (cleared

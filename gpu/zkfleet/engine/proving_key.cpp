@@ -17,6 +17,7 @@
 #include "zkfleet/groth16/key_validation.hpp"
 #include "zkfleet/groth16/verifier.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
+#include "zkfleet/snarkjs/json_writer.hpp"
 #include "zkfleet/zkey/zkey.hpp"
 
 #ifdef ZKFLEET_HAVE_CUDA
@@ -98,13 +99,13 @@ std::vector<BigInt> PublicSignalsOf(const Witness& witness, uint32_t n_public) {
 // formatted from those very points.
 Proof Finish(groth16::RawProof raw, Curve curve, const std::vector<BigInt>& signals) {
   Proof proof;
-  proof.points = raw.points;
+  proof.points = std::move(raw.points);
   proof.points.curve = curve;
   proof.timings = raw.timings;
   proof.proof_json = ProofJson(proof.points, curve);
   proof.public_signals.reserve(signals.size());
   for (const BigInt& value : signals) proof.public_signals.push_back(DecimalString(value));
-  proof.public_json = PublicJson(signals);
+  proof.public_json = io::PublicJson(proof.public_signals);
   return proof;
 }
 

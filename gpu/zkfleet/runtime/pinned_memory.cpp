@@ -17,8 +17,6 @@ std::string CudaFailure(const char* call, cudaError_t status) {
 
 }  // namespace
 
-bool PinnedMemory::Supported() { return true; }
-
 std::string PinnedMemory::Allocate(size_t bytes, uint8_t** out) {
   void* base = nullptr;
   // Portable: one pool serves every device of the process; with unified
@@ -52,8 +50,6 @@ int PinnedMemory::CurrentDevice() {
 }
 
 #else  // no CUDA backend
-
-bool PinnedMemory::Supported() { return false; }
 
 std::string PinnedMemory::Allocate(size_t, uint8_t** out) {
   *out = nullptr;

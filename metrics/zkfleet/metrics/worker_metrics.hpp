@@ -9,8 +9,9 @@
 // zkfleet_memory_wait_seconds. Those two are computed at scrape time, so they
 // keep growing even when the worker's threads are stuck.
 //
-// Thread-safety: all methods are thread-safe (the socket and dispatcher
-// threads may both report), scrapes run concurrently.
+// Thread-safety: all methods are thread-safe (the worker core, on the
+// session's thread, and the pipeline's threads may both report), scrapes run
+// concurrently.
 #pragma once
 
 #include <array>

@@ -1,7 +1,7 @@
 // The worker's one state machine: what may happen in each proto::WorkerState
 // (the one state enum, shared with the protocol, zkctl, logs and metrics) and
-// where it leads. The worker's socket thread owns the state and changes it
-// only through NextState(); anything the table does not allow is a bug,
+// where it leads. The worker's core (WorkerCore) owns the state and changes
+// it only through NextState(); anything the table does not allow is a bug,
 // logged and ignored, never a silent jump. The broker reads the same table
 // through DrainStep(). Thread-safety: pure functions over a constant table.
 //

@@ -2,8 +2,9 @@
 // anything starts: the engine backend (auto = CUDA when a device is visible),
 // --gpus and --test-fake-devices, checked against what the process sees.
 //
-// Thread-safety: pure functions (they read the environment and ask the
-// engine how many CUDA devices are visible).
+// Thread-safety: free functions without state of their own; they read the
+// environment (CUDA_VISIBLE_DEVICES) and ask the engine how many CUDA devices
+// are visible, so call them before the worker's threads start.
 #pragma once
 
 #include <optional>

@@ -19,8 +19,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-// Wall-clock seconds since the Unix epoch (jobs' deadlines are in those).
 }  // namespace
 
 // ------------------------------------------------------------------ mailbox

@@ -24,8 +24,9 @@
 // thread. The pipeline's threads share the LocalQueue, the PinnedPool (both
 // thread-safe) and the CircuitSet (its keys are immutable after Load();
 // Prove may run on several lanes at once) with it; the mailbox is the only
-// way back. RetireDevice, StopPoolGrowth and the accessors may be called
-// from any thread.
+// way back. RetireDevice and the accessors may be called from any thread;
+// StopPoolGrowth from any thread but the pool's growth thread (it joins it,
+// so it blocks until the chunks being pinned are done).
 #pragma once
 
 #include <atomic>

@@ -32,15 +32,20 @@
 //
 // Metrics: given a WorkerMetrics, the core reports every state change, the
 // memory of each heartbeat, each result (phase timings, outcome), each
-// handback (docs/metrics.md, "Wiring").
+// handback and each message it drops (an unreadable JOB, a type brokers do
+// not send); the session counts the messages it cannot decode
+// (docs/metrics.md, "Wiring").
 //
 // Ownership: the core owns the circuits, the memory source, the pinned pool,
 // the LocalQueue, the mailbox and the pipeline (not started until
 // StartPipeline()). The WorkerMetrics is not owned.
 //
 // Thread-safety: not thread-safe; owned by one thread (the session's). The
-// pipeline's threads reach it only through the LocalQueue and the mailbox
-// (both thread-safe); the WorkerMetrics is thread-safe.
+// pipeline's threads share with it only what is thread-safe or fixed after
+// construction: the LocalQueue and the mailbox (their way in and out), the
+// PinnedPool (its observer, run on the pool's growth thread, reads only the
+// worker id and the MemorySource), the CircuitSet (immutable keys) and the
+// MemorySource; the WorkerMetrics is thread-safe.
 #pragma once
 
 #include <chrono>
@@ -118,6 +123,13 @@ class WorkerCore {
   void BeginDrain(const std::string& why, Clock::time_point now);
   // A HEARTBEAT with the state and memory (the session's timer).
   void SendHeartbeat();
+  // STARTED for the items a lane began whose result is not out yet, in one
+  // envelope (unless --test-hold-started-ms holds them back). The session
+  // calls it right after a batch of pipeline events, before it reads the
+  // broker's messages, so the broker counts an attempt as soon as it can
+  // (a worker killed mid-proof has then spent one); Tick() sends what a hold
+  // kept back.
+  void FlushStarted(Clock::time_point now);
   // Flushes STARTED, moves the drain on (drain timeout, one pool chunk per
   // call while releasing it). Returns when it wants the next call
   // (Clock::time_point::max(): nothing pending).
@@ -163,8 +175,6 @@ class WorkerCore {
   std::string Forget(const wire::ItemRef& item);
   // `ref` with the lease it is held under (answers must carry it).
   void ToWire(const wire::ItemRef& ref, proto::WorkItemRef* wire) const;
-  // Sends STARTED for the items a lane began whose result is not out yet.
-  void FlushStarted(Clock::time_point now);
   void HandBack(const std::vector<wire::ItemRef>& unstarted, const std::vector<wire::ItemRef>& aborted,
                 const std::string& reason);
 

@@ -111,6 +111,7 @@ int WorkerSession::Run(int signal_fd) {
     }
     if (items[1].revents & ZMQ_POLLIN) {
       for (PipelineEvent& event : core_.mailbox().TakeAll()) core_.OnPipelineEvent(event, Clock::now());
+      core_.FlushStarted(Clock::now());
     }
     Flush();
     ReceiveAll();
@@ -171,11 +172,7 @@ void WorkerSession::OnMessage(proto::Envelope& message, fleet::Frames& frames) {
       core_.OnUnreadableJob(message.job(), why);
       return;
     }
-    WitnessChunks chunks;
-    for (const zmq::message_t& chunk : witness->front().chunks) {
-      chunks.emplace_back(static_cast<const uint8_t*>(chunk.data()), chunk.size());
-    }
-    core_.OnBrokerMessage(message, chunks, now);
+    core_.OnBrokerMessage(message, fleet::ByteSpans(witness->front()), now);
     return;
   }
   if (!frames.empty()) {

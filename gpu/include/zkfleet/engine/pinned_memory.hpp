@@ -37,9 +37,6 @@ namespace zkfleet::engine {
 
 class PinnedMemory {
  public:
-  // True when this build has the CUDA backend (whether or not a GPU is present).
-  static bool Supported();
-
   // cudaHostAlloc(bytes, portable) into *out (null on failure).
   static std::string Allocate(size_t bytes, uint8_t** out);
   // cudaFreeHost of memory from Allocate.

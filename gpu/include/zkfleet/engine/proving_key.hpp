@@ -1,6 +1,7 @@
 // Public API of the proving engine: load a circuit's proving key once, then
-// prove many witnesses against it. This is the only header the worker and the
-// command-line tools need.
+// prove many witnesses against it. The rest of the engine's face sits beside
+// it: verify.hpp and snarkjs.hpp (checking and formatting proofs), wtns.hpp,
+// witness_file.hpp, pinned_memory.hpp, checked_keys.hpp.
 //
 // Thread-safety: a ProvingKey is immutable after Load() and Prove() may be
 // called from several threads at once. The CPU backend parallelises inside a
