@@ -67,6 +67,20 @@ class JournalFaultTest : public ::testing::Test {
   fs::path Blob(uint64_t job_seq, uint32_t partition) const {
     return dir_.path() / "journal" / "blobs" / (std::to_string(job_seq) + "-" + std::to_string(partition));
   }
+  // The journal's LMDB environment opened directly (as an older zkbroker
+  // would), or null. Its map is small: the size the journal last asked for
+  // need not fit this process's address space (under ThreadSanitizer).
+  MDB_env* RawEnv(unsigned flags) const {
+    MDB_env* env = nullptr;
+    if (mdb_env_create(&env) != 0) return nullptr;
+    mdb_env_set_maxdbs(env, 16);
+    mdb_env_set_mapsize(env, size_t{1} << 30);
+    if (mdb_env_open(env, (dir_.path() / "journal").c_str(), flags, 0640) != 0) {
+      mdb_env_close(env);
+      return nullptr;
+    }
+    return env;
+  }
   // A committed witness, as a SUBMIT leaves it.
   void Store(Journal& journal, uint64_t job_seq, uint32_t partition, const std::string& bytes) {
     journal.PutWitness(job_seq, partition, std::string_view(bytes));
@@ -320,10 +334,8 @@ TEST_F(JournalFaultTest, WitnessOfAnOlderJournalWithoutHashesStillReads) {
   }
   // As a zkbroker before hashes left it: no "witness_hashes" database.
   {
-    MDB_env* env = nullptr;
-    ASSERT_EQ(mdb_env_create(&env), 0);
-    mdb_env_set_maxdbs(env, 16);
-    ASSERT_EQ(mdb_env_open(env, (dir_.path() / "journal").c_str(), 0, 0640), 0);
+    MDB_env* env = RawEnv(0);
+    ASSERT_NE(env, nullptr);
     MDB_txn* txn = nullptr;
     ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
     MDB_dbi dbi;
@@ -362,10 +374,8 @@ TEST_F(JournalFaultTest, BeginLifeDropsHashesOfWitnessesThatAreGone) {
   }
   // An older zkbroker deleting the witness leaves its hash behind.
   {
-    MDB_env* env = nullptr;
-    ASSERT_EQ(mdb_env_create(&env), 0);
-    mdb_env_set_maxdbs(env, 16);
-    ASSERT_EQ(mdb_env_open(env, (dir_.path() / "journal").c_str(), 0, 0640), 0);
+    MDB_env* env = RawEnv(0);
+    ASSERT_NE(env, nullptr);
     MDB_txn* txn = nullptr;
     ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
     MDB_dbi witnesses, hashes;
@@ -381,10 +391,8 @@ TEST_F(JournalFaultTest, BeginLifeDropsHashesOfWitnessesThatAreGone) {
   auto journal = Open();
   journal->BeginLife();
   journal.reset();
-  MDB_env* env = nullptr;
-  ASSERT_EQ(mdb_env_create(&env), 0);
-  mdb_env_set_maxdbs(env, 16);
-  ASSERT_EQ(mdb_env_open(env, (dir_.path() / "journal").c_str(), MDB_RDONLY, 0640), 0);
+  MDB_env* env = RawEnv(MDB_RDONLY);
+  ASSERT_NE(env, nullptr);
   MDB_txn* txn = nullptr;
   ASSERT_EQ(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn), 0);
   MDB_dbi hashes;
