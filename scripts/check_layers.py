@@ -37,6 +37,7 @@ COMPONENT_OF_PATH = [
     (r"^fleet/", "fleet"),
     (r"^metrics/", "metrics"),
     (r"^storage/", "storage"),
+    (r"^fetch/", "fetch"),
     (r"^broker/", "broker"),
     # The worker: its session owns the socket; everything else is the core.
     (r"^worker/zkfleet/worker/worker_session\.", "worker"),
@@ -76,13 +77,15 @@ MAY_INCLUDE = {
     "fleet": ["common", "schema", "wire"],
     "metrics": ["common", "schema", "wire"],
     "storage": ["common", "schema", "wire"],
-    "worker_core": ["common", "schema", "wire", "metrics"] + ENGINE_API,
-    "worker": ["common", "schema", "wire", "metrics", "fleet", "worker_core"] + ENGINE_API,
+    # The worker's witness fetcher (libcurl, OpenSSL): no sockets of ours.
+    "fetch": ["common", "schema", "wire"],
+    "worker_core": ["common", "schema", "wire", "metrics", "fetch"] + ENGINE_API,
+    "worker": ["common", "schema", "wire", "metrics", "fleet", "fetch", "worker_core"] + ENGINE_API,
     "broker": ["common", "schema", "wire", "metrics", "fleet", "storage"] + ENGINE_API,
     "client": ["common", "schema", "wire", "fleet"],
     # Devtools computes with fields and curves: the one user of the inside.
     "devtools": ["common"] + ENGINE_API + ENGINE_INTERNAL,
-    "cmd": ["common", "schema", "wire", "metrics", "fleet", "storage", "broker", "worker", "worker_core", "client",
+    "cmd": ["common", "schema", "wire", "metrics", "fleet", "storage", "fetch", "broker", "worker", "worker_core", "client",
             "devtools"] + ENGINE_API,
 }
 for folder, below in ENGINE_BELOW.items():
@@ -95,7 +98,7 @@ IMPLEMENTS = {
 }
 
 # Components that stay free of sockets: they must not include ZeroMQ.
-NO_ZEROMQ = {"common", "wire", "storage", "worker_core", "metrics"} | set(ENGINE_API) | set(ENGINE_INTERNAL)
+NO_ZEROMQ = {"common", "wire", "storage", "fetch", "worker_core", "metrics"} | set(ENGINE_API) | set(ENGINE_INTERNAL)
 ZEROMQ_HEADER = re.compile(r"^(zmq\.h|zmq\.hpp|zmq_addon\.hpp)$")
 
 # CUDA host-memory calls: only the engine's runtime layer makes them.
@@ -103,7 +106,7 @@ CUDA_HOST_CALL = re.compile(r"\b(cudaHostAlloc|cudaMallocHost|cudaFreeHost|cudaH
                             r"cudaHostGetDevicePointer)\s*\(")
 CUDA_HOST_ALLOWED = re.compile(r"^gpu/zkfleet/runtime/")
 
-SOURCE_DIRS = ["common", "wire", "gpu", "fleet", "metrics", "storage", "broker", "worker", "clients/cpp", "devtools",
+SOURCE_DIRS = ["common", "wire", "gpu", "fleet", "metrics", "storage", "fetch", "broker", "worker", "clients/cpp", "devtools",
                "cmd"]
 SOURCE_EXT = (".cpp", ".hpp", ".cc", ".h", ".cu", ".cuh")
 # Where stale file names are looked for besides source comments.
