@@ -107,12 +107,17 @@ void BrokerCore::Recover(Clock::time_point now) {
     job.payload_hash = stored.payload_hash();
     job.submitted_unix_s = stored.submitted_unix_s();
     job.deadline_unix_s = stored.deadline_unix_s();
+    job.witness_refs.assign(stored.witness_refs().begin(), stored.witness_refs().end());
+    job.public_digests.assign(stored.public_signals_sha256().begin(), stored.public_signals_sha256().end());
     // Steady-clock times do not survive a restart; rebuild from the wall clock.
     job.submitted_at = now - std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(std::max(0.0, now_unix - stored.submitted_unix_s())));
     job.items.resize(stored.partitions());
     uint64_t per_item = stored.partitions() ? stored.witness_bytes() / stored.partitions() : 0;
     for (auto& item : job.items) item.witness_bytes = per_item;
+    for (size_t p = 0; p < job.witness_refs.size() && p < job.items.size(); ++p) {
+      job.items[p].witness_bytes = job.witness_refs[p].size();
+    }
     jobs_.Add(std::move(job));
     live.push_back(stored.job_seq());
   });
@@ -189,6 +194,8 @@ void BrokerCore::JournalJob(const JobRecord& job, proto::JobState state, double 
   stored.set_error(error);
   stored.set_witness_bytes(job.witness_bytes);
   stored.set_payload_hash(job.payload_hash);
+  *stored.mutable_witness_refs() = {job.witness_refs.begin(), job.witness_refs.end()};
+  *stored.mutable_public_signals_sha256() = {job.public_digests.begin(), job.public_digests.end()};
   journal_.PutJob(stored);
 }
 

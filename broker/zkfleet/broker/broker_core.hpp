@@ -187,8 +187,9 @@ class BrokerCore {
                 fleet::Frames& witnesses, Clock::time_point now);
   // Why the SUBMIT's public_signals_sha256 cannot be taken (wrong count or
   // size, or, when the circuit's key gives nPublic, a witness committing to
-  // other public signals); nullopt when they can (or there are none).
-  std::optional<std::string> CheckPublicSignalsDigests(const proto::SubmitRequest& request,
+  // other public signals, or none for witnesses by reference, which the
+  // broker cannot read); nullopt when they can (or need not be there).
+  std::optional<std::string> CheckPublicSignalsDigests(const proto::SubmitRequest& request, size_t partitions,
                                                        const std::vector<fleet::WitnessFrames>& witnesses) const;
   // A SUBMIT whose (client, request id) is known: the existing job, or a refusal.
   void OnDuplicateSubmit(const ReplyTo& from, const journal::Request& known, const std::string& payload_hash);

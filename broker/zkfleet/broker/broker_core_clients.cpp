@@ -14,6 +14,7 @@
 #include "zkfleet/storage/digest.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/public_digest.hpp"
+#include "zkfleet/wire/witness_ref.hpp"
 #include "zkfleet/wire/worker_state.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
@@ -32,6 +33,21 @@ std::string PayloadHash(const proto::SubmitRequest& request, const std::vector<f
   storage::Digest128 digest;
   digest.AddSize(request.circuit_id().size()).Add(request.circuit_id().data(), request.circuit_id().size());
   for (const fleet::WitnessFrames& witness : witnesses) digest.AddSize(witness.size()).Add(fleet::ChunkViews(witness));
+  return digest.Finish();
+}
+
+// The same for a job of witnesses by reference: the circuit and every
+// reference (URL, size, digest). The leading marker keeps it apart from any
+// inline payload.
+std::string PayloadHashOfReferences(const proto::SubmitRequest& request) {
+  storage::Digest128 digest;
+  digest.AddSize(~uint64_t{0});
+  digest.AddSize(request.circuit_id().size()).Add(request.circuit_id().data(), request.circuit_id().size());
+  for (const proto::WitnessRef& ref : request.witness_refs()) {
+    digest.AddSize(ref.url().size()).Add(ref.url().data(), ref.url().size());
+    digest.AddSize(ref.size());
+    digest.AddSize(ref.sha256().size()).Add(ref.sha256().data(), ref.sha256().size());
+  }
   return digest.Finish();
 }
 
@@ -115,12 +131,24 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
 }
 
 std::optional<std::string> BrokerCore::CheckPublicSignalsDigests(const proto::SubmitRequest& request,
+                                                                size_t partitions,
                                                                 const std::vector<fleet::WitnessFrames>& witnesses) const {
   const auto& digests = request.public_signals_sha256();
-  if (digests.empty()) return std::nullopt;
-  if (static_cast<size_t>(digests.size()) != witnesses.size()) {
+  const auto* key = options_.verification_keys ? options_.verification_keys->Find(request.circuit_id()) : nullptr;
+  const bool by_reference = request.witness_refs_size() > 0;
+  if (digests.empty()) {
+    // The broker cannot read a referenced witness: the client's digests are
+    // what binds each proof to it.
+    if (by_reference && key && key->n_public > 0) {
+      return "a SUBMIT of witnesses by reference needs public_signals_sha256, one per partition: the broker "
+             "cannot read a referenced witness, so it checks each proof against the public signals you expect "
+             "(zkctl submit --public-signals public.json, or a file:// witness zkctl can read)";
+    }
+    return std::nullopt;
+  }
+  if (static_cast<size_t>(digests.size()) != partitions) {
     return "public_signals_sha256 has " + std::to_string(digests.size()) + " digests for " +
-           std::to_string(witnesses.size()) + " witnesses: send one per partition, or none";
+           std::to_string(partitions) + " witnesses: send one per partition, or none";
   }
   for (int p = 0; p < digests.size(); ++p) {
     if (digests[p].size() != wire::kPublicDigestBytes) {
@@ -129,9 +157,9 @@ std::optional<std::string> BrokerCore::CheckPublicSignalsDigests(const proto::Su
     }
   }
   // Without the key the broker does not know how many public signals the
-  // circuit has (nor checks proofs at all: --unverified-circuits).
-  const auto* key = options_.verification_keys ? options_.verification_keys->Find(request.circuit_id()) : nullptr;
-  if (!key) return std::nullopt;
+  // circuit has (nor checks proofs at all: --unverified-circuits); a
+  // referenced witness is checked against the digests once proved.
+  if (!key || by_reference) return std::nullopt;
   for (int p = 0; p < digests.size(); ++p) {
     std::string why;
     auto values = PublicSignalsOfWitness(witnesses[p], key->n_public, &why);
@@ -155,6 +183,22 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
     SendError(from, kind, why, retry_after_ms);
   };
   if (request.request_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without request_id");
+  const bool by_reference = request.witness_refs_size() > 0;
+  if (by_reference && (request.witness_bytes_size() > 0 || !frames.empty())) {
+    return refuse(proto::ERROR_KIND_BAD_REQUEST,
+                  "a SUBMIT carries its witnesses inline (witness_bytes and frames) or by reference (witness_refs), "
+                  "not both");
+  }
+  for (int p = 0; p < request.witness_refs_size(); ++p) {
+    if (request.witness_refs(p).size() > options_.limits.max_witness_bytes) {
+      return refuse(proto::ERROR_KIND_TOO_LARGE, "witness of partition " + std::to_string(p) + " (" +
+                                                     wire::RedactUrl(request.witness_refs(p).url()) + ") is " +
+                                                     std::to_string(request.witness_refs(p).size()) +
+                                                     " bytes; the broker accepts at most " +
+                                                     std::to_string(options_.limits.max_witness_bytes) +
+                                                     " (--max-witness-bytes)");
+    }
+  }
   for (int p = 0; p < request.witness_bytes_size(); ++p) {
     if (request.witness_bytes(p) > options_.limits.max_witness_bytes) {
       return refuse(proto::ERROR_KIND_TOO_LARGE, "witness of partition " + std::to_string(p) + " is " +
@@ -178,8 +222,9 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   auto split = fleet::SplitWitnesses(std::move(frames), {request.witness_bytes().begin(), request.witness_bytes().end()},
                                      &why);
   if (!split) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT witness frames do not match witness_bytes: " + why);
-  std::vector<fleet::WitnessFrames>& witnesses = *split;
-  const std::string payload_hash = PayloadHash(request, witnesses);
+  std::vector<fleet::WitnessFrames>& witnesses = *split;  // empty for a job by reference
+  const size_t partitions = by_reference ? static_cast<size_t>(request.witness_refs_size()) : witnesses.size();
+  const std::string payload_hash = by_reference ? PayloadHashOfReferences(request) : PayloadHash(request, witnesses);
 
   // Idempotency: a known (client, request id) returns the existing job, never
   // a new one -- unless that job's result passed the retention: then the same
@@ -187,11 +232,11 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   // request id is never stuck without a proof for the rest of the dedup window.
   if (auto known = journal_.GetRequest(client, request.request_id())) {
     // The journal is read for the job only when the answer could change it.
-    const bool prove_again = !witnesses.empty() && known->payload_hash() == payload_hash &&
+    const bool prove_again = partitions > 0 && known->payload_hash() == payload_hash &&
                              !jobs_.Find(known->job_seq()) && !journal_.GetJob(known->job_seq());
     // A SUBMIT without witnesses only looks the request up (zkctl submit --request-id R).
     if (!prove_again) {
-      return OnDuplicateSubmit(from, *known, witnesses.empty() ? known->payload_hash() : payload_hash);
+      return OnDuplicateSubmit(from, *known, partitions == 0 ? known->payload_hash() : payload_hash);
     }
   }
 
@@ -201,7 +246,7 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
                       "; nothing was accepted, retry later with the same request id",
                   static_cast<uint32_t>(options_.busy_retry_after.count()));
   }
-  if (witnesses.empty() && !request.request_id().empty()) {
+  if (partitions == 0 && !request.request_id().empty()) {
     // A lookup (zkctl submit --request-id R, no witness) of a request this
     // client never made, or whose dedup window has passed.
     return refuse(proto::ERROR_KIND_UNKNOWN_JOB,
@@ -210,9 +255,9 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
                       "with its witnesses");
   }
   if (request.circuit_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without circuit_id");
-  if (witnesses.empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without witnesses");
-  if (witnesses.size() > options_.max_partitions) {
-    return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT with " + std::to_string(witnesses.size()) +
+  if (partitions == 0) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without witnesses");
+  if (partitions > options_.max_partitions) {
+    return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT with " + std::to_string(partitions) +
                                                      " witnesses; at most " + std::to_string(options_.max_partitions));
   }
   proto::Priority priority = request.priority();
@@ -238,10 +283,13 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
                       "', so it could not check the proof (zkbroker --verification-key " + request.circuit_id() +
                       "=verification_key.json)");
   }
-  if (auto why = CheckPublicSignalsDigests(request, witnesses)) return refuse(proto::ERROR_KIND_BAD_REQUEST, *why);
+  if (auto why = CheckPublicSignalsDigests(request, partitions, witnesses)) {
+    return refuse(proto::ERROR_KIND_BAD_REQUEST, *why);
+  }
+  // The bytes the broker holds: none for references.
   uint64_t witness_bytes = 0;
   for (const fleet::WitnessFrames& witness : witnesses) witness_bytes += witness.size();
-  if (auto why = admission_.Refusal(client, witnesses.size(), witness_bytes)) {
+  if (auto why = admission_.Refusal(client, partitions, witness_bytes)) {
     ++counters_.submits_busy;
     if (metrics_) metrics_->SubmitRefusedBusy();
     return refuse(proto::ERROR_KIND_BUSY, *why + "; nothing was accepted, retry later with the same request id",
@@ -260,13 +308,18 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   job.deadline_unix_s = request.deadline_unix_s();
   job.witness_bytes = witness_bytes;
   job.payload_hash = payload_hash;
-  job.items.resize(witnesses.size());
+  job.items.resize(partitions);
   // Durable before the reply: the witnesses (written once, from the received
-  // frames), the job and its request id go into this turn's transaction, and
-  // the server sends the reply after the commit.
+  // frames) or their references, the job and its request id go into this
+  // turn's transaction, and the server sends the reply after the commit.
   for (uint32_t p = 0; p < witnesses.size(); ++p) {
     job.items[p].witness_bytes = witnesses[p].size();
     journal_.PutWitness(job.job_seq, p, fleet::ChunkViews(witnesses[p]));
+  }
+  if (by_reference) {
+    job.witness_refs.assign(request.witness_refs().begin(), request.witness_refs().end());
+    job.public_digests.assign(request.public_signals_sha256().begin(), request.public_signals_sha256().end());
+    for (uint32_t p = 0; p < partitions; ++p) job.items[p].witness_bytes = job.witness_refs[p].size();
   }
   JournalJob(job, proto::JOB_STATE_QUEUED, 0, "");
   journal::Request index;

@@ -203,10 +203,16 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     proto::Envelope envelope;
     auto* body = envelope.mutable_job();
     // The witness goes out as its own frame, straight from the journal (a
-    // mapped blob file: no copy on the broker).
-    std::string fault;
+    // mapped blob file: no copy on the broker); a reference goes in the JOB
+    // and the worker fetches the bytes.
+    const bool by_reference = !job->witness_refs.empty();
+    std::string fault = "the job's references do not match its partitions";
     std::optional<fleet::WitnessFrames> witness;
-    if (auto stored = journal_.ReadWitness(job->job_seq, key.partition, &fault)) witness = FramesOf(std::move(*stored));
+    if (by_reference) {
+      if (key.partition < job->witness_refs.size()) witness.emplace();
+    } else if (auto stored = journal_.ReadWitness(job->job_seq, key.partition, &fault)) {
+      witness = FramesOf(std::move(*stored));
+    }
     if (!witness) {
       // The broker's storage failed this job, not its client: it alone ends.
       ++counters_.storage_faults;
@@ -221,7 +227,7 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     }
 
     WorkItem& item = job->items[key.partition];
-    if (item.expected_public.empty() && options_.verification_keys) {
+    if (!by_reference && item.expected_public.empty() && options_.verification_keys) {
       // What its proof must show as public signals, read while the witness is at hand.
       if (const auto* vk = options_.verification_keys->Find(job->circuit_id); vk && vk->n_public > 0) {
         std::string why;
@@ -266,6 +272,10 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     body->set_submitted_unix_s(job->submitted_unix_s);
     body->set_deadline_unix_s(job->deadline_unix_s);
     body->set_witness_bytes(witness->size());
+    if (by_reference) {
+      *body->mutable_witness_ref() = job->witness_refs[key.partition];
+      if (key.partition < job->public_digests.size()) body->set_public_signals_sha256(job->public_digests[key.partition]);
+    }
     outbox_.emplace_back(Outgoing::To::kWorker, best_worker->identity, std::move(envelope),
                          std::move(witness->chunks));
   }

@@ -385,7 +385,9 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
         options_.verification_keys ? options_.verification_keys->Find(job->circuit_id) : nullptr;
     if (!key) return AcceptResult(*job, ref.partition, worker.worker_id, std::move(out), now);
     // The broker checks the proof before it stores it: off this thread.
-    if (item.expected_public.empty() && key->n_public > 0) {
+    // A witness by reference binds through the client's digest instead.
+    const bool by_reference = !job->witness_refs.empty();
+    if (!by_reference && item.expected_public.empty() && key->n_public > 0) {
       // Leased in an earlier broker life: read what its witness commits to
       // now. Without it nothing can be checked: fail closed, as the broker's
       // storage fault (not the worker's, not the client's).
@@ -415,7 +417,12 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     task.verifier = key->verifier;
     task.proof_json = out.proof_json();
     task.public_json = out.public_json();
-    if (!item.expected_public.empty() || key->n_public == 0) task.expected_public = item.expected_public;
+    if (by_reference) {
+      if (ref.partition < job->public_digests.size()) task.expected_public_digest = job->public_digests[ref.partition];
+      if (key->n_public == 0) task.expected_public.emplace();
+    } else if (!item.expected_public.empty() || key->n_public == 0) {
+      task.expected_public = item.expected_public;
+    }
     item.verifying = true;
     verifying_[task.id] = {ref, item.lease, worker.worker_id, std::move(out)};
     verify_outbox_.push_back(std::move(task));

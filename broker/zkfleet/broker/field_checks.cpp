@@ -1,5 +1,9 @@
 #include "zkfleet/broker/field_checks.hpp"
 
+#include <limits>
+
+#include "zkfleet/wire/witness_ref.hpp"
+
 namespace zkfleet::broker {
 namespace {
 
@@ -43,6 +47,16 @@ std::optional<std::string> ClientRequestProblem(const proto::Envelope& message, 
       // An empty request id or circuit id gets its own, more specific answer.
       if (auto why = NameProblem("request_id", submit.request_id(), limits.max_request_id_bytes, true)) return why;
       if (auto why = NameProblem("circuit_id", submit.circuit_id(), limits.max_circuit_id_bytes, true)) return why;
+      if (auto why = TooMany("witness_refs", submit.witness_refs_size(), limits.max_items_per_message)) return why;
+      if (auto why = TooMany("public_signals_sha256", submit.public_signals_sha256_size(), limits.max_items_per_message)) {
+        return why;
+      }
+      // Sizes against --max-witness-bytes come later, with their own answer (TOO_LARGE).
+      for (int p = 0; p < submit.witness_refs_size(); ++p) {
+        if (auto why = wire::WitnessRefProblem(submit.witness_refs(p), std::numeric_limits<uint64_t>::max())) {
+          return "witness_refs[" + std::to_string(p) + "]: " + *why;
+        }
+      }
       return std::nullopt;
     }
     case proto::Envelope::kDrainWorker:

@@ -2,7 +2,8 @@
 // in the journal (results until --result-ttl, then a stub until the dedup
 // window ends), so memory holds what is queued or running and nothing more.
 // Witness bytes are not held here either: they are read from the journal
-// when an item is leased.
+// when an item is leased (or, for witnesses by reference, fetched by the
+// worker).
 //
 // Thread-safety: not thread-safe; owned by the broker thread.
 #pragma once
@@ -56,8 +57,8 @@ struct WorkItem {
   // holds it).
   bool verifying = false;
   // The public signals its proof must carry: w[1..nPublic] of its witness,
-  // read when it is dispatched (empty until then, or for a circuit without a
-  // verification key).
+  // read when it is dispatched (empty until then, for a circuit without a
+  // verification key, or for a witness by reference: JobRecord::public_digests).
   std::vector<std::array<uint64_t, 6>> expected_public;
 };
 
@@ -77,7 +78,12 @@ struct JobRecord {
   std::vector<WorkItem> items;   // index = partition
   uint32_t items_done = 0;
   uint64_t witness_bytes = 0;    // all partitions
-  std::string payload_hash;      // XXH3-128 of circuit and witnesses (idempotency)
+  std::string payload_hash;      // XXH3-128 of circuit and witnesses or references (idempotency)
+  // A job of witnesses by reference (index = partition): journaled instead of
+  // the bytes, sent with each JOB; empty for inline witnesses. With them the
+  // public-signals digests each proof must match (none without a key).
+  std::vector<proto::WitnessRef> witness_refs;
+  std::vector<std::string> public_digests;
   std::vector<ReplyTo> waiters;  // the submitter, AWAITs and duplicate SUBMITs: each gets the JobResult once
   double submitted_unix_s = 0;
   double deadline_unix_s = 0;    // 0 = none

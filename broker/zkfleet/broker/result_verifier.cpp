@@ -1,5 +1,7 @@
 #include "zkfleet/broker/result_verifier.hpp"
 
+#include "zkfleet/wire/public_digest.hpp"
+
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -68,6 +70,16 @@ VerifyVerdict Check(const VerifyTask& task) {
                                                            "]: expected " + engine::DecimalString(expected[i]) +
                                                            " (the witness's), found " + engine::DecimalString(signals[i]));
       }
+    }
+  }
+  if (task.expected_public_digest) {
+    std::vector<std::string> decimal;
+    decimal.reserve(signals.size());
+    for (const engine::BigInt& value : signals) decimal.push_back(engine::DecimalString(value));
+    if (const std::string digest = wire::PublicSignalsDigest(decimal); digest != *task.expected_public_digest) {
+      return Fail(VerifyReason::kWrongPublicSignals,
+                  "public.json: its signals hash to " + wire::DigestHex(digest) + ", the client expects " +
+                      wire::DigestHex(*task.expected_public_digest) + " (public_signals_sha256)");
     }
   }
   const engine::VerifyResult result = task.verifier->Verify(signals, proof);

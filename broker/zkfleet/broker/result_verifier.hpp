@@ -8,7 +8,8 @@
 // events = ZMQ_POLLIN) and collects the verdicts with TakeFinished().
 //
 // A verdict is kValid only when both JSON files parse, the public signals
-// equal the expected ones exactly (when given) and groth16 verification
+// equal the expected ones exactly (when given), hash to the expected digest
+// (when given) and groth16 verification
 // (PreparedVerifier::Verify, with its point, range and subgroup checks)
 // accepts. Nothing a worker sends can throw out of a verifier thread: every
 // failure is a verdict.
@@ -44,6 +45,10 @@ struct VerifyTask {
   std::string public_json;
   // When set, public.json must hold exactly these values.
   std::optional<std::vector<engine::BigInt>> expected_public;
+  // When set, the SHA-256 of public.json's signals (wire/public_digest.hpp)
+  // must equal it: a witness by reference, which the broker never reads, is
+  // bound to its proof by the digest its client sent.
+  std::optional<std::string> expected_public_digest;
 };
 
 enum class VerifyReason {

@@ -1565,6 +1565,111 @@ TEST_F(BrokerCoreTest, ARemovedWorkerKeyIsCutOffAndItsLeasesRequeue) {
   EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_FORBIDDEN);
 }
 
+// ---------------------------------------------------------------- witnesses by reference
+
+proto::WitnessRef MakeRef(const std::string& url, uint64_t size, char fill = 'a') {
+  proto::WitnessRef ref;
+  ref.set_url(url);
+  ref.set_size(size);
+  ref.set_sha256(std::string(32, fill));
+  return ref;
+}
+
+// A SUBMIT of references (no frames) from connection `client`; returns what was sent to it.
+std::vector<Outgoing> SubmitRefs(BrokerCore& core, Clock::time_point now, const std::string& request_id,
+                                 const std::vector<proto::WitnessRef>& refs, const std::vector<std::string>& digests = {},
+                                 fleet::Frames frames = {}) {
+  proto::Envelope e;
+  e.set_correlation_id(1);
+  auto* submit = e.mutable_submit();
+  submit->set_request_id(request_id);
+  submit->set_circuit_id("c1");
+  for (const auto& ref : refs) *submit->add_witness_refs() = ref;
+  for (const auto& digest : digests) submit->add_public_signals_sha256(digest);
+  for (const auto& frame : frames) submit->add_witness_bytes(frame.size());
+  core.HandleClient("cl", e, now, {}, std::move(frames));
+  std::vector<Outgoing> out;
+  out.swap(core.outbox());
+  return out;
+}
+
+// The broker journals the reference, never bytes: the JOB carries it and no
+// frame; a restarted broker still has it; a resubmission is the same job, and
+// the same request id with another digest is refused.
+TEST_F(BrokerCoreTest, AWitnessByReferenceIsJournaledAndSentInItsJobWithoutBytes) {
+  Ready("w", "w", {"c1"}, 2);
+  const std::vector<proto::WitnessRef> refs = {
+      MakeRef("https://user:pw@store.internal/w/0.wtns?X-Amz-Signature=secret", 4096),
+      MakeRef("file:///mnt/witnesses/1.wtns", 8192, 'b')};
+  auto out = SubmitRefs(*core_, now_, "r1", refs);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].envelope.has_submit_reply()) << out[0].envelope.DebugString();
+  Commit();
+  std::string fault;
+  EXPECT_FALSE(journal_->ReadWitness(1, 0, &fault));  // no bytes journaled
+  EXPECT_EQ(core_->Status(now_).queued_witness_bytes(), 0u);
+
+  Restart();
+  Ready("w", "w", {"c1"}, 2);
+  core_->Dispatch(now_);
+  std::vector<Outgoing> jobs;
+  for (auto& o : Take()) {
+    if (o.envelope.has_job()) jobs.push_back(std::move(o));
+  }
+  ASSERT_EQ(jobs.size(), 2u);
+  for (const Outgoing& job : jobs) {
+    const uint32_t p = job.envelope.job().item().partition();
+    EXPECT_TRUE(job.frames.empty());
+    EXPECT_EQ(job.envelope.job().witness_bytes(), 0u);
+    EXPECT_EQ(job.envelope.job().witness_ref().SerializeAsString(), refs[p].SerializeAsString());
+    EXPECT_TRUE(job.envelope.job().public_signals_sha256().empty());
+  }
+  // The same references: the same job. Another digest under the same id: refused.
+  out = SubmitRefs(*core_, now_, "r1", refs);
+  ASSERT_TRUE(out[0].envelope.has_submit_reply());
+  EXPECT_TRUE(out[0].envelope.submit_reply().duplicate());
+  EXPECT_EQ(out[0].envelope.submit_reply().job_seq(), 1u);
+  auto changed = refs;
+  changed[1].set_sha256(std::string(32, 'c'));
+  out = SubmitRefs(*core_, now_, "r1", changed);
+  ASSERT_TRUE(out[0].envelope.has_error());
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_REQUEST_ID_REUSED);
+}
+
+// Every field of a reference is bounded and checked before anything is
+// accepted; messages name the URL redacted (no userinfo, no query).
+TEST_F(BrokerCoreTest, ABadReferenceIsRefusedNamingItsRedactedUrlAndNothingIsAccepted) {
+  BrokerOptions options;
+  options.limits.max_witness_bytes = 1 << 20;
+  Make(options);
+  Ready("w", "w", {"c1"}, 1);
+  auto refused = [&](const std::vector<proto::WitnessRef>& refs, proto::ErrorKind kind, const std::string& says,
+                     fleet::Frames frames = {}) {
+    auto out = SubmitRefs(*core_, now_, "r", refs, {}, std::move(frames));
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_TRUE(out[0].envelope.has_error()) << out[0].envelope.DebugString();
+    EXPECT_EQ(out[0].envelope.error().kind(), kind) << out[0].envelope.error().message();
+    EXPECT_NE(out[0].envelope.error().message().find(says), std::string::npos) << out[0].envelope.error().message();
+    EXPECT_EQ(out[0].envelope.error().message().find("secret"), std::string::npos) << out[0].envelope.error().message();
+  };
+  const std::string url = "https://u:secret@store.internal/w.wtns?sig=secret";
+  refused({MakeRef("ftp://store.internal/w.wtns?sig=secret", 100)}, proto::ERROR_KIND_BAD_REQUEST,
+          "not file://, http:// or https://");
+  refused({MakeRef(url, 0)}, proto::ERROR_KIND_BAD_REQUEST, "size 0");
+  auto short_digest = MakeRef(url, 100);
+  short_digest.set_sha256(std::string(31, 'a'));
+  refused({short_digest}, proto::ERROR_KIND_BAD_REQUEST, "32");
+  refused({MakeRef("https://store.internal/" + std::string(5000, 'x'), 100)}, proto::ERROR_KIND_BAD_REQUEST,
+          "at most 4096");
+  refused({MakeRef("https://store.internal/a b", 100)}, proto::ERROR_KIND_BAD_REQUEST, "space");
+  refused({MakeRef(url, (1 << 20) + 1)}, proto::ERROR_KIND_TOO_LARGE, "https://store.internal/w.wtns");
+  fleet::Frames inline_too;
+  inline_too.push_back(fleet::FrameFromString("w0"));
+  refused({MakeRef(url, 100)}, proto::ERROR_KIND_BAD_REQUEST, "not both", std::move(inline_too));
+  EXPECT_EQ(core_->jobs().size(), 0u);
+  EXPECT_EQ(core_->counters().jobs_submitted, 0u);
+}
+
 class BrokerVerifyTest : public BrokerCoreTest {
  protected:
   static std::string Fixture(const std::string& file) {
@@ -1723,6 +1828,44 @@ TEST_F(BrokerVerifyTest, ACircuitWithoutAVerificationKeyIsRefusedAtSubmit) {
   ASSERT_TRUE(out[0].envelope.has_error());
   EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_CIRCUIT);
   EXPECT_NE(out[0].envelope.error().message().find("--verification-key"), std::string::npos);
+}
+
+// The broker cannot read a referenced witness: with the circuit's key it
+// requires the client's public-signals digests, and a proof whose public
+// signals hash to anything else never reaches the client.
+TEST_F(BrokerVerifyTest, AReferenceIsBoundToItsProofByTheClientsPublicSignalsDigest) {
+  MakeVerifying();
+  Ready("w", "w", {"c1"}, 2);
+  const std::string witness = Slurp(Fixture("witness.wtns"));
+  const std::string proof = Slurp(Fixture("proof.json")), pub = Slurp(Fixture("public.json"));
+  std::string why;
+  const auto right = wire::PublicSignalsDigestOfJson(pub, &why);
+  ASSERT_TRUE(right) << why;
+  const proto::WitnessRef ref = MakeRef("http://127.0.0.1:1/w.wtns", witness.size());
+  auto out = SubmitRefs(*core_, now_, "none", {ref});
+  ASSERT_TRUE(out[0].envelope.has_error());
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
+  EXPECT_NE(out[0].envelope.error().message().find("public_signals_sha256"), std::string::npos);
+  EXPECT_EQ(core_->jobs().size(), 0u);
+
+  std::string other = *right;
+  other[0] = static_cast<char>(other[0] ^ 1);
+  ASSERT_TRUE(SubmitRefs(*core_, now_, "right", {ref}, {*right})[0].envelope.has_submit_reply());
+  ASSERT_TRUE(SubmitRefs(*core_, now_, "other", {ref}, {other})[0].envelope.has_submit_reply());
+  ASSERT_EQ(Dispatch().size(), 2u);
+  // The worker gets the digest to check the witness against before proving.
+  EXPECT_EQ(leases_[{1, 0}].public_signals_sha256(), *right);
+  EXPECT_EQ(leases_[{2, 0}].public_signals_sha256(), other);
+  SendResult("w", 1, proof, pub);
+  SendResult("w", 2, proof, pub);
+  out = VerifyPending();
+  auto results = ResultsTo(out, "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].job_seq(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(core_->counters().results_rejected, 1u);
+  EXPECT_EQ(Metric("zkfleet_broker_results_rejected_total", {{"reason", "wrong_public_signals"}}), 1);
+  EXPECT_EQ(core_->jobs().Find(2)->items[0].state, WorkItem::State::kQueued);
 }
 
 }  // namespace
