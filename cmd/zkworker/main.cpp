@@ -7,6 +7,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +22,7 @@
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/common/logging.hpp"
+#include "zkfleet/fetch/fetcher.hpp"
 #include "zkfleet/engine/types.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
 #include "zkfleet/metrics/worker_metrics.hpp"
@@ -183,6 +186,26 @@ int main(int argc, char** argv) {
   app.add_option("--fault-window", fault_window_s, "seconds over which --fault-threshold counts engine faults")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  // Witnesses by reference (docs/operations.md, "Witnesses by reference").
+  unsigned fetch_attempts = options.fetch.max_attempts;
+  double fetch_timeout_s = static_cast<double>(options.fetch.total_timeout.count());
+  app.add_option("--fetch-allow", options.fetch.allow,
+                 "URL prefix the worker may fetch witnesses by reference from (repeatable), e.g. "
+                 "https://store.internal/witnesses/ or file:///mnt/witnesses/; none = no references");
+  app.add_option("--fetch-threads", options.fetch_threads, "witnesses fetched at once (while the GPU proves)")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  app.add_option("--fetch-ca-bundle", options.fetch.ca_bundle,
+                 "PEM file of the CAs that sign the witness store's certificate (default: the system's)");
+  app.add_option("--fetch-client-cert", options.fetch.client_cert, "PEM client certificate for the witness store (mTLS)");
+  app.add_option("--fetch-client-key", options.fetch.client_key, "PEM private key of --fetch-client-cert");
+  app.add_option("--fetch-attempts", fetch_attempts,
+                 "tries of a fetch that fails transiently (network, 5xx, truncated, too slow), with back-off")
+      ->check(CLI::Range(1u, 100u))
+      ->capture_default_str();
+  app.add_option("--fetch-timeout", fetch_timeout_s, "seconds one fetch attempt may take")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.footer(
       "TEST ONLY: ZKFLEET_FAULT_INJECT=msm:<n> in the environment corrupts one MSM result in each of the next n "
       "proofs (fault-injection tests of --verify); device_lost:<n> makes the next n proofs fail as a sticky CUDA "
@@ -193,6 +216,16 @@ int main(int argc, char** argv) {
   options.test_hold_started = std::chrono::milliseconds(test_hold_started_ms);
   options.test_hold_result = std::chrono::milliseconds(test_hold_result_ms);
   options.fault_window = std::chrono::seconds(fault_window_s);
+  options.fetch.max_attempts = fetch_attempts;
+  options.fetch.total_timeout = std::chrono::seconds(static_cast<int64_t>(std::ceil(fetch_timeout_s)));
+  if (!options.fetch.allow.empty()) {
+    try {
+      (void)zkfleet::fetch::FetchConfig::Make(options.fetch);  // the worker builds its own; this names a bad flag now
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "zkworker: %s\n", e.what());
+      return 2;
+    }
+  }
   auto budget = zkfleet::worker::ParseMemoryBudget(pinned_budget);
   auto margin = zkfleet::worker::ParseByteSize(memory_margin);
   auto chunk = zkfleet::worker::ParseByteSize(pool_chunk);

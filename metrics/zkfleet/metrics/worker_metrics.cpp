@@ -70,6 +70,34 @@ WorkerMetrics::WorkerMetrics(MetricsServer& server, const WorkerIdentity& identi
     state[i] = &states.Add({{"state", WorkerStateLabel(kWorkerStates[i])}});
   }
 
+  auto& fetches_family = prometheus::BuildCounter()
+                             .Name("zkfleet_worker_fetches_total")
+                             .Help("Witnesses by reference this worker fetched, by outcome (ok, refused by "
+                                   "--fetch-allow, client_error: missing, wrong size or digest; transient: "
+                                   "network errors after every retry; cancelled)")
+                             .Register(registry);
+  for (size_t i = 0; i < kFetchOutcomeLabels.size(); ++i) {
+    fetches[i] = &fetches_family.Add({{"outcome", std::string(kFetchOutcomeLabels[i])}});
+  }
+  fetch_bytes = &prometheus::BuildCounter()
+                     .Name("zkfleet_worker_fetch_bytes_total")
+                     .Help("Witness bytes fetched by reference into this worker's memory and checked against "
+                           "their SHA-256")
+                     .Register(registry)
+                     .Add({});
+  fetch_retries = &prometheus::BuildCounter()
+                       .Name("zkfleet_worker_fetch_retries_total")
+                       .Help("Transient errors (network, 5xx, truncated or too slow transfers) retried with "
+                             "back-off while fetching witnesses")
+                       .Register(registry)
+                       .Add({});
+  fetch_seconds = &prometheus::BuildHistogram()
+                       .Name("zkfleet_worker_fetch_seconds")
+                       .Help("Seconds each witness fetch by reference took, retries included")
+                       .Register(registry)
+                       .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                                        1, 2.5, 5, 10, 30, 60, 300});
+
   auto& dropped = prometheus::BuildCounter()
                       .Name("zkfleet_messages_dropped_total")
                       .Help("Frames dropped unread: malformed, above --max-message-bytes, or another "
@@ -227,6 +255,15 @@ void WorkerMetrics::ObservePhases(const std::string& circuit_id, const proto::Ph
   observe(Phase::kNtt, timings.ntt_s(), true);
   observe(Phase::kMsm, timings.msm_s(), true);
   observe(Phase::kProveTotal, timings.prove_total_s(), false);
+}
+
+void WorkerMetrics::FetchEnded(std::string_view outcome, uint64_t bytes, unsigned retries, double seconds) {
+  for (size_t i = 0; i < kFetchOutcomeLabels.size(); ++i) {
+    if (kFetchOutcomeLabels[i] == outcome) fetches[i]->Increment();
+  }
+  if (bytes > 0) fetch_bytes->Increment(static_cast<double>(bytes));
+  if (retries > 0) fetch_retries->Increment(retries);
+  fetch_seconds->Observe(seconds);
 }
 
 }  // namespace zkfleet::metrics

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <prometheus/counter.h>
@@ -98,6 +99,14 @@ class WorkerMetrics {
   void DeviceProofDone(size_t device);
   void SetDeviceKeyBytes(size_t device, uint64_t bytes);
 
+  // A witness fetch by reference ended (fetch/fetcher.hpp): `outcome` is
+  // one of kFetchOutcomeLabels ("ok", "refused", "client_error", "transient",
+  // "cancelled"), `bytes` what a successful one put in the pool, `retries` the
+  // transient errors it retried. zkfleet_worker_fetches_total{outcome},
+  // zkfleet_worker_fetch_bytes_total, zkfleet_worker_fetch_retries_total,
+  // zkfleet_worker_fetch_seconds.
+  void FetchEnded(std::string_view outcome, uint64_t bytes, unsigned retries, double seconds);
+
   Circuit& ForCircuit(const std::string& circuit_id);
 
   prometheus::Gauge& pinned_pool_bytes;
@@ -116,6 +125,12 @@ class WorkerMetrics {
   std::vector<Device> devices;  // by index in WorkerIdentity::devices
   prometheus::Gauge* devices_ok = nullptr;       // zkfleet_worker_devices{state="ok"}
   prometheus::Gauge* devices_faulted = nullptr;  // zkfleet_worker_devices{state="faulted"}
+  static constexpr std::array<std::string_view, 5> kFetchOutcomeLabels = {"ok", "refused", "client_error",
+                                                                         "transient", "cancelled"};
+  std::array<prometheus::Counter*, kFetchOutcomeLabels.size()> fetches{};
+  prometheus::Counter* fetch_bytes = nullptr;
+  prometheus::Counter* fetch_retries = nullptr;
+  prometheus::Histogram* fetch_seconds = nullptr;
 
  private:
   MetricsServer& server_;

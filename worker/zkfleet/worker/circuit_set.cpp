@@ -1,3 +1,4 @@
+#include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/worker/circuit_set.hpp"
 
 #include <exception>
@@ -151,6 +152,22 @@ ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> w
     outcome.timings.set_ntt_s(proof.timings.ntt_s);
     outcome.timings.set_msm_s(proof.timings.msm_s);
     outcome.timings.set_prove_total_s(proof.timings.total_s);
+    if (!job.public_signals_sha256().empty()) {
+      // A witness by reference: the broker never read it, so the client's
+      // digest is checked here first. A witness committing to other public
+      // signals is the client's error, not a proof to send (the broker would
+      // have to reject it and blame this worker).
+      std::string why;
+      const auto digest = wire::PublicSignalsDigestOfJson(outcome.public_json, &why);
+      if (!digest || *digest != job.public_signals_sha256()) {
+        ProveOutcome refused;
+        refused.error = "the witness commits to other public signals than the client expects "
+                        "(public_signals_sha256 " + wire::DigestHex(job.public_signals_sha256()) + ", the witness's " +
+                        (digest ? wire::DigestHex(*digest) : why) + "); its proof was not sent";
+        refused.retryable = false;
+        return refused;
+      }
+    }
   } catch (const Error& e) {
     if (e.code() == ErrorCode::kUnsatisfied) {
       // The client's error, in the words the client sees; the engine's

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "zkfleet/fetch/fetcher.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
 
@@ -61,6 +62,15 @@ struct WorkerOptions {
   // "none" on the CPU backend; "0,1" for several; each device's own label is
   // in CircuitSet::devices()).
   std::string device_label = "none";
+  // Witnesses by reference (fetch_stage.hpp): the prefixes the worker may
+  // fetch from (fetch.allow; none = it takes no references and answers such
+  // a JOB as retryable elsewhere), TLS, timeouts and retries; the threads
+  // fetching at once.
+  fetch::FetchOptions fetch;
+  unsigned fetch_threads = 4;
+  // The largest witness by reference the worker takes (a JOB names the size;
+  // the buffer is allocated before the first byte arrives).
+  uint64_t max_fetch_bytes = 64ull << 30;
 };
 
 }  // namespace zkfleet::worker

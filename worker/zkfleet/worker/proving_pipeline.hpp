@@ -32,12 +32,14 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "zkfleet.pb.h"
+#include "zkfleet/fetch/fetcher.hpp"
 #include "zkfleet/wire/work_key.hpp"
 #include "zkfleet/worker/circuit_set.hpp"
 #include "zkfleet/worker/local_queue.hpp"
@@ -57,6 +59,7 @@ struct PipelineEvent {
     kResult,       // a lane finished `ref`: `result` is ready to send
     kDeviceReleased,  // device `device`'s lanes have stopped; `bytes` of its keys were freed
     kReleased,     // every lane has stopped; `bytes` of proving keys were freed by the last
+    kFetched,      // the fetch stage is done with `ref`'s witness by reference: `fetch` says how
   };
   Kind kind = Kind::kState;
   wire::WorkerEvent state_event = wire::WorkerEvent::kMemoryFits;
@@ -68,6 +71,10 @@ struct PipelineEvent {
   bool device_lost = false;  // a sticky device error: the worker must go
   std::string text;
   uint64_t bytes = 0;
+  // kFetched: the item (its buffer filled when fetch.status is kOk) and how
+  // the fetch went.
+  std::shared_ptr<QueuedItem> fetched;
+  fetch::FetchResult fetch;
 };
 
 // A thread-safe queue of PipelineEvents with an eventfd the session polls.

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkfleet::worker {
 namespace {
@@ -50,6 +52,9 @@ WorkerCore::WorkerCore(WorkerOptions options, std::unique_ptr<CircuitSet> circui
   if (options_.worker_id.empty()) options_.worker_id = DefaultWorkerId();
   pool_.set_observer([this](uint64_t bytes) { memory_->OnPoolChanged(options_.worker_id, bytes); });
   pipeline_ = std::make_unique<ProvingPipeline>(options_, *circuits_, *memory_, pool_, queue_, mailbox_);
+  if (!options_.fetch.allow.empty()) {
+    fetch_stage_ = std::make_unique<FetchStage>(options_.fetch, options_.fetch_threads, mailbox_);
+  }
 }
 
 WorkerCore::~WorkerCore() { StopPipeline(); }
@@ -59,6 +64,7 @@ void WorkerCore::StartPipeline() { pipeline_->Start(); }
 void WorkerCore::StopPipeline() {
   if (pipeline_stopped_) return;
   pipeline_stopped_ = true;
+  if (fetch_stage_) fetch_stage_->Stop();
   if (pipeline_abandoned_) {
     pipeline_->Abandon();
   } else {
@@ -94,7 +100,7 @@ bool WorkerCore::Transition(wire::WorkerEvent event, const std::string& why) {
 void WorkerCore::OnConnected(bool reconnect, Clock::time_point now) {
   now_ = now;
   if (reconnect) {
-    size_t dropped = queue_.TakeAllQueued().size();
+    size_t dropped = queue_.TakeAllQueued().size() + CancelFetches().size();
     if (dropped > 0) spdlog::warn("dropped {} queued items; the broker redelivers them", dropped);
     std::vector<wire::ItemRef> keep;
     for (const wire::WorkKey& running : queue_.running_keys()) {
@@ -233,6 +239,7 @@ void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::tim
   item.key = {priority, ref.job_seq, ref.partition};
   item.job = std::move(job);
   item.arrived = now;
+  if (item.job.has_witness_ref()) return FetchWitness(std::move(item));
   // The receive: from the session's frames into the pinned pool, the one
   // copy; the engine checks it there and the device reads it from there.
   // Without room in the pool it goes to a heap buffer instead (pageable: a
@@ -260,6 +267,104 @@ void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::tim
   }
 }
 
+void WorkerCore::FetchWitness(QueuedItem item) {
+  const wire::ItemRef ref = item.key.ref();
+  const proto::WitnessRef& witness = item.job.witness_ref();
+  if (!fetch_stage_) {
+    // Another worker may be allowed to fetch it.
+    return FailItem(ref, item.job,
+                    "worker " + options_.worker_id + " fetches no witnesses by reference (it runs without "
+                    "--fetch-allow); " + wire::RedactUrl(witness.url()) + " was not fetched",
+                    /*retryable=*/true);
+  }
+  if (auto why = wire::WitnessRefProblem(witness, options_.max_fetch_bytes)) {
+    return FailItem(ref, item.job, *why + " (nothing was fetched)", /*retryable=*/false);
+  }
+  // Straight into the pinned pool when it has room (the device DMAs from
+  // there); else a heap buffer (a slower, pageable upload).
+  if (PoolBuffer buffer = pool_.Acquire(witness.size())) {
+    item.pooled_witness = std::move(buffer);
+  } else {
+    item.heap_witness.reset(new (std::nothrow) uint8_t[witness.size()]);
+    if (!item.heap_witness) {
+      return FailItem(ref, item.job,
+                      "no memory for its " + std::to_string(witness.size()) + "-byte witness on worker " +
+                          options_.worker_id,
+                      /*retryable=*/true);
+    }
+    item.heap_witness_size = witness.size();
+  }
+  // Fetching is work on the item: the broker's start deadline is for workers
+  // that sit on a lease, and a worker that dies now has spent an attempt.
+  started_unsent_.push_back(ref);
+  started_by_fetch_.insert(ref);
+  fetching_.insert(ref);
+  fetch_stage_->Submit(std::make_unique<QueuedItem>(std::move(item)));
+}
+
+void WorkerCore::OnFetched(PipelineEvent& event) {
+  const wire::ItemRef ref = event.ref;
+  const fetch::FetchResult& fetched = event.fetch;
+  if (metrics_) {
+    metrics_->FetchEnded(fetch::FetchStatusName(fetched.status), fetched.status == fetch::FetchStatus::kOk ? fetched.bytes : 0,
+                         fetched.attempts > 0 ? fetched.attempts - 1 : 0, fetched.seconds);
+  }
+  if (!fetching_.erase(ref) || !event.fetched) return;  // cancelled: handed back or dropped already
+  QueuedItem& item = *event.fetched;
+  switch (fetched.status) {
+    case fetch::FetchStatus::kOk: break;
+    case fetch::FetchStatus::kRefused:
+    case fetch::FetchStatus::kClientError:
+      // The job's own fault (not allowed, missing, wrong size or digest): never retried.
+      return FailItem(ref, item.job, "its witness could not be used: " + fetched.why, /*retryable=*/false);
+    case fetch::FetchStatus::kTransient:
+    case fetch::FetchStatus::kCancelled:
+      return FailItem(ref, item.job, "its witness could not be fetched: " + fetched.why, /*retryable=*/true);
+  }
+  if (state_ != proto::WORKER_STATE_READY) {
+    started_by_fetch_.erase(ref);
+    return HandBack({ref}, {}, "worker is " + wire::WorkerStateName(state_));
+  }
+  spdlog::debug("job_seq={} partition={}: {} witness bytes fetched in {:.3f} s", ref.job_seq, ref.partition,
+                fetched.bytes, fetched.seconds);
+  if (!queue_.Push(std::move(item))) {
+    spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
+                 ref.job_seq, ref.partition, held_[ref].lease.ShortDebugString());
+  }
+}
+
+std::vector<wire::ItemRef> WorkerCore::CancelFetches() {
+  std::vector<wire::ItemRef> cancelled(fetching_.begin(), fetching_.end());
+  for (const wire::ItemRef& ref : cancelled) {
+    fetch_stage_->Cancel(ref);
+    started_by_fetch_.erase(ref);
+    std::erase(started_unsent_, ref);
+  }
+  fetching_.clear();
+  return cancelled;
+}
+
+void WorkerCore::FailItem(const wire::ItemRef& ref, const proto::Job& job, const std::string& why, bool retryable) {
+  std::erase(started_unsent_, ref);  // its RESULT says it started
+  started_by_fetch_.erase(ref);
+  if (!ledger_.Release(ref)) return;
+  spdlog::warn("job_seq={} partition={} failed here{}: {}", ref.job_seq, ref.partition,
+               retryable ? " (another worker may take it)" : "", why);
+  proto::Envelope envelope;
+  auto* result = envelope.mutable_result();
+  ToWire(ref, result->mutable_item());
+  result->set_attempt(job.attempt());
+  result->set_circuit_id(job.circuit_id());
+  result->set_request_id(job.request_id());
+  result->set_ok(false);
+  result->set_retryable(retryable);
+  result->set_error(why);
+  const std::string circuit = Forget(ref);
+  if (metrics_) metrics_->JobEnded(circuit, retryable ? metrics::Outcome::kError : metrics::Outcome::kFailed);
+  Send(std::move(envelope));
+  GrantCredit();
+}
+
 void WorkerCore::OnUnreadableJob(const proto::Job& job, const std::string& why) {
   spdlog::warn("dropped a JOB: its witness frames did not arrive whole: {}", why);
   if (metrics_) metrics_->MessageDropped(metrics::DropReason::kMalformed);
@@ -285,7 +390,11 @@ void WorkerCore::OnPipelineEvent(PipelineEvent& event, Clock::time_point now) {
   now_ = now;
   if (finished()) return;
   switch (event.kind) {
+    case PipelineEvent::Kind::kFetched:
+      OnFetched(event);
+      return;
     case PipelineEvent::Kind::kStarted:
+      if (started_by_fetch_.erase(event.ref)) return;  // announced when its fetch began
       if (options_.test_hold_started.count() > 0) {
         // The batch goes out a hold after its first item started.
         if (started_unsent_.empty()) started_hold_until_ = now + options_.test_hold_started;
@@ -347,6 +456,7 @@ void WorkerCore::OnResult(PipelineEvent& event, Clock::time_point now) {
   const std::string circuit = event.result.circuit_id();
   // Its RESULT says it started; no separate STARTED needed.
   std::erase(started_unsent_, ref);
+  started_by_fetch_.erase(ref);
   if (!ledger_.Release(ref)) {
     spdlog::info("result of job_seq={} partition={} discarded: no longer held (reconnect or drain abort)", ref.job_seq,
                  ref.partition);

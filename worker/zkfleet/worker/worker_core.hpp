@@ -10,6 +10,9 @@
 //    takes decoded envelopes, pipeline events and ticks, each with the time
 //    `now`, and fills an outbox; unit tests drive it directly
 //    (tests/unit/worker/worker_core_test.cpp);
+//  * the fetch stage (fetch_stage.hpp, its own threads, only with
+//    --fetch-allow): witnesses by reference fetched into the pinned pool
+//    while the lanes prove, posted back as kFetched events;
 //  * the proving pipeline (proving_pipeline.hpp, its own threads): memory
 //    gate, pool, keys, then lanes that pop items from the LocalQueue, prove
 //    them and post PipelineEvents (an item reference and its outcome, never a
@@ -51,6 +54,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,6 +66,7 @@
 #include "zkfleet/worker/circuit_set.hpp"
 #include "zkfleet/worker/credit_ledger.hpp"
 #include "zkfleet/worker/devices.hpp"
+#include "zkfleet/worker/fetch_stage.hpp"
 #include "zkfleet/worker/local_queue.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/options.hpp"
@@ -168,6 +173,17 @@ class WorkerCore {
   void SendReady();
   void GrantCredit();
   void OnJob(proto::Job& job, const WitnessChunks& witness, Clock::time_point now);
+  // A JOB whose witness is a reference: its buffer allocated, then to the
+  // fetch stage (STARTED goes out now: fetching is work on the item).
+  void FetchWitness(QueuedItem item);
+  // The fetch stage is done with an item: queued for a lane, or answered.
+  void OnFetched(PipelineEvent& event);
+  // Answers a held item as failed without proving it (`retryable`: the
+  // worker's trouble, another worker may succeed; else the job's).
+  void FailItem(const wire::ItemRef& ref, const proto::Job& job, const std::string& why, bool retryable);
+  // Items being fetched stop (drain, fault, reconnect); their events are
+  // then discarded. Returns them.
+  std::vector<wire::ItemRef> CancelFetches();
   void OnResult(PipelineEvent& event, Clock::time_point now);
   proto::MemoryStatus Memory() const;
   // The circuit of a held item, forgotten (with its lease) once its result or
@@ -206,6 +222,9 @@ class WorkerCore {
   CreditLedger ledger_;
   EventMailbox mailbox_;
   std::unique_ptr<ProvingPipeline> pipeline_;
+  std::unique_ptr<FetchStage> fetch_stage_;  // only with --fetch-allow
+  std::set<wire::ItemRef> fetching_;         // handed to the fetch stage, not back yet
+  std::set<wire::ItemRef> started_by_fetch_; // STARTED went out when its fetch began
   bool pipeline_stopped_ = false;
 
   std::vector<proto::Envelope> outbox_;

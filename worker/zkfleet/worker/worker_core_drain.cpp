@@ -59,7 +59,7 @@ void WorkerCore::EnterFaulted(const std::string& why, bool fatal) {
     spdlog::error("worker FAULTED: {} (backend={} device={}); taking no more work{}", why, circuits_->backend_name(),
                   options_.device_label, fatal ? ", exiting" : "");
     SendHeartbeat();  // the broker stops routing to us and requeues our leases
-    std::vector<wire::ItemRef> unstarted;
+    std::vector<wire::ItemRef> unstarted = CancelFetches();
     for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
     HandBack(unstarted, {}, "faulted: " + why);
   }
@@ -74,7 +74,8 @@ void WorkerCore::BeginDrain(const std::string& why, Clock::time_point now) {
   }
   drain_deadline_ = now + options_.drain_timeout;
   SendHeartbeat();  // the broker stops routing to us on this message
-  std::vector<wire::ItemRef> unstarted;
+  // Items still being fetched go back with the queued ones: nothing was proved.
+  std::vector<wire::ItemRef> unstarted = CancelFetches();
   for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
   HandBack(unstarted, {}, "draining");
   // Taken after the queue was emptied, so it names every item a lane took
