@@ -1,0 +1,213 @@
+// The worker core with witnesses by reference: the test plays the broker
+// (JOBs naming a WitnessRef, DRAIN) and the lanes; the fetch stage runs for
+// real on its threads (file:// objects in a temporary directory, and a
+// loopback socket that accepts and never answers for a fetch that hangs).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "zkfleet/worker/worker_core.hpp"
+
+namespace zkfleet::worker {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = WorkerCore::Clock;
+
+class PlentyOfMemory : public MemorySource {
+ public:
+  MemoryReading Read() const override { return {1ull << 40, "test"}; }
+};
+
+std::string Sha256(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<const char*>(digest), size);
+}
+
+class FetchStageTest : public ::testing::Test {
+ protected:
+  FetchStageTest() {
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "w.wtns", std::ios::binary) << witness_;
+  }
+  ~FetchStageTest() override {
+    core_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string Allowed() const { return "file://" + dir_.string() + "/"; }
+
+  void MakeReady(std::vector<std::string> allow) {
+    WorkerOptions options;
+    options.worker_id = "w1";
+    options.fetch.allow = std::move(allow);
+    options.fetch.max_attempts = 1;
+    options.fetch.low_speed_time = 30s;  // the hanging fetch ends by cancellation, not by this
+    auto circuits = std::make_unique<CircuitSet>(std::vector<CircuitSpec>{{"c", "", true}}, engine::EngineOptions{},
+                                                 0ms, /*verify=*/false);
+    core_ = std::make_unique<WorkerCore>(options, std::move(circuits), std::make_unique<PlentyOfMemory>(), nullptr,
+                                         now_);
+    core_->OnConnected(false, now_);
+    for (auto kind : {PipelineEvent::Kind::kState, PipelineEvent::Kind::kLoaded}) {
+      PipelineEvent event;
+      event.kind = kind;
+      event.state_event = wire::WorkerEvent::kMemoryFits;
+      core_->OnPipelineEvent(event, now_);
+    }
+    ASSERT_EQ(core_->state(), proto::WORKER_STATE_READY);
+    Sent();
+  }
+
+  void JobByReference(uint64_t job_seq, const std::string& url, uint64_t size, const std::string& sha256) {
+    proto::Envelope envelope;
+    proto::Job* job = envelope.mutable_job();
+    job->mutable_item()->set_job_seq(job_seq);
+    job->mutable_item()->mutable_lease()->set_epoch(1);
+    job->mutable_item()->mutable_lease()->set_number(100 + job_seq);
+    job->set_circuit_id("c");
+    job->set_attempt(1);
+    job->mutable_witness_ref()->set_url(url);
+    job->mutable_witness_ref()->set_size(size);
+    job->mutable_witness_ref()->set_sha256(sha256);
+    core_->OnBrokerMessage(envelope, {}, now_);
+  }
+
+  // Hands the fetch stage's events to the core until `count` kFetched came
+  // (or 20 s passed).
+  void AwaitFetched(size_t count) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    size_t seen = 0;
+    while (seen < count && std::chrono::steady_clock::now() < deadline) {
+      for (PipelineEvent& event : core_->mailbox().TakeAll()) {
+        if (event.kind == PipelineEvent::Kind::kFetched) ++seen;
+        core_->OnPipelineEvent(event, now_);
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    ASSERT_EQ(seen, count) << "the fetch stage did not answer in time";
+  }
+
+  std::vector<proto::Envelope> Sent() {
+    std::vector<proto::Envelope> sent;
+    sent.swap(core_->outbox());
+    return sent;
+  }
+  static std::vector<proto::Envelope> Only(const std::vector<proto::Envelope>& sent, proto::Envelope::BodyCase kind) {
+    std::vector<proto::Envelope> found;
+    for (const auto& envelope : sent) {
+      if (envelope.body_case() == kind) found.push_back(envelope);
+    }
+    return found;
+  }
+
+  std::filesystem::path dir_ = std::filesystem::path(::testing::TempDir()) /
+                               ("zkfleet-fetch-stage-" + std::to_string(getpid()) + "-" +
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::string witness_ = std::string(3 * 1000 * 1000 + 7, 'x') + "end";
+  Clock::time_point now_ = Clock::time_point{} + 1h;
+  std::unique_ptr<WorkerCore> core_;
+};
+
+// Fetched into a buffer of the item, digest checked, then queued for a lane;
+// STARTED went out when the fetch began, and the lane's own start adds none.
+TEST_F(FetchStageTest, AWitnessByReferenceIsFetchedCheckedAndQueuedForALane) {
+  MakeReady({Allowed()});
+  JobByReference(1, Allowed() + "w.wtns", witness_.size(), Sha256(witness_));
+  core_->FlushStarted(now_);
+  auto sent = Sent();
+  ASSERT_EQ(Only(sent, proto::Envelope::kStarted).size(), 1u);
+  EXPECT_EQ(Only(sent, proto::Envelope::kStarted)[0].started().items(0).lease().number(), 101u);
+  AwaitFetched(1);
+  ASSERT_EQ(core_->queue().queued(), 1u);
+  std::optional<QueuedItem> item = core_->queue().PopForRun(0);
+  ASSERT_TRUE(item);
+  const auto bytes = item->witness();
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()), witness_);
+  PipelineEvent started;
+  started.kind = PipelineEvent::Kind::kStarted;
+  started.ref = item->key.ref();
+  core_->OnPipelineEvent(started, now_);
+  core_->FlushStarted(now_);
+  EXPECT_TRUE(Only(Sent(), proto::Envelope::kStarted).empty());
+}
+
+// The job's own faults fail it at once, never as the worker's: another
+// object's digest, a wrong size, a missing object, a URL outside --fetch-allow.
+// Messages name the URL without its query.
+TEST_F(FetchStageTest, AWrongDigestSizeMissingObjectOrForbiddenUrlFailsTheJobNotTheWorker) {
+  MakeReady({Allowed()});
+  JobByReference(1, Allowed() + "w.wtns?token=secret", witness_.size(), Sha256("another object"));
+  JobByReference(2, Allowed() + "w.wtns", witness_.size() + 1, Sha256(witness_));
+  JobByReference(3, Allowed() + "missing.wtns", witness_.size(), Sha256(witness_));
+  JobByReference(4, "file:///etc/passwd", 10, Sha256(witness_));
+  AwaitFetched(4);
+  auto results = Only(Sent(), proto::Envelope::kResult);
+  ASSERT_EQ(results.size(), 4u);
+  for (const auto& envelope : results) {
+    const proto::Result& result = envelope.result();
+    EXPECT_FALSE(result.ok());
+    EXPECT_FALSE(result.retryable()) << result.error();
+    EXPECT_EQ(result.error().find("secret"), std::string::npos) << result.error();
+    EXPECT_EQ(result.item().lease().number(), 100 + result.item().job_seq());
+  }
+  EXPECT_EQ(core_->queue().queued(), 0u);
+  EXPECT_EQ(core_->ledger().held(), 0u);
+}
+
+// Without --fetch-allow a reference is not this worker's to fetch: failed as
+// retryable, so that another worker takes it.
+TEST_F(FetchStageTest, AWorkerWithoutFetchAllowAnswersAReferenceRetryable) {
+  MakeReady({});
+  JobByReference(1, Allowed() + "w.wtns", witness_.size(), Sha256(witness_));
+  auto results = Only(Sent(), proto::Envelope::kResult);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].result().retryable());
+  EXPECT_NE(results[0].result().error().find("--fetch-allow"), std::string::npos);
+}
+
+// A drain does not wait for a fetch that hangs: the item goes back to the
+// broker at once, the fetch is cancelled, and its late event changes nothing.
+TEST_F(FetchStageTest, ADrainHandsBackAnItemWhoseFetchHangs) {
+  // A server that accepts (the kernel's backlog) and never answers.
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(listener, 8), 0);
+  socklen_t length = sizeof address;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  const std::string prefix = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/";
+  MakeReady({prefix});
+  JobByReference(1, prefix + "w.wtns", witness_.size(), Sha256(witness_));
+  std::this_thread::sleep_for(100ms);  // the fetch is under way
+  core_->BeginDrain("test", now_);
+  auto sent = Sent();
+  auto handbacks = Only(sent, proto::Envelope::kHandback);
+  ASSERT_EQ(handbacks.size(), 1u);
+  ASSERT_EQ(handbacks[0].handback().items_size(), 1);
+  EXPECT_EQ(handbacks[0].handback().items(0).job_seq(), 1u);
+  EXPECT_EQ(core_->ledger().held(), 0u);
+  AwaitFetched(1);  // cancelled promptly, not after a timeout
+  EXPECT_TRUE(Only(Sent(), proto::Envelope::kResult).empty());
+  close(listener);
+}
+
+}  // namespace
+}  // namespace zkfleet::worker
