@@ -218,7 +218,7 @@ write_summary() {
     echo "| broker CPU s per job in the stream (/proc/PID/stat utime+stime) | - | ${R[broker_cpu_per_job]} |"
     echo "| broker bytes received per job in the stream: from clients / from the worker (BROKER_BYTES=$BROKER_BYTES; relay: TCP payload through byte_relay.py) | - | ${R[broker_rx_clients_per_job]} / ${R[broker_rx_worker_per_job]} |"
     echo "| broker bytes sent to the worker per job (JOBs) | - | ${R[broker_tx_worker_per_job]} |"
-    echo "| broker journal growth per job in the stream (du -sb of --data-dir) | - | ${R[broker_journal_per_job]} |"
+    echo "| broker journal growth per job in the stream (du -sb of --data-dir; LMDB reuses freed pages: a rough figure) | - | ${R[broker_journal_per_job]} |"
     echo "| worker CPU s per job in the stream | - | ${R[worker_cpu_per_job]} |"
     if [[ "$WITNESS" == ref ]]; then
       echo "| zkfleet_worker_fetch_bytes_total (all workers) vs (JOBS+1) x witness size | equal | ${R[fetch_bytes]} vs ${R[fetch_expected]}: ${R[fetch_check]} |"
