@@ -597,7 +597,7 @@ step "d. stream: $JOBS jobs, $SUBMIT_PARALLEL submits at a time, none waiting"
 for i in $(seq 1 "$WORKERS"); do scrape "${WMPS[$((i - 1))]}" "$W/logs/w$i-before-stream.prom"; done
 # The broker's (and the worker's) costs over the stream: CPU, bytes through the relays, journal size.
 B_CPU0=$(proc_cpu "$BROKER_PID"); W_CPU0=$(proc_cpu "${WPIDS[0]}")
-read -r RC_UP0 RC_DOWN0 < <(relay_bytes clients); read -r RW_UP0 RW_DOWN0 < <(relay_bytes workers)
+read -r RC_UP0 _ < <(relay_bytes clients); read -r RW_UP0 RW_DOWN0 < <(relay_bytes workers)
 JOURNAL0=$(du -sb "$W/journal" | cut -f1)
 SUBMIT_T0=$(python3 -c 'import time; print("%.3f" % time.time())')
 export FX ZK_STR="${ZK[*]}" WITNESS URL_BASE="${URL_BASE:-}" WTNS_SHA="${WTNS_SHA:-}" WTNS_BYTES
@@ -620,7 +620,7 @@ done < <(sort -n "$W/res/seqs.txt")
 R[jobs_ok]=$ok
 say "$ok of $JOBS jobs succeeded"
 B_CPU1=$(proc_cpu "$BROKER_PID"); W_CPU1=$(proc_cpu "${WPIDS[0]}")
-read -r RC_UP1 RC_DOWN1 < <(relay_bytes clients); read -r RW_UP1 RW_DOWN1 < <(relay_bytes workers)
+read -r RC_UP1 _ < <(relay_bytes clients); read -r RW_UP1 RW_DOWN1 < <(relay_bytes workers)
 JOURNAL1=$(du -sb "$W/journal" | cut -f1)
 per_job() { awk -v a="$1" -v b="$2" -v n="$JOBS" -v f="$3" 'BEGIN { printf f, (b - a) / n }'; }
 R[broker_cpu_per_job]=$(per_job "$B_CPU0" "$B_CPU1" "%.4f")
