@@ -54,6 +54,26 @@
 #   TIME_LIMIT [540] s: later steps are skipped past it
 #   COMMIT           recorded when there is no git checkout (else the carry's COMMIT file)
 #   SECURITY [curve] (plaintext: no CURVE keys)
+#
+# Witnesses by reference (WITNESS=ref; default WITNESS=inline, the witness bytes in the SUBMIT):
+#   after a., one DISTINCT object per job is written, $W/w/job-0.wtns (the first job) and
+#   job-1..JOBS.wtns (copies of the fixture's witness: same bytes, its sha256 computed once; no
+#   object is fetched for two jobs), public.json derived from the witness (checked against
+#   zkprove's where a'. ran); nginx (the carry's, else NGINX or PATH) serves them on 127.0.0.1
+#   with a config of its own (types inline, no /etc/nginx); the worker gets --fetch-allow for
+#   that prefix and every job is submitted as zkctl submit --witness-url URL --sha256 HEX
+#   --size N --public-signals public.json. The summary adds: proofs/s against the engine's rate
+#   of the same run (ratio), zkfleet_worker_fetch_bytes_total against (JOBS+1) x witness size
+#   (PASS/FAIL), the broker's bytes received per job (byte_relay.py in front of its two ports:
+#   TCP payload from the clients and from the worker) and CPU seconds per job
+#   (/proc/PID/stat utime+stime), and its journal's growth per job; $OUT/summary.json and one
+#   "SUMMARY_JSON {...}" line on stdout hold the figures (in both modes).
+#   FETCH_SCHEME [http] https (a test CA made with the carry's openssl; the worker gets
+#                    --fetch-ca-bundle) or file (file:// URLs, no nginx)
+#   FETCH_THREADS [] (--fetch-threads; the worker's default 4)   FETCH_FLAGS [] more worker flags
+#   NGINX_WORKERS [4]   BROKER_BYTES [relay with WITNESS=ref, else none] (relay: count as above;
+#                    with inline witnesses the relay's hop costs throughput)
+#   OBJ_DIR [$W/w]   where the objects go ((JOBS+1) x witness size: 4.4 GB at 2^22, JOBS=32)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -73,7 +93,16 @@ SUBMIT_PARALLEL=${SUBMIT_PARALLEL:-8}
 TIME_LIMIT=${TIME_LIMIT:-540}
 CARRY_DIR=${CARRY_DIR:-.carry/gpu-fleet}
 OUT=${OUT:-/tmp/zkfleet-gpu-out}
+WITNESS=${WITNESS:-inline}
+FETCH_SCHEME=${FETCH_SCHEME:-http}
+FETCH_THREADS=${FETCH_THREADS:-}
+FETCH_FLAGS=${FETCH_FLAGS:-}
+NGINX_WORKERS=${NGINX_WORKERS:-4}
+if [[ "$WITNESS" == ref ]]; then BROKER_BYTES=${BROKER_BYTES:-relay}; else BROKER_BYTES=${BROKER_BYTES:-none}; fi
+[[ "$WITNESS" == inline || "$WITNESS" == ref ]] || { echo "WITNESS must be inline or ref" >&2; exit 2; }
+[[ "$FETCH_SCHEME" =~ ^(http|https|file)$ ]] || { echo "FETCH_SCHEME must be http, https or file" >&2; exit 2; }
 mkdir -p "$OUT"
+rm -f "$OUT/summary.json"
 LOG=$OUT/log.txt
 : >"$LOG"
 exec > >(tee -a "$LOG") 2>&1
@@ -82,6 +111,10 @@ W=${WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/zkfleet-fleetbench.XXXXXX")}
 mkdir -p "$W/logs" "$W/res"
 PIDS=()
 cleanup() {
+  # nginx first, gently: its workers outlive a master killed with -9 (and keep the port).
+  if [[ -n "${NGINX_PID:-}" ]] && kill -TERM "$NGINX_PID" 2>/dev/null; then
+    for _ in $(seq 40); do gone "$NGINX_PID" && break; sleep 0.05; done
+  fi
   for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done  # not a bare wait: the log's tee is a child too
   [[ -n "${WORK_DIR:-}" ]] || rm -rf "$W"
@@ -139,7 +172,9 @@ declare -A R
 for k in gen_s setup_s engine_ms engine_load_s rate_steady rate_e2e rate_steady_n1 start_ready start_first \
          drain_draining drain_releasing drain_exit kill9_back verify_fail verify_n jobs_ok ready_states \
          phases pool_ready_s kill9_pool kill9_mem_before kill9_mem_ready pool_line drain_memback devices \
-         device_proofs; do R[$k]="-"; done
+         device_proofs engine_rate fleet_vs_engine witness_bytes fetch_bytes fetch_expected fetch_check fetches \
+         fetch_retries fetch_mean_s nginx broker_cpu_per_job broker_rx_clients_per_job broker_rx_worker_per_job \
+         broker_tx_worker_per_job broker_journal_per_job worker_cpu_per_job; do R[$k]="-"; done
 SIZE_FLAGS=()
 NOTES=()
 write_summary() {
@@ -157,6 +192,11 @@ write_summary() {
     echo "| worker | --backend $BACKEND ${GPUS:+--gpus $GPUS }--capacity $CAPACITY --pinned-budget $POOL ${POOL_CHUNK:+--pool-chunk $POOL_CHUNK} ${SIZE_FLAGS[*]} $WORKER_FLAGS; ${R[pool_line]} |"
     echo "| broker | ${SIZE_FLAGS[*]} --accept-unrouted $BROKER_FLAGS |"
     echo "| jobs | $JOBS (${R[jobs_ok]} succeeded), submitted $SUBMIT_PARALLEL at a time without waiting, CURVE ${SECURITY:-curve} |"
+    if [[ "$WITNESS" == ref ]]; then
+      echo "| witnesses | by reference, $FETCH_SCHEME, one distinct object per job ($((JOBS + 1)) of ${R[witness_bytes]} B), worker ${FETCH_ARGS[*]:-} |"
+    else
+      echo "| witnesses | inline (in the SUBMIT), ${R[witness_bytes]} B |"
+    fi
     echo "| devices per worker (zkfleet_worker_devices after the stream) | ${R[devices]} |"
     echo "| proofs per device in the stream (zkfleet_worker_device_proofs_total, after - before; whole run in brackets) | ${R[device_proofs]} |"
     echo
@@ -174,6 +214,17 @@ write_summary() {
     echo "| memory back after kill -9 (s; MemAvailable within 2 GiB of before start) | ≤ 3 | ${R[kill9_back]} |"
     echo "| proofs checked with zkverify: failures | 0 | ${R[verify_fail]} of ${R[verify_n]} |"
     echo "| engine alone, key resident (zkprove --repeat $ENGINE_REPEAT, median of runs 2..N), ms per proof | - | ${R[engine_ms]} (load ${R[engine_load_s]} s, --no-key-check) |"
+    echo "| fleet proofs/s (first -> last result) / engine alone proofs/s (${R[engine_rate]}), same run | - | ${R[fleet_vs_engine]} |"
+    echo "| broker CPU s per job in the stream (/proc/PID/stat utime+stime) | - | ${R[broker_cpu_per_job]} |"
+    echo "| broker bytes received per job in the stream: from clients / from the worker (BROKER_BYTES=$BROKER_BYTES; relay: TCP payload through byte_relay.py) | - | ${R[broker_rx_clients_per_job]} / ${R[broker_rx_worker_per_job]} |"
+    echo "| broker bytes sent to the worker per job (JOBs) | - | ${R[broker_tx_worker_per_job]} |"
+    echo "| broker journal growth per job in the stream (du -sb of --data-dir; LMDB reuses freed pages: a rough figure) | - | ${R[broker_journal_per_job]} |"
+    echo "| worker CPU s per job in the stream | - | ${R[worker_cpu_per_job]} |"
+    if [[ "$WITNESS" == ref ]]; then
+      echo "| zkfleet_worker_fetch_bytes_total (all workers) vs (JOBS+1) x witness size | equal | ${R[fetch_bytes]} vs ${R[fetch_expected]}: ${R[fetch_check]} |"
+      echo "| fetches by outcome; retries; mean fetch s | - | ${R[fetches]}; ${R[fetch_retries]}; ${R[fetch_mean_s]} |"
+      echo "| nginx (access log) | - | ${R[nginx]} |"
+    fi
     echo
     echo "Per-phase medians over the stream's results (s): ${R[phases]}"
     echo
@@ -183,11 +234,39 @@ write_summary() {
   # The same figures, one "key value" a line, for scripts (multi_gpu_bench.sh).
   for k in "${!R[@]}"; do printf '%s %s\n' "$k" "${R[$k]}"; done | sort >"$OUT/figures.txt"
 }
+write_json() {  # one JSON object: the run's settings and every figure ("-" -> null, numbers as numbers)
+  python3 - "$OUT/figures.txt" "$1" "$WITNESS" "$FETCH_SCHEME" "$POWER" "$JOBS" "$BACKEND" "$BIN_COMMIT" \
+    "$BROKER_BYTES" >"$OUT/summary.json" <<'PY'
+import json, sys
+fig, rc, witness, scheme, power, jobs, backend, commit, bb = sys.argv[1:10]
+out = {"bench": "fleet_gpu", "exit": int(rc), "witness": witness, "fetch_scheme": scheme if witness == "ref" else None,
+       "power": int(power), "jobs": int(jobs), "backend": backend, "commit": commit, "broker_bytes": bb}
+def val(v):
+    if v == "-":
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        try:
+            return float(v)
+        except ValueError:
+            return v
+try:
+    for line in open(fig):
+        k, _, v = line.rstrip("\n").partition(" ")
+        out[k] = val(v)
+except OSError:
+    pass
+print(json.dumps(out, sort_keys=True))
+PY
+}
 finish() {
   step "finish"
   (cd "$W" && tar czf "$OUT/logs.tar.gz" logs $(ls res/*.json res/*.txt 2>/dev/null))
   write_summary
   cat "$OUT/summary.md"
+  write_json "$1"
+  echo "SUMMARY_JSON $(cat "$OUT/summary.json")"
   say "exit status $1; $OUT: $(cd "$OUT" && ls | tr '\n' ' ')"
   exit "$1"
 }
@@ -264,6 +343,162 @@ if (( ENGINE_REPEAT > 0 )); then
   write_summary
 fi
 
+R[witness_bytes]=$WTNS_BYTES
+if [[ -n "${R[engine_ms]}" && "${R[engine_ms]}" != -* ]]; then
+  R[engine_rate]=$(awk -v m="${R[engine_ms]}" 'BEGIN { printf "%.2f", 1000 / m }')
+fi
+
+# ---------------------------------------------------------------- a''. witnesses by reference
+FETCH_ARGS=()
+if [[ "$WITNESS" == ref ]]; then
+  OBJ_DIR=$(mkdir -p "${OBJ_DIR:-$W/w}" && cd "${OBJ_DIR:-$W/w}" && pwd -P)
+  step "a''. witnesses by reference: $((JOBS + 1)) distinct objects in $OBJ_DIR, $FETCH_SCHEME"
+  t=$EPOCHREALTIME
+  for i in $(seq 0 "$JOBS"); do
+    cp "$FX/witness.wtns" "$OBJ_DIR/job-$i.wtns" || { say "cannot write $OBJ_DIR/job-$i.wtns (disk: $(df -h --output=avail "$OBJ_DIR" | tail -n 1))"; finish 1; }
+  done
+  WTNS_SHA=$(sha256sum "$FX/witness.wtns" | cut -d' ' -f1)
+  say "objects: $(ls "$OBJ_DIR" | wc -l) x $WTNS_BYTES B in $(sub "$t" "$EPOCHREALTIME") s, sha256 $WTNS_SHA (one witness, copied)"
+  # public.json: the witness's values 1..nPublic (outputs then public inputs, circom's order), as
+  # decimal strings; the r1cs header says how many.
+  python3 - "$FX/circuit.r1cs" "$FX/witness.wtns" >"$FX/public.json" <<'PY' || { say "cannot derive public.json"; finish 1; }
+import json, struct, sys
+def sections(path, magic):
+    b = open(path, "rb").read()
+    assert b[:4] == magic, path
+    n = struct.unpack_from("<I", b, 8)[0]
+    off, out = 12, {}
+    for _ in range(n):
+        typ, size = struct.unpack_from("<IQ", b, off)
+        out.setdefault(typ, b[off + 12:off + 12 + size])
+        off += 12 + size
+    return out
+h = sections(sys.argv[1], b"r1cs")[1]
+n8 = struct.unpack_from("<I", h, 0)[0]
+_wires, pub_out, pub_in = struct.unpack_from("<III", h, 4 + n8)
+w = sections(sys.argv[2], b"wtns")
+wn8 = struct.unpack_from("<I", w[1], 0)[0]
+data = w[2]
+print(json.dumps([str(int.from_bytes(data[i * wn8:(i + 1) * wn8], "little")) for i in range(1, 1 + pub_out + pub_in)]))
+PY
+  if [[ -s "$W/res/engine-public.json" ]]; then
+    if python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' "$FX/public.json" "$W/res/engine-public.json"; then
+      say "public.json: $(cat "$FX/public.json") (= zkprove's)"
+    else
+      say "public.json derived from the witness differs from zkprove's: using zkprove's"; cp "$W/res/engine-public.json" "$FX/public.json"
+    fi
+  else
+    say "public.json: $(head -c 200 "$FX/public.json") (derived from the witness; not checked: ENGINE_REPEAT=0)"
+  fi
+  # nginx and openssl: the carry's, else NGINX/OPENSSL, else PATH (and /usr/sbin for nginx).
+  NGINX=${NGINX:-$( [[ -x "$B/nginx" ]] && echo "$B/nginx" || command -v nginx || echo /usr/sbin/nginx )}
+  OPENSSL=${OPENSSL:-$( [[ -x "$B/openssl" ]] && echo "$B/openssl" || command -v openssl || echo openssl )}
+  if [[ "$FETCH_SCHEME" == file ]]; then
+    URL_BASE="file://$OBJ_DIR"
+    R[nginx]="none (file://)"
+  else
+    [[ -x "$NGINX" ]] || { say "no nginx ($NGINX): carry it (pack_fleet_carry.sh) or set NGINX"; finish 1; }
+    NP=$(port)
+    NG=$W/nginx; mkdir -p "$NG/tmp" "$NG/tls"
+    SSL_LINES=""
+    if [[ "$FETCH_SCHEME" == https ]]; then
+      cat >"$NG/tls/openssl.cnf" <<'CNF'
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = zkfleet bench
+[v3_ca]
+basicConstraints = critical, CA:true
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[v3_srv]
+basicConstraints = CA:false
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = IP:127.0.0.1, DNS:localhost
+CNF
+      export OPENSSL_CONF=$NG/tls/openssl.cnf
+      {
+        "$OPENSSL" req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$NG/tls/ca.key" \
+          -out "$NG/tls/ca.pem" -days 2 -subj "/CN=zkfleet bench CA" -config "$OPENSSL_CONF" -extensions v3_ca &&
+        "$OPENSSL" req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$NG/tls/server.key" \
+          -out "$NG/tls/server.csr" -subj "/CN=127.0.0.1" -config "$OPENSSL_CONF" &&
+        "$OPENSSL" x509 -req -in "$NG/tls/server.csr" -CA "$NG/tls/ca.pem" -CAkey "$NG/tls/ca.key" -CAcreateserial \
+          -out "$NG/tls/server.pem" -days 2 -extfile "$OPENSSL_CONF" -extensions v3_srv
+      } >"$W/logs/openssl.log" 2>&1 || { say "test CA with $OPENSSL failed"; tail -n 5 "$W/logs/openssl.log"; finish 1; }
+      unset OPENSSL_CONF
+      SSL_LINES="ssl_certificate $NG/tls/server.pem; ssl_certificate_key $NG/tls/server.key; ssl_protocols TLSv1.2 TLSv1.3;"
+      FETCH_ARGS+=(--fetch-ca-bundle "$NG/tls/ca.pem")
+      say "test CA: $NG/tls/ca.pem ($("$OPENSSL" version 2>/dev/null)); server certificate for 127.0.0.1"
+    fi
+    # Its own config: no /etc/nginx (no mime.types: the types inline), logs and temp dirs in $W.
+    USER_LINE=""; (( $(id -u) == 0 )) && USER_LINE="user $(id -un) $(id -gn);"
+    cat >"$NG/nginx.conf" <<CONF
+$USER_LINE
+worker_processes $NGINX_WORKERS;
+pid $NG/nginx.pid;
+error_log $W/logs/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+  types { application/octet-stream wtns; application/json json; }
+  default_type application/octet-stream;
+  log_format bench '\$request_method \$uri \$status \$body_bytes_sent \$request_time \$http_range';
+  access_log $W/logs/nginx-access.log bench;
+  client_body_temp_path $NG/tmp/body; proxy_temp_path $NG/tmp/proxy; fastcgi_temp_path $NG/tmp/fastcgi;
+  uwsgi_temp_path $NG/tmp/uwsgi; scgi_temp_path $NG/tmp/scgi;
+  sendfile on; tcp_nopush on; keepalive_timeout 65; keepalive_requests 100000;
+  server {
+    listen 127.0.0.1:$NP$( [[ "$FETCH_SCHEME" == https ]] && echo " ssl" );
+    $SSL_LINES
+    root $OBJ_DIR;
+    location / { }
+  }
+}
+CONF
+    "$NGINX" -t -p "$NG/" -c "$NG/nginx.conf" >"$W/logs/nginx-t.log" 2>&1 || { say "nginx -t failed:"; cat "$W/logs/nginx-t.log"; finish 1; }
+    "$NGINX" -p "$NG/" -c "$NG/nginx.conf" -g 'daemon off;' >>"$W/logs/nginx-error.log" 2>&1 &
+    NGINX_PID=$!; PIDS+=($NGINX_PID)
+    URL_BASE="$FETCH_SCHEME://127.0.0.1:$NP"
+    # Up when it serves job-0's bytes in full (python3: no curl on the GPU image).
+    nginx_serves() {
+      python3 - "$URL_BASE/job-0.wtns" "$WTNS_BYTES" "${NG}/tls/ca.pem" <<'PY' 2>/dev/null
+import ssl, sys, urllib.request
+url, size, ca = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ctx = ssl.create_default_context(cafile=ca) if url.startswith("https") else None
+req = urllib.request.Request(url, method="HEAD")
+r = urllib.request.urlopen(req, timeout=2, context=ctx)
+sys.exit(not (r.status == 200 and int(r.headers["Content-Length"]) == size))
+PY
+    }
+    wait_for 10 nginx_serves || { say "nginx does not serve $URL_BASE/job-0.wtns"; tail -n 5 "$W/logs/nginx-error.log"; finish 1; }
+    : >"$W/logs/nginx-access.log"  # the stream's requests only (job-0's HEAD check out)
+    say "nginx $("$NGINX" -v 2>&1 | sed 's/^nginx version: //') (pid $NGINX_PID, $NGINX_WORKERS workers) serves $OBJ_DIR at $URL_BASE/"
+  fi
+  FETCH_ARGS+=(--fetch-allow "$URL_BASE/")
+  [[ -n "$FETCH_THREADS" ]] && FETCH_ARGS+=(--fetch-threads "$FETCH_THREADS")
+  # shellcheck disable=SC2206
+  FETCH_ARGS+=($FETCH_FLAGS)
+  "$B/zkworker" --help 2>&1 | grep -q -- --fetch-allow || { say "this zkworker has no --fetch-allow: binaries from before witnesses by reference"; finish 1; }
+  "$B/zkctl" submit --help 2>&1 | grep -q -- --witness-url || { say "this zkctl has no submit --witness-url: binaries from before witnesses by reference"; finish 1; }
+  say "worker fetch flags: ${FETCH_ARGS[*]}"
+  write_summary
+fi
+# The arguments of one SUBMIT's witness: job I's object, or the fixture's witness inline.
+witness_args() {
+  if [[ "$WITNESS" == ref ]]; then
+    echo "--witness-url $URL_BASE/job-$1.wtns --sha256 $WTNS_SHA --size $WTNS_BYTES --public-signals $FX/public.json"
+  else
+    echo "$FX/witness.wtns"
+  fi
+}
+proc_cpu() {  # utime + stime of PID in seconds
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.3f", ($12 + $13) / hz }' "/proc/$1/stat" 2>/dev/null
+}
+relay_bytes() {  # relay_bytes NAME -> "up down" (bytes through byte_relay.py NAME so far)
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["up"], d["down"])' "$W/res/relay-$1.json" 2>/dev/null || echo "0 0"
+}
+
 # ---------------------------------------------------------------- b. broker
 step "b. broker (journal in $W/journal; ${SIZE_FLAGS[*]:-default size limits} $BROKER_FLAGS)"
 source "$ROOT/bench/fleet/keys.sh"
@@ -277,8 +512,18 @@ broker_check_args "$B/zkbroker" c "$VK"
   "${BROKER_SECURITY[@]}" "${BROKER_CHECK[@]}" "${SIZE_FLAGS[@]}" --accept-unrouted --result-ttl 3600 $BROKER_FLAGS \
   --metrics-listen "127.0.0.1:$BMP" >"$W/logs/broker.log" 2>&1 &
 BROKER_PID=$!; PIDS+=($BROKER_PID)
-ZK=("$B/zkctl" --broker "tcp://127.0.0.1:$CP" "${CLIENT_SECURITY[@]}" --timeout 300)
-wait_for 20 "$B/zkctl" --broker "tcp://127.0.0.1:$CP" "${CLIENT_SECURITY[@]}" --timeout 1 status >/dev/null 2>&1 || { say "broker does not answer"; tail "$W/logs/broker.log"; finish 1; }
+CPZ=$CP; WPZ=$WP  # the ports clients and workers dial: the broker's, or byte relays in front of them
+if [[ "$BROKER_BYTES" == relay ]]; then
+  CPZ=$(port); WPZ=$(port)
+  python3 "$ROOT/bench/gpu/byte_relay.py" "$CPZ" "$CP" "$W/res/relay-clients.json" 2>"$W/logs/relay-clients.err" &
+  PIDS+=($!)
+  python3 "$ROOT/bench/gpu/byte_relay.py" "$WPZ" "$WP" "$W/res/relay-workers.json" 2>"$W/logs/relay-workers.err" &
+  PIDS+=($!)
+  wait_for 10 test -s "$W/res/relay-clients.json" -a -s "$W/res/relay-workers.json" || { say "byte relays did not start"; finish 1; }
+  say "byte relays: clients :$CPZ -> :$CP, workers :$WPZ -> :$WP"
+fi
+ZK=("$B/zkctl" --broker "tcp://127.0.0.1:$CPZ" "${CLIENT_SECURITY[@]}" --timeout 300)
+wait_for 20 "$B/zkctl" --broker "tcp://127.0.0.1:$CPZ" "${CLIENT_SECURITY[@]}" --timeout 1 status >/dev/null 2>&1 || { say "broker does not answer"; tail "$W/logs/broker.log"; finish 1; }
 say "broker up (pid $BROKER_PID)"
 
 # ---------------------------------------------------------------- c. worker start
@@ -294,18 +539,19 @@ start_worker() {  # start_worker ID INDEX: sets WPID, WSTART, WMP
   fi
   WSTART=$EPOCHREALTIME
   # shellcheck disable=SC2086
-  "${env[@]}" "$B/zkworker" --id "$id" --broker "tcp://127.0.0.1:$WP" "${WORKER_SECURITY[@]}" \
+  "${env[@]}" "$B/zkworker" --id "$id" --broker "tcp://127.0.0.1:$WPZ" "${WORKER_SECURITY[@]}" "${FETCH_ARGS[@]}" \
     --circuit "c=$FX/circuit.zkey" --backend "$BACKEND" "${gpu_flags[@]}" --capacity "$CAPACITY" --pinned-budget "$POOL" \
     ${POOL_CHUNK:+--pool-chunk "$POOL_CHUNK"} "${SIZE_FLAGS[@]}" --metrics-listen "127.0.0.1:$WMP" $WORKER_FLAGS \
     >"$W/logs/$id.log" 2>&1 &
   WPID=$!; PIDS+=($WPID)
 }
-submit() {  # submit REQUEST_ID -> job_seq on stdout
-  "${ZK[@]}" --json submit --circuit c --request-id "$1" --busy-timeout 300 "$FX/witness.wtns" |
+submit() {  # submit REQUEST_ID OBJECT -> job_seq on stdout
+  # shellcheck disable=SC2046
+  "${ZK[@]}" --json submit --circuit c --request-id "$1" --busy-timeout 300 $(witness_args "$2") |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["job_seq"])'
 }
 step "c. worker start: one job queued first, then $WORKERS worker(s) with --pinned-budget $POOL"
-FIRST_SEQ=$(submit fleetbench-first) || { say "first submit failed"; finish 1; }
+FIRST_SEQ=$(submit fleetbench-first 0) || { say "first submit failed"; finish 1; }
 say "job $FIRST_SEQ queued (no worker yet)"
 WIDS=(); WPIDS=(); WMPS=(); WSTARTS=()
 MEM_BEFORE_WORKERS=$(mem_available)
@@ -349,10 +595,16 @@ write_summary
 # ---------------------------------------------------------------- d. the stream
 step "d. stream: $JOBS jobs, $SUBMIT_PARALLEL submits at a time, none waiting"
 for i in $(seq 1 "$WORKERS"); do scrape "${WMPS[$((i - 1))]}" "$W/logs/w$i-before-stream.prom"; done
+# The broker's (and the worker's) costs over the stream: CPU, bytes through the relays, journal size.
+B_CPU0=$(proc_cpu "$BROKER_PID"); W_CPU0=$(proc_cpu "${WPIDS[0]}")
+read -r RC_UP0 _ < <(relay_bytes clients); read -r RW_UP0 RW_DOWN0 < <(relay_bytes workers)
+JOURNAL0=$(du -sb "$W/journal" | cut -f1)
 SUBMIT_T0=$(python3 -c 'import time; print("%.3f" % time.time())')
-export FX ZK_STR="${ZK[*]}"
+export FX ZK_STR="${ZK[*]}" WITNESS URL_BASE="${URL_BASE:-}" WTNS_SHA="${WTNS_SHA:-}" WTNS_BYTES
 seq 1 "$JOBS" | xargs -P "$SUBMIT_PARALLEL" -I{} bash -c \
-  'seq=$($ZK_STR --json submit --circuit c --request-id fleetbench-{} --busy-timeout 300 "$FX/witness.wtns" |
+  'if [[ $WITNESS == ref ]]; then w="--witness-url $URL_BASE/job-{}.wtns --sha256 $WTNS_SHA --size $WTNS_BYTES --public-signals $FX/public.json"
+   else w=$FX/witness.wtns; fi
+   seq=$($ZK_STR --json submit --circuit c --request-id fleetbench-{} --busy-timeout 300 $w |
      python3 -c "import json, sys; print(json.load(sys.stdin)[\"job_seq\"])") && echo "{} $seq"' >"$W/res/seqs.txt" \
   2>"$W/logs/submit.err"
 SUBMIT_T1=$(python3 -c 'import time; print("%.3f" % time.time())')
@@ -367,6 +619,19 @@ while read -r i seq; do
 done < <(sort -n "$W/res/seqs.txt")
 R[jobs_ok]=$ok
 say "$ok of $JOBS jobs succeeded"
+B_CPU1=$(proc_cpu "$BROKER_PID"); W_CPU1=$(proc_cpu "${WPIDS[0]}")
+read -r RC_UP1 _ < <(relay_bytes clients); read -r RW_UP1 RW_DOWN1 < <(relay_bytes workers)
+JOURNAL1=$(du -sb "$W/journal" | cut -f1)
+per_job() { awk -v a="$1" -v b="$2" -v n="$JOBS" -v f="$3" 'BEGIN { printf f, (b - a) / n }'; }
+R[broker_cpu_per_job]=$(per_job "$B_CPU0" "$B_CPU1" "%.4f")
+R[worker_cpu_per_job]=$(per_job "$W_CPU0" "$W_CPU1" "%.4f")
+R[broker_journal_per_job]=$(per_job "$JOURNAL0" "$JOURNAL1" "%.0f")
+if [[ "$BROKER_BYTES" == relay ]]; then
+  R[broker_rx_clients_per_job]=$(per_job "$RC_UP0" "$RC_UP1" "%.0f")
+  R[broker_rx_worker_per_job]=$(per_job "$RW_UP0" "$RW_UP1" "%.0f")
+  R[broker_tx_worker_per_job]=$(per_job "$RW_DOWN0" "$RW_DOWN1" "%.0f")
+fi
+say "broker per job: CPU ${R[broker_cpu_per_job]} s, received ${R[broker_rx_clients_per_job]} B from clients (submits and awaits) and ${R[broker_rx_worker_per_job]} B from the worker, sent ${R[broker_tx_worker_per_job]} B to the worker, journal +${R[broker_journal_per_job]} B; worker CPU ${R[worker_cpu_per_job]} s per job"
 python3 - "$W/res" "$SUBMIT_T0" "$JOBS" >"$W/res/stream.txt" <<'PY'
 import glob, json, statistics, sys
 res, t0, jobs = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
@@ -399,6 +664,54 @@ for k in rate_steady rate_steady_n1 rate_e2e phases; do
 done
 (( ok == JOBS )) || NOTES+=("only $ok of $JOBS jobs succeeded: the rates count JOBS, so they are too high")
 for i in $(seq 1 "$WORKERS"); do scrape "${WMPS[$((i - 1))]}" "$W/logs/w$i-after-stream.prom"; done
+if [[ -n "${R[engine_rate]}" && "${R[engine_rate]}" != - && "${R[rate_steady]}" != - ]]; then
+  R[fleet_vs_engine]=$(awk -v f="${R[rate_steady]}" -v e="${R[engine_rate]}" 'BEGIN { printf "%.3f", f / e }')
+fi
+say "fleet ${R[rate_steady]} proofs/s, engine alone ${R[engine_rate]} proofs/s: ratio ${R[fleet_vs_engine]}"
+if [[ "$WITNESS" == ref ]]; then
+  # The fetcher's counters, all workers together, after the stream (JOBS + the first job).
+  while read -r k v; do R[$k]=$v; done < <(python3 - "$WORKERS" "$W/logs" <<'PY'
+import re, sys
+workers, logs = int(sys.argv[1]), sys.argv[2]
+b = retries = fsum = fcount = 0.0
+outcomes, seen = {}, False
+for i in range(1, workers + 1):
+    try:
+        lines = open(f"{logs}/w{i}-after-stream.prom").read().splitlines()
+    except OSError:
+        continue
+    for line in lines:
+        m = re.match(r'(zkfleet_worker_fetch\w*?)(\{[^}]*\})? ([-0-9.e+]+)$', line)
+        if not m:
+            continue
+        name, labels, v = m.group(1), m.group(2) or "", float(m.group(3))
+        if name == "zkfleet_worker_fetch_bytes_total":
+            b += v; seen = True
+        elif name == "zkfleet_worker_fetches_total":
+            o = re.search(r'outcome="([^"]*)"', labels)
+            outcomes[o.group(1) if o else "?"] = outcomes.get(o.group(1) if o else "?", 0) + v
+        elif name == "zkfleet_worker_fetch_retries_total":
+            retries += v
+        elif name == "zkfleet_worker_fetch_seconds_sum":
+            fsum += v
+        elif name == "zkfleet_worker_fetch_seconds_count":
+            fcount += v
+print("fetch_bytes", "%.0f" % b if seen else "-")
+print("fetches", " ".join("%s=%d" % kv for kv in sorted(outcomes.items())) or "-")
+print("fetch_retries", "%d" % retries)
+print("fetch_mean_s", "%.4f" % (fsum / fcount) if fcount else "-")
+PY
+)
+  R[fetch_expected]=$(( (JOBS + 1) * WTNS_BYTES ))
+  if [[ "${R[fetch_bytes]}" == "${R[fetch_expected]}" ]]; then R[fetch_check]=PASS; else R[fetch_check]=FAIL; fi
+  say "zkfleet_worker_fetch_bytes_total ${R[fetch_bytes]}, expected $((JOBS + 1)) x $WTNS_BYTES = ${R[fetch_expected]}: ${R[fetch_check]}"
+  say "fetches by outcome: ${R[fetches]}; retries ${R[fetch_retries]}; mean fetch ${R[fetch_mean_s]} s"
+  if [[ -n "${NGINX_PID:-}" ]]; then
+    R[nginx]=$(awk '{ n++; if ($3 ~ /^2/) { ok++; bytes += $4; obj[$2] = 1 } }
+      END { printf "%d requests, %d 2xx, %.0f body bytes, %d distinct objects", n, ok, bytes, length(obj) }' "$W/logs/nginx-access.log")
+    say "nginx: ${R[nginx]}"
+  fi
+fi
 # Per device: proofs in the stream (after - before) and in the whole run, every worker's devices.
 R[device_proofs]=$(python3 - "$W/logs" "$WORKERS" <<'PY'
 import re, sys
@@ -576,4 +889,5 @@ write_summary
 kill "$BROKER_PID" 2>/dev/null; wait "$BROKER_PID" 2>/dev/null
 rc=0
 [[ "${R[verify_fail]}" == 0 && "${R[jobs_ok]}" == "$JOBS" ]] || rc=1
+[[ "$WITNESS" != ref || "${R[fetch_check]}" == PASS ]] || rc=1
 finish $rc
