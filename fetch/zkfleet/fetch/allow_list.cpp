@@ -107,7 +107,12 @@ AllowList::AllowList(const std::vector<std::string>& prefixes) {
     if (why.empty() && parsed.scheme == "file" && !parsed.host.empty() && parsed.host != "localhost") {
       why = "a file:// prefix must name no host (or localhost)";
     }
-    if (why.empty() && parsed.scheme != "file" && parsed.host.empty()) why = "it names no host";
+    // curl reads "https:///w/" as host "w"; an operator meant something else.
+    const size_t authority = text.find("://");
+    if (why.empty() && parsed.scheme != "file" &&
+        (parsed.host.empty() || authority == std::string::npos || text.compare(authority + 3, 1, "/") == 0)) {
+      why = "it names no host";
+    }
     if (!why.empty()) {
       throw Error(ErrorCode::kInvalidArgument,
                   "--fetch-allow " + wire::RedactUrl(text) + ": " + why +
