@@ -7,7 +7,9 @@
 //             allowed directory's real path (no symlink escapes, race-free),
 //             then pread in chunks of 4 MiB into the buffer.
 //   http(s):// libcurl, peer and host verification always on, redirects
-//             followed by hand and each hop checked against the allow-list.
+//             followed by hand and each hop checked against the allow-list,
+//             no proxy (http_proxy and friends are ignored: a proxy would see
+//             presigned URLs, and the allow-list names the hosts connected to).
 //
 // What a FetchStatus means to the caller:
 //   kOk           the buffer holds exactly `size` bytes whose SHA-256 matches.
@@ -89,7 +91,7 @@ const char* FetchStatusName(FetchStatus status);
 struct FetchResult {
   FetchStatus status = FetchStatus::kOk;
   std::string why;        // one line, URLs redacted; "" when kOk
-  unsigned attempts = 0;  // tries made (redirect hops are not tries)
+  unsigned attempts = 0;  // tries made (redirect hops are not tries); 0 when refused up front
   uint64_t bytes = 0;     // bytes copied in the last try
   double seconds = 0;     // wall time of the whole Fetch, back-off included
 };
