@@ -43,15 +43,17 @@ class HttpFetch : public ::testing::Test {
     fetcher_ = std::make_unique<Fetcher>(std::make_shared<FetchConfig>(testing::QuickOptions({Base() + "/w/"})));
   }
   static std::string Base() { return "http://127.0.0.1:" + std::to_string(port_); }
-  // How many requests reached /outside/ so far (the server counts them).
-  int OutsideCount() {
+  // A counter the server keeps, read with a fresh Fetcher (one connection).
+  int Counter(const std::string& path) {
     Fetcher plain(std::make_shared<FetchConfig>(testing::QuickOptions({Base() + "/"})));
     std::string buffer(8, '\0');
-    FetchRequest request{Base() + "/count", 8, std::string(32, '\0')};  // a digest that cannot match
+    FetchRequest request{Base() + path, 8, std::string(32, '\0')};  // a digest that cannot match
     const auto result = plain.Fetch(request, {reinterpret_cast<uint8_t*>(buffer.data()), buffer.size()});
     if (result.why.find("sha256") == std::string::npos) return -1;
     return std::stoi(buffer);
   }
+  // How many requests reached /outside/ so far.
+  int OutsideCount() { return Counter("/count"); }
 
   static inline zkfleet::testing::TempDir* log_ = nullptr;
   static inline zkfleet::testing::ChildProcess* server_ = nullptr;
@@ -69,6 +71,17 @@ TEST_F(HttpFetch, Ok) {
     EXPECT_TRUE(got.buffer == body_);
     EXPECT_EQ(got.result.why, "");
   }
+}
+
+TEST_F(HttpFetch, OneFetcherKeepsItsConnection) {
+  const int before = Counter("/connections");
+  ASSERT_GE(before, 0);
+  for (int i = 0; i < 4; ++i) {
+    auto got = FetchAs(*fetcher_, Base() + (i % 2 ? "/w/redirect-ok" : "/w/ok"), body_);
+    ASSERT_EQ(got.result.status, FetchStatus::kOk) << got.result.why;
+  }
+  // fetcher_'s one connection, and the one that reads the counter.
+  EXPECT_EQ(Counter("/connections"), before + 2);
 }
 
 TEST_F(HttpFetch, NotFoundIsTheJobsFault) {

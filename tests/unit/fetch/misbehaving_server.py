@@ -19,6 +19,7 @@ computes too. Routes, all under /w/ except /outside/:
   /w/redirect-loop       302 to itself
   /outside/ok            200, the body
   /count                 how many requests reached /outside/ (8 digits)
+  /connections           how many connections were accepted so far (8 digits)
 """
 import argparse
 import sys
@@ -33,6 +34,7 @@ OTHER = bytes((i * 7 + 4) % 251 for i in range(SIZE))
 LOCK = threading.Lock()
 FLAKY = {}
 OUTSIDE = [0]
+CONNECTIONS = [0]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -40,6 +42,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass
+
+    def setup(self):
+        with LOCK:
+            CONNECTIONS[0] += 1
+        super().setup()
 
     def send_body(self, status, body, length=None, close=False):
         self.send_response(status)
@@ -115,6 +122,10 @@ class Handler(BaseHTTPRequestHandler):
             elif path == "/count":
                 with LOCK:
                     text = b"%08d" % OUTSIDE[0]
+                self.send_body(200, text, len(text))
+            elif path == "/connections":
+                with LOCK:
+                    text = b"%08d" % CONNECTIONS[0]
                 self.send_body(200, text, len(text))
             else:
                 self.send_body(404, b"no such route\n", 14)
