@@ -41,7 +41,9 @@ Attempt FetchFile(const FetchConfig& config, const FetchRequest& request, std::s
   if (!local) return fail(FetchStatus::kRefused, "under no file:// --fetch-allow prefix");
 
   Fd file;
-  file.fd = ::open(local->path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  // O_NONBLOCK: a FIFO planted under the prefix must not hang the opener
+  // (no effect on regular files; anything else is refused below).
+  file.fd = ::open(local->path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (file.fd < 0) {
     const int err = errno;
     // Missing or unreadable is the job's reference; EIO and friends are the disk's.

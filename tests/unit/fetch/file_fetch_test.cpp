@@ -1,6 +1,7 @@
 // file:// fetches: into the buffer, the size and the digest checked, and no
 // way out of the allowed directory (names, encodings, symlinks).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -58,6 +59,13 @@ TEST_F(FileFetch, WrongSizeIsTheJobsFault) {
   auto got = FetchAs(*fetcher_, Url("allowed/obj.bin"), body_ + "x");
   EXPECT_EQ(got.result.status, FetchStatus::kClientError) << got.result.why;
   EXPECT_NE(got.result.why.find("wrong size"), std::string::npos) << got.result.why;
+}
+
+TEST_F(FileFetch, FifoIsRefusedWithoutHanging) {
+  ASSERT_EQ(::mkfifo(dir_.file("allowed/fifo").c_str(), 0600), 0);
+  auto got = FetchAs(*fetcher_, Url("allowed/fifo"), body_);
+  EXPECT_EQ(got.result.status, FetchStatus::kClientError) << got.result.why;
+  EXPECT_NE(got.result.why.find("not a regular file"), std::string::npos) << got.result.why;
 }
 
 TEST_F(FileFetch, DigestMismatchIsTheJobsFault) {
