@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
   options.fetch.total_timeout = std::chrono::seconds(static_cast<int64_t>(std::ceil(fetch_timeout_s)));
   if (!options.fetch.allow.empty()) {
     try {
-      (void)zkfleet::fetch::FetchConfig::Make(options.fetch);  // the worker builds its own; this names a bad flag now
+      zkfleet::fetch::FetchConfig check(options.fetch);  // the worker builds its own; this names a bad flag now
     } catch (const std::exception& e) {
       std::fprintf(stderr, "zkworker: %s\n", e.what());
       return 2;

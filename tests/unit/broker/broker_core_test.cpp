@@ -1854,8 +1854,8 @@ TEST_F(BrokerVerifyTest, AReferenceIsBoundToItsProofByTheClientsPublicSignalsDig
   ASSERT_TRUE(SubmitRefs(*core_, now_, "other", {ref}, {other})[0].envelope.has_submit_reply());
   ASSERT_EQ(Dispatch().size(), 2u);
   // The worker gets the digest to check the witness against before proving.
-  EXPECT_EQ(leases_[{1, 0}].public_signals_sha256(), *right);
-  EXPECT_EQ(leases_[{2, 0}].public_signals_sha256(), other);
+  EXPECT_EQ((leases_[{1, 0}].public_signals_sha256()), *right);
+  EXPECT_EQ((leases_[{2, 0}].public_signals_sha256()), other);
   SendResult("w", 1, proof, pub);
   SendResult("w", 2, proof, pub);
   out = VerifyPending();

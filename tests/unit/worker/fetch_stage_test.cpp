@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -151,17 +152,21 @@ TEST_F(FetchStageTest, AWitnessByReferenceIsFetchedCheckedAndQueuedForALane) {
 // Messages name the URL without its query.
 TEST_F(FetchStageTest, AWrongDigestSizeMissingObjectOrForbiddenUrlFailsTheJobNotTheWorker) {
   MakeReady({Allowed()});
-  JobByReference(1, Allowed() + "w.wtns?token=secret", witness_.size(), Sha256("another object"));
+  JobByReference(1, Allowed() + "w.wtns", witness_.size(), Sha256("another object"));
   JobByReference(2, Allowed() + "w.wtns", witness_.size() + 1, Sha256(witness_));
   JobByReference(3, Allowed() + "missing.wtns", witness_.size(), Sha256(witness_));
   JobByReference(4, "file:///etc/passwd", 10, Sha256(witness_));
-  AwaitFetched(4);
+  JobByReference(5, Allowed() + "w.wtns?token=secret", witness_.size(), Sha256(witness_));
+  AwaitFetched(5);
   auto results = Only(Sent(), proto::Envelope::kResult);
-  ASSERT_EQ(results.size(), 4u);
+  ASSERT_EQ(results.size(), 5u);
+  const std::map<uint64_t, std::string> says = {
+      {1, "sha256"}, {2, "size"}, {3, "No such file"}, {4, "--fetch-allow"}, {5, "query"}};
   for (const auto& envelope : results) {
     const proto::Result& result = envelope.result();
     EXPECT_FALSE(result.ok());
     EXPECT_FALSE(result.retryable()) << result.error();
+    EXPECT_NE(result.error().find(says.at(result.item().job_seq())), std::string::npos) << result.error();
     EXPECT_EQ(result.error().find("secret"), std::string::npos) << result.error();
     EXPECT_EQ(result.item().lease().number(), 100 + result.item().job_seq());
   }

@@ -7,7 +7,7 @@
 namespace zkfleet::worker {
 
 FetchStage::FetchStage(const fetch::FetchOptions& options, unsigned threads, EventMailbox& mailbox)
-    : config_(fetch::FetchConfig::Make(options)), mailbox_(mailbox) {
+    : config_(std::make_shared<const fetch::FetchConfig>(options)), mailbox_(mailbox) {
   for (unsigned i = 0; i < std::max(1u, threads); ++i) threads_.emplace_back([this] { Run(); });
 }
 

@@ -164,6 +164,15 @@ void WorkerSession::ReceiveAll() {
 void WorkerSession::OnMessage(proto::Envelope& message, fleet::Frames& frames) {
   const auto now = Clock::now();
   if (message.body_case() == proto::Envelope::kJob) {
+    if (message.job().has_witness_ref()) {
+      // A witness by reference: no frame follows; the core fetches it.
+      if (!frames.empty() || message.job().witness_bytes() != 0) {
+        core_.OnUnreadableJob(message.job(), "a JOB with a witness reference must carry no witness frames");
+        return;
+      }
+      core_.OnBrokerMessage(message, {}, now);
+      return;
+    }
     std::string why;
     auto witness = fleet::SplitWitnesses(std::move(frames), {message.job().witness_bytes()}, &why);
     if (!witness) {
