@@ -60,7 +60,9 @@ struct FetchOptions {
   std::chrono::milliseconds connect_timeout{5000};
   uint64_t low_speed_bytes_per_s = 1 << 20;  // slower than this for low_speed_time: transient
   std::chrono::seconds low_speed_time{10};
-  std::chrono::seconds total_timeout{600};   // per attempt
+  // Per attempt. All attempts together stay below the broker's --lease-overrun-min
+  // (10 min): a fetch counts as started work.
+  std::chrono::seconds total_timeout{120};
   unsigned max_attempts = 4;                 // tries for transient errors
   std::chrono::milliseconds backoff_initial{200}, backoff_max{5000};
   unsigned max_redirects = 5;
