@@ -231,11 +231,12 @@ class AsyncClient:
                 raise InvalidRequest(f"witness_refs[{p}] is a {type(ref).__name__}, not a zkfleet.WitnessRef; "
                                      "nothing was sent")
             WitnessRef(ref.url, ref.size, ref.sha256)  # checked again: raises InvalidRequest
-        partitions, unit = (len(refs), "witness references") if refs else (len(witnesses), "witnesses")
+        partitions, units, unit = ((len(refs), "witness references", "reference") if refs
+                                   else (len(witnesses), "witnesses", "witness"))
         if expected_public:
             if len(expected_public) != partitions:
                 raise InvalidRequest(f"{len(expected_public)} expected public signal sets for {partitions} "
-                                     f"{unit}: give one per partition, or none; nothing was sent")
+                                     f"{units}: give one per {unit}, or none; nothing was sent")
             request.public_signals_sha256.extend(public_signals_digest(p) for p in expected_public)
         for ref in refs:
             request.witness_refs.add(url=ref.url, size=ref.size, sha256=ref.sha256)

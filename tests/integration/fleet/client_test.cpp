@@ -656,7 +656,8 @@ TEST(PublicClient, AWitnessByReferenceIsFetchedByTheWorkerAndProved) {
   Fleet fleet("client-by-ref");
   const std::string vk = Fixture("bn128_k12/verification_key.json");
   fleet.StartBroker({"--verification-key", "bn128=" + vk});
-  const std::string witness = Fixture("bn128_k12/witness.wtns");
+  // Real paths: the worker checks the opened file's real path against its prefix's.
+  const std::string witness = std::filesystem::canonical(Fixture("bn128_k12/witness.wtns")).string();
   fleet.StartWorker("prover", {"--circuit", "bn128=" + Fixture("bn128_k12/circuit_final.zkey"), "--threads", "1",
                                "--fetch-allow", "file://" + std::filesystem::path(witness).parent_path().string() + "/"});
   fleet.WaitWorkerReady("prover");
