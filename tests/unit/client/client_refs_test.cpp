@@ -18,6 +18,7 @@
 
 #include "testutil/test_support.hpp"
 #include "zkfleet/client.h"
+#include "zkfleet/storage/journal.hpp"
 #include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/wire/public_digest.hpp"
 
@@ -291,6 +292,56 @@ TEST_F(ZkctlWitnessRefs, BadFlagsAreUsageErrorsAndNothingIsSent) {
     EXPECT_FALSE(got.has_value()) << test.args << ": sent a SUBMIT";
     EXPECT_NE(output.find(test.message), std::string::npos) << test.args << ":\n" << output;
     EXPECT_EQ(output.find("SECRET"), std::string::npos) << test.args << ": the URL is not redacted:\n" << output;
+  }
+}
+
+// zkctl journal reads a job of references from the broker's journal (here
+// written directly) and never prints a URL's credential.
+TEST(ZkctlJournalWitnessRefs, AJournaledReferenceIsShownRedacted) {
+  zkfleet::testing::TempDir dir;
+  const std::string data_dir = (dir.path() / "data").string();
+  const std::string secret_url = "https://key:pw@s3.example/bucket/w0.wtns?X-Amz-Signature=SIGNATURE0#FRAGMENT";
+  {
+    zkfleet::storage::JournalOptions options;
+    options.dir = data_dir;
+    options.sync = zkfleet::storage::SyncMode::kNone;
+    auto journal = zkfleet::storage::Journal::Open(options);
+    const uint64_t job_seq = journal->TakeJobSeq();
+    zkfleet::journal::Job job;
+    job.set_job_seq(job_seq);
+    job.set_client_id("app");
+    job.set_request_id("by-ref");
+    job.set_circuit_id("transfer");
+    job.set_partitions(2);
+    job.set_state(proto::JOB_STATE_QUEUED);
+    auto* ref = job.add_witness_refs();
+    ref->set_url(secret_url);
+    ref->set_size(1000);
+    ref->set_sha256(std::string(32, '\x11'));
+    ref = job.add_witness_refs();
+    ref->set_url("file:///mnt/witnesses/w1.wtns");
+    ref->set_size(2000);
+    ref->set_sha256(std::string(32, '\x22'));
+    job.add_public_signals_sha256(std::string(32, '\x33'));
+    job.add_public_signals_sha256(std::string(32, '\x44'));
+    journal->PutJob(job);
+    journal->Commit();
+  }
+  for (const std::string& args : {std::string("journal --data-dir ") + data_dir + " --job 1",
+                                  std::string("--json journal --data-dir ") + data_dir + " --job 1",
+                                  std::string("--json journal --data-dir ") + data_dir,
+                                  std::string("journal --data-dir ") + data_dir}) {
+    const auto result = RunCommand(std::string(ZKFLEET_ZKCTL) + " " + args);
+    EXPECT_EQ(result.exit_code, 0) << args << "\n" << result.output;
+    for (const char* secret : {"SIGNATURE0", "X-Amz", "key:pw", "FRAGMENT"}) {
+      EXPECT_EQ(result.output.find(secret), std::string::npos) << args << ": " << secret << " shown:\n" << result.output;
+    }
+    if (args.find("--job") != std::string::npos) {
+      EXPECT_NE(result.output.find("https://s3.example/bucket/w0.wtns"), std::string::npos) << result.output;
+      EXPECT_NE(result.output.find("file:///mnt/witnesses/w1.wtns"), std::string::npos) << result.output;
+      EXPECT_NE(result.output.find(std::string(64, '1')), std::string::npos) << result.output;  // the witness digest
+      EXPECT_NE(result.output.find(std::string(64, '4')), std::string::npos) << result.output;  // a public digest
+    }
   }
 }
 
