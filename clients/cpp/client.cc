@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/public_digest.hpp"
+#include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkfleet::client {
 namespace {
@@ -188,10 +190,31 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
     request.set_circuit_id(options.circuit);
     request.set_priority(options.priority);
     if (options.deadline_unix_s > 0) request.set_deadline_unix_s(options.deadline_unix_s);
-    if (!options.expected_public_json.empty() && options.expected_public_json.size() != witnesses.size()) {
+    const bool by_reference = !options.witness_refs.empty();
+    if (by_reference && !witnesses.empty()) {
+      return Status(Code::kInvalidArgument,
+                    std::to_string(witnesses.size()) + " witnesses and " + std::to_string(options.witness_refs.size()) +
+                        " witness references: a submit carries witnesses or references, not both; nothing was sent");
+    }
+    const size_t partitions = by_reference ? options.witness_refs.size() : witnesses.size();
+    const char* unit = by_reference ? " witness references" : " witnesses";
+    if (!options.expected_public_json.empty() && options.expected_public_json.size() != partitions) {
       return Status(Code::kInvalidArgument, std::to_string(options.expected_public_json.size()) +
-                                                " expected public.json for " + std::to_string(witnesses.size()) +
-                                                " witnesses: give one per witness, or none");
+                                                " expected public.json for " + std::to_string(partitions) + unit +
+                                                ": give one per " + (by_reference ? "reference" : "witness") +
+                                                ", or none");
+    }
+    for (size_t p = 0; p < options.witness_refs.size(); ++p) {
+      const WitnessRef& ref = options.witness_refs[p];
+      proto::WitnessRef* out = request.add_witness_refs();
+      out->set_url(ref.url);
+      out->set_size(ref.size);
+      out->set_sha256(ref.sha256);
+      // The broker bounds the size (its --max-witness-bytes); here only > 0.
+      if (auto problem = wire::WitnessRefProblem(*out, std::numeric_limits<uint64_t>::max())) {
+        return Status(Code::kInvalidArgument,
+                      "witness reference of partition " + std::to_string(p) + ": " + *problem + "; nothing was sent");
+      }
     }
     for (size_t p = 0; p < options.expected_public_json.size(); ++p) {
       std::string why;

@@ -18,6 +18,8 @@
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/storage/journal.hpp"
 #include "zkfleet/wire/unix_time.hpp"
+#include "zkfleet/wire/public_digest.hpp"
+#include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkctl {
 namespace {
@@ -216,6 +218,18 @@ int ExitCodeFor(zkfleet::client::Code code) {
   }
 }
 
+// References as zkctl shows them: URLs redacted (a presigned query string or
+// userinfo is a credential), digests in hex.
+json WitnessRefsJson(const std::vector<zkfleet::client::WitnessRef>& refs) {
+  json out = json::array();
+  for (const auto& ref : refs) {
+    out.push_back({{"url", zkfleet::wire::RedactUrl(ref.url)},
+                   {"size", ref.size},
+                   {"sha256", zkfleet::wire::DigestHex(ref.sha256)}});
+  }
+  return out;
+}
+
 // A refusal or a failure of the client: one line (or JSON), its exit code.
 int Fail(const Context& context, const zkfleet::client::Status& status) {
   return ReportError(context.json, zkfleet::client::CodeName(status.code()), status.message(),
@@ -248,6 +262,24 @@ int Submit(Context& context, const SubmitArgs& args) {
   options.circuit = args.circuit;
   options.priority = *priority;
   options.request_id = args.request_id;  // empty: the client makes a random one
+  if (!args.refs.urls.empty() && !args.witness_files.empty()) {
+    return ReportError(context.json, "USAGE",
+                       std::to_string(args.witness_files.size()) + " witness files and " +
+                           std::to_string(args.refs.urls.size()) +
+                           " --witness-url: a submit carries witness files or references, not both",
+                       kExitUsage);
+  }
+  if (args.refs.has_n_public && args.refs.urls.empty()) {
+    return ReportError(context.json, "USAGE",
+                       "--n-public reads the public signals of file:// --witness-url references; for witness "
+                       "files give --public-signals",
+                       kExitUsage);
+  }
+  // References: checked (and file:// ones hashed) before anything is sent.
+  std::string why;
+  if (!BuildWitnessRefs(args.refs, &options.witness_refs, &options.expected_public_json, &why)) {
+    return ReportError(context.json, "USAGE", why, kExitUsage);
+  }
   // Each witness file is mapped and sent as its own frame: no copy here.
   std::vector<zkfleet::client::Witness> witnesses;
   for (const auto& path : args.witness_files) witnesses.push_back(zkfleet::client::Witness::FromFile(path));
@@ -255,6 +287,15 @@ int Submit(Context& context, const SubmitArgs& args) {
   for (const auto& path : args.public_files) {
     std::ifstream in(path, std::ios::binary);
     options.expected_public_json.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t partitions = options.witness_refs.empty() ? args.witness_files.size() : options.witness_refs.size();
+  if (!options.expected_public_json.empty() && options.expected_public_json.size() != partitions) {
+    return ReportError(context.json, "USAGE",
+                       std::to_string(options.expected_public_json.size()) + " --public-signals for " +
+                           std::to_string(partitions) +
+                           (options.witness_refs.empty() ? " witness files" : " --witness-url") +
+                           ": give one per partition, in the same order, or none",
+                       kExitUsage);
   }
 
   // BUSY and UNAVAILABLE refusals are retried by the client (its on_busy
@@ -280,20 +321,25 @@ int Submit(Context& context, const SubmitArgs& args) {
   bool wait = args.wait || !args.out_dir.empty();
   if (!wait) {
     if (context.json) {
-      std::cout << json{{"job_seq", reply.job_seq},
-                        {"request_id", reply.request_id},
-                        {"duplicate", reply.duplicate},
-                        {"state", JobStateName(reply.state)},
-                        {"result_expired", false}}
-                       .dump(2)
-                << '\n';
+      json out{{"job_seq", reply.job_seq},
+               {"request_id", reply.request_id},
+               {"duplicate", reply.duplicate},
+               {"state", JobStateName(reply.state)},
+               {"result_expired", false}};
+      if (!options.witness_refs.empty()) out["witness_refs"] = WitnessRefsJson(options.witness_refs);
+      std::cout << out.dump(2) << '\n';
     } else if (reply.duplicate) {
       std::cout << "request " << reply.request_id << " was already submitted as job " << reply.job_seq
                 << " (" << JobStateName(reply.state) << "); nothing new was queued\n";
     } else {
       std::cout << "job " << reply.job_seq << " submitted (request " << reply.request_id << ", priority "
-                << PriorityName(*priority) << ", " << args.witness_files.size() << " partition"
-                << (args.witness_files.size() == 1 ? "" : "s") << ")\n";
+                << PriorityName(*priority) << ", " << partitions << " partition" << (partitions == 1 ? "" : "s")
+                << (options.witness_refs.empty() ? "" : " by reference") << ")\n";
+      for (size_t p = 0; p < options.witness_refs.size(); ++p) {
+        const auto& ref = options.witness_refs[p];
+        std::cout << "  partition " << p << ": " << zkfleet::wire::RedactUrl(ref.url) << "  " << ref.size
+                  << " bytes  sha256 " << zkfleet::wire::DigestHex(ref.sha256) << '\n';
+      }
     }
     return kExitOk;
   }
@@ -495,6 +541,22 @@ std::string ItemStateName(zkfleet::journal::Item::State state) {
   }
 }
 
+// A journaled job's references, URLs redacted: the journal holds them as
+// submitted (credentials included); zkctl never prints them so.
+json JournalWitnessRefsJson(const zkfleet::journal::Job& job) {
+  json out = json::array();
+  for (const auto& ref : job.witness_refs()) {
+    out.push_back({{"url", zkfleet::wire::RedactUrl(ref.url())}, {"size", ref.size()}, {"sha256", Hex(ref.sha256())}});
+  }
+  return out;
+}
+
+json PublicDigestsJson(const zkfleet::journal::Job& job) {
+  json out = json::array();
+  for (const auto& digest : job.public_signals_sha256()) out.push_back(Hex(digest));
+  return out;
+}
+
 json JournalJobJson(const zkfleet::journal::Job& job) {
   return {{"job_seq", job.job_seq()},
           {"client_id", job.client_id()},
@@ -508,7 +570,9 @@ json JournalJobJson(const zkfleet::journal::Job& job) {
           {"deadline_unix_s", job.deadline_unix_s()},
           {"finished_unix_s", job.finished_unix_s()},
           {"error", job.error()},
-          {"witness_bytes", job.witness_bytes()}};
+          {"witness_bytes", job.witness_bytes()},
+          {"witness_refs", JournalWitnessRefsJson(job)},
+          {"public_signals_sha256", PublicDigestsJson(job)}};
 }
 
 json JournalItemJson(uint32_t partition, const zkfleet::journal::Item& item) {
@@ -570,12 +634,23 @@ int InspectJob(zkfleet::storage::Journal& journal, const JournalArgs& args) {
             << "circuit      " << job->circuit_id() << '\n'
             << "priority     " << PriorityName(job->priority()) << '\n'
             << "partitions   " << job->partitions() << '\n'
-            << "witnesses    " << FormatBytes(job->witness_bytes()) << '\n'
+            << "witnesses    "
+            << (job->witness_refs_size() > 0 ? std::to_string(job->witness_refs_size()) + " by reference"
+                                             : FormatBytes(job->witness_bytes()))
+            << '\n'
             << "payload hash " << Dash(Hex(job->payload_hash())) << '\n'
             << "submitted    " << IsoUtc(job->submitted_unix_s()) << '\n'
             << "deadline     " << IsoUtc(job->deadline_unix_s()) << '\n'
             << "finished     " << IsoUtc(job->finished_unix_s()) << '\n';
   if (!job->error().empty()) std::cout << "error        " << job->error() << '\n';
+  for (int p = 0; p < job->witness_refs_size(); ++p) {
+    const auto& ref = job->witness_refs(p);
+    std::cout << "witness " << p << "    " << zkfleet::wire::RedactUrl(ref.url()) << "  " << ref.size()
+              << " bytes  sha256 " << Dash(Hex(ref.sha256())) << '\n';
+  }
+  for (int p = 0; p < job->public_signals_sha256_size(); ++p) {
+    std::cout << "public " << p << "     sha256 " << Dash(Hex(job->public_signals_sha256(p))) << '\n';
+  }
   std::cout << '\n';
   Table table({"PARTITION", "STATE", "ATTEMPTS", "LEASE", "WORKER", "FAILED_ON", "PROOF"});
   size_t next = 0;

@@ -9,6 +9,7 @@
 
 #include "zkfleet/client.h"
 #include "../parse_command_line.hpp"
+#include "witness_refs.hpp"
 
 namespace zkctl {
 
@@ -39,7 +40,8 @@ struct SubmitArgs {
   std::string priority = "normal";
   std::string request_id;  // empty: a random one
   double deadline_s = 0;   // from now; 0 = none
-  std::vector<std::string> public_files;  // expected public.json, one per witness (or none)
+  std::vector<std::string> public_files;  // expected public.json, one per witness or reference (or none)
+  WitnessRefArgs refs;                    // --witness-url ... (instead of witness_files)
   // How long BUSY and UNAVAILABLE refusals are retried (with the broker's back-off) before
   // zkctl gives up; each attempt still waits at most the reply timeout.
   // main() hands it to the client (Options::busy_timeout); here for the message.

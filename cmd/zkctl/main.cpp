@@ -1,5 +1,6 @@
 // zkctl: command-line client of the zkfleet broker.
 //   zkctl submit --circuit ID [--priority P] [--request-id R] [--deadline S] [--wait] [--out DIR] WITNESS...
+//   zkctl submit --circuit ID --witness-url URL [--sha256 HEX --size N] [--public-signals F | --n-public N] ...
 //   zkctl await JOB [--out DIR] | status | workers | cancel JOB | drain WORKER [--wait] | undrain WORKER
 //   zkctl journal --data-dir DIR [--job N] [--limit N]   (reads the broker's journal; no broker needed)
 //   zkctl keygen --out NAME   (writes a CURVE keypair NAME.pub, NAME.secret; no broker needed)
@@ -97,11 +98,27 @@ int main(int argc, char** argv) {
                      "seconds to keep retrying while the broker answers BUSY (over its queue limits) or "
                      "UNAVAILABLE (it cannot write its journal)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
-  submit->add_option("--public", submit_args.public_files,
-                     "the public.json each witness's proof must carry (one per witness, in order): the broker "
-                     "refuses a witness committing to other public signals; repeat it, one file each")
-      ->check(CLI::ExistingFile)
-      ->allow_extra_args(false);  // `--public P W.wtns`: W.wtns is a witness
+  auto* public_option =
+      submit->add_option("--public,--public-signals", submit_args.public_files,
+                         "the public.json each witness's proof must carry (one per witness or --witness-url, in "
+                         "order): the broker refuses a witness committing to other public signals; repeat it, one "
+                         "file each")
+          ->check(CLI::ExistingFile)
+          ->allow_extra_args(false);  // `--public P W.wtns`: W.wtns is a witness
+  submit->add_option("--witness-url", submit_args.refs.urls,
+                     "instead of witness files: a URL the workers fetch the partition's .wtns from (file://, http://, "
+                     "https://); repeat it, one per partition, in order. zkctl prints it redacted")
+      ->allow_extra_args(false);
+  submit->add_option("--sha256", submit_args.refs.sha256_hex,
+                     "SHA-256 (64 hex digits) of the --witness-url in the same position; with --size, required for "
+                     "http(s) URLs (a readable file:// URL without them is hashed here)")
+      ->allow_extra_args(false);
+  submit->add_option("--size", submit_args.refs.sizes, "exact size in bytes of the --witness-url in the same position")
+      ->allow_extra_args(false);
+  auto* n_public_option =
+      submit->add_option("--n-public", submit_args.refs.n_public,
+                         "with file:// --witness-url hashed here: read the expected public signals w[1..N] from each "
+                         "witness (N: the circuit's nPublic, in its verification_key.json) instead of --public-signals");
   submit->add_flag("--wait", submit_args.wait, "wait for the result and print it");
   submit->add_option("--out", submit_args.out_dir, "write proof_<p>.json/public_<p>.json here (implies --wait)");
 
@@ -180,7 +197,11 @@ int main(int argc, char** argv) {
     ctx.json = json;
     ctx.reply_timeout = Millis(timeout_s);
     ctx.result_timeout = Millis(wait_timeout_s);
-    if (submit->parsed()) return zkctl::Submit(ctx, submit_args);
+    if (submit->parsed()) {
+      submit_args.refs.has_n_public = n_public_option->count() > 0;
+      submit_args.refs.has_public_files = public_option->count() > 0;
+      return zkctl::Submit(ctx, submit_args);
+    }
     if (await->parsed()) return zkctl::Await(ctx, job_seq, out_dir);
     if (app.got_subcommand("status")) return zkctl::Status(ctx);
     if (app.got_subcommand("workers")) return zkctl::Workers(ctx);

@@ -222,3 +222,30 @@ def test_expected_public_signals_are_checked_by_the_broker(fleet, witness):
         job = client.submit("bn128", [witness], expected_public=[public])
         result = job.result(timeout=scaled(120))
         assert result.partitions[0].public == json.loads(public)
+
+
+def test_a_witness_by_reference_is_fetched_by_the_worker_and_proved(own_fleet):
+    """Witnesses by reference end to end (needs the broker's and the worker's
+    support: skipped while zkworker has no --fetch-allow)."""
+    import subprocess
+    from conftest import binary
+    if "--fetch-allow" not in subprocess.run([binary("zkworker"), "--help"], capture_output=True, text=True).stdout:
+        pytest.skip("zkworker has no --fetch-allow: witnesses by reference are not in this tree")
+    witness = (FIXTURE / "witness.wtns").resolve()  # the worker checks the real path against its prefix
+    public = (FIXTURE / "public.json").read_text()
+    own_fleet.start_broker()  # holds bn128's verification key
+    own_fleet.start_worker("prover", "--circuit", f"bn128={FIXTURE / 'circuit_final.zkey'}", "--threads", "1",
+                           "--fetch-allow", witness.parent.as_uri() + "/")
+    own_fleet.wait_ready("prover")
+    ref = zkfleet.witness_ref_of_file(witness)
+    with own_fleet.client() as client:
+        # The broker cannot read the witness: without the expected public signals it refuses.
+        with pytest.raises(zkfleet.BadRequest):
+            client.submit("bn128", witness_refs=[ref])
+        result = client.submit("bn128", witness_refs=[ref], expected_public=[public]).result(timeout=scaled(120))
+        assert result.partitions[0].public == json.loads(public)
+        # Bytes that are not the ones referenced: the job fails on the digest, as the client's error.
+        wrong = zkfleet.WitnessRef(ref.url, ref.size, bytes(32))
+        with pytest.raises(zkfleet.JobFailed) as failed:
+            client.submit("bn128", witness_refs=[wrong], expected_public=[public]).result(timeout=scaled(120))
+        assert failed.value.state == "FAILED", failed.value

@@ -7,6 +7,8 @@ UNAVAILABLE, send a result that is not a proof, restart at a chosen moment.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import time
 from typing import List, Optional, Tuple
 
@@ -15,7 +17,7 @@ import zmq
 import zmq.asyncio
 
 import zkfleet
-from conftest import free_port, scaled
+from conftest import FIXTURE, free_port, scaled
 from zkfleet._wire import PROTOCOL_VERSION, pb
 
 
@@ -413,4 +415,105 @@ def test_the_endpoint_defaults_to_zkfleet_broker(monkeypatch):
             assert client.endpoint == "tcp://127.0.0.1:1"
         finally:
             client.close()
+    run(scenario)
+
+
+# --------------------------------------------------------------------------- witnesses by reference
+
+def test_a_submit_by_reference_sends_the_references_and_digests_and_no_frame():
+    witness = FIXTURE / "witness.wtns"
+    data = witness.read_bytes()
+    ref = zkfleet.witness_ref_of_file(witness)
+    assert ref.url == witness.resolve().as_uri() and ref.url.startswith("file:///")
+    assert ref.size == len(data) and ref.sha256 == hashlib.sha256(data).digest()
+    # Another URL for the same bytes (served over HTTPS, presigned): the query is a credential.
+    secret_url = "https://key:pw@s3.example/bucket/w.wtns?X-Amz-Signature=SIGNATURE&X-Amz-Expires=600"
+    served = zkfleet.witness_ref_of_file(str(witness), url=secret_url)
+    assert served.size == ref.size and served.sha256 == ref.sha256
+    assert "SIGNATURE" not in repr(served) and "pw" not in repr(served)
+    assert "https://s3.example/bucket/w.wtns" in repr(served)
+    public = (FIXTURE / "public.json").read_text()
+
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            submit = asyncio.ensure_future(client.submit("bn128", witness_refs=[ref, served], request_id="r-ref",
+                                                         expected_public=[public, json.loads(public)]))
+            peer, envelope, frames = await broker.expect("submit")
+            assert frames == []  # no witness frame follows a reference SUBMIT
+            request = envelope.submit
+            assert request.request_id == "r-ref" and list(request.witness_bytes) == []
+            assert [(r.url, r.size, r.sha256) for r in request.witness_refs] == [
+                (ref.url, len(data), hashlib.sha256(data).digest()),
+                (secret_url, len(data), hashlib.sha256(data).digest())]  # the URL goes whole: the worker needs it
+            digest = hashlib.sha256(",".join(json.loads(public)).encode()).digest()
+            assert list(request.public_signals_sha256) == [digest, digest]
+            await broker.submit_reply(peer, envelope.correlation_id, 12)
+            assert (await asyncio.wait_for(submit, scaled(10))).job_seq == 12
+    run(scenario)
+
+
+def test_the_blocking_client_submits_by_reference_too():
+    ref = zkfleet.WitnessRef("file:///shared/w.wtns", 10, b"\x01" * 32)
+
+    async def scenario(broker: FakeBroker) -> None:
+        loop = asyncio.get_running_loop()
+        client = zkfleet.Client(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10))
+        try:
+            submit = loop.run_in_executor(None, lambda: client.submit("c1", witness_refs=[ref], request_id="r-sync",
+                                                                      expected_public=[["7"]]))
+            peer, envelope, frames = await broker.expect("submit")
+            assert frames == [] and len(envelope.submit.witness_refs) == 1
+            assert envelope.submit.witness_refs[0].url == "file:///shared/w.wtns"
+            assert envelope.submit.public_signals_sha256[0] == hashlib.sha256(b"7").digest()
+            await broker.submit_reply(peer, envelope.correlation_id, 5)
+            assert (await asyncio.wait_for(submit, scaled(10))).job_seq == 5
+            # Bad input raises in the caller's thread, unsent.
+            with pytest.raises(zkfleet.InvalidRequest, match="not both"):
+                await loop.run_in_executor(None, lambda: client.submit("c1", [b"w"], witness_refs=[ref]))
+            assert await broker.bodies_within(scaled(0.3)) == []
+        finally:
+            await loop.run_in_executor(None, client.close)
+    run(scenario)
+
+
+def test_bad_references_raise_before_sending(tmp_path):
+    good = b"\x00" * 32
+    secret = "https://s3.example/w.wtns?X-Amz-Signature=SECRET"
+    for args, message in [
+        ((secret, 10, b"\x00" * 31), "sha256 of 31 bytes; a SHA-256 digest is 32"),
+        ((secret, 10, "ab" * 32), "raw bytes of the digest, not a str"),
+        ((secret, 0, good), "size 0"),
+        ((secret, -1, good), "size -1"),
+        ((secret, True, good), "size True"),
+        (("", 10, good), "without a URL"),
+        (("ftp://s.example/w", 10, good), r"not file://, http:// or https://"),
+        (("https://s.example/a b", 10, good), "space or a control character"),
+        (("https://s.example/" + "a" * 4096, 10, good), "at most 4096"),
+    ]:
+        with pytest.raises(zkfleet.InvalidRequest, match=message) as raised:
+            zkfleet.WitnessRef(*args)
+        assert "SECRET" not in str(raised.value), str(raised.value)
+    assert zkfleet.MAX_WITNESS_URL_BYTES == 4096
+    (tmp_path / "empty.wtns").write_bytes(b"")
+    with pytest.raises(zkfleet.InvalidRequest, match="empty"):
+        zkfleet.witness_ref_of_file(tmp_path / "empty.wtns")
+    assert zkfleet.redact_url("https://u:p@h.example:8443/a/b.wtns?sig=1#f") == "https://h.example:8443/a/b.wtns"
+    assert zkfleet.redact_url("HTTPS://h/x?q@evil") == "https://h/x"
+    assert zkfleet.redact_url("no scheme at all?secret") == "<url>"
+
+    ref = zkfleet.WitnessRef("https://s.example/w.wtns", 10, good)
+
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            with pytest.raises(zkfleet.InvalidRequest, match="1 witnesses and 1 witness_refs: .* not both"):
+                await client.submit("c1", [b"w"], witness_refs=[ref])
+            with pytest.raises(zkfleet.InvalidRequest, match="pass references as witness_refs"):
+                await client.submit("c1", [ref])
+            with pytest.raises(zkfleet.InvalidRequest, match="not a zkfleet.WitnessRef"):
+                await client.submit("c1", witness_refs=[("https://s.example/w", 10, good)])
+            with pytest.raises(zkfleet.InvalidRequest, match="1 expected public signal sets for 2 witness references"):
+                await client.submit("c1", witness_refs=[ref, ref], expected_public=['["1"]'])
+            with pytest.raises(zkfleet.InvalidRequest, match="not a decimal string"):
+                await client.submit("c1", witness_refs=[ref], expected_public=[["0x1"]])
+            assert await broker.bodies_within(scaled(0.5)) == []  # nothing was sent
     run(scenario)

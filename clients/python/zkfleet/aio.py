@@ -52,6 +52,7 @@ from ._wire import PROTOCOL_VERSION, error_kind_name, job_state_name, pb, priori
 from .errors import (AuthError, Busy, InvalidRequest, JobFailed, ResultExpired, Timeout, Unavailable, ZkfleetError,
                      broker_error)
 from .limits import MAX_CLIENT_ID_BYTES, check_name, check_submit, public_signals_digest
+from .refs import WitnessRef
 from .results import CancelResult, JobResult
 
 WitnessInput = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
@@ -177,10 +178,20 @@ class AsyncClient:
 
     # ------------------------------------------------------------------ API
 
-    async def submit(self, circuit: str, witnesses: Sequence[WitnessInput], priority: str = "normal",
+    async def submit(self, circuit: str, witnesses: Sequence[WitnessInput] = (), priority: str = "normal",
                      request_id: Optional[str] = None, deadline: Optional[float] = None,
-                     expected_public: Optional[Sequence[Union[str, bytes, Sequence[str]]]] = None) -> AsyncJob:
+                     expected_public: Optional[Sequence[Union[str, bytes, Sequence[str]]]] = None,
+                     witness_refs: Optional[Sequence[WitnessRef]] = None) -> AsyncJob:
         """Submits a job: one witness (a .wtns file's path or bytes) per partition.
+
+        Or, instead of ``witnesses``, ``witness_refs``: one
+        :class:`~zkfleet.WitnessRef` per partition (:func:`~zkfleet.witness_ref_of_file`
+        makes one), which the workers fetch themselves; no witness byte is
+        sent. A submit carries witnesses or references, never both
+        (:class:`InvalidRequest`, nothing sent). A broker holding the
+        circuit's verification key cannot read a referenced witness: it then
+        requires ``expected_public`` (one per reference) and refuses the
+        submit (:class:`BadRequest`) without it.
 
         Returns when the broker has made the job durable. ``request_id`` makes
         the submit idempotent (default: a random one, in ``job.request_id``);
@@ -207,14 +218,31 @@ class AsyncClient:
         request = pb.SubmitRequest(request_id=request_id, circuit_id=circuit, priority=priority_value(priority))
         if deadline:
             request.deadline_unix_s = time.time() + deadline
+        witnesses = list(witnesses or ())
+        refs = list(witness_refs or ())
+        if any(isinstance(w, WitnessRef) for w in witnesses):
+            raise InvalidRequest("a WitnessRef among the witnesses: pass references as witness_refs=[...]; "
+                                 "nothing was sent")
+        if refs and witnesses:
+            raise InvalidRequest(f"{len(witnesses)} witnesses and {len(refs)} witness_refs: a submit carries "
+                                 "witnesses or references, not both; nothing was sent")
+        for p, ref in enumerate(refs):
+            if not isinstance(ref, WitnessRef):
+                raise InvalidRequest(f"witness_refs[{p}] is a {type(ref).__name__}, not a zkfleet.WitnessRef; "
+                                     "nothing was sent")
+            WitnessRef(ref.url, ref.size, ref.sha256)  # checked again: raises InvalidRequest
+        partitions, units, unit = ((len(refs), "witness references", "reference") if refs
+                                   else (len(witnesses), "witnesses", "witness"))
         if expected_public:
-            if len(expected_public) != len(witnesses):
-                raise InvalidRequest(f"{len(expected_public)} expected public signal sets for {len(witnesses)} "
-                                     "witnesses: give one per witness, or none; nothing was sent")
+            if len(expected_public) != partitions:
+                raise InvalidRequest(f"{len(expected_public)} expected public signal sets for {partitions} "
+                                     f"{units}: give one per {unit}, or none; nothing was sent")
             request.public_signals_sha256.extend(public_signals_digest(p) for p in expected_public)
+        for ref in refs:
+            request.witness_refs.add(url=ref.url, size=ref.size, sha256=ref.sha256)
         blobs = [_witness_bytes(w) for w in witnesses]
         request.witness_bytes.extend(len(b) for b in blobs)
-        frames = witness_frames(blobs)
+        frames = witness_frames(blobs)  # none for references
         give_up = time.monotonic() + self.busy_timeout
         backoff = 0.0
         while True:

@@ -17,6 +17,7 @@ from typing import Any, Coroutine, List, Optional, Sequence, Tuple, TypeVar, Uni
 
 from ._wire import pb
 from .aio import AsyncClient, AsyncJob, WitnessInput
+from .refs import WitnessRef
 from .results import CancelResult, JobResult
 
 T = TypeVar("T")
@@ -74,12 +75,14 @@ class Client:
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
-    def submit(self, circuit: str, witnesses: Sequence[WitnessInput], priority: str = "normal",
+    def submit(self, circuit: str, witnesses: Sequence[WitnessInput] = (), priority: str = "normal",
                request_id: Optional[str] = None, deadline: Optional[float] = None,
-               expected_public: Optional[Sequence[Union[str, bytes, Sequence[str]]]] = None) -> Job:
-        """See :meth:`zkfleet.aio.AsyncClient.submit`."""
+               expected_public: Optional[Sequence[Union[str, bytes, Sequence[str]]]] = None,
+               witness_refs: Optional[Sequence[WitnessRef]] = None) -> Job:
+        """See :meth:`zkfleet.aio.AsyncClient.submit` (``witness_refs``: one
+        :class:`~zkfleet.WitnessRef` per partition instead of ``witnesses``)."""
         return Job(self, self._run(self._async.submit(circuit, witnesses, priority, request_id, deadline,
-                                                      expected_public)))
+                                                      expected_public, witness_refs)))
 
     def await_job(self, job_seq: int, timeout: Optional[float] = None) -> JobResult:
         """See :meth:`zkfleet.aio.AsyncClient.await_job`."""

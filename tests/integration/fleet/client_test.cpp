@@ -15,6 +15,8 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "fleet_harness.hpp"
 #include "zkfleet/client.h"
 
@@ -621,6 +623,95 @@ TEST(PublicClientWire, ZkctlUndrain) {
   const auto requests = broker.Requests();
   ASSERT_EQ(requests.size(), 3u);
   EXPECT_EQ(requests[0].envelope.undrain_worker().worker_id(), "w1");
+}
+
+
+// ---------------------------------------------------------------------------
+// Witnesses by reference, end to end: the broker journals the reference, the
+// worker fetches the file:// witness under its --fetch-allow prefix. Needs
+// the broker's and the worker's support (broker/, worker/, fetch/); on a tree
+// whose zkworker has no --fetch-allow the case reports itself skipped.
+
+bool WorkerFetches() {
+  std::string help;
+  RunCommand({BinaryPath("zkworker"), "--help"}, &help);
+  return help.find("--fetch-allow") != std::string::npos;
+}
+
+// Size and SHA-256 of a local file (sha256sum), as a reference needs them.
+client::WitnessRef RefOfFile(const std::string& path) {
+  client::WitnessRef ref;
+  ref.url = "file://" + path;
+  ref.size = std::filesystem::file_size(path);
+  std::string out;
+  EXPECT_EQ(RunCommand({"sha256sum", path}, &out), 0) << out;
+  for (size_t i = 0; i + 1 < 64 && i + 1 < out.size(); i += 2) {
+    ref.sha256.push_back(static_cast<char>(std::stoi(out.substr(i, 2), nullptr, 16)));
+  }
+  return ref;
+}
+
+TEST(PublicClient, AWitnessByReferenceIsFetchedByTheWorkerAndProved) {
+  if (!WorkerFetches()) GTEST_SKIP() << "zkworker has no --fetch-allow: witnesses by reference are not in this tree";
+  Fleet fleet("client-by-ref");
+  const std::string vk = Fixture("bn128_k12/verification_key.json");
+  fleet.StartBroker({"--verification-key", "bn128=" + vk});
+  // Real paths: the worker checks the opened file's real path against its prefix's.
+  const std::string witness = std::filesystem::canonical(Fixture("bn128_k12/witness.wtns")).string();
+  fleet.StartWorker("prover", {"--circuit", "bn128=" + Fixture("bn128_k12/circuit_final.zkey"), "--threads", "1",
+                               "--fetch-allow", "file://" + std::filesystem::path(witness).parent_path().string() + "/"});
+  fleet.WaitWorkerReady("prover");
+  auto c = Open(fleet);
+  const std::string expected_public = ReadFile(Fixture("bn128_k12/public.json"));
+
+  // The broker holds the circuit's verification key: a reference SUBMIT
+  // without the expected public signals is refused (it cannot read the witness).
+  client::SubmitOptions options{.circuit = "bn128"};
+  options.witness_refs = {RefOfFile(witness)};
+  client::Job job;
+  client::Status s = c->Submit(options, {}, &job);
+  EXPECT_EQ(s.code(), client::Code::kBadRequest) << s.ToString();
+
+  options.expected_public_json = {expected_public};
+  s = c->Submit(options, {}, &job);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  zkfleet::proto::JobResult result;
+  s = c->WaitResult(job.job_seq, Scaled(120s), &result);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(result.partitions_size(), 1);
+  EXPECT_TRUE(SnarkjsVerifies(vk, result.partitions(0).proof_json(), result.partitions(0).public_json(), fleet.dir()));
+
+  // zkctl: the same witness hashed by zkctl itself, its public signals read
+  // from it (--n-public), proved.
+  std::string out;
+  ASSERT_EQ(fleet.Zkctl({"--json", "--wait-timeout", "120", "submit", "--circuit", "bn128", "--witness-url",
+                         "file://" + witness, "--n-public", "2", "--wait"},
+                        &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("SUCCEEDED"), std::string::npos) << out;
+
+  // A presigned-style URL: journaled whole, shown redacted by zkctl journal.
+  const std::string secret_url = "https://key:pw@store.invalid/w.wtns?X-Amz-Signature=SIGNATURE0";
+  ASSERT_EQ(fleet.Zkctl({"--json", "submit", "--circuit", "bn128", "--request-id", "by-ref-secret", "--witness-url",
+                         secret_url, "--sha256", std::string(64, 'a'), "--size", "1000", "--public-signals",
+                         Fixture("bn128_k12/public.json")},
+                        &out),
+            0)
+      << out;
+  EXPECT_EQ(out.find("SIGNATURE0"), std::string::npos) << out;
+  const auto reply = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(reply.is_discarded()) << out;
+  const std::string job_seq = std::to_string(reply.value("job_seq", 0));
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--json", "journal", "--data-dir", fleet.broker_data_dir(), "--job", job_seq},
+        std::vector<std::string>{"journal", "--data-dir", fleet.broker_data_dir(), "--job", job_seq}}) {
+    ASSERT_EQ(fleet.Zkctl(args, &out), 0) << out;
+    EXPECT_NE(out.find("https://store.invalid/w.wtns"), std::string::npos) << out;
+    for (const char* secret : {"SIGNATURE0", "X-Amz", "key:pw"}) {
+      EXPECT_EQ(out.find(secret), std::string::npos) << secret << " shown:\n" << out;
+    }
+  }
 }
 
 }  // namespace

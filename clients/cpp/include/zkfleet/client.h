@@ -75,6 +75,8 @@ inline constexpr size_t kMaxRequestIdBytes = 128;  // SubmitOptions::request_id
 inline constexpr size_t kMaxCircuitIdBytes = 128;  // SubmitOptions::circuit
 inline constexpr size_t kMaxClientIdBytes = 128;   // Options::client_id (plaintext mode)
 inline constexpr size_t kMaxWorkerIdBytes = 128;   // Drain / Undrain
+inline constexpr size_t kMaxWitnessUrlBytes = 4096;  // WitnessRef::url
+inline constexpr size_t kWitnessSha256Bytes = 32;    // WitnessRef::sha256
 
 // What went wrong, by kind. Codes the broker sends map from its ErrorKind
 // (docs/protocol.md, "Error kinds"); the others are the client's own.
@@ -167,6 +169,19 @@ class Witness {
   std::string data_;  // the path, or the bytes
 };
 
+// One partition's witness by reference (docs/clients.md, "Witnesses by
+// reference"): the worker fetches the .wtns from `url` itself, so its bytes
+// never pass through the client or the broker. The worker proves only if
+// what it fetched is exactly `size` bytes with this SHA-256; the store must
+// keep the object unchanged until the job's result arrives. The URL may carry
+// a credential (a presigned query string, userinfo): the broker, the workers
+// and zkctl show it redacted (no userinfo, query or fragment).
+struct WitnessRef {
+  std::string url;      // file:///..., http://... or https://...; at most kMaxWitnessUrlBytes
+  uint64_t size = 0;    // the object's exact size in bytes (> 0)
+  std::string sha256;   // SHA-256 of those bytes: kWitnessSha256Bytes raw bytes (not hex)
+};
+
 // What a submit asks for. Empty request_id: the client makes a random one
 // (returned in Job::request_id); pass your own to make retries idempotent
 // across process restarts.
@@ -181,6 +196,16 @@ struct SubmitOptions {
   // holding the circuit's verification key refuses (kBadRequest) a witness
   // that commits to others, and checks every proof against them.
   std::vector<std::string> expected_public_json;
+  // Witnesses by reference, one per partition, instead of Witness values
+  // (a submit carries one or the other, never both: kInvalidArgument). No
+  // frame follows the SUBMIT. A broker holding the circuit's verification key
+  // cannot read a referenced witness, so it then requires
+  // expected_public_json (one per reference) and refuses the SUBMIT
+  // (kBadRequest) without it. Each reference is checked before anything is
+  // sent (kInvalidArgument): a URL that is empty, above kMaxWitnessUrlBytes,
+  // holds a space or a control byte, or is not file://, http:// or https://;
+  // a size of 0; a sha256 that is not kWitnessSha256Bytes bytes.
+  std::vector<WitnessRef> witness_refs;
 };
 
 // An accepted job, as the broker acknowledged it.
@@ -204,9 +229,11 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Submits one job, one witness per partition, and waits for the broker's
-  // acknowledgement (the job is durable once this returns OK). No witnesses:
-  // only looks up `options.request_id`. The job's result is pushed to this
+  // Submits one job, one witness per partition (or one reference per
+  // partition in options.witness_refs, with `witnesses` empty), and waits for
+  // the broker's acknowledgement (the job is durable once this returns OK;
+  // for references: the references are, the bytes are the store's to keep).
+  // No witnesses and no references: only looks up `options.request_id`. The job's result is pushed to this
   // client when it ends: collect it with WaitResult(). kInvalidArgument,
   // nothing sent, for a request id or circuit above kMaxRequestIdBytes /
   // kMaxCircuitIdBytes or holding a control byte. kResultExpired (`*job`
