@@ -225,12 +225,8 @@ def test_expected_public_signals_are_checked_by_the_broker(fleet, witness):
 
 
 def test_a_witness_by_reference_is_fetched_by_the_worker_and_proved(own_fleet):
-    """Witnesses by reference end to end (needs the broker's and the worker's
-    support: skipped while zkworker has no --fetch-allow)."""
-    import subprocess
-    from conftest import binary
-    if "--fetch-allow" not in subprocess.run([binary("zkworker"), "--help"], capture_output=True, text=True).stdout:
-        pytest.skip("zkworker has no --fetch-allow: witnesses by reference are not in this tree")
+    """Witnesses by reference end to end: the worker fetches the file://
+    witness under its --fetch-allow prefix."""
     witness = (FIXTURE / "witness.wtns").resolve()  # the worker checks the real path against its prefix
     public = (FIXTURE / "public.json").read_text()
     own_fleet.start_broker()  # holds bn128's verification key

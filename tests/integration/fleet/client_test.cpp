@@ -628,15 +628,7 @@ TEST(PublicClientWire, ZkctlUndrain) {
 
 // ---------------------------------------------------------------------------
 // Witnesses by reference, end to end: the broker journals the reference, the
-// worker fetches the file:// witness under its --fetch-allow prefix. Needs
-// the broker's and the worker's support (broker/, worker/, fetch/); on a tree
-// whose zkworker has no --fetch-allow the case reports itself skipped.
-
-bool WorkerFetches() {
-  std::string help;
-  RunCommand({BinaryPath("zkworker"), "--help"}, &help);
-  return help.find("--fetch-allow") != std::string::npos;
-}
+// worker fetches the file:// witness under its --fetch-allow prefix.
 
 // Size and SHA-256 of a local file (sha256sum), as a reference needs them.
 client::WitnessRef RefOfFile(const std::string& path) {
@@ -652,7 +644,6 @@ client::WitnessRef RefOfFile(const std::string& path) {
 }
 
 TEST(PublicClient, AWitnessByReferenceIsFetchedByTheWorkerAndProved) {
-  if (!WorkerFetches()) GTEST_SKIP() << "zkworker has no --fetch-allow: witnesses by reference are not in this tree";
   Fleet fleet("client-by-ref");
   const std::string vk = Fixture("bn128_k12/verification_key.json");
   fleet.StartBroker({"--verification-key", "bn128=" + vk});
