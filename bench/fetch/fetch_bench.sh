@@ -58,7 +58,7 @@ cat "$dir"/root/w/obj-*.wtns > /dev/null  # warm the page cache
 sh "$repo/tests/unit/fetch/make_test_pki.sh" "$dir"
 http=$(free_port); https=$(free_port); mtls=$(free_port)
 WORKERS=$WORKERS sh "$repo/tests/unit/fetch/nginx_conf.sh" "$dir" "$dir/root" "$http" "$https" "$mtls"
-"$NGINX" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
+env -u NGINX "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
 nginx_pid=$!
 for _ in $(seq 100); do
   if (exec 3<>/dev/tcp/127.0.0.1/$https) 2>/dev/null; then break; fi

@@ -456,8 +456,8 @@ http {
   }
 }
 CONF
-    "$NGINX" -t -p "$NG/" -c "$NG/nginx.conf" >"$W/logs/nginx-t.log" 2>&1 || { say "nginx -t failed:"; cat "$W/logs/nginx-t.log"; finish 1; }
-    "$NGINX" -p "$NG/" -c "$NG/nginx.conf" -g 'daemon off;' >>"$W/logs/nginx-error.log" 2>&1 &
+    env -u NGINX "$NGINX" -t -p "$NG/" -c "$NG/nginx.conf" >"$W/logs/nginx-t.log" 2>&1 || { say "nginx -t failed:"; cat "$W/logs/nginx-t.log"; finish 1; }
+    env -u NGINX "$NGINX" -p "$NG/" -c "$NG/nginx.conf" -g 'daemon off;' >>"$W/logs/nginx-error.log" 2>&1 &
     NGINX_PID=$!; PIDS+=($NGINX_PID)
     URL_BASE="$FETCH_SCHEME://127.0.0.1:$NP"
     # Up when it serves job-0's bytes in full (python3: no curl on the GPU image).
