@@ -203,6 +203,11 @@ int main(int argc, char** argv) {
                  "tries of a fetch that fails transiently (network, 5xx, truncated, too slow), with back-off")
       ->check(CLI::Range(1u, 100u))
       ->capture_default_str();
+  std::string max_fetch_bytes = "4GiB";
+  app.add_option("--max-fetch-bytes", max_fetch_bytes,
+                 "largest witness by reference taken (its buffer is allocated before the bytes arrive); larger "
+                 "ones fail as the client's error")
+      ->capture_default_str();
   app.add_option("--fetch-timeout", fetch_timeout_s, "seconds one fetch attempt may take")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -217,6 +222,18 @@ int main(int argc, char** argv) {
   options.test_hold_result = std::chrono::milliseconds(test_hold_result_ms);
   options.fault_window = std::chrono::seconds(fault_window_s);
   options.fetch.max_attempts = fetch_attempts;
+  if (auto bytes = zkfleet::worker::ParseByteSize(max_fetch_bytes); bytes && *bytes > 0) {
+    options.max_fetch_bytes = *bytes;
+  } else {
+    std::fprintf(stderr, "zkworker: --max-fetch-bytes %s is not a size (e.g. 4GiB)\n", max_fetch_bytes.c_str());
+    return 2;
+  }
+  if (static_cast<double>(fetch_attempts) * fetch_timeout_s > 480) {
+    // A fetch is started work: the broker takes a lease back after
+    // --lease-overrun-min (10 min by default) and counts it against the worker.
+    spdlog::warn("--fetch-attempts x --fetch-timeout = {} s: keep it below the broker's --lease-overrun-min",
+                 static_cast<double>(fetch_attempts) * fetch_timeout_s);
+  }
   options.fetch.total_timeout = std::chrono::seconds(static_cast<int64_t>(std::ceil(fetch_timeout_s)));
   if (!options.fetch.allow.empty()) {
     try {

@@ -36,17 +36,23 @@ std::string PayloadHash(const proto::SubmitRequest& request, const std::vector<f
   return digest.Finish();
 }
 
-// The same for a job of witnesses by reference: the circuit and every
-// reference (URL, size, digest). The leading marker keeps it apart from any
-// inline payload.
+// The same for a job of witnesses by reference: the circuit, every
+// reference's redacted URL, size and digest, and the public-signals digests
+// (what the proofs must show). The redacted URL: a retry with a freshly
+// presigned URL (another query string, the same object) is the same request.
+// The leading marker keeps it apart from any inline payload.
 std::string PayloadHashOfReferences(const proto::SubmitRequest& request) {
   storage::Digest128 digest;
   digest.AddSize(~uint64_t{0});
   digest.AddSize(request.circuit_id().size()).Add(request.circuit_id().data(), request.circuit_id().size());
   for (const proto::WitnessRef& ref : request.witness_refs()) {
-    digest.AddSize(ref.url().size()).Add(ref.url().data(), ref.url().size());
+    const std::string url = wire::RedactUrl(ref.url());
+    digest.AddSize(url.size()).Add(url.data(), url.size());
     digest.AddSize(ref.size());
     digest.AddSize(ref.sha256().size()).Add(ref.sha256().data(), ref.sha256().size());
+  }
+  for (const std::string& expected : request.public_signals_sha256()) {
+    digest.AddSize(expected.size()).Add(expected.data(), expected.size());
   }
   return digest.Finish();
 }

@@ -82,6 +82,10 @@ std::string Parse(std::string_view url, Parsed* out) {
   }
   if (path.find('\0') != std::string::npos) return "a NUL byte in its path";
   if (path.find('\\') != std::string::npos) return "a backslash in its path";
+  // A server or proxy that decodes twice, or reads ';' as a parameter
+  // (Tomcat's "..;"), would see another path than the one checked here.
+  if (path.find('%') != std::string::npos) return "a '%' left after decoding (double encoding) in its path";
+  if (path.find(';') != std::string::npos) return "a ';' in its path";
   for (size_t start = 1; start <= path.size();) {
     size_t end = path.find('/', start);
     if (end == std::string::npos) end = path.size();

@@ -77,8 +77,9 @@ Attempt CheckDigest(const FetchRequest& request, const std::string& digest, uint
   out.bytes = bytes;
   if (digest != request.sha256) {
     out.status = FetchStatus::kClientError;
-    out.why = wire::RedactUrl(request.url) + ": sha256 " + Hex(digest) + " differs from the job's " +
-              Hex(request.sha256);
+    // The object's own digest is not named: the client reads this, and may
+    // not be entitled to learn anything about objects it did not write.
+    out.why = wire::RedactUrl(request.url) + ": its sha256 differs from the job's (" + Hex(request.sha256) + ")";
   }
   return out;
 }

@@ -62,7 +62,7 @@ struct FetchOptions {
   std::chrono::seconds low_speed_time{10};
   // Per attempt. All attempts together stay below the broker's --lease-overrun-min
   // (10 min): a fetch counts as started work.
-  std::chrono::seconds total_timeout{120};
+  std::chrono::seconds total_timeout{60};
   unsigned max_attempts = 4;                 // tries for transient errors
   std::chrono::milliseconds backoff_initial{200}, backoff_max{5000};
   unsigned max_redirects = 5;

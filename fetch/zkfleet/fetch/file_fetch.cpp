@@ -40,6 +40,17 @@ Attempt FetchFile(const FetchConfig& config, const FetchRequest& request, std::s
   const auto local = config.allow().Local(request.url);
   if (!local) return fail(FetchStatus::kRefused, "under no file:// --fetch-allow prefix");
 
+  // The allowed directory first: missing (a share not mounted) is this
+  // worker's trouble, not a missing object.
+  char* root_real = ::realpath(local->root.c_str(), nullptr);
+  if (root_real == nullptr) {
+    return fail(FetchStatus::kTransient, "the allowed directory " + local->root + " cannot be resolved: " +
+                                             std::strerror(errno));
+  }
+  std::string root(root_real);
+  ::free(root_real);
+  if (root.back() != '/') root.push_back('/');
+
   Fd file;
   // O_NONBLOCK: a FIFO planted under the prefix must not hang the opener
   // (no effect on regular files; anything else is refused below).
@@ -58,14 +69,6 @@ Attempt FetchFile(const FetchConfig& config, const FetchRequest& request, std::s
   const ssize_t length = ::readlink(proc.c_str(), real, PATH_MAX);
   if (length <= 0) return fail(FetchStatus::kTransient, std::string("readlink ") + proc + ": " + std::strerror(errno));
   const std::string real_path(real, static_cast<size_t>(length));
-  char* root_real = ::realpath(local->root.c_str(), nullptr);
-  if (root_real == nullptr) {
-    return fail(FetchStatus::kTransient, "the allowed directory " + local->root + " cannot be resolved: " +
-                                             std::strerror(errno));
-  }
-  std::string root(root_real);
-  ::free(root_real);
-  if (root.back() != '/') root.push_back('/');
   if (real_path.compare(0, root.size(), root) != 0) {
     return fail(FetchStatus::kRefused, "resolves to a file outside the allowed directory " + local->root);
   }
@@ -73,8 +76,8 @@ Attempt FetchFile(const FetchConfig& config, const FetchRequest& request, std::s
   if (::fstat(file.fd, &st) != 0) return fail(FetchStatus::kTransient, std::string("fstat: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return fail(FetchStatus::kClientError, "not a regular file");
   if (static_cast<uint64_t>(st.st_size) != request.size) {
-    return fail(FetchStatus::kClientError, "wrong size: " + std::to_string(st.st_size) + " bytes, the job says " +
-                                               std::to_string(request.size));
+    // Its real size is not named (the client reads this).
+    return fail(FetchStatus::kClientError, "wrong size: not the " + std::to_string(request.size) + " bytes the job says");
   }
   ::posix_fadvise(file.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 

@@ -140,8 +140,9 @@ Attempt FetchHttp(const FetchConfig& config, CURL* curl, const FetchRequest& req
     out.bytes = t.offset;
     if (t.cancelled) return fail(FetchStatus::kCancelled, "cancelled");
     if (t.bad_length >= 0) {
-      return fail(FetchStatus::kClientError, "wrong size: Content-Length " + std::to_string(t.bad_length) +
-                                                 ", the job says " + std::to_string(request.size));
+      // Its real size is not named (the client reads this).
+      return fail(FetchStatus::kClientError,
+                  "wrong size: its Content-Length is not the " + std::to_string(request.size) + " bytes the job says");
     }
     if (t.too_long) {
       return fail(FetchStatus::kClientError, "the body is larger than its size (" + std::to_string(request.size) +

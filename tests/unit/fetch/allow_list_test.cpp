@@ -55,7 +55,8 @@ TEST(AllowList, RefusesDotSegmentsAndEncodings) {
                           "https://store.internal/w/a%2Fb", "https://store.internal/w/..%5c..%5csecret",
                           "https://store.internal/w/a%00b", "https://store.internal/w/a%zz",
                           "file:///mnt/w/../../etc/passwd", "file:///mnt/w/%2e%2e/%2e%2e/etc/passwd",
-                          "file://otherhost/mnt/w/a"}) {
+                          "file://otherhost/mnt/w/a", "https://store.internal/w/%252e%252e/secret",
+                          "https://store.internal/w/..;/secret"}) {
     const auto refusal = list.Refusal(url);
     EXPECT_TRUE(refusal.has_value()) << url;
   }

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "zkfleet/fetch/sha256.hpp"
 #include "zkfleet/worker/worker_core.hpp"
 
 namespace zkfleet::worker {
@@ -168,6 +169,9 @@ TEST_F(FetchStageTest, AWrongDigestSizeMissingObjectOrForbiddenUrlFailsTheJobNot
     EXPECT_FALSE(result.retryable()) << result.error();
     EXPECT_NE(result.error().find(says.at(result.item().job_seq())), std::string::npos) << result.error();
     EXPECT_EQ(result.error().find("secret"), std::string::npos) << result.error();
+    // Nothing about the object that the client did not already say: not its size, not its digest.
+    EXPECT_EQ(result.error().find(std::to_string(witness_.size()) + " "), std::string::npos) << result.error();
+    EXPECT_EQ(result.error().find(zkfleet::fetch::Hex(Sha256(witness_))), std::string::npos) << result.error();
     EXPECT_EQ(result.item().lease().number(), 100 + result.item().job_seq());
   }
   EXPECT_EQ(core_->queue().queued(), 0u);
@@ -185,20 +189,66 @@ TEST_F(FetchStageTest, AWorkerWithoutFetchAllowAnswersAReferenceRetryable) {
   EXPECT_NE(results[0].result().error().find("--fetch-allow"), std::string::npos);
 }
 
+// A server that accepts (the kernel's backlog) and never answers; closed
+// with the test.
+class SilentServer {
+ public:
+  SilentServer() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    EXPECT_EQ(listen(fd_, 8), 0);
+    socklen_t length = sizeof address;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    prefix_ = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/";
+  }
+  ~SilentServer() { close(fd_); }
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  int fd_ = -1;
+  std::string prefix_;
+};
+
+// After a reconnect the broker leases the item again; the first fetch's late
+// (cancelled) event must not answer the new lease: only the newest fetch of
+// an item counts.
+TEST_F(FetchStageTest, ACancelledFetchsLateEventDoesNotAnswerTheItemsNewLease) {
+  SilentServer server;
+  MakeReady({server.prefix()});
+  JobByReference(1, server.prefix() + "w.wtns", witness_.size(), Sha256(witness_));
+  std::this_thread::sleep_for(100ms);
+  core_->OnConnected(/*reconnect=*/true, now_);  // the fetch is cancelled; the broker redelivers
+  proto::Envelope again;
+  proto::Job* job = again.mutable_job();
+  job->mutable_item()->set_job_seq(1);
+  job->mutable_item()->mutable_lease()->set_epoch(1);
+  job->mutable_item()->mutable_lease()->set_number(201);
+  job->set_circuit_id("c");
+  job->set_attempt(2);
+  *job->mutable_witness_ref() = proto::WitnessRef();
+  job->mutable_witness_ref()->set_url(server.prefix() + "w.wtns");
+  job->mutable_witness_ref()->set_size(witness_.size());
+  job->mutable_witness_ref()->set_sha256(Sha256(witness_));
+  core_->OnBrokerMessage(again, {}, now_);
+  AwaitFetched(1);  // the first fetch's cancelled event
+  EXPECT_TRUE(Only(Sent(), proto::Envelope::kResult).empty()) << "the stale event answered the new lease";
+  EXPECT_EQ(core_->ledger().held(), 1u);
+  core_->BeginDrain("test", now_);
+  auto handbacks = Only(Sent(), proto::Envelope::kHandback);
+  ASSERT_EQ(handbacks.size(), 1u);
+  ASSERT_EQ(handbacks[0].handback().items_size(), 1);
+  EXPECT_EQ(handbacks[0].handback().items(0).lease().number(), 201u);
+  AwaitFetched(1);
+}
+
 // A drain does not wait for a fetch that hangs: the item goes back to the
 // broker at once, the fetch is cancelled, and its late event changes nothing.
 TEST_F(FetchStageTest, ADrainHandsBackAnItemWhoseFetchHangs) {
-  // A server that accepts (the kernel's backlog) and never answers.
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(listen(listener, 8), 0);
-  socklen_t length = sizeof address;
-  getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
-  const std::string prefix = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/";
+  SilentServer server;
+  const std::string prefix = server.prefix();
   MakeReady({prefix});
   JobByReference(1, prefix + "w.wtns", witness_.size(), Sha256(witness_));
   std::this_thread::sleep_for(100ms);  // the fetch is under way
@@ -211,7 +261,6 @@ TEST_F(FetchStageTest, ADrainHandsBackAnItemWhoseFetchHangs) {
   EXPECT_EQ(core_->ledger().held(), 0u);
   AwaitFetched(1);  // cancelled promptly, not after a timeout
   EXPECT_TRUE(Only(Sent(), proto::Envelope::kResult).empty());
-  close(listener);
 }
 
 }  // namespace

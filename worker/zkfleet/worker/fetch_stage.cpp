@@ -13,31 +13,36 @@ FetchStage::FetchStage(const fetch::FetchOptions& options, unsigned threads, Eve
 
 FetchStage::~FetchStage() { Stop(); }
 
-void FetchStage::Submit(std::unique_ptr<QueuedItem> item) {
+uint64_t FetchStage::Submit(std::unique_ptr<QueuedItem> item) {
   const wire::ItemRef ref = item->key.ref();
   std::lock_guard lock(mutex_);
-  if (stopping_) return;
+  if (stopping_) return 0;
   auto cancel = std::make_shared<std::atomic<bool>>(false);
-  cancels_[ref] = cancel;
-  pending_.push_back({std::move(item), std::move(cancel)});
+  const uint64_t generation = next_generation_++;
+  if (auto old = live_.find(ref); old != live_.end()) old->second.cancel->store(true);  // superseded
+  live_[ref] = {cancel, generation};
+  ++in_flight_;
+  pending_.push_back({std::move(item), std::move(cancel), generation});
   wake_.notify_one();
+  return generation;
 }
 
 void FetchStage::Cancel(const wire::ItemRef& ref) {
   std::lock_guard lock(mutex_);
-  if (auto it = cancels_.find(ref); it != cancels_.end()) it->second->store(true);
+  if (auto it = live_.find(ref); it != live_.end()) it->second.cancel->store(true);
 }
 
 size_t FetchStage::in_flight() const {
   std::lock_guard lock(mutex_);
-  return cancels_.size();
+  return in_flight_;
 }
 
 void FetchStage::Stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    for (auto& [ref, cancel] : cancels_) cancel->store(true);
+    for (auto& [ref, live] : live_) live.cancel->store(true);
+    for (Task& task : pending_) task.cancel->store(true);
   }
   wake_.notify_all();
   for (std::thread& thread : threads_) {
@@ -65,7 +70,14 @@ void FetchStage::Run() {
     PipelineEvent event;
     event.kind = PipelineEvent::Kind::kFetched;
     event.ref = item.key.ref();
-    event.fetch = fetcher.Fetch(request, into, task.cancel.get());
+    event.generation = task.generation;
+    try {
+      event.fetch = fetcher.Fetch(request, into, task.cancel.get());
+    } catch (const std::exception& e) {
+      // Not the job's fault (no handle, an OpenSSL failure): another worker may manage.
+      event.fetch.status = fetch::FetchStatus::kTransient;
+      event.fetch.why = wire::RedactUrl(ref.url()) + ": the fetch failed on this worker: " + e.what();
+    }
     if (event.fetch.status != fetch::FetchStatus::kOk && event.fetch.status != fetch::FetchStatus::kCancelled) {
       spdlog::warn("job_seq={} partition={}: fetching its witness failed ({}): {}", event.ref.job_seq,
                    event.ref.partition, fetch::FetchStatusName(event.fetch.status), event.fetch.why);
@@ -73,7 +85,10 @@ void FetchStage::Run() {
     event.fetched = std::shared_ptr<QueuedItem>(std::move(task.item));
     {
       std::lock_guard lock(mutex_);
-      cancels_.erase(event.ref);
+      if (auto it = live_.find(event.ref); it != live_.end() && it->second.generation == task.generation) {
+        live_.erase(it);
+      }
+      --in_flight_;
     }
     mailbox_.Post(std::move(event));
   }

@@ -40,8 +40,11 @@ class FetchStage {
   FetchStage& operator=(const FetchStage&) = delete;
 
   // Fetches the witness `item->job.witness_ref()` names into
-  // `item->witness()` (allocated with exactly its size); posts kFetched.
-  void Submit(std::unique_ptr<QueuedItem> item);
+  // `item->witness()` (allocated with exactly its size); posts kFetched
+  // carrying the returned generation, unique per submission, so that a
+  // cancelled fetch's late event is never taken for a newer fetch of the
+  // same item (a reconnect, then the broker's redelivery).
+  uint64_t Submit(std::unique_ptr<QueuedItem> item);
   // The item's fetch ends soon (or never starts); its kFetched still comes,
   // with FetchStatus::kCancelled unless it had already finished.
   void Cancel(const wire::ItemRef& ref);
@@ -54,6 +57,11 @@ class FetchStage {
   struct Task {
     std::unique_ptr<QueuedItem> item;
     std::shared_ptr<std::atomic<bool>> cancel;
+    uint64_t generation = 0;
+  };
+  struct Live {
+    std::shared_ptr<std::atomic<bool>> cancel;
+    uint64_t generation = 0;
   };
   void Run();
 
@@ -62,7 +70,9 @@ class FetchStage {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Task> pending_;                                            // guarded by mutex_
-  std::map<wire::ItemRef, std::shared_ptr<std::atomic<bool>>> cancels_;  // guarded by mutex_: submitted, not posted
+  std::map<wire::ItemRef, Live> live_;  // guarded by mutex_: the newest submission of each item, not posted yet
+  size_t in_flight_ = 0;                // guarded by mutex_: submissions not posted yet
+  uint64_t next_generation_ = 1;        // guarded by mutex_
   bool stopping_ = false;                                               // guarded by mutex_
   std::vector<std::thread> threads_;
 };

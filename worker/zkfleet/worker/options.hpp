@@ -69,8 +69,10 @@ struct WorkerOptions {
   fetch::FetchOptions fetch;
   unsigned fetch_threads = 4;
   // The largest witness by reference the worker takes (a JOB names the size;
-  // the buffer is allocated before the first byte arrives).
-  uint64_t max_fetch_bytes = 64ull << 30;
+  // the buffer is allocated before the first byte arrives, in the pool or,
+  // without room there, on the heap: fetch_threads x this bounds the heap).
+  // 4 GiB: a BN254 witness of 2^27 signals.
+  uint64_t max_fetch_bytes = 4ull << 30;
 };
 
 }  // namespace zkfleet::worker

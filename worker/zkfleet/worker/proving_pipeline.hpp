@@ -75,6 +75,7 @@ struct PipelineEvent {
   // the fetch went.
   std::shared_ptr<QueuedItem> fetched;
   fetch::FetchResult fetch;
+  uint64_t generation = 0;  // FetchStage::Submit's
 };
 
 // A thread-safe queue of PipelineEvents with an eventfd the session polls.

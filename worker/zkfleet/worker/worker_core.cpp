@@ -270,6 +270,13 @@ void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::tim
 void WorkerCore::FetchWitness(QueuedItem item) {
   const wire::ItemRef ref = item.key.ref();
   const proto::WitnessRef& witness = item.job.witness_ref();
+  if (fetching_.count(ref)) {
+    // The broker leased it again (a restarted broker that never saw it
+    // start): the fetch under way serves it, answered under the newest lease.
+    spdlog::info("job_seq={} partition={} is already being fetched here; it continues under lease {}", ref.job_seq,
+                 ref.partition, held_[ref].lease.ShortDebugString());
+    return;
+  }
   if (!fetch_stage_) {
     // Another worker may be allowed to fetch it.
     return FailItem(ref, item.job,
@@ -298,8 +305,7 @@ void WorkerCore::FetchWitness(QueuedItem item) {
   // that sit on a lease, and a worker that dies now has spent an attempt.
   started_unsent_.push_back(ref);
   started_by_fetch_.insert(ref);
-  fetching_.insert(ref);
-  fetch_stage_->Submit(std::make_unique<QueuedItem>(std::move(item)));
+  fetching_[ref] = fetch_stage_->Submit(std::make_unique<QueuedItem>(std::move(item)));
 }
 
 void WorkerCore::OnFetched(PipelineEvent& event) {
@@ -309,7 +315,11 @@ void WorkerCore::OnFetched(PipelineEvent& event) {
     metrics_->FetchEnded(fetch::FetchStatusName(fetched.status), fetched.status == fetch::FetchStatus::kOk ? fetched.bytes : 0,
                          fetched.attempts > 0 ? fetched.attempts - 1 : 0, fetched.seconds);
   }
-  if (!fetching_.erase(ref) || !event.fetched) return;  // cancelled: handed back or dropped already
+  // A cancelled fetch (handed back or dropped already), or one a newer fetch
+  // of the same item replaced: its event changes nothing.
+  auto live = fetching_.find(ref);
+  if (live == fetching_.end() || live->second != event.generation || !event.fetched) return;
+  fetching_.erase(live);
   QueuedItem& item = *event.fetched;
   switch (fetched.status) {
     case fetch::FetchStatus::kOk: break;
@@ -328,13 +338,15 @@ void WorkerCore::OnFetched(PipelineEvent& event) {
   spdlog::debug("job_seq={} partition={}: {} witness bytes fetched in {:.3f} s", ref.job_seq, ref.partition,
                 fetched.bytes, fetched.seconds);
   if (!queue_.Push(std::move(item))) {
+    started_by_fetch_.erase(ref);
     spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
                  ref.job_seq, ref.partition, held_[ref].lease.ShortDebugString());
   }
 }
 
 std::vector<wire::ItemRef> WorkerCore::CancelFetches() {
-  std::vector<wire::ItemRef> cancelled(fetching_.begin(), fetching_.end());
+  std::vector<wire::ItemRef> cancelled;
+  for (const auto& [ref, generation] : fetching_) cancelled.push_back(ref);
   for (const wire::ItemRef& ref : cancelled) {
     fetch_stage_->Cancel(ref);
     started_by_fetch_.erase(ref);

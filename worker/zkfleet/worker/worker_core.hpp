@@ -223,7 +223,7 @@ class WorkerCore {
   EventMailbox mailbox_;
   std::unique_ptr<ProvingPipeline> pipeline_;
   std::unique_ptr<FetchStage> fetch_stage_;  // only with --fetch-allow
-  std::set<wire::ItemRef> fetching_;         // handed to the fetch stage, not back yet
+  std::map<wire::ItemRef, uint64_t> fetching_;  // handed to the fetch stage (its generation), not back yet
   std::set<wire::ItemRef> started_by_fetch_; // STARTED went out when its fetch began
   bool pipeline_stopped_ = false;
 
