@@ -11,10 +11,9 @@
 #include <memory>
 #include <span>
 
-#include <openssl/evp.h>
-
 #include "zkfleet/engine/snarkjs.hpp"
 #include "zkfleet/engine/wtns.hpp"
+#include "zkfleet/fetch/sha256.hpp"
 #include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
 
@@ -62,19 +61,6 @@ class MappedFile {
   void* data_ = nullptr;
   size_t size_ = 0;
 };
-
-bool Sha256(std::span<const uint8_t> bytes, std::string* digest) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), out, &length) != 1 || length != zkfleet::wire::kSha256Bytes) {
-    return false;
-  }
-  digest->assign(reinterpret_cast<const char*>(out), length);
-  return true;
-}
 
 }  // namespace
 
@@ -185,7 +171,11 @@ bool BuildWitnessRefs(const WitnessRefArgs& args, std::vector<zkfleet::client::W
       }
       ref.size = file.bytes().size();
       if (ref.size == 0) return fail(where + ": " + path + " is empty");
-      if (!Sha256(file.bytes(), &ref.sha256)) return fail(where + ": SHA-256 failed (OpenSSL)");
+      try {
+        ref.sha256 = zkfleet::fetch::Sha256::Of(file.bytes());
+      } catch (const std::exception& e) {
+        return fail(where + ": SHA-256 failed: " + e.what());
+      }
       if (args.has_n_public) {
         std::span<const uint8_t> whole = file.bytes();
         auto signals = zkfleet::engine::PublicSignalsOfWtns({&whole, 1}, args.n_public, &error);

@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -28,13 +26,6 @@ bool Write(const std::string& path, const std::string& text) {
 }
 
 }  // namespace
-
-std::string Sha256Of(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<const char*>(digest), size);
-}
 
 WitnessStore::WitnessStore(const std::string& dir) : dir_(dir) {
   namespace fs = std::filesystem;

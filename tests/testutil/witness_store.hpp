@@ -45,7 +45,4 @@ class WitnessStore {
   std::unique_ptr<ChildProcess> nginx_;
 };
 
-// SHA-256 of `bytes` (OpenSSL), raw 32 bytes.
-std::string Sha256Of(const std::string& bytes);
-
 }  // namespace zkfleet::testing

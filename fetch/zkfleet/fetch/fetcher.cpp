@@ -11,6 +11,7 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/fetch/attempt.hpp"
 #include "zkfleet/fetch/sha256.hpp"
+#include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkfleet::fetch {
@@ -79,7 +80,7 @@ Attempt CheckDigest(const FetchRequest& request, const std::string& digest, uint
     out.status = FetchStatus::kClientError;
     // The object's own digest is not named: the client reads this, and may
     // not be entitled to learn anything about objects it did not write.
-    out.why = wire::RedactUrl(request.url) + ": its sha256 differs from the job's (" + Hex(request.sha256) + ")";
+    out.why = wire::RedactUrl(request.url) + ": its sha256 differs from the job's (" + wire::DigestHex(request.sha256) + ")";
   }
   return out;
 }

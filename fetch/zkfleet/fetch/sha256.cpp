@@ -36,15 +36,14 @@ std::string Sha256::Finish() {
   return std::string(reinterpret_cast<const char*>(digest), length);
 }
 
-std::string Hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
+std::string Sha256::Of(std::span<const uint8_t> bytes) {
+  Sha256 sha;
+  sha.Update(bytes);
+  return sha.Finish();
+}
+
+std::string Sha256::Of(std::string_view bytes) {
+  return Of(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
 }
 
 }  // namespace zkfleet::fetch

@@ -21,6 +21,10 @@ class Sha256 {
   Sha256(const Sha256&) = delete;
   Sha256& operator=(const Sha256&) = delete;
 
+  // The digest of `bytes` in one call (zkctl's local witnesses, tests).
+  static std::string Of(std::span<const uint8_t> bytes);
+  static std::string Of(std::string_view bytes);
+
   void Update(std::span<const uint8_t> bytes);
   // The 32 raw bytes of the digest of everything since construction or the
   // last Finish/Reset; the object then starts over.
@@ -30,8 +34,5 @@ class Sha256 {
  private:
   evp_md_ctx_st* ctx_;
 };
-
-// Lower-case hex of `bytes`, for messages.
-std::string Hex(std::string_view bytes);
 
 }  // namespace zkfleet::fetch

@@ -14,13 +14,13 @@
 
 #include "fleet_harness.hpp"
 #include "testutil/witness_store.hpp"
+#include "zkfleet/fetch/sha256.hpp"
 #include "zkfleet/wire/public_digest.hpp"
 
 namespace fleet_test {
 namespace {
 
 namespace proto = zkfleet::proto;
-using zkfleet::testing::Sha256Of;
 using zkfleet::testing::WitnessStore;
 
 constexpr const char* kCircuit = "c";
@@ -40,7 +40,7 @@ proto::WitnessRef Ref(const std::string& url, const std::string& bytes) {
   proto::WitnessRef ref;
   ref.set_url(url);
   ref.set_size(bytes.size());
-  ref.set_sha256(Sha256Of(bytes));
+  ref.set_sha256(zkfleet::fetch::Sha256::Of(bytes));
   return ref;
 }
 

@@ -3,7 +3,6 @@
 // (references, digests, no witness frame), and the bad input they refuse
 // before sending anything. Needs no zkbroker.
 #include <gtest/gtest.h>
-#include <openssl/sha.h>
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +17,7 @@
 
 #include "testutil/test_support.hpp"
 #include "zkfleet/client.h"
+#include "zkfleet/fetch/sha256.hpp"
 #include "zkfleet/storage/journal.hpp"
 #include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/wire/public_digest.hpp"
@@ -97,11 +97,7 @@ std::string ReadAll(const std::string& path) {
   return buffer.str();
 }
 
-std::string Sha256Of(const std::string& bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
-  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
-}
+std::string Sha256Of(const std::string& bytes) { return zkfleet::fetch::Sha256::Of(bytes); }
 
 std::string Hex(const std::string& bytes) { return zkfleet::wire::DigestHex(bytes); }
 

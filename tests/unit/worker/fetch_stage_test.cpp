@@ -7,8 +7,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -21,6 +19,7 @@
 #include <vector>
 
 #include "zkfleet/fetch/sha256.hpp"
+#include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/worker/worker_core.hpp"
 
 namespace zkfleet::worker {
@@ -34,12 +33,7 @@ class PlentyOfMemory : public MemorySource {
   MemoryReading Read() const override { return {1ull << 40, "test"}; }
 };
 
-std::string Sha256(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<const char*>(digest), size);
-}
+std::string Sha256(const std::string& bytes) { return fetch::Sha256::Of(bytes); }
 
 class FetchStageTest : public ::testing::Test {
  protected:
@@ -171,7 +165,7 @@ TEST_F(FetchStageTest, AWrongDigestSizeMissingObjectOrForbiddenUrlFailsTheJobNot
     EXPECT_EQ(result.error().find("secret"), std::string::npos) << result.error();
     // Nothing about the object that the client did not already say: not its size, not its digest.
     EXPECT_EQ(result.error().find(std::to_string(witness_.size()) + " "), std::string::npos) << result.error();
-    EXPECT_EQ(result.error().find(zkfleet::fetch::Hex(Sha256(witness_))), std::string::npos) << result.error();
+    EXPECT_EQ(result.error().find(wire::DigestHex(Sha256(witness_))), std::string::npos) << result.error();
     EXPECT_EQ(result.item().lease().number(), 100 + result.item().job_seq());
   }
   EXPECT_EQ(core_->queue().queued(), 0u);

@@ -65,8 +65,7 @@ void FetchStage::Run() {
     QueuedItem& item = *task.item;
     const proto::WitnessRef& ref = item.job.witness_ref();
     fetch::FetchRequest request{ref.url(), ref.size(), ref.sha256()};
-    const std::span<const uint8_t> buffer = item.witness();
-    const std::span<uint8_t> into(const_cast<uint8_t*>(buffer.data()), buffer.size());
+    const std::span<uint8_t> into = item.writable_witness();
     PipelineEvent event;
     event.kind = PipelineEvent::Kind::kFetched;
     event.ref = item.key.ref();

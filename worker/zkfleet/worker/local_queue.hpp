@@ -47,6 +47,11 @@ struct QueuedItem {
     if (pooled_witness) return {pooled_witness.data(), pooled_witness.size()};
     return {heap_witness.get(), heap_witness_size};
   }
+  // Where the receive (or the fetch stage) writes it.
+  std::span<uint8_t> writable_witness() {
+    if (pooled_witness) return {pooled_witness.data(), pooled_witness.size()};
+    return {heap_witness.get(), heap_witness_size};
+  }
   bool witness_pinned() const { return static_cast<bool>(pooled_witness); }
 };
 

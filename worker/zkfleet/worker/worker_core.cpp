@@ -242,19 +242,10 @@ void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::tim
   if (item.job.has_witness_ref()) return FetchWitness(std::move(item));
   // The receive: from the session's frames into the pinned pool, the one
   // copy; the engine checks it there and the device reads it from there.
-  // Without room in the pool it goes to a heap buffer instead (pageable: a
-  // slower upload).
   size_t size = 0;
   for (const auto& chunk : witness) size += chunk.size();
-  uint8_t* into = nullptr;
-  if (PoolBuffer buffer = pool_.Acquire(size)) {
-    item.pooled_witness = std::move(buffer);
-    into = item.pooled_witness.data();
-  } else {
-    item.heap_witness.reset(new uint8_t[size]);
-    item.heap_witness_size = size;
-    into = item.heap_witness.get();
-  }
+  if (!AllocateWitness(item, size)) throw std::bad_alloc();
+  uint8_t* into = item.writable_witness().data();
   for (const auto& chunk : witness) {
     if (!chunk.empty()) std::memcpy(into, chunk.data(), chunk.size());
     into += chunk.size();
@@ -265,6 +256,17 @@ void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::tim
     spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
                  ref.job_seq, ref.partition, held_[ref].lease.ShortDebugString());
   }
+}
+
+bool WorkerCore::AllocateWitness(QueuedItem& item, size_t size) {
+  if (PoolBuffer buffer = pool_.Acquire(size)) {
+    item.pooled_witness = std::move(buffer);
+    return true;
+  }
+  item.heap_witness.reset(new (std::nothrow) uint8_t[size]);
+  if (!item.heap_witness) return false;
+  item.heap_witness_size = size;
+  return true;
 }
 
 void WorkerCore::FetchWitness(QueuedItem item) {
@@ -287,19 +289,11 @@ void WorkerCore::FetchWitness(QueuedItem item) {
   if (auto why = wire::WitnessRefProblem(witness, options_.max_fetch_bytes)) {
     return FailItem(ref, item.job, *why + " (nothing was fetched)", /*retryable=*/false);
   }
-  // Straight into the pinned pool when it has room (the device DMAs from
-  // there); else a heap buffer (a slower, pageable upload).
-  if (PoolBuffer buffer = pool_.Acquire(witness.size())) {
-    item.pooled_witness = std::move(buffer);
-  } else {
-    item.heap_witness.reset(new (std::nothrow) uint8_t[witness.size()]);
-    if (!item.heap_witness) {
-      return FailItem(ref, item.job,
-                      "no memory for its " + std::to_string(witness.size()) + "-byte witness on worker " +
-                          options_.worker_id,
-                      /*retryable=*/true);
-    }
-    item.heap_witness_size = witness.size();
+  if (!AllocateWitness(item, witness.size())) {
+    return FailItem(ref, item.job,
+                    "no memory for its " + std::to_string(witness.size()) + "-byte witness on worker " +
+                        options_.worker_id,
+                    /*retryable=*/true);
   }
   // Fetching is work on the item: the broker's start deadline is for workers
   // that sit on a lease, and a worker that dies now has spent an attempt.

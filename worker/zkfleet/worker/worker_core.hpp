@@ -173,6 +173,10 @@ class WorkerCore {
   void SendReady();
   void GrantCredit();
   void OnJob(proto::Job& job, const WitnessChunks& witness, Clock::time_point now);
+  // Gives `item` a witness buffer of `size` bytes: in the pinned pool when it
+  // has room (the device DMAs from there), else on the heap (a slower,
+  // pageable upload). False when not even the heap has it.
+  bool AllocateWitness(QueuedItem& item, size_t size);
   // A JOB whose witness is a reference: its buffer allocated, then to the
   // fetch stage (STARTED goes out now: fetching is work on the item).
   void FetchWitness(QueuedItem item);
