@@ -23,11 +23,24 @@
 //
 // writes the key's verification key as `snarkjs zkey export verificationkey`
 // does (same JSON, vk_alphabeta_12 included).
+//
+//   zkprove wtns calculate <circuit.wasm> <input.json> <witness.wtns>
+//   zkprove fullprove <input.json> <circuit.wasm> <circuit.zkey> <proof.json> <public.json>
+//
+// compute the witness from circom's circuit.wasm and an input.json, as
+// `snarkjs wtns calculate` / `snarkjs groth16 fullprove` (same argument
+// order, same .wtns bytes), with zkfleet's witness generator
+// (engine/witness_generator.hpp): compiled from the wasm once and cached
+// (--witgen-cache), run as a child process under --cpu-seconds and
+// --memory-mib. An input or circuit error (a missing or unknown signal, a
+// value that is not an integer, the circuit's failing assert) exits 2 with
+// the signal or circom's message; other errors exit 1.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -37,6 +50,7 @@
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness_file.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
+#include "zkfleet/engine/witness_generator.hpp"
 
 namespace {
 
@@ -69,13 +83,132 @@ int ExportVk(int argc, char** argv) {
   return 0;
 }
 
+std::string ReadTextFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw zkfleet::Error(zkfleet::ErrorCode::kNotFound, std::string("cannot read ") + what + " " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The witness generator's options, shared by `wtns calculate` and `fullprove`.
+struct WitgenFlags {
+  std::string cache = zkfleet::engine::WitnessGeneratorOptions::DefaultCacheDir().string();
+  bool plain = false;
+  double cpu_seconds = 600;
+  uint64_t memory_mib = 16384;
+  double wall_seconds = 900;
+  bool timings = false;
+
+  void Add(CLI::App& app) {
+    app.add_option("--witgen-cache", cache,
+                   "directory of compiled generators, by the wasm's SHA-256 (default: $ZKFLEET_WITGEN_CACHE, else "
+                   "${XDG_CACHE_HOME:-~/.cache}/zkfleet/witgen)")
+        ->capture_default_str();
+    app.add_flag("--plain-wasm2c", plain, "keep the wasm's own field arithmetic (no native code; benchmarks)");
+    app.add_option("--cpu-seconds", cpu_seconds, "CPU-time limit of the generator process")->capture_default_str();
+    app.add_option("--memory-mib", memory_mib, "memory limit of the generator process (MiB)")->capture_default_str();
+    app.add_option("--wall-seconds", wall_seconds, "wall-clock limit of the generator process")->capture_default_str();
+    app.add_flag("--timings", timings, "print the generator's load and run times to stderr");
+  }
+  zkfleet::engine::WitnessGeneratorOptions Options() const {
+    zkfleet::engine::WitnessGeneratorOptions o;
+    o.cache_dir = cache;
+    o.native_field = !plain;
+    o.limits.cpu_seconds = cpu_seconds;
+    o.limits.memory_bytes = memory_mib << 20;
+    o.limits.wall_seconds = wall_seconds;
+    return o;
+  }
+};
+
+// Computes the .wtns bytes of input.json; exits (2 or 1) on failure.
+std::vector<uint8_t> CalculateWitness(const char* command, const std::string& wasm, const std::string& input_path,
+                                      const WitgenFlags& flags) {
+  const std::string input = ReadTextFile(input_path, "input");
+  auto generator = zkfleet::engine::WitnessGenerator::Load(wasm, flags.Options());
+  std::vector<uint8_t> wtns(generator->wtns_bytes());
+  zkfleet::engine::GenerationResult r = generator->Generate(input, wtns);
+  if (flags.timings) {
+    std::fprintf(stderr, "%s: generator %s in %.4fs (%s field code), witness %.4fs (%u signals)\n", command,
+                 generator->info().from_cache ? "found in the cache" : "compiled", generator->info().load_seconds,
+                 generator->info().native_field ? "native" : "wasm", r.seconds, generator->info().witness_count);
+  }
+  if (!r.ok()) {
+    bool theirs = r.status != zkfleet::engine::GenerationStatus::kInternal;
+    std::fprintf(stderr, "%s: error: %s: %s (%s)\n", command, input_path.c_str(), r.error.c_str(),
+                 zkfleet::engine::GenerationStatusName(r.status));
+    std::exit(theirs ? 2 : 1);
+  }
+  return wtns;
+}
+
+int WtnsCalculate(int argc, char** argv) {
+  CLI::App app{"zkprove wtns calculate: compute a witness from circuit.wasm and input.json (as snarkjs wtns calculate)"};
+  app.name("zkprove wtns calculate");
+  std::string wasm, input, wtns_path;
+  WitgenFlags flags;
+  app.add_option("wasm", wasm, "circom's witness generator (circuit_js/circuit.wasm)")->required();
+  app.add_option("input", input, "input.json")->required();
+  app.add_option("witness", wtns_path, "output witness (.wtns)")->required();
+  flags.Add(app);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    std::vector<uint8_t> wtns = CalculateWitness("zkprove wtns calculate", wasm, input, flags);
+    WriteFile(wtns_path, std::string(reinterpret_cast<const char*>(wtns.data()), wtns.size()));
+  } catch (const std::exception& e) {
+    std::cerr << "zkprove wtns calculate: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int FullProve(int argc, char** argv) {
+  CLI::App app{"zkprove fullprove: witness and Groth16 proof in one step (as snarkjs groth16 fullprove)"};
+  app.name("zkprove fullprove");
+  std::string input, wasm, zkey_path, proof_path, public_path, backend_name = "auto";
+  WitgenFlags flags;
+  app.add_option("input", input, "input.json")->required();
+  app.add_option("wasm", wasm, "circom's witness generator (circuit_js/circuit.wasm)")->required();
+  app.add_option("zkey", zkey_path, "circuit proving key (.zkey, Groth16)")->required();
+  app.add_option("proof", proof_path, "output proof.json")->required();
+  app.add_option("public", public_path, "output public.json")->required();
+  app.add_option("--backend", backend_name, "cpu | cuda | auto (CUDA when a GPU is present)");
+  flags.Add(app);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    zkfleet::engine::EngineOptions options;
+    options.backend = zkfleet::engine::ParseBackend(backend_name);
+    options.checked_keys =
+        zkfleet::engine::CheckedKeys::FromSetting(zkfleet::engine::CheckedKeys::DefaultDir().string());
+    // The key loads while the witness is computed.
+    auto key_future = std::async(std::launch::async, [&] { return zkfleet::engine::ProvingKey::Load(zkey_path, options); });
+    std::vector<uint8_t> wtns = CalculateWitness("zkprove fullprove", wasm, input, flags);
+    auto key = key_future.get();
+    auto witness = zkfleet::engine::Witness::View(wtns, input + " (computed)");
+    zkfleet::engine::Proof proof = key->Prove(witness, zkfleet::engine::ProveOptions{});
+    WriteFile(proof_path, proof.proof_json);
+    WriteFile(public_path, proof.public_json);
+  } catch (const std::exception& e) {
+    std::cerr << "zkprove fullprove: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "export-vk") return ExportVk(argc - 1, argv + 1);
+  if (argc >= 3 && std::string(argv[1]) == "wtns" && std::string(argv[2]) == "calculate") {
+    return WtnsCalculate(argc - 2, argv + 2);
+  }
+  if (argc >= 2 && std::string(argv[1]) == "fullprove") return FullProve(argc - 1, argv + 1);
   CLI::App app{"zkprove: Groth16 prover for circom/snarkjs files (drop-in for rapidsnark's prover)"};
   app.footer(
       "Also: zkprove export-vk <circuit.zkey> <verification_key.json>\n"
+      "      zkprove wtns calculate <circuit.wasm> <input.json> <witness.wtns>\n"
+      "      zkprove fullprove <input.json> <circuit.wasm> <circuit.zkey> <proof.json> <public.json>\n"
       "TEST ONLY: ZKFLEET_FAULT_INJECT=msm:<n> in the environment corrupts one MSM result in each of the next n "
       "proofs (to test --verify); device_lost:<n> fails them like a sticky CUDA error. Never set it in production.");
   std::string zkey_path, wtns_path, proof_path, public_path, backend_name = "auto";

@@ -1,0 +1,120 @@
+// Witness generation: circom's circuit.wasm + an input.json -> the .wtns that
+// `snarkjs wtns calculate` writes, byte for byte.
+//
+//   auto gen = engine::WitnessGenerator::Load("circuit_js/circuit.wasm", {});
+//   std::vector<uint8_t> wtns(gen->wtns_bytes());
+//   engine::GenerationResult r = gen->Generate(input_json_text, wtns);
+//   if (!r.ok()) ... r.status, r.error (names the signal, the assert, the limit)
+//
+// Load translates the wasm to C with wabt's wasm2c, swaps the generator's
+// field arithmetic for native Montgomery code when the prime is BN254's or
+// BLS12-381's scalar field (witgen/generator/native_fr.c), and compiles it
+// with the host's C compiler (`cc`), once: the program is cached under the
+// SHA-256 of the wasm and of the tools (docs/design/witness-generation.md).
+// The worker host therefore needs wasm2c (Debian: wabt) and a C compiler.
+//
+// Each Generate runs the compiled generator as a child process of its own,
+// with the limits below: a circuit that loops or grows its memory without
+// end is killed and fails that one witness; the wasm2c runtime's SIGSEGV
+// handler and its 8 GiB memory reservation never touch this process. The
+// input.json is parsed here, with JavaScript's BigInt rules (as snarkjs),
+// reduced mod p and handed to the child in binary; the child streams the
+// .wtns back, and it is read straight into the caller's buffer (one copy).
+//
+// Ownership: Load returns a shared, immutable generator.
+// Thread-safety: Generate may be called from any number of threads at once
+// (each call is its own process).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zkfleet::engine {
+
+// Per witness, enforced on the child process.
+struct GeneratorLimits {
+  double cpu_seconds = 600;                // RLIMIT_CPU: SIGXCPU, then SIGKILL
+  uint64_t memory_bytes = 16ull << 30;     // RLIMIT_DATA: wasm memory + heap
+  double wall_seconds = 900;               // killed (SIGKILL) after this
+};
+
+struct WitnessGeneratorOptions {
+  std::filesystem::path cache_dir;         // empty: DefaultCacheDir()
+  std::string wasm2c = "wasm2c";           // wabt's translator (PATH)
+  std::string cc = "cc";                   // the C compiler (PATH)
+  // Where wasm-rt-impl.c lives (empty: /usr/share/wabt/wasm2c, else /usr/src/wasm2c).
+  std::filesystem::path wasm_rt_dir;
+  // false: plain wasm2c translation, no native field code (tests, benchmarks).
+  bool native_field = true;
+  GeneratorLimits limits;
+
+  // $ZKFLEET_WITGEN_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/zkfleet/witgen.
+  static std::filesystem::path DefaultCacheDir();
+};
+
+// What a Generate call came to. Everything but kOk and kInternal is the
+// job's own fault: its input, its circuit or its appetite; never retried.
+enum class GenerationStatus {
+  kOk,
+  kBadInput,      // not JSON, not an object, a value that is not an integer,
+                  // a signal missing, unknown or of the wrong size
+  kCircuitError,  // the circuit's assert or constraint failed (circom's message), or its code trapped
+  kLimit,         // killed at the CPU-time, memory or wall-clock limit
+  kCancelled,     // the caller's cancel flag
+  kInternal,      // this host's fault: no process, a broken generator, I/O
+};
+const char* GenerationStatusName(GenerationStatus status);
+
+struct GenerationResult {
+  GenerationStatus status = GenerationStatus::kInternal;
+  std::string error;         // with context: the signal, the circuit's lines, the limit
+  double seconds = 0;        // parse + child process, wall clock
+  bool ok() const { return status == GenerationStatus::kOk; }
+};
+
+struct GeneratorInfo {
+  std::string wasm_sha256;           // hex, the cache key's first half
+  std::filesystem::path executable;  // the compiled generator
+  uint32_t n8 = 0;                   // bytes per field element
+  std::vector<uint8_t> prime;        // little-endian, n8 bytes
+  uint32_t witness_count = 0;        // signals in the witness (wire 0 = 1 included)
+  uint32_t input_count = 0;          // input values the circuit expects
+  bool native_field = false;         // native Montgomery code replaced the wasm's
+  bool from_cache = false;           // false: compiled by this Load
+  double load_seconds = 0;           // translate + compile (or cache lookup)
+};
+
+class WitnessGenerator {
+ public:
+  // Translates and compiles circuit.wasm, or finds it in the cache. Throws
+  // zkfleet::Error naming the wasm and the step that failed (no wasm2c, no
+  // compiler, a wasm that is not circom's).
+  static std::shared_ptr<const WitnessGenerator> Load(const std::filesystem::path& wasm,
+                                                      const WitnessGeneratorOptions& options);
+
+  const GeneratorInfo& info() const { return info_; }
+  // The size of every .wtns this generator writes.
+  uint64_t wtns_bytes() const;
+
+  // Computes the witness of `input_json` into `out` (exactly wtns_bytes()
+  // long): on kOk, out holds the .wtns. `cancel`, when set, is polled; the
+  // child is then killed. Never throws for the input's or the circuit's
+  // faults: they are the result's status and error.
+  GenerationResult Generate(std::string_view input_json, std::span<uint8_t> out,
+                            const std::atomic<bool>* cancel = nullptr) const;
+
+  explicit WitnessGenerator(GeneratorInfo info, WitnessGeneratorOptions options)
+      : info_(std::move(info)), options_(std::move(options)) {}
+
+ private:
+  GeneratorInfo info_;
+  WitnessGeneratorOptions options_;
+};
+
+}  // namespace zkfleet::engine

@@ -1,0 +1,295 @@
+#include "zkfleet/witgen/generator_build.hpp"
+
+#include <sodium.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <system_error>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/witgen/child_process.hpp"
+#include "zkfleet/witgen/embedded_sources.hpp"
+
+namespace zkfleet::witgen {
+namespace fs = std::filesystem;
+namespace {
+
+// Bumped when the build's recipe changes in a way the digests below miss.
+constexpr const char* kRecipe = "zkfleet-witgen-recipe-1";
+constexpr const char* kNativeMarker = "/* zkfleet-native:";
+
+std::string Hex(const unsigned char* p, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    s += digits[p[i] >> 4];
+    s += digits[p[i] & 15];
+  }
+  return s;
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char out[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(out, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  return Hex(out, sizeof out);
+}
+
+std::string ReadFileOrThrow(const fs::path& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::kNotFound, "cannot read " + what + " " + path.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteFileOrThrow(const fs::path& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out.flush()) throw Error(ErrorCode::kIo, "cannot write " + path.string());
+}
+
+fs::path WasmRtDir(const engine::WitnessGeneratorOptions& options) {
+  if (!options.wasm_rt_dir.empty()) return options.wasm_rt_dir;
+  for (const char* dir : {"/usr/share/wabt/wasm2c", "/usr/src/wasm2c"}) {
+    if (fs::exists(fs::path(dir) / "wasm-rt-impl.c")) return dir;
+  }
+  throw Error(ErrorCode::kNotFound,
+              "wasm2c's runtime (wasm-rt-impl.c) is not in /usr/share/wabt/wasm2c or /usr/src/wasm2c: install wabt "
+              "(apt-get install wabt)");
+}
+
+// The first line of a tool's --version, or why it did not run.
+std::string ToolVersion(const std::string& tool, const std::string& flag) {
+  ChildOptions o;
+  o.argv = {tool, flag};
+  o.inherit_environment = true;
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  StringSink out(4096);
+  ChildExit exit;
+  try {
+    exit = RunChild(o, {}, out);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::kNotFound, std::string(e.what()) + " (witness generation needs it: apt-get install " +
+                                          (tool.find("wasm2c") != std::string::npos ? "wabt" : "gcc") + ")");
+  }
+  if (!exit.exited || exit.code != 0) {
+    throw Error(ErrorCode::kNotFound, tool + " " + flag + " failed: " + exit.Describe());
+  }
+  return out.text().substr(0, out.text().find('\n'));
+}
+
+bool CpuHasAdx() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx");
+#else
+  return false;
+#endif
+}
+
+std::vector<std::string> CompileFlags() {
+  std::vector<std::string> flags = {"-std=gnu11", "-O3", "-w", "-fno-strict-aliasing"};
+  if (CpuHasAdx()) {
+    flags.push_back("-mbmi2");
+    flags.push_back("-madx");
+  }
+  return flags;
+}
+
+void RunTool(const std::vector<std::string>& argv, const fs::path& dir, const fs::path& wasm,
+             const std::string& step) {
+  ChildOptions o;
+  o.argv = argv;
+  o.inherit_environment = true;
+  o.working_directory = dir.string();
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(30);
+  StringSink out(16384);
+  ChildExit exit = RunChild(o, {}, out);
+  if (!exit.exited || exit.code != 0) {
+    std::string tail = exit.stderr_tail.size() > 2000 ? exit.stderr_tail.substr(exit.stderr_tail.size() - 2000)
+                                                      : exit.stderr_tail;
+    throw Error(ErrorCode::kBadFormat, "cannot build the witness generator of " + wasm.string() + ": " + step +
+                                           " failed (" + exit.Describe() + "): " + tail);
+  }
+}
+
+// `generator --describe` -> info, or false.
+bool Describe(const fs::path& executable, engine::GeneratorInfo& info, std::string& why) {
+  ChildOptions o;
+  o.argv = {executable.string(), "--describe"};
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  StringSink out(4096);
+  ChildExit exit;
+  try {
+    exit = RunChild(o, {}, out);
+  } catch (const Error& e) {
+    why = e.what();
+    return false;
+  }
+  if (!exit.exited || exit.code != 0) {
+    why = "--describe: " + exit.Describe() + ": " + exit.stderr_tail;
+    return false;
+  }
+  if (!ParseDescribe(out.text(), info)) {
+    why = "--describe printed \"" + out.text().substr(0, 200) + "\"";
+    return false;
+  }
+  info.executable = executable;
+  return true;
+}
+
+}  // namespace
+
+bool PatchNativeField(std::string& c_source, const std::string& native_source) {
+  if (!native_source.starts_with(kNativeMarker)) return false;
+  size_t end = native_source.find("*/");
+  if (end == std::string::npos) return false;
+  std::istringstream names(native_source.substr(std::strlen(kNativeMarker), end - std::strlen(kNativeMarker)));
+  std::string patched = c_source;
+  int count = 0;
+  for (std::string name; names >> name; ++count) {
+    // The definition: a line "static <type> w2c_NAME(<params>) {".
+    const std::string needle = " w2c_" + name + "(";
+    size_t at = 0;
+    bool found = false;
+    while ((at = patched.find(needle, at)) != std::string::npos) {
+      size_t line_begin = patched.rfind('\n', at);
+      line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
+      size_t line_end = patched.find('\n', at);
+      std::string_view line(patched.data() + line_begin, line_end - line_begin);
+      if (line.starts_with("static ") && line.ends_with("{")) {
+        patched.insert(at + needle.size() - 1, "_wasm");
+        patched.insert(line_begin, "__attribute__((unused)) ");
+        found = true;
+        break;
+      }
+      at += needle.size();
+    }
+    if (!found) return false;
+  }
+  if (count == 0) return false;
+  patched += "\n#include \"native_fr.c\"\n";
+  c_source = std::move(patched);
+  return true;
+}
+
+bool ParseDescribe(const std::string& text, engine::GeneratorInfo& info) {
+  std::istringstream in(text.substr(0, text.find('\n')));
+  std::string word;
+  if (!(in >> word) || word != "zkfleet-generator" || !(in >> word) || word != "1") return false;
+  bool have_prime = false;
+  uint32_t n32 = 0;
+  while (in >> word) {
+    size_t eq = word.find('=');
+    if (eq == std::string::npos) return false;
+    std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+    try {
+      if (key == "n32") n32 = static_cast<uint32_t>(std::stoul(value));
+      if (key == "witness") info.witness_count = static_cast<uint32_t>(std::stoul(value));
+      if (key == "inputs") info.input_count = static_cast<uint32_t>(std::stoul(value));
+    } catch (const std::exception&) {
+      return false;
+    }
+    if (key == "native") info.native_field = value == "1";
+    if (key == "prime") {
+      if (value.size() % 8 != 0 || value.empty()) return false;
+      info.prime.assign(value.size() / 2, 0);
+      for (size_t i = 0; i < value.size() / 2; ++i) {
+        // most significant first in the text; little-endian bytes in info
+        unsigned byte = 0;
+        if (std::sscanf(value.c_str() + 2 * i, "%2x", &byte) != 1) return false;
+        info.prime[value.size() / 2 - 1 - i] = static_cast<uint8_t>(byte);
+      }
+      have_prime = true;
+    }
+  }
+  if (!have_prime || n32 == 0 || info.prime.size() != 4ull * n32 || info.witness_count == 0) return false;
+  info.n8 = 4 * n32;
+  return true;
+}
+
+engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::WitnessGeneratorOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (sodium_init() < 0) throw Error(ErrorCode::kInternal, "libsodium failed to initialise");
+  const std::string wasm_bytes = ReadFileOrThrow(wasm, "circuit wasm");
+  if (wasm_bytes.size() < 8 || wasm_bytes.compare(0, 4, std::string("\0asm", 4)) != 0) {
+    throw Error(ErrorCode::kBadFormat, wasm.string() + " is not a WebAssembly module (no \\0asm header)");
+  }
+  const fs::path rt_dir = WasmRtDir(options);
+  const std::string rt_impl = ReadFileOrThrow(rt_dir / "wasm-rt-impl.c", "wasm2c runtime");
+  const std::string native = options.native_field ? std::string(embedded::NativeFrC()) : std::string();
+  const std::vector<std::string> flags = CompileFlags();
+
+  std::string tools = std::string(kRecipe) + "\n" + ToolVersion(options.wasm2c, "--version") + "\n" +
+                      ToolVersion(options.cc, "--version") + "\n" + rt_dir.string() + "\n";
+  for (const std::string& f : flags) tools += f + " ";
+  tools += "\n" + Sha256Hex(embedded::DriverC()) + Sha256Hex(native) + Sha256Hex(rt_impl);
+
+  engine::GeneratorInfo info;
+  info.wasm_sha256 = Sha256Hex(wasm_bytes);
+  const fs::path cache = options.cache_dir.empty() ? engine::WitnessGeneratorOptions::DefaultCacheDir()
+                                                   : options.cache_dir;
+  const fs::path final_dir = cache / (info.wasm_sha256 + "-" + Sha256Hex(tools).substr(0, 16));
+  std::string why;
+  if (fs::exists(final_dir / "generator") && Describe(final_dir / "generator", info, why)) {
+    info.from_cache = true;
+    info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return info;
+  }
+
+  std::error_code ec;
+  if (fs::exists(final_dir)) fs::remove_all(final_dir, ec);  // a broken entry: rebuilt below
+  fs::create_directories(cache, ec);
+  if (ec) throw Error(ErrorCode::kIo, "cannot create the generator cache " + cache.string() + ": " + ec.message());
+  std::random_device random;
+  const fs::path dir = cache / (".build-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(ErrorCode::kIo, "cannot create " + dir.string() + ": " + ec.message());
+  struct RemoveOnExit {
+    fs::path dir;
+    ~RemoveOnExit() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{dir};
+
+  WriteFileOrThrow(dir / "circuit.wasm", wasm_bytes);
+  RunTool({options.wasm2c, "circuit.wasm", "-n", "circuit", "-o", "circuit.c"}, dir, wasm, "wasm2c");
+  std::string c_source = ReadFileOrThrow(dir / "circuit.c", "wasm2c output");
+  if (!native.empty() && PatchNativeField(c_source, native)) {
+    WriteFileOrThrow(dir / "native_fr.c", native);
+    WriteFileOrThrow(dir / "circuit.c", c_source);
+  }
+  WriteFileOrThrow(dir / "driver.c", embedded::DriverC());
+  std::vector<std::string> cc = {options.cc};
+  cc.insert(cc.end(), flags.begin(), flags.end());
+  for (const char* arg : {"-I.", "-o", "generator", "circuit.c", "driver.c"}) cc.push_back(arg);
+  cc.push_back("-I" + rt_dir.string());
+  cc.push_back((rt_dir / "wasm-rt-impl.c").string());
+  cc.push_back("-lm");
+  RunTool(cc, dir, wasm, "the C compiler (" + options.cc + ")");
+  if (!Describe(dir / "generator", info, why)) {
+    throw Error(ErrorCode::kBadFormat, wasm.string() + " is not a circom witness generator: " + why);
+  }
+  // Keep only what runs; then move into place (another process may have won).
+  for (const char* f : {"circuit.c", "circuit.h", "circuit.wasm"}) fs::remove(dir / f, ec);
+  fs::rename(dir, final_dir, ec);
+  if (ec) {
+    if (!fs::exists(final_dir / "generator")) {
+      throw Error(ErrorCode::kIo, "cannot move the generator into " + final_dir.string() + ": " + ec.message());
+    }
+  }
+  if (!Describe(final_dir / "generator", info, why)) {
+    throw Error(ErrorCode::kIo, "the cached generator " + final_dir.string() + " does not run: " + why);
+  }
+  info.from_cache = false;
+  info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return info;
+}
+
+}  // namespace zkfleet::witgen

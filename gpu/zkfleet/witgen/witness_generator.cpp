@@ -1,0 +1,156 @@
+// engine::WitnessGenerator (include/zkfleet/engine/witness_generator.hpp):
+// the build (generator_build), the input (input_json) and the child process
+// (child_process) put together, and the child's exit read as a status.
+#include "zkfleet/engine/witness_generator.hpp"
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/witgen/child_process.hpp"
+#include "zkfleet/witgen/generator_build.hpp"
+#include "zkfleet/witgen/input_json.hpp"
+
+namespace zkfleet::engine {
+namespace {
+
+// Reads the child's stdout straight into the caller's buffer.
+class SpanSink : public witgen::OutputSink {
+ public:
+  explicit SpanSink(std::span<uint8_t> out) : out_(out) {}
+  std::span<uint8_t> Buffer() override { return out_.subspan(filled_); }
+  void Commit(size_t n) override { filled_ += n; }
+  size_t filled() const { return filled_; }
+
+ private:
+  std::span<uint8_t> out_;
+  size_t filled_ = 0;
+};
+
+// The driver's message: what follows its last "error: " on stderr.
+std::string ChildError(const std::string& stderr_text) {
+  size_t at = stderr_text.rfind("error: ");
+  std::string message = at == std::string::npos ? stderr_text : stderr_text.substr(at + 7);
+  while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) message.pop_back();
+  if (message.size() > 4000) message = message.substr(0, 4000) + "...";
+  return message;
+}
+
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
+}  // namespace
+
+const char* GenerationStatusName(GenerationStatus status) {
+  switch (status) {
+    case GenerationStatus::kOk: return "ok";
+    case GenerationStatus::kBadInput: return "bad_input";
+    case GenerationStatus::kCircuitError: return "circuit_error";
+    case GenerationStatus::kLimit: return "limit";
+    case GenerationStatus::kCancelled: return "cancelled";
+    case GenerationStatus::kInternal: return "internal";
+  }
+  return "unknown";
+}
+
+std::filesystem::path WitnessGeneratorOptions::DefaultCacheDir() {
+  if (const char* dir = std::getenv("ZKFLEET_WITGEN_CACHE"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "zkfleet/witgen";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache/zkfleet/witgen";
+  return "/tmp/zkfleet-witgen";
+}
+
+std::shared_ptr<const WitnessGenerator> WitnessGenerator::Load(const std::filesystem::path& wasm,
+                                                                 const WitnessGeneratorOptions& options) {
+  return std::make_shared<WitnessGenerator>(witgen::BuildOrFindGenerator(wasm, options), options);
+}
+
+uint64_t WitnessGenerator::wtns_bytes() const {
+  // "wtns" v2, 2 sections: 12 + section 1 (12 + 4 + n8 + 4) + section 2 (12 + n8 * witnesses)
+  return 12 + 12 + 4 + uint64_t{info_.n8} + 4 + 12 + uint64_t{info_.n8} * info_.witness_count;
+}
+
+GenerationResult WitnessGenerator::Generate(std::string_view input_json, std::span<uint8_t> out,
+                                            const std::atomic<bool>* cancel) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  GenerationResult result;
+  auto finish = [&](GenerationStatus status, std::string error) {
+    result.status = status;
+    result.error = std::move(error);
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return result;
+  };
+  if (out.size() != wtns_bytes()) {
+    return finish(GenerationStatus::kInternal, "witness buffer of " + std::to_string(out.size()) + " bytes, " +
+                                                   std::to_string(wtns_bytes()) + " needed");
+  }
+  std::vector<uint8_t> request;
+  witgen::InputError input_error;
+  if (!witgen::BuildGeneratorRequest(input_json, info_.prime, request, input_error)) {
+    return finish(GenerationStatus::kBadInput, input_error.message);
+  }
+  const GeneratorLimits& limits = options_.limits;
+  witgen::ChildOptions child;
+  child.argv = {info_.executable.string()};
+  if (limits.cpu_seconds > 0) {
+    child.argv.push_back("--cpu-seconds");
+    child.argv.push_back(std::to_string(static_cast<uint64_t>(std::max(1.0, limits.cpu_seconds))));
+  }
+  if (limits.memory_bytes > 0) {
+    child.argv.push_back("--memory-bytes");
+    child.argv.push_back(std::to_string(limits.memory_bytes));
+  }
+  if (limits.wall_seconds > 0) {
+    child.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(limits.wall_seconds));
+  }
+  child.cancel = cancel;
+  SpanSink sink(out);
+  witgen::ChildExit exit;
+  try {
+    exit = witgen::RunChild(child, request, sink);
+  } catch (const std::exception& e) {
+    return finish(GenerationStatus::kInternal, std::string("cannot run the witness generator: ") + e.what());
+  }
+  if (exit.cancelled) return finish(GenerationStatus::kCancelled, "cancelled");
+  if (exit.timed_out) {
+    return finish(GenerationStatus::kLimit,
+                  "the witness generator ran past its wall-clock limit (" + Seconds(limits.wall_seconds) + ")");
+  }
+  if (!exit.exited && (exit.signal == SIGXCPU || (exit.signal == SIGKILL && limits.cpu_seconds > 0 &&
+                                                  exit.cpu_seconds >= limits.cpu_seconds))) {
+    return finish(GenerationStatus::kLimit, "the witness generator used up its CPU-time limit (" +
+                                                Seconds(limits.cpu_seconds) + ")");
+  }
+  if (!exit.exited) {
+    if (exit.stderr_tail.find("os_mmap failed") != std::string::npos ||
+        exit.stderr_tail.find("os_mprotect failed") != std::string::npos) {
+      return finish(GenerationStatus::kLimit, "the witness generator could not get its initial memory within its "
+                                              "memory limit (" + std::to_string(limits.memory_bytes >> 20) + " MiB)");
+    }
+    return finish(GenerationStatus::kInternal, "the witness generator crashed (" + exit.Describe() + "): " +
+                                                   ChildError(exit.stderr_tail));
+  }
+  switch (exit.code) {
+    case 0:
+      if (exit.output_overflow || sink.filled() != out.size() || std::memcmp(out.data(), "wtns", 4) != 0) {
+        return finish(GenerationStatus::kInternal, "the witness generator wrote " + std::to_string(sink.filled()) +
+                                                       (exit.output_overflow ? "+" : "") + " bytes, " +
+                                                       std::to_string(out.size()) + " expected");
+      }
+      return finish(GenerationStatus::kOk, "");
+    case 2: return finish(GenerationStatus::kBadInput, ChildError(exit.stderr_tail));
+    case 3: return finish(GenerationStatus::kCircuitError, ChildError(exit.stderr_tail));
+    case 5: return finish(GenerationStatus::kLimit, ChildError(exit.stderr_tail));
+    default:
+      return finish(GenerationStatus::kInternal,
+                    "the witness generator failed (" + exit.Describe() + "): " + ChildError(exit.stderr_tail));
+  }
+}
+
+}  // namespace zkfleet::engine
