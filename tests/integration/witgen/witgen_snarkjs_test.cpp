@@ -1,0 +1,469 @@
+// Witness generation (engine/witness_generator.hpp) against snarkjs: every
+// witness must be the bytes `snarkjs wtns calculate` writes, for the
+// fixture circuits of tests/fixtures/witgen on both curves, with the native
+// field code and without it; inputs snarkjs refuses are refused, naming the
+// signal; hostile generators (an endless loop, endless memory growth) are
+// stopped at their limits while other witnesses are still computed.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "testutil/test_support.hpp"
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/engine/witness_generator.hpp"
+#include "zkfleet/witgen/generator_build.hpp"
+
+namespace zkfleet {
+namespace {
+
+namespace fs = std::filesystem;
+using engine::GenerationStatus;
+using engine::WitnessGenerator;
+using testing::Quote;
+using testing::RunCommand;
+using testing::TempDir;
+
+const fs::path kFixtures = fs::path(ZKFLEET_FIXTURES_DIR) / "witgen";
+// Compiled generators are keyed by content, so every test process (and
+// every build of the tree) may share them.
+const fs::path kCache = fs::path(ZKFLEET_SOURCE_DIR) / "build" / ".witgen-test-cache";
+
+engine::WitnessGeneratorOptions Options(bool native = true) {
+  engine::WitnessGeneratorOptions o;
+  o.cache_dir = kCache;
+  o.native_field = native;
+  o.limits.cpu_seconds = 120;
+  o.limits.memory_bytes = 4ull << 30;
+  o.limits.wall_seconds = 300;
+  return o;
+}
+
+std::string Snarkjs() { return Quote(std::string(ZKFLEET_NODE_BIN) + "/snarkjs"); }
+
+// snarkjs's witness, or "" (with its output in *why) when it refused.
+std::string SnarkjsWitness(const fs::path& wasm, const std::string& input_json, std::string* why = nullptr) {
+  TempDir dir;
+  testing::WriteFile(dir.file("input.json"), input_json);
+  auto r = RunCommand(Snarkjs() + " wtns calculate " + Quote(wasm.string()) + " " + Quote(dir.file("input.json")) + " " +
+                      Quote(dir.file("w.wtns")));
+  if (why) *why = r.output;
+  if (r.exit_code != 0) return "";
+  return testing::ReadFile(dir.file("w.wtns"));
+}
+
+struct Ours {
+  engine::GenerationResult result;
+  std::string wtns;
+};
+
+Ours Generate(const WitnessGenerator& gen, const std::string& input_json, const std::atomic<bool>* cancel = nullptr) {
+  std::vector<uint8_t> out(gen.wtns_bytes());
+  Ours ours;
+  ours.result = gen.Generate(input_json, out, cancel);
+  if (ours.result.ok()) ours.wtns.assign(reinterpret_cast<const char*>(out.data()), out.size());
+  return ours;
+}
+
+// A circuit whose witness holds its inputs as they were reduced: every
+// reading of a value shows in the bytes. Compiled once per curve and build.
+constexpr const char* kEchoCircuit = R"(pragma circom 2.0.0;
+template Echo(N) {
+    signal input in[N];
+    signal input m[2][2];
+    signal output out;
+    signal acc[N + 1];
+    acc[0] <== m[0][0] + m[0][1] * m[1][0] + m[1][1];
+    for (var i = 0; i < N; i++) { acc[i + 1] <== acc[i] * in[i] + in[i]; }
+    out <== acc[N];
+}
+component main {public [m]} = Echo(12);
+)";
+
+fs::path EchoWasm(const std::string& curve) {
+  const std::string root = (fs::path(ZKFLEET_BINARY_DIR) / "witgen-test-circuits").string();
+  std::string dir = testing::CachedDirectory(root, "echo-" + curve, [&](const std::string& d) {
+    testing::WriteFile(d + "/echo.circom", kEchoCircuit);
+    auto r = RunCommand("cd " + Quote(d) + " && " + Quote(std::string(ZKFLEET_NODE_BIN) + "/circom2") +
+                        " echo.circom --r1cs --wasm --prime " + curve + " -o .");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r.exit_code == 0;
+  });
+  return dir.empty() ? fs::path() : fs::path(dir) / "echo_js" / "echo.wasm";
+}
+
+// in[12] and m[2][2]: `in` takes the values under test.
+std::string EchoInput(const std::vector<std::string>& in_values, const std::string& m = "[[\"1\",2],[3,\"4\"]]") {
+  std::string s = "{\"m\": " + m + ", \"in\": [";
+  for (size_t i = 0; i < in_values.size(); ++i) s += (i ? ", " : "") + in_values[i];
+  return s + "]}";
+}
+
+class WitgenInputs : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(testing::RequireSnarkjs());
+    ASSERT_TRUE(testing::RequireCircom2());
+    ASSERT_TRUE(testing::RequireOnPath("wasm2c"));
+    wasm_ = EchoWasm(GetParam());
+    ASSERT_FALSE(wasm_.empty());
+    gen_ = WitnessGenerator::Load(wasm_, Options());
+  }
+  fs::path wasm_;
+  std::shared_ptr<const WitnessGenerator> gen_;
+};
+
+// Each row: twelve values for in[], written as a client might.
+TEST_P(WitgenInputs, ValuesAreReadAsSnarkjsReadsThem) {
+  const std::string bn_p = "21888242871839275222246405745257275088548364400416034343698204186575808495617";
+  const std::string bls_r = "52435875175726624625768494820054023409707218224934513467049934290826297589761";
+  const std::vector<std::vector<std::string>> rows = {
+      {"\"1\"", "2", "\"-5\"", "\"0x1F\"", "\"0o17\"", "\"0b101\"", "\" 12 \"", "\"\"", "\"+7\"", "true", "false",
+       "\"00012\""},
+      {"\"" + bn_p + "\"", "\"" + bls_r + "\"", "\"-" + bn_p + "\"", "\"" + bn_p + "3\"", "1e3", "-0", "9007199254740993",
+       "123456789012345678901234567890", "-9007199254740993", "1.0", "\"\\t\\n 42\\r\"",
+       "\"0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF\""},
+      {"[\"1\", [2, [3]]]", "\"4\"", "\"5\"", "\"6\"", "\"7\"", "\"8\"", "\"9\"", "\"10\"", "\"11\"",
+       "\"-1\""},  // 3 + 9 values
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string input = EchoInput(rows[i]);
+    SCOPED_TRACE(input);
+    std::string why;
+    const std::string expected = SnarkjsWitness(wasm_, input, &why);
+    ASSERT_FALSE(expected.empty()) << "snarkjs refused: " << why;
+    for (bool native : {true, false}) {
+      auto gen = native ? gen_ : WitnessGenerator::Load(wasm_, Options(false));
+      Ours ours = Generate(*gen, input);
+      ASSERT_TRUE(ours.result.ok()) << ours.result.error;
+      EXPECT_TRUE(ours.wtns == expected) << (native ? "native" : "plain") << ": the witness differs from snarkjs's";
+    }
+  }
+  // A key given twice: the last one wins (JSON.parse).
+  const std::string twice = "{\"in\": [1,1,1,1,1,1,1,1,1,1,1,1], \"m\": [[1,2],[3,4]], \"in\": [2,2,2,2,2,2,2,2,2,2,2,2]}";
+  const std::string expected = SnarkjsWitness(wasm_, twice);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_TRUE(Generate(*gen_, twice).wtns == expected);
+}
+
+TEST_P(WitgenInputs, InputsSnarkjsRefusesAreRefusedNamingTheSignal) {
+  const std::vector<std::string> twelve(12, "\"1\"");
+  struct Case {
+    std::string input;
+    GenerationStatus status;
+    std::string mentions;
+  };
+  auto with = [&](size_t at, const std::string& value) {
+    auto row = twelve;
+    row[at] = value;
+    return EchoInput(row);
+  };
+  const std::vector<Case> cases = {
+      {with(3, "1.5"), GenerationStatus::kBadInput, "in, value 3"},
+      {with(4, "null"), GenerationStatus::kBadInput, "in, value 4"},
+      {with(5, "{\"a\": 1}"), GenerationStatus::kBadInput, "in, value 5"},
+      {with(6, "\"12abc\""), GenerationStatus::kBadInput, "12abc"},
+      {with(7, "\"-0x5\""), GenerationStatus::kBadInput, "-0x5"},
+      {with(8, "\"0x\""), GenerationStatus::kBadInput, "0x"},
+      {with(9, "\"1_000\""), GenerationStatus::kBadInput, "1_000"},
+      {with(10, "\"1e3\""), GenerationStatus::kBadInput, "1e3"},
+      {with(11, "1e400"), GenerationStatus::kBadInput, "in"},
+      {EchoInput(std::vector<std::string>(11, "1")), GenerationStatus::kBadInput, "Not enough values for input signal in"},
+      {EchoInput(std::vector<std::string>(13, "1")), GenerationStatus::kBadInput, "Too many values for input signal in"},
+      {"{\"in\": [1,1,1,1,1,1,1,1,1,1,1,1]}", GenerationStatus::kBadInput, "Not all inputs have been set"},
+      {"{\"in\": [1,1,1,1,1,1,1,1,1,1,1,1], \"m\": [[1,2],[3,4]], \"k\": 1}", GenerationStatus::kBadInput,
+       "input signal k"},  // circom's wasm sizes an unknown name 0: snarkjs says the same
+      {"{\"in\": [1,1,1,1,1,1,1,1,1,1,1,1], \"m\": [[1,2],[3,4]]", GenerationStatus::kBadInput, "not valid JSON"},
+      {"[1, 2]", GenerationStatus::kBadInput, "object"},
+      {"", GenerationStatus::kBadInput, "not valid JSON"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.input);
+    Ours ours = Generate(*gen_, c.input);
+    EXPECT_EQ(ours.result.status, c.status) << ours.result.error;
+    EXPECT_NE(ours.result.error.find(c.mentions), std::string::npos) << ours.result.error;
+    std::string why;
+    EXPECT_EQ(SnarkjsWitness(wasm_, c.input, &why), "") << "snarkjs accepted what we refuse";
+  }
+  // Nested deeper than the parser allows: refused, not a crash.
+  std::string deep = "{\"in\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  Ours ours = Generate(*gen_, deep);
+  EXPECT_EQ(ours.result.status, GenerationStatus::kBadInput);
+  EXPECT_NE(ours.result.error.find("nested"), std::string::npos) << ours.result.error;
+}
+
+INSTANTIATE_TEST_SUITE_P(Curves, WitgenInputs, ::testing::Values("bn128", "bls12381"));
+
+// ---------------------------------------------------------------- fixtures
+
+struct Fixture {
+  std::string name, curve;
+  fs::path wasm, input, input_fail;
+};
+
+std::vector<Fixture> Fixtures() {
+  std::vector<Fixture> all;
+  std::error_code ec;
+  for (const auto& circuit : fs::directory_iterator(kFixtures, ec)) {
+    if (!fs::exists(circuit.path() / "input.json")) continue;
+    for (const char* curve : {"bn128", "bls12381"}) {
+      const fs::path wasm = circuit.path() / curve / "circuit.wasm";
+      if (!fs::exists(wasm)) continue;
+      Fixture f{circuit.path().filename().string(), curve, wasm, circuit.path() / "input.json", {}};
+      if (fs::exists(circuit.path() / "input_fail.json")) f.input_fail = circuit.path() / "input_fail.json";
+      all.push_back(f);
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const Fixture& a, const Fixture& b) { return a.name + a.curve < b.name + b.curve; });
+  return all;
+}
+
+class WitgenFixtures : public ::testing::TestWithParam<Fixture> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(testing::RequireSnarkjs());
+    ASSERT_TRUE(testing::RequireOnPath("wasm2c"));
+  }
+};
+
+TEST_P(WitgenFixtures, ByteIdenticalToSnarkjsWithAndWithoutNativeFieldCode) {
+  const Fixture& f = GetParam();
+  const std::string input = testing::ReadFile(f.input.string());
+  std::string why;
+  const std::string expected = SnarkjsWitness(f.wasm, input, &why);
+  ASSERT_FALSE(expected.empty()) << "snarkjs refused the fixture's input: " << why;
+  for (bool native : {true, false}) {
+    SCOPED_TRACE(native ? "native field code" : "plain wasm2c");
+    auto gen = WitnessGenerator::Load(f.wasm, Options(native));
+    if (native) {
+      EXPECT_TRUE(gen->info().native_field) << "BN254 and BLS12-381 circuits get the native field code";
+    }
+    Ours ours = Generate(*gen, input);
+    ASSERT_TRUE(ours.result.ok()) << GenerationStatusName(ours.result.status) << ": " << ours.result.error;
+    EXPECT_EQ(ours.wtns.size(), expected.size());
+    EXPECT_TRUE(ours.wtns == expected) << "the witness differs from snarkjs's";
+  }
+}
+
+TEST_P(WitgenFixtures, FailingAssertIsTheCircuitsErrorWithCircomsMessage) {
+  const Fixture& f = GetParam();
+  if (f.input_fail.empty()) GTEST_SKIP() << f.name << " has no input_fail.json";
+  const std::string input = testing::ReadFile(f.input_fail.string());
+  EXPECT_EQ(SnarkjsWitness(f.wasm, input), "") << "snarkjs accepted input_fail.json";
+  auto gen = WitnessGenerator::Load(f.wasm, Options());
+  Ours ours = Generate(*gen, input);
+  EXPECT_EQ(ours.result.status, GenerationStatus::kCircuitError) << ours.result.error;
+  EXPECT_NE(ours.result.error.find("Assert Failed"), std::string::npos) << ours.result.error;
+  EXPECT_NE(ours.result.error.find("line"), std::string::npos) << "circom's 'Error in template ... line: N'";
+}
+
+std::string FixtureName(const ::testing::TestParamInfo<Fixture>& info) {
+  std::string s = info.param.name + "_" + info.param.curve;
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Circuits, WitgenFixtures, ::testing::ValuesIn(Fixtures()), FixtureName);
+
+TEST(WitgenFixtureSet, CoversBothCurvesAndAFailingAssert) {
+  auto all = Fixtures();
+  int bn = 0, bls = 0, failing = 0;
+  for (const Fixture& f : all) {
+    (f.curve == "bn128" ? bn : bls)++;
+    failing += !f.input_fail.empty();
+  }
+  EXPECT_GE(bn, 5) << "tests/fixtures/witgen holds the circuits (see its README)";
+  EXPECT_EQ(bn, bls);
+  EXPECT_GE(failing, 2);
+}
+
+// ---------------------------------------------------------------- hostile
+
+class WitgenHostile : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(testing::RequireOnPath("wasm2c")); }
+};
+
+TEST_F(WitgenHostile, ALoopingGeneratorIsKilledAtItsCpuLimitWhileOthersStillWork) {
+  auto options = Options();
+  options.limits.cpu_seconds = 2;
+  auto looping = WitnessGenerator::Load(kFixtures / "hostile" / "loop.wasm", options);
+  auto started = std::chrono::steady_clock::now();
+  auto stuck = std::async(std::launch::async, [&] { return Generate(*looping, "{\"a\": \"1\"}"); });
+  // Meanwhile a real circuit still gets its witnesses.
+  ASSERT_TRUE(testing::RequireCircom2());
+  auto echo = WitnessGenerator::Load(EchoWasm("bn128"), Options());
+  for (int i = 0; i < 3; ++i) {
+    Ours ok = Generate(*echo, EchoInput(std::vector<std::string>(12, std::to_string(i + 2))));
+    EXPECT_TRUE(ok.result.ok()) << ok.result.error;
+  }
+  Ours ours = stuck.get();
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(ours.result.status, GenerationStatus::kLimit) << ours.result.error;
+  EXPECT_NE(ours.result.error.find("CPU"), std::string::npos) << ours.result.error;
+  EXPECT_LT(took, 30 * testing::TimeScale());
+}
+
+TEST_F(WitgenHostile, AWallClockLimitStopsAGeneratorThatOutlivesIt) {
+  auto options = Options();
+  options.limits.wall_seconds = 1;
+  auto looping = WitnessGenerator::Load(kFixtures / "hostile" / "loop.wasm", options);
+  Ours ours = Generate(*looping, "{\"a\": \"1\"}");
+  EXPECT_EQ(ours.result.status, GenerationStatus::kLimit) << ours.result.error;
+  EXPECT_NE(ours.result.error.find("wall-clock"), std::string::npos) << ours.result.error;
+}
+
+TEST_F(WitgenHostile, AMemoryGrowingGeneratorStopsAtItsMemoryLimit) {
+  auto options = Options();
+  options.limits.memory_bytes = 256ull << 20;
+  auto growing = WitnessGenerator::Load(kFixtures / "hostile" / "memgrow.wasm", options);
+  Ours ours = Generate(*growing, "{\"a\": \"1\"}");
+  EXPECT_EQ(ours.result.status, GenerationStatus::kLimit) << ours.result.error;
+  EXPECT_NE(ours.result.error.find("memory"), std::string::npos) << ours.result.error;
+}
+
+TEST_F(WitgenHostile, CancellingKillsTheGeneratorAtOnce) {
+  auto looping = WitnessGenerator::Load(kFixtures / "hostile" / "loop.wasm", Options());
+  std::atomic<bool> cancel{false};
+  auto started = std::chrono::steady_clock::now();
+  auto run = std::async(std::launch::async, [&] { return Generate(*looping, "{\"a\": \"1\"}", &cancel); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  cancel = true;
+  Ours ours = run.get();
+  EXPECT_EQ(ours.result.status, GenerationStatus::kCancelled) << ours.result.error;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5 * testing::TimeScale());
+}
+
+// ---------------------------------------------------------------- the cache
+
+TEST(WitgenCache, ASecondLoadIsCachedAndABrokenEntryIsRebuilt) {
+  ASSERT_TRUE(testing::RequireOnPath("wasm2c"));
+  ASSERT_TRUE(testing::RequireCircom2());
+  TempDir cache;
+  auto options = Options();
+  options.cache_dir = cache.path();
+  const fs::path wasm = EchoWasm("bn128");
+  auto first = WitnessGenerator::Load(wasm, options);
+  EXPECT_FALSE(first->info().from_cache);
+  auto second = WitnessGenerator::Load(wasm, options);
+  EXPECT_TRUE(second->info().from_cache);
+  EXPECT_EQ(first->info().executable, second->info().executable);
+  // Two loads at once of a fresh cache: both succeed, one entry stays.
+  TempDir race;
+  options.cache_dir = race.path();
+  auto a = std::async(std::launch::async, [&] { return WitnessGenerator::Load(wasm, options); });
+  auto b = std::async(std::launch::async, [&] { return WitnessGenerator::Load(wasm, options); });
+  EXPECT_TRUE(Generate(*a.get(), EchoInput(std::vector<std::string>(12, "3"))).result.ok());
+  EXPECT_TRUE(Generate(*b.get(), EchoInput(std::vector<std::string>(12, "3"))).result.ok());
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(race.path())) entries += e.path().filename().string()[0] != '.';
+  EXPECT_EQ(entries, 1);
+  // A damaged program (a disk error, a killed build) is rebuilt, not run.
+  options.cache_dir = cache.path();
+  std::ofstream(first->info().executable, std::ios::trunc) << "#!/bin/sh\nexit 0\n";
+  auto third = WitnessGenerator::Load(wasm, options);
+  EXPECT_FALSE(third->info().from_cache);
+  EXPECT_TRUE(Generate(*third, EchoInput(std::vector<std::string>(12, "3"))).result.ok());
+}
+
+TEST(WitgenCache, AFileThatIsNotCircomsWasmIsAClearError) {
+  TempDir dir;
+  testing::WriteFile(dir.file("x.wasm"), "not a wasm at all");
+  try {
+    WitnessGenerator::Load(dir.file("x.wasm"), Options());
+    FAIL() << "loaded a text file";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("x.wasm"), std::string::npos) << e.what();
+  }
+  try {
+    WitnessGenerator::Load(dir.file("missing.wasm"), Options());
+    FAIL() << "loaded a missing file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------- pieces
+
+TEST(WitgenPatch, RenamesEveryListedDefinitionOrNothing) {
+  const std::string c = "static void w2c_Fr_a(Z_circuit_instance_t*, u32);\n"
+                        "static void w2c_Fr_a(Z_circuit_instance_t* instance, u32 w2c_x) {\n  w2c_Fr_a(instance, 1);\n}\n"
+                        "static u32 w2c_Fr_b(Z_circuit_instance_t* instance) {\n  return 0;\n}\n";
+  std::string patched = c;
+  ASSERT_TRUE(witgen::PatchNativeField(patched, "/* zkfleet-native: Fr_a Fr_b */\nint x;\n"));
+  EXPECT_NE(patched.find("__attribute__((unused)) static void w2c_Fr_a_wasm(Z_circuit_instance_t* instance, u32 w2c_x) {"),
+            std::string::npos) << patched;
+  EXPECT_NE(patched.find("static void w2c_Fr_a(Z_circuit_instance_t*, u32);"), std::string::npos) << "declaration kept";
+  EXPECT_NE(patched.find("w2c_Fr_b_wasm("), std::string::npos);
+  EXPECT_NE(patched.find("#include \"native_fr.c\""), std::string::npos);
+  std::string unpatched = c;
+  EXPECT_FALSE(witgen::PatchNativeField(unpatched, "/* zkfleet-native: Fr_a Fr_missing */\n"));
+  EXPECT_EQ(unpatched, c);
+  EXPECT_FALSE(witgen::PatchNativeField(unpatched, ""));
+  EXPECT_EQ(unpatched, c);
+}
+
+TEST(WitgenDescribe, ReadsTheGeneratorsLine) {
+  engine::GeneratorInfo info;
+  ASSERT_TRUE(witgen::ParseDescribe("zkfleet-generator 1 n32=8 witness=13 inputs=4 native=1 version=2.2.3 "
+                                    "prime=30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001\n",
+                                    info));
+  EXPECT_EQ(info.n8, 32u);
+  EXPECT_EQ(info.witness_count, 13u);
+  EXPECT_EQ(info.input_count, 4u);
+  EXPECT_TRUE(info.native_field);
+  ASSERT_EQ(info.prime.size(), 32u);
+  EXPECT_EQ(info.prime[0], 0x01);
+  EXPECT_EQ(info.prime[31], 0x30);
+  EXPECT_FALSE(witgen::ParseDescribe("zkfleet-generator 1 n32=8 witness=13 prime=30", info));
+  EXPECT_FALSE(witgen::ParseDescribe("hello", info));
+}
+
+// ---------------------------------------------------------------- zkprove
+
+TEST(WitgenZkprove, FullproveWritesAProofSnarkjsAcceptsAndBadInputExitsTwo) {
+  ASSERT_TRUE(testing::RequireSnarkjs());
+  ASSERT_TRUE(testing::RequireCircom2());
+  ASSERT_TRUE(testing::RequireOnPath("wasm2c"));
+  const fs::path wasm = EchoWasm("bn128");
+  ASSERT_FALSE(wasm.empty());
+  const fs::path r1cs = wasm.parent_path().parent_path() / "echo.r1cs";
+  TempDir dir;
+  const std::string bin = std::string(ZKFLEET_BINARY_DIR) + "/cmd/";
+  const std::string env = "ZKFLEET_WITGEN_CACHE=" + Quote(kCache.string()) + " ";
+  auto setup = RunCommand(Quote(bin + "zkfleet-dev/zkfleet-dev") + " setup " + Quote(r1cs.string()) + " " +
+                          Quote(dir.file("echo.zkey")) + " --insecure");
+  ASSERT_EQ(setup.exit_code, 0) << setup.output;
+  auto vk = RunCommand(Quote(bin + "zkprove/zkprove") + " export-vk " + Quote(dir.file("echo.zkey")) + " " +
+                       Quote(dir.file("vk.json")));
+  ASSERT_EQ(vk.exit_code, 0) << vk.output;
+  testing::WriteFile(dir.file("input.json"), EchoInput(std::vector<std::string>(12, "\"-3\"")));
+  auto prove = RunCommand(env + Quote(bin + "zkprove/zkprove") + " fullprove " + Quote(dir.file("input.json")) + " " +
+                          Quote(wasm.string()) + " " + Quote(dir.file("echo.zkey")) + " " + Quote(dir.file("proof.json")) +
+                          " " + Quote(dir.file("public.json")) + " --backend cpu");
+  ASSERT_EQ(prove.exit_code, 0) << prove.output;
+  std::string out;
+  EXPECT_TRUE(testing::SnarkjsVerify(dir.file("vk.json"), dir.file("public.json"), dir.file("proof.json"), &out)) << out;
+
+  // wtns calculate: the same bytes as snarkjs; a bad input exits 2, names the signal, writes nothing.
+  auto calc = RunCommand(env + Quote(bin + "zkprove/zkprove") + " wtns calculate " + Quote(wasm.string()) + " " +
+                         Quote(dir.file("input.json")) + " " + Quote(dir.file("w.wtns")));
+  ASSERT_EQ(calc.exit_code, 0) << calc.output;
+  EXPECT_TRUE(testing::ReadFile(dir.file("w.wtns")) == SnarkjsWitness(wasm, testing::ReadFile(dir.file("input.json"))));
+  testing::WriteFile(dir.file("bad.json"), EchoInput(std::vector<std::string>(11, "1")));
+  auto bad = RunCommand(env + Quote(bin + "zkprove/zkprove") + " wtns calculate " + Quote(wasm.string()) + " " +
+                        Quote(dir.file("bad.json")) + " " + Quote(dir.file("bad.wtns")));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("Not enough values for input signal in"), std::string::npos) << bad.output;
+  EXPECT_FALSE(fs::exists(dir.file("bad.wtns")));
+}
+
+}  // namespace
+}  // namespace zkfleet
