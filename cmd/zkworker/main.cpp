@@ -3,6 +3,7 @@
 // running item, release, leave). See docs/protocol.md. With --metrics-listen
 // it serves Prometheus metrics, /ready and /healthz over HTTP from start to
 // exit, DRAINING and RELEASING included (docs/metrics.md).
+#include <algorithm>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -93,6 +94,25 @@ int main(int argc, char** argv) {
   app.add_option("--id", options.worker_id, "worker id (default: host-pid)");
   app.add_option("--circuit", circuit_args, "ID=PATH.zkey: a circuit to hold (repeatable); with --instant, ID alone")
       ->required();
+  std::vector<std::string> generator_args;
+  app.add_option("--generator", generator_args,
+                 "ID=PATH/circuit.wasm: circom's witness generator of circuit ID (repeatable): the worker takes jobs "
+                 "from inputs for it, compiling the wasm at start (cached, see --witgen-cache; needs wasm2c and cc)");
+  app.add_option("--witgen-threads", options.witgen_threads,
+                 "witnesses computed from inputs at once, each a child process on one core (while the GPU proves)")
+      ->capture_default_str();
+  std::string witgen_cache = options.witgen.cache_dir.string();
+  app.add_option("--witgen-cache", witgen_cache,
+                 "directory of compiled witness generators, by the wasm's SHA-256 (default: $ZKFLEET_WITGEN_CACHE, "
+                 "else ${XDG_CACHE_HOME:-~/.cache}/zkfleet/witgen)");
+  app.add_option("--witgen-cpu-seconds", options.witgen.limits.cpu_seconds, "CPU-time limit of one witness generation")
+      ->capture_default_str();
+  std::string witgen_memory = "16GiB";
+  app.add_option("--witgen-memory", witgen_memory, "memory limit of one witness generation (its process)")
+      ->capture_default_str();
+  app.add_option("--witgen-wall-seconds", options.witgen.limits.wall_seconds,
+                 "wall-clock limit of one witness generation")
+      ->capture_default_str();
   app.add_flag("--instant", instant,
                "BENCHMARK MODE: answer every job at once without proving (zkeys are not loaded; results carry no proof)");
   app.add_option("--instant-circuit", instant_circuits,
@@ -311,6 +331,31 @@ int main(int argc, char** argv) {
     specs.push_back(spec);
   }
   for (const std::string& id : instant_circuits) specs.push_back({id, "", true});
+  for (const std::string& arg : generator_args) {
+    auto eq = arg.find('=');
+    const std::string id = arg.substr(0, eq);
+    const std::string wasm = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const auto& s) { return s.id == id; });
+    if (id.empty() || wasm.empty() || spec == specs.end()) {
+      std::fprintf(stderr, "zkworker: --generator %s: expected ID=PATH/circuit.wasm for a circuit given with --circuit\n",
+                   arg.c_str());
+      return 2;
+    }
+    if (std::FILE* f = std::fopen(wasm.c_str(), "rb")) {
+      std::fclose(f);
+    } else {
+      std::fprintf(stderr, "zkworker: --generator %s: cannot read %s\n", arg.c_str(), wasm.c_str());
+      return 2;
+    }
+    spec->wasm_path = wasm;
+  }
+  options.witgen.cache_dir = witgen_cache;
+  if (auto bytes = zkfleet::worker::ParseByteSize(witgen_memory); bytes && *bytes > 0) {
+    options.witgen.limits.memory_bytes = *bytes;
+  } else {
+    std::fprintf(stderr, "zkworker: --witgen-memory %s is not a size (e.g. 16GiB)\n", witgen_memory.c_str());
+    return 2;
+  }
 
   // SIGINT/SIGTERM are read from a signalfd by the session's thread; block
   // them before any thread exists so none of them takes the signal.

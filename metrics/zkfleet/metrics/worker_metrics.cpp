@@ -91,6 +91,30 @@ WorkerMetrics::WorkerMetrics(MetricsServer& server, const WorkerIdentity& identi
                              "back-off while fetching witnesses")
                        .Register(registry)
                        .Add({});
+  auto& generations_family = prometheus::BuildCounter()
+                                 .Name("zkfleet_worker_generations_total")
+                                 .Help("Witnesses this worker computed from inputs, by outcome (ok; bad_input, "
+                                       "circuit_error, limit: the job's fault; cancelled; internal: this host's)")
+                                 .Register(registry);
+  for (size_t i = 0; i < kGenerationOutcomeLabels.size(); ++i) {
+    generations[i] = &generations_family.Add({{"outcome", std::string(kGenerationOutcomeLabels[i])}});
+  }
+  generated_bytes = &prometheus::BuildCounter()
+                         .Name("zkfleet_worker_generated_bytes_total")
+                         .Help("Witness bytes (.wtns) computed from inputs into this worker's memory")
+                         .Register(registry)
+                         .Add({});
+  generation_seconds = &prometheus::BuildHistogram()
+                            .Name("zkfleet_worker_generation_seconds")
+                            .Help("Seconds each witness generation took (input parse, child process, witness read)")
+                            .Register(registry)
+                            .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                                             1, 2.5, 5, 10, 30, 60, 300});
+  generation_queue = &prometheus::BuildGauge()
+                          .Name("zkfleet_worker_generation_queue")
+                          .Help("Jobs from inputs waiting for a free witness generator (--witgen-threads)")
+                          .Register(registry)
+                          .Add({});
   fetch_seconds = &prometheus::BuildHistogram()
                        .Name("zkfleet_worker_fetch_seconds")
                        .Help("Seconds each witness fetch by reference took, retries included")
@@ -265,5 +289,15 @@ void WorkerMetrics::FetchEnded(std::string_view outcome, uint64_t bytes, unsigne
   if (retries > 0) fetch_retries->Increment(retries);
   fetch_seconds->Observe(seconds);
 }
+
+void WorkerMetrics::GenerationEnded(std::string_view outcome, double seconds, uint64_t bytes) {
+  for (size_t i = 0; i < kGenerationOutcomeLabels.size(); ++i) {
+    if (kGenerationOutcomeLabels[i] == outcome) generations[i]->Increment();
+  }
+  if (bytes > 0) generated_bytes->Increment(static_cast<double>(bytes));
+  generation_seconds->Observe(seconds);
+}
+
+void WorkerMetrics::SetGenerationQueue(size_t waiting) { generation_queue->Set(static_cast<double>(waiting)); }
 
 }  // namespace zkfleet::metrics

@@ -107,6 +107,15 @@ class WorkerMetrics {
   // zkfleet_worker_fetch_seconds.
   void FetchEnded(std::string_view outcome, uint64_t bytes, unsigned retries, double seconds);
 
+  // A witness computed from inputs ended (engine/witness_generator.hpp):
+  // `outcome` is one of kGenerationOutcomeLabels (GenerationStatusName),
+  // `bytes` the .wtns a successful one put in the pool.
+  // zkfleet_worker_generations_total{outcome}, zkfleet_worker_generated_bytes_total,
+  // zkfleet_worker_generation_seconds; SetGenerationQueue: items waiting for
+  // a generator (zkfleet_worker_generation_queue).
+  void GenerationEnded(std::string_view outcome, double seconds, uint64_t bytes);
+  void SetGenerationQueue(size_t waiting);
+
   Circuit& ForCircuit(const std::string& circuit_id);
 
   prometheus::Gauge& pinned_pool_bytes;
@@ -129,6 +138,12 @@ class WorkerMetrics {
                                                                          "transient", "cancelled"};
   std::array<prometheus::Counter*, kFetchOutcomeLabels.size()> fetches{};
   prometheus::Counter* fetch_bytes = nullptr;
+  static constexpr std::array<std::string_view, 6> kGenerationOutcomeLabels = {
+      "ok", "bad_input", "circuit_error", "limit", "cancelled", "internal"};
+  std::array<prometheus::Counter*, kGenerationOutcomeLabels.size()> generations{};
+  prometheus::Counter* generated_bytes = nullptr;
+  prometheus::Histogram* generation_seconds = nullptr;
+  prometheus::Gauge* generation_queue = nullptr;
   prometheus::Counter* fetch_retries = nullptr;
   prometheus::Histogram* fetch_seconds = nullptr;
 

@@ -52,6 +52,9 @@ void CircuitSet::Load() {
   }
   // The first device's load checks the points; the others load the same
   // files unchecked, all at once (each has its own copy engine and memory).
+  // The generators first: compiled (or found in the cache) before the
+  // worker announces anything as READY, never in a job's path.
+  LoadGenerators();
   LoadDevice(0, /*check=*/true);
   if (devices_.size() == 1) return;
   std::vector<std::exception_ptr> errors(devices_.size());
@@ -204,6 +207,35 @@ uint64_t CircuitSet::Release(size_t device) {
   keys_.at(device).clear();
   resident_bytes_ -= released;
   return released;
+}
+
+void CircuitSet::LoadGenerators() {
+  for (const CircuitSpec& spec : specs_) {
+    if (spec.wasm_path.empty()) continue;
+    try {
+      auto generator = engine::WitnessGenerator::Load(spec.wasm_path, generator_options_);
+      const engine::GeneratorInfo& info = generator->info();
+      spdlog::info("circuit {}: witness generator {} in {:.2f} s ({} signals, {} field code, {})", spec.id,
+                   info.from_cache ? "found in the cache" : "compiled", info.load_seconds, info.witness_count,
+                   info.native_field ? "native" : "the wasm's", info.executable.string());
+      generators_[spec.id] = std::move(generator);
+    } catch (const Error& e) {
+      throw Error(e.code(), "circuit " + spec.id + ": witness generator: " + e.what());
+    }
+  }
+}
+
+std::vector<std::string> CircuitSet::generator_ids() const {
+  std::vector<std::string> ids;
+  for (const CircuitSpec& spec : specs_) {
+    if (!spec.wasm_path.empty()) ids.push_back(spec.id);
+  }
+  return ids;
+}
+
+std::shared_ptr<const engine::WitnessGenerator> CircuitSet::Generator(const std::string& circuit_id) const {
+  auto it = generators_.find(circuit_id);
+  return it == generators_.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> CircuitSet::circuit_ids() const {

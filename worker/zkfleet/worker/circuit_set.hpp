@@ -27,6 +27,7 @@
 
 #include "zkfleet.pb.h"
 #include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/engine/witness_generator.hpp"
 #include "zkfleet/worker/devices.hpp"
 
 namespace zkfleet::worker {
@@ -35,6 +36,9 @@ struct CircuitSpec {
   std::string id;
   std::string zkey_path;  // empty for a benchmark circuit
   bool instant = false;   // benchmark mode: answer at once, prove nothing
+  // circom's circuit.wasm (--generator ID=PATH): the worker computes this
+  // circuit's witnesses from inputs. Empty: it takes only witnesses.
+  std::string wasm_path;
 };
 
 // What proving one item produced.
@@ -89,6 +93,14 @@ class CircuitSet {
   uint64_t Release(size_t device);
 
   std::vector<std::string> circuit_ids() const;
+  // The circuits with a witness generator (CircuitSpec::wasm_path), known
+  // from construction: announced in READY's `generates`.
+  std::vector<std::string> generator_ids() const;
+  // The circuit's compiled generator once Load() has run; null when it has
+  // none. Any thread (the map is fixed after Load()).
+  std::shared_ptr<const engine::WitnessGenerator> Generator(const std::string& circuit_id) const;
+  // How generators are compiled and limited; set before Load().
+  void set_generator_options(engine::WitnessGeneratorOptions options) { generator_options_ = std::move(options); }
   const std::vector<Device>& devices() const { return devices_; }
   size_t device_count() const { return devices_.size(); }
   uint64_t resident_bytes() const { return resident_bytes_.load(); }
@@ -98,6 +110,7 @@ class CircuitSet {
 
  private:
   void LoadDevice(size_t device, bool check_points);
+  void LoadGenerators();
 
   std::vector<CircuitSpec> specs_;
   engine::EngineOptions engine_options_;
@@ -110,6 +123,8 @@ class CircuitSet {
   std::atomic<uint64_t> resident_bytes_{0};
   std::vector<std::atomic<uint64_t>> device_resident_bytes_;
   std::string backend_name_;  // "cpu", "cuda" or "instant" (benchmark circuits only)
+  engine::WitnessGeneratorOptions generator_options_;
+  std::map<std::string, std::shared_ptr<const engine::WitnessGenerator>> generators_;  // filled by Load()
 };
 
 }  // namespace zkfleet::worker

@@ -41,7 +41,11 @@ struct QueuedItem {
   PoolBuffer pooled_witness;
   std::unique_ptr<uint8_t[]> heap_witness;
   size_t heap_witness_size = 0;
-  std::chrono::steady_clock::time_point arrived;
+  std::chrono::steady_clock::time_point arrived;  // in this queue (for a generated witness: when it was done)
+  // A job from inputs (generate_stage.hpp): seconds its witness waited for a
+  // generator, and the generator's run.
+  double generation_queue_s = 0;
+  double witness_generation_s = 0;
 
   std::span<const uint8_t> witness() const {
     if (pooled_witness) return {pooled_witness.data(), pooled_witness.size()};

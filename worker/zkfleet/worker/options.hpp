@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "zkfleet/engine/witness_generator.hpp"
 #include "zkfleet/fetch/fetcher.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
@@ -73,6 +74,10 @@ struct WorkerOptions {
   // without room there, on the heap: fetch_threads x this bounds the heap).
   // 4 GiB: a BN254 witness of 2^27 signals.
   uint64_t max_fetch_bytes = 4ull << 30;
+  // Jobs from inputs (generate_stage.hpp): generators run at once (each a
+  // child process on one core), and how they are compiled and limited.
+  unsigned witgen_threads = 2;
+  engine::WitnessGeneratorOptions witgen;
 };
 
 }  // namespace zkfleet::worker

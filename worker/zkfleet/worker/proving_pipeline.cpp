@@ -310,6 +310,10 @@ void ProvingPipeline::LaneMain(int lane) {
     result.set_retryable(outcome.retryable);
     *result.mutable_timings() = outcome.timings;
     result.mutable_timings()->set_queue_wait_s(Seconds(started - item->arrived));
+    if (item->job.input_json().size() > 0) {
+      result.mutable_timings()->set_witness_generation_s(item->witness_generation_s);
+      result.mutable_timings()->set_generation_queue_s(item->generation_queue_s);
+    }
     if (outcome.ok) {
       spdlog::debug("proved job_seq={} partition={} in {:.3f} s", key.job_seq, key.partition,
                     outcome.timings.prove_total_s());

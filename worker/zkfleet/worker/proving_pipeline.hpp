@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "zkfleet.pb.h"
+#include "zkfleet/engine/witness_generator.hpp"
 #include "zkfleet/fetch/fetcher.hpp"
 #include "zkfleet/wire/work_key.hpp"
 #include "zkfleet/worker/circuit_set.hpp"
@@ -60,6 +61,7 @@ struct PipelineEvent {
     kDeviceReleased,  // device `device`'s lanes have stopped; `bytes` of its keys were freed
     kReleased,     // every lane has stopped; `bytes` of proving keys were freed by the last
     kFetched,      // the fetch stage is done with `ref`'s witness by reference: `fetch` says how
+    kGenerated,    // the generate stage is done with `ref`'s witness from inputs: `generated` says how
   };
   Kind kind = Kind::kState;
   wire::WorkerEvent state_event = wire::WorkerEvent::kMemoryFits;
@@ -71,11 +73,12 @@ struct PipelineEvent {
   bool device_lost = false;  // a sticky device error: the worker must go
   std::string text;
   uint64_t bytes = 0;
-  // kFetched: the item (its buffer filled when fetch.status is kOk) and how
-  // the fetch went.
+  // kFetched, kGenerated: the item (its buffer filled when the status is
+  // ok) and how the fetch or the generation went.
   std::shared_ptr<QueuedItem> fetched;
   fetch::FetchResult fetch;
-  uint64_t generation = 0;  // FetchStage::Submit's
+  engine::GenerationResult generated;
+  uint64_t generation = 0;  // ItemStage::Submit's
 };
 
 // A thread-safe queue of PipelineEvents with an eventfd the session polls.

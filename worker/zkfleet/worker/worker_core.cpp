@@ -55,6 +55,10 @@ WorkerCore::WorkerCore(WorkerOptions options, std::unique_ptr<CircuitSet> circui
   if (!options_.fetch.allow.empty()) {
     fetch_stage_ = std::make_unique<FetchStage>(options_.fetch, options_.fetch_threads, mailbox_);
   }
+  if (!circuits_->generator_ids().empty()) {
+    circuits_->set_generator_options(options_.witgen);
+    generate_stage_ = std::make_unique<GenerateStage>(*circuits_, options_.witgen_threads, mailbox_);
+  }
 }
 
 WorkerCore::~WorkerCore() { StopPipeline(); }
@@ -65,6 +69,7 @@ void WorkerCore::StopPipeline() {
   if (pipeline_stopped_) return;
   pipeline_stopped_ = true;
   if (fetch_stage_) fetch_stage_->Stop();
+  if (generate_stage_) generate_stage_->Stop();
   if (pipeline_abandoned_) {
     pipeline_->Abandon();
   } else {
@@ -122,6 +127,7 @@ void WorkerCore::SendReady() {
   ready->set_host(HostName());
   ready->set_backend(circuits_->backend_name());
   for (const auto& id : circuits_->circuit_ids()) ready->add_circuits(id);
+  for (const auto& id : circuits_->generator_ids()) ready->add_generates(id);
   ready->set_capacity(ledger_.capacity());
   ready->set_state(state_);
   *ready->mutable_memory() = Memory();
@@ -240,6 +246,7 @@ void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::tim
   item.job = std::move(job);
   item.arrived = now;
   if (item.job.has_witness_ref()) return FetchWitness(std::move(item));
+  if (!item.job.input_json().empty()) return GenerateWitness(std::move(item));
   // The receive: from the session's frames into the pinned pool, the one
   // copy; the engine checks it there and the device reads it from there.
   size_t size = 0;
@@ -338,11 +345,76 @@ void WorkerCore::OnFetched(PipelineEvent& event) {
   }
 }
 
+void WorkerCore::GenerateWitness(QueuedItem item) {
+  const wire::ItemRef ref = item.key.ref();
+  if (fetching_.count(ref)) {
+    spdlog::info("job_seq={} partition={} is already being generated here; it continues under lease {}", ref.job_seq,
+                 ref.partition, held_[ref].lease.ShortDebugString());
+    return;
+  }
+  auto generator = circuits_->Generator(item.job.circuit_id());
+  if (!generator || !generate_stage_) {
+    // The broker routes inputs only to workers announcing the circuit in
+    // `generates`; another worker may have its generator.
+    return FailItem(ref, item.job,
+                    "worker " + options_.worker_id + " has no witness generator for circuit " + item.job.circuit_id(),
+                    /*retryable=*/true);
+  }
+  if (!AllocateWitness(item, generator->wtns_bytes())) {
+    return FailItem(ref, item.job,
+                    "no memory for its " + std::to_string(generator->wtns_bytes()) + "-byte witness on worker " +
+                        options_.worker_id,
+                    /*retryable=*/true);
+  }
+  started_unsent_.push_back(ref);
+  started_by_fetch_.insert(ref);
+  fetching_[ref] = generate_stage_->Submit(std::make_unique<QueuedItem>(std::move(item)));
+  if (metrics_) metrics_->SetGenerationQueue(generate_stage_->waiting());
+}
+
+void WorkerCore::OnGenerated(PipelineEvent& event) {
+  const wire::ItemRef ref = event.ref;
+  const engine::GenerationResult& generated = event.generated;
+  if (metrics_) {
+    metrics_->GenerationEnded(engine::GenerationStatusName(generated.status), generated.seconds,
+                              generated.ok() && event.fetched ? event.fetched->witness().size() : 0);
+    if (generate_stage_) metrics_->SetGenerationQueue(generate_stage_->waiting());
+  }
+  auto live = fetching_.find(ref);
+  if (live == fetching_.end() || live->second != event.generation || !event.fetched) return;
+  fetching_.erase(live);
+  QueuedItem& item = *event.fetched;
+  switch (generated.status) {
+    case engine::GenerationStatus::kOk: break;
+    case engine::GenerationStatus::kBadInput:
+    case engine::GenerationStatus::kCircuitError:
+    case engine::GenerationStatus::kLimit:
+      // The job's own fault (its input, its circuit, its appetite): never retried.
+      return FailItem(ref, item.job, "its witness could not be computed: " + generated.error, /*retryable=*/false);
+    case engine::GenerationStatus::kCancelled:
+    case engine::GenerationStatus::kInternal:
+      return FailItem(ref, item.job, "its witness could not be computed on worker " + options_.worker_id + ": " +
+                                         generated.error, /*retryable=*/true);
+  }
+  if (state_ != proto::WORKER_STATE_READY) {
+    started_by_fetch_.erase(ref);
+    return HandBack({ref}, {}, "worker is " + wire::WorkerStateName(state_));
+  }
+  spdlog::debug("job_seq={} partition={}: witness computed in {:.3f} s", ref.job_seq, ref.partition, generated.seconds);
+  item.arrived = now_;  // its queue wait starts now
+  if (!queue_.Push(std::move(item))) {
+    started_by_fetch_.erase(ref);
+    spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
+                 ref.job_seq, ref.partition, held_[ref].lease.ShortDebugString());
+  }
+}
+
 std::vector<wire::ItemRef> WorkerCore::CancelFetches() {
   std::vector<wire::ItemRef> cancelled;
   for (const auto& [ref, generation] : fetching_) cancelled.push_back(ref);
   for (const wire::ItemRef& ref : cancelled) {
-    fetch_stage_->Cancel(ref);
+    if (fetch_stage_) fetch_stage_->Cancel(ref);
+    if (generate_stage_) generate_stage_->Cancel(ref);
     started_by_fetch_.erase(ref);
     std::erase(started_unsent_, ref);
   }
@@ -398,6 +470,9 @@ void WorkerCore::OnPipelineEvent(PipelineEvent& event, Clock::time_point now) {
   switch (event.kind) {
     case PipelineEvent::Kind::kFetched:
       OnFetched(event);
+      return;
+    case PipelineEvent::Kind::kGenerated:
+      OnGenerated(event);
       return;
     case PipelineEvent::Kind::kStarted:
       if (started_by_fetch_.erase(event.ref)) return;  // announced when its fetch began

@@ -13,6 +13,10 @@
 //  * the fetch stage (fetch_stage.hpp, its own threads, only with
 //    --fetch-allow): witnesses by reference fetched into the pinned pool
 //    while the lanes prove, posted back as kFetched events;
+//  * the generate stage (generate_stage.hpp, --witgen-threads, only with
+//    --generator): witnesses computed from a job's input.json by the
+//    circuit's compiled generator, one child process each, into the pinned
+//    pool while the lanes prove, posted back as kGenerated events;
 //  * the proving pipeline (proving_pipeline.hpp, its own threads): memory
 //    gate, pool, keys, then lanes that pop items from the LocalQueue, prove
 //    them and post PipelineEvents (an item reference and its outcome, never a
@@ -67,6 +71,7 @@
 #include "zkfleet/worker/credit_ledger.hpp"
 #include "zkfleet/worker/devices.hpp"
 #include "zkfleet/worker/fetch_stage.hpp"
+#include "zkfleet/worker/generate_stage.hpp"
 #include "zkfleet/worker/local_queue.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/options.hpp"
@@ -182,11 +187,16 @@ class WorkerCore {
   void FetchWitness(QueuedItem item);
   // The fetch stage is done with an item: queued for a lane, or answered.
   void OnFetched(PipelineEvent& event);
+  // A JOB from inputs: its buffer allocated, then to the generate stage
+  // (STARTED goes out now, as for a fetch).
+  void GenerateWitness(QueuedItem item);
+  // The generate stage is done with an item: queued for a lane, or answered.
+  void OnGenerated(PipelineEvent& event);
   // Answers a held item as failed without proving it (`retryable`: the
   // worker's trouble, another worker may succeed; else the job's).
   void FailItem(const wire::ItemRef& ref, const proto::Job& job, const std::string& why, bool retryable);
-  // Items being fetched stop (drain, fault, reconnect); their events are
-  // then discarded. Returns them.
+  // Items being fetched or generated stop (drain, fault, reconnect); their
+  // events are then discarded. Returns them.
   std::vector<wire::ItemRef> CancelFetches();
   void OnResult(PipelineEvent& event, Clock::time_point now);
   proto::MemoryStatus Memory() const;
@@ -227,8 +237,10 @@ class WorkerCore {
   EventMailbox mailbox_;
   std::unique_ptr<ProvingPipeline> pipeline_;
   std::unique_ptr<FetchStage> fetch_stage_;  // only with --fetch-allow
-  std::map<wire::ItemRef, uint64_t> fetching_;  // handed to the fetch stage (its generation), not back yet
-  std::set<wire::ItemRef> started_by_fetch_; // STARTED went out when its fetch began
+  std::unique_ptr<GenerateStage> generate_stage_;  // only with circuits that have a generator
+  // Handed to the fetch or the generate stage (with the stage's generation), not back yet.
+  std::map<wire::ItemRef, uint64_t> fetching_;
+  std::set<wire::ItemRef> started_by_fetch_; // STARTED went out when its fetch (or generation) began
   bool pipeline_stopped_ = false;
 
   std::vector<proto::Envelope> outbox_;

@@ -122,6 +122,7 @@ void WorkerCore::ReleasePoolChunk() {
   // Cancelled fetches hold their buffers until they return (promptly: the
   // fetcher polls its cancel flag); their chunks are not stuck.
   if (fetch_stage_ && fetch_stage_->in_flight() > 0) return;
+  if (generate_stage_ && generate_stage_->in_flight() > 0) return;
   const uint64_t before = pool_.stats().pool_bytes;
   const uint64_t left = pool_.ReleaseChunk();
   const bool stuck = left > 0 && left == before;  // only chunks still in use are left
