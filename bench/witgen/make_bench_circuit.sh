@@ -48,5 +48,5 @@ if (( GOT != TARGET )); then
 fi
 
 rm -f "$OUT/$NAME.r1cs.xz"
-xz -T1 -6 -k "$OUT/$NAME.r1cs"
+/usr/bin/time -f "xz -T1 -6: wall %e s, peak RSS %M KB" xz -T1 -6 -k "$OUT/$NAME.r1cs"
 ls -l "$OUT/$NAME.wasm" "$OUT/$NAME.r1cs" "$OUT/$NAME.r1cs.xz"
