@@ -90,48 +90,80 @@ static inline void zkf_st4(uint8_t* m, uint32_t off, const uint64_t a[4]) {
 /* ---- 256-bit helpers ---- */
 typedef unsigned __int128 zkf_u128;
 
+/* add/subtract with carry: adc/sbb through the x86 intrinsics, else __int128 */
+#if defined(__x86_64__)
+#include <x86intrin.h>
+static inline unsigned char zkf_adc(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
+  unsigned long long t;
+  c = _addcarry_u64(c, a, b, &t);
+  *r = t;
+  return c;
+}
+static inline unsigned char zkf_sbb(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
+  unsigned long long t;
+  c = _subborrow_u64(c, a, b, &t);
+  *r = t;
+  return c;
+}
+#else
+static inline unsigned char zkf_adc(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
+  zkf_u128 t = (zkf_u128)a + b + c;
+  *r = (uint64_t)t;
+  return (unsigned char)(t >> 64);
+}
+static inline unsigned char zkf_sbb(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
+  zkf_u128 t = (zkf_u128)a - b - c;
+  *r = (uint64_t)t;
+  return (unsigned char)((t >> 64) & 1);
+}
+#endif
+
+/* r = (take ? t : s), without a branch (the condition is data-dependent) */
+static inline void zkf_select(uint64_t r[4], uint64_t take, const uint64_t t[4], const uint64_t s[4]) {
+  if (take) { r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3]; }
+  else { r[0] = s[0]; r[1] = s[1]; r[2] = s[2]; r[3] = s[3]; }
+}
+
 /* r = a - p if a >= p (a < 2p), canonical result. */
 static inline void zkf_reduce_once(uint64_t r[4], const uint64_t a[4], const uint64_t p[4]) {
   uint64_t t[4];
   unsigned char b = 0;
-  for (int i = 0; i < 4; i++) {
-    zkf_u128 d = (zkf_u128)a[i] - p[i] - b;
-    t[i] = (uint64_t)d;
-    b = (unsigned char)((d >> 64) & 1);
-  }
-  if (b) { r[0] = a[0]; r[1] = a[1]; r[2] = a[2]; r[3] = a[3]; }
-  else { r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3]; }
+  b = zkf_sbb(b, a[0], p[0], &t[0]);
+  b = zkf_sbb(b, a[1], p[1], &t[1]);
+  b = zkf_sbb(b, a[2], p[2], &t[2]);
+  b = zkf_sbb(b, a[3], p[3], &t[3]);
+  zkf_select(r, b ^ 1, t, a);
 }
 
 /* Fr_F1m_add semantics: s = x + y (mod 2^256, carry c); if c or s >= p: s -= p (mod 2^256). */
 static inline void zkf_add(uint64_t r[4], const uint64_t x[4], const uint64_t y[4], const uint64_t p[4]) {
   uint64_t s[4], t[4];
-  zkf_u128 acc = 0;
-  for (int i = 0; i < 4; i++) { acc = (zkf_u128)x[i] + y[i] + (uint64_t)(acc >> 64); s[i] = (uint64_t)acc; }
-  unsigned carry = (unsigned)(acc >> 64);
-  unsigned char b = 0;
-  for (int i = 0; i < 4; i++) {
-    zkf_u128 d = (zkf_u128)s[i] - p[i] - b;
-    t[i] = (uint64_t)d;
-    b = (unsigned char)((d >> 64) & 1);
-  }
+  unsigned char c = 0, b = 0;
+  c = zkf_adc(c, x[0], y[0], &s[0]);
+  c = zkf_adc(c, x[1], y[1], &s[1]);
+  c = zkf_adc(c, x[2], y[2], &s[2]);
+  c = zkf_adc(c, x[3], y[3], &s[3]);
+  b = zkf_sbb(b, s[0], p[0], &t[0]);
+  b = zkf_sbb(b, s[1], p[1], &t[1]);
+  b = zkf_sbb(b, s[2], p[2], &t[2]);
+  b = zkf_sbb(b, s[3], p[3], &t[3]);
   /* s >= p  <=>  no borrow */
-  if (carry | (b ^ 1)) { r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3]; }
-  else { r[0] = s[0]; r[1] = s[1]; r[2] = s[2]; r[3] = s[3]; }
+  zkf_select(r, (uint64_t)(c | (b ^ 1)), t, s);
 }
 
 /* Fr_F1m_sub semantics: s = x - y (mod 2^256, borrow b); if b: s += p (mod 2^256). */
 static inline void zkf_sub(uint64_t r[4], const uint64_t x[4], const uint64_t y[4], const uint64_t p[4]) {
   uint64_t s[4];
-  unsigned char b = 0;
-  for (int i = 0; i < 4; i++) {
-    zkf_u128 d = (zkf_u128)x[i] - y[i] - b;
-    s[i] = (uint64_t)d;
-    b = (unsigned char)((d >> 64) & 1);
-  }
+  unsigned char b = 0, c = 0;
+  b = zkf_sbb(b, x[0], y[0], &s[0]);
+  b = zkf_sbb(b, x[1], y[1], &s[1]);
+  b = zkf_sbb(b, x[2], y[2], &s[2]);
+  b = zkf_sbb(b, x[3], y[3], &s[3]);
   uint64_t mask = (uint64_t)0 - (uint64_t)b;
-  zkf_u128 acc = 0;
-  for (int i = 0; i < 4; i++) { acc = (zkf_u128)s[i] + (p[i] & mask) + (uint64_t)(acc >> 64); r[i] = (uint64_t)acc; }
+  c = zkf_adc(c, s[0], p[0] & mask, &r[0]);
+  c = zkf_adc(c, s[1], p[1] & mask, &r[1]);
+  c = zkf_adc(c, s[2], p[2] & mask, &r[2]);
+  c = zkf_adc(c, s[3], p[3] & mask, &r[3]);
 }
 
 /* Montgomery product a*b*2^-256 mod p, canonical; needs a, b < p. */
