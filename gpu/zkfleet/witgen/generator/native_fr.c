@@ -52,6 +52,12 @@ static const zkf_field_t zkf_bls12_381 = {
 
 static int zkf_on = 0;     /* 1: native code active */
 static zkf_field_t zkf_f;  /* the active field's constants */
+/* v * R mod p for 0 <= v < 256 (Montgomery form of small shorts), filled by
+ * zkfleet_native_fr_select: three quarters of the shorts that the
+ * Poseidon-shaped benchmark converts are below 256. */
+#define ZKF_SMALL 256
+static uint64_t zkf_small_mont[ZKF_SMALL][4];
+static void zkf_fill_small(void);
 
 int zkfleet_native_fr_select(const uint32_t* prime_words, uint32_t n32) {
   const zkf_field_t* fields[2] = {&zkf_bn254, &zkf_bls12_381};
@@ -65,6 +71,7 @@ int zkfleet_native_fr_select(const uint32_t* prime_words, uint32_t n32) {
     }
     if (same) {
       zkf_f = *fields[k];
+      zkf_fill_small();
       zkf_on = 1;
       return 1;
     }
@@ -368,6 +375,10 @@ static inline void zkf_mont_mul_1w(uint64_t* out, uint64_t v, const uint64_t* B,
   zkf_reduce_once(out, t, p);
 }
 
+static void zkf_fill_small(void) {
+  for (uint64_t v = 0; v < ZKF_SMALL; v++) zkf_mont_mul_1w(zkf_small_mont[v], v, zkf_f.r2, &zkf_f);
+}
+
 /* ---- F1m level: raw 4-limb operands at wasm offsets ---- */
 
 static void w2c_Fr_F1m_mul(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_y, u32 w2c_r) {
@@ -524,7 +535,10 @@ static inline void zkf_to_mont(uint8_t* M, uint32_t e) {
   } else {
     /* the wasm: rawCopyS2L into the limbs, then F1m_toMontgomery in place */
     int64_t v = zkf_short(M, e);
-    if (v > 0) {
+    if (v >= 0 && v < ZKF_SMALL) {
+      const uint64_t* t = zkf_small_mont[v];
+      r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3];
+    } else if (v > 0) {
       zkf_mont_mul_1w(r, (uint64_t)v, zkf_f.r2, &zkf_f);
     } else {
       zkf_s2l(M, e + 8, v);
