@@ -1,0 +1,775 @@
+/* zkfleet-native: Fr_F1m_mul Fr_F1m_square Fr_F1m_add Fr_F1m_sub Fr_F1m_neg Fr_F1m_mReduct Fr_F1m_toMontgomery Fr_F1m_fromMontgomery Fr_copy Fr_rawCopyS2L Fr_toMontgomery Fr_toNormal Fr_add Fr_sub Fr_mul Fr_eqR Fr_isNegative Fr_neg Fr_getLsb32 Fr_toInt */
+/*
+ * Native field arithmetic for circom's circuit.wasm, translated by wasm2c
+ * (issue 31, docs/design/witgen-native-fr.md).
+ *
+ * This file is not compiled on its own: the witness-generator build appends
+ * `#include "native_fr.c"` to wasm2c's circuit.c after renaming the
+ * definitions of the functions listed on the first line to w2c_<NAME>_wasm.
+ * It defines those functions again, with the same signatures, as native code
+ * on 4 x 64-bit limbs. zkfleet_native_fr_select() switches the native code on
+ * for the BN254 and BLS12-381 scalar fields; for any other prime every
+ * function forwards to its wasm original.
+ *
+ * The results are bit-identical to circom's wasm code for every input the
+ * wasm itself produces (canonical field elements, < p):
+ *  - both use the Montgomery radix R = 2^256 (8 x 32 or 4 x 64 bits), and the
+ *    Montgomery quotient m = -t p^-1 mod R does not depend on the word size;
+ *  - every result is reduced to the canonical value, as the wasm does
+ *    (it compares Montgomery words directly);
+ *  - add/sub/neg follow the wasm's exact carry rules for any 256-bit input.
+ */
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+  uint64_t p[4];    /* the prime, little-endian words */
+  uint64_t inv;     /* -p^-1 mod 2^64 */
+  uint64_t r2[4];   /* R^2 mod p, R = 2^256 */
+  uint64_t one[4];  /* R mod p (Montgomery one) */
+  uint64_t r3[4];   /* R^3 mod p */
+  uint64_t half[4]; /* (p - 1) / 2 */
+} zkf_field_t;
+
+static const zkf_field_t zkf_bn254 = {
+    {0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL},
+    0xc2e1f593efffffffULL,
+    {0x1bb8e645ae216da7ULL, 0x53fe3ab1e35c59e3ULL, 0x8c49833d53bb8085ULL, 0x0216d0b17f4e44a5ULL},
+    {0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL, 0x0e0a77c19a07df2fULL},
+    {0x5e94d8e1b4bf0040ULL, 0x2a489cbe1cfbb6b8ULL, 0x893cc664a19fcfedULL, 0x0cf8594b7fcc657cULL},
+    {0xa1f0fac9f8000000ULL, 0x9419f4243cdcb848ULL, 0xdc2822db40c0ac2eULL, 0x183227397098d014ULL}};
+
+/* BLS12-381 scalar field r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001
+ * = 52435875175126190479447740508185965837690552500527637822603658699938581184513
+ * (what circom 2.2.3 --prime bls12381 writes into the wasm). */
+static const zkf_field_t zkf_bls12_381 = {
+    {0xffffffff00000001ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL},
+    0xfffffffeffffffffULL,
+    {0xc999e990f3f29c6dULL, 0x2b6cedcb87925c23ULL, 0x05d314967254398fULL, 0x0748d9d99f59ff11ULL},
+    {0x00000001fffffffeULL, 0x5884b7fa00034802ULL, 0x998c4fefecbc4ff5ULL, 0x1824b159acc5056fULL},
+    {0xc62c1807439b73afULL, 0x1b3e0d188cf06990ULL, 0x73d13c71c7b5f418ULL, 0x6e2a5bb9c8db33e9ULL},
+    {0x7fffffff80000000ULL, 0xa9ded2017fff2dffULL, 0x199cec0404d0ec02ULL, 0x39f6d3a994cebea4ULL}};
+
+static int zkf_on = 0;     /* 1: native code active */
+static zkf_field_t zkf_f;  /* the active field's constants */
+/* v * R mod p for 0 <= v < 256 (Montgomery form of small shorts), filled by
+ * zkfleet_native_fr_select: three quarters of the shorts that the
+ * Poseidon-shaped benchmark converts are below 256. */
+#define ZKF_SMALL 256
+static uint64_t zkf_small_mont[ZKF_SMALL][4];
+static void zkf_fill_small(void);
+
+int zkfleet_native_fr_select(const uint32_t* prime_words, uint32_t n32) {
+  const zkf_field_t* fields[2] = {&zkf_bn254, &zkf_bls12_381};
+  zkf_on = 0;
+  if (n32 != 8) return 0;
+  for (int k = 0; k < 2; k++) {
+    int same = 1;
+    for (uint32_t j = 0; j < 8; j++) {
+      uint32_t w = (uint32_t)(fields[k]->p[j / 2] >> (32 * (j % 2)));
+      if (prime_words[j] != w) same = 0;
+    }
+    if (same) {
+      zkf_f = *fields[k];
+      zkf_fill_small();
+      zkf_on = 1;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- memory access: offsets into the wasm linear memory ---- */
+#define ZKF_MEM(inst) ((inst)->w2c_memory.data)
+static inline uint64_t zkf_ld64(const uint8_t* m, uint32_t off) { uint64_t v; memcpy(&v, m + off, 8); return v; }
+static inline void zkf_st64(uint8_t* m, uint32_t off, uint64_t v) { memcpy(m + off, &v, 8); }
+/* Word by word, not as one 32-byte memcpy: gcc turns that into a 256-bit
+ * vector load/store, and a vector load of limbs just written by 64-bit
+ * stores (or the reverse) stalls on store forwarding, which cost a third
+ * of the time of Fr_add. */
+static inline void zkf_ld4(const uint8_t* m, uint32_t off, uint64_t a[4]) {
+  a[0] = zkf_ld64(m, off); a[1] = zkf_ld64(m, off + 8); a[2] = zkf_ld64(m, off + 16); a[3] = zkf_ld64(m, off + 24);
+}
+static inline void zkf_st4(uint8_t* m, uint32_t off, const uint64_t a[4]) {
+  zkf_st64(m, off, a[0]); zkf_st64(m, off + 8, a[1]); zkf_st64(m, off + 16, a[2]); zkf_st64(m, off + 24, a[3]);
+}
+
+/* ---- 256-bit helpers ---- */
+typedef unsigned __int128 zkf_u128;
+
+/* add/subtract with carry: adc/sbb through the x86 intrinsics, else __int128 */
+#if defined(__x86_64__)
+#include <x86intrin.h>
+static inline unsigned char zkf_adc(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
+  unsigned long long t;
+  c = _addcarry_u64(c, a, b, &t);
+  *r = t;
+  return c;
+}
+static inline unsigned char zkf_sbb(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
+  unsigned long long t;
+  c = _subborrow_u64(c, a, b, &t);
+  *r = t;
+  return c;
+}
+#else
+static inline unsigned char zkf_adc(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
+  zkf_u128 t = (zkf_u128)a + b + c;
+  *r = (uint64_t)t;
+  return (unsigned char)(t >> 64);
+}
+static inline unsigned char zkf_sbb(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
+  zkf_u128 t = (zkf_u128)a - b - c;
+  *r = (uint64_t)t;
+  return (unsigned char)((t >> 64) & 1);
+}
+#endif
+
+/* r = (take ? t : s), without a branch (the condition is data-dependent) */
+static inline void zkf_select(uint64_t r[4], uint64_t take, const uint64_t t[4], const uint64_t s[4]) {
+  if (take) { r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3]; }
+  else { r[0] = s[0]; r[1] = s[1]; r[2] = s[2]; r[3] = s[3]; }
+}
+
+/* r = a - p if a >= p (a < 2p), canonical result. */
+static inline void zkf_reduce_once(uint64_t r[4], const uint64_t a[4], const uint64_t p[4]) {
+  uint64_t t[4];
+  unsigned char b = 0;
+  b = zkf_sbb(b, a[0], p[0], &t[0]);
+  b = zkf_sbb(b, a[1], p[1], &t[1]);
+  b = zkf_sbb(b, a[2], p[2], &t[2]);
+  b = zkf_sbb(b, a[3], p[3], &t[3]);
+  zkf_select(r, b ^ 1, t, a);
+}
+
+/* Fr_F1m_add semantics: s = x + y (mod 2^256, carry c); if c or s >= p: s -= p (mod 2^256). */
+static inline void zkf_add(uint64_t r[4], const uint64_t x[4], const uint64_t y[4], const uint64_t p[4]) {
+  uint64_t s[4], t[4];
+  unsigned char c = 0, b = 0;
+  c = zkf_adc(c, x[0], y[0], &s[0]);
+  c = zkf_adc(c, x[1], y[1], &s[1]);
+  c = zkf_adc(c, x[2], y[2], &s[2]);
+  c = zkf_adc(c, x[3], y[3], &s[3]);
+  b = zkf_sbb(b, s[0], p[0], &t[0]);
+  b = zkf_sbb(b, s[1], p[1], &t[1]);
+  b = zkf_sbb(b, s[2], p[2], &t[2]);
+  b = zkf_sbb(b, s[3], p[3], &t[3]);
+  /* s >= p  <=>  no borrow */
+  zkf_select(r, (uint64_t)(c | (b ^ 1)), t, s);
+}
+
+/* Fr_F1m_sub semantics: s = x - y (mod 2^256, borrow b); if b: s += p (mod 2^256). */
+static inline void zkf_sub(uint64_t r[4], const uint64_t x[4], const uint64_t y[4], const uint64_t p[4]) {
+  uint64_t s[4];
+  unsigned char b = 0, c = 0;
+  b = zkf_sbb(b, x[0], y[0], &s[0]);
+  b = zkf_sbb(b, x[1], y[1], &s[1]);
+  b = zkf_sbb(b, x[2], y[2], &s[2]);
+  b = zkf_sbb(b, x[3], y[3], &s[3]);
+  uint64_t mask = (uint64_t)0 - (uint64_t)b;
+  c = zkf_adc(c, s[0], p[0] & mask, &r[0]);
+  c = zkf_adc(c, s[1], p[1] & mask, &r[1]);
+  c = zkf_adc(c, s[2], p[2] & mask, &r[2]);
+  c = zkf_adc(c, s[3], p[3] & mask, &r[3]);
+}
+
+/* Montgomery product a*b*2^-256 mod p, canonical; needs a, b < p. */
+#if defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__)
+/* The asm is gpu/zkfleet/ff/mont_mul_x86.hpp's mont_mul_adx_4 (generated by
+ * gen_mont_mul_x86.py there), copied into C; its result is < 2p and is then
+ * reduced once. */
+static inline void zkf_mont_mul(uint64_t* out, const uint64_t* a, const uint64_t* b, const zkf_field_t* F) {
+  uint64_t r0, r1, r2, r3, r4, lo, hi;
+  const uint64_t* p = F->p;
+  uint64_t inv = F->inv;
+  asm("xorl %k[r0], %k[r0]\n\t"
+      "xorl %k[r1], %k[r1]\n\t"
+      "xorl %k[r2], %k[r2]\n\t"
+      "xorl %k[r3], %k[r3]\n\t"
+      "xorl %k[r4], %k[r4]\n\t"
+      "movq 0(%[b]), %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "movq %[r0], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "movq 8(%[b]), %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "movq %[r1], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "movq 16(%[b]), %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "movq %[r2], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "movq 24(%[b]), %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "movq %[r3], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [lo] "=&r"(lo), [hi] "=&r"(hi)
+      : [a] "r"(a), [b] "r"(b), [p] "r"(p), [inv] "m"(inv),
+        "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b), "m"(*(const uint64_t(*)[4])p)
+      : "rdx", "cc");
+  uint64_t t[4] = {r4, r0, r1, r2};
+  zkf_reduce_once(out, t, p);
+}
+#else
+/* Portable CIOS with unsigned __int128 (same algorithm, result < 2p, then reduced once). */
+static inline void zkf_mont_mul(uint64_t* out, const uint64_t* a, const uint64_t* b, const zkf_field_t* F) {
+  const uint64_t* p = F->p;
+  uint64_t t[6] = {0, 0, 0, 0, 0, 0};
+  for (int i = 0; i < 4; i++) {
+    zkf_u128 c = 0;
+    for (int j = 0; j < 4; j++) {
+      c = (zkf_u128)a[j] * b[i] + t[j] + (uint64_t)(c >> 64);
+      t[j] = (uint64_t)c;
+    }
+    c = (zkf_u128)t[4] + (uint64_t)(c >> 64);
+    t[4] = (uint64_t)c;
+    t[5] = (uint64_t)(c >> 64);
+    uint64_t m = t[0] * F->inv;
+    c = (zkf_u128)m * p[0] + t[0];
+    for (int j = 1; j < 4; j++) {
+      c = (zkf_u128)m * p[j] + t[j] + (uint64_t)(c >> 64);
+      t[j - 1] = (uint64_t)c;
+    }
+    c = (zkf_u128)t[4] + (uint64_t)(c >> 64);
+    t[3] = (uint64_t)c;
+    t[4] = t[5] + (uint64_t)(c >> 64);
+  }
+  zkf_reduce_once(out, t, p);
+}
+#endif
+
+/* v * B * 2^-256 mod p for a one-word v (B < p): t = v*B (5 words), then 4
+ * Montgomery reduction rounds; (t + m p) / 2^256 < 2p, reduced once. Used for
+ * fromMontgomery (v = 1) and toMontgomery of positive shorts (B = R^2): a
+ * quarter of the products of a full Montgomery product, same canonical result. */
+static inline void zkf_mont_mul_1w(uint64_t* out, uint64_t v, const uint64_t* B, const zkf_field_t* F) {
+  const uint64_t* p = F->p;
+  uint64_t t[5];
+  zkf_u128 c = 0;
+  for (int j = 0; j < 4; j++) { c = (zkf_u128)B[j] * v + (uint64_t)(c >> 64); t[j] = (uint64_t)c; }
+  t[4] = (uint64_t)(c >> 64);
+  for (int i = 0; i < 4; i++) {
+    uint64_t m = t[0] * F->inv;
+    c = (zkf_u128)m * p[0] + t[0];
+    for (int j = 1; j < 4; j++) { c = (zkf_u128)m * p[j] + t[j] + (uint64_t)(c >> 64); t[j - 1] = (uint64_t)c; }
+    c = (zkf_u128)t[4] + (uint64_t)(c >> 64);
+    t[3] = (uint64_t)c;
+    t[4] = (uint64_t)(c >> 64);
+  }
+  zkf_reduce_once(out, t, p);
+}
+
+static void zkf_fill_small(void) {
+  for (uint64_t v = 0; v < ZKF_SMALL; v++) zkf_mont_mul_1w(zkf_small_mont[v], v, zkf_f.r2, &zkf_f);
+}
+
+/* ---- F1m level: raw 4-limb operands at wasm offsets ---- */
+
+static void w2c_Fr_F1m_mul(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_y, u32 w2c_r) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_F1m_mul_wasm(instance, w2c_x, w2c_y, w2c_r); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  uint64_t a[4], b[4], r[4];
+  zkf_ld4(M, w2c_x, a); zkf_ld4(M, w2c_y, b);
+  zkf_mont_mul(r, a, b, &zkf_f);
+  zkf_st4(M, w2c_r, r);
+}
+
+static void w2c_Fr_F1m_square(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_r) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_F1m_square_wasm(instance, w2c_x, w2c_r); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  uint64_t a[4], r[4];
+  zkf_ld4(M, w2c_x, a);
+  zkf_mont_mul(r, a, a, &zkf_f);
+  zkf_st4(M, w2c_r, r);
+}
+
+static void w2c_Fr_F1m_add(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_y, u32 w2c_r) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_F1m_add_wasm(instance, w2c_x, w2c_y, w2c_r); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  uint64_t a[4], b[4], r[4];
+  zkf_ld4(M, w2c_x, a); zkf_ld4(M, w2c_y, b);
+  zkf_add(r, a, b, zkf_f.p);
+  zkf_st4(M, w2c_r, r);
+}
+
+static void w2c_Fr_F1m_sub(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_y, u32 w2c_r) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_F1m_sub_wasm(instance, w2c_x, w2c_y, w2c_r); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  uint64_t a[4], b[4], r[4];
+  zkf_ld4(M, w2c_x, a); zkf_ld4(M, w2c_y, b);
+  zkf_sub(r, a, b, zkf_f.p);
+  zkf_st4(M, w2c_r, r);
+}
+
+/* Fr_F1m_neg(x, r) is Fr_F1m_sub(zero, x, r) in the wasm. */
+static void w2c_Fr_F1m_neg(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_r) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_F1m_neg_wasm(instance, w2c_x, w2c_r); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  static const uint64_t zero[4] = {0, 0, 0, 0};
+  uint64_t a[4], r[4];
+  zkf_ld4(M, w2c_x, a);
+  zkf_sub(r, zero, a, zkf_f.p);
+  zkf_st4(M, w2c_r, r);
+}
+
+/* Fr_F1m_mReduct(t, r): t is 512 bits (8 words at t), r = t * 2^-256 mod p.
+ * The wasm ends with Fr_F1m_add(carry words, high half), i.e. one conditional
+ * subtraction; for t < p * 2^256 the result is canonical either way. */
+static void w2c_Fr_F1m_mReduct(Z_circuit_instance_t* instance, u32 w2c_t, u32 w2c_r) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_F1m_mReduct_wasm(instance, w2c_t, w2c_r); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  const uint64_t* p = zkf_f.p;
+  uint64_t t[9];
+  memcpy(t, M + w2c_t, 64);
+  t[8] = 0;
+  for (int i = 0; i < 4; i++) {
+    uint64_t m = t[i] * zkf_f.inv;
+    zkf_u128 c = 0;
+    for (int j = 0; j < 4; j++) {
+      c = (zkf_u128)m * p[j] + t[i + j] + (uint64_t)(c >> 64);
+      t[i + j] = (uint64_t)c;
+    }
+    for (int k = i + 4; k < 9; k++) {
+      c = (zkf_u128)t[k] + (uint64_t)(c >> 64);
+      t[k] = (uint64_t)c;
+    }
+  }
+  /* high half t[4..8] < 2p here for t < p*2^256 */
+  uint64_t r[4];
+  if (t[8]) {
+    unsigned char b = 0;
+    for (int i = 0; i < 4; i++) { zkf_u128 d = (zkf_u128)t[4 + i] - p[i] - b; r[i] = (uint64_t)d; b = (unsigned char)((d >> 64) & 1); }
+  } else {
+    zkf_reduce_once(r, t + 4, p);
+  }
+  zkf_st4(M, w2c_r, r);
+}
+
+static void w2c_Fr_F1m_toMontgomery(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_r) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_F1m_toMontgomery_wasm(instance, w2c_x, w2c_r); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  uint64_t a[4], r[4];
+  zkf_ld4(M, w2c_x, a);
+  zkf_mont_mul(r, a, zkf_f.r2, &zkf_f);
+  zkf_st4(M, w2c_r, r);
+}
+
+/* The wasm copies x to a scratch area, zero-extends it to 512 bits and
+ * calls mReduct: r = x * 2^-256 mod p. Here: the Montgomery product with 1. */
+static void w2c_Fr_F1m_fromMontgomery(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_r) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_F1m_fromMontgomery_wasm(instance, w2c_x, w2c_r); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  uint64_t a[4], r[4];
+  zkf_ld4(M, w2c_x, a);
+  zkf_mont_mul_1w(r, 1, a, &zkf_f);
+  zkf_st4(M, w2c_r, r);
+}
+
+/* ---- tagged level: circom's 40-byte elements ----
+ * offset 0: i32 short value; offset 4: i32 type word, whose byte 7 holds the
+ * flags 0x80 (long: the limbs at offset 8 hold the value) and 0x40
+ * (Montgomery form); offsets 8..39: 4 little-endian u64 limbs.
+ * Type words the wasm writes: 0 (short), 0x80000000 (long normal),
+ * 0xC0000000 (long Montgomery) and 0x40000000 (a short converted in place by
+ * Fr_toMontgomery: still read as short, limbs hold its Montgomery form).
+ * Every function below follows the wasm's branch structure and writes the
+ * same words of the element(s) in the same order, including the in-place
+ * conversions of the operands. Only the wasm's private scratch areas (the
+ * temporaries at addresses 8..48 and 1504..1600 of the field library, always
+ * written before they are read) are not written. */
+#define ZKF_LONG 0x80
+#define ZKF_MONT 0x40
+#define ZKF_T_LONG_NORMAL 0x80000000u
+#define ZKF_T_LONG_MONT 0xC0000000u
+#define ZKF_T_SHORT_MONT 0x40000000u
+
+static inline unsigned zkf_flags(const uint8_t* M, uint32_t e) { return M[e + 7]; }
+static inline int32_t zkf_short(const uint8_t* M, uint32_t e) { int32_t v; memcpy(&v, M + e, 4); return v; }
+static inline void zkf_set_type(uint8_t* M, uint32_t e, uint32_t t) { memcpy(M + e + 4, &t, 4); }
+static inline void zkf_set_short(uint8_t* M, uint32_t e, int64_t r) {
+  uint32_t v = (uint32_t)r, z = 0;
+  memcpy(M + e, &v, 4);
+  memcpy(M + e + 4, &z, 4);
+}
+/* (r >> 31) is 0 or -1: r fits in an i32 */
+static inline int zkf_fits32(int64_t r) { int64_t o = r >> 31; return o == 0 || o == -1; }
+
+/* Fr_rawCopyS2L(pR, v): pR = v mod p as 4 limbs (v > 0 stored as is, else p - (-v) via F1m_neg). */
+static inline void zkf_s2l(uint8_t* M, uint32_t off, int64_t v) {
+  uint64_t r[4];
+  if (v > 0) {
+    r[0] = (uint64_t)v; r[1] = 0; r[2] = 0; r[3] = 0;
+  } else {
+    static const uint64_t zero[4] = {0, 0, 0, 0};
+    uint64_t a[4] = {(uint64_t)0 - (uint64_t)v, 0, 0, 0};
+    zkf_sub(r, zero, a, zkf_f.p);
+  }
+  zkf_st4(M, off, r);
+}
+
+static inline void zkf_to_mont(uint8_t* M, uint32_t e) {
+  unsigned f = zkf_flags(M, e);
+  if (f & ZKF_MONT) return;
+  uint64_t a[4], r[4];
+  if (f & ZKF_LONG) {
+    zkf_set_type(M, e, ZKF_T_LONG_MONT);
+    zkf_ld4(M, e + 8, a);
+    zkf_mont_mul(r, a, zkf_f.r2, &zkf_f);
+    zkf_st4(M, e + 8, r);
+  } else {
+    /* the wasm: rawCopyS2L into the limbs, then F1m_toMontgomery in place */
+    int64_t v = zkf_short(M, e);
+    if (v >= 0 && v < ZKF_SMALL) {
+      const uint64_t* t = zkf_small_mont[v];
+      r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3];
+    } else if (v > 0) {
+      zkf_mont_mul_1w(r, (uint64_t)v, zkf_f.r2, &zkf_f);
+    } else {
+      zkf_s2l(M, e + 8, v);
+      zkf_ld4(M, e + 8, a);
+      zkf_mont_mul(r, a, zkf_f.r2, &zkf_f);
+    }
+    zkf_st4(M, e + 8, r);
+    zkf_set_type(M, e, ZKF_T_SHORT_MONT);
+  }
+}
+
+static inline void zkf_to_normal(uint8_t* M, uint32_t e) {
+  unsigned f = zkf_flags(M, e);
+  if ((f & ZKF_MONT) && (f & ZKF_LONG)) {
+    uint64_t a[4], r[4];
+    zkf_set_type(M, e, ZKF_T_LONG_NORMAL);
+    zkf_ld4(M, e + 8, a);
+    zkf_mont_mul_1w(r, 1, a, &zkf_f);
+    zkf_st4(M, e + 8, r);
+  }
+}
+
+__attribute__((always_inline)) static inline void w2c_Fr_copy(Z_circuit_instance_t* instance, u32 w2c_pr, u32 w2c_px) {
+  /* the wasm's word order (load/store word 0, then 1, ...); no selector
+   * needed: this does not depend on the field. */
+  uint8_t* M = ZKF_MEM(instance);
+  zkf_st64(M, w2c_pr, zkf_ld64(M, w2c_px));
+  zkf_st64(M, w2c_pr + 8, zkf_ld64(M, w2c_px + 8));
+  zkf_st64(M, w2c_pr + 16, zkf_ld64(M, w2c_px + 16));
+  zkf_st64(M, w2c_pr + 24, zkf_ld64(M, w2c_px + 24));
+  zkf_st64(M, w2c_pr + 32, zkf_ld64(M, w2c_px + 32));
+}
+
+static void w2c_Fr_rawCopyS2L(Z_circuit_instance_t* instance, u32 w2c_pR, u64 w2c_v) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_rawCopyS2L_wasm(instance, w2c_pR, w2c_v); return; }
+  zkf_s2l(ZKF_MEM(instance), w2c_pR, (int64_t)w2c_v);
+}
+
+static void w2c_Fr_toMontgomery(Z_circuit_instance_t* instance, u32 w2c_pR) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_toMontgomery_wasm(instance, w2c_pR); return; }
+  zkf_to_mont(ZKF_MEM(instance), w2c_pR);
+}
+
+static void w2c_Fr_toNormal(Z_circuit_instance_t* instance, u32 w2c_pR) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_toNormal_wasm(instance, w2c_pR); return; }
+  zkf_to_normal(ZKF_MEM(instance), w2c_pR);
+}
+
+/* Fr_add (is_sub = 0) and Fr_sub (is_sub = 1): identical branch structure. */
+static inline void zkf_addsub(uint8_t* M, uint32_t pR, uint32_t pA, uint32_t pB, int is_sub) {
+  unsigned fa = zkf_flags(M, pA), fb = zkf_flags(M, pB);
+  uint64_t a[4], b[4], r[4];
+  if (fa & ZKF_LONG) {
+    if (fb & ZKF_LONG) {
+      if (fa & ZKF_MONT) {
+        if (!(fb & ZKF_MONT)) zkf_to_mont(M, pB);
+        zkf_set_type(M, pR, ZKF_T_LONG_MONT);
+      } else if (fb & ZKF_MONT) {
+        zkf_to_mont(M, pA);
+        zkf_set_type(M, pR, ZKF_T_LONG_MONT);
+      } else {
+        zkf_set_type(M, pR, ZKF_T_LONG_NORMAL);
+      }
+      zkf_ld4(M, pA + 8, a); zkf_ld4(M, pB + 8, b);
+    } else {
+      if (fa & ZKF_MONT) {
+        zkf_to_mont(M, pB);
+        zkf_set_type(M, pR, ZKF_T_LONG_MONT);
+        zkf_ld4(M, pA + 8, a); zkf_ld4(M, pB + 8, b);
+      } else {
+        zkf_set_type(M, pR, ZKF_T_LONG_NORMAL);
+        int64_t v = zkf_short(M, pB);
+        zkf_ld4(M, pA + 8, a);
+        if (v > 0) { b[0] = (uint64_t)v; b[1] = b[2] = b[3] = 0; }
+        else { static const uint64_t zero[4] = {0, 0, 0, 0}; uint64_t n[4] = {(uint64_t)0 - (uint64_t)v, 0, 0, 0}; zkf_sub(b, zero, n, zkf_f.p); }
+      }
+    }
+  } else if (fb & ZKF_LONG) {
+    if (fb & ZKF_MONT) {
+      zkf_to_mont(M, pA);
+      zkf_set_type(M, pR, ZKF_T_LONG_MONT);
+      zkf_ld4(M, pA + 8, a); zkf_ld4(M, pB + 8, b);
+    } else {
+      zkf_set_type(M, pR, ZKF_T_LONG_NORMAL);
+      int64_t v = zkf_short(M, pA);
+      zkf_ld4(M, pB + 8, b);
+      if (v > 0) { a[0] = (uint64_t)v; a[1] = a[2] = a[3] = 0; }
+      else { static const uint64_t zero[4] = {0, 0, 0, 0}; uint64_t n[4] = {(uint64_t)0 - (uint64_t)v, 0, 0, 0}; zkf_sub(a, zero, n, zkf_f.p); }
+    }
+  } else {
+    int64_t x = zkf_short(M, pA), y = zkf_short(M, pB);
+    int64_t s = is_sub ? x - y : x + y;
+    if (zkf_fits32(s)) zkf_set_short(M, pR, s);
+    else { zkf_set_type(M, pR, ZKF_T_LONG_NORMAL); zkf_s2l(M, pR + 8, s); }
+    return;
+  }
+  if (is_sub) zkf_sub(r, a, b, zkf_f.p); else zkf_add(r, a, b, zkf_f.p);
+  zkf_st4(M, pR + 8, r);
+}
+
+static void w2c_Fr_add(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_add_wasm(instance, w2c_pR, w2c_pA, w2c_pB); return; }
+  zkf_addsub(ZKF_MEM(instance), w2c_pR, w2c_pA, w2c_pB, 0);
+}
+
+static void w2c_Fr_sub(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_sub_wasm(instance, w2c_pR, w2c_pA, w2c_pB); return; }
+  zkf_addsub(ZKF_MEM(instance), w2c_pR, w2c_pA, w2c_pB, 1);
+}
+
+static void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_mul_wasm(instance, w2c_pR, w2c_pA, w2c_pB); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  uint32_t pR = w2c_pR, pA = w2c_pA, pB = w2c_pB;
+  unsigned fa = zkf_flags(M, pA), fb = zkf_flags(M, pB);
+  uint64_t a[4], b[4], r[4];
+  int normal_normal = 0;
+  if (fa & ZKF_LONG) {
+    if (fb & ZKF_LONG) {
+      if ((fa & ZKF_MONT) && (fb & ZKF_MONT)) zkf_set_type(M, pR, ZKF_T_LONG_MONT);
+      else if ((fa & ZKF_MONT) || (fb & ZKF_MONT)) zkf_set_type(M, pR, ZKF_T_LONG_NORMAL);
+      else { zkf_set_type(M, pR, ZKF_T_LONG_MONT); normal_normal = 1; }
+    } else {
+      zkf_to_mont(M, pB);
+      zkf_set_type(M, pR, (fa & ZKF_MONT) ? ZKF_T_LONG_MONT : ZKF_T_LONG_NORMAL);
+    }
+  } else if (fb & ZKF_LONG) {
+    zkf_to_mont(M, pA);
+    zkf_set_type(M, pR, (fb & ZKF_MONT) ? ZKF_T_LONG_MONT : ZKF_T_LONG_NORMAL);
+  } else {
+    int64_t s = (int64_t)zkf_short(M, pA) * (int64_t)zkf_short(M, pB);
+    if (zkf_fits32(s)) zkf_set_short(M, pR, s);
+    else { zkf_set_type(M, pR, ZKF_T_LONG_NORMAL); zkf_s2l(M, pR + 8, s); }
+    return;
+  }
+  zkf_ld4(M, pA + 8, a); zkf_ld4(M, pB + 8, b);
+  zkf_mont_mul(r, a, b, &zkf_f);
+  if (normal_normal) { uint64_t t[4] = {r[0], r[1], r[2], r[3]}; zkf_mont_mul(r, t, zkf_f.r3, &zkf_f); }
+  zkf_st4(M, pR + 8, r);
+}
+
+static inline int zkf_eq4(const uint8_t* M, uint32_t x, uint32_t y) { return memcmp(M + x, M + y, 32) == 0; }
+
+static u32 w2c_Fr_eqR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
+  if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_eqR_wasm(instance, w2c_pA, w2c_pB);
+  uint8_t* M = ZKF_MEM(instance);
+  uint32_t pA = w2c_pA, pB = w2c_pB;
+  if (zkf_flags(M, pA) & ZKF_LONG) {
+    if (!(zkf_flags(M, pB) & ZKF_LONG)) { zkf_s2l(M, pB + 8, zkf_short(M, pB)); zkf_set_type(M, pB, ZKF_T_LONG_NORMAL); }
+  } else if (zkf_flags(M, pB) & ZKF_LONG) {
+    zkf_s2l(M, pA + 8, zkf_short(M, pA)); zkf_set_type(M, pA, ZKF_T_LONG_NORMAL);
+  } else {
+    return zkf_short(M, pA) == zkf_short(M, pB);
+  }
+  if (zkf_flags(M, pA) & ZKF_MONT) {
+    if (!(zkf_flags(M, pB) & ZKF_MONT)) zkf_to_normal(M, pA);
+  } else if (zkf_flags(M, pB) & ZKF_MONT) {
+    zkf_to_normal(M, pB);
+  }
+  return zkf_eq4(M, pA + 8, pB + 8);
+}
+
+/* x > y, unsigned 256-bit (Fr_int_gt) */
+static inline int zkf_gt4(const uint64_t x[4], const uint64_t y[4]) {
+  for (int i = 3; i > 0; i--) { if (x[i] < y[i]) return 0; if (x[i] > y[i]) return 1; }
+  return x[0] > y[0];
+}
+
+static inline u32 zkf_is_negative(uint8_t* M, uint32_t pA) {
+  if (zkf_flags(M, pA) & ZKF_LONG) {
+    uint64_t a[4];
+    zkf_to_normal(M, pA);
+    zkf_ld4(M, pA + 8, a);
+    return zkf_gt4(a, zkf_f.half);
+  }
+  return zkf_short(M, pA) < 0;
+}
+
+static u32 w2c_Fr_isNegative(Z_circuit_instance_t* instance, u32 w2c_pA) {
+  if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_isNegative_wasm(instance, w2c_pA);
+  return zkf_is_negative(ZKF_MEM(instance), w2c_pA);
+}
+
+static void w2c_Fr_neg(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_neg_wasm(instance, w2c_pR, w2c_pA); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  uint32_t pR = w2c_pR, pA = w2c_pA;
+  unsigned fa = zkf_flags(M, pA);
+  if (fa & ZKF_LONG) {
+    static const uint64_t zero[4] = {0, 0, 0, 0};
+    uint64_t a[4], r[4];
+    zkf_set_type(M, pR, (fa & ZKF_MONT) ? ZKF_T_LONG_MONT : ZKF_T_LONG_NORMAL);
+    zkf_ld4(M, pA + 8, a);
+    zkf_sub(r, zero, a, zkf_f.p);
+    zkf_st4(M, pR + 8, r);
+  } else {
+    int64_t s = 0 - (int64_t)zkf_short(M, pA);
+    if (zkf_fits32(s)) zkf_set_short(M, pR, s);
+    else { zkf_set_type(M, pR, ZKF_T_LONG_NORMAL); zkf_s2l(M, pR + 8, s); }
+  }
+}
+
+static inline u32 zkf_lsb32(uint8_t* M, uint32_t pA) {
+  uint32_t v;
+  if (zkf_flags(M, pA) & ZKF_LONG) { zkf_to_normal(M, pA); memcpy(&v, M + pA + 8, 4); }
+  else memcpy(&v, M + pA, 4);
+  return v;
+}
+
+static u32 w2c_Fr_getLsb32(Z_circuit_instance_t* instance, u32 w2c_pA) {
+  if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_getLsb32_wasm(instance, w2c_pA);
+  return zkf_lsb32(ZKF_MEM(instance), w2c_pA);
+}
+
+/* Fr_toInt: if negative, the wasm negates into its scratch element at
+ * address 8 and returns 0 - getLsb32(scratch); computed here directly:
+ * a long (now normal) a > (p-1)/2 gives 0 - low32(p - a); a negative short s
+ * gives 0 - low32(-s) = s (also for s = INT32_MIN, via the long path). */
+static u32 w2c_Fr_toInt(Z_circuit_instance_t* instance, u32 w2c_pA) {
+  if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_toInt_wasm(instance, w2c_pA);
+  uint8_t* M = ZKF_MEM(instance);
+  uint32_t pA = w2c_pA;
+  if (zkf_is_negative(M, pA)) {
+    if (zkf_flags(M, pA) & ZKF_LONG) {
+      static const uint64_t zero[4] = {0, 0, 0, 0};
+      uint64_t a[4], r[4];
+      zkf_ld4(M, pA + 8, a);
+      zkf_sub(r, zero, a, zkf_f.p);
+      return 0u - (uint32_t)r[0];
+    }
+    return (uint32_t)zkf_short(M, pA);
+  }
+  return zkf_lsb32(M, pA);
+}
