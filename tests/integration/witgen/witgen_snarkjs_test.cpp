@@ -206,6 +206,8 @@ struct Fixture {
   fs::path wasm, input, input_fail;
 };
 
+void PrintTo(const Fixture& f, std::ostream* os) { *os << f.name << "/" << f.curve; }
+
 std::vector<Fixture> Fixtures() {
   std::vector<Fixture> all;
   std::error_code ec;
