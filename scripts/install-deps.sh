@@ -22,6 +22,7 @@ PACKAGES=(
   libsodium-dev                          # BLAKE2b digests of checked proving keys (the worker)
   libcurl4-openssl-dev libssl-dev openssl # witnesses by reference: the worker's fetcher (libcurl, OpenSSL's SHA-256)
   nginx-light                            # witnesses by reference: the tests' HTTP(S) store
+  wabt                                   # jobs from inputs: wasm2c translates circuit.wasm (the worker compiles it with cc)
   prometheus python3 python3-yaml
   clang libclang-rt-dev   # libFuzzer and the fuzz targets (bench/fuzz, the test command's fuzz phase)
   python3-zmq python3-protobuf python3-pytest   # the Python client (clients/python) and its tests

@@ -220,20 +220,39 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
   if (wasm_bytes.size() < 8 || wasm_bytes.compare(0, 4, std::string("\0asm", 4)) != 0) {
     throw Error(ErrorCode::kBadFormat, wasm.string() + " is not a WebAssembly module (no \\0asm header)");
   }
-  const fs::path rt_dir = WasmRtDir(options);
-  const std::string rt_impl = ReadFileOrThrow(rt_dir / "wasm-rt-impl.c", "wasm2c runtime");
-  const std::string native = options.native_field ? std::string(embedded::NativeFrC()) : std::string();
-  const std::vector<std::string> flags = CompileFlags();
-
-  std::string tools = std::string(kRecipe) + "\n" + ToolVersion(options.wasm2c, "--version") + "\n" +
-                      ToolVersion(options.cc, "--version") + "\n" + rt_dir.string() + "\n";
-  for (const std::string& f : flags) tools += f + " ";
-  tools += "\n" + Sha256Hex(embedded::DriverC()) + Sha256Hex(native) + Sha256Hex(rt_impl);
-
   engine::GeneratorInfo info;
   info.wasm_sha256 = Sha256Hex(wasm_bytes);
   const fs::path cache = options.cache_dir.empty() ? engine::WitnessGeneratorOptions::DefaultCacheDir()
                                                    : options.cache_dir;
+  const std::string native = options.native_field ? std::string(embedded::NativeFrC()) : std::string();
+  const std::vector<std::string> flags = CompileFlags();
+  std::string tools;
+  fs::path rt_dir;
+  std::string rt_impl;
+  try {
+    rt_dir = WasmRtDir(options);
+    rt_impl = ReadFileOrThrow(rt_dir / "wasm-rt-impl.c", "wasm2c runtime");
+    tools = std::string(kRecipe) + "\n" + ToolVersion(options.wasm2c, "--version") + "\n" +
+            ToolVersion(options.cc, "--version") + "\n" + rt_dir.string() + "\n";
+  } catch (const Error& no_tools) {
+    // A host without wasm2c or a compiler (a GPU image) runs a generator
+    // built elsewhere and shipped in the cache: any entry for this wasm whose
+    // program still describes itself.
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(cache, ec)) {
+      if (!entry.path().filename().string().starts_with(info.wasm_sha256 + "-")) continue;
+      std::string why;
+      if (Describe(entry.path() / "generator", info, why) && (info.native_field || !options.native_field)) {
+        info.from_cache = true;
+        info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return info;
+      }
+    }
+    throw Error(no_tools.code(), std::string(no_tools.what()) + "; and " + cache.string() +
+                                     " holds no generator built elsewhere for " + wasm.string());
+  }
+  for (const std::string& f : flags) tools += f + " ";
+  tools += "\n" + Sha256Hex(embedded::DriverC()) + Sha256Hex(native) + Sha256Hex(rt_impl);
   const fs::path final_dir = cache / (info.wasm_sha256 + "-" + Sha256Hex(tools).substr(0, 16));
   std::string why;
   if (fs::exists(final_dir / "generator") && Describe(final_dir / "generator", info, why)) {

@@ -375,6 +375,29 @@ TEST(WitgenCache, ASecondLoadIsCachedAndABrokenEntryIsRebuilt) {
   EXPECT_TRUE(Generate(*third, EchoInput(std::vector<std::string>(12, "3"))).result.ok());
 }
 
+TEST(WitgenCache, AHostWithoutTheToolsRunsAGeneratorShippedInItsCache) {
+  ASSERT_TRUE(testing::RequireOnPath("wasm2c"));
+  ASSERT_TRUE(testing::RequireCircom2());
+  const fs::path wasm = EchoWasm("bls12381");
+  TempDir cache;
+  auto options = Options();
+  options.cache_dir = cache.path();
+  options.wasm2c = "/nonexistent/wasm2c";  // a GPU image: no wabt
+  try {
+    WitnessGenerator::Load(wasm, options);
+    FAIL() << "loaded without wasm2c and without a shipped generator";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no generator built elsewhere"), std::string::npos) << e.what();
+  }
+  auto built = WitnessGenerator::Load(wasm, Options());  // where the tools are
+  fs::copy(built->info().executable.parent_path(), cache.path() / built->info().executable.parent_path().filename());
+  auto shipped = WitnessGenerator::Load(wasm, options);
+  EXPECT_TRUE(shipped->info().from_cache);
+  EXPECT_TRUE(shipped->info().native_field);
+  const std::string input = EchoInput(std::vector<std::string>(12, "\"-7\""));
+  EXPECT_TRUE(Generate(*shipped, input).wtns == Generate(*built, input).wtns);
+}
+
 TEST(WitgenCache, AFileThatIsNotCircomsWasmIsAClearError) {
   TempDir dir;
   testing::WriteFile(dir.file("x.wasm"), "not a wasm at all");
