@@ -182,15 +182,17 @@ json WorkerJson(const proto::WorkerInfo& w) {
 }
 
 void PrintWorkers(const proto::StatusReply& status) {
-  Table table({"WORKER", "KEY", "STATE", "HOST", "BACKEND", "CIRCUITS", "GENERATES", "CAPACITY", "CREDIT", "IN_FLIGHT", "QUEUE", "DONE",
-               "POOL_IN_USE/POOL", "ALLOCS", "TO_RELEASE", "LAST_SEEN_S"});
+  Table table({"WORKER", "KEY", "STATE", "HOST", "BACKEND", "CIRCUITS", "CAPACITY", "CREDIT", "IN_FLIGHT", "QUEUE", "DONE",
+               "POOL_IN_USE/POOL", "ALLOCS", "TO_RELEASE", "LAST_SEEN_S",
+               "GENERATES"});  // last: scripts read the columns before it by position
   for (const auto& w : status.workers()) {
     const auto& m = w.memory();
-    table.Add({w.worker_id(), w.key_name().empty() ? "-" : w.key_name(), WorkerStateName(w.state()), w.host(), w.backend(), Join(w.circuits()), Join(w.generates()),
+    table.Add({w.worker_id(), w.key_name().empty() ? "-" : w.key_name(), WorkerStateName(w.state()), w.host(), w.backend(), Join(w.circuits()),
                std::to_string(w.capacity()), std::to_string(w.credit()), std::to_string(w.in_flight()),
                std::to_string(w.queue_depth()), std::to_string(w.items_completed()),
                FormatBytes(m.pool_in_use_bytes()) + "/" + FormatBytes(m.pool_bytes()), std::to_string(m.alloc_calls()),
-               m.bytes_to_release() > 0 ? FormatBytes(m.bytes_to_release()) : "-", FormatSeconds(w.last_seen_s(), 1)});
+               m.bytes_to_release() > 0 ? FormatBytes(m.bytes_to_release()) : "-", FormatSeconds(w.last_seen_s(), 1),
+               Join(w.generates())});
   }
   if (status.workers_size() == 0) {
     std::cout << "no workers registered\n";
