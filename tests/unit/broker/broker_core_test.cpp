@@ -14,6 +14,7 @@
 #include "unit/metrics/collected.hpp"
 #include "zkfleet/broker/broker_core.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
+#include "zkfleet/wire/input_json.hpp"
 #include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
@@ -1382,6 +1383,94 @@ TEST_F(BrokerCoreTest, ALongRequestIdIsRefusedNamingItsBoundAndTheBrokerGoesOn) 
   EXPECT_NE(out[0].envelope.error().message().find("at most 128"), std::string::npos);
   out = Submit("cl", "r3", proto::PRIORITY_NORMAL, 1, "c1", 1, std::string(300, 'k'));
   EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
+}
+
+// Hostile inputs (issue 31): the largest input the broker takes, made of
+// nothing but open brackets, or of deep objects, costs one bounded scan:
+// refused at once, never a deep recursion, and the broker goes on.
+TEST_F(BrokerCoreTest, HostileInputsAreRefusedQuicklyAndTheBrokerGoesOn) {
+  proto::Envelope ready;
+  ready.mutable_ready()->set_worker_id("w");
+  ready.mutable_ready()->add_circuits("c1");
+  ready.mutable_ready()->add_generates("c1");
+  ready.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+  core_->HandleWorker("w", ready, now_);
+  const size_t max = options_.max_input_bytes;
+  ASSERT_EQ(max, 1u << 20);  // the default
+  std::vector<std::string> hostile = {"{\"a\": " + std::string(max - 6, '['),
+                                      "{\"a\": " + std::string(max - 6, '{'),
+                                      std::string(max, '{'),
+                                      "{\"a\": \"" + std::string(max - 8, '\\'),
+                                      std::string(max / 2, ' ') + "{}" + std::string(max / 2 - 2, '\x01')};
+  std::string nested_objects = "{";
+  while (nested_objects.size() + 12 < max) nested_objects += "\"a\":{";
+  hostile.push_back(nested_objects);
+  const auto began = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < hostile.size(); ++i) {
+    ASSERT_LE(hostile[i].size(), max);
+    proto::Envelope e;
+    e.set_correlation_id(1);
+    e.mutable_submit()->set_request_id("h" + std::to_string(i));
+    e.mutable_submit()->set_circuit_id("c1");
+    e.mutable_submit()->add_inputs(R"({"a": "1"})");
+    e.mutable_submit()->add_inputs(hostile[i]);
+    core_->HandleClient("cl", e, now_);
+    auto out = Take();
+    ASSERT_EQ(out.size(), 1u) << i;
+    ASSERT_TRUE(out[0].envelope.has_error()) << i;
+    EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_BAD_REQUEST) << i;
+    EXPECT_NE(out[0].envelope.error().message().find("input of partition 1"), std::string::npos)
+        << i << ": " << out[0].envelope.error().message();
+  }
+  // Generous for sanitizer builds on a shared machine: the scan is linear.
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(20));
+  EXPECT_EQ(core_->jobs().size(), 0u);
+  EXPECT_NO_THROW(Commit());
+  // A hostile READY: generates lists circuits it does not hold.
+  proto::Envelope liar = ready;
+  liar.mutable_ready()->set_worker_id("liar");
+  liar.mutable_ready()->add_generates("c-secret");
+  core_->HandleWorker("w-liar", liar, now_);
+  auto out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].envelope.has_disconnect());
+  EXPECT_EQ(core_->workers().all().count("w-liar"), 0u);
+  EXPECT_EQ(core_->counters().fields_refused, 1u);
+}
+
+// The shape check alone (wire/input_json.hpp), what every receiver runs.
+TEST(InputJson, AcceptsJsonObjectsOfBoundedDepthOnly) {
+  EXPECT_EQ(wire::InputJsonProblem("{}"), std::nullopt);
+  EXPECT_EQ(wire::InputJsonProblem(" \n{\"a\": [\"1\", [\"2\", 3]], \"b\": {\"c\": null, \"d\": true}}\n"),
+            std::nullopt);
+  EXPECT_EQ(wire::InputJsonProblem("{\"caf\xc3\xa9\": \"\\u00e9\"}"), std::nullopt);
+  EXPECT_EQ(wire::InputJsonProblem("{\"a\": [[[1]]]}", 4), std::nullopt);
+  auto says = [](std::string_view input, const std::string& words, size_t depth = wire::kMaxInputJsonDepth) {
+    auto problem = wire::InputJsonProblem(input, depth);
+    if (!problem) return ::testing::AssertionFailure() << "accepted";
+    if (problem->find(words) == std::string::npos) return ::testing::AssertionFailure() << *problem;
+    return ::testing::AssertionSuccess();
+  };
+  EXPECT_TRUE(says("{\"a\": [[[1]]]}", "deeper than 3", 3));
+  EXPECT_TRUE(says("", "empty"));
+  EXPECT_TRUE(says("[]", "array"));
+  EXPECT_TRUE(says("1", "not an object"));
+  EXPECT_TRUE(says("\"{}\"", "not an object"));
+  EXPECT_TRUE(says("null", "not an object"));
+  EXPECT_TRUE(says("{", "not valid JSON"));
+  EXPECT_TRUE(says("{} {}", "not valid JSON"));
+  EXPECT_TRUE(says("{}x", "not valid JSON"));
+  EXPECT_TRUE(says(std::string_view("{}\0", 3), "NUL"));
+  EXPECT_TRUE(says(std::string_view("{\"a\":\"\0\"}", 9), "NUL"));
+  EXPECT_TRUE(says("{\"a\": 01}", "not valid JSON"));
+  EXPECT_TRUE(says("{\"a\": NaN}", "not valid JSON"));
+  EXPECT_TRUE(says("{'a': 1}", "not valid JSON"));
+  EXPECT_TRUE(says("{\"a\": 1,}", "not valid JSON"));
+  EXPECT_TRUE(says("{\"a\": \"\xc3\"}", "not valid JSON"));  // truncated UTF-8
+  EXPECT_TRUE(says("{\"a\": \"\x01\"}", "not valid JSON"));  // a raw control character
+  EXPECT_TRUE(says("{/* c */}", "not valid JSON"));          // no comments
+  EXPECT_TRUE(says(std::string(10'000'000, '['), "array"));
+  EXPECT_TRUE(says("{\"a\":" + std::string(10'000'000, '['), "deeper than 32"));
 }
 
 TEST_F(BrokerCoreTest, AWorkerIdBelongsToTheKeyThatRegisteredIt) {
