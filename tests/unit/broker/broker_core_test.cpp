@@ -2029,6 +2029,44 @@ TEST_F(BrokerCoreTest, AJobFromInputsForACircuitNobodyGeneratesIsHandledLikeAnUn
   EXPECT_EQ(core_->queue().size(), 1u);
 }
 
+// Cancel and deadlines work on jobs from inputs as on any job: their items
+// leave the queue of jobs from inputs, admission gives their bytes back.
+TEST_F(BrokerCoreTest, AJobFromInputsIsCancelledAndExpiresLikeAnyJob) {
+  ReadyGenerating(*core_, now_, "w", "w", {"c1"}, {"c1"}, 1);
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "r1", kInputs)[0].envelope.has_submit_reply());
+  ASSERT_EQ(DispatchedJobs(*core_, now_).size(), 1u);
+  EXPECT_EQ(core_->queue().size(), 1u);
+  proto::Envelope cancel;
+  cancel.mutable_cancel()->set_job_seq(1);
+  core_->HandleClient("cl", cancel, now_);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_CANCELLED);
+  EXPECT_EQ(core_->queue().size(), 0u);
+  EXPECT_EQ(core_->admission().witness_bytes(), 0u);
+
+  proto::Envelope e;
+  e.set_correlation_id(2);
+  e.mutable_submit()->set_request_id("stale-soon");
+  e.mutable_submit()->set_circuit_id("c1");
+  e.mutable_submit()->add_inputs(kInputs[0]);
+  e.mutable_submit()->set_deadline_unix_s(wire::UnixNow() + 0.2);
+  core_->HandleClient("cl", e, now_);
+  ASSERT_TRUE(Take()[0].envelope.has_submit_reply());
+  std::this_thread::sleep_for(milliseconds(300));  // deadlines are wall-clock times
+  now_ += options_.heartbeat_interval;
+  Heartbeat("w", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  auto out = Take();
+  for (auto& o : out) EXPECT_FALSE(o.envelope.has_job()) << "an expired job is never leased";
+  results = ResultsTo(out, "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_EXPIRED);
+  EXPECT_EQ(core_->queue().size(), 0u);
+  EXPECT_EQ(core_->admission().witness_bytes(), 0u);
+  EXPECT_TRUE(DispatchedJobs(*core_, now_).empty());
+}
+
 // Ready.generates is bounded like Ready.circuits and must name circuits the
 // worker holds; otherwise the READY is refused.
 TEST_F(BrokerCoreTest, AReadyWhoseGeneratesIsNotASubsetOfItsCircuitsIsRefused) {
