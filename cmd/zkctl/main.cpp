@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   zkctl::SubmitArgs submit_args;
-  auto* submit = app.add_subcommand("submit", "submit a job: one witness per partition");
+  auto* submit = app.add_subcommand(
+      "submit", "submit a job: one witness (or --witness-url, or --input input.json) per partition");
   submit->add_option("witnesses", submit_args.witness_files,
                      ".wtns files, one per partition (none: only look up an existing --request-id)")
       ->check(CLI::ExistingFile);
