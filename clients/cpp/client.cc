@@ -19,6 +19,7 @@
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/public_digest.hpp"
+#include "zkfleet/wire/input_json.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkfleet::client {
@@ -191,18 +192,37 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
     request.set_priority(options.priority);
     if (options.deadline_unix_s > 0) request.set_deadline_unix_s(options.deadline_unix_s);
     const bool by_reference = !options.witness_refs.empty();
+    const bool from_inputs = !options.inputs.empty();
     if (by_reference && !witnesses.empty()) {
       return Status(Code::kInvalidArgument,
                     std::to_string(witnesses.size()) + " witnesses and " + std::to_string(options.witness_refs.size()) +
                         " witness references: a submit carries witnesses or references, not both; nothing was sent");
     }
-    const size_t partitions = by_reference ? options.witness_refs.size() : witnesses.size();
-    const char* unit = by_reference ? " witness references" : " witnesses";
+    if (from_inputs && (by_reference || !witnesses.empty())) {
+      return Status(Code::kInvalidArgument,
+                    std::to_string(options.inputs.size()) + " inputs with " +
+                        (by_reference ? std::to_string(options.witness_refs.size()) + " witness references"
+                                      : std::to_string(witnesses.size()) + " witnesses") +
+                        ": a submit carries inputs, witnesses or references, one of them; nothing was sent");
+    }
+    const size_t partitions = by_reference  ? options.witness_refs.size()
+                              : from_inputs ? options.inputs.size()
+                                            : witnesses.size();
+    const char* unit = by_reference ? " witness references" : from_inputs ? " inputs" : " witnesses";
     if (!options.expected_public_json.empty() && options.expected_public_json.size() != partitions) {
       return Status(Code::kInvalidArgument, std::to_string(options.expected_public_json.size()) +
                                                 " expected public.json for " + std::to_string(partitions) + unit +
-                                                ": give one per " + (by_reference ? "reference" : "witness") +
+                                                ": give one per " +
+                                                (by_reference ? "reference" : from_inputs ? "input" : "witness") +
                                                 ", or none");
+    }
+    for (size_t p = 0; p < options.inputs.size(); ++p) {
+      if (auto problem = wire::InputJsonProblem(options.inputs[p], kMaxInputJsonDepth)) {
+        return Status(Code::kInvalidArgument,
+                      "input of partition " + std::to_string(p) + " is not an input.json: " + *problem +
+                          "; nothing was sent");
+      }
+      request.add_inputs(options.inputs[p]);
     }
     for (size_t p = 0; p < options.witness_refs.size(); ++p) {
       const WitnessRef& ref = options.witness_refs[p];

@@ -77,6 +77,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-witness-bytes", options.limits.max_witness_bytes,
                  "largest witness (.wtns) accepted; witnesses travel in frames of their own")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--max-input-bytes", options.max_input_bytes,
+                 "largest input.json accepted per partition of a job from inputs (SubmitRequest.inputs); they travel "
+                 "inside the SUBMIT, so --max-message-bytes bounds them together too")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--io-threads", options.io_threads,
                  "ZeroMQ I/O threads (transfers and CURVE encryption run there): half serve workers, half clients")
       ->capture_default_str()->check(CLI::Range(1, 64));

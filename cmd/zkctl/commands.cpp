@@ -19,6 +19,8 @@
 #include "zkfleet/storage/journal.hpp"
 #include "zkfleet/wire/unix_time.hpp"
 #include "zkfleet/wire/public_digest.hpp"
+#include "zkfleet/fetch/sha256.hpp"
+#include "zkfleet/wire/input_json.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkctl {
@@ -163,6 +165,7 @@ json WorkerJson(const proto::WorkerInfo& w) {
           {"backend", w.backend()},
           {"state", WorkerStateName(w.state())},
           {"circuits", std::vector<std::string>(w.circuits().begin(), w.circuits().end())},
+          {"generates", std::vector<std::string>(w.generates().begin(), w.generates().end())},
           {"capacity", w.capacity()},
           {"credit", w.credit()},
           {"in_flight", w.in_flight()},
@@ -180,14 +183,16 @@ json WorkerJson(const proto::WorkerInfo& w) {
 
 void PrintWorkers(const proto::StatusReply& status) {
   Table table({"WORKER", "KEY", "STATE", "HOST", "BACKEND", "CIRCUITS", "CAPACITY", "CREDIT", "IN_FLIGHT", "QUEUE", "DONE",
-               "POOL_IN_USE/POOL", "ALLOCS", "TO_RELEASE", "LAST_SEEN_S"});
+               "POOL_IN_USE/POOL", "ALLOCS", "TO_RELEASE", "LAST_SEEN_S",
+               "GENERATES"});  // last: scripts read the columns before it by position
   for (const auto& w : status.workers()) {
     const auto& m = w.memory();
     table.Add({w.worker_id(), w.key_name().empty() ? "-" : w.key_name(), WorkerStateName(w.state()), w.host(), w.backend(), Join(w.circuits()),
                std::to_string(w.capacity()), std::to_string(w.credit()), std::to_string(w.in_flight()),
                std::to_string(w.queue_depth()), std::to_string(w.items_completed()),
                FormatBytes(m.pool_in_use_bytes()) + "/" + FormatBytes(m.pool_bytes()), std::to_string(m.alloc_calls()),
-               m.bytes_to_release() > 0 ? FormatBytes(m.bytes_to_release()) : "-", FormatSeconds(w.last_seen_s(), 1)});
+               m.bytes_to_release() > 0 ? FormatBytes(m.bytes_to_release()) : "-", FormatSeconds(w.last_seen_s(), 1),
+               Join(w.generates())});
   }
   if (status.workers_size() == 0) {
     std::cout << "no workers registered\n";
@@ -226,6 +231,16 @@ json WitnessRefsJson(const std::vector<zkfleet::client::WitnessRef>& refs) {
     out.push_back({{"url", zkfleet::wire::RedactUrl(ref.url)},
                    {"size", ref.size},
                    {"sha256", zkfleet::wire::DigestHex(ref.sha256)}});
+  }
+  return out;
+}
+
+// Inputs as zkctl shows them: size and SHA-256, never the content (an
+// input.json usually holds the prover's secrets).
+json InputsJson(const std::vector<std::string>& inputs) {
+  json out = json::array();
+  for (const std::string& input : inputs) {
+    out.push_back({{"bytes", input.size()}, {"sha256", zkfleet::wire::DigestHex(zkfleet::fetch::Sha256::Of(input))}});
   }
   return out;
 }
@@ -269,6 +284,30 @@ int Submit(Context& context, const SubmitArgs& args) {
                            " --witness-url: a submit carries witness files or references, not both",
                        kExitUsage);
   }
+  if (!args.input_files.empty() && (!args.witness_files.empty() || !args.refs.urls.empty())) {
+    return ReportError(context.json, "USAGE",
+                       std::to_string(args.input_files.size()) + " --input with " +
+                           (args.witness_files.empty() ? std::to_string(args.refs.urls.size()) + " --witness-url"
+                                                       : std::to_string(args.witness_files.size()) + " witness files") +
+                           ": a submit carries inputs, witness files or references, one of them",
+                       kExitUsage);
+  }
+  // Inputs: read and checked here (a JSON object), so nothing is sent for a bad one.
+  for (size_t p = 0; p < args.input_files.size(); ++p) {
+    const std::string& path = args.input_files[p];
+    std::ifstream in(path, std::ios::binary);
+    if (!in || std::filesystem::is_directory(path)) {
+      return ReportError(context.json, "USAGE", "--input " + path + ": cannot read it", kExitUsage);
+    }
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (auto problem = zkfleet::wire::InputJsonProblem(text, zkfleet::client::kMaxInputJsonDepth)) {
+      return ReportError(context.json, "USAGE",
+                         "--input " + path + " (partition " + std::to_string(p) + ") is not an input.json: " +
+                             *problem + "; nothing was sent",
+                         kExitUsage);
+    }
+    options.inputs.push_back(std::move(text));
+  }
   if (args.refs.has_n_public && args.refs.urls.empty()) {
     return ReportError(context.json, "USAGE",
                        "--n-public reads the public signals of file:// --witness-url references; for witness "
@@ -288,12 +327,16 @@ int Submit(Context& context, const SubmitArgs& args) {
     std::ifstream in(path, std::ios::binary);
     options.expected_public_json.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  const size_t partitions = options.witness_refs.empty() ? args.witness_files.size() : options.witness_refs.size();
+  const size_t partitions = !options.inputs.empty()        ? options.inputs.size()
+                            : options.witness_refs.empty() ? args.witness_files.size()
+                                                           : options.witness_refs.size();
   if (!options.expected_public_json.empty() && options.expected_public_json.size() != partitions) {
     return ReportError(context.json, "USAGE",
                        std::to_string(options.expected_public_json.size()) + " --public-signals for " +
                            std::to_string(partitions) +
-                           (options.witness_refs.empty() ? " witness files" : " --witness-url") +
+                           (!options.inputs.empty()        ? " --input"
+                            : options.witness_refs.empty() ? " witness files"
+                                                           : " --witness-url") +
                            ": give one per partition, in the same order, or none",
                        kExitUsage);
   }
@@ -327,6 +370,7 @@ int Submit(Context& context, const SubmitArgs& args) {
                {"state", JobStateName(reply.state)},
                {"result_expired", false}};
       if (!options.witness_refs.empty()) out["witness_refs"] = WitnessRefsJson(options.witness_refs);
+      if (!options.inputs.empty()) out["inputs"] = InputsJson(options.inputs);
       std::cout << out.dump(2) << '\n';
     } else if (reply.duplicate) {
       std::cout << "request " << reply.request_id << " was already submitted as job " << reply.job_seq
@@ -334,7 +378,8 @@ int Submit(Context& context, const SubmitArgs& args) {
     } else {
       std::cout << "job " << reply.job_seq << " submitted (request " << reply.request_id << ", priority "
                 << PriorityName(*priority) << ", " << partitions << " partition" << (partitions == 1 ? "" : "s")
-                << (options.witness_refs.empty() ? "" : " by reference") << ")\n";
+                << (options.witness_refs.empty() ? "" : " by reference") << (options.inputs.empty() ? "" : " from inputs")
+                << ")\n";
       for (size_t p = 0; p < options.witness_refs.size(); ++p) {
         const auto& ref = options.witness_refs[p];
         std::cout << "  partition " << p << ": " << zkfleet::wire::RedactUrl(ref.url) << "  " << ref.size
@@ -572,6 +617,7 @@ json JournalJobJson(const zkfleet::journal::Job& job) {
           {"error", job.error()},
           {"witness_bytes", job.witness_bytes()},
           {"witness_refs", JournalWitnessRefsJson(job)},
+          {"inputs", InputsJson({job.inputs().begin(), job.inputs().end()})},
           {"public_signals_sha256", PublicDigestsJson(job)}};
 }
 
@@ -636,6 +682,7 @@ int InspectJob(zkfleet::storage::Journal& journal, const JournalArgs& args) {
             << "partitions   " << job->partitions() << '\n'
             << "witnesses    "
             << (job->witness_refs_size() > 0 ? std::to_string(job->witness_refs_size()) + " by reference"
+                : job->inputs_size() > 0     ? "from inputs (" + FormatBytes(job->witness_bytes()) + " of input.json)"
                                              : FormatBytes(job->witness_bytes()))
             << '\n'
             << "payload hash " << Dash(Hex(job->payload_hash())) << '\n'
@@ -647,6 +694,10 @@ int InspectJob(zkfleet::storage::Journal& journal, const JournalArgs& args) {
     const auto& ref = job->witness_refs(p);
     std::cout << "witness " << p << "    " << zkfleet::wire::RedactUrl(ref.url()) << "  " << ref.size()
               << " bytes  sha256 " << Dash(Hex(ref.sha256())) << '\n';
+  }
+  for (int p = 0; p < job->inputs_size(); ++p) {
+    std::cout << "input " << p << "      " << job->inputs(p).size() << " bytes  sha256 "
+              << zkfleet::wire::DigestHex(zkfleet::fetch::Sha256::Of(job->inputs(p))) << '\n';
   }
   for (int p = 0; p < job->public_signals_sha256_size(); ++p) {
     std::cout << "public " << p << "     sha256 " << Dash(Hex(job->public_signals_sha256(p))) << '\n';

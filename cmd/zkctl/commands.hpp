@@ -42,6 +42,7 @@ struct SubmitArgs {
   double deadline_s = 0;   // from now; 0 = none
   std::vector<std::string> public_files;  // expected public.json, one per witness or reference (or none)
   WitnessRefArgs refs;                    // --witness-url ... (instead of witness_files)
+  std::vector<std::string> input_files;   // --input input.json ... (instead of both): a job from inputs
   // How long BUSY and UNAVAILABLE refusals are retried (with the broker's back-off) before
   // zkctl gives up; each attempt still waits at most the reply timeout.
   // main() hands it to the client (Options::busy_timeout); here for the message.

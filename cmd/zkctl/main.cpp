@@ -1,6 +1,7 @@
 // zkctl: command-line client of the zkfleet broker.
 //   zkctl submit --circuit ID [--priority P] [--request-id R] [--deadline S] [--wait] [--out DIR] WITNESS...
 //   zkctl submit --circuit ID --witness-url URL [--sha256 HEX --size N] [--public-signals F | --n-public N] ...
+//   zkctl submit --circuit ID --input input.json [--public-signals F] ...
 //   zkctl await JOB [--out DIR] | status | workers | cancel JOB | drain WORKER [--wait] | undrain WORKER
 //   zkctl journal --data-dir DIR [--job N] [--limit N]   (reads the broker's journal; no broker needed)
 //   zkctl keygen --out NAME   (writes a CURVE keypair NAME.pub, NAME.secret; no broker needed)
@@ -84,7 +85,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   zkctl::SubmitArgs submit_args;
-  auto* submit = app.add_subcommand("submit", "submit a job: one witness per partition");
+  auto* submit = app.add_subcommand(
+      "submit", "submit a job: one witness (or --witness-url, or --input input.json) per partition");
   submit->add_option("witnesses", submit_args.witness_files,
                      ".wtns files, one per partition (none: only look up an existing --request-id)")
       ->check(CLI::ExistingFile);
@@ -108,6 +110,11 @@ int main(int argc, char** argv) {
   submit->add_option("--witness-url", submit_args.refs.urls,
                      "instead of witness files: a URL the workers fetch the partition's .wtns from (file://, http://, "
                      "https://); repeat it, one per partition, in order. zkctl prints it redacted")
+      ->allow_extra_args(false);
+  submit->add_option("--input", submit_args.input_files,
+                     "instead of witness files or --witness-url: a circom input.json (a JSON object) the workers "
+                     "compute the partition's witness from; repeat it, one per partition, in order. Only workers that "
+                     "generate the circuit's witnesses get the job")
       ->allow_extra_args(false);
   submit->add_option("--sha256", submit_args.refs.sha256_hex,
                      "SHA-256 (64 hex digits) of the --witness-url in the same position; with --size, required for "

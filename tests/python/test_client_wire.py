@@ -517,3 +517,98 @@ def test_bad_references_raise_before_sending(tmp_path):
                 await client.submit("c1", witness_refs=[ref], expected_public=[["0x1"]])
             assert await broker.bodies_within(scaled(0.5)) == []  # nothing was sent
     run(scenario)
+
+
+# --------------------------------------------------------------------------- jobs from inputs (issue 31)
+
+INPUT_TEXT = b'{\n  "a": "3",\n  "b": ["1", "2"],\n  "name": "caf\xc3\xa9"\n}\n'
+
+
+def test_a_submit_of_inputs_sends_each_input_json_unchanged_and_no_frame(tmp_path):
+    path = tmp_path / "input.json"
+    path.write_bytes(INPUT_TEXT)
+    as_dict = {"b": ["21888242871839275222246405745257275088548364400416034343698204186575808495616", 0],
+               "a": 5, "name": "café"}
+    public = (FIXTURE / "public.json").read_text()
+
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            # A path (str and PathLike), the text as bytes, a dict: one partition each.
+            submit = asyncio.ensure_future(client.submit(
+                "mult", inputs=[str(path), path, bytearray(INPUT_TEXT), as_dict], request_id="r-in"))
+            peer, envelope, frames = await broker.expect("submit")
+            assert frames == []  # no frame follows a SUBMIT of inputs
+            request = envelope.submit
+            assert request.request_id == "r-in" and request.circuit_id == "mult"
+            assert list(request.witness_bytes) == [] and list(request.witness_refs) == []
+            assert list(request.inputs)[:3] == [INPUT_TEXT, INPUT_TEXT, INPUT_TEXT]  # byte for byte
+            assert json.loads(request.inputs[3]) == as_dict
+            assert list(request.inputs[3][:5]) == list(b'{"b":')  # compact, keys in the dict's order
+            assert list(request.public_signals_sha256) == []  # optional for inputs
+            await broker.submit_reply(peer, envelope.correlation_id, 3)
+            assert (await asyncio.wait_for(submit, scaled(10))).job_seq == 3
+
+            # With the expected public signals: their digests go along.
+            submit = asyncio.ensure_future(client.submit("mult", inputs=[as_dict], expected_public=[public],
+                                                         request_id="r-in-2"))
+            peer, envelope, frames = await broker.expect("submit")
+            assert json.loads(envelope.submit.inputs[0]) == as_dict
+            digest = hashlib.sha256(",".join(json.loads(public)).encode()).digest()
+            assert list(envelope.submit.public_signals_sha256) == [digest]
+            await broker.submit_reply(peer, envelope.correlation_id, 4)
+            assert (await asyncio.wait_for(submit, scaled(10))).job_seq == 4
+    run(scenario)
+
+
+def test_the_blocking_client_submits_inputs_too():
+    async def scenario(broker: FakeBroker) -> None:
+        loop = asyncio.get_running_loop()
+        client = zkfleet.Client(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10))
+        try:
+            submit = loop.run_in_executor(None, lambda: client.submit("c1", inputs=[{"x": "7"}], request_id="r-s"))
+            peer, envelope, frames = await broker.expect("submit")
+            assert frames == [] and list(envelope.submit.inputs) == [b'{"x":"7"}']
+            await broker.submit_reply(peer, envelope.correlation_id, 5)
+            assert (await asyncio.wait_for(submit, scaled(10))).job_seq == 5
+            with pytest.raises(zkfleet.InvalidRequest, match="one of them"):
+                await loop.run_in_executor(None, lambda: client.submit("c1", [b"w"], inputs=[{"x": "7"}]))
+            assert await broker.bodies_within(scaled(0.3)) == []
+        finally:
+            await loop.run_in_executor(None, client.close)
+    run(scenario)
+
+
+def test_bad_inputs_raise_before_sending(tmp_path):
+    (tmp_path / "array.json").write_text("[1, 2]")
+    ref = zkfleet.WitnessRef("https://s.example/w.wtns", 10, b"\x00" * 32)
+    deep = {"a": "1"}
+    for _ in range(40):
+        deep = {"a": deep}
+    assert zkfleet.MAX_INPUT_JSON_DEPTH == 32
+
+    async def scenario(broker: FakeBroker) -> None:
+        async with zkfleet.AsyncClient(broker.endpoint, insecure_plaintext=True, reply_timeout=scaled(10)) as client:
+            for kwargs, message in [
+                (dict(inputs=[{"a": "1"}, b"[1, 2]"]), r"inputs\[1\] is not an input.json: its top-level value"),
+                (dict(inputs=[tmp_path / "array.json"]), r"inputs\[0\] is not an input.json"),
+                (dict(inputs=[b'{"a": '] ), "not valid JSON"),
+                (dict(inputs=[b'{"a": NaN}']), "not valid JSON"),
+                (dict(inputs=[b'{"a": "\xff"}']), "not UTF-8"),
+                (dict(inputs=[b""]), "empty"),
+                (dict(inputs=[deep]), "deeper than 32"),
+                (dict(inputs=[b'{"a": ' + b"[" * 100000 + b"]" * 100000 + b"}"]), "deeper than 32"),
+                (dict(inputs=[{"a": float("nan")}]), "cannot be written as JSON"),
+                (dict(inputs=[{"a": object()}]), "cannot be written as JSON"),
+                (dict(inputs=['{"a": "1"}']), "a str is a path"),
+                (dict(inputs=[str(tmp_path / "missing.json")]), "cannot read input file"),
+                (dict(inputs=[42]), r"inputs\[0\] is a int"),
+                (dict(inputs={"a": "1"}), "one input, not a list"),
+                (dict(inputs=[{"a": "1"}], witnesses=[b"w"]), "1 inputs with 1 witnesses"),
+                (dict(inputs=[{"a": "1"}], witness_refs=[ref]), "1 inputs with 1 witness_refs"),
+                (dict(inputs=[{"a": "1"}, {"a": "2"}], expected_public=['["1"]']),
+                 "1 expected public signal sets for 2 inputs"),
+            ]:
+                with pytest.raises(zkfleet.InvalidRequest, match=message):
+                    await client.submit("c1", **kwargs)
+            assert await broker.bodies_within(scaled(0.5)) == []  # nothing was sent
+    run(scenario)

@@ -77,8 +77,9 @@ BrokerCore::Resume BrokerCore::ResumeState() const {
   return resume;
 }
 
-bool BrokerCore::InKnownCircuitGrace(const std::string& circuit, Clock::time_point now) const {
-  return known_circuits_.count(circuit) && life_began_ && now - *life_began_ < options_.KnownCircuitGrace();
+bool BrokerCore::InKnownCircuitGrace(const std::string& circuit, Clock::time_point now, bool from_inputs) const {
+  const auto& known = from_inputs ? known_generators_ : known_circuits_;
+  return known.count(circuit) && life_began_ && now - *life_began_ < options_.KnownCircuitGrace();
 }
 
 void BrokerCore::RememberCircuits(const std::set<std::string>& circuits) {
@@ -89,9 +90,19 @@ void BrokerCore::RememberCircuits(const std::set<std::string>& circuits) {
   }
 }
 
+void BrokerCore::RememberGenerators(const std::set<std::string>& circuits) {
+  for (const std::string& circuit : circuits) {
+    if (known_generators_.size() >= kMaxKnownCircuits) return;
+    if (known_generators_.insert(circuit).second) journal_.RememberGenerator(circuit);
+  }
+}
+
 void BrokerCore::Recover(Clock::time_point now) {
   for (std::string& circuit : journal_.KnownCircuits()) {
     if (known_circuits_.size() < kMaxKnownCircuits) known_circuits_.insert(std::move(circuit));
+  }
+  for (std::string& circuit : journal_.KnownGenerators()) {
+    if (known_generators_.size() < kMaxKnownCircuits) known_generators_.insert(std::move(circuit));
   }
   double now_unix = wire::UnixNow();
   std::vector<uint64_t> live;
@@ -109,6 +120,7 @@ void BrokerCore::Recover(Clock::time_point now) {
     job.deadline_unix_s = stored.deadline_unix_s();
     job.witness_refs.assign(stored.witness_refs().begin(), stored.witness_refs().end());
     job.public_digests.assign(stored.public_signals_sha256().begin(), stored.public_signals_sha256().end());
+    job.inputs.assign(stored.inputs().begin(), stored.inputs().end());
     // Steady-clock times do not survive a restart; rebuild from the wall clock.
     job.submitted_at = now - std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(std::max(0.0, now_unix - stored.submitted_unix_s())));
@@ -117,6 +129,9 @@ void BrokerCore::Recover(Clock::time_point now) {
     for (auto& item : job.items) item.witness_bytes = per_item;
     for (size_t p = 0; p < job.witness_refs.size() && p < job.items.size(); ++p) {
       job.items[p].witness_bytes = job.witness_refs[p].size();
+    }
+    for (size_t p = 0; p < job.inputs.size() && p < job.items.size(); ++p) {
+      job.items[p].witness_bytes = job.inputs[p].size();
     }
     jobs_.Add(std::move(job));
     live.push_back(stored.job_seq());
@@ -154,7 +169,7 @@ void BrokerCore::Recover(Clock::time_point now) {
     job.state = proto::JOB_STATE_QUEUED;
     for (uint32_t p = 0; p < job.items.size(); ++p) {
       const WorkItem& item = job.items[p];
-      if (item.state == WorkItem::State::kQueued) queue_.Insert(job.circuit_id, job.key(p));
+      if (item.state == WorkItem::State::kQueued) queue_.Insert(job.queue(), job.key(p));
       if (item.state != WorkItem::State::kQueued) job.state = proto::JOB_STATE_RUNNING;
     }
     admission_.Add(job.client_id, job.items.size(), job.witness_bytes);
@@ -196,6 +211,7 @@ void BrokerCore::JournalJob(const JobRecord& job, proto::JobState state, double 
   stored.set_payload_hash(job.payload_hash);
   *stored.mutable_witness_refs() = {job.witness_refs.begin(), job.witness_refs.end()};
   *stored.mutable_public_signals_sha256() = {job.public_digests.begin(), job.public_digests.end()};
+  *stored.mutable_inputs() = {job.inputs.begin(), job.inputs.end()};
   journal_.PutJob(stored);
 }
 
@@ -259,6 +275,7 @@ proto::StatusReply BrokerCore::Status(Clock::time_point now) const {
     info->set_backend(worker.backend);
     info->set_state(worker.state);
     for (const auto& circuit : worker.circuits) info->add_circuits(circuit);
+    for (const auto& circuit : worker.generates) info->add_generates(circuit);
     info->set_credit(worker.credit);
     info->set_in_flight(static_cast<uint32_t>(worker.leased.size()));
     info->set_queue_depth(worker.queue_depth);

@@ -188,7 +188,8 @@ class BrokerCore {
   // Why the SUBMIT's public_signals_sha256 cannot be taken (wrong count or
   // size, or, when the circuit's key gives nPublic, a witness committing to
   // other public signals, or none for witnesses by reference, which the
-  // broker cannot read); nullopt when they can (or need not be there).
+  // broker cannot read; optional for jobs from inputs); nullopt when they
+  // can (or need not be there).
   std::optional<std::string> CheckPublicSignalsDigests(const proto::SubmitRequest& request, size_t partitions,
                                                        const std::vector<fleet::WitnessFrames>& witnesses) const;
   // A SUBMIT whose (client, request id) is known: the existing job, or a refusal.
@@ -279,10 +280,11 @@ class BrokerCore {
   // Sets the queue and worker gauges of metrics_.
   void ExportGauges(Clock::time_point now);
 
-  // The dispatchable worker holding `circuit` with the most credit, or null.
-  // The worker `avoid` (a worker_id; "" = none) is skipped while another
-  // READY worker holds the circuit.
-  WorkerRecord* PickWorker(const std::string& circuit, const std::string& avoid);
+  // The dispatchable worker serving `queue` (QueueOf: holding its circuit,
+  // and generating its witnesses for a queue of jobs from inputs) with the
+  // fewest leases, or null. The worker `avoid` (a worker_id; "" = none) is
+  // skipped while another READY worker serves the queue.
+  WorkerRecord* PickWorker(const std::string& queue, const std::string& avoid);
 
   BrokerOptions options_;
   Journal& journal_;
@@ -321,8 +323,12 @@ class BrokerCore {
   void NoteTime(Clock::time_point now) {
     if (!life_began_) life_began_ = now;
   }
-  bool InKnownCircuitGrace(const std::string& circuit, Clock::time_point now) const;
+  // `from_inputs`: the circuit must be one a worker generated witnesses for.
+  bool InKnownCircuitGrace(const std::string& circuit, Clock::time_point now, bool from_inputs = false) const;
   void RememberCircuits(const std::set<std::string>& circuits);
+  // Circuits workers announced in Ready.generates (any life, bounded alike).
+  std::set<std::string> known_generators_;
+  void RememberGenerators(const std::set<std::string>& circuits);
   // Allow-listed keys (CURVE only; unset in plaintext mode).
   std::optional<std::set<std::string>> allowed_worker_keys_, allowed_client_keys_;
   // Results waiting for verification, by task id.

@@ -12,6 +12,7 @@
 #include "zkfleet/broker/field_checks.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/storage/digest.hpp"
+#include "zkfleet/wire/input_json.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
@@ -51,6 +52,22 @@ std::string PayloadHashOfReferences(const proto::SubmitRequest& request) {
     digest.AddSize(ref.size());
     digest.AddSize(ref.sha256().size()).Add(ref.sha256().data(), ref.sha256().size());
   }
+  for (const std::string& expected : request.public_signals_sha256()) {
+    digest.AddSize(expected.size()).Add(expected.data(), expected.size());
+  }
+  return digest.Finish();
+}
+
+// The same for a job from inputs: the circuit, every input.json's bytes
+// (lengths included) and the public-signals digests if given. Its own leading
+// marker keeps it apart from the other two.
+std::string PayloadHashOfInputs(const proto::SubmitRequest& request) {
+  storage::Digest128 digest;
+  digest.AddSize(~uint64_t{0} - 1);
+  digest.AddSize(request.circuit_id().size()).Add(request.circuit_id().data(), request.circuit_id().size());
+  digest.AddSize(request.inputs_size());
+  for (const std::string& input : request.inputs()) digest.AddSize(input.size()).Add(input.data(), input.size());
+  digest.AddSize(request.public_signals_sha256_size());
   for (const std::string& expected : request.public_signals_sha256()) {
     digest.AddSize(expected.size()).Add(expected.data(), expected.size());
   }
@@ -142,6 +159,7 @@ std::optional<std::string> BrokerCore::CheckPublicSignalsDigests(const proto::Su
   const auto& digests = request.public_signals_sha256();
   const auto* key = options_.verification_keys ? options_.verification_keys->Find(request.circuit_id()) : nullptr;
   const bool by_reference = request.witness_refs_size() > 0;
+  const bool from_inputs = request.inputs_size() > 0;
   if (digests.empty()) {
     // The broker cannot read a referenced witness: the client's digests are
     // what binds each proof to it.
@@ -164,8 +182,9 @@ std::optional<std::string> BrokerCore::CheckPublicSignalsDigests(const proto::Su
   }
   // Without the key the broker does not know how many public signals the
   // circuit has (nor checks proofs at all: --unverified-circuits); a
-  // referenced witness is checked against the digests once proved.
-  if (!key || by_reference) return std::nullopt;
+  // referenced witness, or one a worker computes from inputs, is checked
+  // against the digests once proved.
+  if (!key || by_reference || from_inputs) return std::nullopt;
   for (int p = 0; p < digests.size(); ++p) {
     std::string why;
     auto values = PublicSignalsOfWitness(witnesses[p], key->n_public, &why);
@@ -190,6 +209,25 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   };
   if (request.request_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without request_id");
   const bool by_reference = request.witness_refs_size() > 0;
+  const bool from_inputs = request.inputs_size() > 0;
+  if (from_inputs && (by_reference || request.witness_bytes_size() > 0 || !frames.empty())) {
+    return refuse(proto::ERROR_KIND_BAD_REQUEST,
+                  "a SUBMIT carries inputs (one input.json per partition), witnesses inline (witness_bytes and "
+                  "frames) or witnesses by reference (witness_refs): one of them for all its partitions, not a mix");
+  }
+  for (int p = 0; p < request.inputs_size(); ++p) {
+    const std::string& input = request.inputs(p);
+    if (input.size() > options_.max_input_bytes) {
+      return refuse(proto::ERROR_KIND_TOO_LARGE, "input of partition " + std::to_string(p) + " is " +
+                                                     std::to_string(input.size()) + " bytes; the broker accepts at most " +
+                                                     std::to_string(options_.max_input_bytes) + " (--max-input-bytes)");
+    }
+    if (auto why = wire::InputJsonProblem(input)) {
+      return refuse(proto::ERROR_KIND_BAD_REQUEST,
+                    "input of partition " + std::to_string(p) + " is not an input.json: " + *why +
+                        " (nothing was accepted)");
+    }
+  }
   if (by_reference && (request.witness_bytes_size() > 0 || !frames.empty())) {
     return refuse(proto::ERROR_KIND_BAD_REQUEST,
                   "a SUBMIT carries its witnesses inline (witness_bytes and frames) or by reference (witness_refs), "
@@ -228,9 +266,13 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   auto split = fleet::SplitWitnesses(std::move(frames), {request.witness_bytes().begin(), request.witness_bytes().end()},
                                      &why);
   if (!split) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT witness frames do not match witness_bytes: " + why);
-  std::vector<fleet::WitnessFrames>& witnesses = *split;  // empty for a job by reference
-  const size_t partitions = by_reference ? static_cast<size_t>(request.witness_refs_size()) : witnesses.size();
-  const std::string payload_hash = by_reference ? PayloadHashOfReferences(request) : PayloadHash(request, witnesses);
+  std::vector<fleet::WitnessFrames>& witnesses = *split;  // empty for a job by reference or from inputs
+  const size_t partitions = by_reference  ? static_cast<size_t>(request.witness_refs_size())
+                            : from_inputs ? static_cast<size_t>(request.inputs_size())
+                                          : witnesses.size();
+  const std::string payload_hash = by_reference  ? PayloadHashOfReferences(request)
+                                   : from_inputs ? PayloadHashOfInputs(request)
+                                                 : PayloadHash(request, witnesses);
 
   // Idempotency: a known (client, request id) returns the existing job, never
   // a new one -- unless that job's result passed the retention: then the same
@@ -264,7 +306,8 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   if (partitions == 0) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without witnesses");
   if (partitions > options_.max_partitions) {
     return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT with " + std::to_string(partitions) +
-                                                     " witnesses; at most " + std::to_string(options_.max_partitions));
+                                                     (from_inputs ? " inputs" : " witnesses") + "; at most " +
+                                                     std::to_string(options_.max_partitions) + " (--max-partitions)");
   }
   proto::Priority priority = request.priority();
   if (priority == proto::PRIORITY_UNSPECIFIED) priority = proto::PRIORITY_NORMAL;
@@ -282,6 +325,14 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
                   "no worker has announced circuit '" + request.circuit_id() +
                       "' (start a worker with it, or run the broker with --accept-unrouted)");
   }
+  // A job from inputs needs a worker that computes the circuit's witnesses.
+  if (from_inputs && !options_.accept_unrouted && !workers_.AnyGenerates(request.circuit_id()) &&
+      !InKnownCircuitGrace(request.circuit_id(), now, /*from_inputs=*/true)) {
+    return refuse(proto::ERROR_KIND_UNKNOWN_CIRCUIT,
+                  "no worker generates witnesses for circuit '" + request.circuit_id() +
+                      "' from inputs (start a worker with the circuit's witness generator, submit witnesses "
+                      "instead, or run the broker with --accept-unrouted)");
+  }
   const bool has_key = options_.verification_keys && options_.verification_keys->Find(request.circuit_id());
   if (!has_key && !options_.unverified_circuits.count(request.circuit_id()) && !options_.unverified_circuits.count("*")) {
     return refuse(proto::ERROR_KIND_UNKNOWN_CIRCUIT,
@@ -292,9 +343,10 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   if (auto why = CheckPublicSignalsDigests(request, partitions, witnesses)) {
     return refuse(proto::ERROR_KIND_BAD_REQUEST, *why);
   }
-  // The bytes the broker holds: none for references.
+  // The bytes the broker holds: the witnesses, or the inputs; none for references.
   uint64_t witness_bytes = 0;
   for (const fleet::WitnessFrames& witness : witnesses) witness_bytes += witness.size();
+  for (const std::string& input : request.inputs()) witness_bytes += input.size();
   if (auto why = admission_.Refusal(client, partitions, witness_bytes)) {
     ++counters_.submits_busy;
     if (metrics_) metrics_->SubmitRefusedBusy();
@@ -327,6 +379,12 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
     job.public_digests.assign(request.public_signals_sha256().begin(), request.public_signals_sha256().end());
     for (uint32_t p = 0; p < partitions; ++p) job.items[p].witness_bytes = job.witness_refs[p].size();
   }
+  if (from_inputs) {
+    job.inputs.assign(std::make_move_iterator(request.mutable_inputs()->begin()),
+                      std::make_move_iterator(request.mutable_inputs()->end()));
+    job.public_digests.assign(request.public_signals_sha256().begin(), request.public_signals_sha256().end());
+    for (uint32_t p = 0; p < partitions; ++p) job.items[p].witness_bytes = job.inputs[p].size();
+  }
   JournalJob(job, proto::JOB_STATE_QUEUED, 0, "");
   journal::Request index;
   index.set_job_seq(job.job_seq);
@@ -335,7 +393,7 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   journal_.PutRequest(client, job.request_id, index);
 
   JobRecord& added = jobs_.Add(std::move(job));
-  for (uint32_t p = 0; p < added.items.size(); ++p) queue_.Insert(added.circuit_id, added.key(p));
+  for (uint32_t p = 0; p < added.items.size(); ++p) queue_.Insert(added.queue(), added.key(p));
   admission_.Add(client, added.items.size(), witness_bytes);
   if (added.deadline_unix_s > 0) deadlines_.insert({added.deadline_unix_s, added.job_seq});
   ++counters_.jobs_submitted;

@@ -54,7 +54,7 @@ void BrokerCore::ReturnItem(JobRecord& job, uint32_t partition, const std::strin
   }
   item.state = WorkItem::State::kQueued;
   if (was_started) JournalItem(job, partition);  // the journal said STARTED
-  queue_.Insert(job.circuit_id, job.key(partition));  // original key: ahead of newer jobs
+  queue_.Insert(job.queue(), job.key(partition));  // original key: ahead of newer jobs
   ++counters_.items_redelivered;
   if (metrics_) metrics_->ItemRedelivered();
   spdlog::info("requeued {} (started attempts so far {}): {}", ItemName(job.job_seq, partition), item.attempts, why);
@@ -65,7 +65,7 @@ void BrokerCore::FinishJob(JobRecord& job, proto::JobState state, const std::str
   double finished_unix_s = wire::UnixNow();
   for (uint32_t p = 0; p < job.items.size(); ++p) {
     WorkItem& item = job.items[p];
-    if (item.state == WorkItem::State::kQueued) queue_.Erase(job.circuit_id, job.key(p));
+    if (item.state == WorkItem::State::kQueued) queue_.Erase(job.queue(), job.key(p));
     if (item.state == WorkItem::State::kLeased && item.worker_identity.empty()) {
       // An orphaned lease: nobody will answer for it now.
       if (auto it = orphans_.find(item.lease_worker_id); it != orphans_.end()) {
@@ -146,11 +146,18 @@ bool BrokerCore::LoadResult(uint64_t job_seq, proto::JobResult* out) {
 
 // ------------------------------------------------------------------ dispatch
 
-WorkerRecord* BrokerCore::PickWorker(const std::string& circuit, const std::string& avoid) {
+WorkerRecord* BrokerCore::PickWorker(const std::string& queue, const std::string& avoid) {
+  bool from_inputs = false;
+  const std::string circuit(CircuitOfQueue(queue, &from_inputs));
+  // A job from inputs goes only to a worker that computes the circuit's
+  // witnesses; holding the circuit (its proving key) is not enough.
+  auto serves = [&](const WorkerRecord& worker) {
+    return from_inputs ? worker.generates.count(circuit) > 0 : worker.circuits.count(circuit) > 0;
+  };
   bool skip_avoided = false;
   if (!avoid.empty()) {
     for (const auto& [identity, worker] : workers_.all()) {
-      if (worker.worker_id != avoid && worker.state == proto::WORKER_STATE_READY && worker.circuits.count(circuit)) {
+      if (worker.worker_id != avoid && worker.state == proto::WORKER_STATE_READY && serves(worker)) {
         skip_avoided = true;
         break;
       }
@@ -158,7 +165,7 @@ WorkerRecord* BrokerCore::PickWorker(const std::string& circuit, const std::stri
   }
   WorkerRecord* best = nullptr;
   for (auto& [identity, worker] : workers_.all()) {
-    if (!worker.Dispatchable() || !worker.circuits.count(circuit)) continue;
+    if (!worker.Dispatchable() || !serves(worker)) continue;
     if (skip_avoided && worker.worker_id == avoid) continue;
     // Fair: the worker with the fewest unanswered leases first, then the
     // one with the most room; announced capacity buys nothing (credit is capped).
@@ -177,14 +184,14 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     const WorkKey* best_key = nullptr;
     const std::string* best_circuit = nullptr;
     WorkerRecord* best_worker = nullptr;
-    for (const auto& [circuit, keys] : queue_.by_circuit()) {
+    for (const auto& [queue, keys] : queue_.by_circuit()) {  // a queue per circuit (and per circuit from inputs)
       const WorkKey& head = *keys.begin();
       if (best_key && !(head < *best_key)) continue;
       const JobRecord* head_job = jobs_.Find(head.job_seq);
       const std::string& avoid = head_job ? head_job->items[head.partition].failed_on : std::string();
-      if (WorkerRecord* worker = PickWorker(circuit, avoid)) {
+      if (WorkerRecord* worker = PickWorker(queue, avoid)) {
         best_key = &head;
-        best_circuit = &circuit;
+        best_circuit = &queue;
         best_worker = worker;
       }
     }
@@ -204,12 +211,17 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     auto* body = envelope.mutable_job();
     // The witness goes out as its own frame, straight from the journal (a
     // mapped blob file: no copy on the broker); a reference goes in the JOB
-    // and the worker fetches the bytes.
+    // and the worker fetches the bytes; an input.json goes in the JOB and the
+    // worker computes the witness.
     const bool by_reference = !job->witness_refs.empty();
-    std::string fault = "the job's references do not match its partitions";
+    const bool from_inputs = !job->inputs.empty();
+    std::string fault = from_inputs ? "the job's inputs do not match its partitions"
+                                    : "the job's references do not match its partitions";
     std::optional<fleet::WitnessFrames> witness;
     if (by_reference) {
       if (key.partition < job->witness_refs.size()) witness.emplace();
+    } else if (from_inputs) {
+      if (key.partition < job->inputs.size()) witness.emplace();
     } else if (auto stored = journal_.ReadWitness(job->job_seq, key.partition, &fault)) {
       witness = FramesOf(std::move(*stored));
     }
@@ -227,7 +239,7 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     }
 
     WorkItem& item = job->items[key.partition];
-    if (!by_reference && item.expected_public.empty() && options_.verification_keys) {
+    if (!job->witness_unread() && item.expected_public.empty() && options_.verification_keys) {
       // What its proof must show as public signals, read while the witness is at hand.
       if (const auto* vk = options_.verification_keys->Find(job->circuit_id); vk && vk->n_public > 0) {
         std::string why;
@@ -272,9 +284,10 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     body->set_submitted_unix_s(job->submitted_unix_s);
     body->set_deadline_unix_s(job->deadline_unix_s);
     body->set_witness_bytes(witness->size());
-    if (by_reference) {
-      *body->mutable_witness_ref() = job->witness_refs[key.partition];
-      if (key.partition < job->public_digests.size()) body->set_public_signals_sha256(job->public_digests[key.partition]);
+    if (by_reference) *body->mutable_witness_ref() = job->witness_refs[key.partition];
+    if (from_inputs) body->set_input_json(job->inputs[key.partition]);
+    if (job->witness_unread() && key.partition < job->public_digests.size()) {
+      body->set_public_signals_sha256(job->public_digests[key.partition]);
     }
     outbox_.emplace_back(Outgoing::To::kWorker, best_worker->identity, std::move(envelope),
                          std::move(witness->chunks));

@@ -181,6 +181,8 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   worker.backend = ready.backend();
   worker.circuits = {ready.circuits().begin(), ready.circuits().end()};
   RememberCircuits(worker.circuits);
+  worker.generates = {ready.generates().begin(), ready.generates().end()};  // of circuits (WorkerMessageProblem)
+  RememberGenerators(worker.generates);
   worker.capacity = ready.capacity();
   worker.state = ready.state() == proto::WORKER_STATE_UNSPECIFIED ? proto::WORKER_STATE_READY : ready.state();
   worker.memory = ready.memory();
@@ -229,10 +231,10 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
     // Per-circuit series exist from the first scrape, before any job.
     for (const std::string& circuit : worker.circuits) metrics_->ForCircuit(circuit);
   }
-  spdlog::info("worker {} registered: key={} host={} backend={} capacity={} state={} circuits={}{}", worker.worker_id,
-               peer.authenticated ? peer.key_name : "(plaintext)", worker.host, worker.backend, worker.capacity,
-               wire::WorkerStateName(worker.state),
-               fmt::join(worker.circuits, ","),
+  spdlog::info("worker {} registered: key={} host={} backend={} capacity={} state={} circuits={} generates={}{}",
+               worker.worker_id, peer.authenticated ? peer.key_name : "(plaintext)", worker.host, worker.backend,
+               worker.capacity, wire::WorkerStateName(worker.state), fmt::join(worker.circuits, ","),
+               fmt::join(worker.generates, ","),
                kept.empty() ? "" : "; still proving " + std::to_string(kept.size()) + " leased item(s)");
 }
 
@@ -385,9 +387,11 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
         options_.verification_keys ? options_.verification_keys->Find(job->circuit_id) : nullptr;
     if (!key) return AcceptResult(*job, ref.partition, worker.worker_id, std::move(out), now);
     // The broker checks the proof before it stores it: off this thread.
-    // A witness by reference binds through the client's digest instead.
-    const bool by_reference = !job->witness_refs.empty();
-    if (!by_reference && item.expected_public.empty() && key->n_public > 0) {
+    // A witness by reference or from inputs binds through the client's
+    // digest instead (optional for inputs: without it the proof is checked
+    // against the public signals it carries).
+    const bool unread = job->witness_unread();
+    if (!unread && item.expected_public.empty() && key->n_public > 0) {
       // Leased in an earlier broker life: read what its witness commits to
       // now. Without it nothing can be checked: fail closed, as the broker's
       // storage fault (not the worker's, not the client's).
@@ -417,7 +421,7 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     task.verifier = key->verifier;
     task.proof_json = out.proof_json();
     task.public_json = out.public_json();
-    if (by_reference) {
+    if (unread) {
       if (ref.partition < job->public_digests.size()) task.expected_public_digest = job->public_digests[ref.partition];
       if (key->n_public == 0) task.expected_public.emplace();
     } else if (!item.expected_public.empty() || key->n_public == 0) {

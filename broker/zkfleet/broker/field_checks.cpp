@@ -1,5 +1,6 @@
 #include "zkfleet/broker/field_checks.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "zkfleet/wire/witness_ref.hpp"
@@ -48,6 +49,8 @@ std::optional<std::string> ClientRequestProblem(const proto::Envelope& message, 
       if (auto why = NameProblem("request_id", submit.request_id(), limits.max_request_id_bytes, true)) return why;
       if (auto why = NameProblem("circuit_id", submit.circuit_id(), limits.max_circuit_id_bytes, true)) return why;
       if (auto why = TooMany("witness_refs", submit.witness_refs_size(), limits.max_items_per_message)) return why;
+      // Their sizes (--max-input-bytes, TOO_LARGE) and shape come later, per partition.
+      if (auto why = TooMany("inputs", submit.inputs_size(), limits.max_items_per_message)) return why;
       if (auto why = TooMany("public_signals_sha256", submit.public_signals_sha256_size(), limits.max_items_per_message)) {
         return why;
       }
@@ -78,6 +81,14 @@ std::optional<std::string> WorkerMessageProblem(const proto::Envelope& message, 
       if (auto why = TooMany("circuits", ready.circuits_size(), limits.max_circuits_per_worker)) return why;
       for (const std::string& circuit : ready.circuits()) {
         if (auto why = NameProblem("a circuit id", circuit, limits.max_circuit_id_bytes)) return why;
+      }
+      // Circuits it computes witnesses for from inputs: some of those it holds.
+      if (auto why = TooMany("generates", ready.generates_size(), limits.max_circuits_per_worker)) return why;
+      for (const std::string& circuit : ready.generates()) {
+        if (auto why = NameProblem("a generated circuit id", circuit, limits.max_circuit_id_bytes)) return why;
+        if (std::find(ready.circuits().begin(), ready.circuits().end(), circuit) == ready.circuits().end()) {
+          return "generates lists circuit '" + circuit + "', which is not among its circuits";
+        }
       }
       return TooMany("in_progress", ready.in_progress_size(), max_items);
     }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -84,13 +85,30 @@ struct JobRecord {
   // public-signals digests each proof must match (none without a key).
   std::vector<proto::WitnessRef> witness_refs;
   std::vector<std::string> public_digests;
+  // A job from inputs (index = partition): each partition's input.json,
+  // journaled with the job and sent in each JOB (the worker computes the
+  // witness); empty otherwise. public_digests are optional then (none, or
+  // one per partition).
+  std::vector<std::string> inputs;
   std::vector<ReplyTo> waiters;  // the submitter, AWAITs and duplicate SUBMITs: each gets the JobResult once
   double submitted_unix_s = 0;
   double deadline_unix_s = 0;    // 0 = none
   Clock::time_point submitted_at;
 
   wire::WorkKey key(uint32_t partition) const { return {priority, job_seq, partition}; }
+  // The broker stores no witness of this job (references, inputs): nothing
+  // to read at dispatch, the client's digests (if any) bind the proofs.
+  bool witness_unread() const { return !witness_refs.empty() || !inputs.empty(); }
+  // Its items' queue in the DispatchQueue (QueueOf).
+  std::string queue() const;
 };
+
+// The DispatchQueue holds one queue per circuit, and one more per circuit for
+// jobs from inputs ("\x01" + circuit: ids hold no control bytes), served only
+// by workers that generate the circuit's witnesses. CircuitOfQueue gives the
+// circuit back and says which kind of queue it is.
+std::string QueueOf(const std::string& circuit, bool from_inputs);
+std::string_view CircuitOfQueue(const std::string& queue, bool* from_inputs);
 
 class JobTable {
  public:

@@ -67,6 +67,11 @@ struct BrokerOptions {
     return known_circuit_grace.count() > 0 ? known_circuit_grace : 2 * liveness * heartbeat_interval;
   }
   uint32_t max_partitions = 1024;
+  // Largest input.json of a job from inputs (SubmitRequest.inputs), each
+  // partition's (--max-input-bytes): above it a SUBMIT is refused TOO_LARGE.
+  // The inputs travel inside the SUBMIT envelope, so --max-message-bytes
+  // bounds them all together too.
+  uint64_t max_input_bytes = 1 << 20;
   // Suggested wait before retrying a SUBMIT refused as BUSY.
   std::chrono::milliseconds busy_retry_after{1000};
   AdmissionLimits admission;

@@ -28,6 +28,13 @@ void WorkerRegistry::Remove(const std::string& identity) {
   workers_.erase(it);
 }
 
+bool WorkerRegistry::AnyGenerates(const std::string& circuit) const {
+  for (const auto& [identity, worker] : workers_) {
+    if (worker.generates.count(circuit)) return true;
+  }
+  return false;
+}
+
 bool WorkerRegistry::AnyHolds(const std::string& circuit) const {
   for (const auto& [identity, worker] : workers_) {
     if (worker.circuits.count(circuit)) return true;

@@ -25,6 +25,7 @@ struct WorkerRecord {
   std::string host;
   std::string backend;
   std::set<std::string> circuits;
+  std::set<std::string> generates;  // of `circuits`: witnesses computed from inputs (jobs from inputs)
   uint32_t capacity = 0;
   proto::WorkerState state = proto::WORKER_STATE_STARTING;
   uint32_t credit = 0;            // JOBs the broker may still send
@@ -55,6 +56,8 @@ class WorkerRegistry {
 
   // True when a registered worker (any state) announced `circuit`.
   bool AnyHolds(const std::string& circuit) const;
+  // True when a registered worker (any state) generates `circuit`'s witnesses.
+  bool AnyGenerates(const std::string& circuit) const;
 
   std::map<std::string, WorkerRecord>& all() { return workers_; }
   const std::map<std::string, WorkerRecord>& all() const { return workers_; }

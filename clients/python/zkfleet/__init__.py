@@ -11,8 +11,9 @@ flight on one connection. Errors: :class:`Busy`, :class:`UnknownCircuit`,
 :class:`JobFailed`, :class:`ResultExpired`, :class:`Timeout`, :class:`AuthError`, and more in
 :mod:`zkfleet.errors`; the broker's bounds on request fields are in
 :mod:`zkfleet.limits`. Witnesses by reference (the workers fetch them):
-:class:`WitnessRef`, :func:`witness_ref_of_file` (:mod:`zkfleet.refs`). The protocol: docs/protocol.md; this package:
-docs/clients.md.
+:class:`WitnessRef`, :func:`witness_ref_of_file` (:mod:`zkfleet.refs`). Jobs from inputs (the workers compute
+the witnesses): ``submit(circuit, inputs=[...])`` (:mod:`zkfleet.inputs`). The protocol: docs/protocol.md; this
+package: docs/clients.md.
 
 The broker's endpoint, when none is passed, is ``$ZKFLEET_BROKER`` (else
 ``tcp://127.0.0.1:5555``). Install: ``python3 -m venv --system-site-packages
@@ -43,6 +44,7 @@ from .client import Client, Job
 from .errors import (AuthError, BadRequest, BrokerError, Busy, ForeignJob, InvalidRequest, InvalidResult, JobFailed,
                      RequestIdReused, ResultExpired, Timeout, TooLarge, Unavailable, UnknownCircuit, UnknownJob,
                      ZkfleetError)
+from .inputs import MAX_INPUT_JSON_DEPTH
 from .keys import KeyFileError, read_public_key, read_secret_key
 from .limits import MAX_CIRCUIT_ID_BYTES, MAX_CLIENT_ID_BYTES, MAX_REQUEST_ID_BYTES, MAX_WORKER_ID_BYTES
 from .refs import MAX_WITNESS_URL_BYTES, WitnessRef, redact_url, witness_ref_of_file
@@ -51,7 +53,7 @@ from .results import CancelResult, JobResult, Proof
 __all__ = [
     "AsyncClient", "AsyncJob", "AuthError", "BadRequest", "BrokerError", "Busy", "CancelResult", "Client",
     "ForeignJob", "InvalidRequest", "InvalidResult", "Job", "JobFailed", "JobResult", "KeyFileError",
-    "MAX_CIRCUIT_ID_BYTES", "MAX_CLIENT_ID_BYTES", "MAX_REQUEST_ID_BYTES", "MAX_WITNESS_URL_BYTES", "MAX_WORKER_ID_BYTES",
+    "MAX_CIRCUIT_ID_BYTES", "MAX_CLIENT_ID_BYTES", "MAX_INPUT_JSON_DEPTH", "MAX_REQUEST_ID_BYTES", "MAX_WITNESS_URL_BYTES", "MAX_WORKER_ID_BYTES",
     "Proof",
     "RequestIdReused", "ResultExpired", "Timeout", "TooLarge",
     "Unavailable", "UnknownCircuit", "UnknownJob", "WitnessRef", "ZkfleetError", "read_public_key", "read_secret_key",

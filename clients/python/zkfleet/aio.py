@@ -41,6 +41,7 @@ import random
 import time
 import uuid
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import zmq
@@ -52,6 +53,7 @@ from ._wire import PROTOCOL_VERSION, error_kind_name, job_state_name, pb, priori
 from .errors import (AuthError, Busy, InvalidRequest, JobFailed, ResultExpired, Timeout, Unavailable, ZkfleetError,
                      broker_error)
 from .limits import MAX_CLIENT_ID_BYTES, check_name, check_submit, public_signals_digest
+from .inputs import InputJson, input_json_bytes
 from .refs import WitnessRef
 from .results import CancelResult, JobResult
 
@@ -181,8 +183,20 @@ class AsyncClient:
     async def submit(self, circuit: str, witnesses: Sequence[WitnessInput] = (), priority: str = "normal",
                      request_id: Optional[str] = None, deadline: Optional[float] = None,
                      expected_public: Optional[Sequence[Union[str, bytes, Sequence[str]]]] = None,
-                     witness_refs: Optional[Sequence[WitnessRef]] = None) -> AsyncJob:
+                     witness_refs: Optional[Sequence[WitnessRef]] = None,
+                     inputs: Optional[Sequence[InputJson]] = None) -> AsyncJob:
         """Submits a job: one witness (a .wtns file's path or bytes) per partition.
+
+        Or, instead of ``witnesses``, ``inputs``: one circom input.json per
+        partition (a dict, its JSON text as bytes, or a file's path; see
+        :mod:`zkfleet.inputs`), from which the workers compute the witnesses.
+        The broker sends the job only to workers that generate the circuit's
+        witnesses (:class:`UnknownCircuit` when none does). ``expected_public``
+        is optional then (none, or one per input): without it a broker
+        holding the circuit's key verifies each proof for the public signals
+        it carries, but cannot tell whether they came from these inputs.
+        A submit carries witnesses, references or inputs, one of them
+        (:class:`InvalidRequest`, nothing sent).
 
         Or, instead of ``witnesses``, ``witness_refs``: one
         :class:`~zkfleet.WitnessRef` per partition (:func:`~zkfleet.witness_ref_of_file`
@@ -220,6 +234,14 @@ class AsyncClient:
             request.deadline_unix_s = time.time() + deadline
         witnesses = list(witnesses or ())
         refs = list(witness_refs or ())
+        if isinstance(inputs, (Mapping, bytes, bytearray, memoryview, str, os.PathLike)):
+            raise InvalidRequest("inputs is one input, not a list of them: pass inputs=[...], one per partition; "
+                                 "nothing was sent")
+        input_list = list(inputs or ())
+        if input_list and (witnesses or refs):
+            raise InvalidRequest(f"{len(input_list)} inputs with "
+                                 + (f"{len(refs)} witness_refs" if refs else f"{len(witnesses)} witnesses")
+                                 + ": a submit carries witnesses, references or inputs, one of them; nothing was sent")
         if any(isinstance(w, WitnessRef) for w in witnesses):
             raise InvalidRequest("a WitnessRef among the witnesses: pass references as witness_refs=[...]; "
                                  "nothing was sent")
@@ -232,7 +254,9 @@ class AsyncClient:
                                      "nothing was sent")
             WitnessRef(ref.url, ref.size, ref.sha256)  # checked again: raises InvalidRequest
         partitions, units, unit = ((len(refs), "witness references", "reference") if refs
+                                   else (len(input_list), "inputs", "input") if input_list
                                    else (len(witnesses), "witnesses", "witness"))
+        request.inputs.extend(input_json_bytes(value, p) for p, value in enumerate(input_list))
         if expected_public:
             if len(expected_public) != partitions:
                 raise InvalidRequest(f"{len(expected_public)} expected public signal sets for {partitions} "

@@ -17,6 +17,7 @@ from typing import Any, Coroutine, List, Optional, Sequence, Tuple, TypeVar, Uni
 
 from ._wire import pb
 from .aio import AsyncClient, AsyncJob, WitnessInput
+from .inputs import InputJson
 from .refs import WitnessRef
 from .results import CancelResult, JobResult
 
@@ -78,11 +79,13 @@ class Client:
     def submit(self, circuit: str, witnesses: Sequence[WitnessInput] = (), priority: str = "normal",
                request_id: Optional[str] = None, deadline: Optional[float] = None,
                expected_public: Optional[Sequence[Union[str, bytes, Sequence[str]]]] = None,
-               witness_refs: Optional[Sequence[WitnessRef]] = None) -> Job:
+               witness_refs: Optional[Sequence[WitnessRef]] = None,
+               inputs: Optional[Sequence[InputJson]] = None) -> Job:
         """See :meth:`zkfleet.aio.AsyncClient.submit` (``witness_refs``: one
-        :class:`~zkfleet.WitnessRef` per partition instead of ``witnesses``)."""
+        :class:`~zkfleet.WitnessRef` per partition instead of ``witnesses``;
+        ``inputs``: one input.json per partition instead, see :mod:`zkfleet.inputs`)."""
         return Job(self, self._run(self._async.submit(circuit, witnesses, priority, request_id, deadline,
-                                                      expected_public, witness_refs)))
+                                                      expected_public, witness_refs, inputs)))
 
     def await_job(self, job_seq: int, timeout: Optional[float] = None) -> JobResult:
         """See :meth:`zkfleet.aio.AsyncClient.await_job`."""

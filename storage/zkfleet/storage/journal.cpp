@@ -38,6 +38,9 @@ constexpr uint64_t kSmallestMapBytes = 1ull << 30;
 // database (empty value): after a restart they are known before any worker
 // has reconnected.
 constexpr std::string_view kCircuitKeyPrefix = "circuit:";
+// Circuits a worker announced it generates witnesses for (jobs from inputs),
+// each a key "generates:<id>" in the meta database, likewise.
+constexpr std::string_view kGeneratorKeyPrefix = "generates:";
 constexpr size_t kProbeFileBytes = 1u << 20;
 constexpr size_t kHashBytes = 16;  // XXH3-128, canonical (big-endian) form
 
@@ -672,18 +675,26 @@ void Journal::RememberCircuit(const std::string& circuit_id) {
   Put(kMeta, std::string(kCircuitKeyPrefix) + circuit_id, "");
 }
 
-std::vector<std::string> Journal::KnownCircuits() {
-  std::vector<std::string> circuits;
+void Journal::RememberGenerator(const std::string& circuit_id) {
+  Put(kMeta, std::string(kGeneratorKeyPrefix) + circuit_id, "");
+}
+
+std::vector<std::string> Journal::KnownCircuits() { return MetaNames(kCircuitKeyPrefix); }
+
+std::vector<std::string> Journal::KnownGenerators() { return MetaNames(kGeneratorKeyPrefix); }
+
+std::vector<std::string> Journal::MetaNames(std::string_view prefix) {
+  std::vector<std::string> names;
   Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kMeta]);
   if (cursor.open_status() != 0) Fail("cursor over meta", cursor.open_status());
-  std::string first(kCircuitKeyPrefix);
+  std::string first(prefix);
   MDB_val key{first.size(), first.data()}, value{};
   for (int rc = cursor.Get(&key, &value, MDB_SET_RANGE); rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
     std::string_view name(static_cast<const char*>(key.mv_data), key.mv_size);
-    if (name.substr(0, kCircuitKeyPrefix.size()) != kCircuitKeyPrefix) break;
-    circuits.emplace_back(name.substr(kCircuitKeyPrefix.size()));
+    if (name.substr(0, prefix.size()) != prefix) break;
+    names.emplace_back(name.substr(prefix.size()));
   }
-  return circuits;
+  return names;
 }
 
 void Journal::ForEachJob(const std::function<void(const journal::Job&)>& visit) {

@@ -154,6 +154,9 @@ class Journal {
 
   // Remembers a circuit a worker announced (durable with this turn's commit).
   void RememberCircuit(const std::string& circuit_id);
+  // Remembers a circuit a worker announced it computes witnesses for from
+  // inputs (Ready.generates; durable with this turn's commit).
+  void RememberGenerator(const std::string& circuit_id);
 
   // ---- reads (see this turn's writes)
   std::optional<journal::Job> GetJob(uint64_t job_seq);
@@ -176,6 +179,8 @@ class Journal {
 
   // Every circuit RememberCircuit() was given, in name order.
   std::vector<std::string> KnownCircuits();
+  // Every circuit RememberGenerator() was given, in name order.
+  std::vector<std::string> KnownGenerators();
   // Every job record in job_seq order (recovery, inspection).
   void ForEachJob(const std::function<void(const journal::Job&)>& visit);
   // Item records of one job that exist, by partition.
@@ -230,6 +235,8 @@ class Journal {
   void Put(unsigned dbi, std::string_view key, std::string_view value);
   bool Del(unsigned dbi, std::string_view key);
   std::optional<std::string_view> Get(unsigned dbi, std::string_view key);
+  // The names of the meta database's keys "<prefix><name>", in name order.
+  std::vector<std::string> MetaNames(std::string_view prefix);
   std::filesystem::path BlobPath(uint64_t job_seq, uint32_t partition) const;
   // `rc` (an LMDB code or an errno) in plain words, naming the data directory.
   std::string Explain(int rc) const;

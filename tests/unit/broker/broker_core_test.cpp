@@ -14,6 +14,7 @@
 #include "unit/metrics/collected.hpp"
 #include "zkfleet/broker/broker_core.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
+#include "zkfleet/wire/input_json.hpp"
 #include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
@@ -1384,6 +1385,94 @@ TEST_F(BrokerCoreTest, ALongRequestIdIsRefusedNamingItsBoundAndTheBrokerGoesOn) 
   EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
 }
 
+// Hostile inputs (issue 31): the largest input the broker takes, made of
+// nothing but open brackets, or of deep objects, costs one bounded scan:
+// refused at once, never a deep recursion, and the broker goes on.
+TEST_F(BrokerCoreTest, HostileInputsAreRefusedQuicklyAndTheBrokerGoesOn) {
+  proto::Envelope ready;
+  ready.mutable_ready()->set_worker_id("w");
+  ready.mutable_ready()->add_circuits("c1");
+  ready.mutable_ready()->add_generates("c1");
+  ready.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+  core_->HandleWorker("w", ready, now_);
+  const size_t max = options_.max_input_bytes;
+  ASSERT_EQ(max, 1u << 20);  // the default
+  std::vector<std::string> hostile = {"{\"a\": " + std::string(max - 6, '['),
+                                      "{\"a\": " + std::string(max - 6, '{'),
+                                      std::string(max, '{'),
+                                      "{\"a\": \"" + std::string(max - 8, '\\'),
+                                      std::string(max / 2, ' ') + "{}" + std::string(max / 2 - 2, '\x01')};
+  std::string nested_objects = "{";
+  while (nested_objects.size() + 12 < max) nested_objects += "\"a\":{";
+  hostile.push_back(nested_objects);
+  const auto began = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < hostile.size(); ++i) {
+    ASSERT_LE(hostile[i].size(), max);
+    proto::Envelope e;
+    e.set_correlation_id(1);
+    e.mutable_submit()->set_request_id("h" + std::to_string(i));
+    e.mutable_submit()->set_circuit_id("c1");
+    e.mutable_submit()->add_inputs(R"({"a": "1"})");
+    e.mutable_submit()->add_inputs(hostile[i]);
+    core_->HandleClient("cl", e, now_);
+    auto out = Take();
+    ASSERT_EQ(out.size(), 1u) << i;
+    ASSERT_TRUE(out[0].envelope.has_error()) << i;
+    EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_BAD_REQUEST) << i;
+    EXPECT_NE(out[0].envelope.error().message().find("input of partition 1"), std::string::npos)
+        << i << ": " << out[0].envelope.error().message();
+  }
+  // Generous for sanitizer builds on a shared machine: the scan is linear.
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(20));
+  EXPECT_EQ(core_->jobs().size(), 0u);
+  EXPECT_NO_THROW(Commit());
+  // A hostile READY: generates lists circuits it does not hold.
+  proto::Envelope liar = ready;
+  liar.mutable_ready()->set_worker_id("liar");
+  liar.mutable_ready()->add_generates("c-secret");
+  core_->HandleWorker("w-liar", liar, now_);
+  auto out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].envelope.has_disconnect());
+  EXPECT_EQ(core_->workers().all().count("w-liar"), 0u);
+  EXPECT_EQ(core_->counters().fields_refused, 1u);
+}
+
+// The shape check alone (wire/input_json.hpp), what every receiver runs.
+TEST(InputJson, AcceptsJsonObjectsOfBoundedDepthOnly) {
+  EXPECT_EQ(wire::InputJsonProblem("{}"), std::nullopt);
+  EXPECT_EQ(wire::InputJsonProblem(" \n{\"a\": [\"1\", [\"2\", 3]], \"b\": {\"c\": null, \"d\": true}}\n"),
+            std::nullopt);
+  EXPECT_EQ(wire::InputJsonProblem("{\"caf\xc3\xa9\": \"\\u00e9\"}"), std::nullopt);
+  EXPECT_EQ(wire::InputJsonProblem("{\"a\": [[[1]]]}", 4), std::nullopt);
+  auto says = [](std::string_view input, const std::string& words, size_t depth = wire::kMaxInputJsonDepth) {
+    auto problem = wire::InputJsonProblem(input, depth);
+    if (!problem) return ::testing::AssertionFailure() << "accepted";
+    if (problem->find(words) == std::string::npos) return ::testing::AssertionFailure() << *problem;
+    return ::testing::AssertionSuccess();
+  };
+  EXPECT_TRUE(says("{\"a\": [[[1]]]}", "deeper than 3", 3));
+  EXPECT_TRUE(says("", "empty"));
+  EXPECT_TRUE(says("[]", "array"));
+  EXPECT_TRUE(says("1", "not an object"));
+  EXPECT_TRUE(says("\"{}\"", "not an object"));
+  EXPECT_TRUE(says("null", "not an object"));
+  EXPECT_TRUE(says("{", "not valid JSON"));
+  EXPECT_TRUE(says("{} {}", "not valid JSON"));
+  EXPECT_TRUE(says("{}x", "not valid JSON"));
+  EXPECT_TRUE(says(std::string_view("{}\0", 3), "NUL"));
+  EXPECT_TRUE(says(std::string_view("{\"a\":\"\0\"}", 9), "NUL"));
+  EXPECT_TRUE(says("{\"a\": 01}", "not valid JSON"));
+  EXPECT_TRUE(says("{\"a\": NaN}", "not valid JSON"));
+  EXPECT_TRUE(says("{'a': 1}", "not valid JSON"));
+  EXPECT_TRUE(says("{\"a\": 1,}", "not valid JSON"));
+  EXPECT_TRUE(says("{\"a\": \"\xc3\"}", "not valid JSON"));  // truncated UTF-8
+  EXPECT_TRUE(says("{\"a\": \"\x01\"}", "not valid JSON"));  // a raw control character
+  EXPECT_TRUE(says("{/* c */}", "not valid JSON"));          // no comments
+  EXPECT_TRUE(says(std::string(10'000'000, '['), "array"));
+  EXPECT_TRUE(says("{\"a\":" + std::string(10'000'000, '['), "deeper than 32"));
+}
+
 TEST_F(BrokerCoreTest, AWorkerIdBelongsToTheKeyThatRegisteredIt) {
   proto::Envelope ready;
   ready.mutable_ready()->set_worker_id("victim");
@@ -1670,6 +1759,338 @@ TEST_F(BrokerCoreTest, ABadReferenceIsRefusedNamingItsRedactedUrlAndNothingIsAcc
   EXPECT_EQ(core_->counters().jobs_submitted, 0u);
 }
 
+// ---------------------------------------------------------------- jobs from inputs (issue 31)
+
+// A worker that holds `circuits` and computes witnesses from inputs for `generates`.
+void ReadyGenerating(BrokerCore& core, Clock::time_point now, const std::string& identity, const std::string& id,
+                     const std::vector<std::string>& circuits, const std::vector<std::string>& generates,
+                     uint32_t credit) {
+  proto::Envelope e;
+  auto* ready = e.mutable_ready();
+  ready->set_worker_id(id);
+  for (const auto& c : circuits) ready->add_circuits(c);
+  for (const auto& c : generates) ready->add_generates(c);
+  ready->set_capacity(100);
+  ready->set_state(proto::WORKER_STATE_READY);
+  core.HandleWorker(identity, e, now);
+  if (credit > 0) {
+    proto::Envelope more;
+    more.mutable_credit()->set_credits(credit);
+    core.HandleWorker(identity, more, now);
+  }
+}
+
+// A SUBMIT of inputs (one input.json per partition, no frames) from
+// connection "cl"; returns what was sent to it.
+std::vector<Outgoing> SubmitInputs(BrokerCore& core, Clock::time_point now, const std::string& request_id,
+                                   const std::vector<std::string>& inputs, const std::vector<std::string>& digests = {},
+                                   fleet::Frames frames = {}, const std::vector<proto::WitnessRef>& refs = {},
+                                   const std::string& circuit = "c1") {
+  proto::Envelope e;
+  e.set_correlation_id(1);
+  auto* submit = e.mutable_submit();
+  submit->set_request_id(request_id);
+  submit->set_circuit_id(circuit);
+  for (const auto& input : inputs) submit->add_inputs(input);
+  for (const auto& digest : digests) submit->add_public_signals_sha256(digest);
+  for (const auto& ref : refs) *submit->add_witness_refs() = ref;
+  for (const auto& frame : frames) submit->add_witness_bytes(frame.size());
+  core.HandleClient("cl", e, now, {}, std::move(frames));
+  std::vector<Outgoing> out;
+  out.swap(core.outbox());
+  return out;
+}
+
+// The JOBs a Dispatch() sends, whole.
+std::vector<Outgoing> DispatchedJobs(BrokerCore& core, Clock::time_point now) {
+  core.Dispatch(now);
+  std::vector<Outgoing> jobs;
+  for (auto& o : core.outbox()) {
+    if (o.envelope.has_job()) jobs.push_back(std::move(o));
+  }
+  core.outbox().clear();
+  return jobs;
+}
+
+const std::vector<std::string> kInputs = {R"({"a": "3", "b": ["1", "2"]})", R"({"a": "5", "b": ["7", "11"]})"};
+
+// The inputs are journaled with the job (no witness bytes), counted by
+// admission, recovered after a restart and sent in each JOB as input_json
+// (no frame, witness_bytes 0, no reference); the same inputs under the same
+// request id are the same job, other inputs are refused.
+TEST_F(BrokerCoreTest, AJobFromInputsIsJournaledRecoveredAndSentAsInputJson) {
+  ReadyGenerating(*core_, now_, "w", "w", {"c1"}, {"c1"}, 0);
+  auto out = SubmitInputs(*core_, now_, "r1", kInputs);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].envelope.has_submit_reply()) << out[0].envelope.DebugString();
+  EXPECT_EQ(out[0].envelope.submit_reply().job_seq(), 1u);
+  Commit();
+  const uint64_t input_bytes = kInputs[0].size() + kInputs[1].size();
+  EXPECT_EQ(core_->Status(now_).queued_witness_bytes(), input_bytes);
+  EXPECT_EQ(core_->admission().witness_bytes(), input_bytes);
+  std::string fault;
+  EXPECT_FALSE(journal_->ReadWitness(1, 0, &fault));  // no witness journaled
+  auto stored = journal_->GetJob(1);
+  ASSERT_TRUE(stored);
+  ASSERT_EQ(stored->inputs_size(), 2);
+  EXPECT_EQ(stored->inputs(1), kInputs[1]);
+
+  Restart();
+  EXPECT_EQ(core_->admission().witness_bytes(), input_bytes);
+  ReadyGenerating(*core_, now_, "w", "w", {"c1"}, {"c1"}, 2);
+  auto jobs = DispatchedJobs(*core_, now_);
+  ASSERT_EQ(jobs.size(), 2u);
+  for (const Outgoing& job : jobs) {
+    const uint32_t p = job.envelope.job().item().partition();
+    EXPECT_TRUE(job.frames.empty());
+    EXPECT_EQ(job.envelope.job().witness_bytes(), 0u);
+    EXPECT_FALSE(job.envelope.job().has_witness_ref());
+    EXPECT_EQ(job.envelope.job().input_json(), kInputs[p]);
+    EXPECT_TRUE(job.envelope.job().public_signals_sha256().empty());
+    EXPECT_EQ(job.envelope.job().partitions(), 2u);
+  }
+  // The same inputs: the same job. Other inputs (or fewer) under the same id: refused.
+  out = SubmitInputs(*core_, now_, "r1", kInputs);
+  ASSERT_TRUE(out[0].envelope.has_submit_reply()) << out[0].envelope.DebugString();
+  EXPECT_TRUE(out[0].envelope.submit_reply().duplicate());
+  EXPECT_EQ(out[0].envelope.submit_reply().job_seq(), 1u);
+  for (const std::vector<std::string>& other :
+       {std::vector<std::string>{kInputs[0], R"({"a": "5", "b": ["7", "12"]})"}, std::vector<std::string>{kInputs[0]},
+        std::vector<std::string>{kInputs[1], kInputs[0]}}) {
+    out = SubmitInputs(*core_, now_, "r1", other);
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_TRUE(out[0].envelope.has_error()) << out[0].envelope.DebugString();
+    EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_REQUEST_ID_REUSED);
+  }
+  // Inline witnesses with the same bytes are another payload too.
+  EXPECT_EQ(core_->counters().jobs_submitted, 0u);  // this life accepted nothing new
+  EXPECT_EQ(core_->jobs().size(), 1u);
+}
+
+// Everything is checked before anything is accepted, and each refusal names
+// the partition: all-or-nothing (no mix with frames or references), the
+// size (TOO_LARGE over --max-input-bytes), a JSON object of bounded depth
+// (hostile bytes neither crash nor hang the broker), the digests' count.
+TEST_F(BrokerCoreTest, InputsAreCheckedBeforeAnythingIsAcceptedNamingThePartition) {
+  BrokerOptions options;
+  options.max_input_bytes = 4096;
+  options.max_partitions = 4;
+  Make(options);
+  ReadyGenerating(*core_, now_, "w", "w", {"c1"}, {"c1"}, 1);
+  int round = 0;  // each refusal under its own request id
+  auto refused = [&](const std::vector<std::string>& inputs, proto::ErrorKind kind,
+                     const std::vector<std::string>& says, fleet::Frames frames = {},
+                     const std::vector<proto::WitnessRef>& refs = {}, const std::vector<std::string>& digests = {}) {
+    auto out = SubmitInputs(*core_, now_, "r" + std::to_string(++round), inputs, digests, std::move(frames), refs);
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_TRUE(out[0].envelope.has_error()) << "refusal " << round << ": " << out[0].envelope.DebugString();
+    EXPECT_EQ(out[0].envelope.error().kind(), kind) << out[0].envelope.error().message();
+    for (const std::string& word : says) {
+      EXPECT_NE(out[0].envelope.error().message().find(word), std::string::npos) << out[0].envelope.error().message();
+    }
+  };
+  const std::string good = kInputs[0];
+  fleet::Frames frame;
+  frame.push_back(fleet::FrameFromString("w0"));
+  refused({good}, proto::ERROR_KIND_BAD_REQUEST, {"not a mix"}, std::move(frame));
+  refused({good}, proto::ERROR_KIND_BAD_REQUEST, {"not a mix"}, {}, {MakeRef("file:///w/0.wtns", 100)});
+  std::string big = R"({"a": ")" + std::string(4096, '1') + R"("})";
+  refused({good, big}, proto::ERROR_KIND_TOO_LARGE, {"partition 1", "--max-input-bytes", "4096"});
+  refused({good, "[1, 2]"}, proto::ERROR_KIND_BAD_REQUEST, {"partition 1", "JSON object"});
+  refused({"\"a\""}, proto::ERROR_KIND_BAD_REQUEST, {"partition 0", "JSON object"});
+  refused({""}, proto::ERROR_KIND_BAD_REQUEST, {"partition 0", "empty"});
+  refused({good, good, R"({"a": )"}, proto::ERROR_KIND_BAD_REQUEST, {"partition 2", "not valid JSON"});
+  refused({R"({"a": "1"} {"b": "2"})"}, proto::ERROR_KIND_BAD_REQUEST, {"partition 0", "not valid JSON"});
+  refused({R"({"a": NaN})"}, proto::ERROR_KIND_BAD_REQUEST, {"partition 0"});
+  refused({"{\"a\": \"\xff\xfe\"}"}, proto::ERROR_KIND_BAD_REQUEST, {"partition 0"});  // not UTF-8
+  refused({std::string("{\"a\": \"1\"}\0", 11)}, proto::ERROR_KIND_BAD_REQUEST, {"partition 0"});
+  // Nesting: 32 levels are fine, 33 are not; 4000 open brackets are refused at once.
+  auto nested = [](int depth) {
+    std::string json = "{\"a\": ";
+    for (int d = 1; d < depth; ++d) json += "[";
+    json += "\"1\"";
+    for (int d = 1; d < depth; ++d) json += "]";
+    return json + "}";
+  };
+  refused({nested(33)}, proto::ERROR_KIND_BAD_REQUEST, {"partition 0", "deeper than 32"});
+  refused({"{\"a\": " + std::string(4000, '[')}, proto::ERROR_KIND_BAD_REQUEST, {"partition 0", "deeper than 32"});
+  // Random bytes: never a crash, never accepted.
+  uint64_t state = 0x9e3779b97f4a7c15;
+  for (int round = 0; round < 200; ++round) {
+    std::string noise(1 + round * 7 % 300, '\0');
+    for (char& c : noise) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      c = static_cast<char>(state >> 56);
+    }
+    noise[0] = static_cast<char>(round % 2 ? '{' : noise[0]);
+    auto out = SubmitInputs(*core_, now_, "noise" + std::to_string(round), {noise});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(out[0].envelope.has_error()) << round;
+  }
+  refused({good, good, good, good, good}, proto::ERROR_KIND_BAD_REQUEST, {"5 inputs", "at most 4"});
+  refused({good, good}, proto::ERROR_KIND_BAD_REQUEST, {"one per partition"}, {}, {}, {std::string(32, 'd')});
+  refused({good}, proto::ERROR_KIND_BAD_REQUEST, {"partition 0", "32"}, {}, {}, {std::string(31, 'd')});
+  EXPECT_EQ(core_->jobs().size(), 0u);
+  EXPECT_EQ(core_->counters().jobs_submitted, 0u);
+  EXPECT_NO_THROW(Commit());
+  // The bounds themselves pass.
+  auto out = SubmitInputs(*core_, now_, "ok", {nested(32), R"({"a": ")" + std::string(4096 - 10, '1') + R"("})"});
+  ASSERT_TRUE(out[0].envelope.has_submit_reply()) << out[0].envelope.DebugString();
+}
+
+// A job from inputs goes only to a worker that announced its circuit in
+// Ready.generates: one that only holds the circuit never gets it (and is not
+// blocked by it: witnesses of the same circuit go on), and a generating
+// worker that dies has the same inputs sent again to another.
+TEST_F(BrokerCoreTest, AJobFromInputsGoesOnlyToWorkersThatGenerateItsCircuit) {
+  ReadyGenerating(*core_, now_, "w-prove", "prove-only", {"c1"}, {}, 4);
+  ReadyGenerating(*core_, now_, "w-gen", "gen", {"c1", "c2"}, {"c1"}, 0);
+  Take();
+  auto out = SubmitInputs(*core_, now_, "in", {kInputs[0]});  // seq 1
+  ASSERT_TRUE(out[0].envelope.has_submit_reply()) << out[0].envelope.DebugString();
+  Submit("cl", "wit", proto::PRIORITY_NORMAL, 1);  // seq 2, inline witness of c1
+  auto jobs = Dispatch();
+  using J = std::tuple<std::string, uint64_t, uint32_t>;
+  EXPECT_EQ(jobs, (std::vector<J>{{"w-prove", 2, 0}}));  // the witness job; the inputs wait
+  EXPECT_EQ(core_->queue().size(), 1u);
+  Credit("w-gen", 1);
+  ASSERT_EQ(Dispatch(), (std::vector<J>{{"w-gen", 1, 0}}));
+  EXPECT_EQ((leases_[{1, 0}].input_json()), kInputs[0]);
+  Started("w-gen", 1, 0);
+  // w-gen dies; another generating worker gets the same inputs again.
+  ReadyGenerating(*core_, now_, "w-gen2", "gen2", {"c1"}, {"c1"}, 1);
+  for (int i = 0; i < 5; ++i) {
+    now_ += options_.heartbeat_interval;
+    Heartbeat("w-prove", proto::WORKER_STATE_READY);
+    Heartbeat("w-gen2", proto::WORKER_STATE_READY);
+    core_->Tick(now_);
+  }
+  Take();
+  EXPECT_EQ(core_->workers().all().count("w-gen"), 0u);
+  jobs = Dispatch();
+  ASSERT_EQ(jobs, (std::vector<J>{{"w-gen2", 1, 0}}));
+  EXPECT_EQ((leases_[{1, 0}].input_json()), kInputs[0]);
+  EXPECT_EQ((leases_[{1, 0}].attempt()), 2u);
+  Result("w-gen2", 1, 0);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].job_seq(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  // Status shows what each worker generates.
+  auto status = core_->Status(now_);
+  bool seen = false;
+  for (const auto& info : status.workers()) {
+    if (info.worker_id() == "gen2") {
+      seen = true;
+      ASSERT_EQ(info.generates_size(), 1);
+      EXPECT_EQ(info.generates(0), "c1");
+    } else {
+      EXPECT_EQ(info.generates_size(), 0) << info.worker_id();
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
+// No worker generates the circuit: refused as a circuit no worker holds is
+// (UNKNOWN_CIRCUIT), queued with --accept-unrouted, and just after a restart
+// queued for a circuit some worker generated in an earlier life.
+TEST_F(BrokerCoreTest, AJobFromInputsForACircuitNobodyGeneratesIsHandledLikeAnUnroutedCircuit) {
+  ReadyGenerating(*core_, now_, "w", "w", {"c1"}, {}, 1);
+  auto out = SubmitInputs(*core_, now_, "r1", {kInputs[0]});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].envelope.has_error());
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_CIRCUIT);
+  EXPECT_NE(out[0].envelope.error().message().find("generates witnesses for circuit 'c1'"), std::string::npos)
+      << out[0].envelope.error().message();
+  EXPECT_EQ(core_->jobs().size(), 0u);
+
+  // An earlier life's generator is remembered: within the grace the job waits for it.
+  ReadyGenerating(*core_, now_, "w", "w", {"c1"}, {"c1"}, 1);
+  Commit();
+  Restart();
+  core_->Tick(now_);
+  out = SubmitInputs(*core_, now_, "r2", {kInputs[0]});
+  ASSERT_TRUE(out[0].envelope.has_submit_reply()) << out[0].envelope.DebugString();
+  // It reconnects without the generator: nothing is sent to it.
+  ReadyGenerating(*core_, now_, "w", "w", {"c1"}, {}, 1);
+  EXPECT_TRUE(Dispatch().empty());
+  now_ += 2 * options_.liveness * options_.heartbeat_interval + std::chrono::milliseconds(1);
+  Heartbeat("w", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  Take();
+  out = SubmitInputs(*core_, now_, "r3", {kInputs[0]});
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_CIRCUIT);
+
+  BrokerOptions options;
+  options.accept_unrouted = true;
+  Make(options);
+  out = SubmitInputs(*core_, now_, "r1", {kInputs[0]}, {}, {}, {}, "nobody-has-it");
+  ASSERT_TRUE(out[0].envelope.has_submit_reply()) << out[0].envelope.DebugString();
+  EXPECT_EQ(core_->queue().size(), 1u);
+}
+
+// Cancel and deadlines work on jobs from inputs as on any job: their items
+// leave the queue of jobs from inputs, admission gives their bytes back.
+TEST_F(BrokerCoreTest, AJobFromInputsIsCancelledAndExpiresLikeAnyJob) {
+  ReadyGenerating(*core_, now_, "w", "w", {"c1"}, {"c1"}, 1);
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "r1", kInputs)[0].envelope.has_submit_reply());
+  ASSERT_EQ(DispatchedJobs(*core_, now_).size(), 1u);
+  EXPECT_EQ(core_->queue().size(), 1u);
+  proto::Envelope cancel;
+  cancel.mutable_cancel()->set_job_seq(1);
+  core_->HandleClient("cl", cancel, now_);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_CANCELLED);
+  EXPECT_EQ(core_->queue().size(), 0u);
+  EXPECT_EQ(core_->admission().witness_bytes(), 0u);
+
+  proto::Envelope e;
+  e.set_correlation_id(2);
+  e.mutable_submit()->set_request_id("stale-soon");
+  e.mutable_submit()->set_circuit_id("c1");
+  e.mutable_submit()->add_inputs(kInputs[0]);
+  e.mutable_submit()->set_deadline_unix_s(wire::UnixNow() + 0.2);
+  core_->HandleClient("cl", e, now_);
+  ASSERT_TRUE(Take()[0].envelope.has_submit_reply());
+  std::this_thread::sleep_for(milliseconds(300));  // deadlines are wall-clock times
+  now_ += options_.heartbeat_interval;
+  Heartbeat("w", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  auto out = Take();
+  for (auto& o : out) EXPECT_FALSE(o.envelope.has_job()) << "an expired job is never leased";
+  results = ResultsTo(out, "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_EXPIRED);
+  EXPECT_EQ(core_->queue().size(), 0u);
+  EXPECT_EQ(core_->admission().witness_bytes(), 0u);
+  EXPECT_TRUE(DispatchedJobs(*core_, now_).empty());
+}
+
+// Ready.generates is bounded like Ready.circuits and must name circuits the
+// worker holds; otherwise the READY is refused.
+TEST_F(BrokerCoreTest, AReadyWhoseGeneratesIsNotASubsetOfItsCircuitsIsRefused) {
+  auto refused = [&](const std::vector<std::string>& circuits, const std::vector<std::string>& generates,
+                     const std::string& says) {
+    ReadyGenerating(*core_, now_, "w", "w", circuits, generates, 0);
+    auto out = Take();
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_TRUE(out[0].envelope.has_disconnect());
+    EXPECT_NE(out[0].envelope.disconnect().reason().find(says), std::string::npos)
+        << out[0].envelope.disconnect().reason();
+    EXPECT_EQ(core_->workers().all().count("w"), 0u);
+  };
+  refused({"c1"}, {"c2"}, "not among its circuits");
+  refused({"c1"}, {std::string(200, 'c')}, "at most 128");
+  refused({"c1"}, {std::string("c\0x", 3)}, "control byte");
+  refused({"c1"}, std::vector<std::string>(257, "c1"), "generates lists 257 entries");
+  EXPECT_EQ(core_->counters().registrations_refused, 4u);
+  ReadyGenerating(*core_, now_, "w", "w", {"c1", "c2"}, {"c2"}, 0);
+  EXPECT_TRUE(Take().empty());
+  ASSERT_EQ(core_->workers().all().count("w"), 1u);
+  EXPECT_EQ(core_->workers().all().at("w").generates, (std::set<std::string>{"c2"}));
+}
+
 class BrokerVerifyTest : public BrokerCoreTest {
  protected:
   static std::string Fixture(const std::string& file) {
@@ -1866,6 +2287,48 @@ TEST_F(BrokerVerifyTest, AReferenceIsBoundToItsProofByTheClientsPublicSignalsDig
   EXPECT_EQ(core_->counters().results_rejected, 1u);
   EXPECT_EQ(Metric("zkfleet_broker_results_rejected_total", {{"reason", "wrong_public_signals"}}), 1);
   EXPECT_EQ(core_->jobs().Find(2)->items[0].state, WorkItem::State::kQueued);
+}
+
+// A job from inputs with the circuit's key: without digests every proof is
+// still verified (for the public signals it carries); with them each
+// proof's public signals must also hash to the client's digest, which the
+// JOB carries to the worker.
+TEST_F(BrokerVerifyTest, AJobFromInputsIsVerifiedAndBoundToTheDigestWhenGiven) {
+  MakeVerifying();
+  ReadyGenerating(*core_, now_, "w", "w", {"c1"}, {"c1"}, 4);
+  const std::string proof = Slurp(Fixture("proof.json")), pub = Slurp(Fixture("public.json"));
+  std::string why;
+  const auto right = wire::PublicSignalsDigestOfJson(pub, &why);
+  ASSERT_TRUE(right) << why;
+  std::string other = *right;
+  other[0] = static_cast<char>(other[0] ^ 1);
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "none", {kInputs[0]})[0].envelope.has_submit_reply());         // 1
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "right", {kInputs[0]}, {*right})[0].envelope.has_submit_reply());  // 2
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "other", {kInputs[0]}, {other})[0].envelope.has_submit_reply());   // 3
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "forged", {kInputs[1]})[0].envelope.has_submit_reply());       // 4
+  ASSERT_EQ(Dispatch().size(), 4u);
+  EXPECT_TRUE((leases_[{1, 0}].public_signals_sha256().empty()));
+  EXPECT_EQ((leases_[{2, 0}].public_signals_sha256()), *right);
+  EXPECT_EQ((leases_[{3, 0}].public_signals_sha256()), other);
+  SendResult("w", 1, proof, pub);
+  SendResult("w", 2, proof, pub);
+  SendResult("w", 3, proof, pub);
+  std::string forged = proof;
+  size_t digit = forged.find_first_of("123456789", forged.find("pi_a"));
+  forged[digit] = forged[digit] == '1' ? '2' : '1';
+  SendResult("w", 4, forged, pub);
+  auto results = ResultsTo(VerifyPending(), "cl");
+  ASSERT_EQ(results.size(), 2u);
+  std::set<uint64_t> succeeded;
+  for (const auto& result : results) {
+    EXPECT_EQ(result.state(), proto::JOB_STATE_SUCCEEDED);
+    succeeded.insert(result.job_seq());
+  }
+  EXPECT_EQ(succeeded, (std::set<uint64_t>{1, 2}));
+  EXPECT_EQ(core_->counters().results_rejected, 2u);
+  EXPECT_EQ(Metric("zkfleet_broker_results_rejected_total", {{"reason", "wrong_public_signals"}}), 1);
+  EXPECT_EQ(core_->jobs().Find(3)->items[0].state, WorkItem::State::kQueued);
+  EXPECT_EQ(core_->jobs().Find(4)->items[0].state, WorkItem::State::kQueued);
 }
 
 }  // namespace

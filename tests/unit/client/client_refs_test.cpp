@@ -45,6 +45,8 @@ class FakeBroker {
     endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
   }
   const std::string& endpoint() const { return endpoint_; }
+  // What a STATUS request is answered with.
+  proto::StatusReply status_reply;
 
   // The next request within `timeout`, answered; nullopt if none came.
   std::optional<Received> Serve(std::chrono::milliseconds timeout) {
@@ -64,9 +66,13 @@ class FakeBroker {
     EXPECT_TRUE(got.envelope.ParseFromArray(parts[1].data(), static_cast<int>(parts[1].size())));
     got.frames_after = parts.size() - 2;
     proto::Envelope reply;
+    if (got.envelope.has_status()) {
+      *reply.mutable_status_reply() = status_reply;
+    } else {
+      reply.mutable_submit_reply()->set_job_seq(7);
+      reply.mutable_submit_reply()->set_state(proto::JOB_STATE_QUEUED);
+    }
     reply.set_correlation_id(got.envelope.correlation_id());
-    reply.mutable_submit_reply()->set_job_seq(7);
-    reply.mutable_submit_reply()->set_state(proto::JOB_STATE_QUEUED);
     const std::string bytes = zkfleet::wire::EncodeEnvelope(reply);
     socket_.send(zmq::buffer(parts[0].to_string()), zmq::send_flags::sndmore);
     socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
@@ -342,3 +348,213 @@ TEST(ZkctlJournalWitnessRefs, AJournaledReferenceIsShownRedacted) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- jobs from inputs (issue 31)
+
+namespace inputs {
+
+// Byte for byte what the user wrote: spacing, key order, unicode, big numbers.
+const std::string kInput0 = "{\n  \"a\": \"3\",\n  \"b\": [\"1\", \"2\"],\n  \"name\": \"caf\xc3\xa9\"\n}\n";
+const std::string kInput1 = R"({"b":["21888242871839275222246405745257275088548364400416034343698204186575808495616","0"],"a":5})";
+
+TEST(ClientInputs, ASubmitOfInputsCarriesEachInputJsonUnchangedAndNoFrame) {
+  FakeBroker broker;
+  auto c = OpenPlaintext(broker.endpoint());
+  client::SubmitOptions options;
+  options.circuit = "transfer";
+  options.request_id = "from-inputs-1";
+  options.inputs = {kInput0, kInput1};
+  client::Job job;
+  client::Status status;
+  std::thread submit([&] { status = c->Submit(options, {}, &job); });
+  auto got = broker.Serve(zkfleet::testing::Scaled(10s));
+  submit.join();
+  ASSERT_TRUE(got.has_value());
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(job.job_seq, 7u);
+  EXPECT_EQ(got->frames_after, 0u);
+  const proto::SubmitRequest& request = got->envelope.submit();
+  EXPECT_EQ(request.request_id(), "from-inputs-1");
+  EXPECT_EQ(request.circuit_id(), "transfer");
+  EXPECT_EQ(request.witness_bytes_size(), 0);
+  EXPECT_EQ(request.witness_refs_size(), 0);
+  ASSERT_EQ(request.inputs_size(), 2);
+  EXPECT_EQ(request.inputs(0), kInput0);
+  EXPECT_EQ(request.inputs(1), kInput1);
+  EXPECT_EQ(request.public_signals_sha256_size(), 0);  // optional for inputs
+
+  // With the public signals the client expects: their digests go along.
+  options.request_id = "from-inputs-2";
+  options.inputs = {kInput1};
+  options.expected_public_json = {kPublicJson};
+  std::thread again([&] { status = c->Submit(options, {}, &job); });
+  got = broker.Serve(zkfleet::testing::Scaled(10s));
+  again.join();
+  ASSERT_TRUE(got.has_value());
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  ASSERT_EQ(got->envelope.submit().inputs_size(), 1);
+  EXPECT_EQ(got->envelope.submit().inputs(0), kInput1);
+  ASSERT_EQ(got->envelope.submit().public_signals_sha256_size(), 1);
+  EXPECT_EQ(got->envelope.submit().public_signals_sha256(0), zkfleet::wire::PublicSignalsDigest({"33", "1"}));
+}
+
+TEST(ClientInputs, BadInputsAreRefusedBeforeSending) {
+  FakeBroker broker;
+  auto c = OpenPlaintext(broker.endpoint());
+  struct Case {
+    const char* what;
+    std::vector<std::string> inputs;
+    std::vector<client::Witness> witnesses;
+    std::vector<client::WitnessRef> refs;
+    std::vector<std::string> expected_public;
+    const char* message;
+  };
+  std::string deep = "{\"a\": " + std::string(40, '[') + std::string(40, ']') + "}";
+  std::vector<Case> cases;
+  cases.push_back({"array", {kInput0, "[1, 2]"}, {}, {}, {}, "input of partition 1 is not an input.json"});
+  cases.push_back({"not JSON", {"{\"a\": "}, {}, {}, {}, "not valid JSON"});
+  cases.push_back({"empty", {""}, {}, {}, {}, "empty"});
+  cases.push_back({"deep", {deep}, {}, {}, {}, "deeper than 32"});
+  cases.push_back({"with a witness", {kInput0}, {client::Witness::FromBytes("wtns")}, {}, {}, "one of them"});
+  cases.push_back({"with a reference", {kInput0}, {}, {{"https://s.example/w", 10, std::string(32, 'x')}}, {},
+                   "one of them"});
+  cases.push_back({"public count", {kInput0, kInput1}, {}, {}, {kPublicJson}, "1 expected public.json for 2 inputs"});
+  for (auto& test : cases) {
+    client::SubmitOptions options;
+    options.circuit = "transfer";
+    options.inputs = test.inputs;
+    options.witness_refs = test.refs;
+    options.expected_public_json = test.expected_public;
+    client::Job job;
+    const client::Status s = c->Submit(options, std::move(test.witnesses), &job);
+    EXPECT_EQ(s.code(), client::Code::kInvalidArgument) << test.what << ": " << s.ToString();
+    EXPECT_NE(s.message().find(test.message), std::string::npos) << test.what << ": " << s.message();
+  }
+  EXPECT_FALSE(broker.Serve(200ms).has_value()) << "a refused submit reached the broker";
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+class ZkctlInputs : public ZkctlWitnessRefs {
+ protected:
+  zkfleet::testing::TempDir dir_;
+  std::string Path(const std::string& name, const std::string& bytes) {
+    const std::string path = (dir_.path() / name).string();
+    WriteFile(path, bytes);
+    return path;
+  }
+};
+
+TEST_F(ZkctlInputs, EachInputFileIsSentAsItsPartitionsInputAndShownOnlyAsSizeAndDigest) {
+  const std::string in0 = Path("in0.json", kInput0), in1 = Path("in1.json", kInput1);
+  std::optional<Received> got;
+  std::string output = Run("submit --circuit c --request-id zkctl-in --input " + in0 + " --input " + in1, 0, &got);
+  ASSERT_TRUE(got.has_value()) << output;
+  EXPECT_EQ(got->frames_after, 0u);
+  const auto& request = got->envelope.submit();
+  EXPECT_EQ(request.request_id(), "zkctl-in");
+  ASSERT_EQ(request.inputs_size(), 2);
+  EXPECT_EQ(request.inputs(0), kInput0);
+  EXPECT_EQ(request.inputs(1), kInput1);
+  EXPECT_EQ(request.witness_bytes_size(), 0);
+  EXPECT_EQ(request.witness_refs_size(), 0);
+  EXPECT_EQ(request.public_signals_sha256_size(), 0);
+  EXPECT_NE(output.find("2 partitions from inputs"), std::string::npos) << output;
+
+  const std::string public_json = Fixture("bn128_k12", "public.json");
+  output = Run("--json submit --circuit c --input " + in1 + " --public-signals " + public_json, 0, &got);
+  ASSERT_TRUE(got.has_value()) << output;
+  ASSERT_EQ(got->envelope.submit().inputs_size(), 1);
+  EXPECT_EQ(got->envelope.submit().inputs(0), kInput1);
+  EXPECT_EQ(got->envelope.submit().public_signals_sha256_size(), 1);
+  EXPECT_NE(output.find(Hex(Sha256Of(kInput1))), std::string::npos) << output;
+  EXPECT_EQ(output.find("2188824287183927522224640574525727508854836440041603434369820418657580849561"),
+            std::string::npos)
+      << "the input's content was printed:\n" << output;
+}
+
+TEST_F(ZkctlInputs, BadInputFlagsAreUsageErrorsAndNothingIsSent) {
+  const std::string good = Path("good.json", kInput0);
+  const std::string array = Path("array.json", "[1, 2, 3]");
+  const std::string broken = Path("broken.json", "{\"a\": \"1\",");
+  const std::string witness = Fixture("bn128_k12", "witness.wtns");
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases = {
+      {"--input " + good + " " + witness, "1 --input with 1 witness files"},
+      {"--input " + good + " --witness-url https://s.example/w.wtns --sha256 " + std::string(64, 'a') + " --size 5",
+       "1 --input with 1 --witness-url"},
+      {"--input " + good + " --input " + array, array + " (partition 1) is not an input.json"},
+      {"--input " + broken, broken + " (partition 0) is not an input.json: not valid JSON"},
+      {"--input " + witness, "is not an input.json"},
+      {"--input /nonexistent/input.json", "cannot read"},
+      {"--input " + good + " --input " + good + " --public-signals " + Fixture("bn128_k12", "public.json"),
+       "1 --public-signals for 2 --input"},
+  };
+  for (const auto& test : cases) {
+    std::optional<Received> got;
+    const std::string output = Run("submit --circuit c " + test.args, 2, &got);
+    EXPECT_FALSE(got.has_value()) << test.args << ": sent a SUBMIT";
+    EXPECT_NE(output.find(test.message), std::string::npos) << test.args << ":\n" << output;
+  }
+}
+
+// zkctl journal shows a job from inputs with each input's size and digest, never its content.
+TEST(ZkctlJournalInputs, AJournaledJobFromInputsShowsSizesAndDigestsOnly) {
+  zkfleet::testing::TempDir dir;
+  const std::string data_dir = (dir.path() / "data").string();
+  const std::string secret_input = R"({"secret": "SECRET-PREIMAGE"})";
+  {
+    zkfleet::storage::JournalOptions options;
+    options.dir = data_dir;
+    options.sync = zkfleet::storage::SyncMode::kNone;
+    auto journal = zkfleet::storage::Journal::Open(options);
+    zkfleet::journal::Job job;
+    job.set_job_seq(journal->TakeJobSeq());
+    job.set_request_id("from-inputs");
+    job.set_circuit_id("transfer");
+    job.set_partitions(1);
+    job.set_state(proto::JOB_STATE_QUEUED);
+    job.set_witness_bytes(secret_input.size());
+    job.add_inputs(secret_input);
+    journal->PutJob(job);
+    journal->Commit();
+  }
+  for (const std::string& args : {std::string("journal --data-dir ") + data_dir + " --job 1",
+                                  std::string("--json journal --data-dir ") + data_dir + " --job 1"}) {
+    const auto result = RunCommand(std::string(ZKFLEET_ZKCTL) + " " + args);
+    EXPECT_EQ(result.exit_code, 0) << args << "\n" << result.output;
+    EXPECT_EQ(result.output.find("SECRET-PREIMAGE"), std::string::npos) << args << ":\n" << result.output;
+    EXPECT_NE(result.output.find(Hex(Sha256Of(secret_input))), std::string::npos) << args << ":\n" << result.output;
+  }
+}
+
+// zkctl workers (and --json) shows the circuits each worker generates witnesses for.
+TEST(ZkctlWorkersInputs, WorkersShowWhatTheyGenerate) {
+  for (const std::string& json : {std::string(""), std::string("--json ")}) {
+    FakeBroker broker;
+    auto* worker = broker.status_reply.add_workers();
+    worker->set_worker_id("gen-1");
+    worker->set_state(proto::WORKER_STATE_READY);
+    worker->add_circuits("transfer");
+    worker->add_circuits("withdraw");
+    worker->add_generates("withdraw-only-gen");
+    zkfleet::testing::CommandResult result;
+    std::thread run([&] {
+      result = RunCommand(std::string(ZKFLEET_ZKCTL) + " --insecure-plaintext --broker " + broker.endpoint() +
+                          " --timeout 10 " + json + "workers");
+    });
+    auto got = broker.Serve(zkfleet::testing::Scaled(15s));
+    run.join();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_NE(result.output.find(json.empty() ? "GENERATES" : "\"generates\""), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("withdraw-only-gen"), std::string::npos) << result.output;
+  }
+}
+
+}  // namespace inputs

@@ -406,3 +406,39 @@ TEST_F(JournalFaultTest, BeginLifeDropsHashesOfWitnessesThatAreGone) {
 
 }  // namespace
 }  // namespace zkfleet::storage
+
+namespace zkfleet::storage {
+namespace {
+
+// Jobs from inputs (issue 31): the inputs are part of the job record, read
+// back whole (any bytes), and generating circuits are remembered apart from
+// the circuits workers hold, both across a reopen.
+TEST_F(JournalFaultTest, InputsAndGeneratingCircuitsSurviveAReopen) {
+  const std::string input0 = R"({"a": "3"})", input1 = Witness(3 * kThreshold, 'i');  // large and binary: still whole
+  {
+    auto journal = Open();
+    journal::Job job;
+    job.set_job_seq(journal->TakeJobSeq());
+    job.set_circuit_id("c1");
+    job.set_partitions(2);
+    job.add_inputs(input0);
+    job.add_inputs(input1);
+    journal->PutJob(job);
+    journal->RememberCircuit("c1");
+    journal->RememberCircuit("c2");
+    journal->RememberGenerator("c1");
+    journal->Commit();
+  }
+  auto journal = Open(/*read_only=*/true);
+  auto job = journal->GetJob(1);
+  ASSERT_TRUE(job);
+  ASSERT_EQ(job->inputs_size(), 2);
+  EXPECT_EQ(job->inputs(0), input0);
+  EXPECT_EQ(job->inputs(1), input1);
+  EXPECT_FALSE(fs::exists(Blob(1, 0)));  // no witness file for a job from inputs
+  EXPECT_EQ(journal->KnownCircuits(), (std::vector<std::string>{"c1", "c2"}));
+  EXPECT_EQ(journal->KnownGenerators(), (std::vector<std::string>{"c1"}));
+}
+
+}  // namespace
+}  // namespace zkfleet::storage

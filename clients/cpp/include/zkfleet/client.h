@@ -77,6 +77,7 @@ inline constexpr size_t kMaxClientIdBytes = 128;   // Options::client_id (plaint
 inline constexpr size_t kMaxWorkerIdBytes = 128;   // Drain / Undrain
 inline constexpr size_t kMaxWitnessUrlBytes = 4096;  // WitnessRef::url
 inline constexpr size_t kWitnessSha256Bytes = 32;    // WitnessRef::sha256
+inline constexpr size_t kMaxInputJsonDepth = 32;     // SubmitOptions::inputs: nesting of one input.json
 
 // What went wrong, by kind. Codes the broker sends map from its ErrorKind
 // (docs/protocol.md, "Error kinds"); the others are the client's own.
@@ -206,6 +207,20 @@ struct SubmitOptions {
   // holds a space or a control byte, or is not file://, http:// or https://;
   // a size of 0; a sha256 that is not kWitnessSha256Bytes bytes.
   std::vector<WitnessRef> witness_refs;
+  // A job from inputs (docs/clients.md, "Jobs from inputs"): one circom
+  // input.json per partition (its text: a JSON object), instead of Witness
+  // values or witness_refs (a submit carries exactly one of the three:
+  // kInvalidArgument otherwise). The workers compute the witnesses; the
+  // broker routes the job only to workers that generate the circuit's
+  // witnesses (kUnknownCircuit when none does). Each input is checked before
+  // anything is sent (kInvalidArgument, naming the partition): strict JSON
+  // whose top-level value is an object, nested at most kMaxInputJsonDepth.
+  // The broker bounds each one's size (its --max-input-bytes, 1 MiB by
+  // default: kTooLarge above). expected_public_json is optional here (none,
+  // or one per input): without it the broker (holding the circuit's key)
+  // verifies each proof for the public signals it carries, but cannot tell
+  // whether they came from these inputs.
+  std::vector<std::string> inputs;
 };
 
 // An accepted job, as the broker acknowledged it.
@@ -230,10 +245,11 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   // Submits one job, one witness per partition (or one reference per
-  // partition in options.witness_refs, with `witnesses` empty), and waits for
+  // partition in options.witness_refs, or one input.json per partition in
+  // options.inputs, with `witnesses` empty), and waits for
   // the broker's acknowledgement (the job is durable once this returns OK;
   // for references: the references are, the bytes are the store's to keep).
-  // No witnesses and no references: only looks up `options.request_id`. The job's result is pushed to this
+  // No witnesses, references or inputs: only looks up `options.request_id`. The job's result is pushed to this
   // client when it ends: collect it with WaitResult(). kInvalidArgument,
   // nothing sent, for a request id or circuit above kMaxRequestIdBytes /
   // kMaxCircuitIdBytes or holding a control byte. kResultExpired (`*job`
