@@ -164,10 +164,13 @@ void WorkerSession::ReceiveAll() {
 void WorkerSession::OnMessage(proto::Envelope& message, fleet::Frames& frames) {
   const auto now = Clock::now();
   if (message.body_case() == proto::Envelope::kJob) {
-    if (message.job().has_witness_ref()) {
-      // A witness by reference: no frame follows; the core fetches it.
-      if (!frames.empty() || message.job().witness_bytes() != 0) {
-        core_.OnUnreadableJob(message.job(), "a JOB with a witness reference must carry no witness frames");
+    if (message.job().has_witness_ref() || !message.job().input_json().empty()) {
+      // A witness by reference (the core fetches it) or from inputs (the core
+      // computes it): no frame follows.
+      if (!frames.empty() || message.job().witness_bytes() != 0 ||
+          (message.job().has_witness_ref() && !message.job().input_json().empty())) {
+        core_.OnUnreadableJob(message.job(), "a JOB with a witness reference or inputs must carry no witness frames "
+                                             "and not both");
         return;
       }
       core_.OnBrokerMessage(message, {}, now);
