@@ -364,6 +364,11 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
     uint64_t wire = has_payload ? IngressGuard::WireBytes(payload.size(), guard_->curve()) : 0;
     for (const zmq::message_t& frame : frames) wire += IngressGuard::WireBytes(frame.size(), guard_->curve());
     if (has_payload) guard_->Taken(zmq_msg_get(payload.handle(), ZMQ_SRCFD), wire);
+    if (metrics_) {
+      uint64_t bytes = payload.size();
+      for (const zmq::message_t& frame : frames) bytes += frame.size();
+      metrics_->Received(from_workers, bytes);
+    }
     HandleFrame(from_workers, identity.to_string(), payload, has_payload, std::move(frames), now);
     // --sync always: every message that wrote is durable on its own.
     if (options_.journal.sync == SyncMode::kAlways && journal_->dirty()) Commit();
@@ -477,8 +482,13 @@ void BrokerServer::SendOutbox(bool workers_only, Clock::time_point now) {
         continue;
       }
       std::string bytes = wire::EncodeEnvelope(out.envelope);
+      uint64_t frame_bytes = 0;
+      for (const auto& frame : out.frames) frame_bytes += frame.size();
       fleet::SendStatus sent = fleet::SendToPeer(to_worker ? workers_ : clients_, out.identity, bytes, &out.frames);
-      if (sent == fleet::SendStatus::kOk) continue;
+      if (sent == fleet::SendStatus::kOk) {
+        if (metrics_) metrics_->Sent(to_worker, bytes.size() + frame_bytes);
+        continue;
+      }
       if (to_worker) {
         // A JOB that did not go out must not stay leased: drop the worker
         // (its leases requeue) and let it register again.

@@ -102,6 +102,17 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
                                  "and the item goes to another worker");
   const char* reject_reasons[] = {"invalid_proof", "wrong_public_signals", "malformed"};
   for (size_t i = 0; i < results_rejected.size(); ++i) results_rejected[i] = &rejected.Add({{"reason", reject_reasons[i]}});
+  auto& received = CounterFamily(registry, "zkfleet_broker_received_bytes_total",
+                                 "Bytes of messages (Envelope and frames, without CURVE's overhead) received, by "
+                                 "socket (clients, workers)");
+  auto& sent = CounterFamily(registry, "zkfleet_broker_sent_bytes_total",
+                             "Bytes of messages (Envelope and frames, without CURVE's overhead) sent, by socket "
+                             "(clients, workers)");
+  const char* sockets[] = {"clients", "workers"};
+  for (size_t i = 0; i < 2; ++i) {
+    received_bytes[i] = &received.Add({{"socket", sockets[i]}});
+    sent_bytes[i] = &sent.Add({{"socket", sockets[i]}});
+  }
   auto& faults = CounterFamily(registry, "zkfleet_broker_storage_faults_total",
                                "Storage faults: journal writes that failed (kind=write) and stored witnesses that "
                                "were missing, short or did not match their hash (kind=witness)");

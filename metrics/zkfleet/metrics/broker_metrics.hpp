@@ -70,6 +70,13 @@ class BrokerMetrics {
   // "workers"; `reason`: unknown_key, wrong_endpoint or mechanism (all six
   // series exist from the start).
   void AuthRejected(const std::string& endpoint, const std::string& reason);
+  // Application bytes (the Envelope and the frames after it; not CURVE's
+  // overhead) received from and sent to each socket: `workers` false =
+  // clients. zkfleet_broker_received_bytes_total{socket},
+  // zkfleet_broker_sent_bytes_total{socket}: what one job costs the broker's
+  // network (a job from inputs: its input.json and a few hundred bytes).
+  void Received(bool workers, uint64_t bytes) { received_bytes[workers ? 1 : 0]->Increment(static_cast<double>(bytes)); }
+  void Sent(bool workers, uint64_t bytes) { sent_bytes[workers ? 1 : 0]->Increment(static_cast<double>(bytes)); }
   void ResultStale() { results_stale.Increment(); }
   void ResultRejected(ResultRejectReason reason) { results_rejected[static_cast<size_t>(reason)]->Increment(); }
   void StorageFault(StorageFaultKind kind) { storage_faults[static_cast<size_t>(kind)]->Increment(); }
@@ -124,6 +131,8 @@ class BrokerMetrics {
   std::array<prometheus::Histogram*, kPriorities.size()> queue_wait_seconds{};
   std::array<prometheus::Gauge*, kWorkerStates.size()> workers_by_state{};
   std::array<prometheus::Counter*, static_cast<size_t>(ResultRejectReason::kCount)> results_rejected{};
+  std::array<prometheus::Counter*, 2> received_bytes{};  // clients, workers
+  std::array<prometheus::Counter*, 2> sent_bytes{};
   std::array<prometheus::Counter*, static_cast<size_t>(StorageFaultKind::kCount)> storage_faults{};
   std::array<prometheus::Counter*, static_cast<size_t>(ReclaimReason::kCount)> leases_reclaimed{};
 

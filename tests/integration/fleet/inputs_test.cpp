@@ -128,7 +128,8 @@ class FleetInputsTest : public ::testing::Test {
 // signals snarkjs's own witness gives; the worker computed one witness per
 // job (its metrics), each in the pool, and reported the generation time.
 TEST_F(FleetInputsTest, JobsFromInputsAreComputedProvedAndVerifyOnBothCurves) {
-  Start("inputs_prove");
+  const int broker_port = FreePort();
+  Start("inputs_prove", {"--metrics-listen", "127.0.0.1:" + std::to_string(broker_port)});
   const int port = FreePort();
   StartWorker("w1", port);
   fleet_->WaitWorkerReady("w1", std::chrono::seconds(120));  // compiles (or finds) both generators first
@@ -140,13 +141,30 @@ TEST_F(FleetInputsTest, JobsFromInputsAreComputedProvedAndVerifyOnBothCurves) {
     std::string circuit, curve, input;
   };
   std::map<uint64_t, Sent> sent;
+  const double in_before = Sample(broker_port, "zkfleet_broker_received_bytes_total{socket=\"clients\"}");
+  const double out_before = Sample(broker_port, "zkfleet_broker_sent_bytes_total{socket=\"workers\"}");
+  size_t input_bytes = 0;
   for (int i = 0; i < 3; ++i) {
     for (const auto& [circuit, curve] : {std::pair<std::string, std::string>{"bn", "bn128"}, {"bls", "bls12381"}}) {
       const std::string input = Input(100 + i);
       sent[Submit(circuit + "-" + std::to_string(i), circuit, input)] = {circuit, curve, input};
+      input_bytes += input.size();
     }
   }
   auto results = Results(sent.size());
+  // The broker's network per job: the input.json and at most 2 kB more, from
+  // the client and to the worker (issue 31's target), whatever the witness.
+  const double in_per_job =
+      (Sample(broker_port, "zkfleet_broker_received_bytes_total{socket=\"clients\"}") - in_before) / sent.size();
+  const double out_per_job =
+      (Sample(broker_port, "zkfleet_broker_sent_bytes_total{socket=\"workers\"}") - out_before) / sent.size();
+  const double input_per_job = static_cast<double>(input_bytes) / sent.size();
+  std::printf("broker bytes per job: %.0f in from clients, %.0f out to workers, input.json %.0f\n", in_per_job,
+              out_per_job, input_per_job);
+  EXPECT_GT(in_per_job, input_per_job);
+  EXPECT_LE(in_per_job, input_per_job + 2048);
+  EXPECT_GT(out_per_job, input_per_job);
+  EXPECT_LE(out_per_job, input_per_job + 2048);
   size_t witness_bytes = 0;
   for (const auto& [seq, result] : results) {
     const Sent& s = sent[seq];
