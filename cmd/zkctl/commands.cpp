@@ -49,7 +49,8 @@ std::chrono::milliseconds ResultTimeout(const Context& context) {
 json TimingsJson(const proto::PhaseTimings& t) {
   return {{"queue_wait_s", t.queue_wait_s()}, {"witness_transfer_s", t.witness_transfer_s()},
           {"build_abc_s", t.build_abc_s()},   {"ntt_s", t.ntt_s()},
-          {"msm_s", t.msm_s()},               {"prove_total_s", t.prove_total_s()}};
+          {"msm_s", t.msm_s()},               {"prove_total_s", t.prove_total_s()},
+          {"witness_generation_s", t.witness_generation_s()}, {"generation_queue_s", t.generation_queue_s()}};
 }
 
 // Proof and public signals are JSON documents; embed them as such when they parse.
@@ -130,13 +131,14 @@ int ReportResult(Context& context, const proto::JobResult& result, const std::st
       std::cout << "total " << FormatSeconds(result.finished_unix_s() - result.submitted_unix_s()) << " s\n";
     }
     if (result.partitions_size() > 0) {
-      Table table({"PARTITION", "WORKER", "ATTEMPTS", "QUEUE_S", "WITNESS_S", "ABC_S", "NTT_S", "MSM_S", "PROVE_S"});
+      Table table({"PARTITION", "WORKER", "ATTEMPTS", "QUEUE_S", "WITNESS_S", "ABC_S", "NTT_S", "MSM_S", "PROVE_S",
+                   "WITGEN_S"});
       for (const auto& p : result.partitions()) {
         const auto& t = p.timings();
         table.Add({std::to_string(p.partition()), p.worker_id(), std::to_string(p.attempts()),
                    FormatSeconds(t.queue_wait_s()), FormatSeconds(t.witness_transfer_s()),
                    FormatSeconds(t.build_abc_s()), FormatSeconds(t.ntt_s()), FormatSeconds(t.msm_s()),
-                   FormatSeconds(t.prove_total_s())});
+                   FormatSeconds(t.prove_total_s()), FormatSeconds(t.witness_generation_s())});
       }
       table.Print(std::cout);
     }

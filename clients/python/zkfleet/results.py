@@ -78,7 +78,8 @@ class JobResult:
                 worker_id=p.worker_id, attempts=p.attempts,
                 timings={"queue_wait_s": t.queue_wait_s, "witness_transfer_s": t.witness_transfer_s,
                          "build_abc_s": t.build_abc_s, "ntt_s": t.ntt_s, "msm_s": t.msm_s,
-                         "prove_total_s": t.prove_total_s}))
+                         "prove_total_s": t.prove_total_s, "witness_generation_s": t.witness_generation_s,
+                         "generation_queue_s": t.generation_queue_s}))
         return cls(job_seq=message.job_seq, request_id=message.request_id, circuit=message.circuit_id,
                    state=job_state_name(message.state), error=message.error, partitions=partitions,
                    submitted_unix_s=message.submitted_unix_s, finished_unix_s=message.finished_unix_s)
