@@ -52,11 +52,13 @@ static const zkf_field_t zkf_bls12_381 = {
 
 static int zkf_on = 0;     /* 1: native code active */
 static zkf_field_t zkf_f;  /* the active field's constants */
-/* v * R mod p for 0 <= v < 256 (Montgomery form of small shorts), filled by
- * zkfleet_native_fr_select: three quarters of the shorts that the
- * Poseidon-shaped benchmark converts are below 256. */
+/* Montgomery forms of small shorts, filled by zkfleet_native_fr_select:
+ * zkf_small_mont[0][b] = b * R mod p and zkf_small_mont[1][b] = b * 256 * R
+ * mod p, so v * R mod p for 0 <= v < 65536 is one table entry (v < 256) or
+ * the modular sum of two. Most shorts that the benchmark circuits convert
+ * (constants, loop-dependent coefficients) are below 65536. */
 #define ZKF_SMALL 256
-static uint64_t zkf_small_mont[ZKF_SMALL][4];
+static uint64_t zkf_small_mont[2][ZKF_SMALL][4];
 static void zkf_fill_small(void);
 
 int zkfleet_native_fr_select(const uint32_t* prime_words, uint32_t n32) {
@@ -376,7 +378,10 @@ static inline void zkf_mont_mul_1w(uint64_t* out, uint64_t v, const uint64_t* B,
 }
 
 static void zkf_fill_small(void) {
-  for (uint64_t v = 0; v < ZKF_SMALL; v++) zkf_mont_mul_1w(zkf_small_mont[v], v, zkf_f.r2, &zkf_f);
+  for (uint64_t v = 0; v < ZKF_SMALL; v++) {
+    zkf_mont_mul_1w(zkf_small_mont[0][v], v, zkf_f.r2, &zkf_f);
+    zkf_mont_mul_1w(zkf_small_mont[1][v], v * ZKF_SMALL, zkf_f.r2, &zkf_f);
+  }
 }
 
 /* ---- F1m level: raw 4-limb operands at wasm offsets ---- */
@@ -536,8 +541,10 @@ static inline void zkf_to_mont(uint8_t* M, uint32_t e) {
     /* the wasm: rawCopyS2L into the limbs, then F1m_toMontgomery in place */
     int64_t v = zkf_short(M, e);
     if (v >= 0 && v < ZKF_SMALL) {
-      const uint64_t* t = zkf_small_mont[v];
+      const uint64_t* t = zkf_small_mont[0][v];
       r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3];
+    } else if (v >= 0 && v < ZKF_SMALL * ZKF_SMALL) {
+      zkf_add(r, zkf_small_mont[0][v & (ZKF_SMALL - 1)], zkf_small_mont[1][v >> 8], zkf_f.p);
     } else if (v > 0) {
       zkf_mont_mul_1w(r, (uint64_t)v, zkf_f.r2, &zkf_f);
     } else {
