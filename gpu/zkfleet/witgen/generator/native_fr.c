@@ -377,6 +377,94 @@ static inline void zkf_mont_mul_1w(uint64_t* out, uint64_t v, const uint64_t* B,
   zkf_reduce_once(out, t, p);
 }
 
+/* Montgomery reduction of a 4-word a: a * 2^-256 mod p, canonical (any a < 2^256:
+ * (a + m p) / 2^256 <= p, reduced once). fromMontgomery and toNormal. */
+#if defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__)
+/* The reduction rounds of mont_mul_adx_4 above, without the product rows. */
+static inline void zkf_mont_reduce4(uint64_t* out, const uint64_t* a, const zkf_field_t* F) {
+  uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = 0, lo, hi;
+  const uint64_t* p = F->p;
+  uint64_t inv = F->inv;
+  asm("movq %[r0], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "movq %[r1], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "movq %[r2], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "movq %[r3], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      : [r0] "+&r"(r0), [r1] "+&r"(r1), [r2] "+&r"(r2), [r3] "+&r"(r3), [r4] "+&r"(r4), [lo] "=&r"(lo), [hi] "=&r"(hi)
+      : [p] "r"(p), [inv] "m"(inv), "m"(*(const uint64_t(*)[4])p)
+      : "rdx", "cc");
+  uint64_t t[4] = {r4, r0, r1, r2};
+  zkf_reduce_once(out, t, p);
+}
+#else
+static inline void zkf_mont_reduce4(uint64_t* out, const uint64_t* a, const zkf_field_t* F) {
+  zkf_mont_mul_1w(out, 1, a, F);
+}
+#endif
+
 static void zkf_fill_small(void) {
   for (uint64_t v = 0; v < ZKF_SMALL; v++) {
     zkf_mont_mul_1w(zkf_small_mont[0][v], v, zkf_f.r2, &zkf_f);
@@ -476,13 +564,13 @@ static void w2c_Fr_F1m_toMontgomery(Z_circuit_instance_t* instance, u32 w2c_x, u
 }
 
 /* The wasm copies x to a scratch area, zero-extends it to 512 bits and
- * calls mReduct: r = x * 2^-256 mod p. Here: the Montgomery product with 1. */
+ * calls mReduct: r = x * 2^-256 mod p. Here: a 4-word Montgomery reduction. */
 static void w2c_Fr_F1m_fromMontgomery(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_r) {
   if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_F1m_fromMontgomery_wasm(instance, w2c_x, w2c_r); return; }
   uint8_t* M = ZKF_MEM(instance);
   uint64_t a[4], r[4];
   zkf_ld4(M, w2c_x, a);
-  zkf_mont_mul_1w(r, 1, a, &zkf_f);
+  zkf_mont_reduce4(r, a, &zkf_f);
   zkf_st4(M, w2c_r, r);
 }
 
@@ -563,7 +651,7 @@ static inline void zkf_to_normal(uint8_t* M, uint32_t e) {
     uint64_t a[4], r[4];
     zkf_set_type(M, e, ZKF_T_LONG_NORMAL);
     zkf_ld4(M, e + 8, a);
-    zkf_mont_mul_1w(r, 1, a, &zkf_f);
+    zkf_mont_reduce4(r, a, &zkf_f);
     zkf_st4(M, e + 8, r);
   }
 }
