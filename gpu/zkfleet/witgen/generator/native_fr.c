@@ -744,6 +744,41 @@ static void w2c_Fr_sub(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u
   zkf_addsub(ZKF_MEM(instance), w2c_pR, w2c_pA, w2c_pB, 1);
 }
 
+/* v * b mod p for 0 <= v < 2^31 and b < p, canonical. This is what the wasm's
+ * Fr_mul computes when one operand is a non-negative short: it converts the
+ * short in place to v*R mod p and takes the Montgomery product
+ * (v R) b R^-1 = v b mod p. Here: t = v*b (5 words), a quotient estimate
+ * q = floor(t / 2^192) / (p3 + 1) <= floor(t / p) that is at most 2 short
+ * (t < 2^31 p and p3 >= 2^61), t - q p, and at most two subtractions of p. */
+static inline void zkf_mul_small(uint64_t r[4], uint64_t v, const uint64_t b[4], const zkf_field_t* F) {
+  const uint64_t* p = F->p;
+  uint64_t t[5], s[5];
+  zkf_u128 c = 0;
+  for (int j = 0; j < 4; j++) { c = (zkf_u128)b[j] * v + (uint64_t)(c >> 64); t[j] = (uint64_t)c; }
+  t[4] = (uint64_t)(c >> 64);
+  uint64_t d = p[3] + 1, q;
+#if defined(__x86_64__)
+  { uint64_t rem; asm("divq %[d]" : "=a"(q), "=d"(rem) : "a"(t[3]), "d"(t[4]), [d] "r"(d) : "cc"); }
+#else
+  q = (uint64_t)((((zkf_u128)t[4] << 64) | t[3]) / d);
+#endif
+  c = 0;
+  for (int j = 0; j < 4; j++) { c = (zkf_u128)p[j] * q + (uint64_t)(c >> 64); s[j] = (uint64_t)c; }
+  s[4] = (uint64_t)(c >> 64);
+  unsigned char bw = 0;
+  for (int j = 0; j < 5; j++) bw = zkf_sbb(bw, t[j], s[j], &t[j]);
+  for (int k = 0; k < 2; k++) {
+    /* t >= p ? (t[4] != 0 or the 4-word compare) */
+    uint64_t u[4];
+    unsigned char b2 = 0;
+    for (int j = 0; j < 4; j++) b2 = zkf_sbb(b2, t[j], p[j], &u[j]);
+    if (t[4] == 0 && b2) break;
+    t[4] -= b2;
+    t[0] = u[0]; t[1] = u[1]; t[2] = u[2]; t[3] = u[3];
+  }
+  r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3];
+}
+
 static void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
   if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_mul_wasm(instance, w2c_pR, w2c_pA, w2c_pB); return; }
   uint8_t* M = ZKF_MEM(instance);
@@ -757,12 +792,26 @@ static void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u
       else if ((fa & ZKF_MONT) || (fb & ZKF_MONT)) zkf_set_type(M, pR, ZKF_T_LONG_NORMAL);
       else { zkf_set_type(M, pR, ZKF_T_LONG_MONT); normal_normal = 1; }
     } else {
+      int32_t v = zkf_short(M, pB);
       zkf_to_mont(M, pB);
       zkf_set_type(M, pR, (fa & ZKF_MONT) ? ZKF_T_LONG_MONT : ZKF_T_LONG_NORMAL);
+      if (!(fb & ZKF_MONT) && v >= 0) {
+        zkf_ld4(M, pA + 8, a);
+        zkf_mul_small(r, (uint64_t)v, a, &zkf_f);
+        zkf_st4(M, pR + 8, r);
+        return;
+      }
     }
   } else if (fb & ZKF_LONG) {
+    int32_t v = zkf_short(M, pA);
     zkf_to_mont(M, pA);
     zkf_set_type(M, pR, (fb & ZKF_MONT) ? ZKF_T_LONG_MONT : ZKF_T_LONG_NORMAL);
+    if (!(fa & ZKF_MONT) && v >= 0) {
+      zkf_ld4(M, pB + 8, b);
+      zkf_mul_small(r, (uint64_t)v, b, &zkf_f);
+      zkf_st4(M, pR + 8, r);
+      return;
+    }
   } else {
     int64_t s = (int64_t)zkf_short(M, pA) * (int64_t)zkf_short(M, pB);
     if (zkf_fits32(s)) zkf_set_short(M, pR, s);
