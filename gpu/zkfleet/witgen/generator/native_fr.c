@@ -1,4 +1,4 @@
-/* zkfleet-native: Fr_F1m_mul Fr_F1m_square Fr_F1m_add Fr_F1m_sub Fr_F1m_neg Fr_F1m_mReduct Fr_F1m_toMontgomery Fr_F1m_fromMontgomery Fr_copy Fr_rawCopyS2L Fr_toMontgomery Fr_toNormal Fr_add Fr_sub Fr_mul Fr_eqR Fr_isNegative Fr_neg Fr_getLsb32 Fr_toInt */
+/* zkfleet-native: Fr_F1m_mul Fr_F1m_square Fr_F1m_add Fr_F1m_sub Fr_F1m_neg Fr_F1m_mReduct Fr_F1m_toMontgomery Fr_F1m_fromMontgomery Fr_copy Fr_rawCopyS2L Fr_toMontgomery Fr_toNormal Fr_add Fr_sub Fr_mul Fr_eqR Fr_isNegative Fr_neg Fr_getLsb32 Fr_toInt Fr_toLongNormal Fr_gtR Fr_isTrue */
 /*
  * Native field arithmetic for circom's circuit.wasm, translated by wasm2c
  * (issue 31, docs/design/witgen-native-fr.md).
@@ -916,4 +916,46 @@ static u32 w2c_Fr_toInt(Z_circuit_instance_t* instance, u32 w2c_pA) {
     return (uint32_t)zkf_short(M, pA);
   }
   return zkf_lsb32(M, pA);
+}
+
+static void w2c_Fr_toLongNormal(Z_circuit_instance_t* instance, u32 w2c_pR) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_toLongNormal_wasm(instance, w2c_pR); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  uint32_t e = w2c_pR;
+  unsigned f = zkf_flags(M, e);
+  if (f & ZKF_LONG) {
+    zkf_to_normal(M, e); /* only when Montgomery: type 0x80000000, then the reduction */
+  } else {
+    zkf_s2l(M, e + 8, zkf_short(M, e));
+    zkf_set_type(M, e, ZKF_T_LONG_NORMAL);
+  }
+}
+
+static u32 w2c_Fr_gtR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
+  if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_gtR_wasm(instance, w2c_pA, w2c_pB);
+  uint8_t* M = ZKF_MEM(instance);
+  uint32_t pA = w2c_pA, pB = w2c_pB;
+  if (zkf_flags(M, pA) & ZKF_LONG) {
+    if (!(zkf_flags(M, pB) & ZKF_LONG)) { zkf_s2l(M, pB + 8, zkf_short(M, pB)); zkf_set_type(M, pB, ZKF_T_LONG_NORMAL); }
+  } else if (zkf_flags(M, pB) & ZKF_LONG) {
+    zkf_s2l(M, pA + 8, zkf_short(M, pA)); zkf_set_type(M, pA, ZKF_T_LONG_NORMAL);
+  } else {
+    return zkf_short(M, pA) > zkf_short(M, pB);
+  }
+  zkf_to_normal(M, pA);
+  zkf_to_normal(M, pB);
+  uint64_t a[4], b[4];
+  zkf_ld4(M, pA + 8, a); zkf_ld4(M, pB + 8, b);
+  int na = zkf_gt4(a, zkf_f.half), nb = zkf_gt4(b, zkf_f.half);
+  if (na) return nb ? (u32)zkf_gt4(a, b) : 0u;
+  return nb ? 1u : (u32)zkf_gt4(a, b);
+}
+
+static u32 w2c_Fr_isTrue(Z_circuit_instance_t* instance, u32 w2c_px) {
+  if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_isTrue_wasm(instance, w2c_px);
+  const uint8_t* M = ZKF_MEM(instance);
+  uint32_t e = w2c_px;
+  if (zkf_flags(M, e) & ZKF_LONG)
+    return (zkf_ld64(M, e + 8) | zkf_ld64(M, e + 16) | zkf_ld64(M, e + 24) | zkf_ld64(M, e + 32)) != 0;
+  return zkf_short(M, e) != 0;
 }
