@@ -1,4 +1,4 @@
-/* zkfleet-native: Fr_F1m_mul Fr_F1m_square Fr_F1m_add Fr_F1m_sub Fr_F1m_neg Fr_F1m_mReduct Fr_F1m_toMontgomery Fr_F1m_fromMontgomery Fr_copy Fr_rawCopyS2L Fr_toMontgomery Fr_toNormal Fr_add Fr_sub Fr_mul Fr_eqR Fr_isNegative Fr_neg Fr_getLsb32 Fr_toInt */
+/* zkfleet-native: Fr_F1m_mul Fr_F1m_square Fr_F1m_add Fr_F1m_sub Fr_F1m_neg Fr_F1m_mReduct Fr_F1m_toMontgomery Fr_F1m_fromMontgomery Fr_copy Fr_rawCopyS2L Fr_toMontgomery Fr_toNormal Fr_add Fr_sub Fr_mul Fr_eqR Fr_isNegative Fr_neg Fr_getLsb32 Fr_toInt Fr_toLongNormal Fr_gtR Fr_isTrue */
 /*
  * Native field arithmetic for circom's circuit.wasm, translated by wasm2c
  * (issue 31, docs/design/witgen-native-fr.md).
@@ -52,11 +52,13 @@ static const zkf_field_t zkf_bls12_381 = {
 
 static int zkf_on = 0;     /* 1: native code active */
 static zkf_field_t zkf_f;  /* the active field's constants */
-/* v * R mod p for 0 <= v < 256 (Montgomery form of small shorts), filled by
- * zkfleet_native_fr_select: three quarters of the shorts that the
- * Poseidon-shaped benchmark converts are below 256. */
+/* Montgomery forms of small shorts, filled by zkfleet_native_fr_select:
+ * zkf_small_mont[0][b] = b * R mod p and zkf_small_mont[1][b] = b * 256 * R
+ * mod p, so v * R mod p for 0 <= v < 65536 is one table entry (v < 256) or
+ * the modular sum of two. Most shorts that the benchmark circuits convert
+ * (constants, loop-dependent coefficients) are below 65536. */
 #define ZKF_SMALL 256
-static uint64_t zkf_small_mont[ZKF_SMALL][4];
+static uint64_t zkf_small_mont[2][ZKF_SMALL][4];
 static void zkf_fill_small(void);
 
 int zkfleet_native_fr_select(const uint32_t* prime_words, uint32_t n32) {
@@ -375,8 +377,99 @@ static inline void zkf_mont_mul_1w(uint64_t* out, uint64_t v, const uint64_t* B,
   zkf_reduce_once(out, t, p);
 }
 
+/* Montgomery reduction of a 4-word a: a * 2^-256 mod p, canonical (any a < 2^256:
+ * (a + m p) / 2^256 <= p, reduced once). fromMontgomery and toNormal. */
+#if defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__)
+/* The reduction rounds of mont_mul_adx_4 above, without the product rows. */
+static inline void zkf_mont_reduce4(uint64_t* out, const uint64_t* a, const zkf_field_t* F) {
+  uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = 0, lo, hi;
+  const uint64_t* p = F->p;
+  uint64_t inv = F->inv;
+  asm("movq %[r0], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "movq %[r1], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "movq %[r2], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      "adoxq %[hi], %[r3]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "movq %[r3], %%rdx\n\t"
+      "imulq %[inv], %%rdx\n\t"
+      "xorl %k[lo], %k[lo]\n\t"
+      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r3]\n\t"
+      "adoxq %[hi], %[r4]\n\t"
+      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r4]\n\t"
+      "adoxq %[hi], %[r0]\n\t"
+      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r0]\n\t"
+      "adoxq %[hi], %[r1]\n\t"
+      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
+      "adcxq %[lo], %[r1]\n\t"
+      "adoxq %[hi], %[r2]\n\t"
+      "movl $0, %k[lo]\n\t"
+      "adcxq %[lo], %[r2]\n\t"
+      : [r0] "+&r"(r0), [r1] "+&r"(r1), [r2] "+&r"(r2), [r3] "+&r"(r3), [r4] "+&r"(r4), [lo] "=&r"(lo), [hi] "=&r"(hi)
+      : [p] "r"(p), [inv] "m"(inv), "m"(*(const uint64_t(*)[4])p)
+      : "rdx", "cc");
+  uint64_t t[4] = {r4, r0, r1, r2};
+  zkf_reduce_once(out, t, p);
+}
+#else
+static inline void zkf_mont_reduce4(uint64_t* out, const uint64_t* a, const zkf_field_t* F) {
+  zkf_mont_mul_1w(out, 1, a, F);
+}
+#endif
+
 static void zkf_fill_small(void) {
-  for (uint64_t v = 0; v < ZKF_SMALL; v++) zkf_mont_mul_1w(zkf_small_mont[v], v, zkf_f.r2, &zkf_f);
+  for (uint64_t v = 0; v < ZKF_SMALL; v++) {
+    zkf_mont_mul_1w(zkf_small_mont[0][v], v, zkf_f.r2, &zkf_f);
+    zkf_mont_mul_1w(zkf_small_mont[1][v], v * ZKF_SMALL, zkf_f.r2, &zkf_f);
+  }
 }
 
 /* ---- F1m level: raw 4-limb operands at wasm offsets ---- */
@@ -471,13 +564,13 @@ static void w2c_Fr_F1m_toMontgomery(Z_circuit_instance_t* instance, u32 w2c_x, u
 }
 
 /* The wasm copies x to a scratch area, zero-extends it to 512 bits and
- * calls mReduct: r = x * 2^-256 mod p. Here: the Montgomery product with 1. */
+ * calls mReduct: r = x * 2^-256 mod p. Here: a 4-word Montgomery reduction. */
 static void w2c_Fr_F1m_fromMontgomery(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_r) {
   if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_F1m_fromMontgomery_wasm(instance, w2c_x, w2c_r); return; }
   uint8_t* M = ZKF_MEM(instance);
   uint64_t a[4], r[4];
   zkf_ld4(M, w2c_x, a);
-  zkf_mont_mul_1w(r, 1, a, &zkf_f);
+  zkf_mont_reduce4(r, a, &zkf_f);
   zkf_st4(M, w2c_r, r);
 }
 
@@ -536,8 +629,10 @@ static inline void zkf_to_mont(uint8_t* M, uint32_t e) {
     /* the wasm: rawCopyS2L into the limbs, then F1m_toMontgomery in place */
     int64_t v = zkf_short(M, e);
     if (v >= 0 && v < ZKF_SMALL) {
-      const uint64_t* t = zkf_small_mont[v];
+      const uint64_t* t = zkf_small_mont[0][v];
       r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3];
+    } else if (v >= 0 && v < ZKF_SMALL * ZKF_SMALL) {
+      zkf_add(r, zkf_small_mont[0][v & (ZKF_SMALL - 1)], zkf_small_mont[1][v >> 8], zkf_f.p);
     } else if (v > 0) {
       zkf_mont_mul_1w(r, (uint64_t)v, zkf_f.r2, &zkf_f);
     } else {
@@ -556,7 +651,7 @@ static inline void zkf_to_normal(uint8_t* M, uint32_t e) {
     uint64_t a[4], r[4];
     zkf_set_type(M, e, ZKF_T_LONG_NORMAL);
     zkf_ld4(M, e + 8, a);
-    zkf_mont_mul_1w(r, 1, a, &zkf_f);
+    zkf_mont_reduce4(r, a, &zkf_f);
     zkf_st4(M, e + 8, r);
   }
 }
@@ -649,6 +744,41 @@ static void w2c_Fr_sub(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u
   zkf_addsub(ZKF_MEM(instance), w2c_pR, w2c_pA, w2c_pB, 1);
 }
 
+/* v * b mod p for 0 <= v < 2^31 and b < p, canonical. This is what the wasm's
+ * Fr_mul computes when one operand is a non-negative short: it converts the
+ * short in place to v*R mod p and takes the Montgomery product
+ * (v R) b R^-1 = v b mod p. Here: t = v*b (5 words), a quotient estimate
+ * q = floor(t / 2^192) / (p3 + 1) <= floor(t / p) that is at most 2 short
+ * (t < 2^31 p and p3 >= 2^61), t - q p, and at most two subtractions of p. */
+static inline void zkf_mul_small(uint64_t r[4], uint64_t v, const uint64_t b[4], const zkf_field_t* F) {
+  const uint64_t* p = F->p;
+  uint64_t t[5], s[5];
+  zkf_u128 c = 0;
+  for (int j = 0; j < 4; j++) { c = (zkf_u128)b[j] * v + (uint64_t)(c >> 64); t[j] = (uint64_t)c; }
+  t[4] = (uint64_t)(c >> 64);
+  uint64_t d = p[3] + 1, q;
+#if defined(__x86_64__)
+  { uint64_t rem; asm("divq %[d]" : "=a"(q), "=d"(rem) : "a"(t[3]), "d"(t[4]), [d] "r"(d) : "cc"); }
+#else
+  q = (uint64_t)((((zkf_u128)t[4] << 64) | t[3]) / d);
+#endif
+  c = 0;
+  for (int j = 0; j < 4; j++) { c = (zkf_u128)p[j] * q + (uint64_t)(c >> 64); s[j] = (uint64_t)c; }
+  s[4] = (uint64_t)(c >> 64);
+  unsigned char bw = 0;
+  for (int j = 0; j < 5; j++) bw = zkf_sbb(bw, t[j], s[j], &t[j]);
+  for (int k = 0; k < 2; k++) {
+    /* t >= p ? (t[4] != 0 or the 4-word compare) */
+    uint64_t u[4];
+    unsigned char b2 = 0;
+    for (int j = 0; j < 4; j++) b2 = zkf_sbb(b2, t[j], p[j], &u[j]);
+    if (t[4] == 0 && b2) break;
+    t[4] -= b2;
+    t[0] = u[0]; t[1] = u[1]; t[2] = u[2]; t[3] = u[3];
+  }
+  r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3];
+}
+
 static void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
   if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_mul_wasm(instance, w2c_pR, w2c_pA, w2c_pB); return; }
   uint8_t* M = ZKF_MEM(instance);
@@ -662,12 +792,26 @@ static void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u
       else if ((fa & ZKF_MONT) || (fb & ZKF_MONT)) zkf_set_type(M, pR, ZKF_T_LONG_NORMAL);
       else { zkf_set_type(M, pR, ZKF_T_LONG_MONT); normal_normal = 1; }
     } else {
+      int32_t v = zkf_short(M, pB);
       zkf_to_mont(M, pB);
       zkf_set_type(M, pR, (fa & ZKF_MONT) ? ZKF_T_LONG_MONT : ZKF_T_LONG_NORMAL);
+      if (!(fb & ZKF_MONT) && v >= 0) {
+        zkf_ld4(M, pA + 8, a);
+        zkf_mul_small(r, (uint64_t)v, a, &zkf_f);
+        zkf_st4(M, pR + 8, r);
+        return;
+      }
     }
   } else if (fb & ZKF_LONG) {
+    int32_t v = zkf_short(M, pA);
     zkf_to_mont(M, pA);
     zkf_set_type(M, pR, (fb & ZKF_MONT) ? ZKF_T_LONG_MONT : ZKF_T_LONG_NORMAL);
+    if (!(fa & ZKF_MONT) && v >= 0) {
+      zkf_ld4(M, pB + 8, b);
+      zkf_mul_small(r, (uint64_t)v, b, &zkf_f);
+      zkf_st4(M, pR + 8, r);
+      return;
+    }
   } else {
     int64_t s = (int64_t)zkf_short(M, pA) * (int64_t)zkf_short(M, pB);
     if (zkf_fits32(s)) zkf_set_short(M, pR, s);
@@ -772,4 +916,46 @@ static u32 w2c_Fr_toInt(Z_circuit_instance_t* instance, u32 w2c_pA) {
     return (uint32_t)zkf_short(M, pA);
   }
   return zkf_lsb32(M, pA);
+}
+
+static void w2c_Fr_toLongNormal(Z_circuit_instance_t* instance, u32 w2c_pR) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_toLongNormal_wasm(instance, w2c_pR); return; }
+  uint8_t* M = ZKF_MEM(instance);
+  uint32_t e = w2c_pR;
+  unsigned f = zkf_flags(M, e);
+  if (f & ZKF_LONG) {
+    zkf_to_normal(M, e); /* only when Montgomery: type 0x80000000, then the reduction */
+  } else {
+    zkf_s2l(M, e + 8, zkf_short(M, e));
+    zkf_set_type(M, e, ZKF_T_LONG_NORMAL);
+  }
+}
+
+static u32 w2c_Fr_gtR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
+  if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_gtR_wasm(instance, w2c_pA, w2c_pB);
+  uint8_t* M = ZKF_MEM(instance);
+  uint32_t pA = w2c_pA, pB = w2c_pB;
+  if (zkf_flags(M, pA) & ZKF_LONG) {
+    if (!(zkf_flags(M, pB) & ZKF_LONG)) { zkf_s2l(M, pB + 8, zkf_short(M, pB)); zkf_set_type(M, pB, ZKF_T_LONG_NORMAL); }
+  } else if (zkf_flags(M, pB) & ZKF_LONG) {
+    zkf_s2l(M, pA + 8, zkf_short(M, pA)); zkf_set_type(M, pA, ZKF_T_LONG_NORMAL);
+  } else {
+    return zkf_short(M, pA) > zkf_short(M, pB);
+  }
+  zkf_to_normal(M, pA);
+  zkf_to_normal(M, pB);
+  uint64_t a[4], b[4];
+  zkf_ld4(M, pA + 8, a); zkf_ld4(M, pB + 8, b);
+  int na = zkf_gt4(a, zkf_f.half), nb = zkf_gt4(b, zkf_f.half);
+  if (na) return nb ? (u32)zkf_gt4(a, b) : 0u;
+  return nb ? 1u : (u32)zkf_gt4(a, b);
+}
+
+static u32 w2c_Fr_isTrue(Z_circuit_instance_t* instance, u32 w2c_px) {
+  if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_isTrue_wasm(instance, w2c_px);
+  const uint8_t* M = ZKF_MEM(instance);
+  uint32_t e = w2c_px;
+  if (zkf_flags(M, e) & ZKF_LONG)
+    return (zkf_ld64(M, e + 8) | zkf_ld64(M, e + 16) | zkf_ld64(M, e + 24) | zkf_ld64(M, e + 32)) != 0;
+  return zkf_short(M, e) != 0;
 }
