@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -115,6 +116,24 @@ ChildExit RunChild(const ChildOptions& options, std::span<const uint8_t> input, 
   SetNonBlocking(in_w.fd);
   SetNonBlocking(out_r.fd);
   SetNonBlocking(err_r.fd);
+
+  // A child that exits before reading all of its stdin makes our write fail
+  // with EPIPE, and raise SIGPIPE, which would kill this whole process (the
+  // worker): it is blocked on this thread while we run the child, and a
+  // pending one is consumed before the mask is restored.
+  sigset_t pipe_signal, old_mask;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &old_mask);
+  struct RestoreMask {
+    sigset_t pipe_signal, old_mask;
+    ~RestoreMask() {
+      timespec zero{};
+      while (sigtimedwait(&pipe_signal, nullptr, &zero) > 0) {
+      }
+      pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    }
+  } restore{pipe_signal, old_mask};
 
   ChildExit result;
   size_t written = 0;

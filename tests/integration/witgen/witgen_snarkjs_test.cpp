@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "testutil/test_support.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/witness_generator.hpp"
+#include "zkfleet/witgen/child_process.hpp"
 #include "zkfleet/witgen/generator_build.hpp"
 
 namespace zkfleet {
@@ -449,6 +451,29 @@ TEST(WitgenDescribe, ReadsTheGeneratorsLine) {
   EXPECT_EQ(info.prime[31], 0x30);
   EXPECT_FALSE(witgen::ParseDescribe("zkfleet-generator 1 n32=8 witness=13 prime=30", info));
   EXPECT_FALSE(witgen::ParseDescribe("hello", info));
+}
+
+TEST(WitgenChildProcess, AChildThatExitsWithoutReadingItsInputDoesNotKillUs) {
+  // SIGPIPE at its default would end this process at the first write after
+  // the child is gone.
+  std::vector<uint8_t> input(16 << 20, 'x');
+  witgen::ChildOptions options;
+  options.argv = {"/bin/true"};
+  witgen::StringSink out;
+  witgen::ChildExit exit = witgen::RunChild(options, input, out);
+  EXPECT_TRUE(exit.exited);
+  EXPECT_EQ(exit.code, 0);
+  // The environment is empty, the streams are ours, nothing else is open.
+  options.argv = {"/bin/sh", "-c", "env | wc -l; ls /proc/self/fd | wc -l; cat >/dev/null; echo done >&2; exit 3"};
+  exit = witgen::RunChild(options, input, out);
+  EXPECT_TRUE(exit.exited);
+  EXPECT_EQ(exit.code, 3);
+  EXPECT_NE(exit.stderr_tail.find("done"), std::string::npos);
+  std::istringstream lines(out.text());
+  int env_lines = -1, fds = -1;
+  lines >> env_lines >> fds;
+  EXPECT_LE(env_lines, 2) << out.text();  // sh may add PWD
+  EXPECT_LE(fds, 4) << out.text();        // 0, 1, 2 and ls's own
 }
 
 // ---------------------------------------------------------------- zkprove
