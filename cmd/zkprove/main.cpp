@@ -99,6 +99,7 @@ struct WitgenFlags {
   uint64_t memory_mib = 16384;
   double wall_seconds = 900;
   bool timings = false;
+  int repeat = 1;
 
   void Add(CLI::App& app) {
     app.add_option("--witgen-cache", cache,
@@ -110,6 +111,10 @@ struct WitgenFlags {
     app.add_option("--memory-mib", memory_mib, "memory limit of the generator process (MiB)")->capture_default_str();
     app.add_option("--wall-seconds", wall_seconds, "wall-clock limit of the generator process")->capture_default_str();
     app.add_flag("--timings", timings, "print the generator's load and run times to stderr");
+    app.add_option("--repeat", repeat,
+                   "benchmarks: compute the witness N times in one generator process and print its in-process "
+                   "times (JSON) to stderr")
+        ->check(CLI::PositiveNumber);
   }
   zkfleet::engine::WitnessGeneratorOptions Options() const {
     zkfleet::engine::WitnessGeneratorOptions o;
@@ -118,6 +123,7 @@ struct WitgenFlags {
     o.limits.cpu_seconds = cpu_seconds;
     o.limits.memory_bytes = memory_mib << 20;
     o.limits.wall_seconds = wall_seconds;
+    o.bench_repeat = repeat;
     return o;
   }
 };
@@ -134,6 +140,7 @@ std::vector<uint8_t> CalculateWitness(const char* command, const std::string& wa
                  generator->info().from_cache ? "found in the cache" : "compiled", generator->info().load_seconds,
                  generator->info().native_field ? "native" : "wasm", r.seconds, generator->info().witness_count);
   }
+  if (!r.bench_json.empty()) std::fprintf(stderr, "%s\n", r.bench_json.c_str());
   if (!r.ok()) {
     bool theirs = r.status != zkfleet::engine::GenerationStatus::kInternal;
     std::fprintf(stderr, "%s: error: %s: %s (%s)\n", command, input_path.c_str(), r.error.c_str(),

@@ -63,24 +63,31 @@ fs::path WasmRtDir(const engine::WitnessGeneratorOptions& options) {
               "(apt-get install wabt)");
 }
 
-// The first line of a tool's --version, or why it did not run.
-std::string ToolVersion(const std::string& tool, const std::string& flag) {
-  ChildOptions o;
-  o.argv = {tool, flag};
-  o.inherit_environment = true;
-  o.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  StringSink out(4096);
-  ChildExit exit;
-  try {
-    exit = RunChild(o, {}, out);
-  } catch (const Error& e) {
-    throw Error(ErrorCode::kNotFound, std::string(e.what()) + " (witness generation needs it: apt-get install " +
+// Who a tool is, cheaply (no process: a cache lookup costs microseconds, not
+// the milliseconds of `cc --version`): its resolved path, size and mtime, so
+// a new compiler or wasm2c builds anew. Throws kNotFound naming the package.
+std::string ToolIdentity(const std::string& tool) {
+  fs::path found;
+  if (tool.find('/') != std::string::npos) {
+    found = tool;
+  } else if (const char* path = std::getenv("PATH")) {
+    std::istringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+      if (!dir.empty() && ::access((fs::path(dir) / tool).c_str(), X_OK) == 0) {
+        found = fs::path(dir) / tool;
+        break;
+      }
+    }
+  }
+  std::error_code ec;
+  const fs::path real = found.empty() ? fs::path() : fs::canonical(found, ec);
+  if (found.empty() || ec || ::access(real.c_str(), X_OK) != 0) {
+    throw Error(ErrorCode::kNotFound, "cannot find " + tool + " (witness generation needs it: apt-get install " +
                                           (tool.find("wasm2c") != std::string::npos ? "wabt" : "gcc") + ")");
   }
-  if (!exit.exited || exit.code != 0) {
-    throw Error(ErrorCode::kNotFound, tool + " " + flag + " failed: " + exit.Describe());
-  }
-  return out.text().substr(0, out.text().find('\n'));
+  const auto size = fs::file_size(real, ec);
+  const auto mtime = fs::last_write_time(real, ec).time_since_epoch().count();
+  return real.string() + " " + std::to_string(size) + " " + std::to_string(mtime);
 }
 
 bool CpuHasAdx() {
@@ -232,8 +239,8 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
   try {
     rt_dir = WasmRtDir(options);
     rt_impl = ReadFileOrThrow(rt_dir / "wasm-rt-impl.c", "wasm2c runtime");
-    tools = std::string(kRecipe) + "\n" + ToolVersion(options.wasm2c, "--version") + "\n" +
-            ToolVersion(options.cc, "--version") + "\n" + rt_dir.string() + "\n";
+    tools = std::string(kRecipe) + "\n" + ToolIdentity(options.wasm2c) + "\n" + ToolIdentity(options.cc) + "\n" +
+            rt_dir.string() + "\n";
   } catch (const Error& no_tools) {
     // A host without wasm2c or a compiler (a GPU image) runs a generator
     // built elsewhere and shipped in the cache: any entry for this wasm whose

@@ -8,7 +8,8 @@
 // `generator --describe` tells the field and the sizes, and the directory is
 // renamed into place: <cache>/<sha256 of the wasm>-<16 hex of the tools' digest>.
 // The tools' digest covers driver.c, native_fr.c, wasm-rt-impl.c, the wasm2c
-// and cc versions and the flags, so a new zkfleet or compiler builds anew.
+// and cc binaries (path, size, mtime) and the flags, so a new zkfleet or
+// compiler builds anew.
 // Two processes building the same circuit at once both succeed; one
 // directory stays. A cached directory whose generator no longer describes
 // itself is rebuilt.

@@ -109,6 +109,10 @@ GenerationResult WitnessGenerator::Generate(std::string_view input_json, std::sp
     child.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                               std::chrono::duration<double>(limits.wall_seconds));
   }
+  if (options_.bench_repeat > 1) {
+    child.argv.push_back("--repeat");
+    child.argv.push_back(std::to_string(options_.bench_repeat));
+  }
   child.cancel = cancel;
   SpanSink sink(out);
   witgen::ChildExit exit;
@@ -142,6 +146,9 @@ GenerationResult WitnessGenerator::Generate(std::string_view input_json, std::sp
         return finish(GenerationStatus::kInternal, "the witness generator wrote " + std::to_string(sink.filled()) +
                                                        (exit.output_overflow ? "+" : "") + " bytes, " +
                                                        std::to_string(out.size()) + " expected");
+      }
+      if (size_t at = exit.stderr_tail.rfind("{\"witnesses\""); at != std::string::npos) {
+        result.bench_json = exit.stderr_tail.substr(at, exit.stderr_tail.find('\n', at) - at);
       }
       return finish(GenerationStatus::kOk, "");
     case 2: return finish(GenerationStatus::kBadInput, ChildError(exit.stderr_tail));

@@ -53,6 +53,9 @@ struct WitnessGeneratorOptions {
   // false: plain wasm2c translation, no native field code (tests, benchmarks).
   bool native_field = true;
   GeneratorLimits limits;
+  // Benchmarks: the child computes each witness this many times in one
+  // process and reports its in-process times (GenerationResult::bench_json).
+  int bench_repeat = 1;
 
   // $ZKFLEET_WITGEN_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/zkfleet/witgen.
   static std::filesystem::path DefaultCacheDir();
@@ -75,6 +78,7 @@ struct GenerationResult {
   GenerationStatus status = GenerationStatus::kInternal;
   std::string error;         // with context: the signal, the circuit's lines, the limit
   double seconds = 0;        // parse + child process, wall clock
+  std::string bench_json;    // with bench_repeat > 1: {"witnesses":N,"best_ms":...,"median_ms":...}
   bool ok() const { return status == GenerationStatus::kOk; }
 };
 
