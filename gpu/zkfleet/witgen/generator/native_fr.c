@@ -657,8 +657,10 @@ static inline void zkf_to_normal(uint8_t* M, uint32_t e) {
 }
 
 __attribute__((always_inline)) static inline void w2c_Fr_copy(Z_circuit_instance_t* instance, u32 w2c_pr, u32 w2c_px) {
-  /* the wasm's word order (load/store word 0, then 1, ...); no selector
-   * needed: this does not depend on the field. */
+  /* The wasm's word order (load/store word 0, then 1, ...). The element
+   * size depends on the field (40 bytes for 4 limbs, 16 for goldilocks), so
+   * this needs the selector as well. */
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_copy_wasm(instance, w2c_pr, w2c_px); return; }
   uint8_t* M = ZKF_MEM(instance);
   zkf_st64(M, w2c_pr, zkf_ld64(M, w2c_px));
   zkf_st64(M, w2c_pr + 8, zkf_ld64(M, w2c_px + 8));
