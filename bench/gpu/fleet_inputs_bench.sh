@@ -34,7 +34,7 @@ OUT=${OUT:-/tmp/fib-out}
 W=${WORK:-/tmp/fib-work}
 JOBS=${JOBS:-64}
 WITGEN_THREADS=${WITGEN_THREADS:-$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))}
-CAPACITY=${CAPACITY:-6}
+CAPACITY=${CAPACITY:-$((WITGEN_THREADS + 2))}  # every generator busy while the GPU proves
 POOL=${POOL:-64GiB}
 ENGINE_REPEAT=${ENGINE_REPEAT:-20}
 GEN_SAMPLE=${GEN_SAMPLE:-$((2 * WITGEN_THREADS))}
@@ -108,11 +108,12 @@ R[engine_rate]=$(awk -v m="${R[engine_ms]:-0}" 'BEGIN { if (m > 0) printf "%.2f"
 say "   engine alone: ${R[engine_ms]} ms per proof = ${R[engine_rate]} proofs/s"
 
 # ---------------------------------------------------------------- c. generation alone
-mkdir -p "$W/gen"
+GEN_DIR=${GEN_DIR:-/dev/shm/fib-gen}  # the sample witnesses go to memory, not the disk
+mkdir -p "$GEN_DIR"
 t=$(now)
 printf '%s\n' "${IN[@]:1:$GEN_SAMPLE}" | xargs -P "$WITGEN_THREADS" -I{} sh -c \
-  '"$0" wtns calculate "$1" "$2" "$3/gen/$(basename "$2" .json).wtns" --witgen-cache "$4" && rm -f "$3/gen/$(basename "$2" .json).wtns"' \
-  "$B/zkprove" "$W/bench.wasm" {} "$W" "$W/gen-cache" 2>"$W/logs/gen.err"
+  '"$0" wtns calculate "$1" "$2" "$3/$(basename "$2" .json).wtns" --witgen-cache "$4" && rm -f "$3/$(basename "$2" .json).wtns"' \
+  "$B/zkprove" "$W/bench.wasm" {} "$GEN_DIR" "$W/gen-cache" 2>"$W/logs/gen.err"
 R[gen_rate]=$(awk -v n="$GEN_SAMPLE" -v s="$(sub "$t" "$(now)")" 'BEGIN { printf "%.2f", n / s }')
 t=$(now); "$B/zkprove" wtns calculate "$W/bench.wasm" "${IN[1]}" "$W/w1.wtns" --witgen-cache "$W/gen-cache" >/dev/null 2>&1
 R[gen_one_s]=$(sub "$t" "$(now)")
