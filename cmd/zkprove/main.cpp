@@ -128,7 +128,13 @@ struct WitgenFlags {
   }
 };
 
-// Computes the .wtns bytes of input.json; exits (2 or 1) on failure.
+// A witness that could not be computed: the message is printed; the command
+// returns `exit_code` (2: the input's or the circuit's fault, 1: else).
+struct WitnessFailed {
+  int exit_code;
+};
+
+// Computes the .wtns bytes of input.json; throws WitnessFailed.
 std::vector<uint8_t> CalculateWitness(const char* command, const std::string& wasm, const std::string& input_path,
                                       const WitgenFlags& flags) {
   const std::string input = ReadTextFile(input_path, "input");
@@ -145,7 +151,7 @@ std::vector<uint8_t> CalculateWitness(const char* command, const std::string& wa
     bool theirs = r.status != zkfleet::engine::GenerationStatus::kInternal;
     std::fprintf(stderr, "%s: error: %s: %s (%s)\n", command, input_path.c_str(), r.error.c_str(),
                  zkfleet::engine::GenerationStatusName(r.status));
-    std::exit(theirs ? 2 : 1);
+    throw WitnessFailed{theirs ? 2 : 1};
   }
   return wtns;
 }
@@ -163,6 +169,8 @@ int WtnsCalculate(int argc, char** argv) {
   try {
     std::vector<uint8_t> wtns = CalculateWitness("zkprove wtns calculate", wasm, input, flags);
     WriteFile(wtns_path, std::string(reinterpret_cast<const char*>(wtns.data()), wtns.size()));
+  } catch (const WitnessFailed& failed) {
+    return failed.exit_code;
   } catch (const std::exception& e) {
     std::cerr << "zkprove wtns calculate: error: " << e.what() << "\n";
     return 1;
@@ -196,6 +204,8 @@ int FullProve(int argc, char** argv) {
     zkfleet::engine::Proof proof = key->Prove(witness, zkfleet::engine::ProveOptions{});
     WriteFile(proof_path, proof.proof_json);
     WriteFile(public_path, proof.public_json);
+  } catch (const WitnessFailed& failed) {
+    return failed.exit_code;  // (the key's load, if under way, finishes first: the future waits)
   } catch (const std::exception& e) {
     std::cerr << "zkprove fullprove: error: " << e.what() << "\n";
     return 1;

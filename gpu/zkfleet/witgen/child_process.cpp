@@ -226,7 +226,6 @@ ChildExit RunChild(const ChildOptions& options, std::span<const uint8_t> input, 
       }
     }
   }
-  ::kill(-pid, SIGKILL);  // anything it left behind in its group
   result.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                        static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
   if (WIFEXITED(status)) {

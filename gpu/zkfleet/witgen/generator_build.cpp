@@ -1,12 +1,14 @@
 #include "zkfleet/witgen/generator_build.hpp"
 
 #include <sodium.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <system_error>
@@ -125,10 +127,43 @@ void RunTool(const std::vector<std::string>& argv, const fs::path& dir, const fs
   }
 }
 
-// `generator --describe` -> info, or false.
-bool Describe(const fs::path& executable, engine::GeneratorInfo& info, std::string& why) {
+// A directory whose programs we run must be ours alone: owned by this user
+// and writable by no one else (else anyone could plant a generator).
+void RequireOwnDirectory(const fs::path& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw Error(ErrorCode::kIo, "the generator cache " + dir.string() + " is not a directory");
+  }
+  if (st.st_uid != ::getuid() || (st.st_mode & 022) != 0) {
+    throw Error(ErrorCode::kIo, "refusing the generator cache " + dir.string() +
+                                    ": it must belong to this user and be writable by no one else (its programs run)");
+  }
+}
+
+bool OwnEntry(const fs::path& dir) {
+  struct stat st {};
+  return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() && (st.st_mode & 022) == 0;
+}
+
+std::optional<engine::Curve> CurveOfPrime(const std::vector<uint8_t>& prime_le) {
+  std::string hex;
+  for (size_t i = prime_le.size(); i-- > 0;) hex += Hex(&prime_le[i], 1);
+  if (hex == "30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001") return engine::Curve::kBn254;
+  if (hex == "73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001") return engine::Curve::kBls12_381;
+  return std::nullopt;
+}
+
+// `generator --describe` -> info, or false. Run under the memory limit the
+// witnesses will have: a limit below the circuit's initial memory fails the
+// load, not every job.
+bool Describe(const fs::path& executable, const engine::WitnessGeneratorOptions& options, engine::GeneratorInfo& info,
+              std::string& why) {
   ChildOptions o;
   o.argv = {executable.string(), "--describe"};
+  if (options.limits.memory_bytes > 0) {
+    o.argv.push_back("--memory-bytes");
+    o.argv.push_back(std::to_string(options.limits.memory_bytes));
+  }
   o.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   StringSink out(4096);
   ChildExit exit;
@@ -147,6 +182,7 @@ bool Describe(const fs::path& executable, engine::GeneratorInfo& info, std::stri
     return false;
   }
   info.executable = executable;
+  info.curve = CurveOfPrime(info.prime);
   return true;
 }
 
@@ -231,6 +267,13 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
   info.wasm_sha256 = Sha256Hex(wasm_bytes);
   const fs::path cache = options.cache_dir.empty() ? engine::WitnessGeneratorOptions::DefaultCacheDir()
                                                    : options.cache_dir;
+  std::error_code made;
+  if (!fs::exists(cache)) {
+    fs::create_directories(cache, made);
+    if (made) throw Error(ErrorCode::kIo, "cannot create the generator cache " + cache.string() + ": " + made.message());
+    fs::permissions(cache, fs::perms::owner_all, fs::perm_options::replace, made);
+  }
+  RequireOwnDirectory(cache);
   const std::string native = options.native_field ? std::string(embedded::NativeFrC()) : std::string();
   const std::vector<std::string> flags = CompileFlags();
   std::string tools;
@@ -249,7 +292,7 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
     for (const auto& entry : fs::directory_iterator(cache, ec)) {
       if (!entry.path().filename().string().starts_with(info.wasm_sha256 + "-")) continue;
       std::string why;
-      if (Describe(entry.path() / "generator", info, why) && (info.native_field || !options.native_field)) {
+      if (OwnEntry(entry.path()) && Describe(entry.path() / "generator", options, info, why) && (info.native_field || !options.native_field)) {
         info.from_cache = true;
         info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return info;
@@ -262,20 +305,27 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
   tools += "\n" + Sha256Hex(embedded::DriverC()) + Sha256Hex(native) + Sha256Hex(rt_impl);
   const fs::path final_dir = cache / (info.wasm_sha256 + "-" + Sha256Hex(tools).substr(0, 16));
   std::string why;
-  if (fs::exists(final_dir / "generator") && Describe(final_dir / "generator", info, why)) {
+  if (fs::exists(final_dir / "generator") && OwnEntry(final_dir) && Describe(final_dir / "generator", options, info, why)) {
     info.from_cache = true;
     info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return info;
   }
 
   std::error_code ec;
-  if (fs::exists(final_dir)) fs::remove_all(final_dir, ec);  // a broken entry: rebuilt below
-  fs::create_directories(cache, ec);
-  if (ec) throw Error(ErrorCode::kIo, "cannot create the generator cache " + cache.string() + ": " + ec.message());
   std::random_device random;
+  if (fs::exists(final_dir)) {
+    // A broken or foreign entry: moved aside (never deleted in place, where
+    // another process may be running its program), then rebuilt below.
+    const fs::path aside = cache / (".broken-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
+    fs::rename(final_dir, aside, ec);
+    fs::remove_all(aside, ec);
+  }
   const fs::path dir = cache / (".build-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
   fs::create_directories(dir, ec);
   if (ec) throw Error(ErrorCode::kIo, "cannot create " + dir.string() + ": " + ec.message());
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec,
+                  fs::perm_options::replace, ec);
   struct RemoveOnExit {
     fs::path dir;
     ~RemoveOnExit() {
@@ -299,7 +349,7 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
   cc.push_back((rt_dir / "wasm-rt-impl.c").string());
   cc.push_back("-lm");
   RunTool(cc, dir, wasm, "the C compiler (" + options.cc + ")");
-  if (!Describe(dir / "generator", info, why)) {
+  if (!Describe(dir / "generator", options, info, why)) {
     throw Error(ErrorCode::kBadFormat, wasm.string() + " is not a circom witness generator: " + why);
   }
   // Keep only what runs; then move into place (another process may have won).
@@ -310,7 +360,7 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
       throw Error(ErrorCode::kIo, "cannot move the generator into " + final_dir.string() + ": " + ec.message());
     }
   }
-  if (!Describe(final_dir / "generator", info, why)) {
+  if (!Describe(final_dir / "generator", options, info, why)) {
     throw Error(ErrorCode::kIo, "the cached generator " + final_dir.string() + " does not run: " + why);
   }
   info.from_cache = false;

@@ -182,73 +182,82 @@ struct Signal {
   std::string name;
   std::vector<uint8_t> values;  // count * n8 bytes
   uint32_t count = 0;
+  std::string error;            // its first bad value (reported only if this value of the key is the last)
 };
 
-// SAX events -> signals. Stops at the first error (returning false).
+// SAX events -> signals. A syntax error, or a top level that is not an
+// object, stops the parse; a bad value is remembered on its signal, since a
+// later value of the same key replaces it (JSON.parse keeps the last).
 class Handler : public nlohmann::json_sax<nlohmann::json> {
  public:
   Handler(const std::vector<uint32_t>& p, InputError& error) : p_(p), error_(error) {}
 
   std::vector<Signal> signals;
 
-  bool null() override { return Fail("null is not a number"); }
+  bool null() override { return Value([&](ModP&) { return std::optional<std::string>("null is not a number"); }); }
   bool boolean(bool b) override {
-    if (!InValue()) return Fail("the top level must be an object, not true/false");
-    ModP v(p_);
-    v.MulAdd(1, b ? 1 : 0);
-    return Push(v);
+    return Value([&](ModP& v) {
+      v.MulAdd(1, b ? 1 : 0);
+      return std::optional<std::string>();
+    });
   }
   bool number_integer(number_integer_t n) override {
-    return Number(static_cast<double>(n), n >= -(int64_t{1} << 53) && n <= (int64_t{1} << 53) ? std::optional<int64_t>(n) : std::nullopt);
+    return Number(static_cast<double>(n), n >= -(int64_t{1} << 53) && n <= (int64_t{1} << 53)
+                                              ? std::optional<int64_t>(n)
+                                              : std::nullopt);
   }
   bool number_unsigned(number_unsigned_t n) override {
     return Number(static_cast<double>(n),
                   n <= (uint64_t{1} << 53) ? std::optional<int64_t>(static_cast<int64_t>(n)) : std::nullopt);
   }
   bool number_float(number_float_t d, const string_t& text) override {
-    if (!InValue()) return Fail("the top level must be an object, not a number");
-    ModP v(p_);
-    if (!FromDouble(d, v)) return Fail("the number " + text + " is not an integer");
-    return Push(v);
+    return Value([&](ModP& v) {
+      return FromDouble(d, v) ? std::optional<std::string>() : std::optional<std::string>("the number " + text +
+                                                                                          " is not an integer");
+    });
   }
   bool string(string_t& s) override {
-    if (!InValue()) return Fail("the top level must be an object, not a string");
-    ModP v(p_);
-    if (auto why = ParseJsBigIntString(s, v)) return Fail("\"" + Shorten(s) + "\" is not an integer (" + *why + ")");
-    return Push(v);
+    return Value([&](ModP& v) -> std::optional<std::string> {
+      if (auto why = ParseJsBigIntString(s, v)) return "\"" + Shorten(s) + "\" is not an integer (" + *why + ")";
+      return std::nullopt;
+    });
   }
-  bool binary(binary_t&) override { return Fail("binary values are not JSON"); }
+  bool binary(binary_t&) override { return Stop("binary values are not JSON"); }
   bool start_object(std::size_t) override {
     if (depth_ == 0) {
       depth_ = 1;
       return true;
     }
-    return Fail("an object is not a number");
+    if (depth_ + 1 > kMaxDepth) return Stop("values nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (skip_ == 0) Bad("an object is not a number");
+    ++depth_;
+    ++skip_;  // its contents are not values of the signal
+    return true;
   }
   bool key(string_t& name) override {
+    if (depth_ > 1) return true;  // inside an object that is a (bad) value: skipped
+    if (name == "__proto__") {
+      // snarkjs's unstringifyBigInts assigns it to a fresh object, which sets
+      // (or ignores) its prototype: never an input signal.
+      ignored_ = Signal{};
+      current_ = &ignored_;
+      return true;
+    }
     auto [it, inserted] = index_.try_emplace(name, signals.size());
     if (inserted) {
-      signals.push_back(Signal{name, {}, 0});
+      signals.push_back(Signal{name, {}, 0, {}});
     } else {
-      signals[it->second].values.clear();  // JSON.parse: the last one wins
-      signals[it->second].count = 0;
+      signals[it->second] = Signal{name, {}, 0, {}};  // JSON.parse: the last one wins
     }
     current_ = &signals[it->second];
     return true;
   }
-  bool end_object() override {
-    --depth_;
-    return true;
-  }
+  bool end_object() override { return Leave(); }
   bool start_array(std::size_t) override {
-    if (depth_ == 0) return Fail("the top level must be an object, not an array");
-    if (++depth_ > kMaxDepth) return Fail("arrays nested deeper than " + std::to_string(kMaxDepth) + " levels");
-    return true;
+    if (depth_ == 0) return Stop("the top level must be an object, not an array");
+    return Enter();
   }
-  bool end_array() override {
-    --depth_;
-    return true;
-  }
+  bool end_array() override { return Leave(); }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
     if (error_.message.empty()) {
       error_.message = "input.json is not valid JSON at byte " + std::to_string(position) + ": " + e.what();
@@ -256,40 +265,71 @@ class Handler : public nlohmann::json_sax<nlohmann::json> {
     return false;
   }
 
- private:
-  bool InValue() const { return depth_ >= 1 && current_ != nullptr; }
-
-  bool Number(double as_js, std::optional<int64_t> exact) {
-    if (!InValue()) return Fail("the top level must be an object, not a number");
-    ModP v(p_);
-    if (exact) {
-      // small integers: exact, with their sign
-      uint64_t mag = *exact < 0 ? static_cast<uint64_t>(-*exact) : static_cast<uint64_t>(*exact);
-      for (int bit = 63; bit >= 0; --bit) v.MulAdd(2, static_cast<uint32_t>((mag >> bit) & 1));
-      if (*exact < 0) v.Negate();
-    } else if (!FromDouble(as_js, v)) {
-      return Fail("the number " + FormatDouble(as_js) + " is not an integer");
+  // The first bad value among the signals as they stand at the end.
+  bool Finish() {
+    for (const Signal& s : signals) {
+      if (!s.error.empty()) {
+        error_.message = s.error;
+        return false;
+      }
     }
-    return Push(v);
+    return true;
   }
 
-  bool Push(const ModP& v) {
+ private:
+  template <class Convert>
+  bool Value(Convert convert) {
+    if (depth_ == 0 || current_ == nullptr) return Stop("the top level must be an object");
+    if (skip_ > 0) return true;
+    ModP v(p_);
+    if (auto why = convert(v)) {
+      Bad(*why);
+      ++current_->count;  // the position of the next value stays right in messages
+      return true;
+    }
     v.AppendTo(current_->values);
     ++current_->count;
     return true;
   }
 
+  bool Number(double as_js, std::optional<int64_t> exact) {
+    return Value([&](ModP& v) -> std::optional<std::string> {
+      if (exact) {
+        // small integers: exact, with their sign
+        uint64_t mag = *exact < 0 ? static_cast<uint64_t>(-*exact) : static_cast<uint64_t>(*exact);
+        for (int bit = 63; bit >= 0; --bit) v.MulAdd(2, static_cast<uint32_t>((mag >> bit) & 1));
+        if (*exact < 0) v.Negate();
+        return std::nullopt;
+      }
+      if (!FromDouble(as_js, v)) return "the number " + FormatDouble(as_js) + " is not an integer";
+      return std::nullopt;
+    });
+  }
+
+  bool Enter() {
+    if (++depth_ > kMaxDepth) return Stop("arrays nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (skip_ > 0) ++skip_;
+    return true;
+  }
+  bool Leave() {
+    --depth_;
+    if (skip_ > 0) --skip_;
+    return true;
+  }
+
+  // A bad value of the current signal: remembered (the first), and an
+  // object's contents skipped.
+  void Bad(const std::string& why) {
+    if (current_->error.empty()) {
+      current_->error = "input signal " + Shorten(current_->name) + ", value " + std::to_string(current_->count) +
+                        ": " + why;
+    }
+  }
+
   static std::string Shorten(const std::string& s) { return s.size() <= 80 ? s : s.substr(0, 77) + "..."; }
 
-  bool Fail(const std::string& why) {
-    if (error_.message.empty()) {
-      if (current_ != nullptr && depth_ >= 1) {
-        error_.message = "input signal " + Shorten(current_->name) + ", value " + std::to_string(current_->count) +
-                         ": " + why;
-      } else {
-        error_.message = "input.json: " + why;
-      }
-    }
+  bool Stop(const std::string& why) {
+    if (error_.message.empty()) error_.message = "input.json: " + why;
     return false;
   }
 
@@ -297,7 +337,9 @@ class Handler : public nlohmann::json_sax<nlohmann::json> {
   InputError& error_;
   std::map<std::string, size_t> index_;
   Signal* current_ = nullptr;
+  Signal ignored_;
   int depth_ = 0;
+  int skip_ = 0;  // > 0 inside an object that is a value (its nesting depth)
 };
 
 void PutU32(std::vector<uint8_t>& out, uint32_t v) {
@@ -317,7 +359,8 @@ bool BuildGeneratorRequest(std::string_view json, std::span<const uint8_t> prime
   std::memcpy(p.data(), prime.data(), prime.size());  // little-endian host (x86-64, aarch64)
   Handler handler(p, error);
   bool ok = nlohmann::json::sax_parse(json.begin(), json.end(), &handler, nlohmann::json::input_format_t::json,
-                                      /*strict=*/true);
+                                      /*strict=*/true) &&
+            handler.Finish();
   if (!ok || !error.message.empty()) {
     if (error.message.empty()) error.message = "input.json is not valid JSON";
     return false;

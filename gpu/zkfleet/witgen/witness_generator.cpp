@@ -4,6 +4,7 @@
 #include "zkfleet/engine/witness_generator.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -62,7 +63,7 @@ std::filesystem::path WitnessGeneratorOptions::DefaultCacheDir() {
   if (const char* dir = std::getenv("ZKFLEET_WITGEN_CACHE"); dir && *dir) return dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "zkfleet/witgen";
   if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache/zkfleet/witgen";
-  return "/tmp/zkfleet-witgen";
+  return std::filesystem::temp_directory_path() / ("zkfleet-witgen-" + std::to_string(::getuid()));
 }
 
 std::shared_ptr<const WitnessGenerator> WitnessGenerator::Load(const std::filesystem::path& wasm,
@@ -123,8 +124,12 @@ GenerationResult WitnessGenerator::Generate(std::string_view input_json, std::sp
   }
   if (exit.cancelled) return finish(GenerationStatus::kCancelled, "cancelled");
   if (exit.timed_out) {
-    return finish(GenerationStatus::kLimit,
-                  "the witness generator ran past its wall-clock limit (" + Seconds(limits.wall_seconds) + ")");
+    // Its own appetite only when it had most of that time on a core; else
+    // this host starved it (too many generators, provers): another may not.
+    const bool ran = exit.cpu_seconds >= 0.5 * limits.wall_seconds;
+    return finish(ran ? GenerationStatus::kLimit : GenerationStatus::kInternal,
+                  "the witness generator ran past its wall-clock limit (" + Seconds(limits.wall_seconds) + ", " +
+                      Seconds(exit.cpu_seconds) + " of CPU" + (ran ? ")" : ": this host is too busy)"));
   }
   if (!exit.exited && (exit.signal == SIGXCPU || (exit.signal == SIGKILL && limits.cpu_seconds > 0 &&
                                                   exit.cpu_seconds >= limits.cpu_seconds))) {

@@ -146,11 +146,20 @@ TEST_P(WitgenInputs, ValuesAreReadAsSnarkjsReadsThem) {
       EXPECT_TRUE(ours.wtns == expected) << (native ? "native" : "plain") << ": the witness differs from snarkjs's";
     }
   }
-  // A key given twice: the last one wins (JSON.parse).
-  const std::string twice = "{\"in\": [1,1,1,1,1,1,1,1,1,1,1,1], \"m\": [[1,2],[3,4]], \"in\": [2,2,2,2,2,2,2,2,2,2,2,2]}";
-  const std::string expected = SnarkjsWitness(wasm_, twice);
-  ASSERT_FALSE(expected.empty());
-  EXPECT_TRUE(Generate(*gen_, twice).wtns == expected);
+  // A key given twice: the last one wins (JSON.parse), bad values of the
+  // first included; "__proto__" is never a signal (snarkjs drops it).
+  const std::string ones = "[1,1,1,1,1,1,1,1,1,1,1,1]", twos = "[2,2,2,2,2,2,2,2,2,2,2,2]";
+  for (const std::string& input :
+       {"{\"in\": " + ones + ", \"m\": [[1,2],[3,4]], \"in\": " + twos + "}",
+        "{\"in\": [null, {\"a\": [1, {\"b\": 2}]}, 1.5], \"m\": [[1,2],[3,4]], \"in\": " + twos + "}",
+        "{\"__proto__\": [1], \"in\": " + ones + ", \"m\": [[1,2],[3,4]], \"__proto__\": 7}"}) {
+    SCOPED_TRACE(input);
+    const std::string expected = SnarkjsWitness(wasm_, input);
+    ASSERT_FALSE(expected.empty());
+    Ours ours = Generate(*gen_, input);
+    ASSERT_TRUE(ours.result.ok()) << ours.result.error;
+    EXPECT_TRUE(ours.wtns == expected);
+  }
 }
 
 TEST_P(WitgenInputs, InputsSnarkjsRefusesAreRefusedNamingTheSignal) {
@@ -175,6 +184,8 @@ TEST_P(WitgenInputs, InputsSnarkjsRefusesAreRefusedNamingTheSignal) {
       {with(9, "\"1_000\""), GenerationStatus::kBadInput, "1_000"},
       {with(10, "\"1e3\""), GenerationStatus::kBadInput, "1e3"},
       {with(11, "1e400"), GenerationStatus::kBadInput, "in"},
+      {"{\"in\": [1,1,1,1,1,1,1,1,1,1,1,1], \"m\": [[1,2],[3,4]], \"in\": [1,1,1,1,1,1,1,1,1,1,1,null]}",
+       GenerationStatus::kBadInput, "in, value 11: null"},
       {EchoInput(std::vector<std::string>(11, "1")), GenerationStatus::kBadInput, "Not enough values for input signal in"},
       {EchoInput(std::vector<std::string>(13, "1")), GenerationStatus::kBadInput, "Too many values for input signal in"},
       {"{\"in\": [1,1,1,1,1,1,1,1,1,1,1,1]}", GenerationStatus::kBadInput, "Not all inputs have been set"},

@@ -56,6 +56,7 @@ void CircuitSet::Load() {
   // worker announces anything as READY, never in a job's path.
   LoadGenerators();
   LoadDevice(0, /*check=*/true);
+  CheckGeneratorsFitKeys();
   if (devices_.size() == 1) return;
   std::vector<std::exception_ptr> errors(devices_.size());
   std::vector<std::thread> loaders;
@@ -221,6 +222,23 @@ void CircuitSet::LoadGenerators() {
       generators_[spec.id] = std::move(generator);
     } catch (const Error& e) {
       throw Error(e.code(), "circuit " + spec.id + ": witness generator: " + e.what());
+    }
+  }
+}
+
+void CircuitSet::CheckGeneratorsFitKeys() const {
+  for (const auto& [id, generator] : generators_) {
+    auto key = keys_.at(0).find(id);
+    if (key == keys_.at(0).end()) continue;  // a benchmark circuit (--instant): no key to fit
+    const engine::CircuitInfo& circuit = key->second->info();
+    const engine::GeneratorInfo& info = generator->info();
+    if (info.curve != circuit.curve || info.witness_count != circuit.n_vars) {
+      throw Error(ErrorCode::kMismatch,
+                  "circuit " + id + ": its witness generator (" + info.executable.string() + ") makes witnesses of " +
+                      std::to_string(info.witness_count) + " signals" +
+                      (info.curve ? std::string(" on ") + engine::CurveName(*info.curve) : " on another field") +
+                      ", its key wants " + std::to_string(circuit.n_vars) + " on " +
+                      engine::CurveName(circuit.curve) + ": check --generator against --circuit");
     }
   }
 }

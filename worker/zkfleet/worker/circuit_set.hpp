@@ -111,6 +111,10 @@ class CircuitSet {
  private:
   void LoadDevice(size_t device, bool check_points);
   void LoadGenerators();
+  // A generator whose witnesses cannot be this circuit's (another curve,
+  // another number of signals) is the operator's mistake: refused at start,
+  // not blamed on every client's job. Throws zkfleet::Error.
+  void CheckGeneratorsFitKeys() const;
 
   std::vector<CircuitSpec> specs_;
   engine::EngineOptions engine_options_;

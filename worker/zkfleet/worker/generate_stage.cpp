@@ -16,7 +16,14 @@ GenerateStage::GenerateStage(const CircuitSet& circuits, unsigned threads, Event
             return;
           }
           const std::string& input = item.job.input_json();
-          event.generated = generator->Generate(input, item.writable_witness(), &cancel);
+          try {
+            event.generated = generator->Generate(input, item.writable_witness(), &cancel);
+          } catch (const std::exception& e) {
+            // Out of memory parsing a huge input, and the like: this host's
+            // trouble, another worker may manage.
+            event.generated.status = engine::GenerationStatus::kInternal;
+            event.generated.error = std::string("witness generation failed on this worker: ") + e.what();
+          }
           item.witness_generation_s = event.generated.seconds;
           if (!event.generated.ok() && event.generated.status != engine::GenerationStatus::kCancelled) {
             spdlog::warn("job_seq={} partition={}: its witness could not be computed ({}): {}", event.ref.job_seq,

@@ -69,7 +69,17 @@ void ItemStage::Run(Work work) {
     event.kind = kind_;
     event.ref = task.item->key.ref();
     event.generation = task.generation;
-    work(*task.item, *task.cancel, event);
+    try {
+      work(*task.item, *task.cancel, event);
+    } catch (const std::exception& e) {
+      // The stage's work reports its own failures; this is the last guard
+      // (a thread that throws would end the process).
+      event.text = e.what();
+      event.fetch.status = fetch::FetchStatus::kTransient;
+      event.fetch.why = std::string("failed on this worker: ") + e.what();
+      event.generated.status = engine::GenerationStatus::kInternal;
+      event.generated.error = event.fetch.why;
+    }
     event.fetched = std::shared_ptr<QueuedItem>(std::move(task.item));
     {
       std::lock_guard lock(mutex_);

@@ -30,10 +30,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "zkfleet/engine/curve.hpp"
 
 namespace zkfleet::engine {
 
@@ -45,7 +48,9 @@ struct GeneratorLimits {
 };
 
 struct WitnessGeneratorOptions {
-  std::filesystem::path cache_dir;         // empty: DefaultCacheDir()
+  // Empty: DefaultCacheDir(). Created 0700; a cache or an entry that is not
+  // this user's, or that others may write, is refused (its programs run).
+  std::filesystem::path cache_dir;
   std::string wasm2c = "wasm2c";           // wabt's translator (PATH)
   std::string cc = "cc";                   // the C compiler (PATH)
   // Where wasm-rt-impl.c lives (empty: /usr/share/wabt/wasm2c, else /usr/src/wasm2c).
@@ -57,7 +62,8 @@ struct WitnessGeneratorOptions {
   // process and reports its in-process times (GenerationResult::bench_json).
   int bench_repeat = 1;
 
-  // $ZKFLEET_WITGEN_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/zkfleet/witgen.
+  // $ZKFLEET_WITGEN_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/zkfleet/witgen
+  // (neither set, no HOME: zkfleet-witgen-<uid> in the system's temporary directory).
   static std::filesystem::path DefaultCacheDir();
 };
 
@@ -68,7 +74,8 @@ enum class GenerationStatus {
   kBadInput,      // not JSON, not an object, a value that is not an integer,
                   // a signal missing, unknown or of the wrong size
   kCircuitError,  // the circuit's assert or constraint failed (circom's message), or its code trapped
-  kLimit,         // killed at the CPU-time, memory or wall-clock limit
+  kLimit,         // killed at the CPU-time or memory limit, or at the wall-clock limit having used
+                  // most of its CPU time (a slow host that starves it is kInternal)
   kCancelled,     // the caller's cancel flag
   kInternal,      // this host's fault: no process, a broken generator, I/O
 };
@@ -87,6 +94,7 @@ struct GeneratorInfo {
   std::filesystem::path executable;  // the compiled generator
   uint32_t n8 = 0;                   // bytes per field element
   std::vector<uint8_t> prime;        // little-endian, n8 bytes
+  std::optional<Curve> curve;        // when the prime is BN254's or BLS12-381's scalar field
   uint32_t witness_count = 0;        // signals in the witness (wire 0 = 1 included)
   uint32_t input_count = 0;          // input values the circuit expects
   bool native_field = false;         // native Montgomery code replaced the wasm's

@@ -2,7 +2,9 @@
  * wabt's wasm2c translation of circom's circuit.wasm (circuit.c, module name
  * "circuit") and the wasm2c runtime; witgen/generator_build.cpp does that and
  * caches the result. It runs as a child process of zkprove or zkworker
- * (witgen/generator_process.cpp), one process per witness:
+ * (witgen/child_process.cpp, witness_generator.cpp), one process per witness,
+ * a fresh one each time: nothing of one job's run (one client's inputs) is
+ * left in the memory the next job's runs in:
  *
  *   generator --describe
  *       prints one line: "zkfleet-generator 1 n32=8 witness=W inputs=I
@@ -252,6 +254,15 @@ int main(int argc, char** argv) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1) _exit(kExitRequest); /* the parent is already gone */
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  {
+    /* When the host runs short, the kernel kills this generator first, not
+     * the worker that holds the pinned pool and the keys. */
+    FILE* oom = fopen("/proc/self/oom_score_adj", "w");
+    if (oom) {
+      fputs("1000", oom);
+      fclose(oom);
+    }
+  }
   SetLimit(RLIMIT_CORE, 0, 0);
   if (cpu_seconds) SetLimit(RLIMIT_CPU, cpu_seconds, cpu_seconds + 1);
   if (memory_bytes) {
