@@ -226,5 +226,19 @@ TEST_F(FleetInputsTest, BadInputsFailingAssertsAndLoopingGeneratorsFailTheirJobs
   EXPECT_EQ(Sample(port, "zkfleet_worker_generations_total{outcome=\"circuit_error\"}"), 1.0);
 }
 
+// An operator who gives a circuit another circuit's generator (here the
+// BLS12-381 build for a BN254 key) is told at start; no client's job is
+// failed for it.
+TEST_F(FleetInputsTest, AGeneratorThatDoesNotFitItsKeyStopsTheWorkerAtStart) {
+  Start("inputs_mismatch");
+  Process& worker = fleet_->StartWorker(
+      "w1", {"--circuit", "bn=" + bn_.zkey, "--generator", "bn=" + Wasm("bls12381"), "--backend", "cpu", "--witgen-cache",
+             std::string(ZKFLEET_SOURCE_DIR) + "/build/.witgen-test-cache"});
+  auto code = worker.WaitExit(zkfleet::testing::Scaled(std::chrono::seconds(120)));
+  ASSERT_TRUE(code.has_value()) << "the worker did not stop";
+  EXPECT_NE(*code, 0);
+  EXPECT_TRUE(worker.WaitForLog("check --generator against --circuit", std::chrono::seconds(5)));
+}
+
 }  // namespace
 }  // namespace fleet_test
