@@ -211,7 +211,9 @@ void BrokerCore::JournalJob(const JobRecord& job, proto::JobState state, double 
   stored.set_payload_hash(job.payload_hash);
   *stored.mutable_witness_refs() = {job.witness_refs.begin(), job.witness_refs.end()};
   *stored.mutable_public_signals_sha256() = {job.public_digests.begin(), job.public_digests.end()};
-  *stored.mutable_inputs() = {job.inputs.begin(), job.inputs.end()};
+  // A finished job's inputs are not needed again (a retry is recognised by
+  // the payload hash): only a live job keeps them, as a witness's bytes.
+  if (state == proto::JOB_STATE_QUEUED) *stored.mutable_inputs() = {job.inputs.begin(), job.inputs.end()};
   journal_.PutJob(stored);
 }
 

@@ -9,7 +9,10 @@ Each input is one of:
 
 * a ``dict`` (any mapping): serialized with :func:`json.dumps` (compact, keys
   in their order, non-ASCII kept as UTF-8); the same dict gives the same
-  bytes, so a retry under the same request id is the same request;
+  bytes, so a retry under the same request id is the same request. Python
+  ints beyond 2**53 in magnitude are written as decimal strings: snarkjs (and
+  zkfleet's workers, which read input.json as it does) would read a JSON
+  number that large as a JavaScript double and round it;
 * ``bytes`` / ``bytearray`` / ``memoryview``: the input.json's text (UTF-8),
   sent byte for byte;
 * a ``str`` or :class:`os.PathLike`: the path of an input.json file, read and
@@ -81,13 +84,27 @@ def input_json_problem(data: bytes) -> Union[str, None]:
     return None
 
 
+def _exact_ints(value: Any) -> Any:
+    """``value`` with every int too large for a double written as a string."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return str(value) if abs(value) > 2**53 else value
+    if isinstance(value, Mapping):
+        return {k: _exact_ints(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_exact_ints(v) for v in value]
+    return value
+
+
 def input_json_bytes(value: InputJson, partition: int) -> bytes:
     """The bytes a SUBMIT carries for one partition's input (see the module's
     doc); raises :class:`~zkfleet.InvalidRequest` naming ``partition``."""
     where = f"inputs[{partition}]"
     if isinstance(value, Mapping):
         try:
-            data = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+            data = json.dumps(_exact_ints(value), separators=(",", ":"), ensure_ascii=False,
+                              allow_nan=False).encode("utf-8")
         except (TypeError, ValueError) as e:
             raise InvalidRequest(f"{where} cannot be written as JSON ({e}); nothing was sent") from None
     elif isinstance(value, (bytes, bytearray, memoryview)):

@@ -1976,6 +1976,12 @@ TEST_F(BrokerCoreTest, AJobFromInputsGoesOnlyToWorkersThatGenerateItsCircuit) {
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].job_seq(), 1u);
   EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  // A finished job's inputs leave the journal (as a witness's bytes do).
+  Commit();
+  auto stored = journal_->GetJob(1);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(stored->inputs_size(), 0);
   // Status shows what each worker generates.
   auto status = core_->Status(now_);
   bool seen = false;
