@@ -20,6 +20,7 @@
 
 #include "zkfleet/fetch/sha256.hpp"
 #include "zkfleet/wire/public_digest.hpp"
+#include "core_test_support.hpp"
 #include "zkfleet/worker/worker_core.hpp"
 
 namespace zkfleet::worker {
@@ -28,10 +29,8 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = WorkerCore::Clock;
 
-class PlentyOfMemory : public MemorySource {
- public:
-  MemoryReading Read() const override { return {1ull << 40, "test"}; }
-};
+using testing::Only;
+using testing::PlentyOfMemory;
 
 std::string Sha256(const std::string& bytes) { return fetch::Sha256::Of(bytes); }
 
@@ -86,30 +85,11 @@ class FetchStageTest : public ::testing::Test {
   // Hands the fetch stage's events to the core until `count` kFetched came
   // (or 20 s passed).
   void AwaitFetched(size_t count) {
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    size_t seen = 0;
-    while (seen < count && std::chrono::steady_clock::now() < deadline) {
-      for (PipelineEvent& event : core_->mailbox().TakeAll()) {
-        if (event.kind == PipelineEvent::Kind::kFetched) ++seen;
-        core_->OnPipelineEvent(event, now_);
-      }
-      std::this_thread::sleep_for(5ms);
-    }
-    ASSERT_EQ(seen, count) << "the fetch stage did not answer in time";
+    ASSERT_EQ(testing::HandEventsUntil(*core_, PipelineEvent::Kind::kFetched, count, now_, 20s), count)
+        << "the fetch stage did not answer in time";
   }
 
-  std::vector<proto::Envelope> Sent() {
-    std::vector<proto::Envelope> sent;
-    sent.swap(core_->outbox());
-    return sent;
-  }
-  static std::vector<proto::Envelope> Only(const std::vector<proto::Envelope>& sent, proto::Envelope::BodyCase kind) {
-    std::vector<proto::Envelope> found;
-    for (const auto& envelope : sent) {
-      if (envelope.body_case() == kind) found.push_back(envelope);
-    }
-    return found;
-  }
+  std::vector<proto::Envelope> Sent() { return testing::TakeSent(*core_); }
 
   std::filesystem::path dir_ = std::filesystem::path(::testing::TempDir()) /
                                ("zkfleet-fetch-stage-" + std::to_string(getpid()) + "-" +

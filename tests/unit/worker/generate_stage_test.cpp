@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "core_test_support.hpp"
 #include "zkfleet/worker/worker_core.hpp"
 
 namespace zkfleet::worker {
@@ -24,10 +25,8 @@ namespace fs = std::filesystem;
 
 const fs::path kFixtures = fs::path(ZKFLEET_FIXTURES_DIR) / "witgen";
 
-class PlentyOfMemory : public MemorySource {
- public:
-  MemoryReading Read() const override { return {1ull << 40, "test"}; }
-};
+using testing::Only;
+using testing::PlentyOfMemory;
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -86,30 +85,11 @@ class GenerateStageTest : public ::testing::Test {
   // Hands the generate stage's events to the core until `count` kGenerated
   // came (or 60 s passed).
   void AwaitGenerated(size_t count) {
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    size_t seen = 0;
-    while (seen < count && std::chrono::steady_clock::now() < deadline) {
-      for (PipelineEvent& event : core_->mailbox().TakeAll()) {
-        if (event.kind == PipelineEvent::Kind::kGenerated) ++seen;
-        core_->OnPipelineEvent(event, now_);
-      }
-      std::this_thread::sleep_for(5ms);
-    }
-    ASSERT_EQ(seen, count) << "the generate stage did not answer in time";
+    ASSERT_EQ(testing::HandEventsUntil(*core_, PipelineEvent::Kind::kGenerated, count, now_, 60s), count)
+        << "the generate stage did not answer in time";
   }
 
-  std::vector<proto::Envelope> Sent() {
-    std::vector<proto::Envelope> sent;
-    sent.swap(core_->outbox());
-    return sent;
-  }
-  static std::vector<proto::Envelope> Only(const std::vector<proto::Envelope>& sent, proto::Envelope::BodyCase kind) {
-    std::vector<proto::Envelope> found;
-    for (const auto& envelope : sent) {
-      if (envelope.body_case() == kind) found.push_back(envelope);
-    }
-    return found;
-  }
+  std::vector<proto::Envelope> Sent() { return testing::TakeSent(*core_); }
 
   Clock::time_point now_ = Clock::time_point{} + 1h;
   std::shared_ptr<const engine::WitnessGenerator> generator_;

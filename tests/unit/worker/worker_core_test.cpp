@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core_test_support.hpp"
 #include "zkfleet/worker/worker_core.hpp"
 
 namespace zkfleet::worker {
@@ -21,10 +22,8 @@ using Clock = WorkerCore::Clock;
 constexpr uint64_t kMiB = 1ull << 20;
 
 // Plenty of memory: the gate never waits.
-class PlentyOfMemory : public MemorySource {
- public:
-  MemoryReading Read() const override { return {1ull << 40, "test"}; }
-};
+using testing::Only;
+using testing::PlentyOfMemory;
 
 wire::ItemRef Ref(uint64_t job_seq, uint32_t partition = 0) { return {job_seq, partition}; }
 
@@ -67,19 +66,8 @@ class WorkerCoreTest : public ::testing::Test {
   void Post(PipelineEvent event) { core_->OnPipelineEvent(event, now_); }
 
   // What the core sent since the last call.
-  std::vector<proto::Envelope> Sent() {
-    std::vector<proto::Envelope> sent;
-    sent.swap(core_->outbox());
-    return sent;
-  }
+  std::vector<proto::Envelope> Sent() { return testing::TakeSent(*core_); }
 
-  static std::vector<proto::Envelope> Only(const std::vector<proto::Envelope>& sent, proto::Envelope::BodyCase kind) {
-    std::vector<proto::Envelope> found;
-    for (const auto& envelope : sent) {
-      if (envelope.body_case() == kind) found.push_back(envelope);
-    }
-    return found;
-  }
 
   // The broker sends a JOB of item (job_seq, 0) under lease (1, lease), with
   // a 4-byte witness in two chunks.
