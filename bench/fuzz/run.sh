@@ -19,11 +19,11 @@
 # ZKFLEET_FUZZ_RSS_MB (memory limit per fuzzer, default 2048).
 set -uo pipefail
 
-usage() { echo "usage: $0 SECONDS [zkey|wtns|r1cs|json|envelope|broker ...]" >&2; exit 2; }
+usage() { echo "usage: $0 SECONDS [zkey|wtns|r1cs|json|envelope|broker|input ...]" >&2; exit 2; }
 [[ $# -ge 1 && "$1" =~ ^[0-9]+$ ]] || usage
 seconds=$1
 shift
-all_targets=(zkey wtns r1cs json envelope broker)
+all_targets=(zkey wtns r1cs json envelope broker input)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do
@@ -64,7 +64,7 @@ cmake --build --preset fuzz --target "${fuzzers[@]}" fuzz_seed_gen -j "$jobs" ||
 # --- seeds ---------------------------------------------------------------------
 rm -rf "$build/seeds"
 "$build/fuzz/fuzz_seed_gen" "$build/seeds" || { log "fuzz_seed_gen failed"; exit 2; }
-mkdir -p "$build/seeds/json"
+mkdir -p "$build/seeds/json" "$build/seeds/input"
 # Fixture seeds (copies: libFuzzer truncates them to -max_len for mutation;
 # the regression step below runs them whole).
 fixture_files() {  # the bundled fixtures a target reads
@@ -73,6 +73,7 @@ fixture_files() {  # the bundled fixtures a target reads
     wtns) ls "$fixtures"/*/witness.wtns ;;
     r1cs) ls "$fixtures"/*/circuit.r1cs ;;
     json) ls "$fixtures"/*/*.json ;;
+    input) ls "$fixtures"/witgen/*/input*.json ;;
     envelope) ;;
   esac 2>/dev/null
 }
