@@ -1,6 +1,8 @@
-// Jobs from inputs (SubmitRequest.inputs, Job.input_json): the check every
-// receiver makes on a circom input.json before it journals, sends or reads it
-// -- the broker at SUBMIT, the clients before they send, a worker at JOB.
+// Jobs from inputs (SubmitRequest.inputs, Job.input_json): the check made on
+// a circom input.json before it is journaled or sent -- the broker at SUBMIT,
+// the clients before they send. A worker reads it with the witness
+// generator's own parser (engine/witness_generator.hpp: snarkjs's reading of
+// every value, mod p), which refuses at least what this refuses but depth.
 // A streaming (SAX) parse: no document is built, nesting is bounded before it
 // can cost a deep recursion, and nothing a peer sends can throw out of it.
 #pragma once
