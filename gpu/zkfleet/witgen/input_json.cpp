@@ -357,6 +357,11 @@ bool BuildGeneratorRequest(std::string_view json, std::span<const uint8_t> prime
   }
   std::vector<uint32_t> p(prime.size() / 4);
   std::memcpy(p.data(), prime.data(), prime.size());  // little-endian host (x86-64, aarch64)
+  if (json.find('\0') != std::string_view::npos) {
+    // nlohmann's reader would stop there and take what came before; JSON.parse refuses it.
+    error.message = "input.json is not valid JSON: a NUL byte at byte " + std::to_string(json.find('\0'));
+    return false;
+  }
   Handler handler(p, error);
   bool ok = nlohmann::json::sax_parse(json.begin(), json.end(), &handler, nlohmann::json::input_format_t::json,
                                       /*strict=*/true) &&

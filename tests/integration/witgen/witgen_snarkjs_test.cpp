@@ -194,6 +194,7 @@ TEST_P(WitgenInputs, InputsSnarkjsRefusesAreRefusedNamingTheSignal) {
       {"{\"in\": [1,1,1,1,1,1,1,1,1,1,1,1], \"m\": [[1,2],[3,4]]", GenerationStatus::kBadInput, "not valid JSON"},
       {"[1, 2]", GenerationStatus::kBadInput, "object"},
       {"", GenerationStatus::kBadInput, "not valid JSON"},
+      {EchoInput(twelve) + std::string(1, '\0') + "junk", GenerationStatus::kBadInput, "NUL"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.input);
