@@ -40,6 +40,9 @@
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <memory>
+#include <span>
+#include <string_view>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -54,12 +57,12 @@
 
 namespace {
 
-void WriteFile(const std::string& path, const std::string& text) {
+void WriteFile(const std::string& path, std::string_view text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw zkfleet::Error(zkfleet::ErrorCode::kIo, "cannot write " + path);
-    out << text;
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
     if (!out.flush()) throw zkfleet::Error(zkfleet::ErrorCode::kIo, "cannot write " + path);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -135,12 +138,19 @@ struct WitnessFailed {
 };
 
 // Computes the .wtns bytes of input.json; throws WitnessFailed.
-std::vector<uint8_t> CalculateWitness(const char* command, const std::string& wasm, const std::string& input_path,
+// The .wtns bytes: not zero-filled first (the generator writes every byte).
+struct WtnsBuffer {
+  std::unique_ptr<uint8_t[]> bytes;
+  size_t size = 0;
+  std::span<uint8_t> span() { return {bytes.get(), size}; }
+};
+
+WtnsBuffer CalculateWitness(const char* command, const std::string& wasm, const std::string& input_path,
                                       const WitgenFlags& flags) {
   const std::string input = ReadTextFile(input_path, "input");
   auto generator = zkfleet::engine::WitnessGenerator::Load(wasm, flags.Options());
-  std::vector<uint8_t> wtns(generator->wtns_bytes());
-  zkfleet::engine::GenerationResult r = generator->Generate(input, wtns);
+  WtnsBuffer wtns{std::unique_ptr<uint8_t[]>(new uint8_t[generator->wtns_bytes()]), generator->wtns_bytes()};
+  zkfleet::engine::GenerationResult r = generator->Generate(input, wtns.span());
   if (flags.timings) {
     std::fprintf(stderr, "%s: generator %s in %.4fs (%s field code), witness %.4fs (%u signals)\n", command,
                  generator->info().from_cache ? "found in the cache" : "compiled", generator->info().load_seconds,
@@ -167,8 +177,8 @@ int WtnsCalculate(int argc, char** argv) {
   flags.Add(app);
   CLI11_PARSE(app, argc, argv);
   try {
-    std::vector<uint8_t> wtns = CalculateWitness("zkprove wtns calculate", wasm, input, flags);
-    WriteFile(wtns_path, std::string(reinterpret_cast<const char*>(wtns.data()), wtns.size()));
+    WtnsBuffer wtns = CalculateWitness("zkprove wtns calculate", wasm, input, flags);
+    WriteFile(wtns_path, std::string_view(reinterpret_cast<const char*>(wtns.bytes.get()), wtns.size));
   } catch (const WitnessFailed& failed) {
     return failed.exit_code;
   } catch (const std::exception& e) {
@@ -198,9 +208,9 @@ int FullProve(int argc, char** argv) {
         zkfleet::engine::CheckedKeys::FromSetting(zkfleet::engine::CheckedKeys::DefaultDir().string());
     // The key loads while the witness is computed.
     auto key_future = std::async(std::launch::async, [&] { return zkfleet::engine::ProvingKey::Load(zkey_path, options); });
-    std::vector<uint8_t> wtns = CalculateWitness("zkprove fullprove", wasm, input, flags);
+    WtnsBuffer wtns = CalculateWitness("zkprove fullprove", wasm, input, flags);
     auto key = key_future.get();
-    auto witness = zkfleet::engine::Witness::View(wtns, input + " (computed)");
+    auto witness = zkfleet::engine::Witness::View(wtns.span(), input + " (computed)");
     zkfleet::engine::Proof proof = key->Prove(witness, zkfleet::engine::ProveOptions{});
     WriteFile(proof_path, proof.proof_json);
     WriteFile(public_path, proof.public_json);
