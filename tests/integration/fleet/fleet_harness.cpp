@@ -245,6 +245,19 @@ SlowCircuit GetSlowCircuit() {
   return {dir + "/circuit.zkey", dir + "/witness.wtns", dir + "/verification_key.json"};
 }
 
+std::map<uint64_t, zkfleet::proto::JobResult> CollectResults(zkfleet::client::internal::BrokerClient& client,
+                                                             size_t count, std::chrono::seconds timeout) {
+  std::map<uint64_t, zkfleet::proto::JobResult> results;
+  const auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(timeout);
+  while (results.size() < count && std::chrono::steady_clock::now() < deadline) {
+    auto result = client.NextJobResult(std::chrono::milliseconds(500));
+    if (!result) continue;
+    EXPECT_TRUE(results.emplace(result->job_seq(), *result).second) << "a second result for job " << result->job_seq();
+  }
+  EXPECT_EQ(results.size(), count) << "results missing";
+  return results;
+}
+
 bool SnarkjsVerifies(const std::string& vk_path, const std::string& proof_json, const std::string& public_json,
                      const std::string& scratch_dir) {
   if (auto installed = zkfleet::testing::RequireSnarkjs(); !installed) {

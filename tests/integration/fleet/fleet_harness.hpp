@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -114,6 +115,12 @@ struct SlowCircuit {
   bool ok() const { return !zkey.empty(); }
 };
 SlowCircuit GetSlowCircuit();
+
+// Every job's result as `client` receives them, by job_seq, until `count`
+// came or `timeout` (scaled on sanitizer builds) passed; a failure each for
+// a second result of one job and for results missing.
+std::map<uint64_t, zkfleet::proto::JobResult> CollectResults(zkfleet::client::internal::BrokerClient& client,
+                                                             size_t count, std::chrono::seconds timeout);
 
 // Verifies proof/public JSON with snarkjs against `vk_path`; true on "OK".
 // A failure (with the reason, e.g. "snarkjs not found at ...") otherwise.

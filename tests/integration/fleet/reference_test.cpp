@@ -77,15 +77,7 @@ class FleetReferenceTest : public ::testing::Test {
 
   // Every job's result, by job_seq (each must come exactly once).
   std::map<uint64_t, proto::JobResult> Results(size_t count, std::chrono::seconds timeout = std::chrono::seconds(120)) {
-    std::map<uint64_t, proto::JobResult> results;
-    const auto deadline = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(timeout);
-    while (results.size() < count && std::chrono::steady_clock::now() < deadline) {
-      auto result = client_->NextJobResult(std::chrono::milliseconds(500));
-      if (!result) continue;
-      EXPECT_TRUE(results.emplace(result->job_seq(), *result).second) << "a second result for job " << result->job_seq();
-    }
-    EXPECT_EQ(results.size(), count) << "results missing";
-    return results;
+    return CollectResults(*client_, count, timeout);
   }
 
   const std::string witness_ = ReadFile(Fixture("bn128_k12/witness.wtns"));
