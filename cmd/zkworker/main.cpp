@@ -330,7 +330,7 @@ int main(int argc, char** argv) {
     }
     specs.push_back(spec);
   }
-  for (const std::string& id : instant_circuits) specs.push_back({id, "", true});
+  for (const std::string& id : instant_circuits) specs.push_back({id, "", true, ""});
   for (const std::string& arg : generator_args) {
     auto eq = arg.find('=');
     const std::string id = arg.substr(0, eq);

@@ -53,7 +53,7 @@ class FetchStageTest : public ::testing::Test {
     options.fetch.allow = std::move(allow);
     options.fetch.max_attempts = 1;
     options.fetch.low_speed_time = 30s;  // the hanging fetch ends by cancellation, not by this
-    auto circuits = std::make_unique<CircuitSet>(std::vector<CircuitSpec>{{"c", "", true}}, engine::EngineOptions{},
+    auto circuits = std::make_unique<CircuitSet>(std::vector<CircuitSpec>{{"c", "", true, ""}}, engine::EngineOptions{},
                                                  0ms, /*verify=*/false);
     core_ = std::make_unique<WorkerCore>(options, std::move(circuits), std::make_unique<PlentyOfMemory>(), nullptr,
                                          now_);

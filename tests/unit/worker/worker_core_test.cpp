@@ -43,7 +43,7 @@ class WorkerCoreTest : public ::testing::Test {
  protected:
   void Make(WorkerOptions options = {}) {
     options.worker_id = "w1";
-    auto circuits = std::make_unique<CircuitSet>(std::vector<CircuitSpec>{{"c", "", true}}, engine::EngineOptions{},
+    auto circuits = std::make_unique<CircuitSet>(std::vector<CircuitSpec>{{"c", "", true, ""}}, engine::EngineOptions{},
                                                  0ms, /*verify=*/false);
     core_ = std::make_unique<WorkerCore>(options, std::move(circuits), std::make_unique<PlentyOfMemory>(), nullptr,
                                          now_);
