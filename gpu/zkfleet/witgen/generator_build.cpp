@@ -1,6 +1,9 @@
 #include "zkfleet/witgen/generator_build.hpp"
 
 #include <sodium.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,10 +95,13 @@ std::string ToolIdentity(const std::string& tool) {
   return real.string() + " " + std::to_string(size) + " " + std::to_string(mtime);
 }
 
+// BMI2 (mulx) and ADX (adcx/adox): CPUID leaf 7, EBX bits 8 and 19 (clang's
+// __builtin_cpu_supports knows no "adx").
 bool CpuHasAdx() {
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx");
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & (1u << 8)) && (b & (1u << 19));
 #else
   return false;
 #endif
