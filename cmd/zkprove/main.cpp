@@ -137,6 +137,25 @@ struct WitnessFailed {
   int exit_code;
 };
 
+// Prints the timings (--timings) and the failure of one generation; throws
+// WitnessFailed unless it succeeded.
+void ReportGeneration(const char* command, const std::string& input_path,
+                      const zkfleet::engine::WitnessGenerator& generator,
+                      const zkfleet::engine::GenerationResult& r, const WitgenFlags& flags) {
+  if (flags.timings) {
+    std::fprintf(stderr, "%s: generator %s in %.4fs (%s field code), witness %.4fs (%u signals)\n", command,
+                 generator.info().from_cache ? "found in the cache" : "compiled", generator.info().load_seconds,
+                 generator.info().native_field ? "native" : "wasm", r.seconds, generator.info().witness_count);
+  }
+  if (!r.bench_json.empty()) std::fprintf(stderr, "%s\n", r.bench_json.c_str());
+  if (!r.ok()) {
+    bool theirs = r.status != zkfleet::engine::GenerationStatus::kInternal;
+    std::fprintf(stderr, "%s: error: %s: %s (%s)\n", command, input_path.c_str(), r.error.c_str(),
+                 zkfleet::engine::GenerationStatusName(r.status));
+    throw WitnessFailed{theirs ? 2 : 1};
+  }
+}
+
 // Computes the .wtns bytes of input.json; throws WitnessFailed.
 // The .wtns bytes: not zero-filled first (the generator writes every byte).
 struct WtnsBuffer {
@@ -146,23 +165,11 @@ struct WtnsBuffer {
 };
 
 WtnsBuffer CalculateWitness(const char* command, const std::string& wasm, const std::string& input_path,
-                                      const WitgenFlags& flags) {
+                            const WitgenFlags& flags) {
   const std::string input = ReadTextFile(input_path, "input");
   auto generator = zkfleet::engine::WitnessGenerator::Load(wasm, flags.Options());
   WtnsBuffer wtns{std::unique_ptr<uint8_t[]>(new uint8_t[generator->wtns_bytes()]), generator->wtns_bytes()};
-  zkfleet::engine::GenerationResult r = generator->Generate(input, wtns.span());
-  if (flags.timings) {
-    std::fprintf(stderr, "%s: generator %s in %.4fs (%s field code), witness %.4fs (%u signals)\n", command,
-                 generator->info().from_cache ? "found in the cache" : "compiled", generator->info().load_seconds,
-                 generator->info().native_field ? "native" : "wasm", r.seconds, generator->info().witness_count);
-  }
-  if (!r.bench_json.empty()) std::fprintf(stderr, "%s\n", r.bench_json.c_str());
-  if (!r.ok()) {
-    bool theirs = r.status != zkfleet::engine::GenerationStatus::kInternal;
-    std::fprintf(stderr, "%s: error: %s: %s (%s)\n", command, input_path.c_str(), r.error.c_str(),
-                 zkfleet::engine::GenerationStatusName(r.status));
-    throw WitnessFailed{theirs ? 2 : 1};
-  }
+  ReportGeneration(command, input_path, *generator, generator->Generate(input, wtns.span()), flags);
   return wtns;
 }
 
@@ -177,8 +184,11 @@ int WtnsCalculate(int argc, char** argv) {
   flags.Add(app);
   CLI11_PARSE(app, argc, argv);
   try {
-    WtnsBuffer wtns = CalculateWitness("zkprove wtns calculate", wasm, input, flags);
-    WriteFile(wtns_path, std::string_view(reinterpret_cast<const char*>(wtns.bytes.get()), wtns.size));
+    // The generator writes the file itself (no copy through this process).
+    const std::string input_json = ReadTextFile(input, "input");
+    auto generator = zkfleet::engine::WitnessGenerator::Load(wasm, flags.Options());
+    ReportGeneration("zkprove wtns calculate", input, *generator, generator->GenerateToFile(input_json, wtns_path),
+                     flags);
   } catch (const WitnessFailed& failed) {
     return failed.exit_code;
   } catch (const std::exception& e) {

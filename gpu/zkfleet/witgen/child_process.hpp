@@ -62,6 +62,7 @@ struct ChildOptions {
   std::string working_directory;      // empty: this process's
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   const std::atomic<bool>* cancel = nullptr;
+  int stdout_fd = -1;                 // >= 0: the child's stdout is this file (RunChild's sink unused)
 };
 
 // Spawns and runs the child to its end. Throws zkfleet::Error (kIo) only when

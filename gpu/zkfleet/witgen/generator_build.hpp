@@ -6,7 +6,7 @@
 // write driver.c and native_fr.c (embedded in this library), and
 // `cc -O3 circuit.c driver.c wasm-rt-impl.c -o generator`. Then
 // `generator --describe` tells the field and the sizes, and the directory is
-// renamed into place: <cache>/<sha256 of the wasm>-<16 hex of the tools' digest>.
+// renamed into place: <cache>/<BLAKE2b-256 of the wasm>-<16 hex of the tools' digest>.
 // The tools' digest covers driver.c, native_fr.c, wasm-rt-impl.c, the wasm2c
 // and cc binaries (path, size, mtime) and the flags, so a new zkfleet or
 // compiler builds anew.

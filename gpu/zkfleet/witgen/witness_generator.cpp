@@ -3,9 +3,12 @@
 // (child_process) put together, and the child's exit read as a status.
 #include "zkfleet/engine/witness_generator.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -76,8 +79,12 @@ uint64_t WitnessGenerator::wtns_bytes() const {
   return 12 + 12 + 4 + uint64_t{info_.n8} + 4 + 12 + uint64_t{info_.n8} * info_.witness_count;
 }
 
-GenerationResult WitnessGenerator::Generate(std::string_view input_json, std::span<uint8_t> out,
-                                            const std::atomic<bool>* cancel) const {
+// The witness of `input_json` from a fresh child. Its stdout: `sink`, or the
+// file `stdout_fd` when >= 0. `written_ok` says whether the output of a child
+// that exited 0 is a whole .wtns (a short or foreign one is kInternal).
+GenerationResult WitnessGenerator::Run(std::string_view input_json, witgen::OutputSink* sink, int stdout_fd,
+                                       const std::function<std::string()>& check_output,
+                                       const std::atomic<bool>* cancel) const {
   const auto t0 = std::chrono::steady_clock::now();
   GenerationResult result;
   auto finish = [&](GenerationStatus status, std::string error) {
@@ -86,10 +93,6 @@ GenerationResult WitnessGenerator::Generate(std::string_view input_json, std::sp
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return result;
   };
-  if (out.size() != wtns_bytes()) {
-    return finish(GenerationStatus::kInternal, "witness buffer of " + std::to_string(out.size()) + " bytes, " +
-                                                   std::to_string(wtns_bytes()) + " needed");
-  }
   std::vector<uint8_t> request;
   witgen::InputError input_error;
   if (!witgen::BuildGeneratorRequest(input_json, info_.prime, request, input_error)) {
@@ -115,10 +118,11 @@ GenerationResult WitnessGenerator::Generate(std::string_view input_json, std::sp
     child.argv.push_back(std::to_string(options_.bench_repeat));
   }
   child.cancel = cancel;
-  SpanSink sink(out);
+  child.stdout_fd = stdout_fd;
+  witgen::StringSink unused(0);
   witgen::ChildExit exit;
   try {
-    exit = witgen::RunChild(child, request, sink);
+    exit = witgen::RunChild(child, request, sink ? *sink : unused);
   } catch (const std::exception& e) {
     return finish(GenerationStatus::kInternal, std::string("cannot run the witness generator: ") + e.what());
   }
@@ -147,11 +151,11 @@ GenerationResult WitnessGenerator::Generate(std::string_view input_json, std::sp
   }
   switch (exit.code) {
     case 0:
-      if (exit.output_overflow || sink.filled() != out.size() || std::memcmp(out.data(), "wtns", 4) != 0) {
-        return finish(GenerationStatus::kInternal, "the witness generator wrote " + std::to_string(sink.filled()) +
-                                                       (exit.output_overflow ? "+" : "") + " bytes, " +
-                                                       std::to_string(out.size()) + " expected");
+      if (exit.output_overflow) {
+        return finish(GenerationStatus::kInternal, "the witness generator wrote more than the " +
+                                                       std::to_string(wtns_bytes()) + " bytes expected");
       }
+      if (std::string wrong = check_output(); !wrong.empty()) return finish(GenerationStatus::kInternal, wrong);
       if (size_t at = exit.stderr_tail.rfind("{\"witnesses\""); at != std::string::npos) {
         result.bench_json = exit.stderr_tail.substr(at, exit.stderr_tail.find('\n', at) - at);
       }
@@ -163,6 +167,59 @@ GenerationResult WitnessGenerator::Generate(std::string_view input_json, std::sp
       return finish(GenerationStatus::kInternal,
                     "the witness generator failed (" + exit.Describe() + "): " + ChildError(exit.stderr_tail));
   }
+}
+
+GenerationResult WitnessGenerator::Generate(std::string_view input_json, std::span<uint8_t> out,
+                                            const std::atomic<bool>* cancel) const {
+  if (out.size() != wtns_bytes()) {
+    GenerationResult result;
+    result.error = "witness buffer of " + std::to_string(out.size()) + " bytes, " + std::to_string(wtns_bytes()) +
+                   " needed";
+    return result;
+  }
+  SpanSink sink(out);
+  return Run(input_json, &sink, -1, [&]() -> std::string {
+    if (sink.filled() == out.size() && std::memcmp(out.data(), "wtns", 4) == 0) return "";
+    return "the witness generator wrote " + std::to_string(sink.filled()) + " bytes, " + std::to_string(out.size()) +
+           " expected";
+  }, cancel);
+}
+
+GenerationResult WitnessGenerator::GenerateToFile(std::string_view input_json, const std::filesystem::path& wtns_path,
+                                                  const std::atomic<bool>* cancel) const {
+  const std::filesystem::path tmp = wtns_path.string() + ".tmp-" + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    GenerationResult result;
+    result.error = "cannot write " + tmp.string() + ": " + std::strerror(errno);
+    return result;
+  }
+  GenerationResult result = Run(input_json, nullptr, fd, [&]() -> std::string {
+    struct stat st {};
+    char magic[4] = {};
+    if (::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) == wtns_bytes() &&
+        ::pread(fd, magic, 4, 0) == 4 && std::memcmp(magic, "wtns", 4) == 0) {
+      return "";
+    }
+    return "the witness generator wrote " + std::to_string(st.st_size) + " bytes to " + tmp.string() + ", " +
+           std::to_string(wtns_bytes()) + " expected";
+  }, cancel);
+  const bool closed = ::close(fd) == 0;
+  if (result.ok() && !closed) {
+    result.status = GenerationStatus::kInternal;
+    result.error = "cannot write " + tmp.string() + ": " + std::strerror(errno);
+  }
+  if (result.ok()) {
+    // Not renamed over an old file: ext4 would flush the new one to disk
+    // before the rename returns (~10 ms for 33 MB); the old one goes first.
+    ::unlink(wtns_path.c_str());
+    if (::rename(tmp.c_str(), wtns_path.c_str()) != 0) {
+      result.status = GenerationStatus::kInternal;
+      result.error = "cannot rename " + tmp.string() + " to " + wtns_path.string() + ": " + std::strerror(errno);
+    }
+  }
+  if (!result.ok()) ::unlink(tmp.c_str());
+  return result;
 }
 
 }  // namespace zkfleet::engine

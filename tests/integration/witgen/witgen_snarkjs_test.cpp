@@ -488,6 +488,41 @@ TEST(WitgenChildProcess, AChildThatExitsWithoutReadingItsInputDoesNotKillUs) {
   EXPECT_LE(fds, 4) << out.text();        // 0, 1, 2 and ls's own
 }
 
+// ---------------------------------------------------------------- to a file
+
+TEST(WitgenToFile, TheChildWritesTheSameBytesAndAFailureLeavesTheOldFile) {
+  ASSERT_TRUE(testing::RequireCircom2());
+  ASSERT_TRUE(testing::RequireOnPath("wasm2c"));
+  const fs::path wasm = EchoWasm("bn128");
+  ASSERT_FALSE(wasm.empty());
+  auto gen = WitnessGenerator::Load(wasm, Options());
+  TempDir dir;
+  const fs::path path = dir.file("w.wtns");
+  testing::WriteFile(path.string(), "an older witness");
+  auto listing = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir.path())) names.push_back(e.path().filename().string());
+    return names;
+  };
+
+  auto bad = gen->GenerateToFile(EchoInput(std::vector<std::string>(11, "1")), path);
+  EXPECT_EQ(bad.status, GenerationStatus::kBadInput) << bad.error;
+  EXPECT_EQ(testing::ReadFile(path.string()), "an older witness");
+  EXPECT_EQ(listing(), std::vector<std::string>{"w.wtns"}) << "no temporary file is left behind";
+
+  const std::string input = EchoInput(std::vector<std::string>(12, "\"-3\""));
+  auto good = gen->GenerateToFile(input, path);
+  ASSERT_TRUE(good.ok()) << good.error;
+  Ours in_memory = Generate(*gen, input);
+  ASSERT_TRUE(in_memory.result.ok()) << in_memory.result.error;
+  EXPECT_TRUE(testing::ReadFile(path.string()) == in_memory.wtns);
+  EXPECT_EQ(listing(), std::vector<std::string>{"w.wtns"});
+
+  auto nowhere = gen->GenerateToFile(input, dir.file("missing/w.wtns"));
+  EXPECT_EQ(nowhere.status, GenerationStatus::kInternal);
+  EXPECT_NE(nowhere.error.find("missing/w.wtns"), std::string::npos) << nowhere.error;
+}
+
 // ---------------------------------------------------------------- zkprove
 
 TEST(WitgenZkprove, FullproveWritesAProofSnarkjsAcceptsAndBadInputExitsTwo) {

@@ -10,7 +10,7 @@
 // field arithmetic for native Montgomery code when the prime is BN254's or
 // BLS12-381's scalar field (witgen/generator/native_fr.c), and compiles it
 // with the host's C compiler (`cc`), once: the program is cached under the
-// SHA-256 of the wasm and of the tools (docs/design/witness-generation.md).
+// BLAKE2b-256 digests of the wasm and of the tools (docs/design/witness-generation.md).
 // The worker host therefore needs wasm2c (Debian: wabt) and a C compiler.
 //
 // Each Generate runs the compiled generator as a child process of its own,
@@ -29,6 +29,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -37,6 +38,10 @@
 #include <vector>
 
 #include "zkfleet/engine/curve.hpp"
+
+namespace zkfleet::witgen {
+class OutputSink;
+}
 
 namespace zkfleet::engine {
 
@@ -90,7 +95,7 @@ struct GenerationResult {
 };
 
 struct GeneratorInfo {
-  std::string wasm_sha256;           // hex, the cache key's first half
+  std::string wasm_digest;           // BLAKE2b-256 of circuit.wasm, hex: the cache key's first half
   std::filesystem::path executable;  // the compiled generator
   uint32_t n8 = 0;                   // bytes per field element
   std::vector<uint8_t> prime;        // little-endian, n8 bytes
@@ -121,10 +126,20 @@ class WitnessGenerator {
   GenerationResult Generate(std::string_view input_json, std::span<uint8_t> out,
                             const std::atomic<bool>* cancel = nullptr) const;
 
+  // The same, written to the file `wtns_path` by the child itself (no copy
+  // through this process: zkprove wtns calculate). Through a temporary file
+  // beside it, renamed into place only on kOk: a failed generation leaves
+  // no file, and an older file at that path untouched.
+  GenerationResult GenerateToFile(std::string_view input_json, const std::filesystem::path& wtns_path,
+                                  const std::atomic<bool>* cancel = nullptr) const;
+
   explicit WitnessGenerator(GeneratorInfo info, WitnessGeneratorOptions options)
       : info_(std::move(info)), options_(std::move(options)) {}
 
  private:
+  GenerationResult Run(std::string_view input_json, witgen::OutputSink* sink, int stdout_fd,
+                       const std::function<std::string()>& check_output, const std::atomic<bool>* cancel) const;
+
   GeneratorInfo info_;
   WitnessGeneratorOptions options_;
 };

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -297,6 +298,13 @@ int main(int argc, char** argv) {
   wasm_rt_trap_t trap = (wasm_rt_trap_t)wasm_rt_impl_try();
   if (trap != WASM_RT_TRAP_NONE) FailTrapped(trap, "while loading");
   Z_circuit_instantiate(c, &g_runtime);
+  /* circom sizes the initial memory to what the witness needs: faulting it
+   * in at once (Linux >= 5.14; else ignored) is ~5% of a 2^20 witness
+   * cheaper than page by page. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  if (!describe && c->w2c_memory.size) madvise(c->w2c_memory.data, c->w2c_memory.size, MADV_POPULATE_WRITE);
 
   uint32_t n32 = Z_circuitZ_getFieldNumLen32(c);
   if (n32 == 0 || n32 > 64) Fail(kExitCircuit, "the circuit's field has %u 32-bit words (1..64 supported)", n32);
