@@ -736,12 +736,12 @@ static inline void zkf_addsub(uint8_t* M, uint32_t pR, uint32_t pA, uint32_t pB,
   zkf_st4(M, pR + 8, r);
 }
 
-static void w2c_Fr_add(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+__attribute__((noinline)) static void zkf_Fr_add_full(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
   if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_add_wasm(instance, w2c_pR, w2c_pA, w2c_pB); return; }
   zkf_addsub(ZKF_MEM(instance), w2c_pR, w2c_pA, w2c_pB, 0);
 }
 
-static void w2c_Fr_sub(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+__attribute__((noinline)) static void zkf_Fr_sub_full(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
   if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_sub_wasm(instance, w2c_pR, w2c_pA, w2c_pB); return; }
   zkf_addsub(ZKF_MEM(instance), w2c_pR, w2c_pA, w2c_pB, 1);
 }
@@ -781,7 +781,7 @@ static inline void zkf_mul_small(uint64_t r[4], uint64_t v, const uint64_t b[4],
   r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3];
 }
 
-static void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+__attribute__((noinline)) static void zkf_Fr_mul_full(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
   if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_mul_wasm(instance, w2c_pR, w2c_pA, w2c_pB); return; }
   uint8_t* M = ZKF_MEM(instance);
   uint32_t pR = w2c_pR, pA = w2c_pA, pB = w2c_pB;
@@ -828,7 +828,7 @@ static void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u
 
 static inline int zkf_eq4(const uint8_t* M, uint32_t x, uint32_t y) { return memcmp(M + x, M + y, 32) == 0; }
 
-static u32 w2c_Fr_eqR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
+__attribute__((noinline)) static u32 zkf_Fr_eqR_full(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
   if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_eqR_wasm(instance, w2c_pA, w2c_pB);
   uint8_t* M = ZKF_MEM(instance);
   uint32_t pA = w2c_pA, pB = w2c_pB;
@@ -903,7 +903,7 @@ static u32 w2c_Fr_getLsb32(Z_circuit_instance_t* instance, u32 w2c_pA) {
  * address 8 and returns 0 - getLsb32(scratch); computed here directly:
  * a long (now normal) a > (p-1)/2 gives 0 - low32(p - a); a negative short s
  * gives 0 - low32(-s) = s (also for s = INT32_MIN, via the long path). */
-static u32 w2c_Fr_toInt(Z_circuit_instance_t* instance, u32 w2c_pA) {
+__attribute__((noinline)) static u32 zkf_Fr_toInt_full(Z_circuit_instance_t* instance, u32 w2c_pA) {
   if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_toInt_wasm(instance, w2c_pA);
   uint8_t* M = ZKF_MEM(instance);
   uint32_t pA = w2c_pA;
@@ -933,7 +933,7 @@ static void w2c_Fr_toLongNormal(Z_circuit_instance_t* instance, u32 w2c_pR) {
   }
 }
 
-static u32 w2c_Fr_gtR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
+__attribute__((noinline)) static u32 zkf_Fr_gtR_full(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
   if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_gtR_wasm(instance, w2c_pA, w2c_pB);
   uint8_t* M = ZKF_MEM(instance);
   uint32_t pA = w2c_pA, pB = w2c_pB;
@@ -953,11 +953,73 @@ static u32 w2c_Fr_gtR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
   return nb ? 1u : (u32)zkf_gt4(a, b);
 }
 
-static u32 w2c_Fr_isTrue(Z_circuit_instance_t* instance, u32 w2c_px) {
+__attribute__((noinline)) static u32 zkf_Fr_isTrue_full(Z_circuit_instance_t* instance, u32 w2c_px) {
   if (__builtin_expect(!zkf_on, 0)) return w2c_Fr_isTrue_wasm(instance, w2c_px);
   const uint8_t* M = ZKF_MEM(instance);
   uint32_t e = w2c_px;
   if (zkf_flags(M, e) & ZKF_LONG)
     return (zkf_ld64(M, e + 8) | zkf_ld64(M, e + 16) | zkf_ld64(M, e + 24) | zkf_ld64(M, e + 32)) != 0;
   return zkf_short(M, e) != 0;
+}
+
+/* ---- fast paths inlined at the call sites ----
+ * circom keeps its vars (indices, loop counters, small constants) as short
+ * elements, and the template code does most of its calls on them: a 2^20
+ * Poseidon chain makes 1.6M of its 4.3M Fr_mul calls on two shorts. Those
+ * are done here, in the caller, exactly as the *_full bodies above would do
+ * them (same result, same words written); anything else calls those bodies.
+ * 10% of a 2^20 witness. */
+#define ZKF_BOTH_SHORT(M, a, b) (__builtin_expect(zkf_on, 1) && !(((M)[(a) + 7] | (M)[(b) + 7]) & ZKF_LONG))
+#define ZKF_IS_SHORT(M, a) (__builtin_expect(zkf_on, 1) && !((M)[(a) + 7] & ZKF_LONG))
+
+__attribute__((always_inline)) static inline void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+  uint8_t* M = ZKF_MEM(instance);
+  if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) {
+    int64_t s = (int64_t)zkf_short(M, w2c_pA) * (int64_t)zkf_short(M, w2c_pB);
+    if (zkf_fits32(s)) { zkf_set_short(M, w2c_pR, s); return; }
+  }
+  zkf_Fr_mul_full(instance, w2c_pR, w2c_pA, w2c_pB);
+}
+
+__attribute__((always_inline)) static inline void w2c_Fr_add(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+  uint8_t* M = ZKF_MEM(instance);
+  if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) {
+    int64_t s = (int64_t)zkf_short(M, w2c_pA) + (int64_t)zkf_short(M, w2c_pB);
+    if (zkf_fits32(s)) { zkf_set_short(M, w2c_pR, s); return; }
+  }
+  zkf_Fr_add_full(instance, w2c_pR, w2c_pA, w2c_pB);
+}
+
+__attribute__((always_inline)) static inline void w2c_Fr_sub(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+  uint8_t* M = ZKF_MEM(instance);
+  if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) {
+    int64_t s = (int64_t)zkf_short(M, w2c_pA) - (int64_t)zkf_short(M, w2c_pB);
+    if (zkf_fits32(s)) { zkf_set_short(M, w2c_pR, s); return; }
+  }
+  zkf_Fr_sub_full(instance, w2c_pR, w2c_pA, w2c_pB);
+}
+
+__attribute__((always_inline)) static inline u32 w2c_Fr_isTrue(Z_circuit_instance_t* instance, u32 w2c_px) {
+  const uint8_t* M = ZKF_MEM(instance);
+  if (ZKF_IS_SHORT(M, w2c_px)) return zkf_short(M, w2c_px) != 0;
+  return zkf_Fr_isTrue_full(instance, w2c_px);
+}
+
+/* a short is its own integer (zkf_is_negative, then the sign or zkf_lsb32) */
+__attribute__((always_inline)) static inline u32 w2c_Fr_toInt(Z_circuit_instance_t* instance, u32 w2c_pA) {
+  const uint8_t* M = ZKF_MEM(instance);
+  if (ZKF_IS_SHORT(M, w2c_pA)) return (u32)zkf_short(M, w2c_pA);
+  return zkf_Fr_toInt_full(instance, w2c_pA);
+}
+
+__attribute__((always_inline)) static inline u32 w2c_Fr_eqR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
+  const uint8_t* M = ZKF_MEM(instance);
+  if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) return zkf_short(M, w2c_pA) == zkf_short(M, w2c_pB);
+  return zkf_Fr_eqR_full(instance, w2c_pA, w2c_pB);
+}
+
+__attribute__((always_inline)) static inline u32 w2c_Fr_gtR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
+  const uint8_t* M = ZKF_MEM(instance);
+  if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) return zkf_short(M, w2c_pA) > zkf_short(M, w2c_pB);
+  return zkf_Fr_gtR_full(instance, w2c_pA, w2c_pB);
 }
