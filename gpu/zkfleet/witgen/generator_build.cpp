@@ -13,6 +13,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <system_error>
 
@@ -25,7 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bumped when the build's recipe changes in a way the digests below miss.
-constexpr const char* kRecipe = "zkfleet-witgen-recipe-2";
+constexpr const char* kRecipe = "zkfleet-witgen-recipe-3";
 constexpr const char* kNativeMarker = "/* zkfleet-native:";
 
 std::string Hex(const unsigned char* p, size_t n) {
@@ -199,6 +200,31 @@ bool Describe(const fs::path& executable, const engine::WitnessGeneratorOptions&
 
 }  // namespace
 
+// circom's getWitness(i), as wasm2c writes it: the signal's index is the
+// u32 at table + 4i, the element is at signals + 40 * index, and it is
+// converted to long normal form in a scratch area. Read off here (the
+// function's exact text, or nothing) so that native_fr.c can read the whole
+// witness out in one pass; the driver still checks it against getWitness.
+std::string GetWitnessLayout(const std::string& c_source) {
+  const size_t begin = c_source.find("\nstatic void w2c_getWitness(Z_circuit_instance_t* instance, u32 w2c_p) {");
+  if (begin == std::string::npos) return "";
+  const size_t end = c_source.find("\n}\n", begin + 1);
+  if (end == std::string::npos || end - begin > 4000) return "";
+  static const std::regex shape(
+      R"(\s*static void w2c_getWitness\(Z_circuit_instance_t\* instance, u32 w2c_p\) \{)"
+      R"(\s*u32 w2c_c = 0;\s*FUNC_PROLOGUE;\s*u32 w2c_i0, w2c_i1, w2c_i2;)"
+      R"(\s*w2c_i0 = (\d+)u;\s*w2c_i1 = w2c_p;\s*w2c_i2 = 2u;\s*w2c_i1 <<= \(w2c_i2 & 31\);\s*w2c_i0 \+= w2c_i1;)"
+      R"(\s*w2c_i0 = i32_load\(&instance->w2c_memory, \(u64\)\(w2c_i0\)\);)"
+      R"(\s*w2c_i1 = 40u;\s*w2c_i0 \*= w2c_i1;\s*w2c_i1 = (\d+)u;\s*w2c_i0 \+= w2c_i1;\s*w2c_c = w2c_i0;)"
+      R"(\s*w2c_i0 = (\d+)u;\s*w2c_i1 = w2c_c;\s*w2c_Fr_copy\(instance, w2c_i0, w2c_i1\);)"
+      R"(\s*w2c_i0 = \3u;\s*w2c_Fr_toLongNormal\(instance, w2c_i0\);\s*FUNC_EPILOGUE;\s*)");
+  std::smatch m;
+  const std::string body = c_source.substr(begin, end - begin);
+  if (!std::regex_match(body, m, shape)) return "";
+  return "#define ZKF_GETWITNESS_TABLE " + m[1].str() + "u\n#define ZKF_GETWITNESS_SIZE 40u\n" +
+         "#define ZKF_GETWITNESS_SIGNALS " + m[2].str() + "u\n";
+}
+
 bool PatchNativeField(std::string& c_source, const std::string& native_source) {
   if (!native_source.starts_with(kNativeMarker)) return false;
   size_t end = native_source.find("*/");
@@ -227,7 +253,7 @@ bool PatchNativeField(std::string& c_source, const std::string& native_source) {
     if (!found) return false;
   }
   if (count == 0) return false;
-  patched += "\n#include \"native_fr.c\"\n";
+  patched += "\n" + GetWitnessLayout(c_source) + "#include \"native_fr.c\"\n";
   c_source = std::move(patched);
   return true;
 }

@@ -28,10 +28,15 @@ engine::GeneratorInfo BuildOrFindGenerator(const std::filesystem::path& wasm,
 
 // Renames the wasm2c definitions of the functions that `native_source`'s
 // first line lists ("/* zkfleet-native: NAME ... */") to NAME_wasm and
-// includes native_fr.c at the end. Returns false, leaving `c_source` as it
+// includes native_fr.c at the end (after GetWitnessLayout's defines). Returns false, leaving `c_source` as it
 // was, unless every listed function is defined (a wasm without circom's
 // function names, or another circom version's runtime).
 bool PatchNativeField(std::string& c_source, const std::string& native_source);
+
+// The "#define ZKF_GETWITNESS_*" lines for native_fr.c's one-pass readout of
+// the witness, read off wasm2c's text of circom's getWitness, or "" when that
+// function is not exactly the shape known (PatchNativeField adds them).
+std::string GetWitnessLayout(const std::string& c_source);
 
 // Parses `generator --describe` output into info (n8, prime, sizes, native).
 bool ParseDescribe(const std::string& line, engine::GeneratorInfo& info);

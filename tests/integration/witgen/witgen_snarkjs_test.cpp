@@ -264,6 +264,15 @@ TEST_P(WitgenFixtures, ByteIdenticalToSnarkjsWithAndWithoutNativeFieldCode) {
     EXPECT_EQ(ours.wtns.size(), expected.size());
     EXPECT_TRUE(ours.wtns == expected) << "the witness differs from snarkjs's";
   }
+  // With the native field code the witness is read out in one pass by
+  // native_fr.c (not through getWitness): the bench report says which.
+  auto options = Options(true);
+  options.bench_repeat = 2;
+  auto gen = WitnessGenerator::Load(f.wasm, options);
+  Ours twice = Generate(*gen, input);
+  ASSERT_TRUE(twice.result.ok()) << twice.result.error;
+  EXPECT_NE(twice.result.bench_json.find("\"native_readout\":1"), std::string::npos) << twice.result.bench_json;
+  EXPECT_TRUE(twice.wtns == expected) << "the witness read out natively differs from snarkjs's";
 }
 
 TEST_P(WitgenFixtures, FailingAssertIsTheCircuitsErrorWithCircomsMessage) {
@@ -430,6 +439,26 @@ TEST(WitgenCache, AFileThatIsNotCircomsWasmIsAClearError) {
 }
 
 // ---------------------------------------------------------------- pieces
+
+TEST(WitgenPatch, ReadsGetWitnesssLayoutOffWasm2csTextOrNothing) {
+  ASSERT_TRUE(testing::RequireOnPath("wasm2c"));
+  TempDir dir;
+  auto r = RunCommand("wasm2c " + Quote((kFixtures / "arrays" / "bn128" / "circuit.wasm").string()) +
+                      " -n circuit -o " + Quote(dir.file("circuit.c")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string c = testing::ReadFile(dir.file("circuit.c"));
+  const std::string layout = witgen::GetWitnessLayout(c);
+  EXPECT_NE(layout.find("#define ZKF_GETWITNESS_TABLE "), std::string::npos) << layout;
+  EXPECT_NE(layout.find("#define ZKF_GETWITNESS_SIZE 40u"), std::string::npos) << layout;
+  EXPECT_NE(layout.find("#define ZKF_GETWITNESS_SIGNALS "), std::string::npos) << layout;
+  // Any other shape (here: 48-byte elements) is not guessed at.
+  const size_t at = c.find("static void w2c_getWitness(Z_circuit_instance_t* instance");
+  ASSERT_NE(at, std::string::npos);
+  std::string other = c;
+  other.replace(other.find("w2c_i1 = 40u;", at), 13, "w2c_i1 = 48u;");
+  EXPECT_EQ(witgen::GetWitnessLayout(other), "");
+  EXPECT_EQ(witgen::GetWitnessLayout("int main() {}\n"), "");
+}
 
 TEST(WitgenPatch, RenamesEveryListedDefinitionOrNothing) {
   const std::string c = "static void w2c_Fr_a(Z_circuit_instance_t*, u32);\n"

@@ -51,6 +51,18 @@
 
 enum { kExitOk = 0, kExitBadInput = 2, kExitCircuit = 3, kExitRequest = 4, kExitMemory = 5 };
 
+/* native_fr.c (included into circuit.c when the patch applies) overrides
+ * these: the field selector, and the one-pass readout of the witness (0:
+ * not available, the signals are read through getWitness). */
+__attribute__((weak)) int zkfleet_native_read_witness(Z_circuit_instance_t* instance, uint32_t first, uint32_t count,
+                                                      uint8_t* out) {
+  (void)instance;
+  (void)first;
+  (void)count;
+  (void)out;
+  return 0;
+}
+
 /* native_fr.c (included into circuit.c when the patch applies) overrides this. */
 __attribute__((weak)) int zkfleet_native_fr_select(const uint32_t* prime_words, uint32_t n32) {
   (void)prime_words;
@@ -253,6 +265,22 @@ static int CompareDoubles(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
+/* The native readout is used only if it gives getWitness's values for a
+ * sample of signals (the first two, the middle, the last two): it relies
+ * on the patch having read getWitness's code right. */
+static int NativeReadoutAgrees(Z_circuit_instance_t* c, uint32_t witness_count, uint32_t shared) {
+  if (witness_count == 0 || (uint64_t)shared + 32 > c->w2c_memory.size) return 0;
+  uint32_t sample[5] = {0, 1, witness_count / 2, witness_count - 2, witness_count - 1};
+  for (int k = 0; k < 5; ++k) {
+    uint32_t i = sample[k] < witness_count ? sample[k] : witness_count - 1;
+    uint8_t mine[32];
+    if (!zkfleet_native_read_witness(c, i, 1, mine)) return 0;
+    Z_circuitZ_getWitness(c, i);
+    if (memcmp(mine, c->w2c_memory.data + shared, 32) != 0) return 0;
+  }
+  return 1;
+}
+
 /* ------------------------------------------------------------- main */
 
 int main(int argc, char** argv) {
@@ -340,6 +368,7 @@ int main(int argc, char** argv) {
   out.buf = malloc(out.cap);
   if (!out.buf) Fail(kExitMemory, "cannot allocate the witness (%llu bytes)", (unsigned long long)out.cap);
   double* seconds = calloc(repeat, sizeof(double));
+  int native_readout = 0; /* the last witness was read out by native_fr.c */
 
   for (unsigned long long round = 0; round < repeat; ++round) {
     double t0 = Now();
@@ -386,20 +415,39 @@ int main(int argc, char** argv) {
      * from there (8 calls fewer per signal) once the first signal showed the
      * two agree; otherwise, and past the memory's end, through the calls. */
     const uint32_t shared = Z_circuitZ_getSharedRWMemoryStart(c);
+    uint32_t i = 0;
+    native_readout = 0;
+    if (n8 == 32 && NativeReadoutAgrees(c, witness_count, shared)) {
+      /* native_fr.c's one-pass readout, straight into the output buffer */
+      while (i < witness_count) {
+        uint64_t room = (out.cap - out.len) / 32;
+        if (room == 0) {
+          WriteAll(1, out.buf, out.len);
+          out.len = 0;
+          continue;
+        }
+        uint32_t n = (uint32_t)(room < witness_count - i ? room : witness_count - i);
+        if (!zkfleet_native_read_witness(c, i, n, out.buf + out.len)) break;
+        out.len += 32ull * n;
+        i += n;
+      }
+      /* the wasm's scratch area as getWitness would leave it */
+      if (i == witness_count) {
+        Z_circuitZ_getWitness(c, witness_count - 1);
+        native_readout = 1;
+      }
+    }
     int direct = 0;
-    for (uint32_t i = 0; i < witness_count; ++i) {
+    for (; i < witness_count; ++i) {
       Z_circuitZ_getWitness(c, i);
       if (direct && (uint64_t)shared + n8 <= c->w2c_memory.size) {
-        /* a constant size for the usual 4-limb fields: an inlined 32-byte
-         * copy, not a call to memcpy per element (4% of a witness) */
-        if (n8 == 32) Put(&out, c->w2c_memory.data + shared, 32);
-        else Put(&out, c->w2c_memory.data + shared, n8);
+        Put(&out, c->w2c_memory.data + shared, n8);
         continue;
       }
       uint32_t value[64];
       for (uint32_t j = 0; j < n32; ++j) value[j] = Z_circuitZ_readSharedRWMemory(c, j);
       Put(&out, value, n8);
-      if (i == 0 && (uint64_t)shared + n8 <= c->w2c_memory.size) {
+      if ((uint64_t)shared + n8 <= c->w2c_memory.size) {
         direct = memcmp(value, c->w2c_memory.data + shared, n8) == 0;
       }
     }
@@ -409,8 +457,10 @@ int main(int argc, char** argv) {
     qsort(seconds, repeat, sizeof(double), CompareDoubles);
     double sum = 0;
     for (unsigned long long i = 0; i < repeat; ++i) sum += seconds[i];
-    fprintf(stderr, "{\"witnesses\":%llu,\"best_ms\":%.3f,\"median_ms\":%.3f,\"mean_ms\":%.3f,\"native\":%d}\n", repeat,
-            seconds[0] * 1e3, seconds[repeat / 2] * 1e3, sum / (double)repeat * 1e3, native);
+    fprintf(stderr,
+            "{\"witnesses\":%llu,\"best_ms\":%.3f,\"median_ms\":%.3f,\"mean_ms\":%.3f,\"native\":%d,"
+            "\"native_readout\":%d}\n",
+            repeat, seconds[0] * 1e3, seconds[repeat / 2] * 1e3, sum / (double)repeat * 1e3, native, native_readout);
   }
   WriteAll(1, out.buf, out.len);
   return kExitOk;
