@@ -27,6 +27,8 @@ PACKAGES=(
   clang libclang-rt-dev   # libFuzzer and the fuzz targets (bench/fuzz, the test command's fuzz phase)
   python3-zmq python3-protobuf python3-pytest   # the Python client (clients/python) and its tests
   python3-venv python3-setuptools python3-wheel # pip install ./clients/python into a venv, offline
+  libgrpc++-dev protobuf-compiler-grpc python3-grpcio  # the gRPC front door (zkfleet.v1), its C++ and Python stubs
+  golang-go golang-google-grpc-dev protoc-gen-go protoc-gen-go-grpc  # the Go example client (clients/go), built offline
 )
 # Node.js: any install that provides node >= 18 and npm will do (Debian's
 # nodejs/npm, or NodeSource's, whose nodejs bundles npm and conflicts with
