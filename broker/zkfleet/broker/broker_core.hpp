@@ -198,6 +198,10 @@ class BrokerCore {
   void OnAwait(const ReplyTo& from, const std::string& client, bool any_job, const proto::AwaitRequest& request);
   // `any_job`: observe and admin keys read every client's jobs.
   void OnGetJob(const ReplyTo& from, const std::string& client, bool any_job, const proto::GetJobRequest& request);
+  void OnListJobs(const ReplyTo& from, const std::string& client, bool any_job, const proto::ListJobsRequest& request);
+  // A job's JobInfo: live (the table), ended (the journal) or, `with_stub`,
+  // past its result retention; nullopt when unknown.
+  std::optional<proto::JobInfo> JobInfoOf(uint64_t job_seq, bool with_stub);
   void OnCancel(const ReplyTo& from, const std::string& client, bool any_job, const proto::CancelRequest& request,
                 Clock::time_point now);
   void OnDrainWorker(const std::string& identity, uint64_t correlation_id, const proto::DrainWorkerRequest& request);

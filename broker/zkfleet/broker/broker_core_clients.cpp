@@ -134,6 +134,9 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
       // Reading a job is what observe keys are for; submit keys read their own.
       OnGetJob(from, client, peer.authenticated && peer.role != Role::kSubmit, message.get_job());
       break;
+    case proto::Envelope::kListJobs:
+      OnListJobs(from, client, peer.authenticated && peer.role != Role::kSubmit, message.list_jobs());
+      break;
     case proto::Envelope::kDrainWorker:
       if (allowed({Role::kAdmin}, "DRAIN")) OnDrainWorker(identity, from.correlation_id, message.drain_worker());
       break;
@@ -477,20 +480,14 @@ void BrokerCore::OnAwait(const ReplyTo& from, const std::string& client, bool an
   SendUnknownJob(from, seq);
 }
 
-void BrokerCore::OnGetJob(const ReplyTo& from, const std::string& client, bool any_job,
-                          const proto::GetJobRequest& request) {
-  const uint64_t seq = request.job_seq();
-  auto visible = [&](const std::string& owner) { return any_job || owner == client; };
-  proto::Envelope reply;
-  reply.set_correlation_id(from.correlation_id);
-  proto::JobInfo& info = *reply.mutable_job_info();
+std::optional<proto::JobInfo> BrokerCore::JobInfoOf(uint64_t seq, bool with_stub) {
+  proto::JobInfo info;
   info.set_job_seq(seq);
   auto payload_of = [](bool refs, bool inputs) {
     return refs ? proto::JobInfo::PAYLOAD_REFERENCES : inputs ? proto::JobInfo::PAYLOAD_INPUTS
                                                               : proto::JobInfo::PAYLOAD_WITNESSES;
   };
   if (const JobRecord* job = jobs_.Find(seq)) {
-    if (!visible(job->client_id)) return SendUnknownJob(from, seq);
     info.set_request_id(job->request_id);
     info.set_circuit_id(job->circuit_id);
     info.set_client_id(job->client_id);
@@ -504,10 +501,9 @@ void BrokerCore::OnGetJob(const ReplyTo& from, const std::string& client, bool a
     info.set_submitted_unix_s(job->submitted_unix_s);
     info.set_deadline_unix_s(job->deadline_unix_s);
     info.set_payload(payload_of(!job->witness_refs.empty(), !job->inputs.empty()));
-    return SendClient(from, std::move(reply));
+    return info;
   }
   if (auto stored = journal_.GetJob(seq)) {
-    if (!visible(stored->client_id())) return SendUnknownJob(from, seq);
     info.set_request_id(stored->request_id());
     info.set_circuit_id(stored->circuit_id());
     info.set_client_id(stored->client_id());
@@ -515,11 +511,9 @@ void BrokerCore::OnGetJob(const ReplyTo& from, const std::string& client, bool a
     info.set_priority(stored->priority());
     info.set_partitions(stored->partitions());
     uint32_t done = 0, attempts = 0;
-    for (uint32_t p = 0; p < stored->partitions(); ++p) {
-      if (auto item = journal_.GetItem(seq, p)) {
-        if (item->state() == journal::Item::STATE_DONE) ++done;
-        attempts = std::max(attempts, item->attempts());
-      }
+    for (const auto& [partition, item] : journal_.Items(seq)) {
+      if (item.state() == journal::Item::STATE_DONE) ++done;
+      attempts = std::max(attempts, item.attempts());
     }
     info.set_partitions_done(done);
     info.set_max_attempts_used(attempts);
@@ -528,19 +522,91 @@ void BrokerCore::OnGetJob(const ReplyTo& from, const std::string& client, bool a
     info.set_finished_unix_s(stored->finished_unix_s());
     info.set_error(stored->error());
     info.set_payload(payload_of(stored->witness_refs_size() > 0, stored->inputs_size() > 0));
-    return SendClient(from, std::move(reply));
+    return info;
   }
+  if (!with_stub) return std::nullopt;
   if (auto stub = journal_.GetStub(seq)) {
-    if (!visible(stub->client_id())) return SendUnknownJob(from, seq);
     info.set_request_id(stub->request_id());
     info.set_client_id(stub->client_id());
     info.set_state(stub->state());
     info.set_submitted_unix_s(stub->submitted_unix_s());
     info.set_finished_unix_s(stub->finished_unix_s());
     info.set_result_expired(true);
-    return SendClient(from, std::move(reply));
+    return info;
   }
-  SendUnknownJob(from, seq);
+  return std::nullopt;
+}
+
+void BrokerCore::OnGetJob(const ReplyTo& from, const std::string& client, bool any_job,
+                          const proto::GetJobRequest& request) {
+  std::optional<proto::JobInfo> info = JobInfoOf(request.job_seq(), /*with_stub=*/true);
+  if (!info || !(any_job || info->client_id() == client)) return SendUnknownJob(from, request.job_seq());
+  proto::Envelope reply;
+  reply.set_correlation_id(from.correlation_id);
+  *reply.mutable_job_info() = std::move(*info);
+  SendClient(from, std::move(reply));
+}
+
+void BrokerCore::OnListJobs(const ReplyTo& from, const std::string& client, bool any_job,
+                            const proto::ListJobsRequest& request) {
+  std::string client_filter = request.client_id();
+  if (!any_job) {
+    if (!client_filter.empty() && client_filter != client) {
+      ++counters_.requests_forbidden;
+      if (metrics_) metrics_->RequestForbidden();
+      return SendError(from, proto::ERROR_KIND_FORBIDDEN,
+                       "key '" + client + "' may list its own jobs only, not client '" + client_filter + "'s");
+    }
+    client_filter = client;
+  }
+  uint64_t below = 0;
+  if (!request.page_token().empty()) {
+    char* end = nullptr;
+    below = std::strtoull(request.page_token().c_str(), &end, 10);
+    if (*end != '\0' || below == 0) {
+      return SendError(from, proto::ERROR_KIND_BAD_REQUEST,
+                       "page_token '" + request.page_token().substr(0, 64) + "' is not one this broker gave");
+    }
+  }
+  const uint32_t page = request.page_size() == 0 ? 100 : std::min<uint32_t>(request.page_size(), 1000);
+  std::set<int> states(request.states().begin(), request.states().end());
+  const double after = request.submitted_after_unix_s(), before = request.submitted_before_unix_s();
+  proto::Envelope reply;
+  reply.set_correlation_id(from.correlation_id);
+  proto::ListJobsReply& out = *reply.mutable_list_jobs_reply();
+  // One job: false once the page is full (one more match than the page
+  // says that another page follows) or the jobs are older than `after`.
+  bool more = false;
+  auto consider = [&](uint64_t seq) {
+    std::optional<proto::JobInfo> info = JobInfoOf(seq, /*with_stub=*/false);
+    if (!info) return true;
+    // job_seq follows submission: past `after`, nothing newer follows.
+    if (after > 0 && info->submitted_unix_s() < after) return false;
+    if (before > 0 && info->submitted_unix_s() >= before) return true;
+    if (!client_filter.empty() && info->client_id() != client_filter) return true;
+    if (!request.circuit_id().empty() && info->circuit_id() != request.circuit_id()) return true;
+    if (!states.empty() && !states.count(info->state())) return true;
+    if (out.jobs_size() == static_cast<int>(page)) {
+      more = true;
+      return false;
+    }
+    *out.add_jobs() = std::move(*info);
+    return true;
+  };
+  // The narrowest index the request names: its client, its circuit, or its
+  // one state (RUNNING is journaled as QUEUED); else every job, newest first.
+  if (!client_filter.empty()) {
+    journal_.ScanJobIndex(JobIndex::kClient, client_filter, below, consider);
+  } else if (!request.circuit_id().empty()) {
+    journal_.ScanJobIndex(JobIndex::kCircuit, request.circuit_id(), below, consider);
+  } else if (states.size() == 1) {
+    int state = *states.begin() == proto::JOB_STATE_RUNNING ? proto::JOB_STATE_QUEUED : *states.begin();
+    journal_.ScanJobIndex(JobIndex::kState, Journal::StateIndexValue(state), below, consider);
+  } else {
+    journal_.ScanJobsNewestFirst(below, [&](const journal::Job& job) { return consider(job.job_seq()); });
+  }
+  if (more) out.set_next_page_token(std::to_string(out.jobs(out.jobs_size() - 1).job_seq()));
+  SendClient(from, std::move(reply));
 }
 
 void BrokerCore::OnCancel(const ReplyTo& from, const std::string& client, bool any_job,

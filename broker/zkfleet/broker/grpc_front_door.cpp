@@ -182,6 +182,7 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
     std::optional<Peer> peer = Authenticate(shared_, context, &why);
     if (!peer) return FinishWith(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why));
     if (!peer->authenticated) request.set_client_id(ClientIdOf(context));
+    context_ = context;
     auto [identity, handle] = shared_.Register(this);
     identity_ = identity;
     handle_ = handle;
@@ -194,6 +195,10 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
   }
 
   bool OnReply(const proto::Envelope& reply) override {
+    if (reply.has_error() && reply.error().retry_after_ms() > 0 && context_) {
+      // BUSY and UNAVAILABLE: when a retry (same request id) is likely to be taken.
+      context_->AddTrailingMetadata("retry-after-ms", std::to_string(reply.error().retry_after_ms()));
+    }
     std::optional<grpc::Status> status =
         reply.has_error() ? std::optional<grpc::Status>(StatusOf(reply.error())) : answer_(reply, response_);
     if (!status) return false;
@@ -234,6 +239,7 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
   Answer answer_;
   std::string identity_;
   std::shared_ptr<CallHandle> handle_;
+  grpc::CallbackServerContext* context_ = nullptr;  // gRPC's, valid until OnDone
   bool finished_ = false;
 };
 
@@ -424,9 +430,19 @@ class FleetService final : public v1::Fleet::CallbackService {
     return call;
   }
 
-  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext*, const v1::ListJobsRequest*,
-                                     v1::ListJobsReply* response) override {
-    return Unimplemented("ListJobs", response);
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context, const proto::ListJobsRequest* request,
+                                     proto::ListJobsReply* response) override {
+    auto* call = new UnaryCall<proto::ListJobsReply>(
+        shared_, "ListJobs", response,
+        [](const proto::Envelope& reply, proto::ListJobsReply* out) -> std::optional<grpc::Status> {
+          if (!reply.has_list_jobs_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
+          *out = reply.list_jobs_reply();
+          return grpc::Status::OK;
+        });
+    proto::Envelope envelope;
+    *envelope.mutable_list_jobs() = *request;
+    call->Start(context, std::move(envelope));
+    return call;
   }
   grpc::ServerUnaryReactor* RetryJob(grpc::CallbackServerContext*, const v1::RetryJobRequest*,
                                      proto::JobInfo* response) override {

@@ -17,6 +17,7 @@ namespace zkfleet::broker {
 
 // The broker's journal is zkfleet_storage's (storage/zkfleet/storage/journal.hpp).
 using storage::Journal;
+using storage::JobIndex;
 using storage::JournalOptions;
 using storage::SyncMode;
 using storage::ParseSyncMode;

@@ -24,11 +24,13 @@ namespace {
 constexpr uint32_t kFormat = 1;
 constexpr char kMetaKey[] = "meta";
 
-enum Db : unsigned { kMeta, kJobs, kItems, kWitnesses, kWitnessFiles, kRequests, kStubs, kWitnessHashes, kDbCount };
-constexpr const char* kDbNames[kDbCount] = {"meta",     "jobs",  "items",         "witnesses", "witness_files",
-                                            "requests", "stubs", "witness_hashes"};
+enum Db : unsigned {
+  kMeta, kJobs, kItems, kWitnesses, kWitnessFiles, kRequests, kStubs, kWitnessHashes, kJobIndex, kDbCount
+};
+constexpr const char* kDbNames[kDbCount] = {"meta",     "jobs",  "items",          "witnesses", "witness_files",
+                                            "requests", "stubs", "witness_hashes", "job_index"};
 // Databases an older zkbroker's journal lacks (a read-only open goes on without them).
-constexpr bool kDbOptional[kDbCount] = {false, false, false, false, false, false, false, true};
+constexpr bool kDbOptional[kDbCount] = {false, false, false, false, false, false, false, true, true};
 // Key of the record ProbeWritable() puts and deletes (database "meta").
 constexpr char kProbeKey[] = "write-probe";
 // The smallest map OpenEnvironment() falls back to when the process cannot
@@ -57,6 +59,26 @@ std::string JobKey(uint64_t job_seq) {
   std::string key;
   AppendBigEndian(key, job_seq, 8);
   return key;
+}
+// Database "job_index" (ListJobs): an empty value under each of a job's
+// keys, one per index, the job_seq last so that one value's jobs are
+// contiguous and in job_seq order: 's' + state (1 byte), 'c' + circuit_id +
+// '\0', 'l' + client_id + '\0' (ids hold no control bytes).
+std::string IndexPrefix(JobIndex index, std::string_view value) {
+  std::string key;
+  switch (index) {
+    case JobIndex::kState: key = "s" + std::string(value); break;
+    case JobIndex::kCircuit: key = "c" + std::string(value) + '\0'; break;
+    case JobIndex::kClient: key = "l" + std::string(value) + '\0'; break;
+  }
+  return key;
+}
+std::vector<std::string> IndexKeys(const journal::Job& job) {
+  std::vector<std::string> keys = {IndexPrefix(JobIndex::kState, Journal::StateIndexValue(job.state())),
+                                   IndexPrefix(JobIndex::kCircuit, job.circuit_id()),
+                                   IndexPrefix(JobIndex::kClient, job.client_id())};
+  for (std::string& key : keys) AppendBigEndian(key, job.job_seq(), 8);
+  return keys;
 }
 std::string ItemKey(uint64_t job_seq, uint32_t partition) {
   std::string key = JobKey(job_seq);
@@ -231,6 +253,7 @@ std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
     journal->meta_dirty_ = true;
     journal->dirty_ = true;
   }
+  journal->RebuildJobIndexIfMissing();
   journal->Commit();
   journal->committed_meta_ = journal->meta_;
   return journal;
@@ -447,7 +470,19 @@ StoredWitness::Mapping StoredWitness::ReleaseMapping() {
   return mapping;
 }
 
-void Journal::PutJob(const journal::Job& job) { Put(kJobs, JobKey(job.job_seq()), job.SerializeAsString()); }
+void Journal::PutJob(const journal::Job& job) {
+  // The index follows the record: the old version's keys go (its state
+  // changed), the new one's come.
+  std::vector<std::string> keys = IndexKeys(job);
+  if (auto old = GetJob(job.job_seq())) {
+    for (const std::string& key : IndexKeys(*old)) {
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) Del(kJobIndex, key);
+    }
+  }
+  Put(kJobs, JobKey(job.job_seq()), job.SerializeAsString());
+  for (const std::string& key : keys) Put(kJobIndex, key, "");
+}
+
 
 void Journal::PutItem(uint64_t job_seq, uint32_t partition, const journal::Item& item) {
   Put(kItems, ItemKey(job_seq, partition), item.SerializeAsString());
@@ -766,6 +801,7 @@ size_t Journal::ExpireResults(double cutoff_unix_s, size_t budget) {
       DeleteWitness(job.job_seq(), p);  // normally gone when the item ended
     }
     Del(kJobs, JobKey(job.job_seq()));
+    for (const std::string& key : IndexKeys(job)) Del(kJobIndex, key);
   }
   return expired.size();
 }
@@ -925,6 +961,54 @@ uint64_t Journal::StoreBytes() {
   mdb_env_info(lmdb_->env, &info);
   mdb_env_stat(lmdb_->env, &stat);
   return (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
+}
+
+void Journal::ScanJobIndex(JobIndex index, std::string_view value, uint64_t below,
+                           const std::function<bool(uint64_t)>& visit) {
+  if (!lmdb_->has_dbi[kJobIndex]) return;  // an older journal, read-only
+  const std::string prefix = IndexPrefix(index, value);
+  std::string start = prefix;
+  AppendBigEndian(start, below == 0 ? UINT64_MAX : below, 8);
+  Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kJobIndex]);
+  if (cursor.open_status() != 0) Fail("cursor over job_index", cursor.open_status());
+  MDB_val key{start.size(), start.data()}, data{};
+  // Newest first: the last key below `start`.
+  int rc = cursor.Get(&key, &data, MDB_SET_RANGE);
+  rc = cursor.Get(&key, &data, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV);
+  for (; rc == 0; rc = cursor.Get(&key, &data, MDB_PREV)) {
+    std::string_view k(static_cast<const char*>(key.mv_data), key.mv_size);
+    if (k.size() != prefix.size() + 8 || k.compare(0, prefix.size(), prefix) != 0) break;
+    if (!visit(ReadBigEndian(k.data() + prefix.size(), 8))) return;
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) Fail("reading job_index", rc);
+}
+
+void Journal::ScanJobsNewestFirst(uint64_t below, const std::function<bool(const journal::Job&)>& visit) {
+  Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kJobs]);
+  if (cursor.open_status() != 0) Fail("cursor over jobs", cursor.open_status());
+  std::string start = JobKey(below == 0 ? UINT64_MAX : below);
+  MDB_val key{start.size(), start.data()}, value{};
+  int rc = cursor.Get(&key, &value, MDB_SET_RANGE);
+  rc = cursor.Get(&key, &value, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV);
+  for (; rc == 0; rc = cursor.Get(&key, &value, MDB_PREV)) {
+    if (!visit(*Parse<journal::Job>(View(value), "job", options_.dir))) return;
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) Fail("reading jobs", rc);
+}
+
+void Journal::RebuildJobIndexIfMissing() {
+  if (options_.read_only) return;
+  MDB_stat index{}, jobs{};
+  MDB_txn* txn = static_cast<MDB_txn*>(Txn());
+  if (mdb_stat(txn, lmdb_->dbi[kJobIndex], &index) != 0 || mdb_stat(txn, lmdb_->dbi[kJobs], &jobs) != 0) return;
+  if (index.ms_entries > 0 || jobs.ms_entries == 0) return;
+  // A journal of a zkbroker without the index: built once, in this turn.
+  size_t count = 0;
+  ForEachJob([&](const journal::Job& job) {
+    for (const std::string& key : IndexKeys(job)) Put(kJobIndex, key, "");
+    ++count;
+  });
+  spdlog::info("journal {}: indexed {} jobs for ListJobs", options_.dir.string(), count);
 }
 
 }  // namespace zkfleet::storage

@@ -57,6 +57,10 @@
 
 namespace zkfleet::storage {
 
+// The job listings' indexes (ListJobs): jobs by state (as journaled: QUEUED
+// while live), by circuit, by client.
+enum class JobIndex { kState, kCircuit, kClient };
+
 enum class SyncMode {
   kAlways,  // the server commits after every message that changed the journal
   kBatch,   // one commit (one fsync) per loop turn; replies wait for it
@@ -183,6 +187,15 @@ class Journal {
   std::vector<std::string> KnownGenerators();
   // Every job record in job_seq order (recovery, inspection).
   void ForEachJob(const std::function<void(const journal::Job&)>& visit);
+  // Listings, newest first, from below job_seq `below` (0: the newest),
+  // until `visit` returns false: the job_seqs under one index value (a
+  // state's number as one byte: StateIndexValue; a circuit or client id), or
+  // every job record. Jobs whose results expired (stubs) are not listed.
+  void ScanJobIndex(JobIndex index, std::string_view value, uint64_t below, const std::function<bool(uint64_t)>& visit);
+  void ScanJobsNewestFirst(uint64_t below, const std::function<bool(const journal::Job&)>& visit);
+  static std::string StateIndexValue(int state) { return std::string(1, static_cast<char>(state)); }
+  // A journal written by a zkbroker without the index gets it (once, at start).
+  void RebuildJobIndexIfMissing();
   // Item records of one job that exist, by partition.
   std::vector<std::pair<uint32_t, journal::Item>> Items(uint64_t job_seq);
   // Every stub and request record (inspection).

@@ -312,11 +312,130 @@ TEST(Grpc, MalformedRequestsAreRefusedAndLoseNothing) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
   // Planned RPCs say so.
   auto context = Context();
-  v1::ListJobsReply listed;
-  EXPECT_EQ(alice->ListJobs(context.get(), v1::ListJobsRequest(), &listed).error_code(),
+  proto::JobInfo retried;
+  EXPECT_EQ(alice->RetryJob(context.get(), v1::RetryJobRequest(), &retried).error_code(),
             grpc::StatusCode::UNIMPLEMENTED);
+  // A page token this broker did not give.
+  proto::ListJobsRequest list;
+  list.set_page_token("x12");
+  proto::ListJobsReply listed;
+  context = Context();
+  EXPECT_EQ(alice->ListJobs(context.get(), list, &listed).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   // Nothing was accepted.
   EXPECT_EQ(g.fleet.Status().jobs_submitted(), 0u);
+}
+
+// A job that only names its witness (the broker never reads it; no worker runs).
+v1::SubmitJobRequest ReferenceJob(const std::string& circuit, const std::string& request_id) {
+  v1::SubmitJobRequest request;
+  request.set_circuit_id(circuit);
+  request.set_request_id(request_id);
+  proto::WitnessRef& ref = *request.add_witness_refs();
+  ref.set_url("file:///nowhere/" + request_id + ".wtns");
+  ref.set_size(1000);
+  ref.set_sha256(std::string(32, 'h'));
+  return request;
+}
+
+// Every page of a listing; fails on a repeated job or a page out of order.
+std::vector<proto::JobInfo> ListAll(v1::Fleet::Stub& stub, proto::ListJobsRequest request, size_t* pages) {
+  std::vector<proto::JobInfo> all;
+  *pages = 0;
+  for (;;) {
+    proto::ListJobsReply reply;
+    auto context = Context();
+    grpc::Status s = stub.ListJobs(context.get(), request, &reply);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    if (!s.ok()) break;
+    ++*pages;
+    for (const proto::JobInfo& job : reply.jobs()) {
+      if (!all.empty()) EXPECT_LT(job.job_seq(), all.back().job_seq()) << "newest first, each job once";
+      all.push_back(job);
+    }
+    if (reply.next_page_token().empty()) break;
+    request.set_page_token(reply.next_page_token());
+  }
+  return all;
+}
+
+TEST(Grpc, ListJobsPagesThroughTenThousandJobsByIndex) {
+  GrpcFleet g("grpc_list");
+  g.StartBroker({"--accept-unrouted", "--sync", "none"});
+  auto alice = g.Stub("alice"), bob = g.Stub("bob"), watcher = g.Stub("watcher");
+  // 9,900 "common" and 100 "rare" jobs of alice's, 100 of bob's, from 4 threads.
+  constexpr int kJobs = 10000;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto stub = g.Stub("alice");
+      for (int i = t; i < kJobs; i += 4) {
+        v1::SubmitJobReply reply;
+        if (!Submit(*stub, ReferenceJob(i % 100 == 7 ? "rare" : "common", "a-" + std::to_string(i)), &reply).ok()) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 100; ++i) {
+    v1::SubmitJobReply reply;
+    if (!Submit(*bob, ReferenceJob("common", "b-" + std::to_string(i)), &reply).ok()) ++failures;
+  }
+  ASSERT_EQ(failures.load(), 0);
+
+  // alice's own jobs, 1,000 a page: all 10,000 of them, in 10 pages, none of bob's.
+  proto::ListJobsRequest mine;
+  mine.set_page_size(1000);
+  size_t pages = 0;
+  auto all = ListAll(*alice, mine, &pages);
+  EXPECT_EQ(all.size(), static_cast<size_t>(kJobs));
+  EXPECT_EQ(pages, 10u);
+  for (const auto& job : all) ASSERT_EQ(job.client_id(), "alice");
+  // The 1 % of one circuit, 30 a page: 100 jobs in 4 pages (through the circuit index).
+  proto::ListJobsRequest rare;
+  rare.set_circuit_id("rare");
+  rare.set_page_size(30);
+  auto rares = ListAll(*alice, rare, &pages);
+  EXPECT_EQ(rares.size(), 100u);
+  EXPECT_EQ(pages, 4u);
+  for (const auto& job : rares) ASSERT_EQ(job.circuit_id(), "rare");
+  // States: all are queued (no worker), none succeeded.
+  proto::ListJobsRequest queued;
+  queued.add_states(proto::JOB_STATE_QUEUED);
+  queued.set_circuit_id("rare");
+  EXPECT_EQ(ListAll(*alice, queued, &pages).size(), 100u);
+  proto::ListJobsRequest succeeded;
+  succeeded.add_states(proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(ListAll(*alice, succeeded, &pages).size(), 0u);
+  // Time: alice's jobs submitted from her 5,000th newest on, and bob's, all after hers.
+  proto::ListJobsRequest later;
+  later.set_submitted_after_unix_s(all[4999].submitted_unix_s());
+  later.set_page_size(1000);
+  size_t expected = 0;
+  for (const auto& job : all) expected += job.submitted_unix_s() >= all[4999].submitted_unix_s();
+  EXPECT_GE(expected, 5000u);
+  EXPECT_LT(expected, static_cast<size_t>(kJobs));
+  EXPECT_EQ(ListAll(*alice, later, &pages).size(), expected);
+  proto::ListJobsRequest bobs_later;
+  bobs_later.set_client_id("bob");
+  bobs_later.set_submitted_after_unix_s(all.front().submitted_unix_s());
+  EXPECT_EQ(ListAll(*watcher, bobs_later, &pages).size(), 100u) << "bob's came after alice's last";
+  proto::ListJobsRequest earlier;
+  earlier.set_client_id("bob");
+  earlier.set_submitted_before_unix_s(all.front().submitted_unix_s());
+  EXPECT_EQ(ListAll(*watcher, earlier, &pages).size(), 0u);
+  // Roles: bob lists his own; asking for alice's is refused; an observer sees everyone's.
+  proto::ListJobsRequest bobs_view;
+  EXPECT_EQ(ListAll(*bob, bobs_view, &pages).size(), 100u);
+  proto::ListJobsRequest others;
+  others.set_client_id("alice");
+  proto::ListJobsReply refused;
+  auto context = Context();
+  EXPECT_EQ(bob->ListJobs(context.get(), others, &refused).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  proto::ListJobsRequest everyone;
+  everyone.set_page_size(1000);
+  EXPECT_EQ(ListAll(*watcher, everyone, &pages).size(), static_cast<size_t>(kJobs + 100));
 }
 
 TEST(Grpc, AnAwaitSurvivesABrokerRestartByCallingAgain) {
