@@ -184,8 +184,8 @@ class GrpcClient:
                expected_public: Optional[Sequence[Union[str, bytes, Sequence[str]]]] = None) -> int:
         """Submits a job; its job_seq once the broker holds it durably.
 
-        Exactly one of ``inputs`` (input.json per partition: a dict, or its
-        JSON text), ``witness_refs`` (:class:`~zkfleet.WitnessRef` per
+        Exactly one of ``inputs`` (input.json per partition: a dict, its JSON
+        text as bytes, or a path; :mod:`zkfleet.inputs`), ``witness_refs`` (:class:`~zkfleet.WitnessRef` per
         partition) or ``witnesses`` (.wtns bytes, or a path, per partition;
         inline, so small). ``request_id`` (default: a new random one) makes a
         resubmission return the same job. ``expected_public``: none, or
