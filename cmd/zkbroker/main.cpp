@@ -67,6 +67,19 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure-plaintext", insecure_plaintext,
                "no CURVE, no allow-lists: anyone who reaches the ports may act as a client or a worker (a trusted "
                "network only)");
+  app.add_option("--grpc-listen", options.grpc.listen,
+                 "serve the zkfleet.v1 gRPC API on HOST:PORT (docs/grpc.md): TLS, callers authenticated by client "
+                 "certificates whose CN names a client of --allow-dir");
+  app.add_option("--grpc-cert", options.grpc.cert_file, "the gRPC server's certificate chain (PEM)");
+  app.add_option("--grpc-key", options.grpc.key_file, "the gRPC server's private key (PEM)");
+  app.add_option("--grpc-client-ca", options.grpc.client_ca_file,
+                 "CA certificates (PEM) that sign the gRPC callers' client certificates");
+  app.add_flag("--grpc-insecure-plaintext", options.grpc.insecure_plaintext,
+               "gRPC without TLS (only with --insecure-plaintext): callers name themselves in the metadata "
+               "zkfleet-client-id");
+  app.add_option("--grpc-max-inline-bytes", options.grpc.max_inline_bytes,
+                 "inline witness bytes a SubmitJob may carry, all partitions; larger jobs go by reference")
+      ->capture_default_str();
   app.add_option("--witness-file-threshold", options.journal.blob_threshold,
                  "witnesses of at least this many bytes are journaled as their own file, smaller ones in the store")
       ->capture_default_str();

@@ -196,6 +196,8 @@ class BrokerCore {
   void OnDuplicateSubmit(const ReplyTo& from, const journal::Request& known, const std::string& payload_hash);
   // `any_job`: an admin may await or cancel every client's jobs.
   void OnAwait(const ReplyTo& from, const std::string& client, bool any_job, const proto::AwaitRequest& request);
+  // `any_job`: observe and admin keys read every client's jobs.
+  void OnGetJob(const ReplyTo& from, const std::string& client, bool any_job, const proto::GetJobRequest& request);
   void OnCancel(const ReplyTo& from, const std::string& client, bool any_job, const proto::CancelRequest& request,
                 Clock::time_point now);
   void OnDrainWorker(const std::string& identity, uint64_t correlation_id, const proto::DrainWorkerRequest& request);

@@ -130,6 +130,10 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
     case proto::Envelope::kCancel:
       if (allowed({Role::kSubmit, Role::kAdmin}, "CANCEL")) OnCancel(from, client, admin, message.cancel(), now);
       break;
+    case proto::Envelope::kGetJob:
+      // Reading a job is what observe keys are for; submit keys read their own.
+      OnGetJob(from, client, peer.authenticated && peer.role != Role::kSubmit, message.get_job());
+      break;
     case proto::Envelope::kDrainWorker:
       if (allowed({Role::kAdmin}, "DRAIN")) OnDrainWorker(identity, from.correlation_id, message.drain_worker());
       break;
@@ -469,6 +473,72 @@ void BrokerCore::OnAwait(const ReplyTo& from, const std::string& client, bool an
                      "job " + std::to_string(seq) + " ended " + wire::JobStateName(stub->state()) +
                          " but its result passed the broker's retention (--result-ttl); submit its request "
                          "again with the same witnesses to prove it again");
+  }
+  SendUnknownJob(from, seq);
+}
+
+void BrokerCore::OnGetJob(const ReplyTo& from, const std::string& client, bool any_job,
+                          const proto::GetJobRequest& request) {
+  const uint64_t seq = request.job_seq();
+  auto visible = [&](const std::string& owner) { return any_job || owner == client; };
+  proto::Envelope reply;
+  reply.set_correlation_id(from.correlation_id);
+  proto::JobInfo& info = *reply.mutable_job_info();
+  info.set_job_seq(seq);
+  auto payload_of = [](bool refs, bool inputs) {
+    return refs ? proto::JobInfo::PAYLOAD_REFERENCES : inputs ? proto::JobInfo::PAYLOAD_INPUTS
+                                                              : proto::JobInfo::PAYLOAD_WITNESSES;
+  };
+  if (const JobRecord* job = jobs_.Find(seq)) {
+    if (!visible(job->client_id)) return SendUnknownJob(from, seq);
+    info.set_request_id(job->request_id);
+    info.set_circuit_id(job->circuit_id);
+    info.set_client_id(job->client_id);
+    info.set_state(job->state);
+    info.set_priority(job->priority);
+    info.set_partitions(static_cast<uint32_t>(job->items.size()));
+    info.set_partitions_done(job->items_done);
+    uint32_t attempts = 0;
+    for (const WorkItem& item : job->items) attempts = std::max(attempts, item.attempts);
+    info.set_max_attempts_used(attempts);
+    info.set_submitted_unix_s(job->submitted_unix_s);
+    info.set_deadline_unix_s(job->deadline_unix_s);
+    info.set_payload(payload_of(!job->witness_refs.empty(), !job->inputs.empty()));
+    return SendClient(from, std::move(reply));
+  }
+  if (auto stored = journal_.GetJob(seq)) {
+    if (!visible(stored->client_id())) return SendUnknownJob(from, seq);
+    info.set_request_id(stored->request_id());
+    info.set_circuit_id(stored->circuit_id());
+    info.set_client_id(stored->client_id());
+    info.set_state(stored->state());
+    info.set_priority(stored->priority());
+    info.set_partitions(stored->partitions());
+    uint32_t done = 0, attempts = 0;
+    for (uint32_t p = 0; p < stored->partitions(); ++p) {
+      if (auto item = journal_.GetItem(seq, p)) {
+        if (item->state() == journal::Item::STATE_DONE) ++done;
+        attempts = std::max(attempts, item->attempts());
+      }
+    }
+    info.set_partitions_done(done);
+    info.set_max_attempts_used(attempts);
+    info.set_submitted_unix_s(stored->submitted_unix_s());
+    info.set_deadline_unix_s(stored->deadline_unix_s());
+    info.set_finished_unix_s(stored->finished_unix_s());
+    info.set_error(stored->error());
+    info.set_payload(payload_of(stored->witness_refs_size() > 0, stored->inputs_size() > 0));
+    return SendClient(from, std::move(reply));
+  }
+  if (auto stub = journal_.GetStub(seq)) {
+    if (!visible(stub->client_id())) return SendUnknownJob(from, seq);
+    info.set_request_id(stub->request_id());
+    info.set_client_id(stub->client_id());
+    info.set_state(stub->state());
+    info.set_submitted_unix_s(stub->submitted_unix_s());
+    info.set_finished_unix_s(stub->finished_unix_s());
+    info.set_result_expired(true);
+    return SendClient(from, std::move(reply));
   }
   SendUnknownJob(from, seq);
 }

@@ -171,7 +171,7 @@ void BrokerServer::OnStorageFault(const Error& error) {
   for (const ReplyTo& to : refused) {
     proto::Envelope reply = wire::MakeErrorReply(proto::ERROR_KIND_UNAVAILABLE, message, to.correlation_id);
     reply.mutable_error()->set_retry_after_ms(kUnavailableRetryAfterMs);
-    if (fleet::SendToPeer(clients_, to.identity, wire::EncodeEnvelope(reply)) != fleet::SendStatus::kOk) {
+    if (SendToClient(to.identity, reply, wire::EncodeEnvelope(reply), nullptr) != fleet::SendStatus::kOk) {
       ++core_->counters().replies_undeliverable;
     }
   }
@@ -238,6 +238,7 @@ void BrokerServer::ReloadAllowLists() {
                  options_.security.allow_dir.string(), loaded.list.count(PeerKind::kWorker),
                  loaded.list.count(PeerKind::kClient));
     ApplyAllowList(loaded.list);
+    if (grpc_) grpc_->SetAllowList(loaded.list);
     zap_->Reload(std::move(loaded.list));
   } catch (const std::exception& e) {
     spdlog::error("allow-lists not reloaded (the current ones stay): {}", e.what());
@@ -267,6 +268,17 @@ void BrokerServer::Bind() {
   bind(workers_, options_.worker_endpoint, "worker");
   journal_ = Journal::Open(options_.journal);
   StartCore();
+  if (!options_.grpc.listen.empty()) {
+    if (options_.grpc.insecure_plaintext != options_.security.plaintext) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  options_.security.plaintext
+                      ? "--insecure-plaintext needs --grpc-insecure-plaintext too: ZeroMQ clients are not "
+                        "authenticated, so gRPC callers would be trusted more than they"
+                      : "--grpc-insecure-plaintext needs --insecure-plaintext: CURVE clients are "
+                        "authenticated, and a plaintext gRPC caller could claim any of their names");
+    }
+    grpc_ = std::make_unique<GrpcFrontDoor>(options_.grpc, initial_allow_list_.value_or(AllowList()), metrics_);
+  }
   if (initial_allow_list_) {
     ApplyAllowList(*initial_allow_list_);
     initial_allow_list_.reset();
@@ -284,13 +296,14 @@ void BrokerServer::Run(int signal_fd) {
                std::chrono::duration_cast<std::chrono::seconds>(options_.dedup_window).count(),
                options_.journal.dir.string(), SyncModeName(options_.journal.sync),
                options_.accept_unrouted ? ", accepting unrouted circuits" : "");
-  zmq::pollitem_t items[6] = {
+  zmq::pollitem_t items[7] = {
       {workers_.handle(), 0, ZMQ_POLLIN, 0},
       {clients_.handle(), 0, ZMQ_POLLIN, 0},
       {zap_ ? zap_->socket().handle() : nullptr, -1, ZMQ_POLLIN, 0},
       {nullptr, signal_fd, ZMQ_POLLIN, 0},
       {nullptr, guard_->wake_fd(), ZMQ_POLLIN, 0},
       {nullptr, verifier_->wake_fd(), ZMQ_POLLIN, 0},
+      {nullptr, grpc_ ? grpc_->wake_fd() : -1, ZMQ_POLLIN, 0},
   };
   Clock::time_point next_tick = Clock::now();  // the first turn ticks
   for (;;) {
@@ -298,7 +311,7 @@ void BrokerServer::Run(int signal_fd) {
     if (core_->unavailable()) wake = std::min(wake, next_probe_);
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now());
     if (wait.count() < 0) wait = std::chrono::milliseconds(0);
-    zmq::poll(items, 6, wait);
+    zmq::poll(items, 7, wait);
     if (items[3].revents & ZMQ_POLLIN) {
       signalfd_siginfo info{};
       if (read(signal_fd, &info, sizeof(info)) == sizeof(info) && info.ssi_signo == SIGHUP) {
@@ -316,6 +329,7 @@ void BrokerServer::Run(int signal_fd) {
       // Workers first: their results and credits make room for client work.
       if (items[0].revents & ZMQ_POLLIN) received += DrainSocket(workers_, true, kReceiveBudget, now);
       if (items[1].revents & ZMQ_POLLIN) received += DrainSocket(clients_, false, kReceiveBudget, now);
+      if (items[6].revents & ZMQ_POLLIN) HandleGrpcRequests(now);
       // Verdicts of RESULTs (their proofs stored now), then new RESULTs' checks.
       VerifyResults(now);
       // Nothing is leased while the journal cannot be written: the worker's
@@ -343,6 +357,25 @@ void BrokerServer::Run(int signal_fd) {
                "{} journal commits ({:.3f} s)",
                core_->counters().jobs_submitted, core_->counters().jobs_completed, core_->jobs().size(),
                journal_->stats().commits, journal_->stats().commit_seconds);
+}
+
+void BrokerServer::HandleGrpcRequests(Clock::time_point now) {
+  for (GrpcRequest& request : grpc_->TakeRequests()) {
+    handling_client_ = ReplyTo{request.identity, request.envelope.correlation_id()};
+    core_->HandleClient(request.identity, request.envelope, now, request.peer, std::move(request.frames));
+    handling_client_.reset();
+    if (options_.journal.sync == SyncMode::kAlways && journal_->dirty()) Commit();
+  }
+}
+
+fleet::SendStatus BrokerServer::SendToClient(const std::string& identity, const proto::Envelope& envelope,
+                                             const std::string& bytes, fleet::Frames* frames) {
+  if (IsGrpcIdentity(identity)) {
+    if (!grpc_) return fleet::SendStatus::kUnroutable;
+    grpc_->Deliver(identity, envelope);
+    return fleet::SendStatus::kOk;
+  }
+  return fleet::SendToPeer(clients_, identity, bytes, frames);
 }
 
 size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now) {
@@ -484,7 +517,8 @@ void BrokerServer::SendOutbox(bool workers_only, Clock::time_point now) {
       std::string bytes = wire::EncodeEnvelope(out.envelope);
       uint64_t frame_bytes = 0;
       for (const auto& frame : out.frames) frame_bytes += frame.size();
-      fleet::SendStatus sent = fleet::SendToPeer(to_worker ? workers_ : clients_, out.identity, bytes, &out.frames);
+      fleet::SendStatus sent = to_worker ? fleet::SendToPeer(workers_, out.identity, bytes, &out.frames)
+                                         : SendToClient(out.identity, out.envelope, bytes, &out.frames);
       if (sent == fleet::SendStatus::kOk) {
         if (metrics_) metrics_->Sent(to_worker, bytes.size() + frame_bytes);
         continue;

@@ -45,6 +45,7 @@
 #include <zmq.hpp>
 
 #include "zkfleet/broker/broker_core.hpp"
+#include "zkfleet/broker/grpc_front_door.hpp"
 #include "zkfleet/broker/ingress_guard.hpp"
 #include "zkfleet/broker/result_verifier.hpp"
 #include "zkfleet/fleet/frames.hpp"
@@ -69,6 +70,8 @@ class BrokerServer {
   // The endpoints actually bound (resolves "tcp://host:*").
   std::string client_endpoint() const;
   std::string worker_endpoint() const;
+  // The gRPC front door's port (0: none).
+  int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
 
   // Serves until `signal_fd` (a signalfd for SIGINT/SIGTERM, and SIGHUP,
   // which reloads the allow-lists; -1 for none) delivers a stop signal.
@@ -135,6 +138,14 @@ class BrokerServer {
   Clock::time_point next_fault_log_{};
   uint64_t faults_not_logged_ = 0;
   std::unique_ptr<ZapHandler> zap_;  // null in plaintext mode
+  // The gRPC front door (options.grpc.listen; null without). Its calls'
+  // requests are fed to the core like the client ROUTER's, and the replies
+  // to their identities go back to it (SendToClient).
+  std::unique_ptr<GrpcFrontDoor> grpc_;
+  void HandleGrpcRequests(Clock::time_point now);
+  // A message to a client: the ROUTER, or the gRPC call it is for.
+  fleet::SendStatus SendToClient(const std::string& identity, const proto::Envelope& envelope, const std::string& bytes,
+                                 fleet::Frames* frames);
   // Handshakes that fail before ZAP is asked (a peer without CURVE, or not
   // ZMTP at all) are seen only by the guard's socket monitors.
   void OnHandshakeFailures();

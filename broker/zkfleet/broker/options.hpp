@@ -42,6 +42,15 @@ struct FieldLimits {
   size_t max_public_json_bytes = 4 << 20;
 };
 
+// The gRPC front door (grpc_front_door.hpp, docs/grpc.md).
+struct GrpcOptions {
+  std::string listen;               // host:port ("" = no gRPC)
+  std::string cert_file, key_file;  // the broker's certificate chain and key (PEM)
+  std::string client_ca_file;       // CAs whose client certificates are accepted (PEM)
+  bool insecure_plaintext = false;  // no TLS: callers name themselves (zkfleet-client-id)
+  uint64_t max_inline_bytes = 16ull << 20;  // inline witnesses per SubmitJob, all partitions
+};
+
 struct BrokerOptions {
   std::string client_endpoint = "tcp://127.0.0.1:5555";  // ROUTER for clients (bind)
   std::string worker_endpoint = "tcp://127.0.0.1:5556";  // ROUTER for workers (bind)
@@ -106,6 +115,7 @@ struct BrokerOptions {
     fleet::CurveKeyPair server;
     std::filesystem::path allow_dir;
   } security;
+  GrpcOptions grpc;
   fleet::SocketLimits limits;
   // Bytes a connection (and all of them together) may make the broker hold
   // before the broker has read them: libzmq buffers a multipart message whole

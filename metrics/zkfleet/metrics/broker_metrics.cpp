@@ -95,7 +95,10 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
       connections_cut_family_(CounterFamily(server.registry(), "zkfleet_broker_connections_cut_total",
                                             "Connections the broker shut down because they held more unread bytes "
                                             "than their bound (--max-held-bytes-per-connection, --max-held-bytes), "
-                                            "by endpoint (clients, workers)")) {
+                                            "by endpoint (clients, workers)")),
+      grpc_requests_family_(CounterFamily(server.registry(), "zkfleet_broker_grpc_requests_total",
+                                          "gRPC calls the broker's front door answered, by method and status code "
+                                          "(UNAUTHENTICATED: no certificate the allow-list names)")) {
   prometheus::Registry& registry = server.registry();
   auto& rejected = CounterFamily(registry, "zkfleet_broker_results_rejected_total",
                                  "RESULTs that failed the broker's verification, by reason; the worker is blamed "

@@ -70,6 +70,11 @@ class BrokerMetrics {
   // "workers"; `reason`: unknown_key, wrong_endpoint or mechanism (all six
   // series exist from the start).
   void AuthRejected(const std::string& endpoint, const std::string& reason);
+  // A gRPC call answered (the front door): zkfleet_broker_grpc_requests_total{method,code},
+  // code as gRPC names it (OK, NOT_FOUND, PERMISSION_DENIED, UNAUTHENTICATED, ...).
+  void GrpcAnswered(const std::string& method, const std::string& code) {
+    grpc_requests_family_.Add({{"method", method}, {"code", code}}).Increment();
+  }
   // Application bytes (the Envelope and the frames after it; not CURVE's
   // overhead) received from and sent to each socket: `workers` false =
   // clients. zkfleet_broker_received_bytes_total{socket},
@@ -143,6 +148,7 @@ class BrokerMetrics {
   prometheus::Family<prometheus::Counter>& failed_family_;
   prometheus::Family<prometheus::Counter>& auth_rejected_family_;
   prometheus::Family<prometheus::Counter>& connections_cut_family_;
+  prometheus::Family<prometheus::Counter>& grpc_requests_family_;
 
   std::mutex circuits_mutex_;
   std::map<std::string, Circuit, std::less<>> circuits_;  // node-based: references stay valid

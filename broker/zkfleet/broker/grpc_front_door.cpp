@@ -1,0 +1,586 @@
+// GrpcFrontDoor (grpc_front_door.hpp): the zkfleet.v1.Fleet service on
+// gRPC's callback API (no thread per open call: a thousand AwaitJob streams
+// are a thousand small objects), and the queue to and from the broker loop.
+#include "zkfleet/broker/grpc_front_door.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
+
+#include "grpc/zkfleet_v1.grpc.pb.h"
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/wire/protocol.hpp"
+
+namespace zkfleet::broker {
+namespace {
+
+const std::string kGrpcPrefix("\0grpc/", 6);
+constexpr const char* kClientIdMetadata = "zkfleet-client-id";
+
+std::string ReadPem(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::kNotFound, std::string("cannot read the gRPC ") + what + " " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The broker's ErrorReply as a gRPC status (docs/grpc.md, "Status codes").
+grpc::Status StatusOf(const proto::ErrorReply& error) {
+  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
+  switch (error.kind()) {
+    case proto::ERROR_KIND_BAD_REQUEST:
+    case proto::ERROR_KIND_TOO_LARGE: code = grpc::StatusCode::INVALID_ARGUMENT; break;
+    case proto::ERROR_KIND_UNKNOWN_CIRCUIT:
+    case proto::ERROR_KIND_RESULT_EXPIRED: code = grpc::StatusCode::FAILED_PRECONDITION; break;
+    case proto::ERROR_KIND_UNKNOWN_JOB:
+    case proto::ERROR_KIND_UNKNOWN_WORKER:
+    case proto::ERROR_KIND_FOREIGN_JOB: code = grpc::StatusCode::NOT_FOUND; break;
+    case proto::ERROR_KIND_BUSY: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
+    case proto::ERROR_KIND_REQUEST_ID_REUSED: code = grpc::StatusCode::ALREADY_EXISTS; break;
+    case proto::ERROR_KIND_UNAVAILABLE: code = grpc::StatusCode::UNAVAILABLE; break;
+    case proto::ERROR_KIND_FORBIDDEN: code = grpc::StatusCode::PERMISSION_DENIED; break;
+    default: break;
+  }
+  return grpc::Status(code, error.message());
+}
+
+const char* CodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "INTERNAL";
+  }
+}
+
+}  // namespace
+
+bool IsGrpcIdentity(const std::string& identity) {
+  return identity.size() > kGrpcPrefix.size() && identity.compare(0, kGrpcPrefix.size(), kGrpcPrefix) == 0;
+}
+
+// A call in flight, as the loop's replies see it. `OnReply` handles one
+// reply and says whether the call is finished; the registry then forgets it.
+class GrpcFrontDoor::Call {
+ public:
+  virtual ~Call() = default;
+  virtual bool OnReply(const proto::Envelope& reply) = 0;
+  virtual void Abort(const grpc::Status& status) = 0;
+};
+
+// One registered call: its reactor, until gRPC is done with it. The lock is
+// recursive: a reactor's reaction may run on the thread that finished it.
+struct CallHandle {
+  std::recursive_mutex mutex;
+  GrpcFrontDoor::Call* call = nullptr;  // null once the reactor is gone
+};
+
+struct GrpcFrontDoor::Shared {
+  GrpcOptions options;
+  metrics::BrokerMetrics* metrics = nullptr;
+  int wake_fd = -1;
+  std::mutex mutex;  // guards everything below
+  AllowList allow_list;
+  std::deque<GrpcRequest> requests;
+  std::map<uint64_t, std::shared_ptr<CallHandle>> calls;
+  uint64_t next_call = 1;
+  uint64_t next_correlation = 1;
+  bool stopping = false;
+
+  void Count(const char* method, grpc::StatusCode code) {
+    if (metrics) metrics->GrpcAnswered(method, CodeName(code));
+  }
+  // A new call's routing identity and its handle.
+  std::pair<std::string, std::shared_ptr<CallHandle>> Register(Call* call) {
+    auto handle = std::make_shared<CallHandle>();
+    handle->call = call;
+    std::lock_guard<std::mutex> lock(mutex);
+    const uint64_t id = next_call++;
+    calls[id] = handle;
+    return {kGrpcPrefix + std::to_string(id), handle};
+  }
+  void Forget(const std::string& identity) {
+    std::lock_guard<std::mutex> lock(mutex);
+    calls.erase(std::strtoull(identity.c_str() + kGrpcPrefix.size(), nullptr, 10));
+  }
+  // Queues `envelope` for the loop under the call's identity.
+  void Send(const std::string& identity, const Peer& peer, proto::Envelope envelope, fleet::Frames frames = {}) {
+    envelope.set_version(wire::kProtocolVersion);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      envelope.set_correlation_id(next_correlation++);
+      requests.push_back({identity, peer, std::move(envelope), std::move(frames)});
+    }
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_fd, &one, sizeof one);
+  }
+};
+
+namespace {
+
+using Shared = GrpcFrontDoor::Shared;
+
+// Who is calling: the certificate's CN, looked up in the allow-list.
+std::optional<Peer> Authenticate(Shared& shared, grpc::CallbackServerContext* context, std::string* why) {
+  Peer peer;
+  if (shared.options.insecure_plaintext) {
+    // As Envelope.client_id in the broker's plaintext mode: declared, not proved.
+    peer.authenticated = false;
+    return peer;
+  }
+  std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
+  std::vector<grpc::string_ref> names;
+  if (auth && auth->IsPeerAuthenticated()) names = auth->FindPropertyValues("x509_common_name");
+  if (names.size() != 1) {
+    *why = "no client certificate with a common name (mTLS is required)";
+    return std::nullopt;
+  }
+  const std::string name(names[0].data(), names[0].size());
+  std::lock_guard<std::mutex> lock(shared.mutex);
+  for (const AllowedPeer& allowed : shared.allow_list.peers()) {
+    if (allowed.kind == PeerKind::kClient && allowed.name == name) {
+      peer.authenticated = true;
+      peer.key_name = name;
+      peer.role = allowed.role;
+      return peer;
+    }
+  }
+  *why = "the certificate's common name '" + name + "' is not a client in the broker's allow-list";
+  return std::nullopt;
+}
+
+// A unary call: one request to the loop (two for some), finished by the
+// reply `answer` turns into a response or a status.
+template <typename Response>
+class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::Call {
+ public:
+  // Returns the status to finish with, or nullopt to wait for another reply.
+  using Answer = std::function<std::optional<grpc::Status>(const proto::Envelope& reply, Response* response)>;
+
+  UnaryCall(Shared& shared, const char* method, Response* response, Answer answer)
+      : shared_(shared), method_(method), response_(response), answer_(std::move(answer)) {}
+
+  // Registers the call and sends `request` (after Authenticate).
+  void Start(grpc::CallbackServerContext* context, proto::Envelope request, fleet::Frames frames = {}) {
+    std::string why;
+    std::optional<Peer> peer = Authenticate(shared_, context, &why);
+    if (!peer) return FinishWith(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why));
+    if (!peer->authenticated) request.set_client_id(ClientIdOf(context));
+    auto [identity, handle] = shared_.Register(this);
+    identity_ = identity;
+    handle_ = handle;
+    shared_.Send(identity_, *peer, std::move(request), std::move(frames));
+  }
+  // Finishes before anything reached the loop (a bad request, UNIMPLEMENTED).
+  void FinishWith(const grpc::Status& status) {
+    shared_.Count(method_, status.error_code());
+    Finish(status);
+  }
+
+  bool OnReply(const proto::Envelope& reply) override {
+    std::optional<grpc::Status> status =
+        reply.has_error() ? std::optional<grpc::Status>(StatusOf(reply.error())) : answer_(reply, response_);
+    if (!status) return false;
+    FinishWith(*status);
+    return true;
+  }
+  void Abort(const grpc::Status& status) override { FinishWith(status); }
+
+  void OnCancel() override {
+    if (!handle_) return;
+    std::lock_guard<std::recursive_mutex> lock(handle_->mutex);
+    if (handle_->call && !finished_) {
+      finished_ = true;
+      handle_->call = nullptr;
+      shared_.Forget(identity_);
+      shared_.Count(method_, grpc::StatusCode::CANCELLED);
+      Finish(grpc::Status::CANCELLED);
+    }
+  }
+  void OnDone() override {
+    if (handle_) {
+      std::lock_guard<std::recursive_mutex> lock(handle_->mutex);
+      handle_->call = nullptr;
+    }
+    if (!identity_.empty()) shared_.Forget(identity_);
+    delete this;
+  }
+
+  static std::string ClientIdOf(grpc::CallbackServerContext* context) {
+    auto it = context->client_metadata().find(kClientIdMetadata);
+    return it == context->client_metadata().end() ? std::string() : std::string(it->second.data(), it->second.size());
+  }
+
+ private:
+  Shared& shared_;
+  const char* method_;
+  Response* response_;
+  Answer answer_;
+  std::string identity_;
+  std::shared_ptr<CallHandle> handle_;
+  bool finished_ = false;
+};
+
+// AwaitJob: the job's state now (a GetJob), then its JobResult (an AWAIT),
+// written one after the other; the stream ends after the result.
+class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public GrpcFrontDoor::Call {
+ public:
+  explicit AwaitCall(Shared& shared) : shared_(shared) {}
+
+  void Start(grpc::CallbackServerContext* context, uint64_t job_seq) {
+    std::string why;
+    std::optional<Peer> peer = Authenticate(shared_, context, &why);
+    if (!peer) return End(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why));
+    auto [identity, handle] = shared_.Register(this);
+    identity_ = identity;
+    handle_ = handle;
+    proto::Envelope get, await;
+    if (!peer->authenticated) {
+      get.set_client_id(UnaryCall<v1::JobUpdate>::ClientIdOf(context));
+      await.set_client_id(get.client_id());
+    }
+    get.mutable_get_job()->set_job_seq(job_seq);
+    await.mutable_await()->set_job_seq(job_seq);
+    shared_.Send(identity_, *peer, std::move(get));
+    shared_.Send(identity_, *peer, std::move(await));
+  }
+
+  bool OnReply(const proto::Envelope& reply) override {
+    if (ended_) return true;
+    if (reply.has_error()) {
+      End(StatusOf(reply.error()));
+      return true;
+    }
+    v1::JobUpdate update;
+    if (reply.has_job_info()) {
+      *update.mutable_state() = reply.job_info();
+    } else if (reply.has_job_result()) {
+      *update.mutable_result() = reply.job_result();
+      result_queued_ = true;
+    } else {
+      End(grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply to AwaitJob"));
+      return true;
+    }
+    pending_.push_back(std::move(update));
+    WriteNext();
+    return result_queued_;
+  }
+  void Abort(const grpc::Status& status) override { End(status); }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard<std::recursive_mutex> lock(Lock());
+    writing_ = false;
+    if (ended_) return Finish(final_status_);  // End waited for this write
+    if (!ok) return End(grpc::Status(grpc::StatusCode::CANCELLED, "the stream broke"));
+    WriteNext();
+  }
+  void OnCancel() override {
+    std::lock_guard<std::recursive_mutex> lock(Lock());
+    End(grpc::Status::CANCELLED);
+  }
+  void OnDone() override {
+    if (handle_) {
+      std::lock_guard<std::recursive_mutex> lock(handle_->mutex);
+      handle_->call = nullptr;
+    }
+    if (!identity_.empty()) shared_.Forget(identity_);
+    delete this;
+  }
+
+ private:
+  std::recursive_mutex& Lock() { return handle_ ? handle_->mutex : own_mutex_; }
+  void WriteNext() {
+    if (ended_ || writing_) return;
+    if (!pending_.empty()) {
+      current_ = std::move(pending_.front());
+      pending_.pop_front();
+      writing_ = true;
+      StartWrite(&current_);
+      return;
+    }
+    if (result_queued_) End(grpc::Status::OK);
+  }
+  // Finishes the stream, or has OnWriteDone finish it once the write in
+  // flight is done (no Finish while a write is outstanding).
+  void End(const grpc::Status& status) {
+    if (ended_) return;
+    ended_ = true;
+    final_status_ = status;
+    shared_.Count("AwaitJob", status.error_code());
+    if (!writing_) Finish(status);
+  }
+
+  Shared& shared_;
+  std::string identity_;
+  std::shared_ptr<CallHandle> handle_;
+  std::recursive_mutex own_mutex_;
+  std::deque<v1::JobUpdate> pending_;
+  v1::JobUpdate current_;
+  grpc::Status final_status_;
+  bool writing_ = false, result_queued_ = false, ended_ = false;
+};
+
+}  // namespace
+
+class FleetService final : public v1::Fleet::CallbackService {
+ public:
+  explicit FleetService(Shared& shared) : shared_(shared) {}
+
+  grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* context, const v1::SubmitJobRequest* request,
+                                      v1::SubmitJobReply* response) override {
+    auto* call = new UnaryCall<v1::SubmitJobReply>(
+        shared_, "SubmitJob", response, [](const proto::Envelope& reply, v1::SubmitJobReply* out)
+                                            -> std::optional<grpc::Status> {
+          if (!reply.has_submit_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
+          out->set_job_seq(reply.submit_reply().job_seq());
+          out->set_duplicate(reply.submit_reply().duplicate());
+          out->set_state(reply.submit_reply().state());
+          return grpc::Status::OK;
+        });
+    const int kinds = (request->inputs_size() > 0) + (request->witness_refs_size() > 0) + (request->witnesses_size() > 0);
+    if (kinds > 1) {
+      call->FinishWith(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                    "a job carries inputs, witness references or witnesses, not several kinds"));
+      return call;
+    }
+    uint64_t inline_bytes = 0;
+    for (const std::string& w : request->witnesses()) inline_bytes += w.size();
+    if (inline_bytes > shared_.options.max_inline_bytes) {
+      call->FinishWith(grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          std::to_string(inline_bytes) + " bytes of inline witnesses exceed this broker's --grpc-max-inline-bytes (" +
+              std::to_string(shared_.options.max_inline_bytes) +
+              "): submit them by reference (witness_refs: a URL, its size and SHA-256), or as inputs"));
+      return call;
+    }
+    proto::Envelope envelope;
+    proto::SubmitRequest& submit = *envelope.mutable_submit();
+    submit.set_request_id(request->request_id());
+    submit.set_circuit_id(request->circuit_id());
+    submit.set_priority(request->priority());
+    submit.set_deadline_unix_s(request->deadline_unix_s());
+    for (const std::string& input : request->inputs()) submit.add_inputs(input);
+    for (const proto::WitnessRef& ref : request->witness_refs()) *submit.add_witness_refs() = ref;
+    for (const std::string& digest : request->public_signals_sha256()) submit.add_public_signals_sha256(digest);
+    std::vector<fleet::WitnessFrames> witnesses;
+    for (const std::string& w : request->witnesses()) {
+      submit.add_witness_bytes(w.size());
+      witnesses.push_back(fleet::ChunkWitness(zmq::message_t(w.data(), w.size())));
+    }
+    call->Start(context, std::move(envelope), fleet::FlattenWitnesses(std::move(witnesses)));
+    return call;
+  }
+
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
+                                   proto::JobInfo* response) override {
+    auto* call = new UnaryCall<proto::JobInfo>(
+        shared_, "GetJob", response,
+        [](const proto::Envelope& reply, proto::JobInfo* out) -> std::optional<grpc::Status> {
+          if (!reply.has_job_info()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
+          *out = reply.job_info();
+          return grpc::Status::OK;
+        });
+    proto::Envelope envelope;
+    envelope.mutable_get_job()->set_job_seq(request->job_seq());
+    call->Start(context, std::move(envelope));
+    return call;
+  }
+
+  grpc::ServerWriteReactor<v1::JobUpdate>* AwaitJob(grpc::CallbackServerContext* context,
+                                                    const v1::AwaitJobRequest* request) override {
+    auto* call = new AwaitCall(shared_);
+    call->Start(context, request->job_seq());
+    return call;
+  }
+
+  grpc::ServerUnaryReactor* CancelJob(grpc::CallbackServerContext* context, const v1::CancelJobRequest* request,
+                                      proto::CancelReply* response) override {
+    auto* call = new UnaryCall<proto::CancelReply>(
+        shared_, "CancelJob", response,
+        [](const proto::Envelope& reply, proto::CancelReply* out) -> std::optional<grpc::Status> {
+          if (!reply.has_cancel_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
+          *out = reply.cancel_reply();
+          return grpc::Status::OK;
+        });
+    proto::Envelope envelope;
+    envelope.mutable_cancel()->set_job_seq(request->job_seq());
+    call->Start(context, std::move(envelope));
+    return call;
+  }
+
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext*, const v1::ListJobsRequest*,
+                                     v1::ListJobsReply* response) override {
+    return Unimplemented("ListJobs", response);
+  }
+  grpc::ServerUnaryReactor* RetryJob(grpc::CallbackServerContext*, const v1::RetryJobRequest*,
+                                     proto::JobInfo* response) override {
+    return Unimplemented("RetryJob", response);
+  }
+
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* context, const v1::GetStatusRequest*,
+                                      proto::StatusReply* response) override {
+    auto* call = new UnaryCall<proto::StatusReply>(
+        shared_, "GetStatus", response,
+        [](const proto::Envelope& reply, proto::StatusReply* out) -> std::optional<grpc::Status> {
+          if (!reply.has_status_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
+          *out = reply.status_reply();
+          return grpc::Status::OK;
+        });
+    proto::Envelope envelope;
+    envelope.mutable_status();
+    call->Start(context, std::move(envelope));
+    return call;
+  }
+
+  grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context, const v1::ListWorkersRequest*,
+                                        v1::ListWorkersReply* response) override {
+    auto* call = new UnaryCall<v1::ListWorkersReply>(
+        shared_, "ListWorkers", response,
+        [](const proto::Envelope& reply, v1::ListWorkersReply* out) -> std::optional<grpc::Status> {
+          if (!reply.has_status_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
+          for (const proto::WorkerInfo& w : reply.status_reply().workers()) *out->add_workers() = w;
+          return grpc::Status::OK;
+        });
+    proto::Envelope envelope;
+    envelope.mutable_status();
+    call->Start(context, std::move(envelope));
+    return call;
+  }
+
+  grpc::ServerUnaryReactor* DrainWorker(grpc::CallbackServerContext* context,
+                                        const proto::DrainWorkerRequest* request,
+                                        proto::DrainWorkerReply* response) override {
+    const bool wait = request->wait();
+    auto* call = new UnaryCall<proto::DrainWorkerReply>(
+        shared_, "DrainWorker", response,
+        [wait](const proto::Envelope& reply, proto::DrainWorkerReply* out) -> std::optional<grpc::Status> {
+          if (!reply.has_drain_worker_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
+          // With wait, the broker answers twice: accepted, then gone.
+          if (wait && !reply.drain_worker_reply().finished()) return std::nullopt;
+          *out = reply.drain_worker_reply();
+          return grpc::Status::OK;
+        });
+    proto::Envelope envelope;
+    *envelope.mutable_drain_worker() = *request;
+    call->Start(context, std::move(envelope));
+    return call;
+  }
+
+ private:
+  template <typename Response>
+  grpc::ServerUnaryReactor* Unimplemented(const char* method, Response* response) {
+    auto* call = new UnaryCall<Response>(shared_, method, response, nullptr);
+    call->FinishWith(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                                  std::string(method) + " is planned, not served yet (docs/grpc.md)"));
+    return call;
+  }
+
+  Shared& shared_;
+};
+
+GrpcFrontDoor::GrpcFrontDoor(GrpcOptions options, AllowList allow_list, metrics::BrokerMetrics* metrics)
+    : shared_(std::make_shared<Shared>()) {
+  shared_->options = std::move(options);
+  shared_->metrics = metrics;
+  shared_->allow_list = std::move(allow_list);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) throw Error(ErrorCode::kIo, "gRPC front door: eventfd failed");
+  shared_->wake_fd = wake_fd_;
+
+  const GrpcOptions& o = shared_->options;
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  if (o.insecure_plaintext) {
+    credentials = grpc::InsecureServerCredentials();
+  } else {
+    if (o.cert_file.empty() || o.key_file.empty() || o.client_ca_file.empty()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "the gRPC front door needs --grpc-cert, --grpc-key and --grpc-client-ca (mTLS), or "
+                  "--grpc-insecure-plaintext");
+    }
+    grpc::SslServerCredentialsOptions ssl(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    ssl.pem_root_certs = ReadPem(o.client_ca_file, "client CA");
+    ssl.pem_key_cert_pairs.push_back({ReadPem(o.key_file, "key"), ReadPem(o.cert_file, "certificate")});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  service_ = std::make_unique<FleetService>(*shared_);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(o.listen, credentials, &port_);
+  builder.RegisterService(service_.get());
+  // Inline witnesses plus the request's other fields.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<uint64_t>(o.max_inline_bytes + (1u << 20), INT32_MAX)));
+  server_ = builder.BuildAndStart();
+  if (!server_ || port_ == 0) {
+    ::close(wake_fd_);
+    throw Error(ErrorCode::kIo, "the gRPC front door cannot listen on " + o.listen);
+  }
+  spdlog::info("gRPC front door (zkfleet.v1.Fleet) on port {} ({})", port_,
+               o.insecure_plaintext ? "PLAINTEXT: callers are not authenticated" : "TLS, client certificates required");
+}
+
+GrpcFrontDoor::~GrpcFrontDoor() {
+  std::vector<std::shared_ptr<CallHandle>> open;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->stopping = true;
+    for (auto& [id, handle] : shared_->calls) open.push_back(handle);
+  }
+  for (auto& handle : open) {
+    std::lock_guard<std::recursive_mutex> lock(handle->mutex);
+    if (handle->call) {
+      Call* call = handle->call;
+      handle->call = nullptr;
+      call->Abort(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping: call again"));
+    }
+  }
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server_->Wait();
+  ::close(wake_fd_);
+}
+
+std::vector<GrpcRequest> GrpcFrontDoor::TakeRequests() {
+  uint64_t count = 0;
+  [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof count);
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  std::vector<GrpcRequest> out(std::make_move_iterator(shared_->requests.begin()),
+                               std::make_move_iterator(shared_->requests.end()));
+  shared_->requests.clear();
+  return out;
+}
+
+void GrpcFrontDoor::Deliver(const std::string& identity, const proto::Envelope& reply) {
+  std::shared_ptr<CallHandle> handle;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    auto it = shared_->calls.find(std::strtoull(identity.c_str() + kGrpcPrefix.size(), nullptr, 10));
+    if (it == shared_->calls.end()) return;  // the call has gone
+    handle = it->second;
+  }
+  std::lock_guard<std::recursive_mutex> lock(handle->mutex);
+  if (!handle->call) return;
+  if (handle->call->OnReply(reply)) handle->call = nullptr;
+}
+
+void GrpcFrontDoor::SetAllowList(AllowList allow_list) {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  shared_->allow_list = std::move(allow_list);
+}
+
+}  // namespace zkfleet::broker
