@@ -116,10 +116,18 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "await: how long to wait for the result, reconnecting; submit: how long to retry")
 	flag.DurationVar(&o.rpcTimeout, "rpc-timeout", 30*time.Second, "deadline of one unary call")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: zkfleet-example [flags] submit|await|get|cancel|status|workers ...\n")
+		fmt.Fprintf(os.Stderr, "usage: zkfleet-example [flags] submit|await|get|cancel|status|workers ...\n"+
+			"  submit --circuit ID (--input input.json | --witness w.wtns)... [--request-id X] [--priority P]\n"+
+			"  await JOB_SEQ | get JOB_SEQ | cancel JOB_SEQ | status | workers\nflags:\n")
 		flag.PrintDefaults()
 	}
-	flag.Parse()
+	// --help is an answer, not a usage error: exit 0 (flag's ExitOnError would exit 2).
+	flag.CommandLine.Init(os.Args[0], flag.ContinueOnError)
+	if err := flag.CommandLine.Parse(os.Args[1:]); err == flag.ErrHelp {
+		os.Exit(exitOK)
+	} else if err != nil {
+		os.Exit(exitUsage) // flag has printed the error and the usage
+	}
 	err := run(o, flag.Args())
 	if err == nil {
 		return
