@@ -163,3 +163,31 @@ def test_await_rides_out_a_broker_restart(own_grpc_fleet):
     assert go.returncode == 0, stderr
     assert json.loads(stdout)["state"] == "SUCCEEDED"
     assert "UNAVAILABLE" in stderr   # the Go client did lose the stream and called again
+
+
+def test_cancel_and_drain(own_grpc_fleet):
+    """cancel (the job's owner) and drain (admin only; with wait, the reply
+    comes once the worker has left)."""
+    fleet = own_grpc_fleet
+    fleet.start_broker()
+    fleet.start_worker("sleeper", "--instant", "--circuit", "slow", "--instant-delay-ms", str(int(scaled(3000))))
+    fleet.wait_ready("sleeper")
+    with fleet.grpc_client("alice") as alice, fleet.grpc_client("app") as admin:
+        job_seq = alice.submit("slow", witnesses=[(FIXTURE / "witness.wtns").read_bytes()])
+        cancelled = alice.cancel(job_seq)
+        assert cancelled.cancelled and cancelled.state == "CANCELLED"
+        with pytest.raises(zkfleet.JobFailed) as e:
+            alice.await_result(job_seq, timeout=scaled(30))
+        assert e.value.state == "CANCELLED"
+        assert not alice.cancel(job_seq).cancelled   # already ended
+
+        with pytest.raises(GrpcError) as e:
+            alice.drain("sleeper")
+        assert e.value.code == grpc.StatusCode.PERMISSION_DENIED
+        with pytest.raises(GrpcError) as e:
+            admin.drain("no-such-worker")
+        assert e.value.code == grpc.StatusCode.NOT_FOUND
+        reply = admin.drain("sleeper", wait=True, timeout=scaled(60))
+        assert reply.worker_id == "sleeper" and reply.finished and reply.phases
+        assert "sleeper" not in {w.worker_id for w in admin.workers()
+                                 if w.state == zkfleet._wire.pb.WORKER_STATE_READY}
