@@ -34,6 +34,7 @@ class BuildPyWithProtoc(build_py):
             shutil.rmtree(Path(self.build_lib) / "zkfleet", ignore_errors=True)
         super().run()
         self.generate_protobuf_module()
+        self.generate_grpc_modules()
 
     def generate_protobuf_module(self) -> None:
         if not PROTO.is_file():
@@ -59,6 +60,32 @@ class BuildPyWithProtoc(build_py):
         if run.returncode != 0 or not (out / "zkfleet_pb2.py").is_file():
             raise ExecError(f"zkfleet: {' '.join(command)} failed (exit {run.returncode}): "
                             f"{(run.stderr or run.stdout).strip()}")
+
+    def generate_grpc_modules(self) -> None:
+        """The zkfleet.v1 gRPC modules (zkfleet.grpc_client) next to
+        zkfleet_pb2.py, by grpc_codegen.py. Optional: without Debian's
+        grpc_python_plugin (protobuf-compiler-grpc, or $GRPC_PYTHON_PLUGIN)
+        the package is built without them, saying so, and importing
+        zkfleet.grpc_client says what is missing."""
+        import sys
+        sys.path.insert(0, str(HERE))
+        try:
+            import grpc_codegen
+        finally:
+            sys.path.pop(0)
+        plugin = grpc_codegen.find_plugin()
+        if not plugin:
+            self.warn("zkfleet: grpc_python_plugin not found (PATH, or $GRPC_PYTHON_PLUGIN; Debian: "
+                      "protobuf-compiler-grpc): building without the gRPC modules (zkfleet.grpc_client)")
+            return
+        protoc = shutil.which(os.environ.get("PROTOC") or "protoc")
+        out = (HERE / "zkfleet" / "_generated" if getattr(self, "editable_mode", False)
+               else Path(self.build_lib) / "zkfleet" / "_generated")
+        try:
+            command = grpc_codegen.generate(out, protoc, plugin)
+        except grpc_codegen.CodegenError as e:
+            raise ExecError(f"zkfleet: {e}") from None
+        self.announce("zkfleet: " + " ".join(command), level=2)
 
 
 setup(cmdclass={"build_py": BuildPyWithProtoc})

@@ -262,3 +262,133 @@ def own_fleet(request) -> Fleet:
 @pytest.fixture
 def witness() -> bytes:
     return (FIXTURE / "witness.wtns").read_bytes()
+
+
+# ---------------------------------------------------------------- gRPC front door
+
+TEST_CA_SCRIPT = REPO / "tests" / "testutil" / "make_test_ca.sh"
+WITGEN_FIXTURES = REPO / "tests" / "fixtures" / "witgen"
+# Compiled witness generators, shared with the C++ tests (inputs_test.cpp):
+# compiling one takes a while, a cached one is found by the wasm's digest.
+WITGEN_CACHE = Path(os.environ.get("ZKFLEET_WITGEN_TEST_CACHE", REPO / "build" / ".witgen-test-cache"))
+# Client certificates of the test CA: the names of Fleet's client keys
+# (alice: submit, watcher: observe, app: admin), and bob, whose CN is in no
+# allow-list.
+GRPC_CLIENTS = ("alice", "watcher", "app", "bob")
+
+
+def make_test_ca(out: Path) -> Path:
+    """tests/testutil/make_test_ca.sh into ``out``: ca.pem, server.pem/key,
+    NAME.pem/key per GRPC_CLIENTS (CN=NAME), expired.pem (CN=alice, expired)
+    and stranger.pem (CN=alice, from another CA)."""
+    run = subprocess.run(["bash", str(TEST_CA_SCRIPT), str(out), *GRPC_CLIENTS], capture_output=True, text=True)
+    if run.returncode != 0 or not (out / "server.pem").exists():
+        pytest.fail(f"{TEST_CA_SCRIPT} failed ({run.returncode}): {run.stderr}")
+    return out
+
+
+def arrays_circuit_keys() -> Dict[str, Path]:
+    """The witgen fixture circuit "arrays" (BN254): its wasm, input.json, and
+    a proving and verification key made once per build (zkfleet-dev setup,
+    zkprove export-vk; as inputs_test.cpp's FixtureKeys)."""
+    out = BUILD / "test-cache" / "py-grpc-arrays-bn128"
+    zkey, vk = out / "circuit.zkey", out / "vk.json"
+    if not (zkey.exists() and vk.exists()):
+        scratch = Path(tempfile.mkdtemp(prefix="arrays-keys-", dir=out.parent if out.parent.exists() else None))
+        for argv in ([binary("zkfleet-dev"), "setup", str(WITGEN_FIXTURES / "arrays" / "bn128" / "circuit.r1cs"),
+                      str(scratch / "circuit.zkey"), "--insecure"],
+                     [binary("zkprove"), "export-vk", str(scratch / "circuit.zkey"), str(scratch / "vk.json")]):
+            run = subprocess.run(argv, capture_output=True, text=True)
+            if run.returncode != 0:
+                pytest.fail(f"{' '.join(argv)} failed: {run.stdout}{run.stderr}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(out, ignore_errors=True)
+        scratch.rename(out)   # whole or not at all: a concurrent test sees no half-made keys
+    return {"zkey": zkey, "vk": vk, "wasm": WITGEN_FIXTURES / "arrays" / "bn128" / "circuit.wasm",
+            "input": WITGEN_FIXTURES / "arrays" / "input.json"}
+
+
+def go_example() -> str:
+    """The Go example client of this build (target zkfleet_go_example)."""
+    path = BUILD / "clients" / "go" / "bin" / "zkfleet-example"
+    if not path.exists():
+        pytest.fail(f"{path} is not built (ninja -C {BUILD} zkfleet_go_example)")
+    return str(path)
+
+
+class GrpcFleet(Fleet):
+    """A Fleet whose broker also serves the gRPC front door, with mTLS from a
+    test CA (in dir/ca): ``grpc_addr`` is 127.0.0.1:PORT, the same port
+    across restarts."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.grpc_port = free_port()
+        self.ca = make_test_ca(self.dir / "ca")
+
+    @property
+    def grpc_addr(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def start_broker(self, *extra: str) -> None:
+        super().start_broker("--grpc-listen", self.grpc_addr, "--grpc-cert", str(self.ca / "server.pem"),
+                             "--grpc-key", str(self.ca / "server.key"), "--grpc-client-ca", str(self.ca / "ca.pem"),
+                             *extra)
+        # "broker serving" may come before the gRPC port listens: wait for it.
+        deadline = time.monotonic() + scaled(15)
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.grpc_port)) == 0:
+                    return
+            if self.processes[self.broker_key].poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"broker's gRPC port {self.grpc_addr} not listening:\n{self.log(self.broker_key)}")
+            time.sleep(0.02)
+
+    def tls(self, name: str, cert: Optional[str] = None) -> Dict[str, str]:
+        """GrpcClient's TLS arguments for client ``name`` (``cert``: another
+        certificate file stem of the CA dir, e.g. "expired", with its key)."""
+        stem = cert or name
+        return {"ca": str(self.ca / "ca.pem"), "cert": str(self.ca / f"{stem}.pem"), "key": str(self.ca / f"{stem}.key")}
+
+    def grpc_client(self, name: str = "alice", cert: Optional[str] = None, **options):
+        from zkfleet.grpc_client import GrpcClient
+        return GrpcClient(self.grpc_addr, **self.tls(name, cert), **options)
+
+    def go_argv(self, name: str = "alice", cert: Optional[str] = None) -> List[str]:
+        """The Go client's command line up to the command, as client ``name``."""
+        tls = self.tls(name, cert)
+        return [go_example(), "--addr", self.grpc_addr, "--ca", tls["ca"], "--cert", tls["cert"], "--key", tls["key"]]
+
+
+def _new_grpc_fleet(request, name: str) -> GrpcFleet:
+    fleet = GrpcFleet(name)
+    request.addfinalizer(lambda: fleet.close(keep=getattr(request.session, "zkfleet_failed", False)))
+    return fleet
+
+
+@pytest.fixture(scope="module")
+def grpc_fleet(request) -> GrpcFleet:
+    """A broker with the gRPC front door (mTLS) and one CPU worker "prover":
+    the bundled BN254 circuit "bn128" (witness jobs), the witgen fixture
+    "arrays" with its generator (jobs from inputs; the broker verifies its
+    proofs with its key), and "slow", an instant circuit whose proofs take 3 s
+    (instant mode: another worker "sleeper")."""
+    keys = arrays_circuit_keys()
+    fleet = _new_grpc_fleet(request, "grpc")
+    fleet.arrays = keys
+    fleet.start_broker("--verification-key", f"arrays={keys['vk']}",
+                       *[f"--verification-key={c}={FIXTURE / 'verification_key.json'}" for c in Fleet.PROVED_CIRCUITS],
+                       "--unverified-circuits=*")
+    fleet.start_worker("prover", "--circuit", f"bn128={FIXTURE / 'circuit_final.zkey'}",
+                       "--circuit", f"arrays={keys['zkey']}", "--generator", f"arrays={keys['wasm']}",
+                       "--witgen-cache", str(WITGEN_CACHE), "--threads", "1", "--capacity", "8")
+    fleet.start_worker("sleeper", "--instant", "--circuit", "slow", "--instant-delay-ms", str(int(scaled(3000))),
+                       "--capacity", "8")
+    fleet.wait_ready("prover", "sleeper", timeout=180)   # the first start compiles the generator
+    return fleet
+
+
+@pytest.fixture
+def own_grpc_fleet(request) -> GrpcFleet:
+    """A gRPC fleet of the test's own (not started): for broker restarts."""
+    return _new_grpc_fleet(request, request.node.name)

@@ -1,0 +1,298 @@
+"""A blocking client of the broker's gRPC front door (zkfleet.v1,
+``schema/grpc/zkfleet_v1.proto``; docs/clients.md, "gRPC").
+
+>>> from zkfleet.grpc_client import GrpcClient
+>>> with GrpcClient("broker:7443", ca="ca.pem", cert="alice.pem", key="alice.key") as client:
+...     job_seq = client.submit("transfer", inputs=[{"a": "3", "b": "11"}])
+...     result = client.await_result(job_seq, timeout=300)
+...     result.partitions[0].proof        # proof.json, parsed
+
+The caller is named by its TLS client certificate's CN, which the broker
+looks up in its allow-list (the same NAME, role and jobs as that CURVE key).
+``insecure=True`` speaks plaintext to a broker run with
+``--grpc-insecure-plaintext``; ``client_id`` then names the caller (metadata
+``zkfleet-client-id``).
+
+Retries: :meth:`GrpcClient.submit` resends the same request (same request
+id, so the broker makes one job) on UNAVAILABLE and RESOURCE_EXHAUSTED;
+:meth:`GrpcClient.await_result` calls AwaitJob again on UNAVAILABLE (a
+broker restart ends the stream so) until its timeout: a restart while
+waiting loses no result. Every other gRPC error is :class:`GrpcError`, at
+once. Needs Debian's python3-grpcio (or pip's grpcio) and the generated
+modules zkfleet/_generated/zkfleet_v1_pb2*.py (the package build makes
+them with grpc_python_plugin).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from pathlib import Path
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+try:
+    import grpc
+except ImportError as e:  # the ZeroMQ client does not need grpcio: say what this module needs
+    raise ImportError("zkfleet.grpc_client needs the Python module 'grpc': install Debian's python3-grpcio "
+                      "(a venv sees it when made with --system-site-packages), or pip install grpcio",
+                      name="grpc") from e
+try:
+    from ._generated import zkfleet_v1_pb2 as v1
+    from ._generated import zkfleet_v1_pb2_grpc as v1_grpc
+except ImportError as e:
+    raise ImportError("zkfleet.grpc_client: the generated modules zkfleet/_generated/zkfleet_v1_pb2.py and "
+                      "zkfleet_v1_pb2_grpc.py are missing: build the package with grpc_python_plugin on PATH "
+                      "(Debian: protobuf-compiler-grpc), or run clients/python/grpc_codegen.py "
+                      "clients/python/zkfleet/_generated from the repository root") from e
+
+from ._wire import job_state_name, pb, priority_value
+from .errors import InvalidRequest, JobFailed, Timeout, ZkfleetError
+from .inputs import input_json_bytes
+from .limits import MAX_CLIENT_ID_BYTES, check_name, check_submit, public_signals_digest
+from .refs import WitnessRef
+from .results import CancelResult, JobResult
+
+CLIENT_ID_METADATA = "zkfleet-client-id"
+RETRY_AFTER_TRAILER = "retry-after-ms"
+
+# Our own backoff between retries (doubling, jittered). The channel's
+# reconnect backoff is capped too (below): grpc's default grows to 120 s,
+# far longer than a broker restart takes.
+_BACKOFF_FIRST_S = 0.1
+_BACKOFF_MAX_S = 5.0
+_CHANNEL_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+    ("grpc.max_receive_message_length", 64 << 20),   # results of many partitions
+    ("grpc.max_send_message_length", 64 << 20),      # inline witnesses (the broker bounds them)
+]
+
+
+class GrpcError(ZkfleetError):
+    """A gRPC call failed. ``code`` is the :class:`grpc.StatusCode` (e.g.
+    ``PERMISSION_DENIED``, ``NOT_FOUND``, ``UNAVAILABLE``), ``message`` the
+    broker's (or gRPC's) details, ``method`` the RPC, ``retry_after_ms`` the
+    broker's hint with RESOURCE_EXHAUSTED (else 0)."""
+
+    def __init__(self, method: str, code: "grpc.StatusCode", message: str, retry_after_ms: int = 0) -> None:
+        self.method = method
+        self.code = code
+        self.message = message
+        self.retry_after_ms = retry_after_ms
+        super().__init__(f"{method}: {code.name}: {message}")
+
+
+def _error(method: str, e: "grpc.RpcError") -> GrpcError:
+    retry_after = 0
+    for key, value in (e.trailing_metadata() or ()):
+        if key == RETRY_AFTER_TRAILER:
+            try:
+                retry_after = int(value)
+            except ValueError:
+                pass
+    return GrpcError(method, e.code(), e.details() or "", retry_after)
+
+
+def _read(path: Union[str, Path, None], what: str) -> Optional[bytes]:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise InvalidRequest(f"{what} {path}: cannot read it ({e.strerror})") from None
+
+
+class _Backoff:
+    def __init__(self) -> None:
+        self.delay = _BACKOFF_FIRST_S
+
+    def next(self, at_least_s: float = 0.0) -> float:
+        """The next pause: jittered, doubling up to the cap, never below the broker's hint."""
+        pause = max(self.delay * random.uniform(0.8, 1.2), at_least_s)
+        self.delay = min(self.delay * 2, _BACKOFF_MAX_S)
+        return pause
+
+
+class GrpcClient:
+    """One channel to the broker's gRPC front door.
+
+    ``addr``: ``host:port``. TLS (the default): ``ca`` is the CA that signed
+    the broker's certificate; ``cert``/``key`` the client certificate and
+    its key (PEM), whose CN names the caller. ``server_name`` overrides the
+    name checked in the broker's certificate (default: the host of
+    ``addr``). ``insecure=True``: plaintext, and ``client_id`` names the
+    caller. ``retry_timeout``: how long :meth:`submit` keeps retrying
+    UNAVAILABLE and RESOURCE_EXHAUSTED."""
+
+    def __init__(self, addr: str, ca: Union[str, Path, None] = None, cert: Union[str, Path, None] = None,
+                 key: Union[str, Path, None] = None, insecure: bool = False, client_id: Optional[str] = None,
+                 server_name: Optional[str] = None, retry_timeout: float = 30.0) -> None:
+        self.addr = addr
+        self.retry_timeout = retry_timeout
+        self._metadata: Tuple[Tuple[str, str], ...] = ()
+        options = list(_CHANNEL_OPTIONS)
+        if insecure:
+            if ca or cert or key:
+                raise InvalidRequest("GrpcClient: insecure=True takes no ca, cert or key")
+            if client_id is not None:
+                check_name("client id", client_id, MAX_CLIENT_ID_BYTES, "MAX_CLIENT_ID_BYTES")
+                self._metadata = ((CLIENT_ID_METADATA, client_id),)
+            self._channel = grpc.insecure_channel(addr, options=options)
+        else:
+            if client_id is not None:
+                # Over TLS the certificate names the caller: a declared id
+                # would be ignored, and silently ignoring it misleads.
+                raise InvalidRequest("GrpcClient: client_id counts only with insecure=True; over TLS the client "
+                                     "certificate's CN names the caller")
+            if ca is None:
+                raise InvalidRequest("GrpcClient: TLS needs ca= (the CA of the broker's certificate), or insecure=True")
+            if (cert is None) != (key is None):
+                raise InvalidRequest("GrpcClient: cert= and key= go together (the client certificate and its key)")
+            credentials = grpc.ssl_channel_credentials(root_certificates=_read(ca, "ca"),
+                                                       private_key=_read(key, "key"),
+                                                       certificate_chain=_read(cert, "cert"))
+            if server_name:
+                options.append(("grpc.ssl_target_name_override", server_name))
+            self._channel = grpc.secure_channel(addr, credentials, options=options)
+        self._stub = v1_grpc.FleetStub(self._channel)
+
+    # ------------------------------------------------------------------ lifetime
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "GrpcClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ calls
+
+    def _call(self, method: str, request: Any, timeout: Optional[float]) -> Any:
+        try:
+            return getattr(self._stub, method)(request, timeout=timeout, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise _error(method, e) from None
+
+    def submit(self, circuit_id: str, inputs: Optional[Sequence[Any]] = None,
+               witness_refs: Optional[Sequence[WitnessRef]] = None,
+               request_id: Optional[str] = None, witnesses: Optional[Sequence[Union[bytes, str, Path]]] = None,
+               priority: str = "normal", deadline_unix_s: float = 0.0,
+               expected_public: Optional[Sequence[Union[str, bytes, Sequence[str]]]] = None) -> int:
+        """Submits a job; its job_seq once the broker holds it durably.
+
+        Exactly one of ``inputs`` (input.json per partition: a dict, its JSON
+        text as bytes, or a path; :mod:`zkfleet.inputs`), ``witness_refs`` (:class:`~zkfleet.WitnessRef` per
+        partition) or ``witnesses`` (.wtns bytes, or a path, per partition;
+        inline, so small). ``request_id`` (default: a new random one) makes a
+        resubmission return the same job. ``expected_public``: none, or
+        public.json (text or list) per partition."""
+        kinds = [name for name, value in (("inputs", inputs), ("witness_refs", witness_refs),
+                                          ("witnesses", witnesses)) if value]
+        if len(kinds) != 1:
+            raise InvalidRequest(f"submit: give exactly one of inputs, witness_refs or witnesses (got "
+                                 f"{', '.join(kinds) or 'none'}); nothing was sent")
+        request_id = request_id if request_id is not None else f"grpc-{uuid.uuid4().hex}"
+        check_submit(request_id, circuit_id)
+        request = v1.SubmitJobRequest(request_id=request_id, circuit_id=circuit_id,
+                                      priority=priority_value(priority), deadline_unix_s=deadline_unix_s)
+        if inputs:
+            request.inputs.extend(input_json_bytes(value, i) for i, value in enumerate(inputs))
+        elif witness_refs:
+            for ref in witness_refs:
+                if not isinstance(ref, WitnessRef):
+                    raise InvalidRequest(f"witness_refs: expected zkfleet.WitnessRef, not {type(ref).__name__}")
+                request.witness_refs.add(url=ref.url, size=ref.size, sha256=ref.sha256)
+        else:
+            request.witnesses.extend(w if isinstance(w, (bytes, bytearray, memoryview)) else _read(w, "witness")
+                                     for w in witnesses)
+        if expected_public:
+            request.public_signals_sha256.extend(public_signals_digest(p) for p in expected_public)
+        reply = self._retrying("SubmitJob", request)
+        return reply.job_seq
+
+    def _retrying(self, method: str, request: Any) -> Any:
+        """A unary call resent (the same request) on UNAVAILABLE and
+        RESOURCE_EXHAUSTED until ``retry_timeout``: safe for SubmitJob, whose
+        request id makes it idempotent."""
+        deadline = time.monotonic() + self.retry_timeout
+        backoff = _Backoff()
+        while True:
+            try:
+                return self._call(method, request, max(deadline - time.monotonic(), 0.001))
+            except GrpcError as e:
+                if e.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED):
+                    raise
+                pause = backoff.next(e.retry_after_ms / 1000)
+                if time.monotonic() + pause >= deadline:
+                    raise
+                time.sleep(pause)
+
+    def get(self, job_seq: int, timeout: Optional[float] = 30) -> "pb.JobInfo":
+        """The job's state (zkfleet.proto.JobInfo): live, or ended within the broker's --result-ttl."""
+        return self._call("GetJob", v1.GetJobRequest(job_seq=job_seq), timeout)
+
+    def await_result(self, job_seq: int, timeout: float = 300) -> JobResult:
+        """Waits for the job to end; its :class:`~zkfleet.JobResult` when it
+        SUCCEEDED (each partition's proof and public signals parsed).
+
+        Raises :class:`~zkfleet.JobFailed` when it ended otherwise (FAILED,
+        CANCELLED, ...), :class:`~zkfleet.InvalidResult` for a SUCCEEDED
+        result without proofs or whose texts are not JSON, :class:`Timeout`
+        when ``timeout`` passes first, :class:`GrpcError` for a gRPC error
+        other than UNAVAILABLE. UNAVAILABLE (the broker restarting or out of
+        reach), or a stream that ends without the result, is waited out:
+        AwaitJob again, with backoff."""
+        deadline = time.monotonic() + timeout
+        backoff = _Backoff()
+        last_problem = "no reply"
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise Timeout(f"job {job_seq}: no result within {timeout:g} s (last: {last_problem})")
+            stream = self._stub.AwaitJob(v1.AwaitJobRequest(job_seq=job_seq), timeout=remaining,
+                                         metadata=self._metadata)
+            try:
+                for update in stream:
+                    backoff = _Backoff()   # the broker answered: start the backoff afresh next time
+                    if update.WhichOneof("update") == "result":
+                        result = JobResult.from_proto(update.result)   # InvalidResult for a proof that is not JSON
+                        if not result.succeeded:
+                            raise JobFailed(result)
+                        return result
+                last_problem = "the stream ended without a result"
+            except grpc.RpcError as e:
+                error = _error("AwaitJob", e)
+                if error.code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    raise Timeout(f"job {job_seq}: no result within {timeout:g} s (last: {last_problem})") from None
+                if error.code != grpc.StatusCode.UNAVAILABLE:
+                    raise error from None
+                last_problem = str(error)
+            finally:
+                stream.cancel()
+            pause = min(backoff.next(), max(deadline - time.monotonic(), 0))
+            time.sleep(pause)
+
+    def cancel(self, job_seq: int, timeout: Optional[float] = 30) -> CancelResult:
+        """Cancels the job; ``cancelled`` is False when it had already ended."""
+        reply = self._call("CancelJob", v1.CancelJobRequest(job_seq=job_seq), timeout)
+        return CancelResult(job_seq=job_seq, cancelled=reply.cancelled, state=job_state_name(reply.state))
+
+    def status(self, timeout: Optional[float] = 30) -> "pb.StatusReply":
+        """Queues, counters and workers (observe and admin roles)."""
+        return self._call("GetStatus", v1.GetStatusRequest(), timeout)
+
+    def workers(self, timeout: Optional[float] = 30) -> List["pb.WorkerInfo"]:
+        """The workers the broker knows (observe and admin roles)."""
+        return list(self._call("ListWorkers", v1.ListWorkersRequest(), timeout).workers)
+
+    def drain(self, worker_id: str, wait: bool = False, timeout: Optional[float] = None) -> "pb.DrainWorkerReply":
+        """Admin: stops routing to the worker and asks it to drain; with
+        ``wait``, returns when it has left (``finished``, with its phases)."""
+        return self._call("DrainWorker", pb.DrainWorkerRequest(worker_id=worker_id, wait=wait), timeout)
+
+
+__all__ = ["CLIENT_ID_METADATA", "GrpcClient", "GrpcError"]
