@@ -44,9 +44,10 @@ def test_python_client_proves_from_inputs_and_inline_witnesses(grpc_fleet, tmp_p
 
         info = client.get(from_inputs)
         assert info.job_seq == from_inputs and info.client_id == "alice" and info.partitions == 2
-        # (Not info.payload: for an ended job the broker reports PAYLOAD_WITNESSES, the journal having
-        # dropped its inputs; reported, to be fixed in the broker.)
         assert info.state == zkfleet._wire.pb.JOB_STATE_SUCCEEDED and info.partitions_done == 2
+        # What it was submitted with, though its inputs left the journal when it ended.
+        assert info.payload == zkfleet._wire.pb.JobInfo.PAYLOAD_INPUTS
+        assert client.get(from_witness).payload == zkfleet._wire.pb.JobInfo.PAYLOAD_WITNESSES
 
         # Roles: alice's key is a submit key (observe and admin calls refused).
         with pytest.raises(GrpcError) as e:

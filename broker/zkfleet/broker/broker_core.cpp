@@ -209,6 +209,9 @@ void BrokerCore::JournalJob(const JobRecord& job, proto::JobState state, double 
   stored.set_error(error);
   stored.set_witness_bytes(job.witness_bytes);
   stored.set_payload_hash(job.payload_hash);
+  stored.set_payload(!job.witness_refs.empty() ? proto::JobInfo::PAYLOAD_REFERENCES
+                     : !job.inputs.empty()     ? proto::JobInfo::PAYLOAD_INPUTS
+                                               : proto::JobInfo::PAYLOAD_WITNESSES);
   *stored.mutable_witness_refs() = {job.witness_refs.begin(), job.witness_refs.end()};
   *stored.mutable_public_signals_sha256() = {job.public_digests.begin(), job.public_digests.end()};
   // A finished job's inputs are not needed again (a retry is recognised by

@@ -521,7 +521,9 @@ std::optional<proto::JobInfo> BrokerCore::JobInfoOf(uint64_t seq, bool with_stub
     info.set_deadline_unix_s(stored->deadline_unix_s());
     info.set_finished_unix_s(stored->finished_unix_s());
     info.set_error(stored->error());
-    info.set_payload(payload_of(stored->witness_refs_size() > 0, stored->inputs_size() > 0));
+    info.set_payload(stored->payload() != proto::JobInfo::PAYLOAD_UNSPECIFIED
+                         ? stored->payload()
+                         : payload_of(stored->witness_refs_size() > 0, stored->inputs_size() > 0));
     return info;
   }
   if (!with_stub) return std::nullopt;
