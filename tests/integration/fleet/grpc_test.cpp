@@ -12,10 +12,15 @@
 #include <future>
 #include <thread>
 
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/descriptor_database.h>
+#include <google/protobuf/dynamic_message.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include "fleet_harness.hpp"
 #include "grpc/zkfleet_v1.grpc.pb.h"
+#include "grpc_reflection_v1alpha.grpc.pb.h"
 
 namespace fleet_test {
 namespace {
@@ -436,6 +441,96 @@ TEST(Grpc, ListJobsPagesThroughTenThousandJobsByIndex) {
   proto::ListJobsRequest everyone;
   everyone.set_page_size(1000);
   EXPECT_EQ(ListAll(*watcher, everyone, &pages).size(), static_cast<size_t>(kJobs + 100));
+}
+
+// A client that knows no service: it lists them through server reflection,
+// fetches their descriptors, and calls GetStatus and the health check with
+// messages built from those descriptors alone (what grpcurl does).
+TEST(Grpc, ReflectionListsTheServicesAndDrivesThemWithoutStubs) {
+  namespace pb = google::protobuf;
+  namespace reflection = grpc::reflection::v1alpha;
+  GrpcFleet g("grpc_reflection");
+  g.StartBroker();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = Pem(g.ca_dir + "/ca.pem");
+  ssl.pem_cert_chain = Pem(g.ca_dir + "/watcher.pem");
+  ssl.pem_private_key = Pem(g.ca_dir + "/watcher.key");
+  auto channel = grpc::CreateChannel("localhost:" + std::to_string(g.port), grpc::SslCredentials(ssl));
+  auto stub = reflection::ServerReflection::NewStub(channel);
+  auto context = Context();
+  auto stream = stub->ServerReflectionInfo(context.get());
+  auto ask = [&](const reflection::ServerReflectionRequest& request) {
+    reflection::ServerReflectionResponse response;
+    EXPECT_TRUE(stream->Write(request));
+    EXPECT_TRUE(stream->Read(&response));
+    return response;
+  };
+  reflection::ServerReflectionRequest list;
+  list.set_list_services("");
+  std::set<std::string> services;
+  const reflection::ServerReflectionResponse listed = ask(list);
+  for (const auto& service : listed.list_services_response().service()) services.insert(service.name());
+  EXPECT_TRUE(services.count("zkfleet.v1.Fleet")) << ::testing::PrintToString(services);
+  EXPECT_TRUE(services.count("grpc.health.v1.Health")) << ::testing::PrintToString(services);
+
+  // The descriptors of both services' files and their imports.
+  pb::SimpleDescriptorDatabase database;
+  std::set<std::string> have;
+  std::function<void(const reflection::ServerReflectionRequest&)> fetch = [&](const auto& request) {
+    const reflection::ServerReflectionResponse files = ask(request);
+    for (const std::string& bytes : files.file_descriptor_response().file_descriptor_proto()) {
+      pb::FileDescriptorProto file;
+      ASSERT_TRUE(file.ParseFromString(bytes));
+      if (!have.insert(file.name()).second) continue;
+      database.Add(file);
+      for (const std::string& dependency : file.dependency()) {
+        if (have.count(dependency)) continue;
+        reflection::ServerReflectionRequest more;
+        more.set_file_by_filename(dependency);
+        fetch(more);
+      }
+    }
+  };
+  for (const char* symbol : {"zkfleet.v1.Fleet"}) {
+    reflection::ServerReflectionRequest request;
+    request.set_file_containing_symbol(symbol);
+    fetch(request);
+  }
+  stream->WritesDone();
+  pb::DescriptorPool pool(&database);
+  pb::DynamicMessageFactory factory(&pool);
+
+  // A unary call with nothing but the descriptors: request and reply as dynamic messages.
+  grpc::GenericStub generic(channel);
+  auto raw_call = [&](const std::string& path, const std::string& bytes) {
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer in(&slice, 1), out;
+    std::promise<grpc::Status> done;
+    auto ctx = Context();
+    generic.UnaryCall(ctx.get(), path, grpc::StubOptions(), &in, &out,
+                      [&](grpc::Status status) { done.set_value(status); });
+    grpc::Status status = done.get_future().get();
+    EXPECT_TRUE(status.ok()) << path << ": " << status.error_message();
+    std::vector<grpc::Slice> slices;
+    (void)out.Dump(&slices);
+    std::string reply;
+    for (const auto& s : slices) reply.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    return reply;
+  };
+  const pb::ServiceDescriptor* fleet = pool.FindServiceByName("zkfleet.v1.Fleet");
+  ASSERT_NE(fleet, nullptr);
+  const pb::MethodDescriptor* get_status = fleet->FindMethodByName("GetStatus");
+  ASSERT_NE(get_status, nullptr);
+  EXPECT_NE(fleet->FindMethodByName("AwaitJob"), nullptr);
+  std::unique_ptr<pb::Message> request(factory.GetPrototype(get_status->input_type())->New());
+  std::unique_ptr<pb::Message> status(factory.GetPrototype(get_status->output_type())->New());
+  ASSERT_TRUE(status->ParseFromString(raw_call("/zkfleet.v1.Fleet/GetStatus", request->SerializeAsString())));
+  const pb::FieldDescriptor* epoch = status->GetDescriptor()->FindFieldByName("broker_epoch");
+  ASSERT_NE(epoch, nullptr);
+  EXPECT_GE(status->GetReflection()->GetUInt64(*status, epoch), 1u) << status->DebugString();
+  // The health check (gRPC's own service, whose descriptor its reflection
+  // does not serve): HealthCheckResponse{status: SERVING} is field 1 = 1.
+  EXPECT_EQ(raw_call("/grpc.health.v1.Health/Check", ""), std::string("\x08\x01", 2));
 }
 
 TEST(Grpc, AnAwaitSurvivesABrokerRestartByCallingAgain) {
