@@ -348,6 +348,22 @@ Status Client::Cancel(uint64_t job_seq, proto::CancelReply* reply) {
   });
 }
 
+Status Client::GetJob(uint64_t job_seq, proto::JobInfo* info) {
+  Impl& impl = *impl_;
+  return Guard(impl.broker.get(), [&]() -> Status {
+    *info = impl.broker->GetJob(job_seq, impl.options.reply_timeout);
+    return Status();
+  });
+}
+
+Status Client::ListJobs(const proto::ListJobsRequest& request, proto::ListJobsReply* reply) {
+  Impl& impl = *impl_;
+  return Guard(impl.broker.get(), [&]() -> Status {
+    *reply = impl.broker->ListJobs(request, impl.options.reply_timeout);
+    return Status();
+  });
+}
+
 Status Client::GetStatus(proto::StatusReply* status) {
   Impl& impl = *impl_;
   return Guard(impl.broker.get(), [&]() -> Status {

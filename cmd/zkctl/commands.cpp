@@ -510,6 +510,71 @@ int Cancel(Context& context, uint64_t job_seq) {
   return kExitOk;
 }
 
+namespace {
+json JobInfoJson(const proto::JobInfo& job) {
+  return json{{"job_seq", job.job_seq()},
+              {"request_id", job.request_id()},
+              {"circuit_id", job.circuit_id()},
+              {"client_id", job.client_id()},
+              {"state", JobStateName(job.state())},
+              {"priority", zkfleet::wire::PriorityName(job.priority())},
+              {"partitions", job.partitions()},
+              {"partitions_done", job.partitions_done()},
+              {"max_attempts_used", job.max_attempts_used()},
+              {"submitted_unix_s", job.submitted_unix_s()},
+              {"finished_unix_s", job.finished_unix_s()},
+              {"error", job.error()},
+              {"result_expired", job.result_expired()}};
+}
+}  // namespace
+
+int Job(Context& context, uint64_t job_seq) {
+  proto::JobInfo job;
+  if (auto s = context.client->GetJob(job_seq, &job); !s.ok()) return Fail(context, s);
+  if (context.json) {
+    std::cout << JobInfoJson(job).dump(2) << '\n';
+    return kExitOk;
+  }
+  std::cout << "job " << job.job_seq() << " (" << job.client_id() << ", request " << job.request_id() << ", circuit "
+            << job.circuit_id() << "): " << JobStateName(job.state()) << ", " << job.partitions_done() << "/"
+            << job.partitions() << " partitions proved, " << job.max_attempts_used() << " attempts at most"
+            << (job.error().empty() ? "" : "; " + job.error())
+            << (job.result_expired() ? "; its result passed the broker's retention" : "") << '\n';
+  return kExitOk;
+}
+
+int Jobs(Context& context, const JobsArgs& args) {
+  proto::ListJobsRequest request;
+  for (const std::string& name : args.states) {
+    auto state = zkfleet::wire::ParseJobState(name);
+    if (!state) return ReportError(context.json, "USAGE", "unknown job state '" + name + "'", kExitUsage);
+    request.add_states(*state);
+  }
+  request.set_circuit_id(args.circuit_id);
+  request.set_client_id(args.client_id);
+  request.set_submitted_after_unix_s(args.since_unix_s);
+  request.set_submitted_before_unix_s(args.until_unix_s);
+  request.set_page_size(args.limit);
+  request.set_page_token(args.page_token);
+  proto::ListJobsReply reply;
+  if (auto s = context.client->ListJobs(request, &reply); !s.ok()) return Fail(context, s);
+  if (context.json) {
+    json jobs = json::array();
+    for (const auto& job : reply.jobs()) jobs.push_back(JobInfoJson(job));
+    std::cout << json{{"jobs", jobs}, {"next_page_token", reply.next_page_token()}}.dump(2) << '\n';
+    return kExitOk;
+  }
+  for (const auto& job : reply.jobs()) {
+    std::cout << job.job_seq() << "  " << JobStateName(job.state()) << "  " << job.circuit_id() << "  "
+              << job.client_id() << "  " << job.request_id() << "  " << job.partitions_done() << "/"
+              << job.partitions() << '\n';
+  }
+  if (!reply.next_page_token().empty()) {
+    std::cout << "(more: --page-token " << reply.next_page_token() << ")\n";
+  }
+  return kExitOk;
+}
+
 int Drain(Context& context, const std::string& worker_id, bool wait) {
   auto timeout = wait ? ResultTimeout(context) : context.reply_timeout;
   proto::DrainWorkerReply reply;

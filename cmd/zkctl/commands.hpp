@@ -67,6 +67,15 @@ int Await(Context& context, uint64_t job_seq, const std::string& out_dir);
 int Status(Context& context);
 int Workers(Context& context);
 int Cancel(Context& context, uint64_t job_seq);
+// One job's state (GetJob), and jobs listed newest first (ListJobs).
+int Job(Context& context, uint64_t job_seq);
+struct JobsArgs {
+  std::vector<std::string> states;  // names: queued, running, succeeded, failed, dead_lettered, ...
+  std::string circuit_id, client_id, page_token;
+  double since_unix_s = 0, until_unix_s = 0;
+  uint32_t limit = 100;             // one page
+};
+int Jobs(Context& context, const JobsArgs& args);
 int Drain(Context& context, const std::string& worker_id, bool wait);
 // A worker the broker holds DRAINING or FAULTED may take work again (admin).
 int Undrain(Context& context, const std::string& worker_id);

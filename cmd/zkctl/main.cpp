@@ -141,6 +141,20 @@ int main(int argc, char** argv) {
   auto* cancel = app.add_subcommand("cancel", "cancel a job");
   cancel->add_option("job", job_seq, "job id (job_seq)")->required();
 
+  auto* job = app.add_subcommand("job", "one job's state: live, ended, or past its result's retention");
+  job->add_option("job", job_seq, "job id (job_seq)")->required();
+  zkctl::JobsArgs jobs_args;
+  auto* jobs = app.add_subcommand(
+      "jobs", "jobs, newest first, from the broker's index (a submit key lists its own; observe and admin all)");
+  jobs->add_option("--state", jobs_args.states, "queued, running, succeeded, failed, dead_lettered, cancelled, "
+                                                "expired (repeatable: any of them)");
+  jobs->add_option("--circuit", jobs_args.circuit_id, "only this circuit's");
+  jobs->add_option("--client", jobs_args.client_id, "only this client's (observe and admin keys)");
+  jobs->add_option("--since", jobs_args.since_unix_s, "submitted at or after this time (seconds since the epoch)");
+  jobs->add_option("--until", jobs_args.until_unix_s, "submitted before this time (seconds since the epoch)");
+  jobs->add_option("--limit", jobs_args.limit, "jobs per page (at most 1000)")->capture_default_str();
+  jobs->add_option("--page-token", jobs_args.page_token, "the next page (printed after a full page)");
+
   std::string worker_id;
   bool drain_wait = false;
   auto* drain = app.add_subcommand("drain", "drain a worker: it hands back queued work, finishes, releases, leaves");
@@ -213,6 +227,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("status")) return zkctl::Status(ctx);
     if (app.got_subcommand("workers")) return zkctl::Workers(ctx);
     if (cancel->parsed()) return zkctl::Cancel(ctx, job_seq);
+    if (job->parsed()) return zkctl::Job(ctx, job_seq);
+    if (jobs->parsed()) return zkctl::Jobs(ctx, jobs_args);
     if (drain->parsed()) return zkctl::Drain(ctx, worker_id, drain_wait);
     if (undrain->parsed()) return zkctl::Undrain(ctx, worker_id);
   } catch (const std::exception& e) {

@@ -211,6 +211,24 @@ TEST(Grpc, RolesAndOwnershipAreTheAllowListsOnBothTransports) {
     EXPECT_EQ(e.kind(), proto::ERROR_KIND_UNKNOWN_JOB) << e.what();
   }
 
+  // zkctl over ZeroMQ lists through the same index: each submit key its own jobs, whichever transport.
+  auto zkctl = [&](const std::string& key, std::vector<std::string> args, std::string* out) {
+    std::vector<std::string> argv = {BinaryPath("zkctl")};
+    for (const auto& a : g.fleet.ZkctlConnection(key)) argv.push_back(a);
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, out);
+  };
+  std::string out;
+  ASSERT_EQ(zkctl("bob", {"--json", "jobs"}, &out), 0) << out;
+  EXPECT_NE(out.find("\"job_seq\": " + std::to_string(bobs.job_seq())), std::string::npos) << out;
+  EXPECT_EQ(out.find("\"job_seq\": " + std::to_string(zmq_job) + ","), std::string::npos) << out;
+  ASSERT_EQ(zkctl("alice", {"--json", "jobs", "--state", "succeeded"}, &out), 0) << out;
+  EXPECT_NE(out.find("\"job_seq\": " + std::to_string(zmq_job)), std::string::npos) << out;
+  EXPECT_NE(zkctl("alice", {"job", std::to_string(bobs.job_seq())}, &out), 0) << out;
+  ASSERT_EQ(zkctl("watcher", {"job", std::to_string(bobs.job_seq())}, &out), 0) << out;
+  EXPECT_NE(out.find("bob"), std::string::npos) << out;
+  EXPECT_NE(zkctl("bob", {"jobs", "--client", "alice"}, &out), 0) << "a submit key lists its own jobs only";
+
   // watcher (observe): status, workers and reading any job; no submit, cancel or drain.
   context = Context();
   EXPECT_TRUE(watcher->GetJob(context.get(), get, &info).ok());
@@ -249,8 +267,8 @@ TEST(Grpc, RolesAndOwnershipAreTheAllowListsOnBothTransports) {
   context = Context();
   ASSERT_TRUE(admin->DrainWorker(context.get(), drain, &drained).ok());
   EXPECT_EQ(drained.worker_id(), "w1");
-  // watcher: submit, cancel, drain; alice: status, workers, drain.
-  EXPECT_EQ(g.fleet.Status().requests_forbidden(), 6u) << "role refusals over gRPC are counted with the others";
+  // watcher: submit, cancel, drain; alice: status, workers, drain; bob: listing alice's jobs.
+  EXPECT_EQ(g.fleet.Status().requests_forbidden(), 7u) << "role refusals over gRPC are counted with the others";
 }
 
 TEST(Grpc, CertificatesThatDoNotNameAnAllowedClientAreRefused) {

@@ -43,6 +43,14 @@ std::optional<proto::Priority> ParsePriority(std::string_view text) {
   return value;
 }
 
+std::optional<proto::JobState> ParseJobState(std::string_view text) {
+  std::string name = Upper(text);
+  if (name.rfind("JOB_STATE_", 0) != 0) name = "JOB_STATE_" + name;
+  proto::JobState value;
+  if (!proto::JobState_Parse(name, &value) || value == proto::JOB_STATE_UNSPECIFIED) return std::nullopt;
+  return value;
+}
+
 std::optional<proto::WorkerState> ParseWorkerState(std::string_view text) {
   std::string name = Upper(text);
   if (name.rfind("WORKER_STATE_", 0) != 0) name = "WORKER_STATE_" + name;

@@ -21,6 +21,7 @@ std::string ErrorKindName(proto::ErrorKind kind);
 // Case-insensitive, accepts "high" or "PRIORITY_HIGH". nullopt when unknown.
 std::optional<proto::Priority> ParsePriority(std::string_view text);
 std::optional<proto::WorkerState> ParseWorkerState(std::string_view text);
+std::optional<proto::JobState> ParseJobState(std::string_view text);
 
 // True for SUCCEEDED, FAILED, DEAD_LETTERED and CANCELLED.
 bool IsTerminal(proto::JobState state);

@@ -273,6 +273,12 @@ class Client {
   // running (cancelled) or had already ended.
   Status Cancel(uint64_t job_seq, zkfleet::proto::CancelReply* reply);
 
+  // One job's state (its own jobs; observe and admin keys read every client's).
+  Status GetJob(uint64_t job_seq, zkfleet::proto::JobInfo* info);
+  // One page of jobs, newest first (docs/grpc.md, "Listing"): its own jobs,
+  // or, for observe and admin keys, every client's.
+  Status ListJobs(const zkfleet::proto::ListJobsRequest& request, zkfleet::proto::ListJobsReply* reply);
+
   // Queues, workers and counters (needs the observe or admin role).
   Status GetStatus(zkfleet::proto::StatusReply* status);
   // The registered workers (needs the observe or admin role).

@@ -434,6 +434,24 @@ proto::CancelReply BrokerClient::Cancel(uint64_t job_seq, std::chrono::milliseco
   return reply.cancel_reply();
 }
 
+proto::JobInfo BrokerClient::GetJob(uint64_t job_seq, std::chrono::milliseconds timeout) {
+  proto::Envelope envelope;
+  envelope.mutable_get_job()->set_job_seq(job_seq);
+  auto reply = Call(std::move(envelope), timeout);
+  if (!reply.has_job_info()) throw Error(ErrorCode::kBadFormat, "broker answered GET_JOB with another message type");
+  return reply.job_info();
+}
+
+proto::ListJobsReply BrokerClient::ListJobs(const proto::ListJobsRequest& request, std::chrono::milliseconds timeout) {
+  proto::Envelope envelope;
+  *envelope.mutable_list_jobs() = request;
+  auto reply = Call(std::move(envelope), timeout);
+  if (!reply.has_list_jobs_reply()) {
+    throw Error(ErrorCode::kBadFormat, "broker answered LIST_JOBS with another message type");
+  }
+  return reply.list_jobs_reply();
+}
+
 proto::DrainWorkerReply BrokerClient::Drain(const std::string& worker_id, bool wait,
                                             std::chrono::milliseconds timeout) {
   proto::Envelope envelope;

@@ -179,6 +179,8 @@ class BrokerClient {
   proto::JobResult Await(uint64_t job_seq, std::chrono::milliseconds timeout);
   proto::StatusReply Status(std::chrono::milliseconds timeout);
   proto::CancelReply Cancel(uint64_t job_seq, std::chrono::milliseconds timeout);
+  proto::JobInfo GetJob(uint64_t job_seq, std::chrono::milliseconds timeout);
+  proto::ListJobsReply ListJobs(const proto::ListJobsRequest& request, std::chrono::milliseconds timeout);
   // Asks the broker to drain `worker_id`. With `wait`, returns the second
   // reply (finished = true, with the phases) sent when the worker has left.
   proto::DrainWorkerReply Drain(const std::string& worker_id, bool wait, std::chrono::milliseconds timeout);
