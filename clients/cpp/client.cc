@@ -356,6 +356,14 @@ Status Client::GetJob(uint64_t job_seq, proto::JobInfo* info) {
   });
 }
 
+Status Client::RetryJob(uint64_t job_seq, uint32_t attempt, proto::JobInfo* info) {
+  Impl& impl = *impl_;
+  return Guard(impl.broker.get(), [&]() -> Status {
+    *info = impl.broker->RetryJob(job_seq, attempt, impl.options.reply_timeout);
+    return Status();
+  });
+}
+
 Status Client::ListJobs(const proto::ListJobsRequest& request, proto::ListJobsReply* reply) {
   Impl& impl = *impl_;
   return Guard(impl.broker.get(), [&]() -> Status {

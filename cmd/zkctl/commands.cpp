@@ -524,7 +524,8 @@ json JobInfoJson(const proto::JobInfo& job) {
               {"submitted_unix_s", job.submitted_unix_s()},
               {"finished_unix_s", job.finished_unix_s()},
               {"error", job.error()},
-              {"result_expired", job.result_expired()}};
+              {"result_expired", job.result_expired()},
+              {"retries", job.retries()}};
 }
 }  // namespace
 
@@ -540,6 +541,24 @@ int Job(Context& context, uint64_t job_seq) {
             << job.partitions() << " partitions proved, " << job.max_attempts_used() << " attempts at most"
             << (job.error().empty() ? "" : "; " + job.error())
             << (job.result_expired() ? "; its result passed the broker's retention" : "") << '\n';
+  return kExitOk;
+}
+
+int Retry(Context& context, uint64_t job_seq, uint32_t attempt) {
+  if (attempt == 0) {
+    // The next retry: one more than the job has had.
+    proto::JobInfo job;
+    if (auto s = context.client->GetJob(job_seq, &job); !s.ok()) return Fail(context, s);
+    attempt = job.retries() + 1;
+  }
+  proto::JobInfo job;
+  if (auto s = context.client->RetryJob(job_seq, attempt, &job); !s.ok()) return Fail(context, s);
+  if (context.json) {
+    std::cout << JobInfoJson(job).dump(2) << '\n';
+  } else {
+    std::cout << "job " << job_seq << ": retry " << job.retries() << " " << JobStateName(job.state())
+              << " (zkctl await " << job_seq << " for its result)\n";
+  }
   return kExitOk;
 }
 

@@ -69,6 +69,8 @@ int Workers(Context& context);
 int Cancel(Context& context, uint64_t job_seq);
 // One job's state (GetJob), and jobs listed newest first (ListJobs).
 int Job(Context& context, uint64_t job_seq);
+// A new round of a failed or dead-lettered job (attempt 0: the next one).
+int Retry(Context& context, uint64_t job_seq, uint32_t attempt);
 struct JobsArgs {
   std::vector<std::string> states;  // names: queued, running, succeeded, failed, dead_lettered, ...
   std::string circuit_id, client_id, page_token;

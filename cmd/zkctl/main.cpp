@@ -143,6 +143,10 @@ int main(int argc, char** argv) {
 
   auto* job = app.add_subcommand("job", "one job's state: live, ended, or past its result's retention");
   job->add_option("job", job_seq, "job id (job_seq)")->required();
+  uint32_t retry_attempt = 0;
+  auto* retry = app.add_subcommand("retry", "a new round of a FAILED or DEAD_LETTERED job, same job_seq (then: await)");
+  retry->add_option("job", job_seq, "job id (job_seq)")->required();
+  retry->add_option("--attempt", retry_attempt, "the retry to make (idempotent per number; default: the next one)");
   zkctl::JobsArgs jobs_args;
   auto* jobs = app.add_subcommand(
       "jobs", "jobs, newest first, from the broker's index (a submit key lists its own; observe and admin all)");
@@ -228,6 +232,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("workers")) return zkctl::Workers(ctx);
     if (cancel->parsed()) return zkctl::Cancel(ctx, job_seq);
     if (job->parsed()) return zkctl::Job(ctx, job_seq);
+    if (retry->parsed()) return zkctl::Retry(ctx, job_seq, retry_attempt);
     if (jobs->parsed()) return zkctl::Jobs(ctx, jobs_args);
     if (drain->parsed()) return zkctl::Drain(ctx, worker_id, drain_wait);
     if (undrain->parsed()) return zkctl::Undrain(ctx, worker_id);

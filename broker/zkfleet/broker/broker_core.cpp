@@ -104,82 +104,91 @@ void BrokerCore::Recover(Clock::time_point now) {
   for (std::string& circuit : journal_.KnownGenerators()) {
     if (known_generators_.size() < kMaxKnownCircuits) known_generators_.insert(std::move(circuit));
   }
-  double now_unix = wire::UnixNow();
   std::vector<uint64_t> live;
   journal_.ForEachJob([&](const journal::Job& stored) {
     if (wire::IsTerminal(stored.state())) return;
-    JobRecord job;
-    job.job_seq = stored.job_seq();
-    job.client_id = stored.client_id();
-    job.request_id = stored.request_id();
-    job.circuit_id = stored.circuit_id();
-    job.priority = stored.priority();
-    job.witness_bytes = stored.witness_bytes();
-    job.payload_hash = stored.payload_hash();
-    job.submitted_unix_s = stored.submitted_unix_s();
-    job.deadline_unix_s = stored.deadline_unix_s();
-    job.witness_refs.assign(stored.witness_refs().begin(), stored.witness_refs().end());
-    job.public_digests.assign(stored.public_signals_sha256().begin(), stored.public_signals_sha256().end());
-    job.inputs.assign(stored.inputs().begin(), stored.inputs().end());
-    // Steady-clock times do not survive a restart; rebuild from the wall clock.
-    job.submitted_at = now - std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(std::max(0.0, now_unix - stored.submitted_unix_s())));
-    job.items.resize(stored.partitions());
-    uint64_t per_item = stored.partitions() ? stored.witness_bytes() / stored.partitions() : 0;
-    for (auto& item : job.items) item.witness_bytes = per_item;
-    for (size_t p = 0; p < job.witness_refs.size() && p < job.items.size(); ++p) {
-      job.items[p].witness_bytes = job.witness_refs[p].size();
-    }
-    for (size_t p = 0; p < job.inputs.size() && p < job.items.size(); ++p) {
-      job.items[p].witness_bytes = job.inputs[p].size();
-    }
-    jobs_.Add(std::move(job));
+    jobs_.Add(JobFromJournal(stored, now));
     live.push_back(stored.job_seq());
   });
   for (uint64_t seq : live) {
-    JobRecord& job = *jobs_.Find(seq);
-    for (auto& [partition, stored] : journal_.Items(seq)) {
-      if (partition >= job.items.size()) continue;
-      WorkItem& item = job.items[partition];
-      item.attempts = stored.attempts();
-      item.failed_on = stored.failed_on();
-      switch (stored.state()) {
-        case journal::Item::STATE_DONE:
-          item.state = WorkItem::State::kDone;
-          ++job.items_done;
-          break;
-        case journal::Item::STATE_DROPPED: item.state = WorkItem::State::kDropped; break;
-        case journal::Item::STATE_STARTED:
-          // Its worker may still be proving it: the lease waits for that
-          // worker's READY (which lists it) until the liveness window ends.
-          item.state = WorkItem::State::kLeased;
-          item.started = true;
-          item.ever_leased = true;
-          item.lease = stored.lease();
-          item.lease_worker_id = stored.worker_id();
-          item.orphan_until = {};  // the window starts at the first Tick (the loop is serving then)
-          orphans_[stored.worker_id()][{seq, partition}] = stored.lease();
-          // Only the key that held it may claim it back.
-          if (!stored.worker_key().empty()) worker_keys_.emplace(stored.worker_id(), stored.worker_key());
-          ++counters_.leases_recovered;
-          break;
-        default: break;
-      }
-    }
-    job.state = proto::JOB_STATE_QUEUED;
-    for (uint32_t p = 0; p < job.items.size(); ++p) {
-      const WorkItem& item = job.items[p];
-      if (item.state == WorkItem::State::kQueued) queue_.Insert(job.queue(), job.key(p));
-      if (item.state != WorkItem::State::kQueued) job.state = proto::JOB_STATE_RUNNING;
-    }
-    admission_.Add(job.client_id, job.items.size(), job.witness_bytes);
-    if (job.deadline_unix_s > 0) deadlines_.insert({job.deadline_unix_s, seq});
+    ResumeJob(*jobs_.Find(seq));
     ++counters_.jobs_recovered;
   }
   spdlog::info("journal {}: broker epoch {}, next job_seq {}, {} live jobs recovered ({} items queued, {} started "
                "leases waiting for their workers)",
                journal_.options().dir.string(), epoch_, journal_.next_job_seq(), counters_.jobs_recovered,
                queue_.size(), counters_.leases_recovered);
+}
+
+JobRecord BrokerCore::JobFromJournal(const journal::Job& stored, Clock::time_point now) const {
+  JobRecord job;
+  job.job_seq = stored.job_seq();
+  job.client_id = stored.client_id();
+  job.request_id = stored.request_id();
+  job.circuit_id = stored.circuit_id();
+  job.priority = stored.priority();
+  job.witness_bytes = stored.witness_bytes();
+  job.payload_hash = stored.payload_hash();
+  job.submitted_unix_s = stored.submitted_unix_s();
+  job.deadline_unix_s = stored.deadline_unix_s();
+  job.witness_refs.assign(stored.witness_refs().begin(), stored.witness_refs().end());
+  job.public_digests.assign(stored.public_signals_sha256().begin(), stored.public_signals_sha256().end());
+  job.inputs.assign(stored.inputs().begin(), stored.inputs().end());
+  job.retries = stored.retries();
+  job.history.assign(stored.history().begin(), stored.history().end());
+  // Steady-clock times do not survive a restart; rebuild from the wall clock.
+  job.submitted_at = now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                               std::max(0.0, wire::UnixNow() - stored.submitted_unix_s())));
+  job.items.resize(stored.partitions());
+  uint64_t per_item = stored.partitions() ? stored.witness_bytes() / stored.partitions() : 0;
+  for (auto& item : job.items) item.witness_bytes = per_item;
+  for (size_t p = 0; p < job.witness_refs.size() && p < job.items.size(); ++p) {
+    job.items[p].witness_bytes = job.witness_refs[p].size();
+  }
+  for (size_t p = 0; p < job.inputs.size() && p < job.items.size(); ++p) {
+    job.items[p].witness_bytes = job.inputs[p].size();
+  }
+  return job;
+}
+
+void BrokerCore::ResumeJob(JobRecord& job) {
+  const uint64_t seq = job.job_seq;
+  for (auto& [partition, stored] : journal_.Items(seq)) {
+    if (partition >= job.items.size()) continue;
+    WorkItem& item = job.items[partition];
+    item.attempts = stored.attempts();
+    item.failed_on = stored.failed_on();
+    switch (stored.state()) {
+      case journal::Item::STATE_DONE:
+        item.state = WorkItem::State::kDone;
+        ++job.items_done;
+        break;
+      case journal::Item::STATE_DROPPED: item.state = WorkItem::State::kDropped; break;
+      case journal::Item::STATE_STARTED:
+        // Its worker may still be proving it: the lease waits for that
+        // worker's READY (which lists it) until the liveness window ends.
+        item.state = WorkItem::State::kLeased;
+        item.started = true;
+        item.ever_leased = true;
+        item.lease = stored.lease();
+        item.lease_worker_id = stored.worker_id();
+        item.orphan_until = {};  // the window starts at the first Tick (the loop is serving then)
+        orphans_[stored.worker_id()][{seq, partition}] = stored.lease();
+        // Only the key that held it may claim it back.
+        if (!stored.worker_key().empty()) worker_keys_.emplace(stored.worker_id(), stored.worker_key());
+        ++counters_.leases_recovered;
+        break;
+      default: break;
+    }
+  }
+  job.state = proto::JOB_STATE_QUEUED;
+  for (uint32_t p = 0; p < job.items.size(); ++p) {
+    const WorkItem& item = job.items[p];
+    if (item.state == WorkItem::State::kQueued) queue_.Insert(job.queue(), job.key(p));
+    if (item.state != WorkItem::State::kQueued) job.state = proto::JOB_STATE_RUNNING;
+  }
+  admission_.Add(job.client_id, job.items.size(), job.witness_bytes);
+  if (job.deadline_unix_s > 0) deadlines_.insert({job.deadline_unix_s, seq});
 }
 
 void BrokerCore::CountDroppedFrame(metrics::DropReason reason) {
@@ -214,9 +223,14 @@ void BrokerCore::JournalJob(const JobRecord& job, proto::JobState state, double 
                                                : proto::JobInfo::PAYLOAD_WITNESSES);
   *stored.mutable_witness_refs() = {job.witness_refs.begin(), job.witness_refs.end()};
   *stored.mutable_public_signals_sha256() = {job.public_digests.begin(), job.public_digests.end()};
-  // A finished job's inputs are not needed again (a retry is recognised by
-  // the payload hash): only a live job keeps them, as a witness's bytes.
-  if (state == proto::JOB_STATE_QUEUED) *stored.mutable_inputs() = {job.inputs.begin(), job.inputs.end()};
+  stored.set_retries(job.retries);
+  *stored.mutable_history() = {job.history.begin(), job.history.end()};
+  // A finished job's inputs are not needed again (a resubmission is
+  // recognised by the payload hash): a live job keeps them, as a witness's
+  // bytes, and so does a failed one, which RetryJob may run again.
+  if (state == proto::JOB_STATE_QUEUED || wire::IsRetryable(state)) {
+    *stored.mutable_inputs() = {job.inputs.begin(), job.inputs.end()};
+  }
   journal_.PutJob(stored);
 }
 
@@ -310,6 +324,7 @@ proto::StatusReply BrokerCore::Status(Clock::time_point now) const {
   status.set_broker_epoch(epoch_);
   status.set_journal_commits(journal_.stats().commits);
   status.set_jobs_recovered(counters_.jobs_recovered);
+  status.set_jobs_retried(counters_.jobs_retried);
   status.set_auth_rejected_unknown_key(counters_.auth_rejected_unknown_key);
   status.set_auth_rejected_wrong_endpoint(counters_.auth_rejected_wrong_endpoint);
   status.set_auth_rejected_mechanism(counters_.auth_rejected_mechanism);

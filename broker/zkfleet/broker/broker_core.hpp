@@ -181,6 +181,14 @@ class BrokerCore {
  private:
   // Replays the journal's live jobs (constructor).
   void Recover(Clock::time_point now);
+  // A job as its journal record holds it (no items' states yet).
+  JobRecord JobFromJournal(const journal::Job& stored, Clock::time_point now) const;
+  // A job just added to the table from the journal takes its items' states
+  // from their records, and its place in the queue, admission and deadlines.
+  void ResumeJob(JobRecord& job);
+  // RetryJob (broker_core_clients.cpp).
+  void OnRetryJob(const ReplyTo& from, const std::string& client, bool any_job, const proto::RetryJobRequest& request,
+                  Clock::time_point now);
 
   // Client requests. `client` is the requester's identity (Envelope.client_id).
   void OnSubmit(const ReplyTo& from, const std::string& client, proto::SubmitRequest& request,

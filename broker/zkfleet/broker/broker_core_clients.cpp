@@ -137,6 +137,9 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
     case proto::Envelope::kListJobs:
       OnListJobs(from, client, peer.authenticated && peer.role != Role::kSubmit, message.list_jobs());
       break;
+    case proto::Envelope::kRetryJob:
+      if (allowed({Role::kSubmit, Role::kAdmin}, "RETRY")) OnRetryJob(from, client, admin, message.retry_job(), now);
+      break;
     case proto::Envelope::kDrainWorker:
       if (allowed({Role::kAdmin}, "DRAIN")) OnDrainWorker(identity, from.correlation_id, message.drain_worker());
       break;
@@ -501,6 +504,8 @@ std::optional<proto::JobInfo> BrokerCore::JobInfoOf(uint64_t seq, bool with_stub
     info.set_submitted_unix_s(job->submitted_unix_s);
     info.set_deadline_unix_s(job->deadline_unix_s);
     info.set_payload(payload_of(!job->witness_refs.empty(), !job->inputs.empty()));
+    info.set_retries(job->retries);
+    *info.mutable_history() = {job->history.begin(), job->history.end()};
     return info;
   }
   if (auto stored = journal_.GetJob(seq)) {
@@ -524,6 +529,8 @@ std::optional<proto::JobInfo> BrokerCore::JobInfoOf(uint64_t seq, bool with_stub
     info.set_payload(stored->payload() != proto::JobInfo::PAYLOAD_UNSPECIFIED
                          ? stored->payload()
                          : payload_of(stored->witness_refs_size() > 0, stored->inputs_size() > 0));
+    info.set_retries(stored->retries());
+    *info.mutable_history() = stored->history();
     return info;
   }
   if (!with_stub) return std::nullopt;
@@ -609,6 +616,85 @@ void BrokerCore::OnListJobs(const ReplyTo& from, const std::string& client, bool
   }
   if (more) out.set_next_page_token(std::to_string(out.jobs(out.jobs_size() - 1).job_seq()));
   SendClient(from, std::move(reply));
+}
+
+void BrokerCore::OnRetryJob(const ReplyTo& from, const std::string& client, bool any_job,
+                            const proto::RetryJobRequest& request, Clock::time_point now) {
+  const uint64_t seq = request.job_seq();
+  auto visible = [&](const std::string& owner) { return any_job || owner == client; };
+  auto reply_info = [&] {
+    proto::Envelope reply;
+    reply.set_correlation_id(from.correlation_id);
+    *reply.mutable_job_info() = *JobInfoOf(seq, /*with_stub=*/false);
+    SendClient(from, std::move(reply));
+  };
+  auto not_retryable = [&](const std::string& why) {
+    SendError(from, proto::ERROR_KIND_NOT_RETRYABLE, "job " + std::to_string(seq) + ": " + why);
+  };
+  if (const JobRecord* live = jobs_.Find(seq)) {
+    if (!visible(live->client_id)) return SendUnknownJob(from, seq);
+    if (request.attempt() != 0 && request.attempt() <= live->retries) return reply_info();  // that retry runs now
+    return not_retryable("it has not ended (" + wire::JobStateName(live->state) + "): nothing to retry");
+  }
+  std::optional<journal::Job> stored = journal_.GetJob(seq);
+  if (!stored) {
+    if (auto stub = journal_.GetStub(seq); stub && visible(stub->client_id())) {
+      return SendError(from, proto::ERROR_KIND_RESULT_EXPIRED,
+                       "job " + std::to_string(seq) + " ended " + wire::JobStateName(stub->state()) +
+                           " and passed the broker's retention (--result-ttl), its payload with it: submit its "
+                           "request again (same request id, same payload) to prove it again");
+    }
+    return SendUnknownJob(from, seq);
+  }
+  if (!visible(stored->client_id())) return SendUnknownJob(from, seq);
+  if (request.attempt() == 0) {
+    return SendError(from, proto::ERROR_KIND_BAD_REQUEST,
+                     "RetryJob needs attempt: the retry to make (1 for the first; the job has had " +
+                         std::to_string(stored->retries()) + ")");
+  }
+  // Idempotent per attempt: a retry already made is answered with the job as it is.
+  if (request.attempt() <= stored->retries()) return reply_info();
+  if (request.attempt() != stored->retries() + 1) {
+    return not_retryable("retry " + std::to_string(request.attempt()) + " is not the next one (it has had " +
+                         std::to_string(stored->retries()) + ")");
+  }
+  if (!wire::IsRetryable(stored->state())) {
+    return not_retryable("it ended " + wire::JobStateName(stored->state()) +
+                         "; only FAILED and DEAD_LETTERED jobs are retried");
+  }
+  if (stored->deadline_unix_s() > 0 && stored->deadline_unix_s() <= wire::UnixNow()) {
+    return not_retryable("its deadline has passed");
+  }
+  if (stored->payload() == proto::JobInfo::PAYLOAD_INPUTS && stored->inputs_size() != static_cast<int>(stored->partitions())) {
+    return not_retryable("its inputs are no longer journaled (it ended under an older broker): submit it again");
+  }
+  JobRecord job = JobFromJournal(*stored, now);
+  if (auto why = admission_.Refusal(job.client_id, job.items.size(), job.witness_bytes)) {
+    ++counters_.submits_busy;
+    if (metrics_) metrics_->SubmitRefusedBusy();
+    return SendError(from, proto::ERROR_KIND_BUSY, *why + "; retry later with the same attempt",
+                     static_cast<uint32_t>(options_.busy_retry_after.count()));
+  }
+  // The round that ended goes into the history; the partitions it did not
+  // prove start afresh (no item record: queued, no attempts), with their
+  // witnesses, which the journal kept for this.
+  proto::JobRound round;
+  round.set_round(stored->retries());
+  round.set_state(stored->state());
+  round.set_error(stored->error());
+  round.set_finished_unix_s(stored->finished_unix_s());
+  job.history.push_back(round);
+  job.retries = stored->retries() + 1;
+  for (auto& [partition, item] : journal_.Items(seq)) {
+    if (item.state() != journal::Item::STATE_DONE) journal_.DeleteItem(seq, partition);
+  }
+  JobRecord& added = jobs_.Add(std::move(job));
+  ResumeJob(added);
+  JournalJob(added, proto::JOB_STATE_QUEUED, 0, "");
+  ++counters_.jobs_retried;
+  spdlog::info("job {} ({} of client {}): retry {} queued {} partitions", seq, added.request_id, added.client_id,
+               added.retries, added.items.size() - added.items_done);
+  reply_info();
 }
 
 void BrokerCore::OnCancel(const ReplyTo& from, const std::string& client, bool any_job,

@@ -81,7 +81,9 @@ void BrokerCore::FinishJob(JobRecord& job, proto::JobState state, const std::str
         JournalItem(job, p);
       }
       item.state = WorkItem::State::kDropped;
-      journal_.DeleteWitness(job.job_seq, p);
+      // A failed job's witnesses stay until its result expires (the journal
+      // drops them then): RetryJob proves them again.
+      if (!wire::IsRetryable(state)) journal_.DeleteWitness(job.job_seq, p);
     }
   }
   JournalJob(job, state, finished_unix_s, error);

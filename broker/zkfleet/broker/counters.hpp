@@ -30,6 +30,7 @@ struct BrokerCounters {
   uint64_t jobs_expired = 0;        // deadline passed before they were proved
   uint64_t submits_busy = 0;        // SUBMITs refused over an admission limit
   uint64_t jobs_recovered = 0;      // live jobs replayed from the journal at start
+  uint64_t jobs_retried = 0;        // RetryJob rounds started
   uint64_t leases_recovered = 0;    // started leases replayed (orphaned until claimed)
   uint64_t requests_forbidden = 0;  // refused: the key's role does not allow the request
   uint64_t results_rejected = 0;    // RESULTs that failed the broker's verification

@@ -39,7 +39,8 @@ grpc::Status StatusOf(const proto::ErrorReply& error) {
     case proto::ERROR_KIND_BAD_REQUEST:
     case proto::ERROR_KIND_TOO_LARGE: code = grpc::StatusCode::INVALID_ARGUMENT; break;
     case proto::ERROR_KIND_UNKNOWN_CIRCUIT:
-    case proto::ERROR_KIND_RESULT_EXPIRED: code = grpc::StatusCode::FAILED_PRECONDITION; break;
+    case proto::ERROR_KIND_RESULT_EXPIRED:
+    case proto::ERROR_KIND_NOT_RETRYABLE: code = grpc::StatusCode::FAILED_PRECONDITION; break;
     case proto::ERROR_KIND_UNKNOWN_JOB:
     case proto::ERROR_KIND_UNKNOWN_WORKER:
     case proto::ERROR_KIND_FOREIGN_JOB: code = grpc::StatusCode::NOT_FOUND; break;
@@ -444,9 +445,19 @@ class FleetService final : public v1::Fleet::CallbackService {
     call->Start(context, std::move(envelope));
     return call;
   }
-  grpc::ServerUnaryReactor* RetryJob(grpc::CallbackServerContext*, const v1::RetryJobRequest*,
+  grpc::ServerUnaryReactor* RetryJob(grpc::CallbackServerContext* context, const proto::RetryJobRequest* request,
                                      proto::JobInfo* response) override {
-    return Unimplemented("RetryJob", response);
+    auto* call = new UnaryCall<proto::JobInfo>(
+        shared_, "RetryJob", response,
+        [](const proto::Envelope& reply, proto::JobInfo* out) -> std::optional<grpc::Status> {
+          if (!reply.has_job_info()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
+          *out = reply.job_info();
+          return grpc::Status::OK;
+        });
+    proto::Envelope envelope;
+    *envelope.mutable_retry_job() = *request;
+    call->Start(context, std::move(envelope));
+    return call;
   }
 
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* context, const v1::GetStatusRequest*,
@@ -499,14 +510,6 @@ class FleetService final : public v1::Fleet::CallbackService {
   }
 
  private:
-  template <typename Response>
-  grpc::ServerUnaryReactor* Unimplemented(const char* method, Response* response) {
-    auto* call = new UnaryCall<Response>(shared_, method, response, nullptr);
-    call->FinishWith(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                                  std::string(method) + " is planned, not served yet (docs/grpc.md)"));
-    return call;
-  }
-
   Shared& shared_;
 };
 

@@ -91,6 +91,9 @@ struct JobRecord {
   // one per partition).
   std::vector<std::string> inputs;
   std::vector<ReplyTo> waiters;  // the submitter, AWAITs and duplicate SUBMITs: each gets the JobResult once
+  // RetryJob: rounds made so far and how each earlier round ended (journaled).
+  uint32_t retries = 0;
+  std::vector<proto::JobRound> history;
   double submitted_unix_s = 0;
   double deadline_unix_s = 0;    // 0 = none
   Clock::time_point submitted_at;

@@ -100,6 +100,11 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
                                           "gRPC calls the broker's front door answered, by method and status code "
                                           "(UNAUTHENTICATED: no certificate the allow-list names)")) {
   prometheus::Registry& registry = server.registry();
+  // Every RPC's OK and UNAUTHENTICATED series exist from the start (at 0).
+  for (const char* method : {"SubmitJob", "GetJob", "AwaitJob", "CancelJob", "ListJobs", "RetryJob", "GetStatus",
+                             "ListWorkers", "DrainWorker"}) {
+    for (const char* code : {"OK", "UNAUTHENTICATED"}) grpc_requests_family_.Add({{"method", method}, {"code", code}});
+  }
   auto& rejected = CounterFamily(registry, "zkfleet_broker_results_rejected_total",
                                  "RESULTs that failed the broker's verification, by reason; the worker is blamed "
                                  "and the item goes to another worker");

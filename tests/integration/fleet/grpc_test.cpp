@@ -333,16 +333,11 @@ TEST(Grpc, MalformedRequestsAreRefusedAndLoseNothing) {
   not_json.add_inputs("{not json");
   s = Submit(*alice, not_json, &reply);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
-  // Planned RPCs say so.
-  auto context = Context();
-  proto::JobInfo retried;
-  EXPECT_EQ(alice->RetryJob(context.get(), v1::RetryJobRequest(), &retried).error_code(),
-            grpc::StatusCode::UNIMPLEMENTED);
   // A page token this broker did not give.
   proto::ListJobsRequest list;
   list.set_page_token("x12");
   proto::ListJobsReply listed;
-  context = Context();
+  auto context = Context();
   EXPECT_EQ(alice->ListJobs(context.get(), list, &listed).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   // Nothing was accepted.
   EXPECT_EQ(g.fleet.Status().jobs_submitted(), 0u);
@@ -549,6 +544,74 @@ TEST(Grpc, ReflectionListsTheServicesAndDrivesThemWithoutStubs) {
   // The health check (gRPC's own service, whose descriptor its reflection
   // does not serve): HealthCheckResponse{status: SERVING} is field 1 = 1.
   EXPECT_EQ(raw_call("/grpc.health.v1.Health/Check", ""), std::string("\x08\x01", 2));
+}
+
+// RetryJob: a job dead-lettered when its only worker died mid-proof gets a
+// new round under the same job_seq once a worker is back, and succeeds;
+// retries are idempotent per attempt number, only the next one is made,
+// only failed jobs and only their owner's (or an admin's).
+TEST(Grpc, RetryJobGivesADeadLetteredJobANewRound) {
+  GrpcFleet g("grpc_retry");
+  g.StartBroker({"--max-attempts", "1"});
+  Process& first = g.fleet.StartWorker("w1", {"--instant", "--circuit", "slow", "--instant-delay-ms", "3000"});
+  WaitReady(g, "w1");
+  auto alice = g.Stub("alice"), bob = g.Stub("bob"), watcher = g.Stub("watcher");
+  v1::SubmitJobReply submitted;
+  ASSERT_TRUE(Submit(*alice, WitnessJob("slow", "retry-1"), &submitted).ok());
+  const uint64_t seq = submitted.job_seq();
+  ASSERT_TRUE(WaitForAttempts(g.fleet, seq, 0, 1, 10s));
+  first.Kill9();  // its one attempt is lost: dead-lettered
+  Awaited dead = Await(*alice, seq);
+  ASSERT_TRUE(dead.status.ok()) << dead.status.error_message();
+  ASSERT_NE(dead.result(), nullptr);
+  ASSERT_EQ(dead.result()->state(), proto::JOB_STATE_DEAD_LETTERED);
+
+  auto retry = [&](v1::Fleet::Stub& stub, uint32_t attempt, proto::JobInfo* info) {
+    proto::RetryJobRequest request;
+    request.set_job_seq(seq);
+    request.set_attempt(attempt);
+    auto context = Context();
+    return stub.RetryJob(context.get(), request, info);
+  };
+  proto::JobInfo info;
+  EXPECT_EQ(retry(*bob, 1, &info).error_code(), grpc::StatusCode::NOT_FOUND) << "another client's job";
+  EXPECT_EQ(retry(*watcher, 1, &info).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(retry(*alice, 2, &info).error_code(), grpc::StatusCode::FAILED_PRECONDITION) << "not the next retry";
+  EXPECT_EQ(retry(*alice, 0, &info).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  g.fleet.StartWorker("w2", {"--instant", "--circuit", "slow"});
+  WaitReady(g, "w2");
+  grpc::Status s = retry(*alice, 1, &info);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(info.job_seq(), seq);
+  EXPECT_EQ(info.retries(), 1u);
+  EXPECT_TRUE(info.state() == proto::JOB_STATE_QUEUED || info.state() == proto::JOB_STATE_RUNNING)
+      << proto::JobState_Name(info.state());
+  // The same retry again changes nothing.
+  proto::JobInfo again;
+  ASSERT_TRUE(retry(*alice, 1, &again).ok());
+  EXPECT_EQ(again.retries(), 1u);
+
+  Awaited done = Await(*alice, seq);
+  ASSERT_TRUE(done.status.ok()) << done.status.error_message();
+  ASSERT_NE(done.result(), nullptr);
+  EXPECT_EQ(done.result()->state(), proto::JOB_STATE_SUCCEEDED) << done.result()->error();
+  ASSERT_EQ(done.result()->partitions_size(), 1);
+
+  auto context = Context();
+  v1::GetJobRequest get;
+  get.set_job_seq(seq);
+  ASSERT_TRUE(alice->GetJob(context.get(), get, &info).ok());
+  EXPECT_EQ(info.state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(info.retries(), 1u);
+  ASSERT_EQ(info.history_size(), 1);
+  EXPECT_EQ(info.history(0).round(), 0u);
+  EXPECT_EQ(info.history(0).state(), proto::JOB_STATE_DEAD_LETTERED);
+  EXPECT_FALSE(info.history(0).error().empty());
+  // A job that succeeded is not retried; its retry 1 is still answered as made.
+  EXPECT_EQ(retry(*alice, 2, &info).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_TRUE(retry(*alice, 1, &info).ok());
+  EXPECT_EQ(g.fleet.Status().jobs_retried(), 1u);
 }
 
 TEST(Grpc, AnAwaitSurvivesABrokerRestartByCallingAgain) {

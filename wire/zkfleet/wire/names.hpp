@@ -25,5 +25,9 @@ std::optional<proto::JobState> ParseJobState(std::string_view text);
 
 // True for SUCCEEDED, FAILED, DEAD_LETTERED and CANCELLED.
 bool IsTerminal(proto::JobState state);
+// The ends RetryJob may start a new round after: FAILED and DEAD_LETTERED.
+inline bool IsRetryable(proto::JobState state) {
+  return state == proto::JOB_STATE_FAILED || state == proto::JOB_STATE_DEAD_LETTERED;
+}
 
 }  // namespace zkfleet::wire

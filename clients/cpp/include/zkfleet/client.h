@@ -275,6 +275,10 @@ class Client {
 
   // One job's state (its own jobs; observe and admin keys read every client's).
   Status GetJob(uint64_t job_seq, zkfleet::proto::JobInfo* info);
+  // A new round of a FAILED or DEAD_LETTERED job (docs/grpc.md, "RetryJob"):
+  // `attempt` is the retry to make (1 for the first); one already made
+  // returns the job as it is. Await the round with Await().
+  Status RetryJob(uint64_t job_seq, uint32_t attempt, zkfleet::proto::JobInfo* info);
   // One page of jobs, newest first (docs/grpc.md, "Listing"): its own jobs,
   // or, for observe and admin keys, every client's.
   Status ListJobs(const zkfleet::proto::ListJobsRequest& request, zkfleet::proto::ListJobsReply* reply);

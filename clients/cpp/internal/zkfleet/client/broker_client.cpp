@@ -442,6 +442,15 @@ proto::JobInfo BrokerClient::GetJob(uint64_t job_seq, std::chrono::milliseconds 
   return reply.job_info();
 }
 
+proto::JobInfo BrokerClient::RetryJob(uint64_t job_seq, uint32_t attempt, std::chrono::milliseconds timeout) {
+  proto::Envelope envelope;
+  envelope.mutable_retry_job()->set_job_seq(job_seq);
+  envelope.mutable_retry_job()->set_attempt(attempt);
+  auto reply = Call(std::move(envelope), timeout);
+  if (!reply.has_job_info()) throw Error(ErrorCode::kBadFormat, "broker answered RETRY_JOB with another message type");
+  return reply.job_info();
+}
+
 proto::ListJobsReply BrokerClient::ListJobs(const proto::ListJobsRequest& request, std::chrono::milliseconds timeout) {
   proto::Envelope envelope;
   *envelope.mutable_list_jobs() = request;

@@ -180,6 +180,7 @@ class BrokerClient {
   proto::StatusReply Status(std::chrono::milliseconds timeout);
   proto::CancelReply Cancel(uint64_t job_seq, std::chrono::milliseconds timeout);
   proto::JobInfo GetJob(uint64_t job_seq, std::chrono::milliseconds timeout);
+  proto::JobInfo RetryJob(uint64_t job_seq, uint32_t attempt, std::chrono::milliseconds timeout);
   proto::ListJobsReply ListJobs(const proto::ListJobsRequest& request, std::chrono::milliseconds timeout);
   // Asks the broker to drain `worker_id`. With `wait`, returns the second
   // reply (finished = true, with the phases) sent when the worker has left.
