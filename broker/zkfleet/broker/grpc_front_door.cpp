@@ -245,7 +245,9 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
 };
 
 // AwaitJob: the job's state now (a GetJob), then its JobResult (an AWAIT),
-// written one after the other; the stream ends after the result.
+// written one after the other; the stream ends after the result. The AWAIT
+// goes first, so that its refusal (the role, another client's job) is the
+// answer; a result that comes before the state waits for it.
 class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public GrpcFrontDoor::Call {
  public:
   explicit AwaitCall(Shared& shared) : shared_(shared) {}
@@ -264,8 +266,8 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
     }
     get.mutable_get_job()->set_job_seq(job_seq);
     await.mutable_await()->set_job_seq(job_seq);
-    shared_.Send(identity_, *peer, std::move(get));
     shared_.Send(identity_, *peer, std::move(await));
+    shared_.Send(identity_, *peer, std::move(get));
   }
 
   bool OnReply(const proto::Envelope& reply) override {
@@ -277,14 +279,25 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
     v1::JobUpdate update;
     if (reply.has_job_info()) {
       *update.mutable_state() = reply.job_info();
+      pending_.push_back(std::move(update));
+      got_state_ = true;
+      if (held_result_) {
+        pending_.push_back(std::move(*held_result_));
+        held_result_.reset();
+        result_queued_ = true;
+      }
     } else if (reply.has_job_result()) {
       *update.mutable_result() = reply.job_result();
-      result_queued_ = true;
+      if (got_state_) {
+        pending_.push_back(std::move(update));
+        result_queued_ = true;
+      } else {
+        held_result_ = std::move(update);  // the state first
+      }
     } else {
       End(grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply to AwaitJob"));
       return true;
     }
-    pending_.push_back(std::move(update));
     WriteNext();
     return result_queued_;
   }
@@ -340,7 +353,8 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
   std::deque<v1::JobUpdate> pending_;
   v1::JobUpdate current_;
   grpc::Status final_status_;
-  bool writing_ = false, result_queued_ = false, ended_ = false;
+  std::optional<v1::JobUpdate> held_result_;
+  bool writing_ = false, result_queued_ = false, ended_ = false, got_state_ = false;
 };
 
 }  // namespace

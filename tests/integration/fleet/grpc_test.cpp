@@ -10,6 +10,8 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <map>
+#include <set>
 #include <thread>
 
 #include <google/protobuf/descriptor.pb.h>
@@ -271,6 +273,107 @@ TEST(Grpc, RolesAndOwnershipAreTheAllowListsOnBothTransports) {
   EXPECT_EQ(g.fleet.Status().requests_forbidden(), 7u) << "role refusals over gRPC are counted with the others";
 }
 
+// A job that only names its witness (the broker never reads it; no worker runs).
+v1::SubmitJobRequest ReferenceJob(const std::string& circuit, const std::string& request_id) {
+  v1::SubmitJobRequest request;
+  request.set_circuit_id(circuit);
+  request.set_request_id(request_id);
+  proto::WitnessRef& ref = *request.add_witness_refs();
+  ref.set_url("file:///nowhere/" + request_id + ".wtns");
+  ref.set_size(1000);
+  ref.set_sha256(std::string(32, 'h'));
+  return request;
+}
+
+// Every role against every RPC: PERMISSION_DENIED exactly where the role
+// table (docs/grpc.md, "RPCs") says, and never UNAUTHENTICATED for an
+// allowed client. Calls on a job that does not exist or on a worker that
+// is not there: the role is checked first, so "allowed" shows as NOT_FOUND
+// (or OK), "refused" as PERMISSION_DENIED.
+TEST(Grpc, EveryRoleAgainstEveryRpc) {
+  GrpcFleet g("grpc_role_matrix");
+  g.StartBroker();
+  using Code = grpc::StatusCode;
+  struct Rpc {
+    const char* name;
+    std::function<grpc::Status(v1::Fleet::Stub&)> call;
+  };
+  const std::vector<Rpc> rpcs = {
+      {"SubmitJob", [](v1::Fleet::Stub& stub) {
+         v1::SubmitJobReply reply;
+         v1::SubmitJobRequest request = ReferenceJob("no-such-circuit", "matrix");
+         return Submit(stub, request, &reply);
+       }},
+      {"GetJob", [](v1::Fleet::Stub& stub) {
+         v1::GetJobRequest r;
+         r.set_job_seq(424242);
+         proto::JobInfo out;
+         auto c = Context();
+         return stub.GetJob(c.get(), r, &out);
+       }},
+      {"AwaitJob", [](v1::Fleet::Stub& stub) { return Await(stub, 424242).status; }},
+      {"CancelJob", [](v1::Fleet::Stub& stub) {
+         v1::CancelJobRequest r;
+         r.set_job_seq(424242);
+         proto::CancelReply out;
+         auto c = Context();
+         return stub.CancelJob(c.get(), r, &out);
+       }},
+      {"ListJobs", [](v1::Fleet::Stub& stub) {
+         proto::ListJobsReply out;
+         auto c = Context();
+         return stub.ListJobs(c.get(), proto::ListJobsRequest(), &out);
+       }},
+      {"RetryJob", [](v1::Fleet::Stub& stub) {
+         proto::RetryJobRequest r;
+         r.set_job_seq(424242);
+         r.set_attempt(1);
+         proto::JobInfo out;
+         auto c = Context();
+         return stub.RetryJob(c.get(), r, &out);
+       }},
+      {"GetStatus", [](v1::Fleet::Stub& stub) {
+         proto::StatusReply out;
+         auto c = Context();
+         return stub.GetStatus(c.get(), v1::GetStatusRequest(), &out);
+       }},
+      {"ListWorkers", [](v1::Fleet::Stub& stub) {
+         v1::ListWorkersReply out;
+         auto c = Context();
+         return stub.ListWorkers(c.get(), v1::ListWorkersRequest(), &out);
+       }},
+      {"DrainWorker", [](v1::Fleet::Stub& stub) {
+         proto::DrainWorkerRequest r;
+         r.set_worker_id("nobody-here");
+         proto::DrainWorkerReply out;
+         auto c = Context();
+         return stub.DrainWorker(c.get(), r, &out);
+       }},
+  };
+  // Refused per role (docs/grpc.md): submit may not read the fleet or drain;
+  // observe may not change anything; admin may do everything.
+  const std::map<std::string, std::set<std::string>> refused = {
+      {"alice", {"GetStatus", "ListWorkers", "DrainWorker"}},
+      {"watcher", {"SubmitJob", "AwaitJob", "CancelJob", "RetryJob", "DrainWorker"}},
+      {"fleet-test", {}},
+  };
+  for (const auto& [who, denied] : refused) {
+    auto stub = g.Stub(who);
+    for (const Rpc& rpc : rpcs) {
+      grpc::Status s = rpc.call(*stub);
+      SCOPED_TRACE(who + " " + rpc.name + ": " + s.error_message());
+      if (denied.count(rpc.name)) {
+        EXPECT_EQ(s.error_code(), Code::PERMISSION_DENIED);
+      } else {
+        EXPECT_NE(s.error_code(), Code::PERMISSION_DENIED);
+        EXPECT_NE(s.error_code(), Code::UNAUTHENTICATED);
+        EXPECT_NE(s.error_code(), Code::UNAVAILABLE);
+        EXPECT_NE(s.error_code(), Code::INTERNAL);
+      }
+    }
+  }
+}
+
 TEST(Grpc, CertificatesThatDoNotNameAnAllowedClientAreRefused) {
   GrpcFleet g("grpc_tls");
   const int metrics_port = FreePort();
@@ -341,18 +444,6 @@ TEST(Grpc, MalformedRequestsAreRefusedAndLoseNothing) {
   EXPECT_EQ(alice->ListJobs(context.get(), list, &listed).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   // Nothing was accepted.
   EXPECT_EQ(g.fleet.Status().jobs_submitted(), 0u);
-}
-
-// A job that only names its witness (the broker never reads it; no worker runs).
-v1::SubmitJobRequest ReferenceJob(const std::string& circuit, const std::string& request_id) {
-  v1::SubmitJobRequest request;
-  request.set_circuit_id(circuit);
-  request.set_request_id(request_id);
-  proto::WitnessRef& ref = *request.add_witness_refs();
-  ref.set_url("file:///nowhere/" + request_id + ".wtns");
-  ref.set_size(1000);
-  ref.set_sha256(std::string(32, 'h'));
-  return request;
 }
 
 // Every page of a listing; fails on a repeated job or a page out of order.
