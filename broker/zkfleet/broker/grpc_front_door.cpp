@@ -410,17 +410,10 @@ class FleetService final : public v1::Fleet::CallbackService {
 
   grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
                                    proto::JobInfo* response) override {
-    auto* call = new UnaryCall<proto::JobInfo>(
-        shared_, "GetJob", response,
-        [](const proto::Envelope& reply, proto::JobInfo* out) -> std::optional<grpc::Status> {
-          if (!reply.has_job_info()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
-          *out = reply.job_info();
-          return grpc::Status::OK;
-        });
     proto::Envelope envelope;
     envelope.mutable_get_job()->set_job_seq(request->job_seq());
-    call->Start(context, std::move(envelope));
-    return call;
+    return Forward(context, "GetJob", std::move(envelope), response, &proto::Envelope::has_job_info,
+                   &proto::Envelope::job_info);
   }
 
   grpc::ServerWriteReactor<v1::JobUpdate>* AwaitJob(grpc::CallbackServerContext* context,
@@ -432,61 +425,34 @@ class FleetService final : public v1::Fleet::CallbackService {
 
   grpc::ServerUnaryReactor* CancelJob(grpc::CallbackServerContext* context, const v1::CancelJobRequest* request,
                                       proto::CancelReply* response) override {
-    auto* call = new UnaryCall<proto::CancelReply>(
-        shared_, "CancelJob", response,
-        [](const proto::Envelope& reply, proto::CancelReply* out) -> std::optional<grpc::Status> {
-          if (!reply.has_cancel_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
-          *out = reply.cancel_reply();
-          return grpc::Status::OK;
-        });
     proto::Envelope envelope;
     envelope.mutable_cancel()->set_job_seq(request->job_seq());
-    call->Start(context, std::move(envelope));
-    return call;
+    return Forward(context, "CancelJob", std::move(envelope), response, &proto::Envelope::has_cancel_reply,
+                   &proto::Envelope::cancel_reply);
   }
 
   grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context, const proto::ListJobsRequest* request,
                                      proto::ListJobsReply* response) override {
-    auto* call = new UnaryCall<proto::ListJobsReply>(
-        shared_, "ListJobs", response,
-        [](const proto::Envelope& reply, proto::ListJobsReply* out) -> std::optional<grpc::Status> {
-          if (!reply.has_list_jobs_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
-          *out = reply.list_jobs_reply();
-          return grpc::Status::OK;
-        });
     proto::Envelope envelope;
     *envelope.mutable_list_jobs() = *request;
-    call->Start(context, std::move(envelope));
-    return call;
+    return Forward(context, "ListJobs", std::move(envelope), response, &proto::Envelope::has_list_jobs_reply,
+                   &proto::Envelope::list_jobs_reply);
   }
+
   grpc::ServerUnaryReactor* RetryJob(grpc::CallbackServerContext* context, const proto::RetryJobRequest* request,
                                      proto::JobInfo* response) override {
-    auto* call = new UnaryCall<proto::JobInfo>(
-        shared_, "RetryJob", response,
-        [](const proto::Envelope& reply, proto::JobInfo* out) -> std::optional<grpc::Status> {
-          if (!reply.has_job_info()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
-          *out = reply.job_info();
-          return grpc::Status::OK;
-        });
     proto::Envelope envelope;
     *envelope.mutable_retry_job() = *request;
-    call->Start(context, std::move(envelope));
-    return call;
+    return Forward(context, "RetryJob", std::move(envelope), response, &proto::Envelope::has_job_info,
+                   &proto::Envelope::job_info);
   }
 
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* context, const v1::GetStatusRequest*,
                                       proto::StatusReply* response) override {
-    auto* call = new UnaryCall<proto::StatusReply>(
-        shared_, "GetStatus", response,
-        [](const proto::Envelope& reply, proto::StatusReply* out) -> std::optional<grpc::Status> {
-          if (!reply.has_status_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
-          *out = reply.status_reply();
-          return grpc::Status::OK;
-        });
     proto::Envelope envelope;
     envelope.mutable_status();
-    call->Start(context, std::move(envelope));
-    return call;
+    return Forward(context, "GetStatus", std::move(envelope), response, &proto::Envelope::has_status_reply,
+                   &proto::Envelope::status_reply);
   }
 
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context, const v1::ListWorkersRequest*,
@@ -524,6 +490,23 @@ class FleetService final : public v1::Fleet::CallbackService {
   }
 
  private:
+  // The usual call: `request` to the loop, and the reply's `Response` field
+  // (has/get: the Envelope's accessors of that body) as the response.
+  template <typename Response>
+  grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, const char* method, proto::Envelope request,
+                                    Response* response, bool (proto::Envelope::*has)() const,
+                                    const Response& (proto::Envelope::*get)() const) {
+    auto* call = new UnaryCall<Response>(
+        shared_, method, response,
+        [has, get](const proto::Envelope& reply, Response* out) -> std::optional<grpc::Status> {
+          if (!(reply.*has)()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
+          *out = (reply.*get)();
+          return grpc::Status::OK;
+        });
+    call->Start(context, std::move(request));
+    return call;
+  }
+
   Shared& shared_;
 };
 
