@@ -103,6 +103,16 @@ def test_a_failed_job_is_not_a_success_for_either_client(grpc_fleet):
                           timeout=scaled(120))
     assert wait.returncode == 3, wait.stderr
     assert json.loads(wait.stdout)["state"] == "FAILED"
+    with grpc_fleet.grpc_client("alice") as client:
+        # Listed among alice's failed jobs; a retry proves the same (kept) bytes again, and fails again.
+        assert job_seq in [job.job_seq for job in client.list_jobs(states=["failed"])]
+        info = client.retry(job_seq)
+        assert info.job_seq == job_seq and info.retries == 1
+        with pytest.raises(zkfleet.JobFailed):
+            client.await_result(job_seq, timeout=scaled(120))
+        info = client.get(job_seq)
+        assert info.retries == 1 and [r.state for r in info.history] == [zkfleet._wire.pb.JOB_STATE_FAILED]
+        assert client.retry(job_seq, attempt=1).retries == 1   # the same retry again: nothing new
 
 
 @pytest.mark.parametrize("cert", ["stranger", "expired"])

@@ -289,6 +289,36 @@ class GrpcClient:
         """The workers the broker knows (observe and admin roles)."""
         return list(self._call("ListWorkers", v1.ListWorkersRequest(), timeout).workers)
 
+    def list_jobs(self, states: Sequence[str] = (), circuit_id: str = "", client_id: str = "",
+                  submitted_after_unix_s: float = 0.0, submitted_before_unix_s: float = 0.0,
+                  page_size: int = 100, timeout: Optional[float] = 30) -> List["pb.JobInfo"]:
+        """Every job the filters match, newest first, page after page
+        (ListJobs): a submit key's own; observe and admin keys', everyone's.
+        ``states``: names such as "failed", "dead_lettered", "queued"."""
+        request = pb.ListJobsRequest(circuit_id=circuit_id, client_id=client_id,
+                                     submitted_after_unix_s=submitted_after_unix_s,
+                                     submitted_before_unix_s=submitted_before_unix_s, page_size=page_size)
+        for name in states:
+            key = name.upper() if name.upper().startswith("JOB_STATE_") else "JOB_STATE_" + name.upper()
+            if key not in pb.JobState.keys():
+                raise InvalidRequest(f"list_jobs: unknown job state {name!r}; nothing was sent")
+            request.states.append(pb.JobState.Value(key))
+        jobs: List["pb.JobInfo"] = []
+        while True:
+            reply = self._call("ListJobs", request, timeout)
+            jobs.extend(reply.jobs)
+            if not reply.next_page_token:
+                return jobs
+            request.page_token = reply.next_page_token
+
+    def retry(self, job_seq: int, attempt: Optional[int] = None, timeout: Optional[float] = 30) -> "pb.JobInfo":
+        """RetryJob: a new round of a FAILED or DEAD_LETTERED job, same
+        job_seq; ``attempt`` (default: the next one) makes it idempotent.
+        Then :meth:`await_result`."""
+        if attempt is None:
+            attempt = self.get(job_seq, timeout).retries + 1
+        return self._call("RetryJob", pb.RetryJobRequest(job_seq=job_seq, attempt=attempt), timeout)
+
     def drain(self, worker_id: str, wait: bool = False, timeout: Optional[float] = None) -> "pb.DrainWorkerReply":
         """Admin: stops routing to the worker and asks it to drain; with
         ``wait``, returns when it has left (``finished``, with its phases)."""
