@@ -403,6 +403,47 @@ TEST(Grpc, CertificatesThatDoNotNameAnAllowedClientAreRefused) {
   EXPECT_EQ(Sample(metrics_port, "zkfleet_broker_grpc_requests_total{code=\"NOT_FOUND\",method=\"GetJob\"}"), 1);
 }
 
+// Plaintext gRPC only beside a plaintext broker: callers then name
+// themselves (metadata zkfleet-client-id), as ZeroMQ clients do there, and
+// still own only their declared identity's jobs. A CURVE broker refuses to
+// start with plaintext gRPC (and the reverse), saying why.
+TEST(Grpc, PlaintextOnlyWithAPlaintextBrokerAndCallersStillOwnTheirJobs) {
+  {
+    GrpcFleet g("grpc_plaintext_refused");
+    std::string out;
+    int rc = RunCommand({BinaryPath("zkbroker"), "--clients", g.fleet.client_endpoint(), "--workers",
+                         g.fleet.worker_endpoint(), "--data-dir", g.fleet.dir() + "/refused", "--curve-secret-key",
+                         g.fleet.SecretKeyFile("broker"), "--allow-dir", g.fleet.allow_dir(), "--grpc-listen",
+                         "127.0.0.1:" + std::to_string(g.port), "--grpc-insecure-plaintext"},
+                        &out);
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(out.find("--grpc-insecure-plaintext needs --insecure-plaintext"), std::string::npos) << out;
+  }
+  GrpcFleet g("grpc_plaintext");
+  g.fleet.StartBroker({"--insecure-plaintext", "--grpc-insecure-plaintext", "--grpc-listen",
+                       "127.0.0.1:" + std::to_string(g.port)});
+  g.fleet.StartWorker("w1", {"--instant", "--circuit", "c1"});
+  WaitReady(g, "w1");
+  auto stub = v1::Fleet::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(g.port), grpc::InsecureChannelCredentials()));
+  auto as = [](const std::string& client) {
+    auto context = Context();
+    context->AddMetadata("zkfleet-client-id", client);
+    return context;
+  };
+  v1::SubmitJobReply submitted;
+  auto context = as("carol");
+  ASSERT_TRUE(stub->SubmitJob(context.get(), WitnessJob("c1", "p-1"), &submitted).ok());
+  v1::GetJobRequest get;
+  get.set_job_seq(submitted.job_seq());
+  proto::JobInfo info;
+  context = as("carol");
+  ASSERT_TRUE(stub->GetJob(context.get(), get, &info).ok());
+  EXPECT_EQ(info.client_id(), "carol");
+  context = as("dave");
+  EXPECT_EQ(stub->GetJob(context.get(), get, &info).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
 TEST(Grpc, MalformedRequestsAreRefusedAndLoseNothing) {
   GrpcFleet g("grpc_malformed");
   g.StartBroker({"--grpc-max-inline-bytes", "1000"});
