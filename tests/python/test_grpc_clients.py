@@ -104,15 +104,13 @@ def test_a_failed_job_is_not_a_success_for_either_client(grpc_fleet):
     assert wait.returncode == 3, wait.stderr
     assert json.loads(wait.stdout)["state"] == "FAILED"
     with grpc_fleet.grpc_client("alice") as client:
-        # Listed among alice's failed jobs; a retry proves the same (kept) bytes again, and fails again.
+        # Listed among alice's failed jobs; FAILED by its own witness, it is not retried (its
+        # bytes were not kept): the broker says to submit a new request.
         assert job_seq in [job.job_seq for job in client.list_jobs(states=["failed"])]
-        info = client.retry(job_seq)
-        assert info.job_seq == job_seq and info.retries == 1
-        with pytest.raises(zkfleet.JobFailed):
-            client.await_result(job_seq, timeout=scaled(120))
-        info = client.get(job_seq)
-        assert info.retries == 1 and [r.state for r in info.history] == [zkfleet._wire.pb.JOB_STATE_FAILED]
-        assert client.retry(job_seq, attempt=1).retries == 1   # the same retry again: nothing new
+        with pytest.raises(GrpcError) as e:
+            client.retry(job_seq)
+        assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION and "submit a new request" in e.value.message
+        assert client.get(job_seq).retries == 0
 
 
 @pytest.mark.parametrize("cert", ["stranger", "expired"])

@@ -227,8 +227,9 @@ void BrokerCore::JournalJob(const JobRecord& job, proto::JobState state, double 
   *stored.mutable_history() = {job.history.begin(), job.history.end()};
   // A finished job's inputs are not needed again (a resubmission is
   // recognised by the payload hash): a live job keeps them, as a witness's
-  // bytes, and so does a failed one, which RetryJob may run again.
-  if (state == proto::JOB_STATE_QUEUED || wire::IsRetryable(state)) {
+  // bytes, and so does a dead-lettered one, which RetryJob may run again
+  // (as its witnesses: FinishJob).
+  if (state == proto::JOB_STATE_QUEUED || state == proto::JOB_STATE_DEAD_LETTERED) {
     *stored.mutable_inputs() = {job.inputs.begin(), job.inputs.end()};
   }
   journal_.PutJob(stored);

@@ -586,11 +586,21 @@ void BrokerCore::OnListJobs(const ReplyTo& from, const std::string& client, bool
   // One job: false once the page is full (one more match than the page
   // says that another page follows) or the jobs are older than `after`.
   bool more = false;
+  // The loop serves everyone: one listing reads at most this many jobs, and
+  // a page that filled no further says where to go on (next_page_token).
+  constexpr size_t kExaminedPerCall = 20000;
+  size_t examined = 0;
+  uint64_t last_examined = 0;
   auto consider = [&](uint64_t seq) {
+    if (++examined > kExaminedPerCall) {
+      more = true;
+      return false;
+    }
+    last_examined = seq;
     std::optional<proto::JobInfo> info = JobInfoOf(seq, /*with_stub=*/false);
     if (!info) return true;
-    // job_seq follows submission: past `after`, nothing newer follows.
-    if (after > 0 && info->submitted_unix_s() < after) return false;
+    // Not a stop: submission times follow job_seq only as far as the clock does.
+    if (after > 0 && info->submitted_unix_s() < after) return true;
     if (before > 0 && info->submitted_unix_s() >= before) return true;
     if (!client_filter.empty() && info->client_id() != client_filter) return true;
     if (!request.circuit_id().empty() && info->circuit_id() != request.circuit_id()) return true;
@@ -614,7 +624,11 @@ void BrokerCore::OnListJobs(const ReplyTo& from, const std::string& client, bool
   } else {
     journal_.ScanJobsNewestFirst(below, [&](const journal::Job& job) { return consider(job.job_seq()); });
   }
-  if (more) out.set_next_page_token(std::to_string(out.jobs(out.jobs_size() - 1).job_seq()));
+  if (more) {
+    // Below the last job listed, or, when the scan budget ran out first, the last one read.
+    const bool page_full = out.jobs_size() == static_cast<int>(page);
+    out.set_next_page_token(std::to_string(page_full ? out.jobs(out.jobs_size() - 1).job_seq() : last_examined));
+  }
   SendClient(from, std::move(reply));
 }
 
@@ -665,8 +679,23 @@ void BrokerCore::OnRetryJob(const ReplyTo& from, const std::string& client, bool
   if (stored->deadline_unix_s() > 0 && stored->deadline_unix_s() <= wire::UnixNow()) {
     return not_retryable("its deadline has passed");
   }
-  if (stored->payload() == proto::JobInfo::PAYLOAD_INPUTS && stored->inputs_size() != static_cast<int>(stored->partitions())) {
-    return not_retryable("its inputs are no longer journaled (it ended under an older broker): submit it again");
+  // What it is proved from again: references are always kept; witnesses and
+  // inputs only for a dead-lettered job (FinishJob, JournalJob).
+  switch (stored->payload()) {
+    case proto::JobInfo::PAYLOAD_REFERENCES: break;
+    case proto::JobInfo::PAYLOAD_WITNESSES:
+    case proto::JobInfo::PAYLOAD_INPUTS:
+      if (stored->state() != proto::JOB_STATE_DEAD_LETTERED) {
+        return not_retryable("a FAILED job's witnesses or inputs are not kept (the failure was theirs: a witness or "
+                             "input the circuit refuses); fix them and submit a new request");
+      }
+      if (stored->payload() == proto::JobInfo::PAYLOAD_INPUTS &&
+          stored->inputs_size() != static_cast<int>(stored->partitions())) {
+        return not_retryable("its inputs are no longer journaled: submit it again");
+      }
+      break;
+    default:
+      return not_retryable("it ended under an older broker, which kept nothing to prove it from: submit it again");
   }
   JobRecord job = JobFromJournal(*stored, now);
   if (auto why = admission_.Refusal(job.client_id, job.items.size(), job.witness_bytes)) {

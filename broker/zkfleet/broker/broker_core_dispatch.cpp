@@ -81,9 +81,11 @@ void BrokerCore::FinishJob(JobRecord& job, proto::JobState state, const std::str
         JournalItem(job, p);
       }
       item.state = WorkItem::State::kDropped;
-      // A failed job's witnesses stay until its result expires (the journal
-      // drops them then): RetryJob proves them again.
-      if (!wire::IsRetryable(state)) journal_.DeleteWitness(job.job_seq, p);
+      // A dead-lettered job's witnesses stay until its result expires (the
+      // journal drops them then): RetryJob proves them again. Its workers
+      // failed it, not its payload; a FAILED job's payload is its own fault
+      // and goes now (kept, a client could fill the disk with failures).
+      if (state != proto::JOB_STATE_DEAD_LETTERED) journal_.DeleteWitness(job.job_seq, p);
     }
   }
   JournalJob(job, state, finished_unix_s, error);

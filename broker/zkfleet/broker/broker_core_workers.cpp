@@ -361,11 +361,15 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     // else (an old lease, an earlier broker life, a worker declared dead, a
     // duplicate, a mix-up) is dropped: it can never become another job's proof.
     auto held = worker.leased.find(ref);
-    bool ended_meanwhile = held != worker.leased.end() && SameLease(held->second, wire.lease()) && !jobs_.Find(ref.job_seq);
-    if (ended_meanwhile) {
+    const bool holds_it = held != worker.leased.end() && SameLease(held->second, wire.lease());
+    if (holds_it && !jobs_.Find(ref.job_seq)) {
       worker.leased.erase(held);  // the job was cancelled or failed meanwhile: the answer is moot
       return;
     }
+    // A lease the worker still holds but that is no longer the item's (the
+    // job ended and was retried, RetryJob: the item's lease is another now)
+    // frees its slot. A live lease answered with a confused request id stays.
+    if (holds_it && !job) worker.leased.erase(held);
     ++counters_.results_stale;
     if (metrics_) metrics_->ResultStale();
     spdlog::warn("dropped a stale result from worker {} for {} lease {}{}", worker.worker_id,
@@ -550,8 +554,15 @@ std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& iden
       kept[ref] = lease;
       continue;
     }
-    if (JobRecord* job = jobs_.Find(ref.job_seq)) {
-      ReturnItem(*job, ref.partition, "lease lost: worker " + worker->worker_id + " " + why, now, worker->worker_id);
+    // Only a lease that is still the item's: a job retried after it failed
+    // (RetryJob) lives again under the same job_seq, and this worker's lease
+    // from the failed round is not the new round's.
+    JobRecord* job = jobs_.Find(ref.job_seq);
+    if (job && ref.partition < job->items.size()) {
+      const WorkItem& item = job->items[ref.partition];
+      if (item.state == WorkItem::State::kLeased && SameLease(item.lease, lease)) {
+        ReturnItem(*job, ref.partition, "lease lost: worker " + worker->worker_id + " " + why, now, worker->worker_id);
+      }
     }
   }
   for (const ReplyTo& waiter : worker->drain_waiters) {

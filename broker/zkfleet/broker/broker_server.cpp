@@ -360,11 +360,22 @@ void BrokerServer::Run(int signal_fd) {
 }
 
 void BrokerServer::HandleGrpcRequests(Clock::time_point now) {
-  for (GrpcRequest& request : grpc_->TakeRequests()) {
-    handling_client_ = ReplyTo{request.identity, request.envelope.correlation_id()};
-    core_->HandleClient(request.identity, request.envelope, now, request.peer, std::move(request.frames));
-    handling_client_.reset();
-    if (options_.journal.sync == SyncMode::kAlways && journal_->dirty()) Commit();
+  std::vector<GrpcRequest> requests = grpc_->TakeRequests();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    GrpcRequest& request = requests[i];
+    try {
+      handling_client_ = ReplyTo{request.identity, request.envelope.correlation_id()};
+      core_->HandleClient(request.identity, request.envelope, now, request.peer, std::move(request.frames));
+      handling_client_.reset();
+      if (options_.journal.sync == SyncMode::kAlways && journal_->dirty()) Commit();
+    } catch (...) {
+      // A storage fault: this request is answered UNAVAILABLE with the
+      // turn's (OnStorageFault); the ones after it wait for the next turn,
+      // as unread messages wait in a socket.
+      grpc_->Requeue(std::vector<GrpcRequest>(std::make_move_iterator(requests.begin() + i + 1),
+                                              std::make_move_iterator(requests.end())));
+      throw;
+    }
   }
 }
 
@@ -412,6 +423,14 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
 void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
                                bool has_payload, fleet::Frames frames, Clock::time_point now) {
   const char* side = from_workers ? "worker" : "client";
+  if (!from_workers && IsGrpcIdentity(identity)) {
+    // libzmq lets no socket set an identity that starts with a zero byte,
+    // but a peer with its own ZMTP stack can announce one: with a gRPC
+    // call's identity the core's replies to it would reach that call.
+    core_->CountDroppedFrame(metrics::DropReason::kMalformed);
+    spdlog::warn("dropped a client message whose routing identity is a gRPC call's (a forged ZMTP identity)");
+    return;
+  }
   wire::DecodeStatus status = wire::DecodeStatus::kMalformed;
   // Workers send single-frame messages; clients may add witness frames.
   if (has_payload && (frames.empty() || !from_workers)) {

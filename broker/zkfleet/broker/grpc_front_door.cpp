@@ -108,10 +108,13 @@ struct GrpcFrontDoor::Shared {
     if (metrics) metrics->GrpcAnswered(method, CodeName(code));
   }
   // A new call's routing identity and its handle.
+  // ("", nullptr) once the front door is stopping: the caller finishes
+  // the call UNAVAILABLE (no loop will answer it).
   std::pair<std::string, std::shared_ptr<CallHandle>> Register(Call* call) {
     auto handle = std::make_shared<CallHandle>();
     handle->call = call;
     std::lock_guard<std::mutex> lock(mutex);
+    if (stopping) return {std::string(), nullptr};
     const uint64_t id = next_call++;
     calls[id] = handle;
     return {kGrpcPrefix + std::to_string(id), handle};
@@ -185,6 +188,7 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
     if (!peer->authenticated) request.set_client_id(ClientIdOf(context));
     context_ = context;
     auto [identity, handle] = shared_.Register(this);
+    if (!handle) return FinishWith(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping: call again"));
     identity_ = identity;
     handle_ = handle;
     shared_.Send(identity_, *peer, std::move(request), std::move(frames));
@@ -253,10 +257,12 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
   explicit AwaitCall(Shared& shared) : shared_(shared) {}
 
   void Start(grpc::CallbackServerContext* context, uint64_t job_seq) {
+    job_seq_ = job_seq;
     std::string why;
     std::optional<Peer> peer = Authenticate(shared_, context, &why);
     if (!peer) return End(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why));
     auto [identity, handle] = shared_.Register(this);
+    if (!handle) return End(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping: call again"));
     identity_ = identity;
     handle_ = handle;
     proto::Envelope get, await;
@@ -274,6 +280,12 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
     if (ended_) return true;
     if (reply.has_error()) {
       End(StatusOf(reply.error()));
+      return true;
+    }
+    // Never another job's state or result on this stream.
+    if ((reply.has_job_info() && reply.job_info().job_seq() != job_seq_) ||
+        (reply.has_job_result() && reply.job_result().job_seq() != job_seq_)) {
+      End(grpc::Status(grpc::StatusCode::INTERNAL, "a reply for another job"));
       return true;
     }
     v1::JobUpdate update;
@@ -354,6 +366,7 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
   v1::JobUpdate current_;
   grpc::Status final_status_;
   std::optional<v1::JobUpdate> held_result_;
+  uint64_t job_seq_ = 0;
   bool writing_ = false, result_queued_ = false, ended_ = false, got_state_ = false;
 };
 
@@ -569,6 +582,17 @@ GrpcFrontDoor::~GrpcFrontDoor() {
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server_->Wait();
   ::close(wake_fd_);
+}
+
+void GrpcFrontDoor::Requeue(std::vector<GrpcRequest> requests) {
+  if (requests.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->requests.insert(shared_->requests.begin(), std::make_move_iterator(requests.begin()),
+                             std::make_move_iterator(requests.end()));
+  }
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
 }
 
 std::vector<GrpcRequest> GrpcFrontDoor::TakeRequests() {

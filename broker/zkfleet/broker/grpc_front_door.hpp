@@ -15,7 +15,9 @@
 //
 // The bridge: a call's requests carry a routing identity no ZeroMQ peer can
 // have ("\0grpc/" + call number: libzmq's own identities are 5 bytes from a
-// zero byte, and peers may not set one that starts with a zero byte), so the
+// zero byte, libzmq lets no socket set one that starts with a zero byte, and
+// BrokerServer drops a client message that arrives with such an identity
+// anyway: a peer with its own ZMTP stack could announce it), so the
 // core's replies to it come back through BrokerServer, which hands replies
 // to such identities to Deliver() instead of the ROUTER, after the turn's
 // journal commit like every client reply.
@@ -72,6 +74,9 @@ class GrpcFrontDoor {
   // Readable (eventfd) while requests wait; TakeRequests clears it.
   int wake_fd() const { return wake_fd_; }
   std::vector<GrpcRequest> TakeRequests();
+  // Requests taken but not handled (a storage fault stopped the turn): they
+  // go back to the front of the queue, in order.
+  void Requeue(std::vector<GrpcRequest> requests);
   // A reply of the core's to `identity` (a gRPC call's): completes or
   // continues the call; a call that has gone (cancelled, timed out) drops it.
   void Deliver(const std::string& identity, const proto::Envelope& reply);
@@ -84,8 +89,9 @@ class GrpcFrontDoor {
 
  private:
   std::shared_ptr<Shared> shared_;
-  std::unique_ptr<grpc::Server> server_;
+  // The service outlives the server (destroyed after it).
   std::unique_ptr<class FleetService> service_;
+  std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   int wake_fd_ = -1;
 };

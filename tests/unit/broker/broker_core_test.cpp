@@ -987,6 +987,74 @@ TEST_F(BrokerCoreTest, StaleResultFromAPreviousBrokerLifeOrLeaseIsRefused) {
   EXPECT_EQ(mine[0].partitions(0).attempts(), 2u);  // the lost started lease counted
 }
 
+// RetryJob (issue 32): a dead-lettered job lives again under its job_seq.
+// A lease from its failed round, still held by a worker that was proving
+// another partition, neither keeps that worker's slot nor, when the worker
+// goes, takes the new round's lease of that partition away.
+TEST_F(BrokerCoreTest, ARetriedJobIsNotDisturbedByLeasesOfItsFailedRound) {
+  BrokerOptions options;
+  options.max_attempts = 1;
+  Make(options);
+  Ready("wA", "A", {"c1"}, 1);
+  Ready("wB", "B", {"c1"}, 1);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 2u);
+  std::map<uint32_t, std::string> holder;
+  for (auto& [identity, seq, partition] : jobs) holder[partition] = identity;
+  Started(holder[0], 1, 0);
+  Started(holder[1], 1, 1);
+  // p0's worker is lost after p0's one attempt: the job is dead-lettered
+  // while the other worker still holds p1.
+  core_->WorkerUnreachable(holder[0], now_);
+  auto dead = ResultsTo(Take(), "cl");
+  ASSERT_EQ(dead.size(), 1u);
+  ASSERT_EQ(dead[0].state(), proto::JOB_STATE_DEAD_LETTERED);
+  const std::string old_holder = holder[1];
+  ASSERT_EQ(core_->workers().all().at(old_holder).leased.size(), 1u);
+  const proto::WorkItemRef old_lease = Ref(1, 1);  // the failed round's lease of p1
+
+  proto::Envelope retry;
+  retry.mutable_retry_job()->set_job_seq(1);
+  retry.mutable_retry_job()->set_attempt(1);
+  core_->HandleClient("cl", retry, now_);
+  auto answered = Take();
+  ASSERT_EQ(answered.size(), 1u);
+  ASSERT_TRUE(answered[0].envelope.has_job_info()) << answered[0].envelope.DebugString();
+  EXPECT_EQ(answered[0].envelope.job_info().retries(), 1u);
+  // A new worker takes both partitions of the new round.
+  Ready("wC", "C", {"c1"}, 2);
+  jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 2u);
+  for (auto& [identity, seq, partition] : jobs) {
+    EXPECT_EQ(identity, "wC");
+    Started("wC", seq, partition);
+  }
+  // The old round's answer from the worker that kept p1: stale, and its slot is freed.
+  proto::Envelope late;
+  *late.mutable_result()->mutable_item() = old_lease;
+  late.mutable_result()->set_circuit_id("c1");
+  late.mutable_result()->set_request_id("r1");
+  late.mutable_result()->set_ok(true);
+  late.mutable_result()->set_proof_json("old-round");
+  core_->HandleWorker(old_holder, late, now_);
+  EXPECT_TRUE(core_->workers().all().at(old_holder).leased.empty());
+  EXPECT_EQ(core_->jobs().Find(1)->items[1].state, WorkItem::State::kLeased) << "the new round's lease stays";
+  // That worker goes: wC's leases of the new round stay.
+  core_->WorkerUnreachable(old_holder, now_);
+  EXPECT_EQ(core_->jobs().Find(1)->items[1].state, WorkItem::State::kLeased);
+  EXPECT_EQ(core_->jobs().Find(1)->items[1].lease_worker_id, "C");
+  Result("wC", 1, 0);
+  Result("wC", 1, 1);
+  proto::Envelope await;
+  await.mutable_await()->set_job_seq(1);
+  core_->HandleClient("cl2", await, now_);
+  auto done = ResultsTo(Take(), "cl2");
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(done[0].partitions(1).proof_json(), "proof-1-1") << "the new round's proof, not the old one";
+}
+
 // Restart = resume: queued items keep their order, job_seq continues, a
 // worker that comes back claiming its in-progress item keeps the lease, an
 // unclaimed started lease is requeued after the liveness window, finished
