@@ -111,6 +111,14 @@ def test_a_failed_job_is_not_a_success_for_either_client(grpc_fleet):
             client.retry(job_seq)
         assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION and "submit a new request" in e.value.message
         assert client.get(job_seq).retries == 0
+    # The Go client's view: listed among alice's failed jobs; its retry refused likewise (exit 1, the reason).
+    listed = subprocess.run([*grpc_fleet.go_argv("alice"), "jobs", "--state", "failed"], capture_output=True,
+                            text=True, timeout=scaled(60))
+    assert listed.returncode == 0, listed.stderr
+    assert str(job_seq) in [job["job_seq"] for job in json.loads(listed.stdout)["jobs"]]
+    retried = subprocess.run([*grpc_fleet.go_argv("alice"), "retry", str(job_seq)], capture_output=True, text=True,
+                             timeout=scaled(60))
+    assert retried.returncode == 1 and "submit a new request" in retried.stderr, retried.stderr
 
 
 @pytest.mark.parametrize("cert", ["stranger", "expired"])

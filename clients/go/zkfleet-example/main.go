@@ -116,9 +116,11 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "await: how long to wait for the result, reconnecting; submit: how long to retry")
 	flag.DurationVar(&o.rpcTimeout, "rpc-timeout", 30*time.Second, "deadline of one unary call")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: zkfleet-example [flags] submit|await|get|cancel|status|workers ...\n"+
+		fmt.Fprintf(os.Stderr, "usage: zkfleet-example [flags] submit|await|get|cancel|jobs|retry|status|workers ...\n"+
 			"  submit --circuit ID (--input input.json | --witness w.wtns)... [--request-id X] [--priority P]\n"+
-			"  await JOB_SEQ | get JOB_SEQ | cancel JOB_SEQ | status | workers\nflags:\n")
+			"  await JOB_SEQ | get JOB_SEQ | cancel JOB_SEQ | status | workers\n"+
+			"  jobs [--state S]... [--circuit ID] [--client ID] [--page-size N] [--page-token T]\n"+
+			"  retry [--attempt N] JOB_SEQ\nflags:\n")
 		flag.PrintDefaults()
 	}
 	// --help is an answer, not a usage error: exit 0 (flag's ExitOnError would exit 2).
@@ -143,7 +145,7 @@ func main() {
 		os.Exit(ce.code)
 	case errors.As(err, &re) && re.code == codes.NotFound:
 		os.Exit(exitUnknownJob)
-	case errors.As(err, &re) && re.code == codes.FailedPrecondition && re.method != "SubmitJob":
+	case errors.As(err, &re) && re.code == codes.FailedPrecondition && re.method != "SubmitJob" && re.method != "RetryJob":
 		os.Exit(exitResultGone) // a result past --result-ttl (for SubmitJob: a reused request id)
 	}
 	os.Exit(exitError)
@@ -151,7 +153,7 @@ func main() {
 
 func run(o options, args []string) error {
 	if len(args) == 0 {
-		return usageError{"a command is needed: submit, await, get, cancel, status or workers"}
+		return usageError{"a command is needed: submit, await, get, cancel, jobs, retry, status or workers"}
 	}
 	command, args := args[0], args[1:]
 	// Check the command's own arguments before connecting: a usage error sends nothing.
@@ -185,6 +187,58 @@ func run(o options, args []string) error {
 				})
 			}
 		}
+	case "jobs":
+		// One page of jobs, newest first (ListJobs): --state (repeatable), --circuit, --client, --page-token.
+		fs := flag.NewFlagSet("jobs", flag.ContinueOnError)
+		fs.SetOutput(ioutil.Discard)
+		var states repeated
+		circuit := fs.String("circuit", "", "only this circuit's jobs")
+		client := fs.String("client", "", "only this client's jobs (observe and admin keys)")
+		pageSize := fs.Uint("page-size", 100, "jobs per page (at most 1000)")
+		pageToken := fs.String("page-token", "", "next_page_token of the page before")
+		fs.Var(&states, "state", "a job state: queued, running, succeeded, failed, dead_lettered, ... (repeatable)")
+		if err := fs.Parse(args); err != nil {
+			return usageError{"jobs: " + err.Error()}
+		}
+		request := &zkfleetpb.ListJobsRequest{CircuitId: *circuit, ClientId: *client, PageSize: uint32(*pageSize),
+			PageToken: *pageToken}
+		for _, name := range states {
+			value, ok := zkfleetpb.JobState_value["JOB_STATE_"+strings.ToUpper(name)]
+			if !ok {
+				return usageError{fmt.Sprintf("jobs: unknown --state %q", name)}
+			}
+			request.States = append(request.States, zkfleetpb.JobState(value))
+		}
+		call = func(ctx context.Context, c zkfleetv1.FleetClient) error {
+			return unary(ctx, o, "ListJobs", func(ctx context.Context) (proto.Message, error) {
+				return c.ListJobs(ctx, request)
+			})
+		}
+	case "retry":
+		// A new round of a FAILED or DEAD_LETTERED job (RetryJob); --attempt N, default the next one.
+		fs := flag.NewFlagSet("retry", flag.ContinueOnError)
+		fs.SetOutput(ioutil.Discard)
+		attempt := fs.Uint("attempt", 0, "the retry to make (idempotent per number; 0: the next one)")
+		if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+			return usageError{"retry takes JOB_SEQ [--attempt N] (flags first)"}
+		}
+		seq, err := strconv.ParseUint(fs.Arg(0), 10, 64)
+		if err != nil {
+			return usageError{fmt.Sprintf("retry: JOB_SEQ %q is not a number", fs.Arg(0))}
+		}
+		call = func(ctx context.Context, c zkfleetv1.FleetClient) error {
+			n := uint32(*attempt)
+			if n == 0 {
+				info, err := c.GetJob(ctx, &zkfleetv1.GetJobRequest{JobSeq: seq})
+				if err != nil {
+					return newRPCError("GetJob", err)
+				}
+				n = info.Retries + 1
+			}
+			return unary(ctx, o, "RetryJob", func(ctx context.Context) (proto.Message, error) {
+				return c.RetryJob(ctx, &zkfleetpb.RetryJobRequest{JobSeq: seq, Attempt: n})
+			})
+		}
 	case "status", "workers":
 		if len(args) != 0 {
 			return usageError{command + " takes no argument"}
@@ -198,7 +252,7 @@ func run(o options, args []string) error {
 			})
 		}
 	default:
-		return usageError{fmt.Sprintf("unknown command %q: submit, await, get, cancel, status or workers", command)}
+		return usageError{fmt.Sprintf("unknown command %q: submit, await, get, cancel, jobs, retry, status or workers", command)}
 	}
 
 	conn, err := dial(o)
