@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
@@ -140,6 +141,31 @@ namespace {
 
 using Shared = GrpcFrontDoor::Shared;
 
+// A call's place in the registry: taken by Join (false: the front door is
+// stopping), given up by Leave (the reactor's OnDone).
+struct Registration {
+  std::string identity;
+  std::shared_ptr<CallHandle> handle;
+
+  bool Join(Shared& shared, GrpcFrontDoor::Call* call) {
+    std::tie(identity, handle) = shared.Register(call);
+    return handle != nullptr;
+  }
+  void Leave(Shared& shared) {
+    if (handle) {
+      std::lock_guard<std::recursive_mutex> lock(handle->mutex);
+      handle->call = nullptr;
+    }
+    if (!identity.empty()) shared.Forget(identity);
+  }
+};
+
+// The caller's declared name in plaintext mode (metadata zkfleet-client-id).
+std::string ClientIdOf(grpc::CallbackServerContext* context) {
+  auto it = context->client_metadata().find(kClientIdMetadata);
+  return it == context->client_metadata().end() ? std::string() : std::string(it->second.data(), it->second.size());
+}
+
 // Who is calling: the certificate's CN, looked up in the allow-list.
 std::optional<Peer> Authenticate(Shared& shared, grpc::CallbackServerContext* context, std::string* why) {
   Peer peer;
@@ -187,11 +213,10 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
     if (!peer) return FinishWith(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why));
     if (!peer->authenticated) request.set_client_id(ClientIdOf(context));
     context_ = context;
-    auto [identity, handle] = shared_.Register(this);
-    if (!handle) return FinishWith(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping: call again"));
-    identity_ = identity;
-    handle_ = handle;
-    shared_.Send(identity_, *peer, std::move(request), std::move(frames));
+    if (!reg_.Join(shared_, this)) {
+      return FinishWith(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping: call again"));
+    }
+    shared_.Send(reg_.identity, *peer, std::move(request), std::move(frames));
   }
   // Finishes before anything reached the loop (a bad request, UNIMPLEMENTED).
   void FinishWith(const grpc::Status& status) {
@@ -213,28 +238,19 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
   void Abort(const grpc::Status& status) override { FinishWith(status); }
 
   void OnCancel() override {
-    if (!handle_) return;
-    std::lock_guard<std::recursive_mutex> lock(handle_->mutex);
-    if (handle_->call && !finished_) {
+    if (!reg_.handle) return;
+    std::lock_guard<std::recursive_mutex> lock(reg_.handle->mutex);
+    if (reg_.handle->call && !finished_) {
       finished_ = true;
-      handle_->call = nullptr;
-      shared_.Forget(identity_);
+      reg_.handle->call = nullptr;
+      shared_.Forget(reg_.identity);
       shared_.Count(method_, grpc::StatusCode::CANCELLED);
       Finish(grpc::Status::CANCELLED);
     }
   }
   void OnDone() override {
-    if (handle_) {
-      std::lock_guard<std::recursive_mutex> lock(handle_->mutex);
-      handle_->call = nullptr;
-    }
-    if (!identity_.empty()) shared_.Forget(identity_);
+    reg_.Leave(shared_);
     delete this;
-  }
-
-  static std::string ClientIdOf(grpc::CallbackServerContext* context) {
-    auto it = context->client_metadata().find(kClientIdMetadata);
-    return it == context->client_metadata().end() ? std::string() : std::string(it->second.data(), it->second.size());
   }
 
  private:
@@ -242,8 +258,7 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
   const char* method_;
   Response* response_;
   Answer answer_;
-  std::string identity_;
-  std::shared_ptr<CallHandle> handle_;
+  Registration reg_;
   grpc::CallbackServerContext* context_ = nullptr;  // gRPC's, valid until OnDone
   bool finished_ = false;
 };
@@ -261,19 +276,18 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
     std::string why;
     std::optional<Peer> peer = Authenticate(shared_, context, &why);
     if (!peer) return End(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why));
-    auto [identity, handle] = shared_.Register(this);
-    if (!handle) return End(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping: call again"));
-    identity_ = identity;
-    handle_ = handle;
+    if (!reg_.Join(shared_, this)) {
+      return End(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping: call again"));
+    }
     proto::Envelope get, await;
     if (!peer->authenticated) {
-      get.set_client_id(UnaryCall<v1::JobUpdate>::ClientIdOf(context));
+      get.set_client_id(ClientIdOf(context));
       await.set_client_id(get.client_id());
     }
     get.mutable_get_job()->set_job_seq(job_seq);
     await.mutable_await()->set_job_seq(job_seq);
-    shared_.Send(identity_, *peer, std::move(await));
-    shared_.Send(identity_, *peer, std::move(get));
+    shared_.Send(reg_.identity, *peer, std::move(await));
+    shared_.Send(reg_.identity, *peer, std::move(get));
   }
 
   bool OnReply(const proto::Envelope& reply) override {
@@ -327,16 +341,12 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
     End(grpc::Status::CANCELLED);
   }
   void OnDone() override {
-    if (handle_) {
-      std::lock_guard<std::recursive_mutex> lock(handle_->mutex);
-      handle_->call = nullptr;
-    }
-    if (!identity_.empty()) shared_.Forget(identity_);
+    reg_.Leave(shared_);
     delete this;
   }
 
  private:
-  std::recursive_mutex& Lock() { return handle_ ? handle_->mutex : own_mutex_; }
+  std::recursive_mutex& Lock() { return reg_.handle ? reg_.handle->mutex : own_mutex_; }
   void WriteNext() {
     if (ended_ || writing_) return;
     if (!pending_.empty()) {
@@ -359,8 +369,7 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
   }
 
   Shared& shared_;
-  std::string identity_;
-  std::shared_ptr<CallHandle> handle_;
+  Registration reg_;
   std::recursive_mutex own_mutex_;
   std::deque<v1::JobUpdate> pending_;
   v1::JobUpdate current_;
