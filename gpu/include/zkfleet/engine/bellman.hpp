@@ -1,0 +1,120 @@
+// Public API of the engine for bellperson-style Groth16 (BLS12-381, the
+// proofs Filecoin storage providers make): load a .params file once, then
+// prove many assignments against it, as supraseal-c2 does on the GPU after
+// bellperson has synthesized the circuit on the CPU.
+//
+//   auto key = BellmanKey::Load("porep.params", {Backend::kAuto});
+//   BellmanProof proof = key->Prove(assignment);   // verified before return
+//   write(proof.bytes);                            // the 192-byte proof
+//
+// An assignment is the circuit already synthesized: the evaluations a, b, c
+// of every constraint's three linear combinations (bellperson adds one
+// constraint per input, so abc_size = constraints + inputs), the input and
+// aux assignments, and the density bitmaps saying which variables have an A
+// or a B point in the parameters. The prover needs no constraint system.
+//
+// Algorithm (bellperson prover/native.rs, supraseal-c2 groth16_cuda.cu):
+//   h  = coefficients of (A·B - C)/Z: iNTT of a, b, c on the domain (roots
+//        7^((r-1)/n)), coset NTT (shift 7), a·b - c, times 1/(7^n - 1),
+//        coset iNTT; the MSM takes the first n-1 coefficients with the h points;
+//   l  = MSM of the aux assignment with the l points;
+//   a  = MSM of the inputs and the A-dense aux values with the a points;
+//   b  = MSM of the B-dense inputs and aux values with b_g1 and b_g2;
+//   A  = alpha + a + r·delta,  B = beta + b_g2 + s·delta,
+//   C  = s·A + r·(beta_g1 + b_g1 + s·delta_g1) - rs·delta_g1 + h + l.
+//
+// Every proof is verified before Prove() returns it (the bellman equation
+// e(A,B) = e(alpha,beta)·e(IC(inputs),gamma)·e(C,delta), with the engine's
+// pairing). A proof that fails is never returned: Prove() checks a·b = c on
+// every row; if a row fails the assignment is unsatisfied (kUnsatisfied,
+// naming the row); otherwise it proves once more, and a second failure
+// throws kUnsatisfied too (the evaluations do not belong to this assignment
+// or these parameters), while a second proof that verifies is returned with
+// ProofCheck::engine_fault set.
+//
+// Thread-safety: a BellmanKey is immutable after Load(); Prove() may be
+// called from several threads at once (CUDA device work is serialised per
+// key).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "zkfleet/engine/types.hpp"
+#include "zkfleet/engine/verify.hpp"
+
+namespace zkfleet::groth16 {
+class AssignmentKey;  // the backend's key (internal)
+}  // namespace zkfleet::groth16
+
+namespace zkfleet::engine {
+
+struct EngineOptions;  // proving_key.hpp
+
+// A BLS12-381 scalar as blst, blstrs and supraseal-c2 hold it: four
+// little-endian 64-bit limbs in Montgomery form (x·2^256 mod r).
+using FrMont = std::array<uint64_t, 4>;
+
+// One synthesized circuit, borrowed for the duration of Prove().
+struct AssignmentView {
+  std::span<const FrMont> a, b, c;  // constraint evaluations (abc_size each, at most the domain)
+  std::span<const FrMont> input;    // the input assignment, the constant one first
+  std::span<const FrMont> aux;      // the aux (private) assignment
+  // Bit i of word i/64: aux variable i has an A point; input i has a B
+  // point; aux variable i has a B point. (Inputs all have A points.)
+  std::span<const uint64_t> a_aux_density, b_input_density, b_aux_density;
+};
+
+// The shape of a loaded .params file.
+struct BellmanInfo {
+  uint32_t n_inputs = 0;     // IC points: public inputs + the constant one
+  uint32_t n_aux = 0;        // l points
+  uint32_t domain_size = 0;  // h points + 1
+  uint32_t n_a = 0, n_b = 0;  // a points, b_g1 (= b_g2) points
+  uint64_t resident_bytes = 0;
+  Backend backend = Backend::kCpu;
+  std::string path;
+};
+
+struct BellmanProof {
+  ProofPoints points;                 // canonical affine A, B, C
+  std::array<uint8_t, 192> bytes{};   // bellperson's compressed encoding of the same points
+  std::vector<BigInt> public_inputs;  // input[1..], canonical
+  PhaseTimings timings;
+  ProofCheck check;
+};
+
+class BellmanKey {
+ public:
+  // Reads and checks `params_path` (on curve, subgroup, counts), keeps the
+  // points resident (host memory for the CPU, device memory for CUDA).
+  // Throws zkfleet::Error naming the file.
+  static std::unique_ptr<BellmanKey> Load(const std::string& params_path, const EngineOptions& options);
+  ~BellmanKey();
+
+  const BellmanInfo& info() const;
+  const VerificationKey& verification_key() const;
+  // The .vk file of these parameters (bellperson's layout).
+  const std::vector<uint8_t>& verifying_key_bytes() const;
+
+  // Proves one assignment (see the top of this file). r and s in `options`
+  // are canonical little-endian (tests); unset = fresh random values.
+  // Throws zkfleet::Error: kMismatch when the assignment's sizes do not fit
+  // the parameters (naming which), kUnsatisfied, kDeviceError /
+  // kResourceExhausted / kDeviceLost on a CUDA failure.
+  BellmanProof Prove(const AssignmentView& assignment, const ProveOptions& options = {}) const;
+
+  // Internal: wraps a backend key (groth16/assignment_key.hpp).
+  BellmanKey(std::unique_ptr<groth16::AssignmentKey> backend_key, std::vector<uint8_t> vk_bytes,
+             const VerificationKey& vk);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zkfleet::engine

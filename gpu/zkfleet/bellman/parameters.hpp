@@ -1,0 +1,102 @@
+// bellperson's Groth16 formats over BLS12-381, the ones Filecoin uses
+// (bellperson src/groth16/{params,verifying_key,proof}.rs; rust-fil-proofs
+// parameter_cache.rs; supraseal-c2 groth16_srs.cuh):
+//
+//   .vk      alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2 (uncompressed),
+//            then a big-endian u32 count and that many IC points (G1).
+//   .params  the .vk, then h, l, a, b_g1 (G1) and b_g2 (G2), each a big-endian
+//            u32 count followed by uncompressed points.
+//   proof    A (G1, compressed, 48 bytes) ‖ B (G2, compressed, 96) ‖ C (G1,
+//            compressed, 48) = 192 bytes; a multi-partition proof is the
+//            partitions' proofs concatenated.
+// Points use the zcash/blst encoding (point_encoding.hpp): big-endian
+// coordinates, G2 as c1 then c0, the three flag bits in byte 0.
+//
+// What the counts mean for a circuit of n_inputs public inputs (the constant
+// one included), n_aux private variables and a domain of n = 2^k points:
+//   ic    n_inputs points
+//   h     n - 1 points (tau^i·Z(tau)/delta, i < n-1)
+//   l     n_aux points
+//   a     n_inputs + (aux variables with A-density) points
+//   b_g1  (inputs with B-density) + (aux variables with B-density) points
+//   b_g2  the same count as b_g1
+//
+// In memory the points are the engine's own affine type (Montgomery limbs,
+// (0, 0) = infinity), so the provers use them as they are.
+//
+// Thread-safety: plain values; the functions are thread-safe (they use the
+// caller's thread pool).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "zkfleet/curve/bls12_381.hpp"
+#include "zkfleet/curve/point.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
+#include "zkfleet/engine/verify.hpp"
+
+namespace zkfleet::bellman {
+
+using G1Affine = curve::Affine<curve::Bls12_381G1>;
+using G2Affine = curve::Affine<curve::Bls12_381G2>;
+
+struct VerifyingKey {
+  G1Affine alpha_g1, beta_g1;
+  G2Affine beta_g2, gamma_g2;
+  G1Affine delta_g1;
+  G2Affine delta_g2;
+  std::vector<G1Affine> ic;
+};
+
+struct Parameters {
+  VerifyingKey vk;
+  std::vector<G1Affine> h, l, a, b_g1;
+  std::vector<G2Affine> b_g2;
+};
+
+// How much checking a read does. Every read checks the structure (counts
+// against the file's size, b_g1 and b_g2 of one count, h + 1 a power of
+// two, trailing bytes) and each point's encoding (flags, coordinates < q).
+struct ReadOptions {
+  // Also check every point is on its curve and in the prime-order subgroup
+  // (in parallel on `pool`). Off only for files this process wrote itself.
+  bool check_points = true;
+};
+
+// Reads a .vk file. Throws zkfleet::Error (kBadFormat, naming the file, the
+// field and the point index) on anything malformed.
+VerifyingKey ReadVerifyingKey(const std::string& path, ThreadPool& pool, const ReadOptions& options = {});
+VerifyingKey ParseVerifyingKey(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
+                               const ReadOptions& options = {});
+
+// Reads a .params file: mapped, decoded in parallel straight into the
+// vectors (no second copy of the file in memory). Errors as above.
+Parameters ReadParameters(const std::string& path, ThreadPool& pool, const ReadOptions& options = {});
+Parameters ParseParameters(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
+                           const ReadOptions& options = {});
+
+// Writes them (uncompressed points), through a temporary file renamed into
+// place. Throws zkfleet::Error (kIo) naming the path.
+void WriteVerifyingKey(const std::string& path, const VerifyingKey& vk);
+void WriteParameters(const std::string& path, const Parameters& params, ThreadPool& pool);
+std::vector<uint8_t> SerializeVerifyingKey(const VerifyingKey& vk);
+
+// The verification key as the engine's verifier takes it (canonical
+// integers; n_public = ic.size() - 1, the constant one is IC[0]).
+engine::VerificationKey ToEngineKey(const VerifyingKey& vk);
+
+// 192-byte proofs.
+inline constexpr size_t kProofBytes = 192;
+// Encodes canonical affine points (engine::ProofPoints, as the provers and
+// the verifier use them) as bellperson's compressed proof.
+std::array<uint8_t, kProofBytes> EncodeProof(const engine::ProofPoints& proof);
+// Decodes one: flags, coordinates < q, on the curve, in the subgroup (the
+// verifier checks these again). Throws zkfleet::Error kBadFormat.
+engine::ProofPoints DecodeProof(std::span<const uint8_t> bytes, const std::string& origin);
+// A multi-partition proof: a non-empty multiple of 192 bytes.
+std::vector<engine::ProofPoints> DecodeProofs(std::span<const uint8_t> bytes, const std::string& origin);
+
+}  // namespace zkfleet::bellman
