@@ -40,6 +40,7 @@
 
 namespace zkfleet::bellman {
 
+using cpu::ThreadPool;
 using G1Affine = curve::Affine<curve::Bls12_381G1>;
 using G2Affine = curve::Affine<curve::Bls12_381G2>;
 

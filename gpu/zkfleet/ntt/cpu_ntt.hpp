@@ -20,8 +20,10 @@ namespace zkfleet::cpu {
 template <class Fr>
 class NttDomain {
  public:
-  explicit NttDomain(int log_n) : log_n_(log_n), n_(size_t{1} << log_n) {
-    const Fr w = Fr::root_of_unity(log_n);
+  explicit NttDomain(int log_n) : NttDomain(log_n, Fr::root_of_unity(log_n)) {}
+  // With another primitive 2^log_n-th root of unity w (bellperson's domains
+  // use 7^((r-1)/n), bellman/domain.hpp); the odd coset stays snarkjs's.
+  NttDomain(int log_n, const Fr& w) : log_n_(log_n), n_(size_t{1} << log_n) {
     const Fr w_inv = w.inverse();
     const size_t half = std::max<size_t>(1, n_ / 2);
     twiddles_.resize(half);

@@ -1,0 +1,319 @@
+#include "zkfleet/bellman/constraint_system.hpp"
+
+#include <cstring>
+#include <random>
+
+#include "zkfleet/bellman/domain.hpp"
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/curve/point.hpp"
+#include "zkfleet/ff/batch_inverse.hpp"
+#include "zkfleet/io/curve_primes.hpp"
+
+namespace zkfleet::bellman {
+namespace {
+
+using J1 = curve::Jacobian<curve::Bls12_381G1>;
+using J2 = curve::Jacobian<curve::Bls12_381G2>;
+
+engine::FrMont Mont(const Fr& x) {
+  engine::FrMont out;
+  std::memcpy(out.data(), &x, sizeof(out));
+  return out;
+}
+
+void SetBit(std::vector<uint64_t>& words, size_t i) { words[i / 64] |= uint64_t{1} << (i % 64); }
+
+// Uniform scalars from a seeded generator (insecure by design, see the header).
+class SeededScalars {
+ public:
+  explicit SeededScalars(uint64_t seed) : rng_(seed) {}
+  Fr Next() {
+    for (;;) {
+      uint64_t limbs[4];
+      for (auto& l : limbs) l = rng_();
+      limbs[3] &= (uint64_t{1} << (Fr::kModulusBits - 192)) - 1;
+      if (Fr::is_below_modulus(limbs) && (limbs[0] | limbs[1] | limbs[2] | limbs[3])) return Fr::from_canonical(limbs);
+    }
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+// k·P for many scalars k and one base P: 32 windows of 8 bits, a table of
+// every digit's multiple in each window (8160 points), so one product costs
+// 32 mixed additions. Results come out affine (one inversion per chunk).
+template <class Cfg>
+class FixedBase {
+ public:
+  using A = curve::Affine<Cfg>;
+  using J = curve::Jacobian<Cfg>;
+
+  explicit FixedBase(const A& base) : table_(32 * 255) {
+    std::vector<J> jac(table_.size());
+    J window_base = J::from_affine(base);
+    for (int w = 0; w < 32; ++w) {
+      J acc = window_base;
+      for (int d = 0; d < 255; ++d) {
+        jac[w * 255 + d] = acc;
+        acc = curve::add(acc, window_base);
+      }
+      window_base = acc;  // 256 · the previous window's base
+    }
+    curve::batch_to_affine(jac.data(), table_.data(), table_.size());
+  }
+
+  void MulMany(const std::vector<Fr>& scalars, A* out, ThreadPool& pool) const {
+    pool.ParallelFor(scalars.size(), [&](size_t lo, size_t hi) {
+      std::vector<J> jac(hi - lo);
+      for (size_t i = lo; i < hi; ++i) {
+        uint64_t k[4];
+        scalars[i].to_canonical(k);
+        J acc = J::infinity();
+        for (int w = 0; w < 32; ++w) {
+          const unsigned d = (k[w / 8] >> (8 * (w % 8))) & 0xff;
+          if (d) acc = curve::add_mixed(acc, table_[w * 255 + d - 1]);
+        }
+        jac[i - lo] = acc;
+      }
+      curve::batch_to_affine(jac.data(), out + lo, hi - lo);
+    });
+  }
+
+ private:
+  std::vector<A> table_;
+};
+
+template <class Cfg>
+std::vector<curve::Affine<Cfg>> MulMany(const FixedBase<Cfg>& base, const std::vector<Fr>& scalars, ThreadPool& pool) {
+  std::vector<curve::Affine<Cfg>> out(scalars.size());
+  base.MulMany(scalars, out.data(), pool);
+  return out;
+}
+
+template <class Cfg>
+curve::Affine<Cfg> MulOne(const Fr& k) {
+  uint64_t limbs[4];
+  k.to_canonical(limbs);
+  return curve::to_affine(curve::scalar_mul(curve::Jacobian<Cfg>::from_affine(Cfg::generator()), limbs, 4));
+}
+
+// Adds row `row`'s terms of `lcs`, each times `weight[row]`, into acc[var].
+void Accumulate(const LinearCombinations& lcs, const std::vector<Fr>& weight, std::vector<Fr>& acc) {
+  for (size_t row = 0; row < lcs.rows(); ++row) {
+    for (uint64_t t = lcs.start[row]; t < lcs.start[row + 1]; ++t) {
+      acc[lcs.terms[t].var] += lcs.terms[t].coef * weight[row];
+    }
+  }
+}
+
+void MarkDense(const LinearCombinations& lcs, std::vector<bool>& dense) {
+  for (const auto& term : lcs.terms) dense[term.var] = true;
+}
+
+}  // namespace
+
+size_t AbcSize(const ConstraintSystem& cs) { return cs.n_constraints() + cs.n_inputs; }
+
+int DomainLog(const ConstraintSystem& cs) {
+  int k = 1;
+  while ((size_t{1} << k) < AbcSize(cs)) ++k;
+  if (k > 32) throw Error(ErrorCode::kUnsupported, "constraint system larger than BLS12-381's 2^32 domain");
+  return k;
+}
+
+ConstraintSystem FromCircom(const io::R1cs& r1cs) {
+  const auto& h = r1cs.header;
+  if (h.n8 != 32 || io::CurveFromScalarPrime(h.prime) != io::Curve::kBls12_381) {
+    throw Error(ErrorCode::kMismatch, "the r1cs is not over BLS12-381's scalar field");
+  }
+  ConstraintSystem cs;
+  cs.n_inputs = 1 + h.n_pub_out + h.n_pub_in;
+  cs.n_aux = h.n_wires - cs.n_inputs;
+  LinearCombinations* parts[3] = {&cs.a, &cs.b, &cs.c};
+  for (uint32_t c = 0; c < h.n_constraints; ++c) {
+    for (int p = 0; p < 3; ++p) {
+      const io::LinearCombination lc = r1cs.lc(c, p);
+      for (size_t t = 0; t < lc.size; ++t) {
+        uint64_t limbs[4];
+        std::memcpy(limbs, lc.coeffs + t * 32, 32);
+        // circom wires keep their order: public ones are exactly the inputs.
+        parts[p]->terms.push_back({lc.wires[t], Fr::from_canonical(limbs)});
+      }
+      parts[p]->EndRow();
+    }
+  }
+  return cs;
+}
+
+Densities DensitiesOf(const ConstraintSystem& cs) {
+  std::vector<bool> a(cs.n_vars()), b(cs.n_vars());
+  MarkDense(cs.a, a);
+  MarkDense(cs.b, b);
+  Densities d;
+  d.a_aux.assign(a.begin() + cs.n_inputs, a.end());
+  d.b_input.assign(b.begin(), b.begin() + cs.n_inputs);
+  d.b_aux.assign(b.begin() + cs.n_inputs, b.end());
+  return d;
+}
+
+engine::AssignmentView Assignment::View() const {
+  return {a, b, c, input, aux, a_aux_density, b_input_density, b_aux_density};
+}
+
+Assignment Synthesize(const ConstraintSystem& cs, const std::vector<Fr>& values, ThreadPool& pool) {
+  if (values.size() != cs.n_vars()) {
+    throw Error(ErrorCode::kInvalidArgument, "synthesis: " + std::to_string(values.size()) + " values for " +
+                                                 std::to_string(cs.n_vars()) + " variables");
+  }
+  if (!(values[0] == Fr::one())) throw Error(ErrorCode::kInvalidArgument, "synthesis: input 0 must be the constant one");
+  const size_t m = cs.n_constraints(), abc = AbcSize(cs);
+  Assignment out;
+  out.a.resize(abc);
+  out.b.resize(abc);
+  out.c.resize(abc);
+  auto eval = [&](const LinearCombinations& lcs, std::vector<engine::FrMont>& dst) {
+    pool.ParallelFor(m, [&](size_t lo, size_t hi) {
+      for (size_t row = lo; row < hi; ++row) {
+        Fr acc = Fr::zero();
+        for (uint64_t t = lcs.start[row]; t < lcs.start[row + 1]; ++t) acc += lcs.terms[t].coef * values[lcs.terms[t].var];
+        dst[row] = Mont(acc);
+      }
+    });
+  };
+  eval(cs.a, out.a);
+  eval(cs.b, out.b);
+  eval(cs.c, out.c);
+  for (uint32_t i = 0; i < cs.n_inputs; ++i) {  // input_i · 0 = 0
+    out.a[m + i] = Mont(values[i]);
+    out.b[m + i] = Mont(Fr::zero());
+    out.c[m + i] = Mont(Fr::zero());
+  }
+  for (uint32_t i = 0; i < cs.n_vars(); ++i) (i < cs.n_inputs ? out.input : out.aux).push_back(Mont(values[i]));
+
+  const Densities d = DensitiesOf(cs);
+  auto words = [](size_t bits) { return std::vector<uint64_t>((bits + 63) / 64); };
+  out.a_aux_density = words(cs.n_aux);
+  out.b_aux_density = words(cs.n_aux);
+  out.b_input_density = words(cs.n_inputs);
+  for (uint32_t j = 0; j < cs.n_aux; ++j) {
+    if (d.a_aux[j]) SetBit(out.a_aux_density, j);
+    if (d.b_aux[j]) SetBit(out.b_aux_density, j);
+  }
+  for (uint32_t i = 0; i < cs.n_inputs; ++i) {
+    if (d.b_input[i]) SetBit(out.b_input_density, i);
+  }
+  return out;
+}
+
+Parameters SynthesizeParameters(const ConstraintSystem& cs, uint64_t seed, ThreadPool& pool) {
+  SeededScalars rng(seed);
+  const Fr tau = rng.Next(), alpha = rng.Next(), beta = rng.Next(), gamma = rng.Next(), delta = rng.Next();
+  const Fr gamma_inv = gamma.inverse(), delta_inv = delta.inverse();
+  const int log_n = DomainLog(cs);
+  const size_t n = size_t{1} << log_n, m = cs.n_constraints();
+
+  // Lagrange basis at tau: L_i(tau) = w^i·(tau^n - 1) / (n·(tau - w^i)).
+  const Fr w = DomainRoot(log_n);
+  std::vector<Fr> powers_w(n), lagrange(n), scratch(n);
+  Fr p = Fr::one();
+  for (size_t i = 0; i < n; ++i, p = p * w) powers_w[i] = p;
+  uint64_t n_limb[1] = {n};
+  const Fr z_tau = tau.pow(n_limb, 1) - Fr::one();
+  for (size_t i = 0; i < n; ++i) lagrange[i] = tau - powers_w[i];
+  ff::BatchInverse(lagrange.data(), scratch.data(), n);
+  const Fr z_over_n = z_tau * Fr::from_uint(n).inverse();
+  for (size_t i = 0; i < n; ++i) lagrange[i] = lagrange[i] * powers_w[i] * z_over_n;
+
+  // u_j, v_j, w_j: each variable's A, B, C polynomial at tau.
+  std::vector<Fr> u(cs.n_vars(), Fr::zero()), v(cs.n_vars(), Fr::zero()), wc(cs.n_vars(), Fr::zero());
+  Accumulate(cs.a, lagrange, u);
+  Accumulate(cs.b, lagrange, v);
+  Accumulate(cs.c, lagrange, wc);
+  for (uint32_t i = 0; i < cs.n_inputs; ++i) u[i] += lagrange[m + i];  // the input constraints
+
+  const Densities d = DensitiesOf(cs);
+  std::vector<Fr> ic_s, l_s, a_s, b_s, h_s(n - 1);
+  for (uint32_t j = 0; j < cs.n_vars(); ++j) {
+    const Fr k = beta * u[j] + alpha * v[j] + wc[j];
+    const bool input = j < cs.n_inputs;
+    (input ? ic_s : l_s).push_back(k * (input ? gamma_inv : delta_inv));
+    if (input || d.a_aux[j - cs.n_inputs]) a_s.push_back(u[j]);
+    if (input ? d.b_input[j] : d.b_aux[j - cs.n_inputs]) b_s.push_back(v[j]);
+  }
+  const Fr h_base = z_tau * delta_inv;
+  pool.ParallelFor(n - 1, [&](size_t lo, size_t hi) {
+    uint64_t e[1] = {lo};
+    Fr t = tau.pow(e, 1) * h_base;
+    for (size_t i = lo; i < hi; ++i, t = t * tau) h_s[i] = t;
+  });
+
+  const FixedBase<curve::Bls12_381G1> g1(curve::Bls12_381G1::generator());
+  const FixedBase<curve::Bls12_381G2> g2(curve::Bls12_381G2::generator());
+  Parameters params;
+  params.vk.alpha_g1 = MulOne<curve::Bls12_381G1>(alpha);
+  params.vk.beta_g1 = MulOne<curve::Bls12_381G1>(beta);
+  params.vk.beta_g2 = MulOne<curve::Bls12_381G2>(beta);
+  params.vk.gamma_g2 = MulOne<curve::Bls12_381G2>(gamma);
+  params.vk.delta_g1 = MulOne<curve::Bls12_381G1>(delta);
+  params.vk.delta_g2 = MulOne<curve::Bls12_381G2>(delta);
+  params.vk.ic = MulMany(g1, ic_s, pool);
+  params.h = MulMany(g1, h_s, pool);
+  params.l = MulMany(g1, l_s, pool);
+  params.a = MulMany(g1, a_s, pool);
+  params.b_g1 = MulMany(g1, b_s, pool);
+  params.b_g2 = MulMany(g2, b_s, pool);
+  return params;
+}
+
+SyntheticCircuit MakeSyntheticCircuit(int log_rows, uint32_t n_public, uint64_t seed) {
+  const size_t rows_total = size_t{1} << log_rows;
+  SyntheticCircuit out;
+  ConstraintSystem& cs = out.cs;
+  cs.n_inputs = 1 + n_public;
+  if (rows_total <= cs.n_inputs + n_public) throw Error(ErrorCode::kInvalidArgument, "synthetic circuit too small");
+  const size_t rows = rows_total - cs.n_inputs;
+  cs.n_aux = static_cast<uint32_t>(rows + 1);  // v_0 .. v_rows
+  std::mt19937_64 rng(seed);
+  SeededScalars scalars(seed ^ 0x5eed);
+  auto& val = out.values;
+  val.resize(cs.n_vars());
+  val[0] = Fr::one();
+  for (uint32_t i = 1; i < cs.n_inputs; ++i) val[i] = scalars.Next();
+  const uint32_t v0 = cs.n_inputs;  // variable index of v_0
+  val[v0] = scalars.Next();
+  const Fr one = Fr::one(), two = Fr::from_uint(2), minus_one = Fr::zero() - Fr::one();
+  auto term = [](LinearCombinations& lc, uint32_t var, const Fr& coef) { lc.terms.push_back({var, coef}); };
+  for (size_t i = 0; i < rows; ++i) {
+    const uint32_t cur = v0 + static_cast<uint32_t>(i), next = cur + 1;
+    if (i < n_public) {  // v_{i+1} = v_i + p_{i+1}: the inputs enter here
+      term(cs.a, cur, one);
+      term(cs.a, static_cast<uint32_t>(i + 1), one);
+      term(cs.b, 0, one);
+      term(cs.c, next, one);
+      val[next] = val[cur] + val[i + 1];
+    } else if (i % 3 == 0) {  // a bit: v_{i+1}·(v_{i+1} - 1) = 0
+      val[next] = (rng() & 1) ? one : Fr::zero();
+      term(cs.a, next, one);
+      term(cs.b, next, one);
+      term(cs.b, 0, minus_one);
+    } else if (i % 3 == 1) {  // v_{i+1} = v_i^2
+      term(cs.a, cur, one);
+      term(cs.b, cur, one);
+      term(cs.c, next, one);
+      val[next] = val[cur] * val[cur];
+    } else {  // v_{i+1} = 2·v_i + 1
+      term(cs.a, cur, two);
+      term(cs.a, 0, one);
+      term(cs.b, 0, one);
+      term(cs.c, next, one);
+      val[next] = val[cur] * two + one;
+    }
+    cs.a.EndRow();
+    cs.b.EndRow();
+    cs.c.EndRow();
+  }
+  return out;
+}
+
+}  // namespace zkfleet::bellman

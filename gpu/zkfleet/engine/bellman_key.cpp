@@ -1,0 +1,152 @@
+#include "zkfleet/engine/bellman.hpp"
+
+#include <chrono>
+#include <cstring>
+
+#include "zkfleet/bellman/parameters.hpp"
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/ff/bls12_381.hpp"
+#include "zkfleet/groth16/assembly.hpp"
+#include "zkfleet/groth16/assignment_key.hpp"
+#ifdef ZKFLEET_HAVE_CUDA
+#include "zkfleet/groth16/assignment_cuda_prover.hpp"
+#endif
+
+namespace zkfleet::engine {
+namespace {
+
+using Fr = ff::Bls12_381Fr;
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Every scalar must be a reduced Montgomery value (< r): the field code
+// assumes it, and a peer's bytes are not trusted.
+void CheckScalars(const AssignmentView& v) {
+  const std::pair<const char*, std::span<const FrMont>> vectors[] = {
+      {"a", v.a}, {"b", v.b}, {"c", v.c}, {"input", v.input}, {"aux", v.aux}};
+  for (const auto& [name, values] : vectors) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (!Fr::is_below_modulus(values[i].data())) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    std::string("assignment: ") + name + "[" + std::to_string(i) + "] is not below the scalar field modulus");
+      }
+    }
+  }
+}
+
+// The first row where a·b != c, or -1.
+int64_t FirstUnsatisfiedRow(const AssignmentView& v) {
+  for (size_t i = 0; i < v.a.size(); ++i) {
+    if (!(Fr::from_mont(v.a[i].data()) * Fr::from_mont(v.b[i].data()) == Fr::from_mont(v.c[i].data()))) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
+}
+
+std::array<uint8_t, 32> RandomBlinding() {
+  uint64_t limbs[4];
+  groth16::RandomScalar<Fr>(limbs);
+  std::array<uint8_t, 32> out;
+  std::memcpy(out.data(), limbs, 32);
+  return out;
+}
+
+}  // namespace
+
+struct BellmanKey::Impl {
+  std::unique_ptr<groth16::AssignmentKey> backend;
+  std::vector<uint8_t> vk_bytes;
+  PreparedVerifier verifier;
+  BellmanInfo info;  // the backend's, plus where it was loaded from
+};
+
+BellmanKey::BellmanKey(std::unique_ptr<groth16::AssignmentKey> backend_key, std::vector<uint8_t> vk_bytes,
+                       const VerificationKey& vk)
+    : impl_(new Impl{std::move(backend_key), std::move(vk_bytes), PreparedVerifier(vk), {}}) {
+  impl_->info = impl_->backend->info();
+}
+
+BellmanKey::~BellmanKey() = default;
+
+std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, const EngineOptions& options) {
+  Backend backend = options.backend;
+  if (backend == Backend::kAuto) backend = CudaAvailable() ? Backend::kCuda : Backend::kCpu;
+  cpu::ThreadPool pool(options.threads);
+  bellman::ReadOptions read;
+  read.check_points = options.validate_key;
+  bellman::Parameters params = bellman::ReadParameters(params_path, pool, read);
+  std::vector<uint8_t> vk_bytes = bellman::SerializeVerifyingKey(params.vk);
+  const VerificationKey vk = bellman::ToEngineKey(params.vk);
+  std::unique_ptr<groth16::AssignmentKey> key;
+  if (backend == Backend::kCpu) {
+    key = groth16::MakeCpuAssignmentKey(std::move(params), options);
+  } else {
+#ifdef ZKFLEET_HAVE_CUDA
+    if (!CudaAvailable()) {
+      throw Error(ErrorCode::kDeviceError, "backend cuda requested for " + params_path + " but no CUDA device is present");
+    }
+    key = cuda::MakeCudaAssignmentKey(std::move(params), options);
+#else
+    throw Error(ErrorCode::kUnsupported, "backend cuda requested for " + params_path +
+                                             " but this build has no CUDA backend (configure with -DZKFLEET_CUDA=ON)");
+#endif
+  }
+  auto out = std::make_unique<BellmanKey>(std::move(key), std::move(vk_bytes), vk);
+  out->impl_->info.path = params_path;
+  return out;
+}
+
+const BellmanInfo& BellmanKey::info() const { return impl_->info; }
+const VerificationKey& BellmanKey::verification_key() const { return impl_->verifier.key(); }
+const std::vector<uint8_t>& BellmanKey::verifying_key_bytes() const { return impl_->vk_bytes; }
+
+BellmanProof BellmanKey::Prove(const AssignmentView& assignment, const ProveOptions& options) const {
+  CheckScalars(assignment);
+  groth16::CheckAssignmentShape(assignment, info());
+  BellmanProof proof;
+  for (size_t i = 1; i < assignment.input.size(); ++i) {
+    BigInt x{};
+    Fr::from_mont(assignment.input[i].data()).to_canonical(x.data());
+    proof.public_inputs.push_back(x);
+  }
+  // One r and s for both tries, so that a retry proves the same statement.
+  ProveOptions fixed = options;
+  if (!fixed.r) fixed.r = RandomBlinding();
+  if (!fixed.s) fixed.s = RandomBlinding();
+
+  groth16::RawProof raw = impl_->backend->ProveUnchecked(assignment, fixed, TakeInjectedMsmFault());
+  const auto t0 = std::chrono::steady_clock::now();
+  VerifyResult result;
+  if (options.verify) result = impl_->verifier.Verify(proof.public_inputs, raw.points);
+  if (!result.ok()) {
+    const int64_t row = FirstUnsatisfiedRow(assignment);
+    if (row >= 0) {
+      throw Error(ErrorCode::kUnsatisfied, "assignment does not satisfy its constraints: a·b != c at row " +
+                                               std::to_string(row) + " (the proof failed verification: " + result.reason + ")");
+    }
+    const std::string first = result.reason;
+    const double first_total = raw.timings.total_s;
+    raw = impl_->backend->ProveUnchecked(assignment, fixed, /*inject_fault=*/false);
+    raw.timings.total_s += first_total;
+    result = impl_->verifier.Verify(proof.public_inputs, raw.points);
+    if (!result.ok()) {
+      throw Error(ErrorCode::kUnsatisfied,
+                  "the proof of this assignment fails verification twice although a·b = c holds on every row: its "
+                  "evaluations do not belong to its assignment or to these parameters (" + result.reason + ")");
+    }
+    proof.check.engine_fault = first;
+  }
+  proof.check.verify_s = SecondsSince(t0);
+  proof.check.verified = options.verify;
+  proof.points = raw.points;
+  proof.points.curve = Curve::kBls12_381;
+  proof.timings = raw.timings;
+  proof.bytes = bellman::EncodeProof(proof.points);
+  return proof;
+}
+
+}  // namespace zkfleet::engine
