@@ -1,6 +1,7 @@
 #include "zkfleet/bellman/parameters.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -175,6 +176,8 @@ class AtomicFile {
   explicit AtomicFile(const std::string& path) : path_(path), temp_(path + ".tmp-XXXXXX") {
     fd_ = mkstemp(temp_.data());
     if (fd_ < 0) Io("cannot create a temporary file next to it");
+    // mkstemp makes it 0600; keys are public data, readable as any file.
+    if (fchmod(fd_, 0644) != 0) Io("fchmod failed");
   }
   ~AtomicFile() {
     if (fd_ >= 0) close(fd_);
