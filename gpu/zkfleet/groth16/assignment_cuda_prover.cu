@@ -63,7 +63,10 @@ constexpr int kStreams = 4;  // main (NTTs, H), L, A, B (B1 then B2)
 class CudaAssignmentKey final : public groth16::AssignmentKey {
  public:
   CudaAssignmentKey(bellman::Parameters params, const groth16::KeyOptions& options)
-      : device_(options.cuda_device), info_(groth16::ShapeOf(params)), pool_(options.threads) {
+      : device_(options.cuda_device),
+        overlap_(options.cuda_overlap_msms),
+        info_(groth16::ShapeOf(params)),
+        pool_(options.threads) {
     const std::string what = "bellman parameters";
     SetDevice(device_, what);
     info_.backend = engine::Backend::kCuda;
@@ -85,11 +88,17 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     scalars_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 32, what + " b scalars");
     scalars_l_ = DeviceBuffer(std::max<size_t>(info_.n_aux, 1) * 32, what + " l scalars");
     const uint64_t counts[kSlots] = {n - 1, info_.n_aux, info_.n_a, info_.n_b, info_.n_b};
+    MsmNeeds needs[kSlots], shared;
     for (int k = 0; k < kSlots; ++k) {
       plans_[k] = msm::MakePlan(std::max<uint64_t>(counts[k], 1));
       const bool sorts = k != kB2;  // B2 buckets B1's sorted items
-      const size_t xyzz = k == kB2 ? sizeof(X2) : sizeof(X1);
-      workspaces_[k] = MsmWorkspace(MsmNeedsFor(plans_[k], xyzz, sorts), what + " MSM workspace " + std::to_string(k));
+      needs[k] = MsmNeedsFor(plans_[k], k == kB2 ? sizeof(X2) : sizeof(X1), sorts);
+      shared.Include(needs[k]);
+    }
+    // Without overlap (the largest circuits: a 2^27 workspace is tens of
+    // GB) one workspace serves the MSMs one after another on one stream.
+    for (int k = 0; k < (overlap_ ? kSlots : 1); ++k) {
+      workspaces_[k] = MsmWorkspace(overlap_ ? needs[k] : shared, what + " MSM workspace " + std::to_string(k));
     }
     window_sums_ = DeviceBuffer(kSlots * kSlotBytes, what + " MSM window sums");
     staging_ = PinnedBuffer(kSlots * kSlotBytes, what + " pinned window-sum staging");
@@ -185,24 +194,24 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
         ZK_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.data(), src.size() * 8, cudaMemcpyHostToDevice, st), "scalar upload");
       }
     };
-    upload(scalars_l_, packed.l, streams_[1]);
-    upload(scalars_a_, packed.a, streams_[2]);
-    upload(scalars_b_, packed.b, streams_[3]);
+    upload(scalars_l_, packed.l, Stream(1));
+    upload(scalars_a_, packed.a, Stream(2));
+    upload(scalars_b_, packed.b, Stream(3));
     timings.witness_transfer_s = SecondsSince(t_upload);
 
     auto sums = [&](Slot k) { return staging_dev(k); };
     if (info_.n_aux) {
-      EnqueueMsm<G1>(streams_[1], workspaces_[kL], plans_[kL], l_.as<A1>(), scalars_l_.as<uint32_t>(),
+      EnqueueMsm<G1>(Stream(1), Workspace(kL), plans_[kL], l_.as<A1>(), scalars_l_.as<uint32_t>(),
                      reinterpret_cast<X1*>(sums(kL)), "MSM l");
     }
     if (info_.n_a) {
-      EnqueueMsm<G1>(streams_[2], workspaces_[kA], plans_[kA], a_.as<A1>(), scalars_a_.as<uint32_t>(),
+      EnqueueMsm<G1>(Stream(2), Workspace(kA), plans_[kA], a_.as<A1>(), scalars_a_.as<uint32_t>(),
                      reinterpret_cast<X1*>(sums(kA)), "MSM a");
     }
     if (info_.n_b) {
-      EnqueueMsm<G1>(streams_[3], workspaces_[kB1], plans_[kB1], b1_.as<A1>(), scalars_b_.as<uint32_t>(),
+      EnqueueMsm<G1>(Stream(3), Workspace(kB1), plans_[kB1], b1_.as<A1>(), scalars_b_.as<uint32_t>(),
                      reinterpret_cast<X1*>(sums(kB1)), "MSM b_g1");
-      EnqueueMsmBuckets<G2>(streams_[3], workspaces_[kB2], workspaces_[kB1], plans_[kB2], b2_.as<A2>(),
+      EnqueueMsmBuckets<G2>(Stream(3), Workspace(kB2), Workspace(kB1), plans_[kB2], b2_.as<A2>(),
                             reinterpret_cast<X2*>(sums(kB2)), "MSM b_g2");
     }
 
@@ -216,7 +225,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     if (n > 1) {
       CanonicalScalarKernel<<<Blocks(n - 1, 256), 256, 0, main>>>(n - 1, reinterpret_cast<const DFr*>(abc), h_scalars);
       ZK_CUDA_CHECK_LAUNCH("h scalars");
-      EnqueueMsm<G1>(main, workspaces_[kH], plans_[kH], h_.as<A1>(), h_scalars, reinterpret_cast<X1*>(sums(kH)), "MSM h");
+      EnqueueMsm<G1>(main, Workspace(kH), plans_[kH], h_.as<A1>(), h_scalars, reinterpret_cast<X1*>(sums(kH)), "MSM h");
     }
     for (int k = 1; k < kStreams; ++k) {
       ZK_CUDA_CHECK(cudaEventRecord(events_[k], streams_[k]), "MSM join");
@@ -227,9 +236,13 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     ZK_CUDA_CHECK(cudaStreamSynchronize(main), "proof (device work)");
   }
 
+  cudaStream_t Stream(int k) const { return streams_[overlap_ ? k : 0]; }
+  const MsmWorkspace& Workspace(Slot k) const { return workspaces_[overlap_ ? k : 0]; }
+
   char* staging_dev(Slot k) const { return window_sums_.as<char>() + k * kSlotBytes; }
 
   int device_;
+  bool overlap_;  // MSMs on their own streams with their own workspaces
   engine::BellmanInfo info_;
   mutable cpu::ThreadPool pool_;
   groth16::Groth16HeaderPoints<C> header_;
