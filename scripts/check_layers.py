@@ -28,7 +28,7 @@ COMPONENT_OF_PATH = [
     (r"^wire/", "wire"),
     # The engine's public face (gpu/include). Its value types (the engine's
     # vocabulary, as LevelDB's Status and Slice are) may be used on every floor.
-    (r"^gpu/include/zkfleet/engine/(curve|types|verify|witness)\.hpp$", "engine_vocabulary"),
+    (r"^gpu/include/zkfleet/engine/(curve|types|verify|witness|assignment)\.hpp$", "engine_vocabulary"),
     (r"^gpu/include/", "engine"),
     # Inside the engine: one component per folder of gpu/zkfleet (engine/ is
     # the API's implementation).
@@ -63,7 +63,7 @@ ENGINE_BELOW = {
     "msm": ["curve", "ff", "runtime"],
     "ntt": ["ff", "runtime"],
     "pairing": ["curve", "ff"],
-    "bellman": ["curve", "ff", "runtime", "io"],
+    "bellman": ["curve", "ff", "runtime", "r1cs", "io"],
     "groth16": ["msm", "ntt", "pairing", "bellman", "curve", "ff", "runtime", "zkey", "wtns", "io"],
     "snarkjs": ["groth16", "io"],
     "engine": ["snarkjs", "groth16", "msm", "ntt", "pairing", "bellman", "curve", "ff", "runtime", "zkey", "wtns", "r1cs", "witgen",

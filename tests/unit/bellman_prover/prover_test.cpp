@@ -211,6 +211,79 @@ TEST(BellmanProver, ShapeAndValueErrorsNameTheField) {
   }
 }
 
+std::string DecimalJson(const std::vector<engine::BigInt>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint64_t limbs[4] = {values[i][0], values[i][1], values[i][2], values[i][3]};
+    std::string dec;
+    for (bool zero = false; !zero;) {  // repeated division by 10
+      unsigned __int128 rem = 0;
+      zero = true;
+      for (int k = 3; k >= 0; --k) {
+        const unsigned __int128 cur = (rem << 64) | limbs[k];
+        limbs[k] = static_cast<uint64_t>(cur / 10);
+        rem = cur % 10;
+        if (limbs[k]) zero = false;
+      }
+      dec.insert(dec.begin(), static_cast<char>('0' + static_cast<int>(rem)));
+    }
+    out += (i ? ",\"" : "\"") + dec + "\"";
+  }
+  return out + "]";
+}
+
+// The independent oracle: @noble/curves (tests/js/bellman_verify.mjs) accepts
+// our two-partition proof file and refuses it with one byte changed.
+TEST(BellmanProver, NobleCurvesAcceptsOurProofsAndRejectsATamperedOne) {
+  ASSERT_TRUE(testing::RequireOnPath("node"));
+  const Synthetic s1 = MakeSynthetic(8, 3, 21);
+  const auto key = CpuKey(s1.params);
+  // Two partitions of one circuit: the same constraints, other values.
+  bellman::SyntheticCircuit c2 = bellman::MakeSyntheticCircuit(8, 3, 21);
+  cpu::ThreadPool pool(2);
+  c2.values[1] = c2.values[1] + Fr::one();  // another public input, same chain rules
+  for (size_t row = 0; row < 3; ++row) c2.values[4 + row + 1] = c2.values[4 + row] + c2.values[row + 1];
+  for (size_t row = 3; row + 1 < c2.values.size() - 4; ++row) {
+    const size_t cur = 4 + row, next = cur + 1;
+    if (row % 3 == 1) c2.values[next] = c2.values[cur] * c2.values[cur];
+    if (row % 3 == 2) c2.values[next] = c2.values[cur] * Fr::from_uint(2) + Fr::one();
+  }
+  const bellman::Assignment a2 = bellman::Synthesize(c2.cs, c2.values, pool);
+  const engine::BellmanProof p1 = key->Prove(s1.assignment.View());
+  const engine::BellmanProof p2 = key->Prove(a2.View());
+  ASSERT_NE(p1.public_inputs, p2.public_inputs);
+
+  testing::TempDir dir;
+  const std::string vk = (dir.path() / "x.vk").string(), proof = (dir.path() / "x.proof").string(),
+                    inputs = (dir.path() / "x.json").string();
+  bellman::WriteVerifyingKey(vk, s1.params.vk);
+  std::string bytes(reinterpret_cast<const char*>(p1.bytes.data()), 192);
+  bytes.append(reinterpret_cast<const char*>(p2.bytes.data()), 192);
+  testing::WriteFile(proof, bytes);
+  testing::WriteFile(inputs, "[" + DecimalJson(p1.public_inputs) + "," + DecimalJson(p2.public_inputs) + "]");
+  const std::string script = std::string(ZKFLEET_SOURCE_DIR) + "/tests/js/bellman_verify.mjs";
+  auto noble = [&] {
+    return testing::RunCommand("node " + testing::Quote(script) + " --vk " + testing::Quote(vk) + " --proof " +
+                               testing::Quote(proof) + " --inputs " + testing::Quote(inputs));
+  };
+  testing::CommandResult r = noble();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("valid (2 partitions)"), std::string::npos) << r.output;
+  bytes[192 + 100] ^= 0x01;  // partition 2's B, a low bit of x
+  testing::WriteFile(proof, bytes);
+  r = noble();
+  EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 2) << r.output;
+  // Ours refuses it too.
+  bool ours_rejects = false;
+  try {
+    const auto decoded = bellman::DecodeProofs(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "x");
+    ours_rejects = !engine::Verify(bellman::ToEngineKey(s1.params.vk), p2.public_inputs, decoded[1]).ok();
+  } catch (const Error&) {
+    ours_rejects = true;
+  }
+  EXPECT_TRUE(ours_rejects);
+}
+
 TEST(BellmanProver, ParametersOfAnotherSeedDoNotVerify) {
   // The proof must depend on the parameters: proving with one SRS and
   // checking against another's verifying key fails.
