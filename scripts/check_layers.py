@@ -28,11 +28,11 @@ COMPONENT_OF_PATH = [
     (r"^wire/", "wire"),
     # The engine's public face (gpu/include). Its value types (the engine's
     # vocabulary, as LevelDB's Status and Slice are) may be used on every floor.
-    (r"^gpu/include/zkfleet/engine/(curve|types|verify|witness)\.hpp$", "engine_vocabulary"),
+    (r"^gpu/include/zkfleet/engine/(curve|types|verify|witness|assignment)\.hpp$", "engine_vocabulary"),
     (r"^gpu/include/", "engine"),
     # Inside the engine: one component per folder of gpu/zkfleet (engine/ is
     # the API's implementation).
-    (r"^gpu/zkfleet/(ff|runtime|io|curve|wtns|r1cs|witgen|zkey|msm|ntt|pairing|groth16|snarkjs|engine)/", r"gpu/\1"),
+    (r"^gpu/zkfleet/(ff|runtime|io|curve|wtns|r1cs|witgen|zkey|msm|ntt|pairing|bellman|groth16|snarkjs|engine)/", r"gpu/\1"),
     (r"^gpu/", "gpu/unplaced"),
     (r"^fleet/", "fleet"),
     (r"^metrics/", "metrics"),
@@ -49,7 +49,7 @@ COMPONENT_OF_PATH = [
 
 # Who may include whom (besides itself): each lists only floors below it, or
 # beside it where the arrow goes one way. Inside the engine (gpu/CMakeLists.txt):
-#   0 ff   1 runtime   2 io   3 curve, wtns, r1cs, witgen, zkey   4 msm, ntt, pairing
+#   0 ff   1 runtime   2 io   3 curve, wtns, r1cs, witgen, zkey   4 msm, ntt, pairing, bellman
 #   5 groth16   6 snarkjs   7 engine (the API's implementation)
 ENGINE_BELOW = {
     "ff": [],
@@ -63,9 +63,10 @@ ENGINE_BELOW = {
     "msm": ["curve", "ff", "runtime"],
     "ntt": ["ff", "runtime"],
     "pairing": ["curve", "ff"],
-    "groth16": ["msm", "ntt", "pairing", "curve", "ff", "runtime", "zkey", "wtns", "io"],
+    "bellman": ["curve", "ff", "runtime", "r1cs", "io"],
+    "groth16": ["msm", "ntt", "pairing", "bellman", "curve", "ff", "runtime", "zkey", "wtns", "io"],
     "snarkjs": ["groth16", "io"],
-    "engine": ["snarkjs", "groth16", "msm", "ntt", "pairing", "curve", "ff", "runtime", "zkey", "wtns", "r1cs", "witgen",
+    "engine": ["snarkjs", "groth16", "msm", "ntt", "pairing", "bellman", "curve", "ff", "runtime", "zkey", "wtns", "r1cs", "witgen",
                "io"],
 }
 ENGINE_INTERNAL = ["gpu/" + folder for folder in ENGINE_BELOW]

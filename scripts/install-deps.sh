@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything zkfleet needs on a fresh Debian 12 machine:
 # Debian packages (compiler, libraries, Prometheus for promtool and the
-# metrics integration test), the npm reference peers (snarkjs, circom2)
-# pinned by package-lock.json, installed locally in ./node_modules, and the
+# metrics integration test), the npm reference peers (snarkjs, circom2,
+# @noble/curves for the BLS12-381 Groth16 verifier oracle) pinned by
+# package-lock.json, installed locally in ./node_modules, and the
 # Python client's generated protobuf module and import path for this checkout
 # (users install the client into a venv instead: docs/clients.md).
 # Idempotent: re-running only checks what is already there.
@@ -68,8 +69,9 @@ if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheu
   $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
 fi
 
-if [ ! -x node_modules/.bin/snarkjs ] || [ ! -e node_modules/.bin/circom2 ]; then
-  echo "install-deps: npm ci (snarkjs, circom2 pinned in package-lock.json)"
+if [ ! -x node_modules/.bin/snarkjs ] || [ ! -e node_modules/.bin/circom2 ] \
+   || [ ! -f node_modules/@noble/curves/package.json ]; then
+  echo "install-deps: npm ci (snarkjs, circom2, @noble/curves pinned in package-lock.json)"
   npm ci --no-audit --no-fund --loglevel=error
 else
   echo "install-deps: node_modules already present"

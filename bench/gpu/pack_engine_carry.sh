@@ -14,12 +14,12 @@ OUT_DIR=${1:-$ROOT/.carry/gpu-engine}
 BUILD_DIR=${BUILD_DIR:-$ROOT/build/gpu-fleet}
 grep -q 'ZKFLEET_BUILD_TESTS:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" && grep -q 'ZKFLEET_BUILD_BENCH:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" ||
   cmake -B "$BUILD_DIR" -DZKFLEET_BUILD_TESTS=ON -DZKFLEET_BUILD_BENCH=ON >/dev/null
-cmake --build "$BUILD_DIR" --target zkprove zkverify zkfleet-dev zkfleet_cuda_test zkfleet_bench_gpu -j"${JOBS:-2}"
+cmake --build "$BUILD_DIR" --target zkprove zkverify zkfleet-dev zkfleet_cuda_test zkfleet_bench_gpu zkfleet_bellman_bench -j"${JOBS:-2}"
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$OUT_DIR"
 for b in cmd/zkprove/zkprove cmd/zkverify/zkverify cmd/zkfleet-dev/zkfleet-dev tests/gpu/cuda/zkfleet_cuda_test \
-         bench/gpu/zkfleet_bench_gpu; do
+         bench/gpu/zkfleet_bench_gpu bench/bellman/zkfleet_bellman_bench; do
   strip -o "$STAGE/bin/$(basename "$b")" "$BUILD_DIR/$b"
 done
 # Libraries: what ldd finds outside the base system (libc, libstdc++, libcuda... stay).

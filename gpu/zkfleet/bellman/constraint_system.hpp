@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "zkfleet/bellman/parameters.hpp"
-#include "zkfleet/engine/bellman.hpp"
+#include "zkfleet/engine/assignment.hpp"
 #include "zkfleet/ff/bls12_381.hpp"
 #include "zkfleet/r1cs/r1cs.hpp"
 #include "zkfleet/runtime/thread_pool.hpp"

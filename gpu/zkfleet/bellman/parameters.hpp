@@ -1,6 +1,6 @@
 // bellperson's Groth16 formats over BLS12-381, the ones Filecoin uses
 // (bellperson src/groth16/{params,verifying_key,proof}.rs; rust-fil-proofs
-// parameter_cache.rs; supraseal-c2 groth16_srs.cuh):
+// parameter_cache.rs; supraseal-c2's SRS reader, cuda/groth16_srs):
 //
 //   .vk      alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2 (uncompressed),
 //            then a big-endian u32 count and that many IC points (G1).
@@ -21,6 +21,10 @@
 //   b_g1  (inputs with B-density) + (aux variables with B-density) points
 //   b_g2  the same count as b_g1
 //
+// Points at infinity are read wherever the encoding says so (bellperson's
+// reader refuses them in h, l, a, b_g1, b_g2; its writer never makes them),
+// since other writers (snarkjs) keep one a/b point per variable.
+//
 // In memory the points are the engine's own affine type (Montgomery limbs,
 // (0, 0) = infinity), so the provers use them as they are.
 //
@@ -28,21 +32,22 @@
 // caller's thread pool).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "zkfleet/bellman/point_encoding.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/point.hpp"
-#include "zkfleet/runtime/thread_pool.hpp"
 #include "zkfleet/engine/verify.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 
 namespace zkfleet::bellman {
 
-using cpu::ThreadPool;
-using G1Affine = curve::Affine<curve::Bls12_381G1>;
-using G2Affine = curve::Affine<curve::Bls12_381G2>;
+// G1Affine, G2Affine: point_encoding.hpp.
+using ThreadPool = cpu::ThreadPool;
 
 struct VerifyingKey {
   G1Affine alpha_g1, beta_g1;
@@ -65,6 +70,10 @@ struct ReadOptions {
   // Also check every point is on its curve and in the prime-order subgroup
   // (in parallel on `pool`). Off only for files this process wrote itself.
   bool check_points = true;
+  // Read 96 (192) zero bytes without the infinity flag as infinity, as
+  // snarkjs's `zkey export bellman` writes infinity in its point arrays.
+  // bellperson rejects them; off by default.
+  bool zero_is_infinity = false;
 };
 
 // Reads a .vk file. Throws zkfleet::Error (kBadFormat, naming the file, the
@@ -78,6 +87,25 @@ VerifyingKey ParseVerifyingKey(std::span<const uint8_t> bytes, const std::string
 Parameters ReadParameters(const std::string& path, ThreadPool& pool, const ReadOptions& options = {});
 Parameters ParseParameters(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
                            const ReadOptions& options = {});
+
+// The MPC parameters of the phase2 ceremony tools (zcash's phase2 crate,
+// snarkjs `zkey export bellman`): a .params, then the circuit's 64-byte
+// hash, a big-endian u32 count and that many contributions (delta_after,
+// s, s_delta in G1, r_delta in G2, all uncompressed, and a 64-byte
+// transcript hash). Errors as above.
+struct MpcContribution {
+  G1Affine delta_after, s, s_delta;
+  G2Affine r_delta;
+  std::array<uint8_t, 64> transcript{};
+};
+struct MpcParameters {
+  Parameters params;
+  std::array<uint8_t, 64> cs_hash{};
+  std::vector<MpcContribution> contributions;
+};
+MpcParameters ReadMpcParameters(const std::string& path, ThreadPool& pool, const ReadOptions& options = {});
+MpcParameters ParseMpcParameters(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
+                                 const ReadOptions& options = {});
 
 // Writes them (uncompressed points), through a temporary file renamed into
 // place. Throws zkfleet::Error (kIo) naming the path.
@@ -95,7 +123,8 @@ inline constexpr size_t kProofBytes = 192;
 // the verifier use them) as bellperson's compressed proof.
 std::array<uint8_t, kProofBytes> EncodeProof(const engine::ProofPoints& proof);
 // Decodes one: flags, coordinates < q, on the curve, in the subgroup (the
-// verifier checks these again). Throws zkfleet::Error kBadFormat.
+// verifier checks these again), and, as bellperson, no point at infinity.
+// The result names the curve (kBls12_381). Throws zkfleet::Error kBadFormat.
 engine::ProofPoints DecodeProof(std::span<const uint8_t> bytes, const std::string& origin);
 // A multi-partition proof: a non-empty multiple of 192 bytes.
 std::vector<engine::ProofPoints> DecodeProofs(std::span<const uint8_t> bytes, const std::string& origin);

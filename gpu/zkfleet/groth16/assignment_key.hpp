@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "zkfleet/bellman/parameters.hpp"
-#include "zkfleet/engine/bellman.hpp"
+#include "zkfleet/engine/assignment.hpp"
 #include "zkfleet/groth16/key.hpp"
 #include "zkfleet/runtime/thread_pool.hpp"
 

@@ -51,4 +51,19 @@ ZK_HD void HScalarStep(uint64_t i, const Fr* a, const Fr* b, const Fr* c, uint32
   ZK_UNROLL for (int k = 0; k < Fr::kWords; ++k) scalars[8 * i + k] = words[k];
 }
 
+// bellperson's H on the coset (assignment prover): a = (a·b - c)·z_inv,
+// z_inv = 1/Z on the coset (a constant there).
+template <class Fr>
+ZK_HD void CosetQuotientStep(uint64_t i, Fr* a, const Fr* b, const Fr* c, Fr z_inv) {
+  a[i] = (a[i] * b[i] - c[i]) * z_inv;
+}
+
+// The MSM's scalar i: value i in canonical form, 8 words.
+template <class Fr>
+ZK_HD void CanonicalScalarStep(uint64_t i, const Fr* values, uint32_t* scalars) {
+  uint32_t words[Fr::kWords];
+  values[i].to_canonical(words);
+  ZK_UNROLL for (int k = 0; k < Fr::kWords; ++k) scalars[8 * i + k] = words[k];
+}
+
 }  // namespace zkfleet::cuda::prover

@@ -26,6 +26,13 @@ __global__ void Powers(uint64_t n, Fr base, Fr scale, Fr* out) {
   ntt::PowersStep(blockIdx.x * uint64_t{blockDim.x} + threadIdx.x, n, base, scale, out);
 }
 
+// out[i] = in[i] · table[i mod n] (vectors of a batch share the table).
+template <class Fr>
+__global__ void MulByTable(uint64_t count, int log_n, const Fr* in, const Fr* table, Fr* out) {
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (i < count) out[i] = in[i] * table[i & ((uint64_t{1} << log_n) - 1)];
+}
+
 template <class Fr>
 __global__ void ScaleBy(uint64_t count, Fr factor, Fr* data) {
   const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
@@ -91,6 +98,23 @@ DeviceNttDomain<HostFr>::DeviceNttDomain(int log_n, const std::string& what) : l
 }
 
 template <class HostFr>
+DeviceNttDomain<HostFr>::DeviceNttDomain(int log_n, const std::string& what, const HostFr& root, const HostFr& shift)
+    : log_n_(log_n) {
+  const uint64_t n = uint64_t{1} << log_n;
+  const uint64_t half = std::max<uint64_t>(1, n / 2);
+  n_inv_ = HostFr::from_uint(n).inverse();
+  twiddles_ = DeviceBuffer(half * sizeof(HostFr), what + " NTT twiddles");
+  inv_twiddles_ = DeviceBuffer(half * sizeof(HostFr), what + " NTT inverse twiddles");
+  coset_ = DeviceBuffer(n * sizeof(HostFr), what + " NTT coset factors");
+  coset_inv_ = DeviceBuffer(n * sizeof(HostFr), what + " NTT inverse coset factors");
+  FillPowers(twiddles_, half, root, HostFr::one(), what);
+  FillPowers(inv_twiddles_, half, root.inverse(), HostFr::one(), what);
+  FillPowers(coset_, n, shift, n_inv_, what);
+  FillPowers(coset_inv_, n, shift.inverse(), n_inv_, what);
+  ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": NTT twiddle tables");
+}
+
+template <class HostFr>
 void DeviceNttDomain<HostFr>::EnqueueTransform(cudaStream_t stream, const HostFr* src, HostFr* dst, int batch,
                                                const HostFr* tw, const HostFr* scale, const std::string& phase) const {
   using Fr = DevFr<HostFr>;
@@ -136,6 +160,18 @@ void DeviceNttDomain<HostFr>::EnqueueToOddCoset(cudaStream_t stream, HostFr* dat
   // The forward transform's gather multiplies by w_2n^j / n: the iNTT's 1/n
   // and the coset shift in one step.
   EnqueueTransform(stream, tmp, data, batch, twiddles_.as<HostFr>(), coset_.as<HostFr>(), phase);
+}
+
+template <class HostFr>
+void DeviceNttDomain<HostFr>::EnqueueFromCoset(cudaStream_t stream, HostFr* data, HostFr* tmp, int batch,
+                                               const std::string& phase) const {
+  using Fr = DevFr<HostFr>;
+  if (!coset_inv_.get()) throw Error(ErrorCode::kInternal, "NTT: FromCoset on a domain without an explicit shift");
+  EnqueueTransform(stream, data, tmp, batch, inv_twiddles_.as<HostFr>(), nullptr, phase);
+  const uint64_t count = static_cast<uint64_t>(batch) << log_n_;
+  MulByTable<Fr><<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(count, log_n_, Dev(tmp),
+                                                                                 Dev(coset_inv_.as<HostFr>()), Dev(data));
+  ZK_CUDA_CHECK_LAUNCH(phase + ": coset iNTT factors");
 }
 
 template class DeviceNttDomain<ff::Bn254Fr>;

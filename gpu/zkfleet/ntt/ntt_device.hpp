@@ -25,10 +25,14 @@ class DeviceNttDomain {
   DeviceNttDomain() = default;
   // Allocates and fills the tables for n = 2^log_n (synchronously).
   DeviceNttDomain(int log_n, const std::string& what);
+  // With another primitive n-th root `root` and coset shift `shift`
+  // (bellperson's domain: bellman/domain.hpp); also fills the table
+  // EnqueueFromCoset needs.
+  DeviceNttDomain(int log_n, const std::string& what, const HostFr& root, const HostFr& shift);
 
   int log_size() const { return log_n_; }
   size_t size() const { return size_t{1} << log_n_; }
-  size_t resident_bytes() const { return twiddles_.bytes() + inv_twiddles_.bytes() + coset_.bytes(); }
+  size_t resident_bytes() const { return twiddles_.bytes() + inv_twiddles_.bytes() + coset_.bytes() + coset_inv_.bytes(); }
 
   // dst = NTT(src) (src is left unchanged; src != dst).
   void EnqueueForward(cudaStream_t stream, const HostFr* src, HostFr* dst, int batch, const std::string& phase) const;
@@ -38,6 +42,10 @@ class DeviceNttDomain {
   // on the domain data holds (iNTT, ·(w_2n^j / n), NTT); tmp is scratch of
   // the same size.
   void EnqueueToOddCoset(cudaStream_t stream, HostFr* data, HostFr* tmp, int batch, const std::string& phase) const;
+  // The inverse: data = coefficients of the polynomial whose evaluations on
+  // the coset data holds (iNTT, then ·shift^-j / n). Only for a domain built
+  // with an explicit shift.
+  void EnqueueFromCoset(cudaStream_t stream, HostFr* data, HostFr* tmp, int batch, const std::string& phase) const;
 
  private:
   // dst = transform of src with twiddles `tw`, first-pass elements scaled by
@@ -49,7 +57,8 @@ class DeviceNttDomain {
   HostFr n_inv_{};
   DeviceBuffer twiddles_;      // w^k, k < n/2
   DeviceBuffer inv_twiddles_;  // w^-k, k < n/2
-  DeviceBuffer coset_;         // w_2n^j / n, j < n
+  DeviceBuffer coset_;         // shift^j / n, j < n (shift = w_2n unless given)
+  DeviceBuffer coset_inv_;     // shift^-j / n, j < n (only with an explicit shift)
 };
 
 }  // namespace zkfleet::cuda

@@ -13,7 +13,7 @@
 // aux assignments, and the density bitmaps saying which variables have an A
 // or a B point in the parameters. The prover needs no constraint system.
 //
-// Algorithm (bellperson prover/native.rs, supraseal-c2 groth16_cuda.cu):
+// Algorithm (bellperson's prover/native.rs; supraseal-c2's CUDA prover, supranational/supra_seal at c2ff1acf):
 //   h  = coefficients of (A·B - C)/Z: iNTT of a, b, c on the domain (roots
 //        7^((r-1)/n)), coset NTT (shift 7), a·b - c, times 1/(7^n - 1),
 //        coset iNTT; the MSM takes the first n-1 coefficients with the h points;
@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "zkfleet/engine/assignment.hpp"
 #include "zkfleet/engine/types.hpp"
 #include "zkfleet/engine/verify.hpp"
 
@@ -54,39 +55,6 @@ class AssignmentKey;  // the backend's key (internal)
 namespace zkfleet::engine {
 
 struct EngineOptions;  // proving_key.hpp
-
-// A BLS12-381 scalar as blst, blstrs and supraseal-c2 hold it: four
-// little-endian 64-bit limbs in Montgomery form (x·2^256 mod r).
-using FrMont = std::array<uint64_t, 4>;
-
-// One synthesized circuit, borrowed for the duration of Prove().
-struct AssignmentView {
-  std::span<const FrMont> a, b, c;  // constraint evaluations (abc_size each, at most the domain)
-  std::span<const FrMont> input;    // the input assignment, the constant one first
-  std::span<const FrMont> aux;      // the aux (private) assignment
-  // Bit i of word i/64: aux variable i has an A point; input i has a B
-  // point; aux variable i has a B point. (Inputs all have A points.)
-  std::span<const uint64_t> a_aux_density, b_input_density, b_aux_density;
-};
-
-// The shape of a loaded .params file.
-struct BellmanInfo {
-  uint32_t n_inputs = 0;     // IC points: public inputs + the constant one
-  uint32_t n_aux = 0;        // l points
-  uint32_t domain_size = 0;  // h points + 1
-  uint32_t n_a = 0, n_b = 0;  // a points, b_g1 (= b_g2) points
-  uint64_t resident_bytes = 0;
-  Backend backend = Backend::kCpu;
-  std::string path;
-};
-
-struct BellmanProof {
-  ProofPoints points;                 // canonical affine A, B, C
-  std::array<uint8_t, 192> bytes{};   // bellperson's compressed encoding of the same points
-  std::vector<BigInt> public_inputs;  // input[1..], canonical
-  PhaseTimings timings;
-  ProofCheck check;
-};
 
 class BellmanKey {
  public:
@@ -108,7 +76,7 @@ class BellmanKey {
   // kResourceExhausted / kDeviceLost on a CUDA failure.
   BellmanProof Prove(const AssignmentView& assignment, const ProveOptions& options = {}) const;
 
-  // Internal: wraps a backend key (groth16/assignment_key.hpp).
+  // Internal: wraps a backend key (zkfleet/groth16/assignment_key.hpp inside gpu/).
   BellmanKey(std::unique_ptr<groth16::AssignmentKey> backend_key, std::vector<uint8_t> vk_bytes,
              const VerificationKey& vk);
 

@@ -1,0 +1,211 @@
+// Proving bellperson-style assignments (engine/bellman.hpp), parameters
+// resident, on either backend:
+//
+//   zkfleet_bellman_bench (--r1cs FILE --wtns FILE | --synthetic LOG_ROWS [--public N])
+//                         [--backend cuda|cpu] [--repeat R] [--seed S] [--fake-params]
+//                         [--no-overlap] [--compare-cpu]
+//
+// The parameters are synthesized in memory (seeded, insecure): a real SRS
+// by default (every proof verifies), or with --fake-params points that are
+// only multiples of the generators in the right counts (for sizes whose real
+// synthesis would take too long: proofs are then not verified). One JSON
+// line per proof, then a summary line with the median.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "zkfleet/bellman/constraint_system.hpp"
+#include "zkfleet/bellman/parameters.hpp"
+#include "zkfleet/curve/point.hpp"
+#include "zkfleet/engine/bellman.hpp"
+#include "zkfleet/engine/proving_key.hpp"
+#include "zkfleet/groth16/assignment_key.hpp"
+#include "zkfleet/r1cs/r1cs.hpp"
+#include "zkfleet/wtns/witness.hpp"
+#ifdef ZKFLEET_HAVE_CUDA
+#include "zkfleet/groth16/assignment_cuda_prover.hpp"
+#endif
+
+namespace {
+
+using namespace zkfleet;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// count points P_i = (start + i)·G: one addition each, chunk by chunk.
+template <class Cfg>
+std::vector<curve::Affine<Cfg>> FakePoints(size_t count, uint64_t start, cpu::ThreadPool& pool) {
+  using J = curve::Jacobian<Cfg>;
+  std::vector<curve::Affine<Cfg>> out(count);
+  const auto g = Cfg::generator();
+  pool.ParallelFor(count, [&](size_t lo, size_t hi) {
+    uint64_t k[1] = {start + lo + 1};
+    J acc = curve::scalar_mul(J::from_affine(g), k, 1);
+    std::vector<J> jac(hi - lo);
+    for (size_t i = lo; i < hi; ++i) {
+      jac[i - lo] = acc;
+      acc = curve::add_mixed(acc, g);
+    }
+    curve::batch_to_affine(jac.data(), out.data() + lo, hi - lo);
+  });
+  return out;
+}
+
+bellman::Parameters FakeParameters(const bellman::ConstraintSystem& cs, uint64_t seed, cpu::ThreadPool& pool) {
+  const bellman::Densities d = bellman::DensitiesOf(cs);
+  const size_t n = size_t{1} << bellman::DomainLog(cs);
+  size_t n_a = cs.n_inputs, n_b = 0;
+  for (bool x : d.a_aux) n_a += x;
+  for (bool x : d.b_input) n_b += x;
+  for (bool x : d.b_aux) n_b += x;
+  // The verifying key is a real one's (from a one-row system), IC resized.
+  bellman::ConstraintSystem tiny;
+  tiny.n_inputs = cs.n_inputs;
+  tiny.a.EndRow();
+  tiny.b.EndRow();
+  tiny.c.EndRow();
+  bellman::Parameters p;
+  p.vk = bellman::SynthesizeParameters(tiny, seed, pool).vk;
+  using G1 = curve::Bls12_381G1;
+  p.h = FakePoints<G1>(n - 1, seed * 7, pool);
+  p.l = FakePoints<G1>(cs.n_aux, seed * 11, pool);
+  p.a = FakePoints<G1>(n_a, seed * 13, pool);
+  p.b_g1 = FakePoints<G1>(n_b, seed * 17, pool);
+  p.b_g2 = FakePoints<curve::Bls12_381G2>(n_b, seed * 19, pool);
+  return p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bellperson-style Groth16 proofs of assignments, parameters resident"};
+  std::string r1cs_path, wtns_path, backend = "cuda";
+  int log_rows = 0, repeat = 5;
+  uint32_t n_public = 2;
+  uint64_t seed = 1;
+  bool fake = false, no_overlap = false, compare_cpu = false;
+  app.add_option("--r1cs", r1cs_path, "a circom BLS12-381 .r1cs");
+  app.add_option("--wtns", wtns_path, "its witness");
+  app.add_option("--synthetic", log_rows, "a synthetic PoRep-like circuit of 2^LOG_ROWS rows");
+  app.add_option("--public", n_public, "public inputs of the synthetic circuit")->capture_default_str();
+  app.add_option("--backend", backend, "cuda | cpu")->capture_default_str();
+  app.add_option("--repeat", repeat, "proofs")->capture_default_str();
+  app.add_option("--seed", seed, "seed of the circuit and parameters")->capture_default_str();
+  app.add_flag("--fake-params", fake, "multiples of the generators instead of an SRS (proofs not verified)");
+  app.add_flag("--no-overlap", no_overlap, "CUDA: the MSMs one after another with one workspace");
+  app.add_flag("--compare-cpu", compare_cpu, "also prove on the CPU with the same r, s and compare the bytes");
+  CLI11_PARSE(app, argc, argv);
+
+  cpu::ThreadPool pool(0);
+  auto t0 = Clock::now();
+  bellman::ConstraintSystem cs;
+  std::vector<bellman::Fr> values;
+  if (log_rows > 0) {
+    bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(log_rows, n_public, seed);
+    cs = std::move(c.cs);
+    values = std::move(c.values);
+  } else {
+    cs = bellman::FromCircom(io::ReadR1cs(r1cs_path));
+    const engine::Witness w = engine::Witness::FromFile(wtns_path);
+    values.resize(cs.n_vars());
+    for (uint32_t i = 0; i < cs.n_vars(); ++i) {
+      uint64_t limbs[4];
+      std::memcpy(limbs, w.values() + size_t{i} * 32, 32);
+      values[i] = bellman::Fr::from_canonical(limbs);
+    }
+  }
+  const double circuit_s = Since(t0);
+  t0 = Clock::now();
+  bellman::Parameters params = fake ? FakeParameters(cs, seed, pool) : bellman::SynthesizeParameters(cs, seed + 1, pool);
+  const double params_s = Since(t0);
+  t0 = Clock::now();
+  const bellman::Assignment assignment = bellman::Synthesize(cs, values, pool);
+  const double synth_s = Since(t0);
+  cs = {};  // the prover needs none of it
+  values.clear();
+  values.shrink_to_fit();
+
+  engine::EngineOptions options{backend == "cpu" ? engine::Backend::kCpu : engine::Backend::kCuda, 0};
+  options.cuda_overlap_msms = !no_overlap;
+  const std::vector<uint8_t> vk_bytes = bellman::SerializeVerifyingKey(params.vk);
+  const engine::VerificationKey vk = bellman::ToEngineKey(params.vk);
+  std::unique_ptr<bellman::Parameters> cpu_params;
+  if (compare_cpu) cpu_params = std::make_unique<bellman::Parameters>(params);
+  t0 = Clock::now();
+  std::unique_ptr<groth16::AssignmentKey> backend_key;
+  if (options.backend == engine::Backend::kCpu) {
+    backend_key = groth16::MakeCpuAssignmentKey(std::move(params), options);
+  } else {
+#ifdef ZKFLEET_HAVE_CUDA
+    backend_key = cuda::MakeCudaAssignmentKey(std::move(params), options);
+#else
+    std::fprintf(stderr, "this build has no CUDA backend\n");
+    return 2;
+#endif
+  }
+  engine::BellmanKey key(std::move(backend_key), vk_bytes, vk);
+  const double load_s = Since(t0);
+  const auto& info = key.info();
+  std::printf("{\"setup\":{\"domain\":%u,\"inputs\":%u,\"aux\":%u,\"a_points\":%u,\"b_points\":%u,\"abc_size\":%zu,"
+              "\"circuit_s\":%.3f,\"params_s\":%.3f,\"synthesis_s\":%.3f,\"load_s\":%.3f,\"resident_bytes\":%llu,"
+              "\"fake_params\":%s,\"backend\":\"%s\"}}\n",
+              info.domain_size, info.n_inputs, info.n_aux, info.n_a, info.n_b, assignment.a.size(), circuit_s, params_s,
+              synth_s, load_s, static_cast<unsigned long long>(info.resident_bytes), fake ? "true" : "false",
+              backend.c_str());
+  std::fflush(stdout);
+
+  engine::ProveOptions prove;
+  prove.verify = !fake;
+  std::vector<double> totals;
+  int failures = 0;
+  engine::BellmanProof first;
+  for (int i = 0; i < repeat; ++i) {
+    if (compare_cpu && i == 0) {
+      prove.r.emplace();
+      prove.s.emplace();
+      prove.r->fill(0);
+      prove.s->fill(0);
+      (*prove.r)[0] = 3;
+      (*prove.s)[0] = 5;
+    } else {
+      prove.r.reset();
+      prove.s.reset();
+    }
+    t0 = Clock::now();
+    engine::BellmanProof p = key.Prove(assignment.View(), prove);
+    const double wall = Since(t0);
+    totals.push_back(wall);
+    if (i == 0) first = p;
+    std::printf("{\"proof\":%d,\"wall_s\":%.4f,\"pack_s\":%.4f,\"upload_s\":%.4f,\"device_s\":%.4f,\"verify_s\":%.4f,"
+                "\"verified\":%s}\n",
+                i, wall, p.timings.build_abc_s, p.timings.witness_transfer_s, p.timings.msm_s, p.check.verify_s,
+                p.check.verified ? "true" : "false");
+    std::fflush(stdout);
+  }
+  if (compare_cpu) {
+    engine::EngineOptions cpu_options{engine::Backend::kCpu, 0};
+    engine::BellmanKey cpu_key(groth16::MakeCpuAssignmentKey(std::move(*cpu_params), cpu_options), vk_bytes, vk);
+    prove.r.emplace();
+    prove.s.emplace();
+    prove.r->fill(0);
+    prove.s->fill(0);
+    (*prove.r)[0] = 3;
+    (*prove.s)[0] = 5;
+    const engine::BellmanProof ref = cpu_key.Prove(assignment.View(), prove);
+    const bool same = ref.bytes == first.bytes;
+    std::printf("{\"compare_cpu\":{\"identical\":%s}}\n", same ? "true" : "false");
+    if (!same) ++failures;
+  }
+  std::vector<double> sorted = totals;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+  std::printf("{\"summary\":{\"proofs\":%d,\"median_s\":%.4f,\"min_s\":%.4f}}\n", repeat, median,
+              sorted.empty() ? 0 : sorted.front());
+  return failures ? 1 : 0;
+}

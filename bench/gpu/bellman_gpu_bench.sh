@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bellperson-style assignment proofs on the GPU machine, one run (issue 33's
+# targets), from binaries packed by bench/gpu/pack_engine_carry.sh:
+#
+#   run(command="bash bench/gpu/bellman_gpu_bench.sh", carry=[".carry/gpu-engine"])
+#
+#   1. zkfleet_cuda_test CudaAssignment.*: the CUDA proofs equal the CPU's bytes;
+#   2. one BLS12-381 circuit of 2^POWER constraints (zkfleet-dev gen-circuit),
+#      proved both ways in the same run, key resident: the circom path
+#      (zkprove --repeat, .zkey from zkfleet-dev setup --insecure) and the
+#      assignment path (zkfleet_bellman_bench on the same r1cs and witness,
+#      its parameters synthesized in memory); the ratio is the target;
+#   3. BIG [0]: a synthetic PoRep-like circuit of 2^BIG rows with --fake-params
+#      and --no-overlap (memory: host and device figures printed).
+# Environment: POWER [22], REPEAT [10], BIG [0], TESTS [1].
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/zkfleet-bellman-out}
+mkdir -p "$OUT"
+LOG=$OUT/log.txt
+POWER=${POWER:-22}
+REPEAT=${REPEAT:-10}
+W=$(mktemp -d /tmp/zkfleet-bellman.XXXX)
+say() { echo "[bellman $(date +%T)] $*" | tee -a "$LOG"; }
+log() { stdbuf -oL -eL "$@" 2>&1 | tee -a "$LOG"; }
+untar() {
+  mkdir -p "$2"
+  if command -v xz >/dev/null; then tar xf "$1" -C "$2"
+  else python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$1" "$2"; fi
+}
+for part in bin lib; do untar ".carry/gpu-engine/$part.tar.xz" "$W/carry/$part"; done
+B=$W/carry/bin
+export LD_LIBRARY_PATH=$W/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export ZKFLEET_FIXTURES_DIR=$PWD/tests/fixtures
+log nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+say "commit $(cat .carry/gpu-engine/COMMIT 2>/dev/null)"
+status=0
+if [[ "${TESTS:-1}" == 1 ]]; then
+  log timeout 300 "$B/zkfleet_cuda_test" --gtest_filter='CudaAssignment.*' || status=1
+fi
+if [[ "$POWER" -gt 0 ]]; then
+  FX=$W/fx
+  t=$EPOCHREALTIME
+  log "$B/zkfleet-dev" gen-circuit --curve bls12381 --domain-power "$POWER" --seed 7 --out "$FX" >/dev/null || exit 1
+  log "$B/zkfleet-dev" setup --insecure --seed 7 "$FX/circuit.r1cs" "$FX/circuit.zkey" >/dev/null || exit 1
+  say "circom fixture 2^$POWER made in $(python3 -c "print(round($EPOCHREALTIME-$t,1))") s"
+  WT=$(ls "$FX"/*.wtns | head -1)
+  for tables in 1 16; do
+    say "circom path, key resident, --msm-tables $tables"
+    log "$B/zkprove" --backend cuda --timings --no-key-check --msm-tables "$tables" --repeat "$REPEAT" \
+      "$FX/circuit.zkey" "$WT" "$W/proof.json" "$W/public.json" || status=1
+  done
+  rm -f "$FX/circuit.zkey"
+  say "assignment path, the same circuit, parameters resident"
+  log "$B/zkfleet_bellman_bench" --r1cs "$FX/circuit.r1cs" --wtns "$WT" --backend cuda --repeat "$REPEAT" --compare-cpu || status=1
+fi
+if [[ "${BIG:-0}" -gt 0 ]]; then
+  say "synthetic 2^$BIG, fake parameters, MSMs one after another"
+  ( while sleep 5; do free -g | awk '/Mem:/ {print "host used GiB", $3}' >> "$OUT/mem.txt";
+      nvidia-smi --query-gpu=memory.used --format=csv,noheader >> "$OUT/mem.txt"; done ) & MON=$!
+  log "$B/zkfleet_bellman_bench" --synthetic "$BIG" --public 2 --fake-params --no-overlap --backend cuda --repeat 3 || status=1
+  kill $MON
+  say "peak host GiB used $(awk '/host/ {print $4}' "$OUT/mem.txt" | sort -n | tail -1), peak device $(grep MiB "$OUT/mem.txt" | sort -n | tail -1)"
+fi
+say "exit status $status"
+exit $status

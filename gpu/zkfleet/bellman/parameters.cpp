@@ -1,0 +1,455 @@
+#include "zkfleet/bellman/parameters.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/io/mapped_file.hpp"
+
+namespace zkfleet::bellman {
+
+namespace {
+
+using Fq = ff::Bls12_381Fq;
+
+[[noreturn]] void Fail(const std::string& origin, const std::string& what) {
+  throw Error(ErrorCode::kBadFormat, origin + ": " + what);
+}
+
+// Reads the file front to back with bounds checks; errors name the origin,
+// the field and the offset.
+class Cursor {
+ public:
+  Cursor(std::span<const uint8_t> bytes, const std::string& origin) : bytes_(bytes), origin_(origin) {}
+
+  const uint8_t* Take(uint64_t n, const std::string& what) {
+    if (n > remaining()) {
+      Fail(origin_, "truncated in " + what + ": needs " + std::to_string(n) + " bytes at offset " +
+                        std::to_string(pos_) + ", " + std::to_string(remaining()) + " left");
+    }
+    const uint8_t* p = bytes_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  uint32_t U32BE(const std::string& what) {
+    const uint8_t* p = Take(4, what);
+    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+  }
+  uint64_t remaining() const { return bytes_.size() - pos_; }
+  uint64_t position() const { return pos_; }
+  const std::string& origin() const { return origin_; }
+
+ private:
+  std::span<const uint8_t> bytes_;
+  uint64_t pos_ = 0;
+  const std::string& origin_;
+};
+
+DecodeChecks ChecksOf(const ReadOptions& options) {
+  return DecodeChecks{.curve_and_subgroup = options.check_points, .zero_is_infinity = options.zero_is_infinity};
+}
+
+// One uncompressed point of either group.
+PointError Decode(const uint8_t* in, G1Affine* out, const DecodeChecks& checks) {
+  return DecodeG1Uncompressed(in, out, checks);
+}
+PointError Decode(const uint8_t* in, G2Affine* out, const DecodeChecks& checks) {
+  return DecodeG2Uncompressed(in, out, checks);
+}
+void Encode(const G1Affine& p, uint8_t* out) { EncodeG1Uncompressed(p, out); }
+void Encode(const G2Affine& p, uint8_t* out) { EncodeG2Uncompressed(p, out); }
+template <class Affine>
+constexpr size_t UncompressedBytes() {
+  return std::is_same_v<Affine, G1Affine> ? kG1UncompressedBytes : kG2UncompressedBytes;
+}
+
+template <class Affine>
+Affine ReadPoint(Cursor& cursor, const std::string& what, const DecodeChecks& checks) {
+  Affine p;
+  const PointError error = Decode(cursor.Take(UncompressedBytes<Affine>(), what), &p, checks);
+  if (error != PointError::kOk) Fail(cursor.origin(), what + ": " + PointErrorText(error));
+  return p;
+}
+
+// A point array located (count checked against the bytes left), decoded later.
+struct Span {
+  const uint8_t* data = nullptr;
+  uint32_t count = 0;
+};
+
+template <class Affine>
+Span LocateArray(Cursor& cursor, const std::string& what) {
+  const uint32_t count = cursor.U32BE(what + " count");
+  const uint64_t need = uint64_t{count} * UncompressedBytes<Affine>();
+  if (need > cursor.remaining()) {
+    Fail(cursor.origin(), what + ": count " + std::to_string(count) + " needs " + std::to_string(need) +
+                              " bytes, " + std::to_string(cursor.remaining()) + " left");
+  }
+  return Span{cursor.Take(need, what), count};
+}
+
+// Decodes a located array straight into `out`, in parallel; the error names
+// the first bad index (the one a sequential read would report).
+template <class Affine>
+void DecodeArray(const Span& span, std::vector<Affine>& out, const std::string& what, const std::string& origin,
+                 ThreadPool& pool, const DecodeChecks& checks) {
+  constexpr size_t kBytes = UncompressedBytes<Affine>();
+  out.resize(span.count);
+  const uint64_t bad = pool.FirstFailing(span.count, [&](uint64_t i) {
+    return Decode(span.data + i * kBytes, &out[i], checks) == PointError::kOk;
+  });
+  if (bad < span.count) {
+    const PointError error = Decode(span.data + bad * kBytes, &out[bad], checks);
+    Fail(origin, what + "[" + std::to_string(bad) + "]: " + PointErrorText(error));
+  }
+}
+
+// The .vk fields; the IC array is only located.
+struct VkLayout {
+  VerifyingKey vk;
+  Span ic;
+};
+
+VkLayout ReadVkFixed(Cursor& cursor, const DecodeChecks& checks) {
+  VkLayout out;
+  out.vk.alpha_g1 = ReadPoint<G1Affine>(cursor, "alpha_g1", checks);
+  out.vk.beta_g1 = ReadPoint<G1Affine>(cursor, "beta_g1", checks);
+  out.vk.beta_g2 = ReadPoint<G2Affine>(cursor, "beta_g2", checks);
+  out.vk.gamma_g2 = ReadPoint<G2Affine>(cursor, "gamma_g2", checks);
+  out.vk.delta_g1 = ReadPoint<G1Affine>(cursor, "delta_g1", checks);
+  out.vk.delta_g2 = ReadPoint<G2Affine>(cursor, "delta_g2", checks);
+  out.ic = LocateArray<G1Affine>(cursor, "ic");
+  if (out.ic.count == 0) Fail(cursor.origin(), "ic: empty (it holds at least the constant one's point)");
+  return out;
+}
+
+void ExpectEnd(const Cursor& cursor, const std::string& after) {
+  if (cursor.remaining() != 0) {
+    Fail(cursor.origin(), std::to_string(cursor.remaining()) + " trailing bytes after " + after + " (offset " +
+                              std::to_string(cursor.position()) + ")");
+  }
+}
+
+// The .params body after the vk: structure first (every count against the
+// bytes left, the relations between counts), then the points.
+Parameters ReadParamsBody(Cursor& cursor, ThreadPool& pool, const ReadOptions& options, bool expect_end) {
+  const DecodeChecks checks = ChecksOf(options);
+  VkLayout vk = ReadVkFixed(cursor, checks);
+  const Span h = LocateArray<G1Affine>(cursor, "h");
+  const Span l = LocateArray<G1Affine>(cursor, "l");
+  const Span a = LocateArray<G1Affine>(cursor, "a");
+  const Span b_g1 = LocateArray<G1Affine>(cursor, "b_g1");
+  const Span b_g2 = LocateArray<G2Affine>(cursor, "b_g2");
+  if (expect_end) ExpectEnd(cursor, "b_g2");
+  const std::string& origin = cursor.origin();
+  if (b_g1.count != b_g2.count) {
+    Fail(origin, "b_g1 has " + std::to_string(b_g1.count) + " points but b_g2 has " + std::to_string(b_g2.count));
+  }
+  const uint64_t n = uint64_t{h.count} + 1;
+  if ((n & (n - 1)) != 0) Fail(origin, "h: " + std::to_string(h.count) + " points, not a power of two minus one");
+
+  Parameters params;
+  params.vk = std::move(vk.vk);
+  DecodeArray(vk.ic, params.vk.ic, "ic", origin, pool, checks);
+  DecodeArray(h, params.h, "h", origin, pool, checks);
+  DecodeArray(l, params.l, "l", origin, pool, checks);
+  DecodeArray(a, params.a, "a", origin, pool, checks);
+  DecodeArray(b_g1, params.b_g1, "b_g1", origin, pool, checks);
+  DecodeArray(b_g2, params.b_g2, "b_g2", origin, pool, checks);
+  return params;
+}
+
+// ---- writing ---------------------------------------------------------------
+
+// A file written under a temporary name in the target's directory and
+// renamed over the target on Commit(): readers see the old file or the
+// whole new one. The temporary is removed when Commit() is not reached.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::string& path) : path_(path), temp_(path + ".tmp-XXXXXX") {
+    fd_ = mkstemp(temp_.data());
+    if (fd_ < 0) Io("cannot create a temporary file next to it");
+    // mkstemp makes it 0600; keys are public data, readable as any file.
+    if (fchmod(fd_, 0644) != 0) Io("fchmod failed");
+  }
+  ~AtomicFile() {
+    if (fd_ >= 0) close(fd_);
+    if (!committed_) std::remove(temp_.c_str());
+  }
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void Write(const uint8_t* data, size_t n) {
+    while (n > 0) {
+      const ssize_t w = write(fd_, data, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) Io("write failed");
+      data += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
+  void WriteU32BE(uint32_t v) {
+    const uint8_t b[4] = {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),
+                          static_cast<uint8_t>(v)};
+    Write(b, 4);
+  }
+  void Commit() {
+    if (fsync(fd_) != 0) Io("fsync failed");
+    const int fd = fd_;
+    fd_ = -1;
+    if (close(fd) != 0) Io("close failed");
+    if (std::rename(temp_.c_str(), path_.c_str()) != 0) Io("cannot rename " + temp_ + " into place");
+    committed_ = true;
+  }
+
+ private:
+  [[noreturn]] void Io(const std::string& what) {
+    throw Error(ErrorCode::kIo, "cannot write " + path_ + ": " + what + ": " + std::strerror(errno));
+  }
+
+  std::string path_, temp_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+void AppendU32BE(std::vector<uint8_t>& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(v >> shift));
+}
+template <class Affine>
+void AppendPoint(std::vector<uint8_t>& out, const Affine& p) {
+  const size_t at = out.size();
+  out.resize(at + UncompressedBytes<Affine>());
+  Encode(p, out.data() + at);
+}
+
+uint32_t CountOf(size_t n, const std::string& path, const char* what) {
+  if (n > UINT32_MAX) {
+    throw Error(ErrorCode::kInvalidArgument, "cannot write " + path + ": " + what + " has " + std::to_string(n) +
+                                                 " points, more than a u32 count holds");
+  }
+  return static_cast<uint32_t>(n);
+}
+
+// Count, then the points, encoded in parallel a block at a time so that the
+// buffer stays small next to a multi-gigabyte file.
+template <class Affine>
+void WriteArray(AtomicFile& file, const std::vector<Affine>& points, ThreadPool& pool, const std::string& path,
+                const char* what) {
+  constexpr size_t kBytes = UncompressedBytes<Affine>();
+  constexpr size_t kBlock = (size_t{32} << 20) / kBytes;
+  file.WriteU32BE(CountOf(points.size(), path, what));
+  std::vector<uint8_t> buffer(std::min(points.size(), kBlock) * kBytes);
+  for (size_t begin = 0; begin < points.size(); begin += kBlock) {
+    const size_t n = std::min(kBlock, points.size() - begin);
+    pool.ParallelFor(n, [&](size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) Encode(points[begin + i], buffer.data() + i * kBytes);
+    });
+    file.Write(buffer.data(), n * kBytes);
+  }
+}
+
+// ---- proofs ----------------------------------------------------------------
+
+engine::BigInt ToBigInt(const Fq& a) {
+  engine::BigInt out{};
+  a.to_canonical(out.data());
+  return out;
+}
+engine::G1Point ToEngine(const G1Affine& p) {
+  if (p.is_infinity()) return engine::G1Point{.infinity = true};
+  return engine::G1Point{ToBigInt(p.x), ToBigInt(p.y), false};
+}
+engine::G2Point ToEngine(const G2Affine& p) {
+  if (p.is_infinity()) return engine::G2Point{.infinity = true};
+  return engine::G2Point{ToBigInt(p.x.c0), ToBigInt(p.x.c1), ToBigInt(p.y.c0), ToBigInt(p.y.c1), false};
+}
+// Canonical integers are taken as they are (reduced mod q if they are not
+// below it: EncodeProof's input comes from the provers, never from a file).
+Fq FromBigInt(const engine::BigInt& v) { return Fq::from_canonical(v.data()); }
+G1Affine FromEngine(const engine::G1Point& p) {
+  if (p.infinity) return G1Affine::infinity();
+  return G1Affine{FromBigInt(p.x), FromBigInt(p.y)};
+}
+G2Affine FromEngine(const engine::G2Point& p) {
+  if (p.infinity) return G2Affine::infinity();
+  return G2Affine{{FromBigInt(p.x0), FromBigInt(p.x1)}, {FromBigInt(p.y0), FromBigInt(p.y1)}};
+}
+
+engine::ProofPoints DecodeOneProof(const uint8_t* in, const std::string& origin, const std::string& name) {
+  G1Affine a, c;
+  G2Affine b;
+  // bellperson's Proof::read_many refuses the identity too.
+  auto check = [&](PointError error, bool infinity, const char* part) {
+    if (error != PointError::kOk) Fail(origin, name + "." + part + ": " + PointErrorText(error));
+    if (infinity) Fail(origin, name + "." + part + ": point at infinity");
+  };
+  const PointError a_error = DecodeG1Compressed(in, &a);
+  check(a_error, a_error == PointError::kOk && a.is_infinity(), "a");
+  const PointError b_error = DecodeG2Compressed(in + kG1CompressedBytes, &b);
+  check(b_error, b_error == PointError::kOk && b.is_infinity(), "b");
+  const PointError c_error = DecodeG1Compressed(in + kG1CompressedBytes + kG2CompressedBytes, &c);
+  check(c_error, c_error == PointError::kOk && c.is_infinity(), "c");
+  engine::ProofPoints out;
+  out.a = ToEngine(a);
+  out.b = ToEngine(b);
+  out.c = ToEngine(c);
+  out.curve = engine::Curve::kBls12_381;
+  return out;
+}
+
+}  // namespace
+
+// ---- reading ---------------------------------------------------------------
+
+VerifyingKey ParseVerifyingKey(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
+                               const ReadOptions& options) {
+  Cursor cursor(bytes, origin);
+  VkLayout layout = ReadVkFixed(cursor, ChecksOf(options));
+  ExpectEnd(cursor, "ic");
+  DecodeArray(layout.ic, layout.vk.ic, "ic", origin, pool, ChecksOf(options));
+  return std::move(layout.vk);
+}
+
+VerifyingKey ReadVerifyingKey(const std::string& path, ThreadPool& pool, const ReadOptions& options) {
+  const io::MappedFile file = io::MappedFile::Open(path);
+  return ParseVerifyingKey(file.bytes(), path, pool, options);
+}
+
+Parameters ParseParameters(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
+                           const ReadOptions& options) {
+  Cursor cursor(bytes, origin);
+  return ReadParamsBody(cursor, pool, options, /*expect_end=*/true);
+}
+
+Parameters ReadParameters(const std::string& path, ThreadPool& pool, const ReadOptions& options) {
+  const io::MappedFile file = io::MappedFile::Open(path);
+  return ParseParameters(file.bytes(), path, pool, options);
+}
+
+MpcParameters ParseMpcParameters(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
+                                 const ReadOptions& options) {
+  Cursor cursor(bytes, origin);
+  MpcParameters out;
+  out.params = ReadParamsBody(cursor, pool, options, /*expect_end=*/false);
+  std::memcpy(out.cs_hash.data(), cursor.Take(out.cs_hash.size(), "cs_hash"), out.cs_hash.size());
+  const uint32_t count = cursor.U32BE("contributions count");
+  constexpr uint64_t kContributionBytes = 3 * kG1UncompressedBytes + kG2UncompressedBytes + 64;
+  if (uint64_t{count} * kContributionBytes > cursor.remaining()) {
+    Fail(origin, "contributions: count " + std::to_string(count) + " needs " +
+                     std::to_string(count * kContributionBytes) + " bytes, " + std::to_string(cursor.remaining()) +
+                     " left");
+  }
+  const DecodeChecks checks = ChecksOf(options);
+  out.contributions.resize(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const std::string name = "contributions[" + std::to_string(i) + "].";
+    MpcContribution& c = out.contributions[i];
+    c.delta_after = ReadPoint<G1Affine>(cursor, name + "delta_after", checks);
+    c.s = ReadPoint<G1Affine>(cursor, name + "s", checks);
+    c.s_delta = ReadPoint<G1Affine>(cursor, name + "s_delta", checks);
+    c.r_delta = ReadPoint<G2Affine>(cursor, name + "r_delta", checks);
+    std::memcpy(c.transcript.data(), cursor.Take(c.transcript.size(), name + "transcript"), c.transcript.size());
+  }
+  ExpectEnd(cursor, "the contributions");
+  return out;
+}
+
+MpcParameters ReadMpcParameters(const std::string& path, ThreadPool& pool, const ReadOptions& options) {
+  const io::MappedFile file = io::MappedFile::Open(path);
+  return ParseMpcParameters(file.bytes(), path, pool, options);
+}
+
+// ---- writing ---------------------------------------------------------------
+
+std::vector<uint8_t> SerializeVerifyingKey(const VerifyingKey& vk) {
+  std::vector<uint8_t> out;
+  out.reserve(3 * kG1UncompressedBytes + 3 * kG2UncompressedBytes + 4 + vk.ic.size() * kG1UncompressedBytes);
+  AppendPoint(out, vk.alpha_g1);
+  AppendPoint(out, vk.beta_g1);
+  AppendPoint(out, vk.beta_g2);
+  AppendPoint(out, vk.gamma_g2);
+  AppendPoint(out, vk.delta_g1);
+  AppendPoint(out, vk.delta_g2);
+  AppendU32BE(out, CountOf(vk.ic.size(), "a verifying key", "ic"));
+  for (const G1Affine& p : vk.ic) AppendPoint(out, p);
+  return out;
+}
+
+void WriteVerifyingKey(const std::string& path, const VerifyingKey& vk) {
+  const std::vector<uint8_t> bytes = SerializeVerifyingKey(vk);
+  AtomicFile file(path);
+  file.Write(bytes.data(), bytes.size());
+  file.Commit();
+}
+
+void WriteParameters(const std::string& path, const Parameters& params, ThreadPool& pool) {
+  // The vk's fixed part, then every array the same way.
+  std::vector<uint8_t> fixed;
+  AppendPoint(fixed, params.vk.alpha_g1);
+  AppendPoint(fixed, params.vk.beta_g1);
+  AppendPoint(fixed, params.vk.beta_g2);
+  AppendPoint(fixed, params.vk.gamma_g2);
+  AppendPoint(fixed, params.vk.delta_g1);
+  AppendPoint(fixed, params.vk.delta_g2);
+  AtomicFile file(path);
+  file.Write(fixed.data(), fixed.size());
+  WriteArray(file, params.vk.ic, pool, path, "ic");
+  WriteArray(file, params.h, pool, path, "h");
+  WriteArray(file, params.l, pool, path, "l");
+  WriteArray(file, params.a, pool, path, "a");
+  WriteArray(file, params.b_g1, pool, path, "b_g1");
+  WriteArray(file, params.b_g2, pool, path, "b_g2");
+  file.Commit();
+}
+
+engine::VerificationKey ToEngineKey(const VerifyingKey& vk) {
+  engine::VerificationKey out;
+  out.curve = engine::Curve::kBls12_381;
+  out.n_public = vk.ic.empty() ? 0 : static_cast<uint32_t>(vk.ic.size() - 1);
+  out.alpha1 = ToEngine(vk.alpha_g1);
+  out.beta2 = ToEngine(vk.beta_g2);
+  out.gamma2 = ToEngine(vk.gamma_g2);
+  out.delta2 = ToEngine(vk.delta_g2);
+  out.ic.reserve(vk.ic.size());
+  for (const G1Affine& p : vk.ic) out.ic.push_back(ToEngine(p));
+  return out;
+}
+
+// ---- proofs ----------------------------------------------------------------
+
+std::array<uint8_t, kProofBytes> EncodeProof(const engine::ProofPoints& proof) {
+  std::array<uint8_t, kProofBytes> out{};
+  EncodeG1Compressed(FromEngine(proof.a), out.data());
+  EncodeG2Compressed(FromEngine(proof.b), out.data() + kG1CompressedBytes);
+  EncodeG1Compressed(FromEngine(proof.c), out.data() + kG1CompressedBytes + kG2CompressedBytes);
+  return out;
+}
+
+engine::ProofPoints DecodeProof(std::span<const uint8_t> bytes, const std::string& origin) {
+  if (bytes.size() != kProofBytes) {
+    Fail(origin, "a proof is " + std::to_string(kProofBytes) + " bytes, not " + std::to_string(bytes.size()));
+  }
+  return DecodeOneProof(bytes.data(), origin, "proof");
+}
+
+std::vector<engine::ProofPoints> DecodeProofs(std::span<const uint8_t> bytes, const std::string& origin) {
+  if (bytes.empty() || bytes.size() % kProofBytes != 0) {
+    Fail(origin, std::to_string(bytes.size()) + " bytes is not a non-empty multiple of " +
+                     std::to_string(kProofBytes) + " (one proof per partition)");
+  }
+  std::vector<engine::ProofPoints> out;
+  out.reserve(bytes.size() / kProofBytes);
+  for (size_t i = 0; i < bytes.size() / kProofBytes; ++i) {
+    out.push_back(DecodeOneProof(bytes.data() + i * kProofBytes, origin, "proof[" + std::to_string(i) + "]"));
+  }
+  return out;
+}
+
+}  // namespace zkfleet::bellman

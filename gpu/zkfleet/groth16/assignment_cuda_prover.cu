@@ -1,0 +1,269 @@
+#include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
+#include "zkfleet/groth16/assignment_cuda_prover.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "zkfleet/bellman/domain.hpp"
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/curve/bls12_381.hpp"
+#include "zkfleet/curve/device_curve.hpp"
+#include "zkfleet/groth16/assembly.hpp"
+#include "zkfleet/groth16/cuda_steps.hpp"
+#include "zkfleet/msm/msm_device.hpp"
+#include "zkfleet/ntt/ntt_device.hpp"
+#include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/runtime/cuda_device.hpp"
+
+namespace zkfleet::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using C = curve::Bls12_381;
+using Fr = C::Fr;
+using G1 = C::G1;
+using G2 = C::G2;
+using A1 = curve::Affine<G1>;
+using A2 = curve::Affine<G2>;
+using J1 = curve::Jacobian<G1>;
+using J2 = curve::Jacobian<G2>;
+using X1 = curve::Xyzz<G1>;
+using X2 = curve::Xyzz<G2>;
+using DFr = typename DeviceFieldOf<Fr>::type;
+
+double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+__global__ void CosetQuotientKernel(uint64_t n, DFr* a, const DFr* b, const DFr* c, DFr z_inv) {
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (i < n) prover::CosetQuotientStep(i, a, b, c, z_inv);
+}
+
+__global__ void CanonicalScalarKernel(uint64_t n, const DFr* values, uint32_t* scalars) {
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (i < n) prover::CanonicalScalarStep(i, values, scalars);
+}
+
+unsigned Blocks(uint64_t n, unsigned threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
+
+template <class T>
+DeviceBuffer UploadVector(const std::vector<T>& v, const std::string& what) {
+  DeviceBuffer buf(std::max<size_t>(v.size(), 1) * sizeof(T), what);
+  if (!v.empty()) ZK_CUDA_CHECK(cudaMemcpy(buf.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), what);
+  return buf;
+}
+
+// The five MSMs, in the order of their window-sum slots.
+enum Slot { kH, kL, kA, kB1, kB2, kSlots };
+constexpr size_t kSlotBytes = msm::kMaxSums * sizeof(X2);
+constexpr int kStreams = 4;  // main (NTTs, H), L, A, B (B1 then B2)
+
+class CudaAssignmentKey final : public groth16::AssignmentKey {
+ public:
+  CudaAssignmentKey(bellman::Parameters params, const groth16::KeyOptions& options)
+      : device_(options.cuda_device),
+        overlap_(options.cuda_overlap_msms),
+        info_(groth16::ShapeOf(params)),
+        pool_(options.threads) {
+    const std::string what = "bellman parameters";
+    SetDevice(device_, what);
+    info_.backend = engine::Backend::kCuda;
+    const size_t n = info_.domain_size;
+    const int log_n = std::countr_zero(info_.domain_size);
+    header_ = {params.vk.alpha_g1, params.vk.beta_g1, params.vk.delta_g1, params.vk.beta_g2, params.vk.delta_g2};
+    h_ = UploadVector(params.h, what + " h points");
+    l_ = UploadVector(params.l, what + " l points");
+    a_ = UploadVector(params.a, what + " a points");
+    b1_ = UploadVector(params.b_g1, what + " b_g1 points");
+    b2_ = UploadVector(params.b_g2, what + " b_g2 points");
+    domain_ = DeviceNttDomain<Fr>(log_n, what, bellman::DomainRoot(log_n), Fr::from_uint(bellman::kMultiplicativeGenerator));
+    uint64_t n_limb[1] = {n};
+    z_inv_ = (Fr::from_uint(bellman::kMultiplicativeGenerator).pow(n_limb, 1) - Fr::one()).inverse();
+
+    abc_ = DeviceBuffer(3 * n * sizeof(Fr), what + " a/b/c vectors");
+    tmp_ = DeviceBuffer(3 * n * sizeof(Fr), what + " NTT scratch and h scalars");
+    scalars_a_ = DeviceBuffer(std::max<size_t>(info_.n_a, 1) * 32, what + " a scalars");
+    scalars_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 32, what + " b scalars");
+    scalars_l_ = DeviceBuffer(std::max<size_t>(info_.n_aux, 1) * 32, what + " l scalars");
+    const uint64_t counts[kSlots] = {n - 1, info_.n_aux, info_.n_a, info_.n_b, info_.n_b};
+    MsmNeeds needs[kSlots], shared;
+    for (int k = 0; k < kSlots; ++k) {
+      plans_[k] = msm::MakePlan(std::max<uint64_t>(counts[k], 1));
+      const bool sorts = k != kB2;  // B2 buckets B1's sorted items
+      needs[k] = MsmNeedsFor(plans_[k], k == kB2 ? sizeof(X2) : sizeof(X1), sorts);
+      shared.Include(needs[k]);
+    }
+    // Without overlap (the largest circuits: a 2^27 workspace is tens of
+    // GB) one workspace serves the MSMs one after another on one stream.
+    for (int k = 0; k < (overlap_ ? kSlots : 1); ++k) {
+      workspaces_[k] = MsmWorkspace(overlap_ ? needs[k] : shared, what + " MSM workspace " + std::to_string(k));
+    }
+    window_sums_ = DeviceBuffer(kSlots * kSlotBytes, what + " MSM window sums");
+    staging_ = PinnedBuffer(kSlots * kSlotBytes, what + " pinned window-sum staging");
+    for (auto& s : streams_) ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), what + ": streams");
+    for (auto& e : events_) ZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), what + ": events");
+    ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
+    info_.resident_bytes = h_.bytes() + l_.bytes() + a_.bytes() + b1_.bytes() + b2_.bytes() + domain_.resident_bytes() +
+                           abc_.bytes() + tmp_.bytes() + scalars_a_.bytes() + scalars_b_.bytes() + scalars_l_.bytes() +
+                           window_sums_.bytes() + staging_.bytes();
+    for (const auto& ws : workspaces_) info_.resident_bytes += ws.bytes();
+  }
+
+  ~CudaAssignmentKey() override {
+    for (auto e : events_) {
+      if (e) cudaEventDestroy(e);
+    }
+    for (auto s : streams_) {
+      if (s) cudaStreamDestroy(s);
+    }
+  }
+
+  const engine::BellmanInfo& info() const override { return info_; }
+
+  groth16::RawProof ProveUnchecked(const engine::AssignmentView& v, const groth16::ProveOptions& options,
+                                   bool inject_fault) const override {
+    const auto t_start = Clock::now();
+    groth16::CheckAssignmentShape(v, info_);
+    uint64_t r[4], s[4];
+    groth16::DrawBlinding<Fr>(options, r, s);
+    groth16::RawProof proof;
+    // The density packing is host work: it runs before the device lock.
+    auto t0 = Clock::now();
+    const groth16::PackedScalars packed = groth16::PackScalars(v, pool_);
+    proof.timings.build_abc_s = SecondsSince(t0);
+
+    std::vector<X1> sums1[kSlots];
+    std::vector<X2> sums_b2;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      try {
+        t0 = Clock::now();
+        RunDevice(v, packed, proof.timings);
+        for (int k = 0; k < kSlots; ++k) {
+          const char* slot = staging_.as<char>() + k * kSlotBytes;
+          if (k == kB2) {
+            sums_b2.resize(plans_[k].sums);
+            std::memcpy(static_cast<void*>(sums_b2.data()), slot, sums_b2.size() * sizeof(X2));
+          } else {
+            sums1[k].resize(plans_[k].sums);
+            std::memcpy(static_cast<void*>(sums1[k].data()), slot, sums1[k].size() * sizeof(X1));
+          }
+        }
+        proof.timings.msm_s = SecondsSince(t0);
+      } catch (...) {
+        for (auto st : streams_) cudaStreamSynchronize(st);
+        ClearPendingError();
+        throw;
+      }
+    }
+    auto combine = [&](int k) { return msm::CombineWindows(sums1[k].data(), plans_[k]); };
+    groth16::Groth16MsmResults<C> msm;
+    msm.h = info_.domain_size > 1 ? combine(kH) : J1::infinity();
+    msm.c = info_.n_aux ? combine(kL) : J1::infinity();
+    msm.a = info_.n_a ? combine(kA) : J1::infinity();
+    msm.b1 = info_.n_b ? combine(kB1) : J1::infinity();
+    msm.b2 = info_.n_b ? msm::CombineWindows(sums_b2.data(), plans_[kB2]) : J2::infinity();
+    groth16::AssembleProof<C>(header_, msm, r, s, proof.points, inject_fault);
+    proof.timings.total_s = SecondsSince(t_start);
+    return proof;
+  }
+
+ private:
+  // Everything from the uploads to the window sums in staging_; called with
+  // mutex_ held.
+  void RunDevice(const engine::AssignmentView& v, const groth16::PackedScalars& packed,
+                 groth16::PhaseTimings& timings) const {
+    ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
+    const cudaStream_t main = streams_[0];
+    const size_t n = info_.domain_size, m = v.a.size();
+    Fr* abc = abc_.as<Fr>();
+    const auto t_upload = Clock::now();
+    // a, b, c as the caller holds them (Montgomery = the device's layout),
+    // zero past abc_size.
+    const std::span<const engine::FrMont> parts[3] = {v.a, v.b, v.c};
+    for (int k = 0; k < 3; ++k) {
+      ZK_CUDA_CHECK(cudaMemcpyAsync(abc + k * n, parts[k].data(), m * sizeof(Fr), cudaMemcpyHostToDevice, main),
+                    "a/b/c upload");
+      if (m < n) ZK_CUDA_CHECK(cudaMemsetAsync(abc + k * n + m, 0, (n - m) * sizeof(Fr), main), "a/b/c upload");
+    }
+    // The MSMs' scalars on their own streams (the host packed them).
+    auto upload = [&](const DeviceBuffer& dst, const std::vector<uint64_t>& src, cudaStream_t st) {
+      if (!src.empty()) {
+        ZK_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.data(), src.size() * 8, cudaMemcpyHostToDevice, st), "scalar upload");
+      }
+    };
+    upload(scalars_l_, packed.l, Stream(1));
+    upload(scalars_a_, packed.a, Stream(2));
+    upload(scalars_b_, packed.b, Stream(3));
+    timings.witness_transfer_s = SecondsSince(t_upload);
+
+    auto sums = [&](Slot k) { return staging_dev(k); };
+    if (info_.n_aux) {
+      EnqueueMsm<G1>(Stream(1), Workspace(kL), plans_[kL], l_.as<A1>(), scalars_l_.as<uint32_t>(),
+                     reinterpret_cast<X1*>(sums(kL)), "MSM l");
+    }
+    if (info_.n_a) {
+      EnqueueMsm<G1>(Stream(2), Workspace(kA), plans_[kA], a_.as<A1>(), scalars_a_.as<uint32_t>(),
+                     reinterpret_cast<X1*>(sums(kA)), "MSM a");
+    }
+    if (info_.n_b) {
+      EnqueueMsm<G1>(Stream(3), Workspace(kB1), plans_[kB1], b1_.as<A1>(), scalars_b_.as<uint32_t>(),
+                     reinterpret_cast<X1*>(sums(kB1)), "MSM b_g1");
+      EnqueueMsmBuckets<G2>(Stream(3), Workspace(kB2), Workspace(kB1), plans_[kB2], b2_.as<A2>(),
+                            reinterpret_cast<X2*>(sums(kB2)), "MSM b_g2");
+    }
+
+    // h: coset NTTs of a, b, c (batched), the quotient, the coset iNTT.
+    domain_.EnqueueToOddCoset(main, abc, tmp_.as<Fr>(), 3, "NTT (to the coset)");
+    CosetQuotientKernel<<<Blocks(n, 256), 256, 0, main>>>(n, reinterpret_cast<DFr*>(abc), reinterpret_cast<DFr*>(abc + n),
+                                                          reinterpret_cast<DFr*>(abc + 2 * n), BitCopy<DFr>(z_inv_));
+    ZK_CUDA_CHECK_LAUNCH("h quotient");
+    domain_.EnqueueFromCoset(main, abc, tmp_.as<Fr>(), 1, "NTT (from the coset)");
+    uint32_t* h_scalars = tmp_.as<uint32_t>();
+    if (n > 1) {
+      CanonicalScalarKernel<<<Blocks(n - 1, 256), 256, 0, main>>>(n - 1, reinterpret_cast<const DFr*>(abc), h_scalars);
+      ZK_CUDA_CHECK_LAUNCH("h scalars");
+      EnqueueMsm<G1>(main, Workspace(kH), plans_[kH], h_.as<A1>(), h_scalars, reinterpret_cast<X1*>(sums(kH)), "MSM h");
+    }
+    for (int k = 1; k < kStreams; ++k) {
+      ZK_CUDA_CHECK(cudaEventRecord(events_[k], streams_[k]), "MSM join");
+      ZK_CUDA_CHECK(cudaStreamWaitEvent(main, events_[k], 0), "MSM join");
+    }
+    ZK_CUDA_CHECK(cudaMemcpyAsync(staging_.get(), window_sums_.get(), kSlots * kSlotBytes, cudaMemcpyDeviceToHost, main),
+                  "MSM result download");
+    ZK_CUDA_CHECK(cudaStreamSynchronize(main), "proof (device work)");
+  }
+
+  cudaStream_t Stream(int k) const { return streams_[overlap_ ? k : 0]; }
+  const MsmWorkspace& Workspace(Slot k) const { return workspaces_[overlap_ ? k : 0]; }
+
+  char* staging_dev(Slot k) const { return window_sums_.as<char>() + k * kSlotBytes; }
+
+  int device_;
+  bool overlap_;  // MSMs on their own streams with their own workspaces
+  engine::BellmanInfo info_;
+  mutable cpu::ThreadPool pool_;
+  groth16::Groth16HeaderPoints<C> header_;
+  DeviceBuffer h_, l_, a_, b1_, b2_;
+  DeviceNttDomain<Fr> domain_;
+  Fr z_inv_;
+  DeviceBuffer abc_, tmp_, scalars_a_, scalars_b_, scalars_l_;
+  msm::Plan plans_[kSlots];
+  MsmWorkspace workspaces_[kSlots];
+  DeviceBuffer window_sums_;
+  PinnedBuffer staging_;
+  cudaStream_t streams_[kStreams] = {};
+  cudaEvent_t events_[kStreams] = {};
+  mutable std::mutex mutex_;
+};
+
+}  // namespace
+
+std::unique_ptr<groth16::AssignmentKey> MakeCudaAssignmentKey(bellman::Parameters params,
+                                                              const groth16::KeyOptions& options) {
+  return std::make_unique<CudaAssignmentKey>(std::move(params), options);
+}
+
+}  // namespace zkfleet::cuda

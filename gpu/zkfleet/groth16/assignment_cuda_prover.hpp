@@ -1,0 +1,27 @@
+// The CUDA backend for bellperson-style assignments (engine/bellman.hpp has
+// the algorithm; groth16/assignment_key.hpp the interface). Same results as
+// the CPU backend, bit for bit.
+//
+// Load: the parameters' points (h, l, a, b_g1, b_g2) go to device memory
+// once, with the NTT tables of bellperson's domain and all scratch.
+// Prove: a, b, c go up as the caller holds them (Montgomery), become h's
+// coefficients on the device (iNTT, coset NTT, quotient, coset iNTT), the
+// assignment's scalars (packed by density on the host) go up, and the five
+// MSMs run on four streams; the host combines their window sums and
+// assembles the proof.
+//
+// Ownership: the key owns its device and pinned memory.
+// Thread-safety: Prove() may be called from several threads; device work is
+// serialised per key.
+#pragma once
+
+#include <memory>
+
+#include "zkfleet/groth16/assignment_key.hpp"
+
+namespace zkfleet::cuda {
+
+std::unique_ptr<groth16::AssignmentKey> MakeCudaAssignmentKey(bellman::Parameters params,
+                                                              const groth16::KeyOptions& options);
+
+}  // namespace zkfleet::cuda
