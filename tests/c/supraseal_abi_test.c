@@ -14,6 +14,8 @@
  *       proves every assignment file in one generate_groth16_proofs_c call
  *       (circuit i with r = R(i), s = S(i) below) and writes the raw
  *       groth16_proof structs to OUT. Exit 0.
+ * With SUPRASEAL_ABI_TEST_LIE=popcount in the environment, the last
+ * circuit's a_aux_popcount is off by one; with =bit_len, its b_inp_bit_len.
  * On an error it prints "<function>: code <n>: <message>" and exits 3
  * (create_SRS) or 4 (generate_groth16_proofs_c), after checking that the
  * proofs buffer was left untouched (exit 5 if not). Other failures exit 1.
@@ -182,6 +184,9 @@ int main(int argc, char** argv) {
         r_s[i] = R(i);
         s_s[i] = S(i);
     }
+    const char* lie = getenv("SUPRASEAL_ABI_TEST_LIE");
+    if (lie && strcmp(lie, "popcount") == 0) provers[n - 1].a_aux_popcount += 1;
+    if (lie && strcmp(lie, "bit_len") == 0) provers[n - 1].b_inp_bit_len += 1;
     memset(proofs, 0xab, n * sizeof(groth16_proof));
 
     /* As the Rust side does: a default (null) SRS filled by create_SRS; a

@@ -42,7 +42,7 @@
 #include <string_view>
 
 #include "zkfleet/bellman/constraint_system.hpp"
-#include "zkfleet/engine/bellman.hpp"
+#include "zkfleet/engine/assignment.hpp"
 #include "zkfleet/io/mapped_file.hpp"
 
 namespace zkfleet::bellman {

@@ -32,7 +32,7 @@
 #include <span>
 #include <string>
 
-#include "zkfleet/engine/bellman.hpp"
+#include "zkfleet/engine/assignment.hpp"
 
 namespace zkfleet::engine {
 
