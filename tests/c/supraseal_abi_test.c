@@ -191,12 +191,17 @@ int main(int argc, char** argv) {
 
     /* As the Rust side does: a default (null) SRS filled by create_SRS; a
      * cached one cloned, the original dropped, the clone proving. */
+    int rc = 0;
     SRS srs = {NULL};
     RustError err = create_SRS(&srs, argv[1], true);
-    if (err.code != 0) return report("create_SRS", err, 3);
+    if (err.code != 0) {
+        rc = report("create_SRS", err, 3);
+        goto done;
+    }
     if (srs.ptr == NULL || err.message != NULL) {
         fprintf(stderr, "create_SRS succeeded without a handle, or with a message\n");
-        return 1;
+        rc = 1;
+        goto done;
     }
     SRS clone = clone_SRS(&srs);
     drop_SRS(&srs);
@@ -206,26 +211,29 @@ int main(int argc, char** argv) {
     err = generate_groth16_proofs_c(provers, n, r_s, s_s, proofs, &clone);
     drop_SRS(&clone);
     if (err.code != 0) {
+        rc = report("generate_groth16_proofs_c", err, 4);
         for (size_t i = 0; i < n * sizeof(groth16_proof); ++i) {
             if (((const unsigned char*)proofs)[i] != 0xab) {
                 printf("proofs were written although the call failed (byte %zu)\n", i);
-                free(err.message);
-                return 5;
+                rc = 5;
+                break;
             }
         }
-        return report("generate_groth16_proofs_c", err, 4);
+        goto done;
     }
     FILE* out = fopen(argv[2], "wb");
     if (!out || fwrite(proofs, sizeof(groth16_proof), n, out) != n || fclose(out) != 0) {
         fprintf(stderr, "cannot write %s\n", argv[2]);
-        return 1;
+        rc = 1;
+        goto done;
     }
     printf("wrote %zu proofs (%zu bytes each) to %s\n", n, sizeof(groth16_proof), argv[2]);
+done:
     for (size_t i = 0; i < n; ++i) free(loaded[i].words);
     free(loaded);
     free(provers);
     free(r_s);
     free(s_s);
     free(proofs);
-    return 0;
+    return rc;
 }
