@@ -9,6 +9,18 @@
 //       writes a Groth16 zkey in snarkjs format from self-drawn toxic waste:
 //       INSECURE, for tests and benchmarks only
 //
+//   zkfleet-dev bellman-params (--r1cs FILE | --synthetic LOG_ROWS [--public N]) --seed S
+//                              --out FILE.params [--vk FILE.vk] [--threads N]
+//       writes bellperson-format Groth16 parameters (and verifying key) for a
+//       circom .r1cs over BLS12-381 or a synthetic circuit, from toxic waste
+//       drawn from --seed: INSECURE, for tests and benchmarks only
+//
+//   zkfleet-dev bellman-assignment (--r1cs FILE --wtns FILE | --synthetic LOG_ROWS [--public N] --seed S)
+//                                  --out FILE.asgn [--inputs-json FILE] [--threads N]
+//       writes the circuit's synthesized assignment (engine/assignment_file.hpp)
+//       and its public inputs as a JSON array of decimal strings; a synthetic
+//       circuit is the one bellman-params makes from the same size, --public and --seed
+//
 // Exit 0 on success; on any error one line on stderr and exit 1.
 #include <cctype>
 #include <cstdio>
@@ -22,6 +34,7 @@
 #include "../parse_command_line.hpp"
 
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/devtools/bellman_fixtures.hpp"
 #include "zkfleet/devtools/circuit_generator.hpp"
 #include "zkfleet/devtools/insecure_setup.hpp"
 #include "zkfleet/engine/curve.hpp"
@@ -114,6 +127,59 @@ int RunSetup(SetupArgs& args) {
   return 0;
 }
 
+struct BellmanArgs {
+  devtools::BellmanCircuitSource source;
+  std::optional<uint64_t> seed;
+  std::string out_path, vk_path, inputs_json_path;
+};
+
+// One of --r1cs and --synthetic; --seed where the command needs it.
+void CheckBellmanSource(const char* command, BellmanArgs& args, bool seed_required, bool needs_wtns) {
+  const devtools::BellmanCircuitSource& s = args.source;
+  const std::string name = command;
+  if (s.r1cs_path.empty() == (s.synthetic_log_rows == 0)) {
+    throw Error(ErrorCode::kInvalidArgument, name + ": give exactly one of --r1cs FILE and --synthetic LOG_ROWS");
+  }
+  if (needs_wtns && !s.r1cs_path.empty() && s.wtns_path.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, name + ": --r1cs needs --wtns");
+  }
+  if (!s.wtns_path.empty() && s.r1cs_path.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, name + ": --wtns goes with --r1cs");
+  }
+  if (!args.seed && (seed_required || s.synthetic_log_rows != 0)) {
+    throw Error(ErrorCode::kInvalidArgument, name + ": give --seed S");
+  }
+  args.source.seed = args.seed.value_or(0);
+}
+
+int RunBellmanParams(BellmanArgs& args) {
+  CheckBellmanSource("bellman-params", args, /*seed_required=*/true, /*needs_wtns=*/false);
+  std::fprintf(stderr,
+               "zkfleet-dev: WARNING: insecure parameters: the toxic waste is drawn from --seed %llu, so anyone who "
+               "knows it can forge proofs. For tests and benchmarks ONLY.\n",
+               static_cast<unsigned long long>(args.source.seed));
+  const devtools::BellmanParamsReport r = devtools::WriteBellmanParams(args.source, args.out_path, args.vk_path);
+  std::printf("wrote %s%s%s: inputs %u (the constant one included), aux %u, constraints %llu, domain 2^%d\n",
+              args.out_path.c_str(), args.vk_path.empty() ? "" : " and ", args.vk_path.c_str(), r.n_inputs, r.n_aux,
+              static_cast<unsigned long long>(r.n_constraints), r.domain_log);
+  std::printf("points: ic %llu, h %llu, l %llu, a %llu, b_g1/b_g2 %llu\n", static_cast<unsigned long long>(r.n_ic),
+              static_cast<unsigned long long>(r.n_h), static_cast<unsigned long long>(r.n_l),
+              static_cast<unsigned long long>(r.n_a), static_cast<unsigned long long>(r.n_b));
+  return 0;
+}
+
+int RunBellmanAssignment(BellmanArgs& args) {
+  CheckBellmanSource("bellman-assignment", args, /*seed_required=*/false, /*needs_wtns=*/true);
+  const devtools::BellmanAssignmentReport r =
+      devtools::WriteBellmanAssignment(args.source, args.out_path, args.inputs_json_path);
+  std::printf("wrote %s: abc_size %llu, inputs %llu (the constant one included), aux %llu, public inputs %zu%s%s\n",
+              args.out_path.c_str(), static_cast<unsigned long long>(r.abc_size),
+              static_cast<unsigned long long>(r.n_inputs), static_cast<unsigned long long>(r.n_aux),
+              r.public_inputs.size(), args.inputs_json_path.empty() ? "" : ", written to ",
+              args.inputs_json_path.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,6 +213,36 @@ int main(int argc, char** argv) {
   setup_cmd->add_option("--max-power", setup.options.max_power, "reject circuits whose domain exceeds 2^P")
       ->capture_default_str();
 
+  BellmanArgs bparams;
+  CLI::App* bparams_cmd = app.add_subcommand(
+      "bellman-params", "write INSECURE bellperson-format Groth16 parameters (.params, .vk) for tests and benchmarks");
+  bparams_cmd->add_option("--r1cs", bparams.source.r1cs_path, "circuit (.r1cs, circom format, BLS12-381)");
+  bparams_cmd->add_option("--synthetic", bparams.source.synthetic_log_rows,
+                          "a synthetic circuit of 2^LOG_ROWS rows (bellman::MakeSyntheticCircuit)")
+      ->check(CLI::Range(2, 28));
+  bparams_cmd->add_option("--public", bparams.source.n_public, "the synthetic circuit's public inputs")
+      ->capture_default_str();
+  bparams_cmd->add_option("--seed", bparams.seed, "the toxic waste's seed (and the synthetic circuit's)");
+  bparams_cmd->add_option("--out", bparams.out_path, "output parameters (.params)")->required();
+  bparams_cmd->add_option("--vk", bparams.vk_path, "also write the verifying key (.vk)");
+  bparams_cmd->add_option("--threads", bparams.source.threads, "CPU threads (0 = all)")->check(CLI::NonNegativeNumber);
+
+  BellmanArgs basgn;
+  CLI::App* basgn_cmd = app.add_subcommand(
+      "bellman-assignment", "write a circuit's synthesized assignment (.asgn) and its public inputs (JSON)");
+  basgn_cmd->add_option("--r1cs", basgn.source.r1cs_path, "circuit (.r1cs, circom format, BLS12-381)");
+  basgn_cmd->add_option("--wtns", basgn.source.wtns_path, "its witness (.wtns)");
+  basgn_cmd->add_option("--synthetic", basgn.source.synthetic_log_rows,
+                        "a synthetic circuit of 2^LOG_ROWS rows (bellman::MakeSyntheticCircuit)")
+      ->check(CLI::Range(2, 28));
+  basgn_cmd->add_option("--public", basgn.source.n_public, "the synthetic circuit's public inputs")
+      ->capture_default_str();
+  basgn_cmd->add_option("--seed", basgn.seed, "the synthetic circuit's seed");
+  basgn_cmd->add_option("--out", basgn.out_path, "output assignment file (.asgn)")->required();
+  basgn_cmd->add_option("--inputs-json", basgn.inputs_json_path,
+                        "also write the public inputs (input[1..]) as a JSON array of decimal strings");
+  basgn_cmd->add_option("--threads", basgn.source.threads, "CPU threads (0 = all)")->check(CLI::NonNegativeNumber);
+
   if (auto exit_code = zkfleet::cmd::ParseCommandLine(app, argc, argv, "zkfleet-dev")) return *exit_code;
   try {
     if (gen_cmd->parsed()) {
@@ -155,6 +251,8 @@ int main(int argc, char** argv) {
       }
       return RunGenCircuit(gen);
     }
+    if (bparams_cmd->parsed()) return RunBellmanParams(bparams);
+    if (basgn_cmd->parsed()) return RunBellmanAssignment(basgn);
     return RunSetup(setup);
   } catch (const std::exception& e) {
     std::cerr << "zkfleet-dev: error: " << e.what() << "\n";
