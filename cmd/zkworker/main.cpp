@@ -92,8 +92,11 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure-plaintext", insecure_plaintext,
                "no CURVE: unauthenticated, unencrypted (only against a broker run with --insecure-plaintext)");
   app.add_option("--id", options.worker_id, "worker id (default: host-pid)");
-  app.add_option("--circuit", circuit_args, "ID=PATH.zkey: a circuit to hold (repeatable); with --instant, ID alone")
-      ->required();
+  app.add_option("--circuit", circuit_args, "ID=PATH.zkey: a circuit to hold (repeatable); with --instant, ID alone");
+  std::vector<std::string> bellman_args;
+  app.add_option("--bellman-circuit", bellman_args,
+                 "ID=PATH.params: a bellperson-style circuit (Filecoin Groth16, BLS12-381) to hold (repeatable): its "
+                 "jobs carry one assignment file per partition (docs/bellman.md)");
   std::vector<std::string> generator_args;
   app.add_option("--generator", generator_args,
                  "ID=PATH/circuit.wasm: circom's witness generator of circuit ID (repeatable): the worker takes jobs "
@@ -331,12 +334,37 @@ int main(int argc, char** argv) {
     specs.push_back(spec);
   }
   for (const std::string& id : instant_circuits) specs.push_back({id, "", true, ""});
+  for (const std::string& arg : bellman_args) {
+    const auto eq = arg.find('=');
+    zkfleet::worker::CircuitSpec spec;
+    spec.id = arg.substr(0, eq);
+    if (eq != std::string::npos) spec.zkey_path = arg.substr(eq + 1);
+    spec.kind = zkfleet::proto::CIRCUIT_KIND_BELLMAN;
+    std::error_code ec;
+    if (spec.id.empty() || spec.zkey_path.empty() || instant) {
+      std::fprintf(stderr, "zkworker: --bellman-circuit %s: expected ID=PATH.params (and no --instant)\n", arg.c_str());
+      return 2;
+    }
+    if (!std::filesystem::is_regular_file(spec.zkey_path, ec)) {
+      std::fprintf(stderr, "zkworker: --bellman-circuit %s: no such file: %s\n", arg.c_str(), spec.zkey_path.c_str());
+      return 2;
+    }
+    if (std::any_of(specs.begin(), specs.end(), [&](const auto& s) { return s.id == spec.id; })) {
+      std::fprintf(stderr, "zkworker: --bellman-circuit %s: circuit %s is given twice\n", arg.c_str(), spec.id.c_str());
+      return 2;
+    }
+    specs.push_back(spec);
+  }
+  if (specs.empty()) {
+    std::fprintf(stderr, "zkworker: give at least one --circuit, --bellman-circuit or --instant-circuit\n");
+    return 2;
+  }
   for (const std::string& arg : generator_args) {
     auto eq = arg.find('=');
     const std::string id = arg.substr(0, eq);
     const std::string wasm = eq == std::string::npos ? "" : arg.substr(eq + 1);
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const auto& s) { return s.id == id; });
-    if (id.empty() || wasm.empty() || spec == specs.end()) {
+    if (id.empty() || wasm.empty() || spec == specs.end() || spec->kind == zkfleet::proto::CIRCUIT_KIND_BELLMAN) {
       std::fprintf(stderr, "zkworker: --generator %s: expected ID=PATH/circuit.wasm for a circuit given with --circuit\n",
                    arg.c_str());
       return 2;

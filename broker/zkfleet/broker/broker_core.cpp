@@ -294,7 +294,11 @@ proto::StatusReply BrokerCore::Status(Clock::time_point now) const {
     info->set_host(worker.host);
     info->set_backend(worker.backend);
     info->set_state(worker.state);
-    for (const auto& circuit : worker.circuits) info->add_circuits(circuit);
+    for (const auto& circuit : worker.circuits) {
+      info->add_circuits(circuit);
+      const auto kind = worker.circuit_kinds.find(circuit);
+      info->add_circuit_kinds(kind == worker.circuit_kinds.end() ? proto::CIRCUIT_KIND_CIRCOM : kind->second);
+    }
     for (const auto& circuit : worker.generates) info->add_generates(circuit);
     info->set_credit(worker.credit);
     info->set_in_flight(static_cast<uint32_t>(worker.leased.size()));

@@ -180,6 +180,25 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   worker.host = ready.host();
   worker.backend = ready.backend();
   worker.circuits = {ready.circuits().begin(), ready.circuits().end()};
+  for (int c = 0; c < ready.circuits_size(); ++c) {
+    const proto::CircuitKind kind =
+        c < ready.circuit_kinds_size() && ready.circuit_kinds(c) == proto::CIRCUIT_KIND_BELLMAN
+            ? proto::CIRCUIT_KIND_BELLMAN
+            : proto::CIRCUIT_KIND_CIRCOM;
+    worker.circuit_kinds[ready.circuits(c)] = kind;
+    // A circuit of another kind than the operator's verification key for it
+    // (a .zkey where the broker has a .vk, or the reverse) would only ever
+    // send proofs the broker refuses: no job of it goes to this worker.
+    const VerificationKeys::Entry* key =
+        options_.verification_keys ? options_.verification_keys->Find(ready.circuits(c)) : nullptr;
+    if (key && key->kind != kind) {
+      spdlog::warn("worker {} announces circuit {} as {}, its verification key ({}) is {}: it gets no job of it",
+                   ready.worker_id(), ready.circuits(c), wire::CircuitKindName(kind), key->path,
+                   wire::CircuitKindName(key->kind));
+      worker.circuits.erase(ready.circuits(c));
+      worker.circuit_kinds.erase(ready.circuits(c));
+    }
+  }
   RememberCircuits(worker.circuits);
   worker.generates = {ready.generates().begin(), ready.generates().end()};  // of circuits (WorkerMessageProblem)
   RememberGenerators(worker.generates);
@@ -384,6 +403,7 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     out.set_partition(ref.partition);
     out.set_proof_json(std::move(*result.mutable_proof_json()));
     out.set_public_json(std::move(*result.mutable_public_json()));
+    out.set_proof_bytes(std::move(*result.mutable_proof_bytes()));
     *out.mutable_timings() = result.timings();
     out.set_worker_id(worker.worker_id);
     out.set_attempts(item.attempts);
@@ -425,6 +445,8 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     task.verifier = key->verifier;
     task.proof_json = out.proof_json();
     task.public_json = out.public_json();
+    task.kind = key->kind;
+    task.proof_bytes = out.proof_bytes();
     if (unread) {
       if (ref.partition < job->public_digests.size()) task.expected_public_digest = job->public_digests[ref.partition];
       if (key->n_public == 0) task.expected_public.emplace();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "zkfleet/broker/bellman_encoding.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkfleet::broker {
@@ -90,6 +91,17 @@ std::optional<std::string> WorkerMessageProblem(const proto::Envelope& message, 
           return "generates lists circuit '" + circuit + "', which is not among its circuits";
         }
       }
+      // One kind per circuit, in its order, or none (all circom).
+      if (ready.circuit_kinds_size() != 0 && ready.circuit_kinds_size() != ready.circuits_size()) {
+        return "circuit_kinds: " + std::to_string(ready.circuit_kinds_size()) + " kinds for " +
+               std::to_string(ready.circuits_size()) + " circuits (one each, or none)";
+      }
+      for (const int kind : ready.circuit_kinds()) {
+        if (kind != proto::CIRCUIT_KIND_CIRCOM && kind != proto::CIRCUIT_KIND_BELLMAN &&
+            kind != proto::CIRCUIT_KIND_UNSPECIFIED) {
+          return "circuit_kinds: unknown kind " + std::to_string(kind);
+        }
+      }
       return TooMany("in_progress", ready.in_progress_size(), max_items);
     }
     case proto::Envelope::kStarted: return TooMany("started items", message.started().items_size(), max_items);
@@ -102,6 +114,8 @@ std::optional<std::string> WorkerMessageProblem(const proto::Envelope& message, 
       const auto& result = message.result();
       if (auto why = TooLong("proof_json", result.proof_json().size(), limits.max_proof_json_bytes)) return why;
       if (auto why = TooLong("public_json", result.public_json().size(), limits.max_public_json_bytes)) return why;
+      // Exactly 192 for a bellman circuit (the verifier's check); more is never one.
+      if (auto why = TooLong("proof_bytes", result.proof_bytes().size(), kBellmanProofBytes)) return why;
       if (auto why = TooLong("error", result.error().size(), limits.max_text_bytes)) return why;
       if (auto why = TooLong("circuit_id", result.circuit_id().size(), limits.max_circuit_id_bytes)) return why;
       return TooLong("request_id", result.request_id().size(), limits.max_request_id_bytes);

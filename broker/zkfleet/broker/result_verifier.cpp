@@ -13,6 +13,7 @@
 #include <span>
 #include <utility>
 
+#include "zkfleet/broker/bellman_encoding.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
 #include "zkfleet/engine/wtns.hpp"
@@ -56,6 +57,23 @@ VerifyVerdict Check(const VerifyTask& task) {
     signals = engine::ParsePublicSignalsJson(task.public_json, "public.json");
   } catch (const std::exception& e) {
     return Fail(VerifyReason::kMalformed, e.what());
+  }
+  if (task.kind == proto::CIRCUIT_KIND_BELLMAN) {
+    // The 192 bytes the client gets must be the points verified below.
+    if (task.proof_bytes.size() != kBellmanProofBytes) {
+      return Fail(VerifyReason::kMalformed, "proof_bytes: a bellman proof is " + std::to_string(kBellmanProofBytes) +
+                                                " bytes, found " + std::to_string(task.proof_bytes.size()));
+    }
+    const auto encoded = EncodeBellmanProof(proof);
+    if (std::memcmp(encoded.data(), task.proof_bytes.data(), encoded.size()) != 0) {
+      return Fail(VerifyReason::kInvalidProof,
+                  "proof_bytes: not the encoding of proof.json's points (expected " +
+                      HexOf(encoded).substr(0, 32) + "..., found " +
+                      HexOf({reinterpret_cast<const uint8_t*>(task.proof_bytes.data()), 16}) + "...)");
+    }
+  } else if (!task.proof_bytes.empty()) {
+    return Fail(VerifyReason::kMalformed, "proof_bytes: set for a circom circuit (" +
+                                              std::to_string(task.proof_bytes.size()) + " bytes)");
   }
   if (task.expected_public) {
     const std::vector<engine::BigInt>& expected = *task.expected_public;

@@ -7,7 +7,9 @@
 // sockets (a zmq::pollitem_t with socket = nullptr, fd = wake_fd(),
 // events = ZMQ_POLLIN) and collects the verdicts with TakeFinished().
 //
-// A verdict is kValid only when both JSON files parse, the public signals
+// A verdict is kValid only when both JSON files parse, a bellman circuit's
+// proof_bytes are the 192-byte encoding of proof.json's points (and a circom
+// circuit's are empty), the public signals
 // equal the expected ones exactly (when given), hash to the expected digest
 // (when given) and groth16 verification
 // (PreparedVerifier::Verify, with its point, range and subgroup checks)
@@ -33,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "zkfleet.pb.h"
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/engine/verify.hpp"
 
@@ -43,6 +46,10 @@ struct VerifyTask {
   std::shared_ptr<const engine::PreparedVerifier> verifier;
   std::string proof_json;
   std::string public_json;
+  // CIRCUIT_KIND_BELLMAN: proof_bytes must be exactly the 192-byte encoding
+  // of proof.json's points (bellman_encoding.hpp); CIRCOM: it must be empty.
+  proto::CircuitKind kind = proto::CIRCUIT_KIND_CIRCOM;
+  std::string proof_bytes;
   // When set, public.json must hold exactly these values.
   std::optional<std::vector<engine::BigInt>> expected_public;
   // When set, the SHA-256 of public.json's signals (wire/public_digest.hpp)
@@ -55,7 +62,7 @@ enum class VerifyReason {
   kValid,
   kInvalidProof,        // PreparedVerifier::Verify refused (pairing, points, ranges, count, curve)
   kWrongPublicSignals,  // public.json differs from expected_public
-  kMalformed,           // proof.json or public.json does not parse (or no verifier)
+  kMalformed,           // proof.json or public.json does not parse, proof_bytes of the wrong size (or no verifier)
 };
 
 // "valid", "invalid_proof", "wrong_public_signals", "malformed" (usable as a

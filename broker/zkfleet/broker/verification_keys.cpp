@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "zkfleet/broker/bellman_encoding.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
 
@@ -107,11 +108,23 @@ VerificationKeys VerificationKeys::Load(const std::vector<std::string>& specs) {
     }
     Entry entry;
     engine::VerificationKey vk;
-    try {
-      vk = engine::ParseVerificationKeyJson(bytes, spec.path);
-    } catch (const Error& e) {
-      // The reader's message names the path and the field; add the circuit.
-      throw Error(e.code(), "verification key for circuit '" + spec.circuit + "': " + e.what());
+    const size_t first = bytes.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && bytes[first] != '{') {
+      // Not JSON: a bellperson .vk.
+      std::string why;
+      auto parsed = ParseBellmanVerifyingKey(
+          {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, &why);
+      if (!parsed) throw Error(ErrorCode::kBadFormat, context + ": not a snarkjs verification_key.json, nor a "
+                                                                "bellperson .vk: " + why);
+      vk = std::move(*parsed);
+      entry.kind = proto::CIRCUIT_KIND_BELLMAN;
+    } else {
+      try {
+        vk = engine::ParseVerificationKeyJson(bytes, spec.path);
+      } catch (const Error& e) {
+        // The reader's message names the path and the field; add the circuit.
+        throw Error(e.code(), "verification key for circuit '" + spec.circuit + "': " + e.what());
+      }
     }
     try {
       entry.verifier = std::make_shared<const engine::PreparedVerifier>(vk);

@@ -7,6 +7,10 @@
 //   CIRCUIT=PATH@sha256:HEX      the same, pinned to the file's SHA-256 (64 hex digits)
 //
 // (the last "@sha256:" in a spec starts the pin, so a PATH may hold '@').
+// A file that does not start with '{' (after white space) is read as a
+// bellperson .vk instead (zkfleet-dev bellman-params --vk, bellperson's
+// VerifyingKey::write): its circuit is then CIRCUIT_KIND_BELLMAN, whose
+// results carry the 192-byte proof (bellman_encoding.hpp).
 // Load reads each file once, hashes it (libsodium SHA-256, the digest
 // `sha256sum` prints), parses it (engine::ParseVerificationKeyJson) and prepares
 // a engine::PreparedVerifier, whose constructor checks the key itself (IC
@@ -28,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zkfleet.pb.h"
 #include "zkfleet/engine/curve.hpp"
 #include "zkfleet/engine/verify.hpp"
 
@@ -41,6 +46,7 @@ class VerificationKeys {
     std::string sha256;  // of the file, 64 lower-case hex digits
     engine::Curve curve = engine::Curve::kBn254;
     uint32_t n_public = 0;
+    proto::CircuitKind kind = proto::CIRCUIT_KIND_CIRCOM;  // BELLMAN for a .vk file
     std::shared_ptr<const engine::PreparedVerifier> verifier;  // never null
   };
 

@@ -25,6 +25,7 @@ struct WorkerRecord {
   std::string host;
   std::string backend;
   std::set<std::string> circuits;
+  std::map<std::string, proto::CircuitKind> circuit_kinds;  // of `circuits` (Ready.circuit_kinds; CIRCOM when absent)
   std::set<std::string> generates;  // of `circuits`: witnesses computed from inputs (jobs from inputs)
   uint32_t capacity = 0;
   proto::WorkerState state = proto::WORKER_STATE_STARTING;

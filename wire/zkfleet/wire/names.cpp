@@ -35,6 +35,11 @@ std::string ErrorKindName(proto::ErrorKind kind) {
   return StripPrefix(proto::ErrorKind_Name(kind), "ERROR_KIND_");
 }
 
+std::string CircuitKindName(proto::CircuitKind kind) {
+  if (kind == proto::CIRCUIT_KIND_UNSPECIFIED) kind = proto::CIRCUIT_KIND_CIRCOM;
+  return StripPrefix(proto::CircuitKind_Name(kind), "CIRCUIT_KIND_");
+}
+
 std::optional<proto::Priority> ParsePriority(std::string_view text) {
   std::string name = Upper(text);
   if (name.rfind("PRIORITY_", 0) != 0) name = "PRIORITY_" + name;

@@ -17,6 +17,8 @@ std::string WorkerStateName(proto::WorkerState state);
 std::string PriorityName(proto::Priority priority);
 std::string JobStateName(proto::JobState state);
 std::string ErrorKindName(proto::ErrorKind kind);
+// "CIRCOM" or "BELLMAN"; UNSPECIFIED reads as CIRCOM (a peer from before the field).
+std::string CircuitKindName(proto::CircuitKind kind);
 
 // Case-insensitive, accepts "high" or "PRIORITY_HIGH". nullopt when unknown.
 std::optional<proto::Priority> ParsePriority(std::string_view text);

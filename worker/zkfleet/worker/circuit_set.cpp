@@ -2,11 +2,14 @@
 #include "zkfleet/worker/circuit_set.hpp"
 
 #include <exception>
+#include <optional>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/engine/assignment_file.hpp"
+#include "zkfleet/engine/snarkjs.hpp"
 #include "zkfleet/engine/witness.hpp"
 
 #ifdef ZKFLEET_HAVE_CUDA
@@ -26,6 +29,46 @@ bool IsRetryable(ErrorCode code) {
          code == ErrorCode::kInternal || code == ErrorCode::kIo;
 }
 
+// Where an item comes from, in the engine's error messages.
+std::string Origin(const proto::Job& job) {
+  return "job " + std::to_string(job.item().job_seq()) + " partition " + std::to_string(job.item().partition()) +
+         " (request " + job.request_id() + ")";
+}
+
+// A witness by reference: the broker never read it, so the client's digest
+// of the public signals is checked here first. A witness committing to other
+// public signals is the client's error, not a proof to send (the broker would
+// have to reject it and blame this worker). nullopt when it matches (or no
+// digest was given).
+std::optional<ProveOutcome> RefuseOtherPublicSignals(const proto::Job& job, const std::string& public_json) {
+  if (job.public_signals_sha256().empty()) return std::nullopt;
+  std::string why;
+  const auto digest = wire::PublicSignalsDigestOfJson(public_json, &why);
+  if (digest && *digest == job.public_signals_sha256()) return std::nullopt;
+  ProveOutcome refused;
+  refused.error = "the witness commits to other public signals than the client expects "
+                  "(public_signals_sha256 " + wire::DigestHex(job.public_signals_sha256()) + ", the witness's " +
+                  (digest ? wire::DigestHex(*digest) : why) + "); its proof was not sent";
+  refused.retryable = false;
+  return refused;
+}
+
+// A failed proof: the engine's error in the words the client sees.
+ProveOutcome FailureOf(const Error& e, const std::string& circuit_id, const char* what) {
+  ProveOutcome outcome;
+  if (e.code() == ErrorCode::kUnsatisfied) {
+    // The client's error; the engine's detail (which check failed) goes to the log.
+    spdlog::warn("circuit {}: {}", circuit_id, e.what());
+    outcome.error = std::string(what) + " does not satisfy circuit " + circuit_id;
+    outcome.retryable = false;
+    return outcome;
+  }
+  outcome.error = std::string(ErrorCodeName(e.code())) + ": " + e.what();
+  outcome.retryable = IsRetryable(e.code());
+  outcome.device_lost = e.code() == ErrorCode::kDeviceLost;
+  return outcome;
+}
+
 }  // namespace
 
 CircuitSet::CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions engine_options,
@@ -37,6 +80,7 @@ CircuitSet::CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions eng
       verify_(verify),
       devices_(devices.empty() ? std::vector<Device>{{engine_options.cuda_device, "none"}} : std::move(devices)),
       keys_(devices_.size()),
+      bellman_keys_(devices_.size()),
       device_resident_bytes_(devices_.size()) {
   engine_options_.checked_keys = std::move(checked_keys);
   bool any_engine = false;
@@ -81,6 +125,26 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
   for (const CircuitSpec& spec : specs_) {
     if (spec.instant) continue;
     auto started = std::chrono::steady_clock::now();
+    if (spec.kind == proto::CIRCUIT_KIND_BELLMAN) {
+      engine::EngineOptions options = engine_options_;
+      options.cuda_device = devices_[device].ordinal;
+      std::unique_ptr<engine::BellmanKey> key;
+      try {
+        key = engine::BellmanKey::Load(spec.zkey_path, options);
+      } catch (const Error& e) {
+        throw Error(e.code(), "circuit " + spec.id + on_device + ": " + e.what());
+      }
+      const engine::BellmanInfo& info = key->info();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      spdlog::info("circuit {}: loaded bellman parameters {} ({} public inputs, {} aux, domain {}, {} MiB resident, "
+                   "{}) in {:.2f} s{}",
+                   spec.id, spec.zkey_path, info.n_inputs - 1, info.n_aux, info.domain_size,
+                   info.resident_bytes >> 20, engine::BackendName(info.backend), seconds, on_device);
+      resident_bytes_ += info.resident_bytes;
+      device_resident_bytes_[device] += info.resident_bytes;
+      bellman_keys_[device][spec.id] = std::move(key);
+      continue;
+    }
     std::unique_ptr<engine::ProvingKey> key;
     engine::EngineOptions options = engine_options_;
     options.cuda_device = devices_[device].ordinal;
@@ -122,6 +186,8 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
 
 ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> witness_bytes, size_t device) const {
   ProveOutcome outcome;
+  const auto& bellman = bellman_keys_.at(device);
+  if (auto it = bellman.find(job.circuit_id()); it != bellman.end()) return ProveAssignment(job, *it->second, witness_bytes);
   const auto& keys = keys_.at(device);
   auto key_it = keys.find(job.circuit_id());
   if (key_it == keys.end()) {
@@ -140,9 +206,7 @@ ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> w
     return outcome;
   }
   try {
-    std::string origin = "job " + std::to_string(job.item().job_seq()) + " partition " +
-                         std::to_string(job.item().partition()) + " (request " + job.request_id() + ")";
-    const engine::Witness witness = engine::Witness::View(witness_bytes, origin);
+    const engine::Witness witness = engine::Witness::View(witness_bytes, Origin(job));
     engine::ProveOptions prove_options;
     prove_options.verify = verify_;
     engine::Proof proof = key_it->second->Prove(witness, prove_options);
@@ -156,34 +220,41 @@ ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> w
     outcome.timings.set_ntt_s(proof.timings.ntt_s);
     outcome.timings.set_msm_s(proof.timings.msm_s);
     outcome.timings.set_prove_total_s(proof.timings.total_s);
-    if (!job.public_signals_sha256().empty()) {
-      // A witness by reference: the broker never read it, so the client's
-      // digest is checked here first. A witness committing to other public
-      // signals is the client's error, not a proof to send (the broker would
-      // have to reject it and blame this worker).
-      std::string why;
-      const auto digest = wire::PublicSignalsDigestOfJson(outcome.public_json, &why);
-      if (!digest || *digest != job.public_signals_sha256()) {
-        ProveOutcome refused;
-        refused.error = "the witness commits to other public signals than the client expects "
-                        "(public_signals_sha256 " + wire::DigestHex(job.public_signals_sha256()) + ", the witness's " +
-                        (digest ? wire::DigestHex(*digest) : why) + "); its proof was not sent";
-        refused.retryable = false;
-        return refused;
-      }
-    }
+    if (auto refused = RefuseOtherPublicSignals(job, outcome.public_json)) return std::move(*refused);
   } catch (const Error& e) {
-    if (e.code() == ErrorCode::kUnsatisfied) {
-      // The client's error, in the words the client sees; the engine's
-      // detail (which check failed) goes to the log.
-      spdlog::warn("circuit {}: {}", job.circuit_id(), e.what());
-      outcome.error = "witness does not satisfy circuit " + job.circuit_id();
-      outcome.retryable = false;
-      return outcome;
-    }
-    outcome.error = std::string(ErrorCodeName(e.code())) + ": " + e.what();
-    outcome.retryable = IsRetryable(e.code());
-    outcome.device_lost = e.code() == ErrorCode::kDeviceLost;
+    return FailureOf(e, job.circuit_id(), "witness");
+  } catch (const std::exception& e) {
+    outcome.error = std::string("unexpected: ") + e.what();
+    outcome.retryable = true;
+  }
+  return outcome;
+}
+
+ProveOutcome CircuitSet::ProveAssignment(const proto::Job& job, const engine::BellmanKey& key,
+                                         std::span<const uint8_t> assignment_bytes) const {
+  ProveOutcome outcome;
+  try {
+    // Checked (magic, counts, length) and viewed where it lies: no copy.
+    const engine::AssignmentFile file = engine::AssignmentFile::FromBytes(assignment_bytes, Origin(job));
+    engine::ProveOptions prove_options;
+    prove_options.verify = verify_;
+    engine::BellmanProof proof = key.Prove(file.View(), prove_options);
+    outcome.ok = true;
+    outcome.verify_s = proof.check.verify_s;
+    outcome.engine_fault = std::move(proof.check.engine_fault);
+    outcome.proof_json = engine::ProofJson(proof.points, engine::Curve::kBls12_381);
+    outcome.public_json = engine::PublicJson(proof.public_inputs);
+    outcome.proof_bytes.assign(reinterpret_cast<const char*>(proof.bytes.data()), proof.bytes.size());
+    outcome.timings.set_witness_transfer_s(proof.timings.witness_transfer_s);
+    outcome.timings.set_build_abc_s(proof.timings.build_abc_s);
+    outcome.timings.set_ntt_s(proof.timings.ntt_s);
+    outcome.timings.set_msm_s(proof.timings.msm_s);
+    outcome.timings.set_prove_total_s(proof.timings.total_s);
+    if (auto refused = RefuseOtherPublicSignals(job, outcome.public_json)) return std::move(*refused);
+  } catch (const Error& e) {
+    // kBadFormat (not an assignment file) and kMismatch (it does not fit
+    // these parameters) are the job's: not retryable, the worker goes on.
+    return FailureOf(e, job.circuit_id(), "assignment");
   } catch (const std::exception& e) {
     outcome.error = std::string("unexpected: ") + e.what();
     outcome.retryable = true;
@@ -203,9 +274,12 @@ uint64_t CircuitSet::Release(size_t device) {
   // A CUDA key's streams, events and buffers are freed with its own device
   // current: the releasing thread (a lane that never got an item, the start
   // thread) may have another one current, or none set.
-  if (!keys_.at(device).empty() && backend_name_ == "cuda") (void)cudaSetDevice(devices_[device].ordinal);
+  if ((!keys_.at(device).empty() || !bellman_keys_.at(device).empty()) && backend_name_ == "cuda") {
+    (void)cudaSetDevice(devices_[device].ordinal);
+  }
 #endif
   keys_.at(device).clear();
+  bellman_keys_.at(device).clear();
   resident_bytes_ -= released;
   return released;
 }
@@ -260,6 +334,12 @@ std::vector<std::string> CircuitSet::circuit_ids() const {
   std::vector<std::string> ids;
   for (const CircuitSpec& spec : specs_) ids.push_back(spec.id);
   return ids;
+}
+
+std::vector<proto::CircuitKind> CircuitSet::circuit_kinds() const {
+  std::vector<proto::CircuitKind> kinds;
+  for (const CircuitSpec& spec : specs_) kinds.push_back(spec.kind);
+  return kinds;
 }
 
 std::string CircuitSet::backend_name() const { return backend_name_; }

@@ -1,6 +1,7 @@
 // The circuits a worker holds, one resident proving key each, and how one work
-// item is proved. A circuit is either backed by the engine (a loaded .zkey) or
-// is a benchmark circuit (--instant / --instant-circuit) that answers at once,
+// item is proved. A circuit is either backed by the engine (a loaded .zkey, or
+// a bellperson .params file: CircuitSpec::kind BELLMAN, whose items are
+// assignment files proved with engine::BellmanKey) or is a benchmark circuit (--instant / --instant-circuit) that answers at once,
 // optionally after a fixed delay, without proving: it exists to measure the
 // broker and to test the fleet without paying for proofs.
 //
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "zkfleet.pb.h"
+#include "zkfleet/engine/bellman.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness_generator.hpp"
 #include "zkfleet/worker/devices.hpp"
@@ -34,11 +36,15 @@ namespace zkfleet::worker {
 
 struct CircuitSpec {
   std::string id;
-  std::string zkey_path;  // empty for a benchmark circuit
+  std::string zkey_path;  // empty for a benchmark circuit; the .params file for a BELLMAN circuit
   bool instant = false;   // benchmark mode: answer at once, prove nothing
   // circom's circuit.wasm (--generator ID=PATH): the worker computes this
   // circuit's witnesses from inputs. Empty: it takes only witnesses.
   std::string wasm_path;
+  // CIRCOM: zkey_path is a .zkey, items are .wtns witnesses. BELLMAN:
+  // zkey_path is a .params file, items are assignment files
+  // (engine/assignment_file.hpp), proofs carry their 192 bytes.
+  proto::CircuitKind kind = proto::CIRCUIT_KIND_CIRCOM;
 };
 
 // What proving one item produced.
@@ -46,6 +52,7 @@ struct ProveOutcome {
   bool ok = false;
   std::string proof_json;
   std::string public_json;
+  std::string proof_bytes;  // BELLMAN: the 192-byte proof (proto::Result.proof_bytes); empty for circom
   std::string error;       // when !ok, with context
   bool retryable = false;  // the worker's fault (device, memory), not the job's
   proto::PhaseTimings timings;
@@ -93,6 +100,8 @@ class CircuitSet {
   uint64_t Release(size_t device);
 
   std::vector<std::string> circuit_ids() const;
+  // The kind of each of circuit_ids(), same order (READY's circuit_kinds).
+  std::vector<proto::CircuitKind> circuit_kinds() const;
   // The circuits with a witness generator (CircuitSpec::wasm_path), known
   // from construction: announced in READY's `generates`.
   std::vector<std::string> generator_ids() const;
@@ -111,6 +120,8 @@ class CircuitSet {
  private:
   void LoadDevice(size_t device, bool check_points);
   void LoadGenerators();
+  ProveOutcome ProveAssignment(const proto::Job& job, const engine::BellmanKey& key,
+                               std::span<const uint8_t> assignment_bytes) const;
   // A generator whose witnesses cannot be this circuit's (another curve,
   // another number of signals) is the operator's mistake: refused at start,
   // not blamed on every client's job. Throws zkfleet::Error.
@@ -124,6 +135,8 @@ class CircuitSet {
   // Per device (same index as devices_): the engine circuits' keys. The
   // vector never changes size after construction.
   std::vector<std::map<std::string, std::unique_ptr<engine::ProvingKey>>> keys_;
+  // The same for BELLMAN circuits: their .params, resident.
+  std::vector<std::map<std::string, std::unique_ptr<engine::BellmanKey>>> bellman_keys_;
   std::atomic<uint64_t> resident_bytes_{0};
   std::vector<std::atomic<uint64_t>> device_resident_bytes_;
   std::string backend_name_;  // "cpu", "cuda" or "instant" (benchmark circuits only)

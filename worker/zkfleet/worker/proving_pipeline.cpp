@@ -306,6 +306,7 @@ void ProvingPipeline::LaneMain(int lane) {
     result.set_ok(outcome.ok);
     result.set_proof_json(std::move(outcome.proof_json));
     result.set_public_json(std::move(outcome.public_json));
+    result.set_proof_bytes(std::move(outcome.proof_bytes));
     result.set_error(outcome.error);
     result.set_retryable(outcome.retryable);
     *result.mutable_timings() = outcome.timings;

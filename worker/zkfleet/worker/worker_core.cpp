@@ -127,6 +127,7 @@ void WorkerCore::SendReady() {
   ready->set_host(HostName());
   ready->set_backend(circuits_->backend_name());
   for (const auto& id : circuits_->circuit_ids()) ready->add_circuits(id);
+  for (const proto::CircuitKind kind : circuits_->circuit_kinds()) ready->add_circuit_kinds(kind);
   for (const auto& id : circuits_->generator_ids()) ready->add_generates(id);
   ready->set_capacity(ledger_.capacity());
   ready->set_state(state_);
