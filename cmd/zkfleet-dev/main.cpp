@@ -15,7 +15,7 @@
 //       circom .r1cs over BLS12-381 or a synthetic circuit, from toxic waste
 //       drawn from --seed: INSECURE, for tests and benchmarks only
 //
-//   zkfleet-dev bellman-assignment (--r1cs FILE --wtns FILE | --synthetic LOG_ROWS [--public N] --seed S)
+//   zkfleet-dev bellman-assignment (--r1cs FILE --wtns FILE | --synthetic LOG_ROWS [--public N] --seed S [--variant V])
 //                                  --out FILE.asgn [--inputs-json FILE] [--threads N]
 //       writes the circuit's synthesized assignment (engine/assignment_file.hpp)
 //       and its public inputs as a JSON array of decimal strings; a synthetic
@@ -170,6 +170,9 @@ int RunBellmanParams(BellmanArgs& args) {
 
 int RunBellmanAssignment(BellmanArgs& args) {
   CheckBellmanSource("bellman-assignment", args, /*seed_required=*/false, /*needs_wtns=*/true);
+  if (args.source.variant != 0 && !args.source.r1cs_path.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "bellman-assignment: --variant is for --synthetic circuits");
+  }
   const devtools::BellmanAssignmentReport r =
       devtools::WriteBellmanAssignment(args.source, args.out_path, args.inputs_json_path);
   std::printf("wrote %s: abc_size %llu, inputs %llu (the constant one included), aux %llu, public inputs %zu%s%s\n",
@@ -238,6 +241,10 @@ int main(int argc, char** argv) {
   basgn_cmd->add_option("--public", basgn.source.n_public, "the synthetic circuit's public inputs")
       ->capture_default_str();
   basgn_cmd->add_option("--seed", basgn.seed, "the synthetic circuit's seed");
+  basgn_cmd->add_option("--variant", basgn.source.variant,
+                        "another assignment of the same synthetic circuit (other public inputs; 0 = its own): "
+                        "partitions of one job, proved with one .params")
+      ->capture_default_str();
   basgn_cmd->add_option("--out", basgn.out_path, "output assignment file (.asgn)")->required();
   basgn_cmd->add_option("--inputs-json", basgn.inputs_json_path,
                         "also write the public inputs (input[1..]) as a JSON array of decimal strings");

@@ -25,6 +25,9 @@ Circuit Load(const BellmanCircuitSource& s, bool with_values) {
   if (s.r1cs_path.empty()) {
     if (s.synthetic_log_rows <= 0) throw Error(ErrorCode::kInvalidArgument, "give an .r1cs or a synthetic circuit's size");
     bellman::SyntheticCircuit synthetic = bellman::MakeSyntheticCircuit(s.synthetic_log_rows, s.n_public, s.seed);
+    if (with_values && s.variant != 0) {
+      synthetic.values = bellman::SyntheticVariantValues(s.synthetic_log_rows, s.n_public, s.seed, s.variant);
+    }
     return {std::move(synthetic.cs), with_values ? std::move(synthetic.values) : std::vector<Fr>{}};
   }
   const io::R1cs r1cs = io::ReadR1cs(s.r1cs_path);

@@ -27,6 +27,10 @@ struct BellmanCircuitSource {
   int synthetic_log_rows = 0;  // the synthetic circuit's abc_size is 2^this
   uint32_t n_public = 1;       // its public inputs (the constant one not counted)
   uint64_t seed = 0;           // the synthetic circuit's, and the parameters' toxic waste
+  // A synthetic circuit's assignment: 0 = its own values, N > 0 = another
+  // assignment of the same constraint system (other public inputs), for
+  // several partitions proved with one .params (SyntheticVariantValues).
+  uint64_t variant = 0;
   int threads = 0;             // 0 = all hardware threads
 };
 

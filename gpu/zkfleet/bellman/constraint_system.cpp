@@ -317,3 +317,37 @@ SyntheticCircuit MakeSyntheticCircuit(int log_rows, uint32_t n_public, uint64_t 
 }
 
 }  // namespace zkfleet::bellman
+
+namespace zkfleet::bellman {
+
+// Another satisfying assignment of MakeSyntheticCircuit(log_rows, n_public,
+// seed): public inputs and v_0 drawn from `variant`, the chain recomputed
+// row by row as MakeSyntheticCircuit builds it (the bits kept). Variant 0 is
+// the circuit's own values.
+std::vector<Fr> SyntheticVariantValues(int log_rows, uint32_t n_public, uint64_t seed, uint64_t variant) {
+  SyntheticCircuit circuit = MakeSyntheticCircuit(log_rows, n_public, seed);
+  std::vector<Fr>& val = circuit.values;
+  if (variant == 0) return std::move(val);
+  const uint32_t n_inputs = circuit.cs.n_inputs;
+  const size_t rows = (size_t{1} << log_rows) - n_inputs;
+  SeededScalars scalars(seed ^ 0x5eed ^ (variant * 0x9e3779b97f4a7c15ULL));
+  for (uint32_t i = 1; i < n_inputs; ++i) val[i] = scalars.Next();
+  const uint32_t v0 = n_inputs;
+  val[v0] = scalars.Next();
+  const Fr one = Fr::one(), two = Fr::from_uint(2);
+  for (size_t i = 0; i < rows; ++i) {
+    const uint32_t cur = v0 + static_cast<uint32_t>(i), next = cur + 1;
+    if (i < n_public) {
+      val[next] = val[cur] + val[i + 1];
+    } else if (i % 3 == 0) {
+      // a bit: unchanged
+    } else if (i % 3 == 1) {
+      val[next] = val[cur] * val[cur];
+    } else {
+      val[next] = val[cur] * two + one;
+    }
+  }
+  return std::move(val);
+}
+
+}  // namespace zkfleet::bellman

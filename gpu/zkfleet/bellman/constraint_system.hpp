@@ -95,3 +95,14 @@ struct SyntheticCircuit {
 SyntheticCircuit MakeSyntheticCircuit(int log_rows, uint32_t n_public, uint64_t seed);
 
 }  // namespace zkfleet::bellman
+
+namespace zkfleet::bellman {
+
+// Another satisfying assignment of MakeSyntheticCircuit(log_rows, n_public,
+// seed), the same constraint system (so the same parameters): its public
+// inputs and first chain value drawn from `variant`, the chain recomputed.
+// Variant 0 returns the circuit's own values. For several partitions of one
+// synthetic circuit (zkfleet-dev bellman-assignment --variant).
+std::vector<Fr> SyntheticVariantValues(int log_rows, uint32_t n_public, uint64_t seed, uint64_t variant);
+
+}  // namespace zkfleet::bellman
