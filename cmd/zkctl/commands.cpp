@@ -86,6 +86,22 @@ json EmbeddedJson(const std::string& text) {
   return parsed.is_discarded() ? json(text) : parsed;
 }
 
+std::string Hex(const std::string& bytes) {
+  std::ostringstream out;
+  for (unsigned char c : bytes) out << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(c);
+  return out.str();
+}
+
+// "CIRCOM" / "BELLMAN" for each of a worker's circuits (CIRCOM when it did not say).
+std::vector<std::string> CircuitKindNames(const proto::WorkerInfo& w) {
+  std::vector<std::string> names;
+  for (int c = 0; c < w.circuits_size(); ++c) {
+    names.push_back(zkfleet::wire::CircuitKindName(c < w.circuit_kinds_size() ? w.circuit_kinds(c)
+                                                                              : proto::CIRCUIT_KIND_CIRCOM));
+  }
+  return names;
+}
+
 json JobResultJson(const proto::JobResult& result) {
   json partitions = json::array();
   for (const auto& p : result.partitions()) {
@@ -95,6 +111,8 @@ json JobResultJson(const proto::JobResult& result) {
                           {"timings", TimingsJson(p.timings())},
                           {"proof", EmbeddedJson(p.proof_json())},
                           {"public", EmbeddedJson(p.public_json())}});
+    // A bellman circuit's 192-byte proof, hex.
+    if (!p.proof_bytes().empty()) partitions.back()["proof_bytes"] = Hex(p.proof_bytes());
   }
   return {{"job_seq", result.job_seq()},
           {"request_id", result.request_id()},
@@ -107,18 +125,64 @@ json JobResultJson(const proto::JobResult& result) {
           {"partitions", partitions}};
 }
 
-// Writes proof_<p>.json and public_<p>.json for every partition.
+// Writes proof_<p>.json and public_<p>.json for every partition, and a
+// bellman circuit's proof_<p>.bin (its 192 bytes).
 void WriteOutputs(const proto::JobResult& result, const std::string& out_dir) {
   std::filesystem::create_directories(out_dir);
   for (const auto& p : result.partitions()) {
     std::filesystem::path dir(out_dir);
     WriteFile(dir / ("proof_" + std::to_string(p.partition()) + ".json"), p.proof_json());
     WriteFile(dir / ("public_" + std::to_string(p.partition()) + ".json"), p.public_json());
+    if (!p.proof_bytes().empty()) WriteFile(dir / ("proof_" + std::to_string(p.partition()) + ".bin"), p.proof_bytes());
   }
 }
 
-int ReportResult(Context& context, const proto::JobResult& result, const std::string& out_dir) {
+// The job's bellperson proof: every partition's 192 bytes, in partition
+// order. Empty with *why when a partition has none (a circom circuit's job)
+// or one is missing: nothing is written then.
+std::string ConcatenatedProof(const proto::JobResult& result, std::string* why) {
+  constexpr size_t kProofBytes = 192;
+  std::vector<const proto::PartitionResult*> ordered(result.partitions_size(), nullptr);
+  for (const auto& p : result.partitions()) {
+    if (p.partition() >= ordered.size() || ordered[p.partition()]) {
+      *why = "partition " + std::to_string(p.partition()) + " is out of order or repeated";
+      return "";
+    }
+    ordered[p.partition()] = &p;
+  }
+  if (ordered.empty()) {
+    *why = "the result has no partition";
+    return "";
+  }
+  std::string proof;
+  for (const proto::PartitionResult* p : ordered) {
+    if (p->proof_bytes().size() != kProofBytes) {
+      *why = "partition " + std::to_string(p->partition()) + " carries " + std::to_string(p->proof_bytes().size()) +
+             " proof bytes, not a bellman proof's 192 (is circuit " + result.circuit_id() + " a bellman circuit?)";
+      return "";
+    }
+    proof += p->proof_bytes();
+  }
+  return proof;
+}
+
+int ReportResult(Context& context, const proto::JobResult& result, const std::string& out_dir,
+                 const std::string& out_proof = "") {
   bool succeeded = result.state() == proto::JOB_STATE_SUCCEEDED;
+  if (succeeded && !out_proof.empty()) {
+    // Before anything else is written or printed: no file unless every partition has its proof.
+    std::string why;
+    const std::string proof = ConcatenatedProof(result, &why);
+    if (proof.empty()) {
+      return ReportError(context.json, "NO_PROOF",
+                         "job " + std::to_string(result.job_seq()) + " succeeded but --out-proof " + out_proof +
+                             " was not written: " + why,
+                         kExitError);
+    }
+    const std::filesystem::path target(out_proof), tmp(out_proof + ".tmp");
+    WriteFile(tmp, proof);
+    std::filesystem::rename(tmp, target);
+  }
   if (succeeded && !out_dir.empty()) WriteOutputs(result, out_dir);
   if (context.json) {
     std::cout << JobResultJson(result).dump(2) << '\n';
@@ -145,6 +209,10 @@ int ReportResult(Context& context, const proto::JobResult& result, const std::st
     if (succeeded && !out_dir.empty()) {
       std::cout << "wrote proof_<partition>.json and public_<partition>.json to " << out_dir << '\n';
     }
+    if (succeeded && !out_proof.empty()) {
+      std::cout << "wrote the job's proof (" << result.partitions_size() << " x 192 bytes, partition order) to "
+                << out_proof << '\n';
+    }
   }
   if (!succeeded) {
     std::cerr << "zkctl: job " << result.job_seq() << " ended " << JobStateName(result.state())
@@ -168,6 +236,7 @@ json WorkerJson(const proto::WorkerInfo& w) {
           {"state", WorkerStateName(w.state())},
           {"circuits", std::vector<std::string>(w.circuits().begin(), w.circuits().end())},
           {"generates", std::vector<std::string>(w.generates().begin(), w.generates().end())},
+          {"circuit_kinds", CircuitKindNames(w)},
           {"capacity", w.capacity()},
           {"credit", w.credit()},
           {"in_flight", w.in_flight()},
@@ -363,7 +432,7 @@ int Submit(Context& context, const SubmitArgs& args) {
   if (!submitted.ok()) return Fail(context, submitted);
   // (A lookup of a request whose result passed the retention is
   // kResultExpired above: never a success without a proof.)
-  bool wait = args.wait || !args.out_dir.empty();
+  bool wait = args.wait || !args.out_dir.empty() || !args.out_proof.empty();
   if (!wait) {
     if (context.json) {
       json out{{"job_seq", reply.job_seq},
@@ -406,14 +475,14 @@ int Submit(Context& context, const SubmitArgs& args) {
   }
   // kJobFailed comes with the result, which ReportResult prints (exit 3).
   if (!ended.ok() && ended.code() != zkfleet::client::Code::kJobFailed) return Fail(context, ended);
-  return ReportResult(context, result, args.out_dir);
+  return ReportResult(context, result, args.out_dir, args.out_proof);
 }
 
-int Await(Context& context, uint64_t job_seq, const std::string& out_dir) {
+int Await(Context& context, uint64_t job_seq, const std::string& out_dir, const std::string& out_proof) {
   proto::JobResult result;
   const zkfleet::client::Status ended = context.client->Await(job_seq, ResultTimeout(context), &result);
   if (!ended.ok() && ended.code() != zkfleet::client::Code::kJobFailed) return Fail(context, ended);
-  return ReportResult(context, result, out_dir);
+  return ReportResult(context, result, out_dir, out_proof);
 }
 
 int Status(Context& context) {
@@ -652,12 +721,6 @@ std::string IsoUtc(double unix_s) {
   char buffer[32];
   std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buffer;
-}
-
-std::string Hex(const std::string& bytes) {
-  std::ostringstream out;
-  for (unsigned char c : bytes) out << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(c);
-  return out.str();
 }
 
 std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }

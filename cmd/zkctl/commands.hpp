@@ -49,6 +49,9 @@ struct SubmitArgs {
   double busy_timeout_s = 300;
   bool wait = false;
   std::string out_dir;     // implies wait
+  // A bellman circuit's job: its proof, the partitions' 192-byte proofs
+  // concatenated in partition order (bellperson's multi-partition form). Implies wait.
+  std::string out_proof;
 };
 
 struct JournalArgs {
@@ -63,7 +66,7 @@ struct JournalArgs {
 // unavailable", for UNAVAILABLE): the client's on_busy.
 void ReportBusy(const std::string& what, double wait_s);
 int Submit(Context& context, const SubmitArgs& args);
-int Await(Context& context, uint64_t job_seq, const std::string& out_dir);
+int Await(Context& context, uint64_t job_seq, const std::string& out_dir, const std::string& out_proof = "");
 int Status(Context& context);
 int Workers(Context& context);
 int Cancel(Context& context, uint64_t job_seq);

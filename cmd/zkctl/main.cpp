@@ -2,7 +2,7 @@
 //   zkctl submit --circuit ID [--priority P] [--request-id R] [--deadline S] [--wait] [--out DIR] WITNESS...
 //   zkctl submit --circuit ID --witness-url URL [--sha256 HEX --size N] [--public-signals F | --n-public N] ...
 //   zkctl submit --circuit ID --input input.json [--public-signals F] ...
-//   zkctl await JOB [--out DIR] | status | workers | cancel JOB | drain WORKER [--wait] | undrain WORKER
+//   zkctl await JOB [--out DIR] [--out-proof FILE] | status | workers | cancel JOB | drain WORKER [--wait] | undrain WORKER
 //   zkctl journal --data-dir DIR [--job N] [--limit N]   (reads the broker's journal; no broker needed)
 //   zkctl keygen --out NAME   (writes a CURVE keypair NAME.pub, NAME.secret; no broker needed)
 // Tables by default, --json for machines. Exit codes: see commands.hpp.
@@ -128,12 +128,18 @@ int main(int argc, char** argv) {
                          "witness (N: the circuit's nPublic, in its verification_key.json) instead of --public-signals");
   submit->add_flag("--wait", submit_args.wait, "wait for the result and print it");
   submit->add_option("--out", submit_args.out_dir, "write proof_<p>.json/public_<p>.json here (implies --wait)");
+  submit->add_option("--out-proof", submit_args.out_proof,
+                     "a bellman circuit's job: write its proof here, the partitions' 192-byte proofs concatenated in "
+                     "partition order (bellperson's multi-partition form; implies --wait)");
 
   uint64_t job_seq = 0;
   std::string out_dir;
   auto* await = app.add_subcommand("await", "wait for a job's result");
   await->add_option("job", job_seq, "job id (job_seq)")->required();
   await->add_option("--out", out_dir, "write proof_<p>.json/public_<p>.json here");
+  std::string out_proof;
+  await->add_option("--out-proof", out_proof,
+                    "a bellman circuit's job: write its proof here (the partitions' 192-byte proofs, concatenated)");
 
   app.add_subcommand("status", "queues by priority, workers, counters");
   app.add_subcommand("workers", "registered workers");
@@ -227,7 +233,7 @@ int main(int argc, char** argv) {
       submit_args.refs.has_public_files = public_option->count() > 0;
       return zkctl::Submit(ctx, submit_args);
     }
-    if (await->parsed()) return zkctl::Await(ctx, job_seq, out_dir);
+    if (await->parsed()) return zkctl::Await(ctx, job_seq, out_dir, out_proof);
     if (app.got_subcommand("status")) return zkctl::Status(ctx);
     if (app.got_subcommand("workers")) return zkctl::Workers(ctx);
     if (cancel->parsed()) return zkctl::Cancel(ctx, job_seq);
