@@ -8,6 +8,9 @@
 //                (still JSON, no longer a proof) and --public
 //   replay       each JOB: STARTED, then RESULT ok with --proof and --public unchanged (another
 //                job's valid proof)
+//                (forge, replay: --proof-bytes FILE also sends FILE's bytes as Result.proof_bytes,
+//                a bellman proof's 192 bytes or garbled ones; --bellman announces the circuits as
+//                bellman circuits)
 //   notjson      each JOB: STARTED, then RESULT ok with proof_json "this is not json"
 //   hoard        announce --credit, heartbeat READY, never send STARTED or RESULT
 //   undrain      hoard, and answer every DRAIN with a READY message (and CREDIT) again; its
@@ -65,6 +68,8 @@ struct Options {
   std::string mode;
   std::string proof_file;
   std::string public_file;
+  std::string proof_bytes_file;  // sent as Result.proof_bytes (a bellman circuit's 192 bytes, possibly garbled)
+  bool bellman = false;          // announce its circuits as CIRCUIT_KIND_BELLMAN
 };
 
 std::string ReadText(const std::string& path) {
@@ -106,6 +111,7 @@ class HostileWorker {
       proof_ = ReadText(options_.proof_file);
       public_ = ReadText(options_.public_file);
       if (options_.mode == "forge") proof_ = AlterPiA(proof_);
+      if (!options_.proof_bytes_file.empty()) proof_bytes_ = ReadText(options_.proof_bytes_file);
     } else if (options_.mode == "notjson") {
       proof_ = "this is not json";
       public_ = options_.public_file.empty() ? "this is not json" : ReadText(options_.public_file);
@@ -185,7 +191,10 @@ class HostileWorker {
     ready->set_worker_id(options_.id);
     ready->set_host("hostile");
     ready->set_backend("cpu");
-    for (const std::string& circuit : options_.circuits) ready->add_circuits(circuit);
+    for (const std::string& circuit : options_.circuits) {
+      ready->add_circuits(circuit);
+      if (options_.bellman) ready->add_circuit_kinds(proto::CIRCUIT_KIND_BELLMAN);
+    }
     ready->set_capacity(options_.capacity);
     ready->set_state(proto::WORKER_STATE_READY);
     Send(envelope);
@@ -261,6 +270,7 @@ class HostileWorker {
     result->set_ok(true);
     result->set_proof_json(proof_);
     result->set_public_json(public_);
+    result->set_proof_bytes(proof_bytes_);
     result->set_circuit_id(job.circuit_id());
     result->set_request_id(job.request_id());
     Send(envelope);
@@ -275,6 +285,7 @@ class HostileWorker {
   zmq::socket_t dealer_;
   std::string proof_;
   std::string public_;
+  std::string proof_bytes_;
   Clock::time_point last_heard_;
   Clock::time_point registered_at_;
   std::optional<Clock::time_point> reregister_at_;
@@ -302,6 +313,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"forge", "replay", "notjson", "hoard", "undrain", "impersonate"}));
   app.add_option("--proof", options.proof_file, "proof.json to forge from or replay");
   app.add_option("--public", options.public_file, "public.json sent with the proof");
+  app.add_option("--proof-bytes", options.proof_bytes_file,
+                 "forge, replay: a file whose bytes go in Result.proof_bytes (a bellman proof's 192, or garbled ones)");
+  app.add_flag("--bellman", options.bellman, "announce its circuits as bellman circuits (READY circuit_kinds)");
   CLI11_PARSE(app, argc, argv);
   for (std::string& circuit : options.circuits) circuit = circuit.substr(0, circuit.find('='));
   if ((options.mode == "forge" || options.mode == "replay") &&

@@ -65,11 +65,16 @@ VerifyVerdict Check(const VerifyTask& task) {
                                                 " bytes, found " + std::to_string(task.proof_bytes.size()));
     }
     const auto encoded = EncodeBellmanProof(proof);
-    if (std::memcmp(encoded.data(), task.proof_bytes.data(), encoded.size()) != 0) {
+    const auto* sent = reinterpret_cast<const uint8_t*>(task.proof_bytes.data());
+    size_t at = 0;
+    while (at < encoded.size() && encoded[at] == sent[at]) ++at;
+    if (at < encoded.size()) {
+      const size_t from = at & ~size_t{7};  // 8 bytes around the first difference
       return Fail(VerifyReason::kInvalidProof,
-                  "proof_bytes: not the encoding of proof.json's points (expected " +
-                      HexOf(encoded).substr(0, 32) + "..., found " +
-                      HexOf({reinterpret_cast<const uint8_t*>(task.proof_bytes.data()), 16}) + "...)");
+                  "proof_bytes: not the encoding of proof.json's points (first difference at byte " +
+                      std::to_string(at) + ": bytes " + std::to_string(from) + ".. expected " +
+                      HexOf(std::span(encoded).subspan(from, 8)) + ", found " +
+                      HexOf(std::span(sent + from, 8)) + ")");
     }
   } else if (!task.proof_bytes.empty()) {
     return Fail(VerifyReason::kMalformed, "proof_bytes: set for a circom circuit (" +
