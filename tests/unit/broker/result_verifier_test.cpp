@@ -376,5 +376,48 @@ TEST(ResultVerifierTest, DestructorDropsQueuedTasks) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, zkfleet::testing::Scaled(std::chrono::seconds(20)));
 }
 
+// A bellperson .vk (gnark's public vector 01: one public input) loads as a
+// BELLMAN key; a truncated one, or one with a compressed point, is refused at
+// load with the field named.
+TEST(BellmanVerificationKeys, GnarkVectorLoadsAsABellmanKeyAndDamagedOnesAreRefused) {
+  const std::string path = std::string(ZKFLEET_FIXTURES_DIR) + "/bellman/gnark/vector_01.vk";
+  const VerificationKeys keys = VerificationKeys::Load({"g=" + path});
+  const VerificationKeys::Entry* entry = keys.Find("g");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->kind, proto::CIRCUIT_KIND_BELLMAN);
+  EXPECT_EQ(entry->curve, engine::Curve::kBls12_381);
+  EXPECT_EQ(entry->n_public, 1u);
+  const std::string bytes = ReadFile(path);
+  TempDir dir;
+  WriteFile(dir.file("short.vk"), bytes.substr(0, bytes.size() - 1));
+  ExpectError([&] { VerificationKeys::Load({"g=" + dir.file("short.vk")}); }, ErrorCode::kBadFormat,
+              {"circuit 'g'", "bellperson .vk", "ic"});
+  std::string compressed = bytes;
+  compressed[0] = static_cast<char>(compressed[0] | 0x80);
+  WriteFile(dir.file("compressed.vk"), compressed);
+  ExpectError([&] { VerificationKeys::Load({"g=" + dir.file("compressed.vk")}); }, ErrorCode::kBadFormat,
+              {"alpha_g1", "compressed"});
+}
+
+// A circom circuit's RESULT carrying proof_bytes is malformed; a bellman
+// task's bytes of the wrong size are malformed too.
+TEST(BellmanVerify, ProofBytesWhereNoneBelongOrOfTheWrongSizeAreRefused) {
+  VerifyTask task = TaskOf(kBls, kBls);
+  task.proof_bytes = std::string(192, '\0');
+  VerifyVerdict verdict = VerifyResultNow(task);
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_EQ(verdict.reason, VerifyReason::kMalformed) << verdict.why;
+  EXPECT_NE(verdict.why.find("circom"), std::string::npos) << verdict.why;
+  task.kind = proto::CIRCUIT_KIND_BELLMAN;
+  task.proof_bytes = std::string(191, '\0');
+  verdict = VerifyResultNow(task);
+  EXPECT_EQ(verdict.reason, VerifyReason::kMalformed) << verdict.why;
+  // The right size, not the points' encoding: an invalid proof.
+  task.proof_bytes = std::string(192, '\0');
+  verdict = VerifyResultNow(task);
+  EXPECT_EQ(verdict.reason, VerifyReason::kInvalidProof) << verdict.why;
+  EXPECT_NE(verdict.why.find("first difference at byte 0"), std::string::npos) << verdict.why;
+}
+
 }  // namespace
 }  // namespace zkfleet::broker
