@@ -1,8 +1,10 @@
 # Extra build types used by CMakePresets.json:
 #   Asan  - Debug with AddressSanitizer + UndefinedBehaviorSanitizer
 #   Tsan  - RelWithDebInfo with ThreadSanitizer
-set(_zk_asan "-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined")
-set(_zk_tsan "-O1 -g -fno-omit-frame-pointer -fsanitize=thread")
+# -g1: line tables only (file:line in every report) at a fraction of -g's
+# compile time, which is most of the ASan phase in CI (docs/testing.md).
+set(_zk_asan "-O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined")
+set(_zk_tsan "-O1 -g1 -fno-omit-frame-pointer -fsanitize=thread")
 # project() has already made each of these an EMPTY cache entry for the
 # custom build types, and set(... CACHE) does not replace an existing entry:
 # without the check below every "sanitizer" build compiled with no sanitizer

@@ -23,6 +23,7 @@
 #include "zkfleet/bellman/parameters.hpp"
 #include "zkfleet/curve/point.hpp"
 #include "zkfleet/engine/bellman.hpp"
+#include "zkfleet/engine/pinned_memory.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/groth16/assignment_key.hpp"
 #include "zkfleet/r1cs/r1cs.hpp"
@@ -57,29 +58,63 @@ std::vector<curve::Affine<Cfg>> FakePoints(size_t count, uint64_t start, cpu::Th
   return out;
 }
 
-bellman::Parameters FakeParameters(const bellman::ConstraintSystem& cs, uint64_t seed, cpu::ThreadPool& pool) {
-  const bellman::Densities d = bellman::DensitiesOf(cs);
-  const size_t n = size_t{1} << bellman::DomainLog(cs);
-  size_t n_a = cs.n_inputs, n_b = 0;
-  for (bool x : d.a_aux) n_a += x;
-  for (bool x : d.b_input) n_b += x;
-  for (bool x : d.b_aux) n_b += x;
+size_t PopCount(const std::vector<uint64_t>& words) {
+  size_t n = 0;
+  for (uint64_t w : words) n += static_cast<size_t>(__builtin_popcountll(w));
+  return n;
+}
+
+// Points in the counts an assignment of this shape needs (densities from the
+// assignment itself, so the constraint system can be freed first).
+bellman::Parameters FakeParameters(const bellman::Assignment& asg, size_t domain, uint64_t seed, cpu::ThreadPool& pool) {
+  const size_t n_a = asg.input.size() + PopCount(asg.a_aux_density);
+  const size_t n_b = PopCount(asg.b_input_density) + PopCount(asg.b_aux_density);
   // The verifying key is a real one's (from a one-row system), IC resized.
   bellman::ConstraintSystem tiny;
-  tiny.n_inputs = cs.n_inputs;
+  tiny.n_inputs = static_cast<uint32_t>(asg.input.size());
   tiny.a.EndRow();
   tiny.b.EndRow();
   tiny.c.EndRow();
   bellman::Parameters p;
   p.vk = bellman::SynthesizeParameters(tiny, seed, pool).vk;
   using G1 = curve::Bls12_381G1;
-  p.h = FakePoints<G1>(n - 1, seed * 7, pool);
-  p.l = FakePoints<G1>(cs.n_aux, seed * 11, pool);
+  p.h = FakePoints<G1>(domain - 1, seed * 7, pool);
+  p.l = FakePoints<G1>(asg.aux.size(), seed * 11, pool);
   p.a = FakePoints<G1>(n_a, seed * 13, pool);
   p.b_g1 = FakePoints<G1>(n_b, seed * 17, pool);
   p.b_g2 = FakePoints<curve::Bls12_381G2>(n_b, seed * 19, pool);
   return p;
 }
+
+// The assignment copied into page-locked memory, as a worker's pinned pool
+// holds what it proves (zkprove reads its witness into page-locked memory
+// too): the uploads are then true async DMAs. Null view fields when pinning
+// fails (the pageable copy is used then).
+struct PinnedAssignment {
+  uint8_t* base = nullptr;
+  engine::AssignmentView view;
+  ~PinnedAssignment() {
+    if (base) engine::PinnedMemory::Free(base);
+  }
+  bool Make(const bellman::Assignment& a) {
+    const size_t scalars = a.a.size() + a.b.size() + a.c.size() + a.input.size() + a.aux.size();
+    if (!engine::PinnedMemory::Allocate(scalars * 32, &base).empty()) return false;
+    auto* out = reinterpret_cast<engine::FrMont*>(base);
+    auto copy = [&](const std::vector<engine::FrMont>& v) {
+      std::memcpy(static_cast<void*>(out), v.data(), v.size() * 32);
+      std::span<const engine::FrMont> span(out, v.size());
+      out += v.size();
+      return span;
+    };
+    view = a.View();
+    view.a = copy(a.a);
+    view.b = copy(a.b);
+    view.c = copy(a.c);
+    view.input = copy(a.input);
+    view.aux = copy(a.aux);
+    return true;
+  }
+};
 
 }  // namespace
 
@@ -89,7 +124,7 @@ int main(int argc, char** argv) {
   int log_rows = 0, repeat = 5;
   uint32_t n_public = 2;
   uint64_t seed = 1;
-  bool fake = false, no_overlap = false, compare_cpu = false;
+  bool fake = false, no_overlap = false, compare_cpu = false, pageable = false;
   app.add_option("--r1cs", r1cs_path, "a circom BLS12-381 .r1cs");
   app.add_option("--wtns", wtns_path, "its witness");
   app.add_option("--synthetic", log_rows, "a synthetic PoRep-like circuit of 2^LOG_ROWS rows");
@@ -99,6 +134,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "seed of the circuit and parameters")->capture_default_str();
   app.add_flag("--fake-params", fake, "multiples of the generators instead of an SRS (proofs not verified)");
   app.add_flag("--no-overlap", no_overlap, "CUDA: the MSMs one after another with one workspace");
+  app.add_flag("--pageable", pageable, "prove from the assignment's pageable vectors (default: a page-locked copy)");
   app.add_flag("--compare-cpu", compare_cpu, "also prove on the CPU with the same r, s and compare the bytes");
   CLI11_PARSE(app, argc, argv);
 
@@ -122,14 +158,21 @@ int main(int argc, char** argv) {
   }
   const double circuit_s = Since(t0);
   t0 = Clock::now();
-  bellman::Parameters params = fake ? FakeParameters(cs, seed, pool) : bellman::SynthesizeParameters(cs, seed + 1, pool);
-  const double params_s = Since(t0);
-  t0 = Clock::now();
   const bellman::Assignment assignment = bellman::Synthesize(cs, values, pool);
   const double synth_s = Since(t0);
-  cs = {};  // the prover needs none of it
+  const size_t domain = size_t{1} << bellman::DomainLog(cs);
   values.clear();
   values.shrink_to_fit();
+  t0 = Clock::now();
+  bellman::Parameters params;
+  if (fake) {
+    cs = {};  // only the assignment's shape is needed: free the system first (2^27: tens of GB)
+    params = FakeParameters(assignment, domain, seed, pool);
+  } else {
+    params = bellman::SynthesizeParameters(cs, seed + 1, pool);
+    cs = {};
+  }
+  const double params_s = Since(t0);
 
   engine::EngineOptions options{backend == "cpu" ? engine::Backend::kCpu : engine::Backend::kCuda, 0};
   options.cuda_overlap_msms = !no_overlap;
@@ -160,6 +203,10 @@ int main(int argc, char** argv) {
               backend.c_str());
   std::fflush(stdout);
 
+  PinnedAssignment pinned;
+  const bool is_pinned = !pageable && pinned.Make(assignment);
+  const engine::AssignmentView view = is_pinned ? pinned.view : assignment.View();
+  std::printf("{\"assignment\":{\"page_locked\":%s}}\n", is_pinned ? "true" : "false");
   engine::ProveOptions prove;
   prove.verify = !fake;
   std::vector<double> totals;
@@ -178,11 +225,11 @@ int main(int argc, char** argv) {
       prove.s.reset();
     }
     t0 = Clock::now();
-    engine::BellmanProof p = key.Prove(assignment.View(), prove);
+    engine::BellmanProof p = key.Prove(view, prove);
     const double wall = Since(t0);
     totals.push_back(wall);
     if (i == 0) first = p;
-    std::printf("{\"proof\":%d,\"wall_s\":%.4f,\"pack_s\":%.4f,\"upload_s\":%.4f,\"device_s\":%.4f,\"verify_s\":%.4f,"
+    std::printf("{\"proof\":%d,\"wall_s\":%.4f,\"indices_s\":%.4f,\"enqueue_s\":%.4f,\"device_s\":%.4f,\"verify_s\":%.4f,"
                 "\"verified\":%s}\n",
                 i, wall, p.timings.build_abc_s, p.timings.witness_transfer_s, p.timings.msm_s, p.check.verify_s,
                 p.check.verified ? "true" : "false");

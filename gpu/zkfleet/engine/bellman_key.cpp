@@ -9,6 +9,7 @@
 #include "zkfleet/ff/bls12_381.hpp"
 #include "zkfleet/groth16/assembly.hpp"
 #include "zkfleet/groth16/assignment_key.hpp"
+#include "zkfleet/runtime/thread_pool.hpp"
 #ifdef ZKFLEET_HAVE_CUDA
 #include "zkfleet/groth16/assignment_cuda_prover.hpp"
 #endif
@@ -24,15 +25,14 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 
 // Every scalar must be a reduced Montgomery value (< r): the field code
 // assumes it, and a peer's bytes are not trusted.
-void CheckScalars(const AssignmentView& v) {
+void CheckScalars(const AssignmentView& v, cpu::ThreadPool& pool) {
   const std::pair<const char*, std::span<const FrMont>> vectors[] = {
       {"a", v.a}, {"b", v.b}, {"c", v.c}, {"input", v.input}, {"aux", v.aux}};
   for (const auto& [name, values] : vectors) {
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (!Fr::is_below_modulus(values[i].data())) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    std::string("assignment: ") + name + "[" + std::to_string(i) + "] is not below the scalar field modulus");
-      }
+    const uint64_t bad = pool.FirstFailing(values.size(), [&](uint64_t i) { return Fr::is_below_modulus(values[i].data()); });
+    if (bad < values.size()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  std::string("assignment: ") + name + "[" + std::to_string(bad) + "] is not below the scalar field modulus");
     }
   }
 }
@@ -62,6 +62,7 @@ struct BellmanKey::Impl {
   std::vector<uint8_t> vk_bytes;
   PreparedVerifier verifier;
   BellmanInfo info;  // the backend's, plus where it was loaded from
+  cpu::ThreadPool pool{0};  // the scalar checks (FirstFailing is safe from several callers)
 };
 
 BellmanKey::BellmanKey(std::unique_ptr<groth16::AssignmentKey> backend_key, std::vector<uint8_t> vk_bytes,
@@ -105,7 +106,7 @@ const VerificationKey& BellmanKey::verification_key() const { return impl_->veri
 const std::vector<uint8_t>& BellmanKey::verifying_key_bytes() const { return impl_->vk_bytes; }
 
 BellmanProof BellmanKey::Prove(const AssignmentView& assignment, const ProveOptions& options) const {
-  CheckScalars(assignment);
+  CheckScalars(assignment, impl_->pool);
   groth16::CheckAssignmentShape(assignment, info());
   BellmanProof proof;
   for (size_t i = 1; i < assignment.input.size(); ++i) {

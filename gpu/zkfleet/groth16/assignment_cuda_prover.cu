@@ -46,6 +46,37 @@ __global__ void CanonicalScalarKernel(uint64_t n, const DFr* values, uint32_t* s
   if (i < n) prover::CanonicalScalarStep(i, values, scalars);
 }
 
+// The canonical form of every variable, in place (Montgomery in, 8 canonical
+// words out: the MSMs' scalars).
+__global__ void CanonicalInPlaceKernel(uint64_t n, uint32_t* words) {
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (i < n) {
+    const DFr x = reinterpret_cast<const DFr*>(words)[i];
+    uint32_t out[DFr::kWords];
+    x.to_canonical(out);
+    for (int k = 0; k < DFr::kWords; ++k) words[8 * i + k] = out[k];
+  }
+}
+
+// The density bitmaps' words covering `bits` bits, the bits past them cleared
+// (callers may pass longer spans): what the cached index arrays are keyed on.
+std::vector<uint64_t> Normalized(std::span<const uint64_t> words, size_t bits) {
+  std::vector<uint64_t> out(words.begin(), words.begin() + (bits + 63) / 64);
+  if (bits % 64) out.back() &= (uint64_t{1} << (bits % 64)) - 1;
+  return out;
+}
+
+// dst[k] = src[index[k]], 8 words each: the scalars of the variables that
+// have a point in a density-packed section.
+__global__ void GatherScalarsKernel(uint64_t n, const uint32_t* index, const uint4* src, uint4* dst) {
+  const uint64_t k = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (k < n) {
+    const uint64_t from = index[k];
+    dst[2 * k] = src[2 * from];
+    dst[2 * k + 1] = src[2 * from + 1];
+  }
+}
+
 unsigned Blocks(uint64_t n, unsigned threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
 template <class T>
@@ -65,8 +96,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
   CudaAssignmentKey(bellman::Parameters params, const groth16::KeyOptions& options)
       : device_(options.cuda_device),
         overlap_(options.cuda_overlap_msms),
-        info_(groth16::ShapeOf(params)),
-        pool_(options.threads) {
+        info_(groth16::ShapeOf(params)) {
     const std::string what = "bellman parameters";
     SetDevice(device_, what);
     info_.backend = engine::Backend::kCuda;
@@ -83,10 +113,14 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     z_inv_ = (Fr::from_uint(bellman::kMultiplicativeGenerator).pow(n_limb, 1) - Fr::one()).inverse();
 
     abc_ = DeviceBuffer(3 * n * sizeof(Fr), what + " a/b/c vectors");
-    tmp_ = DeviceBuffer(3 * n * sizeof(Fr), what + " NTT scratch and h scalars");
+    // Without overlap (the largest circuits) the three coset NTTs run one at
+    // a time over one vector of scratch.
+    tmp_ = DeviceBuffer((overlap_ ? 3 : 1) * n * sizeof(Fr), what + " NTT scratch and h scalars");
+    vars_ = DeviceBuffer((size_t{info_.n_inputs} + info_.n_aux) * 32, what + " assignment (the l scalars)");
     scalars_a_ = DeviceBuffer(std::max<size_t>(info_.n_a, 1) * 32, what + " a scalars");
     scalars_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 32, what + " b scalars");
-    scalars_l_ = DeviceBuffer(std::max<size_t>(info_.n_aux, 1) * 32, what + " l scalars");
+    index_a_ = DeviceBuffer(std::max<size_t>(info_.n_a, 1) * 4, what + " a scalar indices");
+    index_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 4, what + " b scalar indices");
     const uint64_t counts[kSlots] = {n - 1, info_.n_aux, info_.n_a, info_.n_b, info_.n_b};
     MsmNeeds needs[kSlots], shared;
     for (int k = 0; k < kSlots; ++k) {
@@ -104,14 +138,17 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     staging_ = PinnedBuffer(kSlots * kSlotBytes, what + " pinned window-sum staging");
     for (auto& s : streams_) ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), what + ": streams");
     for (auto& e : events_) ZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), what + ": events");
+    ZK_CUDA_CHECK(cudaEventCreateWithFlags(&scalars_ready_, cudaEventDisableTiming), what + ": events");
     ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
     info_.resident_bytes = h_.bytes() + l_.bytes() + a_.bytes() + b1_.bytes() + b2_.bytes() + domain_.resident_bytes() +
-                           abc_.bytes() + tmp_.bytes() + scalars_a_.bytes() + scalars_b_.bytes() + scalars_l_.bytes() +
+                           abc_.bytes() + tmp_.bytes() + vars_.bytes() + scalars_a_.bytes() + scalars_b_.bytes() +
+                           index_a_.bytes() + index_b_.bytes() +
                            window_sums_.bytes() + staging_.bytes();
     for (const auto& ws : workspaces_) info_.resident_bytes += ws.bytes();
   }
 
   ~CudaAssignmentKey() override {
+    if (scalars_ready_) cudaEventDestroy(scalars_ready_);
     for (auto e : events_) {
       if (e) cudaEventDestroy(e);
     }
@@ -129,18 +166,14 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     uint64_t r[4], s[4];
     groth16::DrawBlinding<Fr>(options, r, s);
     groth16::RawProof proof;
-    // The density packing is host work: it runs before the device lock.
     auto t0 = Clock::now();
-    const groth16::PackedScalars packed = groth16::PackScalars(v, pool_);
-    proof.timings.build_abc_s = SecondsSince(t0);
 
     std::vector<X1> sums1[kSlots];
     std::vector<X2> sums_b2;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       try {
-        t0 = Clock::now();
-        RunDevice(v, packed, proof.timings);
+        RunDevice(v, proof.timings);
         for (int k = 0; k < kSlots; ++k) {
           const char* slot = staging_.as<char>() + k * kSlotBytes;
           if (k == kB2) {
@@ -173,35 +206,46 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
  private:
   // Everything from the uploads to the window sums in staging_; called with
   // mutex_ held.
-  void RunDevice(const engine::AssignmentView& v, const groth16::PackedScalars& packed,
-                 groth16::PhaseTimings& timings) const {
+  void RunDevice(const engine::AssignmentView& v, groth16::PhaseTimings& timings) const {
     ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
     const cudaStream_t main = streams_[0];
     const size_t n = info_.domain_size, m = v.a.size();
     Fr* abc = abc_.as<Fr>();
     const auto t_upload = Clock::now();
-    // a, b, c as the caller holds them (Montgomery = the device's layout),
-    // zero past abc_size.
-    const std::span<const engine::FrMont> parts[3] = {v.a, v.b, v.c};
-    for (int k = 0; k < 3; ++k) {
-      ZK_CUDA_CHECK(cudaMemcpyAsync(abc + k * n, parts[k].data(), m * sizeof(Fr), cudaMemcpyHostToDevice, main),
-                    "a/b/c upload");
-      if (m < n) ZK_CUDA_CHECK(cudaMemsetAsync(abc + k * n + m, 0, (n - m) * sizeof(Fr), main), "a/b/c upload");
+    // The MSMs' scalars, on stream 1: the assignment goes up as the caller
+    // holds it, becomes canonical in place (the l MSM's scalars: every aux
+    // value), and the a and b scalars are gathered from it by index arrays
+    // made from the densities (cached: a circuit's densities do not change).
+    const auto t_index = Clock::now();
+    UpdateIndices(v);
+    timings.build_abc_s = SecondsSince(t_index);
+    const cudaStream_t s1 = Stream(1);
+    const size_t n_vars = size_t{info_.n_inputs} + info_.n_aux;
+    uint8_t* vars = vars_.as<uint8_t>();
+    ZK_CUDA_CHECK(cudaMemcpyAsync(vars, v.input.data(), v.input.size() * 32, cudaMemcpyHostToDevice, s1), "assignment upload");
+    if (!v.aux.empty()) {
+      ZK_CUDA_CHECK(cudaMemcpyAsync(vars + v.input.size() * 32, v.aux.data(), v.aux.size() * 32, cudaMemcpyHostToDevice, s1),
+                    "assignment upload");
     }
-    // The MSMs' scalars on their own streams (the host packed them).
-    auto upload = [&](const DeviceBuffer& dst, const std::vector<uint64_t>& src, cudaStream_t st) {
-      if (!src.empty()) {
-        ZK_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.data(), src.size() * 8, cudaMemcpyHostToDevice, st), "scalar upload");
-      }
-    };
-    upload(scalars_l_, packed.l, Stream(1));
-    upload(scalars_a_, packed.a, Stream(2));
-    upload(scalars_b_, packed.b, Stream(3));
+    CanonicalInPlaceKernel<<<Blocks(n_vars, 256), 256, 0, s1>>>(n_vars, vars_.as<uint32_t>());
+    ZK_CUDA_CHECK_LAUNCH("assignment to canonical");
+    if (info_.n_a) {
+      GatherScalarsKernel<<<Blocks(info_.n_a, 256), 256, 0, s1>>>(info_.n_a, index_a_.as<uint32_t>(), vars_.as<uint4>(),
+                                                                  scalars_a_.as<uint4>());
+      ZK_CUDA_CHECK_LAUNCH("a scalars");
+    }
+    if (info_.n_b) {
+      GatherScalarsKernel<<<Blocks(info_.n_b, 256), 256, 0, s1>>>(info_.n_b, index_b_.as<uint32_t>(), vars_.as<uint4>(),
+                                                                  scalars_b_.as<uint4>());
+      ZK_CUDA_CHECK_LAUNCH("b scalars");
+    }
+    ZK_CUDA_CHECK(cudaEventRecord(scalars_ready_, s1), "scalars");
+    for (int k = 2; k < kStreams; ++k) ZK_CUDA_CHECK(cudaStreamWaitEvent(Stream(k), scalars_ready_, 0), "scalars");
     timings.witness_transfer_s = SecondsSince(t_upload);
 
     auto sums = [&](Slot k) { return staging_dev(k); };
     if (info_.n_aux) {
-      EnqueueMsm<G1>(Stream(1), Workspace(kL), plans_[kL], l_.as<A1>(), scalars_l_.as<uint32_t>(),
+      EnqueueMsm<G1>(s1, Workspace(kL), plans_[kL], l_.as<A1>(), vars_.as<uint32_t>() + 8 * size_t{info_.n_inputs},
                      reinterpret_cast<X1*>(sums(kL)), "MSM l");
     }
     if (info_.n_a) {
@@ -215,8 +259,20 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
                             reinterpret_cast<X2*>(sums(kB2)), "MSM b_g2");
     }
 
+    // a, b, c as the caller holds them (Montgomery = the device's layout),
+    // zero past abc_size.
+    const std::span<const engine::FrMont> parts[3] = {v.a, v.b, v.c};
+    for (int k = 0; k < 3; ++k) {
+      ZK_CUDA_CHECK(cudaMemcpyAsync(abc + k * n, parts[k].data(), m * sizeof(Fr), cudaMemcpyHostToDevice, main),
+                    "a/b/c upload");
+      if (m < n) ZK_CUDA_CHECK(cudaMemsetAsync(abc + k * n + m, 0, (n - m) * sizeof(Fr), main), "a/b/c upload");
+    }
     // h: coset NTTs of a, b, c (batched), the quotient, the coset iNTT.
-    domain_.EnqueueToOddCoset(main, abc, tmp_.as<Fr>(), 3, "NTT (to the coset)");
+    if (overlap_) {
+      domain_.EnqueueToOddCoset(main, abc, tmp_.as<Fr>(), 3, "NTT (to the coset)");
+    } else {
+      for (int k = 0; k < 3; ++k) domain_.EnqueueToOddCoset(main, abc + k * n, tmp_.as<Fr>(), 1, "NTT (to the coset)");
+    }
     CosetQuotientKernel<<<Blocks(n, 256), 256, 0, main>>>(n, reinterpret_cast<DFr*>(abc), reinterpret_cast<DFr*>(abc + n),
                                                           reinterpret_cast<DFr*>(abc + 2 * n), BitCopy<DFr>(z_inv_));
     ZK_CUDA_CHECK_LAUNCH("h quotient");
@@ -236,6 +292,40 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     ZK_CUDA_CHECK(cudaStreamSynchronize(main), "proof (device work)");
   }
 
+  // The a and b index arrays (variable numbers, inputs first) for these
+  // densities, rebuilt and uploaded only when they differ from the last
+  // proof's. Called with mutex_ held.
+  void UpdateIndices(const engine::AssignmentView& v) const {
+    std::vector<uint64_t> a_aux = Normalized(v.a_aux_density, info_.n_aux);
+    std::vector<uint64_t> b_inp = Normalized(v.b_input_density, info_.n_inputs);
+    std::vector<uint64_t> b_aux = Normalized(v.b_aux_density, info_.n_aux);
+    if (indices_valid_ && a_aux == cached_a_aux_ && b_inp == cached_b_inp_ && b_aux == cached_b_aux_) return;
+    indices_valid_ = false;
+    auto bit = [](const std::vector<uint64_t>& w, size_t i) { return (w[i / 64] >> (i % 64)) & 1; };
+    const uint32_t n_in = info_.n_inputs;
+    std::vector<uint32_t> a_idx, b_idx;
+    a_idx.reserve(info_.n_a);
+    b_idx.reserve(info_.n_b);
+    for (uint32_t i = 0; i < n_in; ++i) {
+      a_idx.push_back(i);
+      if (bit(b_inp, i)) b_idx.push_back(i);
+    }
+    for (uint32_t j = 0; j < info_.n_aux; ++j) {
+      if (bit(a_aux, j)) a_idx.push_back(n_in + j);
+      if (bit(b_aux, j)) b_idx.push_back(n_in + j);
+    }
+    // CheckAssignmentShape matched the popcounts to the parameters.
+    if (a_idx.size() != info_.n_a || b_idx.size() != info_.n_b) {
+      throw Error(ErrorCode::kInternal, "assignment densities: index counts differ from the checked popcounts");
+    }
+    ZK_CUDA_CHECK(cudaMemcpy(index_a_.get(), a_idx.data(), a_idx.size() * 4, cudaMemcpyHostToDevice), "a scalar indices");
+    ZK_CUDA_CHECK(cudaMemcpy(index_b_.get(), b_idx.data(), b_idx.size() * 4, cudaMemcpyHostToDevice), "b scalar indices");
+    cached_a_aux_ = std::move(a_aux);
+    cached_b_inp_ = std::move(b_inp);
+    cached_b_aux_ = std::move(b_aux);
+    indices_valid_ = true;
+  }
+
   cudaStream_t Stream(int k) const { return streams_[overlap_ ? k : 0]; }
   const MsmWorkspace& Workspace(Slot k) const { return workspaces_[overlap_ ? k : 0]; }
 
@@ -244,12 +334,15 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
   int device_;
   bool overlap_;  // MSMs on their own streams with their own workspaces
   engine::BellmanInfo info_;
-  mutable cpu::ThreadPool pool_;
   groth16::Groth16HeaderPoints<C> header_;
   DeviceBuffer h_, l_, a_, b1_, b2_;
   DeviceNttDomain<Fr> domain_;
   Fr z_inv_;
-  DeviceBuffer abc_, tmp_, scalars_a_, scalars_b_, scalars_l_;
+  DeviceBuffer abc_, tmp_, vars_, scalars_a_, scalars_b_, index_a_, index_b_;
+  cudaEvent_t scalars_ready_ = nullptr;
+  // The densities index_a_ / index_b_ were made from (under mutex_).
+  mutable std::vector<uint64_t> cached_a_aux_, cached_b_inp_, cached_b_aux_;
+  mutable bool indices_valid_ = false;
   msm::Plan plans_[kSlots];
   MsmWorkspace workspaces_[kSlots];
   DeviceBuffer window_sums_;

@@ -4,6 +4,7 @@
 // every kind of bad assignment is refused with an error, never a proof.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "testutil/test_support.hpp"
@@ -282,6 +283,36 @@ TEST(BellmanProver, NobleCurvesAcceptsOurProofsAndRejectsATamperedOne) {
     ours_rejects = true;
   }
   EXPECT_TRUE(ours_rejects);
+}
+
+// A backend that returns one corrupted proof (as a faulty device would) and
+// then correct ones.
+class OnceFaultyKey final : public groth16::AssignmentKey {
+ public:
+  explicit OnceFaultyKey(std::unique_ptr<groth16::AssignmentKey> inner) : inner_(std::move(inner)) {}
+  const engine::BellmanInfo& info() const override { return inner_->info(); }
+  groth16::RawProof ProveUnchecked(const engine::AssignmentView& v, const engine::ProveOptions& o,
+                                   bool inject_fault) const override {
+    const bool corrupt = !faulted_.exchange(true);
+    return inner_->ProveUnchecked(v, o, inject_fault || corrupt);
+  }
+
+ private:
+  std::unique_ptr<groth16::AssignmentKey> inner_;
+  mutable std::atomic<bool> faulted_{false};
+};
+
+TEST(BellmanProver, AnEngineFaultIsCaughtAndTheRetriedProofReturned) {
+  const Synthetic s = MakeSynthetic(8, 2, 13);
+  engine::EngineOptions options{engine::Backend::kCpu, 2};
+  engine::BellmanKey key(std::make_unique<OnceFaultyKey>(groth16::MakeCpuAssignmentKey(s.params, options)),
+                         bellman::SerializeVerifyingKey(s.params.vk), bellman::ToEngineKey(s.params.vk));
+  const engine::BellmanProof faulty_first = key.Prove(s.assignment.View(), Fixed(4, 6));
+  EXPECT_TRUE(faulty_first.check.verified);
+  EXPECT_FALSE(faulty_first.check.engine_fault.empty());  // reported, not hidden
+  // The returned proof is the correct one: the same bytes as a clean key's.
+  EXPECT_EQ(faulty_first.bytes, CpuKey(s.params)->Prove(s.assignment.View(), Fixed(4, 6)).bytes);
+  EXPECT_TRUE(key.Prove(s.assignment.View(), Fixed(4, 6)).check.engine_fault.empty());
 }
 
 TEST(BellmanProver, ParametersOfAnotherSeedDoNotVerify) {
