@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "zkfleet/broker/bellman_encoding.hpp"
+#include "zkfleet/engine/bellman_format.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkfleet::broker {
@@ -115,7 +115,7 @@ std::optional<std::string> WorkerMessageProblem(const proto::Envelope& message, 
       if (auto why = TooLong("proof_json", result.proof_json().size(), limits.max_proof_json_bytes)) return why;
       if (auto why = TooLong("public_json", result.public_json().size(), limits.max_public_json_bytes)) return why;
       // Exactly 192 for a bellman circuit (the verifier's check); more is never one.
-      if (auto why = TooLong("proof_bytes", result.proof_bytes().size(), kBellmanProofBytes)) return why;
+      if (auto why = TooLong("proof_bytes", result.proof_bytes().size(), engine::kBellmanProofBytes)) return why;
       if (auto why = TooLong("error", result.error().size(), limits.max_text_bytes)) return why;
       if (auto why = TooLong("circuit_id", result.circuit_id().size(), limits.max_circuit_id_bytes)) return why;
       return TooLong("request_id", result.request_id().size(), limits.max_request_id_bytes);

@@ -13,13 +13,24 @@
 #include <span>
 #include <utility>
 
-#include "zkfleet/broker/bellman_encoding.hpp"
+#include "zkfleet/engine/bellman_format.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
 #include "zkfleet/engine/wtns.hpp"
 
 namespace zkfleet::broker {
 namespace {
+
+// Lower-case hex, for the few bytes an error message quotes.
+std::string HexBytes(std::span<const uint8_t> bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
 
 // A worker's file can make a parser's message long or multi-line; a verdict's
 // `why` goes into one log line.
@@ -60,11 +71,11 @@ VerifyVerdict Check(const VerifyTask& task) {
   }
   if (task.kind == proto::CIRCUIT_KIND_BELLMAN) {
     // The 192 bytes the client gets must be the points verified below.
-    if (task.proof_bytes.size() != kBellmanProofBytes) {
-      return Fail(VerifyReason::kMalformed, "proof_bytes: a bellman proof is " + std::to_string(kBellmanProofBytes) +
+    if (task.proof_bytes.size() != engine::kBellmanProofBytes) {
+      return Fail(VerifyReason::kMalformed, "proof_bytes: a bellman proof is " + std::to_string(engine::kBellmanProofBytes) +
                                                 " bytes, found " + std::to_string(task.proof_bytes.size()));
     }
-    const auto encoded = EncodeBellmanProof(proof);
+    const auto encoded = engine::EncodeBellmanProof(proof);
     const auto* sent = reinterpret_cast<const uint8_t*>(task.proof_bytes.data());
     size_t at = 0;
     while (at < encoded.size() && encoded[at] == sent[at]) ++at;
@@ -73,8 +84,8 @@ VerifyVerdict Check(const VerifyTask& task) {
       return Fail(VerifyReason::kInvalidProof,
                   "proof_bytes: not the encoding of proof.json's points (first difference at byte " +
                       std::to_string(at) + ": bytes " + std::to_string(from) + ".. expected " +
-                      HexOf(std::span(encoded).subspan(from, 8)) + ", found " +
-                      HexOf(std::span(sent + from, 8)) + ")");
+                      HexBytes(std::span(encoded).subspan(from, 8)) + ", found " +
+                      HexBytes(std::span(sent + from, 8)) + ")");
     }
   } else if (!task.proof_bytes.empty()) {
     return Fail(VerifyReason::kMalformed, "proof_bytes: set for a circom circuit (" +

@@ -47,7 +47,7 @@ struct VerifyTask {
   std::string proof_json;
   std::string public_json;
   // CIRCUIT_KIND_BELLMAN: proof_bytes must be exactly the 192-byte encoding
-  // of proof.json's points (bellman_encoding.hpp); CIRCOM: it must be empty.
+  // of proof.json's points (engine/bellman_format.hpp); CIRCOM: it must be empty.
   proto::CircuitKind kind = proto::CIRCUIT_KIND_CIRCOM;
   std::string proof_bytes;
   // When set, public.json must hold exactly these values.

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <utility>
 
-#include "zkfleet/broker/bellman_encoding.hpp"
+#include "zkfleet/engine/bellman_format.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
 
@@ -111,12 +111,12 @@ VerificationKeys VerificationKeys::Load(const std::vector<std::string>& specs) {
     const size_t first = bytes.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && bytes[first] != '{') {
       // Not JSON: a bellperson .vk.
-      std::string why;
-      auto parsed = ParseBellmanVerifyingKey(
-          {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, &why);
-      if (!parsed) throw Error(ErrorCode::kBadFormat, context + ": not a snarkjs verification_key.json, nor a "
-                                                                "bellperson .vk: " + why);
-      vk = std::move(*parsed);
+      try {
+        vk = engine::ParseBellmanVerifyingKey({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, spec.path);
+      } catch (const Error& e) {
+        throw Error(ErrorCode::kBadFormat,
+                    context + ": not a snarkjs verification_key.json, nor a bellperson .vk: " + e.what());
+      }
       entry.kind = proto::CIRCUIT_KIND_BELLMAN;
     } else {
       try {

@@ -10,7 +10,7 @@
 // A file that does not start with '{' (after white space) is read as a
 // bellperson .vk instead (zkfleet-dev bellman-params --vk, bellperson's
 // VerifyingKey::write): its circuit is then CIRCUIT_KIND_BELLMAN, whose
-// results carry the 192-byte proof (bellman_encoding.hpp).
+// results carry the 192-byte proof (engine/bellman_format.hpp).
 // Load reads each file once, hashes it (libsodium SHA-256, the digest
 // `sha256sum` prints), parses it (engine::ParseVerificationKeyJson) and prepares
 // a engine::PreparedVerifier, whose constructor checks the key itself (IC

@@ -22,7 +22,7 @@
 
 #include "fleet_harness.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
-#include "zkfleet/broker/bellman_encoding.hpp"
+#include "zkfleet/engine/bellman_format.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
 #include "zkfleet/engine/verify.hpp"
 #include "zkfleet/fetch/sha256.hpp"
@@ -118,18 +118,16 @@ class FleetBellmanTest : public ::testing::Test {
 void ExpectEngineVerifies(const std::string& vk_path, const std::string& proof_file,
                           const proto::JobResult& result) {
   const std::string vk_bytes = ReadFile(vk_path);
-  std::string why;
-  const auto vk = zkfleet::broker::ParseBellmanVerifyingKey(
-      {reinterpret_cast<const uint8_t*>(vk_bytes.data()), vk_bytes.size()}, &why);
-  ASSERT_TRUE(vk) << why;
+  const auto vk = zkfleet::engine::ParseBellmanVerifyingKey(
+      {reinterpret_cast<const uint8_t*>(vk_bytes.data()), vk_bytes.size()}, vk_path);
   const std::string proof = ReadFile(proof_file);
   ASSERT_EQ(proof.size(), 192u * result.partitions_size());
   for (const auto& p : result.partitions()) {
     const auto points = zkfleet::engine::ParseProofJson(p.proof_json(), "proof.json");
     const auto inputs = zkfleet::engine::ParsePublicSignalsJson(p.public_json(), "public.json");
-    const auto verdict = zkfleet::engine::Verify(*vk, inputs, points);
+    const auto verdict = zkfleet::engine::Verify(vk, inputs, points);
     EXPECT_TRUE(verdict.ok()) << "partition " << p.partition() << ": " << verdict.reason;
-    const auto encoded = zkfleet::broker::EncodeBellmanProof(points);
+    const auto encoded = zkfleet::engine::EncodeBellmanProof(points);
     EXPECT_EQ(proof.substr(192 * p.partition(), 192), std::string(encoded.begin(), encoded.end()))
         << "partition " << p.partition();
     EXPECT_EQ(p.proof_bytes(), std::string(encoded.begin(), encoded.end()));
