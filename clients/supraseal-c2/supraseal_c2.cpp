@@ -277,7 +277,15 @@ struct CircuitView {
   engine::AssignmentView view;
 };
 
-CircuitView ViewOf(const Assignment& p, size_t circuit) {
+CircuitView ViewOf(const Assignment& p, size_t circuit, const engine::BellmanInfo& info) {
+  // The sizes first, against the parameters: nothing of the caller's is read
+  // past what they claim until the claims fit (supraseal-c2 asserts the same).
+  if (p.inp_assignment_size != info.n_inputs || p.aux_assignment_size != info.n_aux || p.abc_size > info.domain_size) {
+    BadAssignment(circuit, "inp_assignment_size " + std::to_string(p.inp_assignment_size) + ", aux_assignment_size " +
+                               std::to_string(p.aux_assignment_size) + ", abc_size " + std::to_string(p.abc_size) +
+                               " do not fit the parameters (inputs " + std::to_string(info.n_inputs) + ", aux " +
+                               std::to_string(info.n_aux) + ", domain " + std::to_string(info.domain_size) + ")");
+  }
   // supraseal-c2 asserts these (groth16_cuda.cu, the loop at the top of
   // generate_groth16_proofs_c); here they are errors.
   if (p.a_aux_bit_len != p.aux_assignment_size || p.b_aux_bit_len != p.aux_assignment_size) {
@@ -398,7 +406,7 @@ ZKFLEET_SUPRASEAL_EXPORT RustError generate_groth16_proofs_c(const Assignment pr
     }
     std::vector<groth16_proof> out(num_circuits);
     for (size_t c = 0; c < num_circuits; ++c) {
-      const CircuitView circuit = ViewOf(provers[c], c);
+      const CircuitView circuit = ViewOf(provers[c], c, handle.key->info());
       engine::ProveOptions options;
       options.r = Canonical(r_s[c], c, "r_s");
       options.s = Canonical(s_s[c], c, "s_s");

@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "zkfleet/common/error.hpp"
 
 namespace zkfleet::bellman {
@@ -89,9 +92,19 @@ class Cursor {
 
 class Writer {
  public:
-  explicit Writer(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
-    file_ = std::fopen(tmp_.c_str(), "wb");
-    if (!file_) throw Error(ErrorCode::kIo, "cannot create " + tmp_ + ": " + std::strerror(errno));
+  // A temporary name of its own (two writers of one path do not mix their
+  // bytes), made durable before the rename.
+  explicit Writer(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp-XXXXXX") {
+    const int fd = mkstemp(tmp_.data());
+    if (fd < 0) throw Error(ErrorCode::kIo, "cannot create " + tmp_ + ": " + std::strerror(errno));
+    fchmod(fd, 0644);  // mkstemp makes it 0600; an assignment is read by the worker's user too
+    file_ = fdopen(fd, "wb");
+    if (!file_) {
+      const int err = errno;
+      close(fd);
+      std::remove(tmp_.c_str());
+      throw Error(ErrorCode::kIo, "cannot open " + tmp_ + ": " + std::strerror(err));
+    }
   }
   ~Writer() {
     if (file_) {  // not finished: an exception is on its way
@@ -112,7 +125,7 @@ class Writer {
     Put(values.data(), values.size_bytes());
   }
   void Finish() {
-    const bool flushed = std::fflush(file_) == 0;
+    const bool flushed = std::fflush(file_) == 0 && fsync(fileno(file_)) == 0;
     const int flush_errno = errno;
     const bool closed = std::fclose(file_) == 0;
     file_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include "zkfleet/bellman/parameters.hpp"
 #include "zkfleet/common/error.hpp"
@@ -58,18 +59,23 @@ std::array<uint8_t, 32> RandomBlinding() {
 }  // namespace
 
 struct BellmanKey::Impl {
+  Impl(std::unique_ptr<groth16::AssignmentKey> backend_in, std::vector<uint8_t> vk_bytes_in, const VerificationKey& vk)
+      : backend(std::move(backend_in)), vk_bytes(std::move(vk_bytes_in)), verifier(vk), info(backend->info()) {}
   std::unique_ptr<groth16::AssignmentKey> backend;
   std::vector<uint8_t> vk_bytes;
   PreparedVerifier verifier;
   BellmanInfo info;  // the backend's, plus where it was loaded from
   cpu::ThreadPool pool{0};  // the scalar checks (FirstFailing is safe from several callers)
+  // A key that is not the CPU's and was loaded from a file re-proves a failed
+  // proof on a CPU key of the same file, loaded on the first failure.
+  EngineOptions options;
+  std::mutex reference_mutex;
+  std::unique_ptr<BellmanKey> reference;
 };
 
 BellmanKey::BellmanKey(std::unique_ptr<groth16::AssignmentKey> backend_key, std::vector<uint8_t> vk_bytes,
                        const VerificationKey& vk)
-    : impl_(new Impl{std::move(backend_key), std::move(vk_bytes), PreparedVerifier(vk), {}}) {
-  impl_->info = impl_->backend->info();
-}
+    : impl_(std::make_unique<Impl>(std::move(backend_key), std::move(vk_bytes), vk)) {}
 
 BellmanKey::~BellmanKey() = default;
 
@@ -98,6 +104,8 @@ std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, con
   }
   auto out = std::make_unique<BellmanKey>(std::move(key), std::move(vk_bytes), vk);
   out->impl_->info.path = params_path;
+  out->impl_->options = options;
+  out->impl_->options.backend = backend;
   return out;
 }
 
@@ -105,9 +113,24 @@ const BellmanInfo& BellmanKey::info() const { return impl_->info; }
 const VerificationKey& BellmanKey::verification_key() const { return impl_->verifier.key(); }
 const std::vector<uint8_t>& BellmanKey::verifying_key_bytes() const { return impl_->vk_bytes; }
 
+const groth16::AssignmentKey* BellmanKey::ReferenceBackend() const {
+  if (info().backend == Backend::kCpu) return impl_->backend.get();
+  if (info().path.empty()) return nullptr;
+  std::lock_guard<std::mutex> lock(impl_->reference_mutex);
+  if (!impl_->reference) {
+    EngineOptions cpu = impl_->options;
+    cpu.backend = Backend::kCpu;
+    cpu.validate_key = false;  // checked when this key was loaded
+    impl_->reference = Load(info().path, cpu);
+  }
+  return impl_->reference->impl_->backend.get();
+}
+
 BellmanProof BellmanKey::Prove(const AssignmentView& assignment, const ProveOptions& options) const {
-  CheckScalars(assignment, impl_->pool);
+  // The shape first: sizes are compared with the parameters before any
+  // scalar is read.
   groth16::CheckAssignmentShape(assignment, info());
+  CheckScalars(assignment, impl_->pool);
   BellmanProof proof;
   for (size_t i = 1; i < assignment.input.size(); ++i) {
     BigInt x{};
@@ -129,15 +152,28 @@ BellmanProof BellmanKey::Prove(const AssignmentView& assignment, const ProveOpti
       throw Error(ErrorCode::kUnsatisfied, "assignment does not satisfy its constraints: a·b != c at row " +
                                                std::to_string(row) + " (the proof failed verification: " + result.reason + ")");
     }
+    // Which side was wrong: prove again (same r, s) on the reference path,
+    // the CPU key of the same parameters where there is one.
     const std::string first = result.reason;
     const double first_total = raw.timings.total_s;
-    raw = impl_->backend->ProveUnchecked(assignment, fixed, /*inject_fault=*/false);
+    const groth16::AssignmentKey* reference = ReferenceBackend();
+    raw = (reference ? reference : impl_->backend.get())->ProveUnchecked(assignment, fixed, /*inject_fault=*/false);
     raw.timings.total_s += first_total;
     result = impl_->verifier.Verify(proof.public_inputs, raw.points);
-    if (!result.ok()) {
+    if (!result.ok() && reference) {
       throw Error(ErrorCode::kUnsatisfied,
-                  "the proof of this assignment fails verification twice although a·b = c holds on every row: its "
-                  "evaluations do not belong to its assignment or to these parameters (" + result.reason + ")");
+                  "the proof of this assignment fails verification, also on the CPU reference path, although a·b = c "
+                  "holds on every row: its evaluations do not belong to its assignment or to these parameters (" +
+                      result.reason + ")");
+    }
+    if (!result.ok()) {
+      // No reference path (parameters built in memory for a device): the
+      // engine cannot tell a repeatable device fault from a bad assignment.
+      throw Error(ErrorCode::kInternal,
+                  "the proof of this assignment fails verification twice on the " +
+                      std::string(BackendName(info().backend)) +
+                      " backend (no CPU reference for these parameters) although a·b = c holds on every row: the "
+                      "evaluations do not belong to the assignment, or the engine is wrong (" + result.reason + ")");
     }
     proof.check.engine_fault = first;
   }

@@ -91,6 +91,30 @@ enum Slot { kH, kL, kA, kB1, kB2, kSlots };
 constexpr size_t kSlotBytes = msm::kMaxSums * sizeof(X2);
 constexpr int kStreams = 4;  // main (NTTs, H), L, A, B (B1 then B2)
 
+// The key's streams and events, destroyed with it (or when its constructor
+// throws after making them).
+struct StreamSet {
+  cudaStream_t streams[kStreams] = {};
+  cudaEvent_t joins[kStreams] = {};
+  cudaEvent_t scalars_ready = nullptr;
+  explicit StreamSet(const std::string& what) {
+    for (auto& s : streams) ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), what + ": streams");
+    for (auto& e : joins) ZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), what + ": events");
+    ZK_CUDA_CHECK(cudaEventCreateWithFlags(&scalars_ready, cudaEventDisableTiming), what + ": events");
+  }
+  ~StreamSet() {
+    if (scalars_ready) cudaEventDestroy(scalars_ready);
+    for (auto e : joins) {
+      if (e) cudaEventDestroy(e);
+    }
+    for (auto s : streams) {
+      if (s) cudaStreamDestroy(s);
+    }
+  }
+  StreamSet(const StreamSet&) = delete;
+  StreamSet& operator=(const StreamSet&) = delete;
+};
+
 class CudaAssignmentKey final : public groth16::AssignmentKey {
  public:
   CudaAssignmentKey(bellman::Parameters params, const groth16::KeyOptions& options)
@@ -136,25 +160,13 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     }
     window_sums_ = DeviceBuffer(kSlots * kSlotBytes, what + " MSM window sums");
     staging_ = PinnedBuffer(kSlots * kSlotBytes, what + " pinned window-sum staging");
-    for (auto& s : streams_) ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), what + ": streams");
-    for (auto& e : events_) ZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), what + ": events");
-    ZK_CUDA_CHECK(cudaEventCreateWithFlags(&scalars_ready_, cudaEventDisableTiming), what + ": events");
+    sync_ = std::make_unique<StreamSet>(what);
     ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
     info_.resident_bytes = h_.bytes() + l_.bytes() + a_.bytes() + b1_.bytes() + b2_.bytes() + domain_.resident_bytes() +
                            abc_.bytes() + tmp_.bytes() + vars_.bytes() + scalars_a_.bytes() + scalars_b_.bytes() +
                            index_a_.bytes() + index_b_.bytes() +
                            window_sums_.bytes() + staging_.bytes();
     for (const auto& ws : workspaces_) info_.resident_bytes += ws.bytes();
-  }
-
-  ~CudaAssignmentKey() override {
-    if (scalars_ready_) cudaEventDestroy(scalars_ready_);
-    for (auto e : events_) {
-      if (e) cudaEventDestroy(e);
-    }
-    for (auto s : streams_) {
-      if (s) cudaStreamDestroy(s);
-    }
   }
 
   const engine::BellmanInfo& info() const override { return info_; }
@@ -186,7 +198,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
         }
         proof.timings.msm_s = SecondsSince(t0);
       } catch (...) {
-        for (auto st : streams_) cudaStreamSynchronize(st);
+        for (auto st : sync_->streams) cudaStreamSynchronize(st);
         ClearPendingError();
         throw;
       }
@@ -208,7 +220,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
   // mutex_ held.
   void RunDevice(const engine::AssignmentView& v, groth16::PhaseTimings& timings) const {
     ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
-    const cudaStream_t main = streams_[0];
+    const cudaStream_t main = sync_->streams[0];
     const size_t n = info_.domain_size, m = v.a.size();
     Fr* abc = abc_.as<Fr>();
     const auto t_upload = Clock::now();
@@ -239,8 +251,8 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
                                                                   scalars_b_.as<uint4>());
       ZK_CUDA_CHECK_LAUNCH("b scalars");
     }
-    ZK_CUDA_CHECK(cudaEventRecord(scalars_ready_, s1), "scalars");
-    for (int k = 2; k < kStreams; ++k) ZK_CUDA_CHECK(cudaStreamWaitEvent(Stream(k), scalars_ready_, 0), "scalars");
+    ZK_CUDA_CHECK(cudaEventRecord(sync_->scalars_ready, s1), "scalars");
+    for (int k = 2; k < kStreams; ++k) ZK_CUDA_CHECK(cudaStreamWaitEvent(Stream(k), sync_->scalars_ready, 0), "scalars");
     timings.witness_transfer_s = SecondsSince(t_upload);
 
     auto sums = [&](Slot k) { return staging_dev(k); };
@@ -267,25 +279,26 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
                     "a/b/c upload");
       if (m < n) ZK_CUDA_CHECK(cudaMemsetAsync(abc + k * n + m, 0, (n - m) * sizeof(Fr), main), "a/b/c upload");
     }
-    // h: coset NTTs of a, b, c (batched), the quotient, the coset iNTT.
-    if (overlap_) {
-      domain_.EnqueueToOddCoset(main, abc, tmp_.as<Fr>(), 3, "NTT (to the coset)");
-    } else {
-      for (int k = 0; k < 3; ++k) domain_.EnqueueToOddCoset(main, abc + k * n, tmp_.as<Fr>(), 1, "NTT (to the coset)");
-    }
-    CosetQuotientKernel<<<Blocks(n, 256), 256, 0, main>>>(n, reinterpret_cast<DFr*>(abc), reinterpret_cast<DFr*>(abc + n),
-                                                          reinterpret_cast<DFr*>(abc + 2 * n), BitCopy<DFr>(z_inv_));
-    ZK_CUDA_CHECK_LAUNCH("h quotient");
-    domain_.EnqueueFromCoset(main, abc, tmp_.as<Fr>(), 1, "NTT (from the coset)");
-    uint32_t* h_scalars = tmp_.as<uint32_t>();
+    // h: coset NTTs of a, b, c (batched), the quotient, the coset iNTT. A
+    // 1-point domain has no h points: nothing to compute.
     if (n > 1) {
+      if (overlap_) {
+        domain_.EnqueueToOddCoset(main, abc, tmp_.as<Fr>(), 3, "NTT (to the coset)");
+      } else {
+        for (int k = 0; k < 3; ++k) domain_.EnqueueToOddCoset(main, abc + k * n, tmp_.as<Fr>(), 1, "NTT (to the coset)");
+      }
+      CosetQuotientKernel<<<Blocks(n, 256), 256, 0, main>>>(n, reinterpret_cast<DFr*>(abc), reinterpret_cast<DFr*>(abc + n),
+                                                            reinterpret_cast<DFr*>(abc + 2 * n), BitCopy<DFr>(z_inv_));
+      ZK_CUDA_CHECK_LAUNCH("h quotient");
+      domain_.EnqueueFromCoset(main, abc, tmp_.as<Fr>(), 1, "NTT (from the coset)");
+      uint32_t* h_scalars = tmp_.as<uint32_t>();
       CanonicalScalarKernel<<<Blocks(n - 1, 256), 256, 0, main>>>(n - 1, reinterpret_cast<const DFr*>(abc), h_scalars);
       ZK_CUDA_CHECK_LAUNCH("h scalars");
       EnqueueMsm<G1>(main, Workspace(kH), plans_[kH], h_.as<A1>(), h_scalars, reinterpret_cast<X1*>(sums(kH)), "MSM h");
     }
     for (int k = 1; k < kStreams; ++k) {
-      ZK_CUDA_CHECK(cudaEventRecord(events_[k], streams_[k]), "MSM join");
-      ZK_CUDA_CHECK(cudaStreamWaitEvent(main, events_[k], 0), "MSM join");
+      ZK_CUDA_CHECK(cudaEventRecord(sync_->joins[k], sync_->streams[k]), "MSM join");
+      ZK_CUDA_CHECK(cudaStreamWaitEvent(main, sync_->joins[k], 0), "MSM join");
     }
     ZK_CUDA_CHECK(cudaMemcpyAsync(staging_.get(), window_sums_.get(), kSlots * kSlotBytes, cudaMemcpyDeviceToHost, main),
                   "MSM result download");
@@ -318,15 +331,21 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     if (a_idx.size() != info_.n_a || b_idx.size() != info_.n_b) {
       throw Error(ErrorCode::kInternal, "assignment densities: index counts differ from the checked popcounts");
     }
-    ZK_CUDA_CHECK(cudaMemcpy(index_a_.get(), a_idx.data(), a_idx.size() * 4, cudaMemcpyHostToDevice), "a scalar indices");
-    ZK_CUDA_CHECK(cudaMemcpy(index_b_.get(), b_idx.data(), b_idx.size() * 4, cudaMemcpyHostToDevice), "b scalar indices");
+    // On the stream whose kernels read them; the host vectors stay alive (as
+    // members) until the next rebuild, which comes after this proof's sync.
+    a_idx_ = std::move(a_idx);
+    b_idx_ = std::move(b_idx);
+    ZK_CUDA_CHECK(cudaMemcpyAsync(index_a_.get(), a_idx_.data(), a_idx_.size() * 4, cudaMemcpyHostToDevice, Stream(1)),
+                  "a scalar indices");
+    ZK_CUDA_CHECK(cudaMemcpyAsync(index_b_.get(), b_idx_.data(), b_idx_.size() * 4, cudaMemcpyHostToDevice, Stream(1)),
+                  "b scalar indices");
     cached_a_aux_ = std::move(a_aux);
     cached_b_inp_ = std::move(b_inp);
     cached_b_aux_ = std::move(b_aux);
     indices_valid_ = true;
   }
 
-  cudaStream_t Stream(int k) const { return streams_[overlap_ ? k : 0]; }
+  cudaStream_t Stream(int k) const { return sync_->streams[overlap_ ? k : 0]; }
   const MsmWorkspace& Workspace(Slot k) const { return workspaces_[overlap_ ? k : 0]; }
 
   char* staging_dev(Slot k) const { return window_sums_.as<char>() + k * kSlotBytes; }
@@ -339,16 +358,15 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
   DeviceNttDomain<Fr> domain_;
   Fr z_inv_;
   DeviceBuffer abc_, tmp_, vars_, scalars_a_, scalars_b_, index_a_, index_b_;
-  cudaEvent_t scalars_ready_ = nullptr;
   // The densities index_a_ / index_b_ were made from (under mutex_).
   mutable std::vector<uint64_t> cached_a_aux_, cached_b_inp_, cached_b_aux_;
+  mutable std::vector<uint32_t> a_idx_, b_idx_;  // the host side of index_a_ / index_b_
   mutable bool indices_valid_ = false;
   msm::Plan plans_[kSlots];
   MsmWorkspace workspaces_[kSlots];
   DeviceBuffer window_sums_;
   PinnedBuffer staging_;
-  cudaStream_t streams_[kStreams] = {};
-  cudaEvent_t events_[kStreams] = {};
+  std::unique_ptr<StreamSet> sync_;
   mutable std::mutex mutex_;
 };
 

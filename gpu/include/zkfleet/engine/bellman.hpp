@@ -27,10 +27,13 @@
 // e(A,B) = e(alpha,beta)·e(IC(inputs),gamma)·e(C,delta), with the engine's
 // pairing). A proof that fails is never returned: Prove() checks a·b = c on
 // every row; if a row fails the assignment is unsatisfied (kUnsatisfied,
-// naming the row); otherwise it proves once more, and a second failure
-// throws kUnsatisfied too (the evaluations do not belong to this assignment
-// or these parameters), while a second proof that verifies is returned with
-// ProofCheck::engine_fault set.
+// naming the row); otherwise it proves once more with the same r and s on
+// the reference path -- the CPU key of the same .params file (loaded on the
+// first failure), or this key when it is the CPU's or was built in memory.
+// A second proof that verifies is returned with ProofCheck::engine_fault
+// set; a second failure on the CPU reference is kUnsatisfied (the
+// evaluations do not belong to this assignment or these parameters), on a
+// device without a reference kInternal (the engine cannot tell which).
 //
 // Thread-safety: a BellmanKey is immutable after Load(); Prove() may be
 // called from several threads at once (CUDA device work is serialised per
@@ -77,10 +80,14 @@ class BellmanKey {
   BellmanProof Prove(const AssignmentView& assignment, const ProveOptions& options = {}) const;
 
   // Internal: wraps a backend key (zkfleet/groth16/assignment_key.hpp inside gpu/).
+  // Such a key has no CPU reference path unless it is the CPU's.
   BellmanKey(std::unique_ptr<groth16::AssignmentKey> backend_key, std::vector<uint8_t> vk_bytes,
              const VerificationKey& vk);
 
  private:
+  // The key a failed proof is proved again on (see the top); null when there is none.
+  const groth16::AssignmentKey* ReferenceBackend() const;
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

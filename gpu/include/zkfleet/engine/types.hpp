@@ -116,7 +116,8 @@ struct ProofCheck {
   double verify_s = 0;    // seconds spent verifying (re-proof included after a fault)
   // Non-empty when the engine's first proof failed verification although the
   // witness satisfies the circuit: what the verifier said about it. The proof
-  // returned is then the CPU reference re-proof, which verified.
+  // returned is then the reference re-proof, which verified (the CPU's;
+  // engine/bellman.hpp says when a bellman key has none).
   std::string engine_fault;
 };
 
