@@ -61,7 +61,9 @@ LIBCURL=$(ldconfig -p 2>/dev/null | awk '$1 == "libcurl.so.4" && $NF ~ /^\// {pr
 CARRY_LIBS='^lib(zmq|sodium|pgm|norm|bsd|md|gssapi_krb5|krb5|k5crypto|krb5support|com_err|keyutils|protobuf|prometheus-cpp-(core|pull)|civetweb|civetweb-cpp|spdlog|fmt|lmdb|xxhash'
 # ... and the fetcher's (libcurl, OpenSSL) and nginx's: the GPU image may have none of them, or
 # other sonames (Ubuntu 24.04: libunistring.so.5, not .so.2).
-CARRY_LIBS+='|curl|ssl|crypto|crypt|nghttp2|rtmp|ssh2|psl|brotli(common|dec|enc)|idn2|unistring|ldap|lber|sasl2|gnutls|hogweed|nettle|gmp|p11-kit|tasn1|ffi|zstd)(-[0-9.]+)?\.so'
+CARRY_LIBS+='|curl|ssl|crypto|crypt|nghttp2|rtmp|ssh2|psl|brotli(common|dec|enc)|idn2|unistring|ldap|lber|sasl2|gnutls|hogweed|nettle|gmp|p11-kit|tasn1|ffi|zstd'
+# ... and the broker's gRPC front door (issue 32) with what gRPC links: abseil, re2, c-ares, upb.
+CARRY_LIBS+='|grpc|grpc\+\+|grpc\+\+_reflection|gpr|upb|address_sorting|cares|re2|absl_[a-z0-9_]+)(-[0-9.]+)?\.so'
 # Libraries the GPU image has (or must come from its driver): never carried. The name must end
 # there ("libc" is not "libcurl", "libz" not "libzstd"), so anything else is reported.
 SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|libcuda|libz|libresolv|libselinux|libpcre2)([-.]|$)'

@@ -19,6 +19,15 @@
 namespace zkfleet::worker {
 namespace {
 
+// The engine's phase timings into the RESULT's (both kinds of proof).
+void CopyTimings(const engine::PhaseTimings& from, proto::PhaseTimings& to) {
+  to.set_witness_transfer_s(from.witness_transfer_s);
+  to.set_build_abc_s(from.build_abc_s);
+  to.set_ntt_s(from.ntt_s);
+  to.set_msm_s(from.msm_s);
+  to.set_prove_total_s(from.total_s);
+}
+
 // The benchmark answer: clearly not a proof, so nobody mistakes it for one.
 constexpr const char* kInstantProof = R"({"benchmark":"instant","note":"no proof: worker runs with --instant"})";
 
@@ -215,11 +224,7 @@ ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> w
     outcome.engine_fault = std::move(proof.check.engine_fault);
     outcome.proof_json = std::move(proof.proof_json);
     outcome.public_json = std::move(proof.public_json);
-    outcome.timings.set_witness_transfer_s(proof.timings.witness_transfer_s);
-    outcome.timings.set_build_abc_s(proof.timings.build_abc_s);
-    outcome.timings.set_ntt_s(proof.timings.ntt_s);
-    outcome.timings.set_msm_s(proof.timings.msm_s);
-    outcome.timings.set_prove_total_s(proof.timings.total_s);
+    CopyTimings(proof.timings, outcome.timings);
     if (auto refused = RefuseOtherPublicSignals(job, outcome.public_json)) return std::move(*refused);
   } catch (const Error& e) {
     return FailureOf(e, job.circuit_id(), "witness");
@@ -245,11 +250,7 @@ ProveOutcome CircuitSet::ProveAssignment(const proto::Job& job, const engine::Be
     outcome.proof_json = engine::ProofJson(proof.points, engine::Curve::kBls12_381);
     outcome.public_json = engine::PublicJson(proof.public_inputs);
     outcome.proof_bytes.assign(reinterpret_cast<const char*>(proof.bytes.data()), proof.bytes.size());
-    outcome.timings.set_witness_transfer_s(proof.timings.witness_transfer_s);
-    outcome.timings.set_build_abc_s(proof.timings.build_abc_s);
-    outcome.timings.set_ntt_s(proof.timings.ntt_s);
-    outcome.timings.set_msm_s(proof.timings.msm_s);
-    outcome.timings.set_prove_total_s(proof.timings.total_s);
+    CopyTimings(proof.timings, outcome.timings);
     if (auto refused = RefuseOtherPublicSignals(job, outcome.public_json)) return std::move(*refused);
   } catch (const Error& e) {
     // kBadFormat (not an assignment file) and kMismatch (it does not fit
