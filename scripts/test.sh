@@ -95,10 +95,12 @@ for phase in $phases; do
         # only: they run the same templates as the BN254 ones (/0), which do
         # run here, and under ASan each takes 20-40 s (docs/testing.md, "CI time").
         # zkverify_snarkjs_test (34 s under ASan) spends its time in node: it
-        # runs in release; the witness generators' BLS12-381 fixture cases
+        # runs in release, as do the SnarkjsExportBellman cases (17 s each under
+        # ASan, in node; the same parser runs here in the other format cases);
+        # the witness generators' BLS12-381 fixture cases
         # repeat the BN254 ones' code (the same parser and driver).
         run_ctest build/asan --preset debug-asan -j "$jobs" -L 'unit|integration' \
-          -E '^zkfleet_(engine_cpu|engine_snarkjs|devtools_integration)_test/.*/1$|^zkverify_snarkjs_test/|^zkfleet_witgen_tests/.*_bls12381$' "$@" || ok=0
+          -E '^zkfleet_(engine_cpu|engine_snarkjs|devtools_integration)_test/.*/1$|^zkverify_snarkjs_test/|^zkfleet_witgen_tests/.*_bls12381$|^zkfleet_bellman_format_test/SnarkjsExportBellman\.' "$@" || ok=0
         check_sanitizer_logs "$PWD/build/asan/sanitizer-logs" || ok=0
         unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
       fi

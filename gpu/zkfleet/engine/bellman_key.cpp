@@ -29,7 +29,9 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 void CheckScalars(const AssignmentView& v, cpu::ThreadPool& pool) {
   const std::pair<const char*, std::span<const FrMont>> vectors[] = {
       {"a", v.a}, {"b", v.b}, {"c", v.c}, {"input", v.input}, {"aux", v.aux}};
-  for (const auto& [name, values] : vectors) {
+  for (const auto& vector : vectors) {
+    const char* name = vector.first;
+    const std::span<const FrMont> values = vector.second;  // not a structured binding: clang before 16 cannot capture one
     const uint64_t bad = pool.FirstFailing(values.size(), [&](uint64_t i) { return Fr::is_below_modulus(values[i].data()); });
     if (bad < values.size()) {
       throw Error(ErrorCode::kInvalidArgument,
