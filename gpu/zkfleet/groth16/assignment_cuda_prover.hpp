@@ -5,10 +5,11 @@
 // Load: the parameters' points (h, l, a, b_g1, b_g2) go to device memory
 // once, with the NTT tables of bellperson's domain and all scratch.
 // Prove: a, b, c go up as the caller holds them (Montgomery), become h's
-// coefficients on the device (iNTT, coset NTT, quotient, coset iNTT), the
-// assignment's scalars (packed by density on the host) go up, and the five
-// MSMs run on four streams; the host combines their window sums and
-// assembles the proof.
+// coefficients on the device (iNTT, coset NTT, quotient, coset iNTT); the
+// input and aux assignment go up too and become the MSMs' scalars there
+// (canonical in place, the a and b scalars gathered by density index arrays
+// cached per circuit); the five MSMs run on four streams; the host combines
+// their window sums and assembles the proof.
 //
 // Ownership: the key owns its device and pinned memory.
 // Thread-safety: Prove() may be called from several threads; device work is

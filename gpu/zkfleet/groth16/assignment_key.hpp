@@ -1,9 +1,9 @@
 // The backends' keys for bellperson-style assignments (engine/bellman.hpp):
 // parameters resident, ProveUnchecked() returns the assembled points, which
-// engine::BellmanKey verifies and encodes. Also the host steps both backends
-// share: checking an assignment against the parameters' shape, and packing
-// its scalars by density the way the parameters' a / b_g1 / b_g2 points are
-// packed.
+// engine::BellmanKey verifies and encodes. Also the host steps: checking an
+// assignment against the parameters' shape (both backends), and packing its
+// scalars by density the way the parameters' a / b_g1 / b_g2 points are
+// packed (the CPU backend; the CUDA one gathers them on the device).
 //
 // Thread-safety: a key is immutable after construction; ProveUnchecked may
 // be called from several threads at once.
