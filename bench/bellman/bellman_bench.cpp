@@ -3,7 +3,8 @@
 //
 //   zkfleet_bellman_bench (--r1cs FILE --wtns FILE | --synthetic LOG_ROWS [--public N])
 //                         [--backend cuda|cpu] [--repeat R] [--seed S] [--fake-params]
-//                         [--no-overlap] [--compare-cpu]
+//                         [--no-overlap] [--compare-cpu] [--device-memory-budget-gib G]
+//                         [--compare-resident]
 //
 // The parameters are synthesized in memory (seeded, insecure): a real SRS
 // by default (every proof verifies), or with --fake-params points that are
@@ -14,6 +15,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -30,6 +33,7 @@
 #include "zkfleet/wtns/witness.hpp"
 #ifdef ZKFLEET_HAVE_CUDA
 #include "zkfleet/groth16/assignment_cuda_prover.hpp"
+#include "zkfleet/runtime/cuda_device.hpp"
 #endif
 
 namespace {
@@ -146,6 +150,14 @@ int main(int argc, char** argv) {
   app.add_flag("--no-overlap", no_overlap, "CUDA: the MSMs one after another with one workspace");
   app.add_flag("--pageable", pageable, "prove from the assignment's pageable vectors (default: a page-locked copy)");
   app.add_flag("--compare-cpu", compare_cpu, "also prove on the CPU with the same r, s and compare the bytes");
+  double budget_gib = 0;
+  app.add_option("--device-memory-budget-gib", budget_gib,
+                 "CUDA: the key's device memory budget in GiB (0: the device's free memory); points that do not fit "
+                 "stream from pinned host memory");
+  bool compare_resident = false;
+  app.add_flag("--compare-resident", compare_resident,
+               "CUDA: first prove with the same r, s on a key without the budget (points resident) and compare the "
+               "bytes (needs the parameters twice in host memory for a moment)");
   CLI11_PARSE(app, argc, argv);
 
   cpu::ThreadPool pool(0);
@@ -186,10 +198,27 @@ int main(int argc, char** argv) {
 
   engine::EngineOptions options{backend == "cpu" ? engine::Backend::kCpu : engine::Backend::kCuda, 0};
   options.cuda_overlap_msms = !no_overlap;
+  options.device_memory_budget = static_cast<uint64_t>(budget_gib * double(uint64_t{1} << 30));
   const std::vector<uint8_t> vk_bytes = bellman::SerializeVerifyingKey(params.vk);
   const engine::VerificationKey vk = bellman::ToEngineKey(params.vk);
   std::unique_ptr<bellman::Parameters> cpu_params;
   if (compare_cpu) cpu_params = std::make_unique<bellman::Parameters>(params);
+#ifdef ZKFLEET_HAVE_CUDA
+  // The resident key's proof first, freed before the budgeted key is made.
+  std::optional<std::array<uint8_t, 192>> resident_bytes;
+  if (compare_resident && options.backend == engine::Backend::kCuda) {
+    engine::EngineOptions resident = options;
+    resident.device_memory_budget = 0;
+    engine::BellmanKey key(cuda::MakeCudaAssignmentKey(bellman::Parameters(params), resident), vk_bytes, vk);
+    engine::ProveOptions fixed;
+    fixed.verify = !fake;
+    FixBlinding(fixed);
+    resident_bytes = key.Prove(assignment.View(), fixed).bytes;
+    std::printf("{\"resident_key\":{\"placement\":\"%s\"}}\n", key.info().placement.c_str());
+  }
+  const uint64_t device_used_before = cuda::DeviceMemoryInfo().used();
+  const uint64_t allocated_before = cuda::AllocationStats().device_bytes_live;
+#endif
   t0 = Clock::now();
   std::unique_ptr<groth16::AssignmentKey> backend_key;
   if (options.backend == engine::Backend::kCpu) {
@@ -205,6 +234,21 @@ int main(int argc, char** argv) {
   engine::BellmanKey key(std::move(backend_key), vk_bytes, vk);
   const double load_s = Since(t0);
   const auto& info = key.info();
+#ifdef ZKFLEET_HAVE_CUDA
+  uint64_t device_high_water = 0, key_allocated = 0;
+  auto sample_device = [&] {
+    if (options.backend != engine::Backend::kCuda) return;
+    device_high_water = std::max(device_high_water, cuda::DeviceMemoryInfo().used() - device_used_before);
+    key_allocated = std::max(key_allocated, cuda::AllocationStats().device_bytes_live - allocated_before);
+  };
+  sample_device();
+  std::printf("{\"device_memory\":{\"placement\":\"%s\",\"budget_bytes\":%llu,\"key_allocated_bytes\":%llu,"
+              "\"device_used_by_key_bytes\":%llu}}\n",
+              info.placement.c_str(), static_cast<unsigned long long>(options.device_memory_budget),
+              static_cast<unsigned long long>(key_allocated), static_cast<unsigned long long>(device_high_water));
+#else
+  auto sample_device = [] {};
+#endif
   std::printf("{\"setup\":{\"domain\":%u,\"inputs\":%u,\"aux\":%u,\"a_points\":%u,\"b_points\":%u,\"abc_size\":%zu,"
               "\"circuit_s\":%.3f,\"params_s\":%.3f,\"synthesis_s\":%.3f,\"load_s\":%.3f,\"resident_bytes\":%llu,"
               "\"fake_params\":%s,\"backend\":\"%s\"}}\n",
@@ -232,11 +276,15 @@ int main(int argc, char** argv) {
     t0 = Clock::now();
     engine::BellmanProof p = key.Prove(view, prove);
     const double wall = Since(t0);
+    sample_device();
     totals.push_back(wall);
     if (i == 0) first = p;
-    std::printf("{\"proof\":%d,\"wall_s\":%.4f,\"indices_s\":%.4f,\"enqueue_s\":%.4f,\"device_s\":%.4f,\"verify_s\":%.4f,"
-                "\"verified\":%s}\n",
-                i, wall, p.timings.build_abc_s, p.timings.witness_transfer_s, p.timings.msm_s, p.check.verify_s,
+    const double* by_set = p.timings.msm_device_s;
+    std::printf("{\"proof\":%d,\"wall_s\":%.4f,\"indices_s\":%.4f,\"enqueue_s\":%.4f,\"ntt_s\":%.4f,\"device_s\":%.4f,"
+                "\"msm_device_s\":{\"h\":%.4f,\"l\":%.4f,\"a\":%.4f,\"b_g1\":%.4f,\"b_g2\":%.4f},"
+                "\"verify_s\":%.4f,\"verified\":%s}\n",
+                i, wall, p.timings.build_abc_s, p.timings.witness_transfer_s, p.timings.ntt_s, p.timings.msm_s,
+                by_set[0], by_set[1], by_set[2], by_set[3], by_set[4], p.check.verify_s,
                 p.check.verified ? "true" : "false");
     std::fflush(stdout);
   }
@@ -249,6 +297,19 @@ int main(int argc, char** argv) {
     std::printf("{\"compare_cpu\":{\"identical\":%s}}\n", same ? "true" : "false");
     if (!same) ++failures;
   }
+#ifdef ZKFLEET_HAVE_CUDA
+  if (resident_bytes) {
+    engine::ProveOptions fixed;
+    fixed.verify = !fake;
+    FixBlinding(fixed);
+    const bool same = key.Prove(view, fixed).bytes == *resident_bytes;
+    sample_device();
+    std::printf("{\"compare_resident\":{\"identical\":%s}}\n", same ? "true" : "false");
+    if (!same) ++failures;
+  }
+  std::printf("{\"device_memory_high_water\":{\"key_allocated_bytes\":%llu,\"device_used_by_key_bytes\":%llu}}\n",
+              static_cast<unsigned long long>(key_allocated), static_cast<unsigned long long>(device_high_water));
+#endif
   std::vector<double> sorted = totals;
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];

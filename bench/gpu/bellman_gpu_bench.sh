@@ -10,9 +10,15 @@
 #      (zkprove --repeat, .zkey from zkfleet-dev setup --insecure) and the
 #      assignment path (zkfleet_bellman_bench on the same r1cs and witness,
 #      its parameters synthesized in memory); the ratio is the target;
-#   3. BIG [0]: a synthetic PoRep-like circuit of 2^BIG rows with --fake-params
-#      and --no-overlap (memory: host and device figures printed).
-# Environment: POWER [22], REPEAT [10], BIG [0], TESTS [1].
+#   3. STREAM [0]: a synthetic PoRep-like circuit of 2^STREAM rows, a real
+#      (seeded) SRS, proved under a device memory budget of STREAM_GIB [0.25]
+#      GiB (points streamed from pinned host memory) and compared byte for
+#      byte with the resident key's proof (fixed r, s); every proof verified;
+#   4. BIG [0]: a synthetic PoRep-like circuit of 2^BIG rows with --fake-params
+#      (memory: host and device figures printed), under BUDGET_GIB [0: the
+#      device's free memory; the key then chooses resident or streamed].
+# Environment: POWER [22], REPEAT [10], STREAM [0], STREAM_GIB [0.25], BIG [0],
+# BUDGET_GIB [0], TESTS [1].
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/zkfleet-bellman-out}
@@ -54,11 +60,17 @@ if [[ "$POWER" -gt 0 ]]; then
   say "assignment path, the same circuit, parameters resident"
   log "$B/zkfleet_bellman_bench" --r1cs "$FX/circuit.r1cs" --wtns "$WT" --backend cuda --repeat "$REPEAT" --compare-cpu || status=1
 fi
+if [[ "${STREAM:-0}" -gt 0 ]]; then
+  say "synthetic 2^$STREAM, real SRS, a ${STREAM_GIB:-0.25} GiB device memory budget, compared with the resident key"
+  log "$B/zkfleet_bellman_bench" --synthetic "$STREAM" --public 2 --backend cuda --repeat "$REPEAT" \
+    --device-memory-budget-gib "${STREAM_GIB:-0.25}" --compare-resident || status=1
+fi
 if [[ "${BIG:-0}" -gt 0 ]]; then
-  say "synthetic 2^$BIG, fake parameters, MSMs one after another"
+  say "synthetic 2^$BIG, fake parameters, device memory budget ${BUDGET_GIB:-0} GiB"
   ( while sleep 5; do free -g | awk '/Mem:/ {print "host used GiB", $3}' >> "$OUT/mem.txt";
       nvidia-smi --query-gpu=memory.used --format=csv,noheader >> "$OUT/mem.txt"; done ) & MON=$!
-  log "$B/zkfleet_bellman_bench" --synthetic "$BIG" --public 2 --fake-params --no-overlap --backend cuda --repeat 3 || status=1
+  log "$B/zkfleet_bellman_bench" --synthetic "$BIG" --public 2 --fake-params --backend cuda --repeat 3 \
+    --device-memory-budget-gib "${BUDGET_GIB:-0}" || status=1
   kill $MON
   say "peak host GiB used $(awk '/host/ {print $4}' "$OUT/mem.txt" | sort -n | tail -1), peak device $(grep MiB "$OUT/mem.txt" | sort -n | tail -1)"
 fi

@@ -12,6 +12,8 @@
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/device_curve.hpp"
 #include "zkfleet/groth16/assembly.hpp"
+#include "zkfleet/groth16/assignment_cuda_steps.cuh"
+#include "zkfleet/groth16/assignment_memory_plan.hpp"
 #include "zkfleet/groth16/cuda_steps.hpp"
 #include "zkfleet/msm/msm_device.hpp"
 #include "zkfleet/ntt/ntt_device.hpp"
@@ -22,62 +24,9 @@ namespace zkfleet::cuda {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using C = curve::Bls12_381;
-using Fr = C::Fr;
-using G1 = C::G1;
-using G2 = C::G2;
-using A1 = curve::Affine<G1>;
-using A2 = curve::Affine<G2>;
-using J1 = curve::Jacobian<G1>;
-using J2 = curve::Jacobian<G2>;
-using X1 = curve::Xyzz<G1>;
-using X2 = curve::Xyzz<G2>;
-using DFr = typename DeviceFieldOf<Fr>::type;
+using namespace assignment;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-__global__ void CosetQuotientKernel(uint64_t n, DFr* a, const DFr* b, const DFr* c, DFr z_inv) {
-  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
-  if (i < n) prover::CosetQuotientStep(i, a, b, c, z_inv);
-}
-
-__global__ void CanonicalScalarKernel(uint64_t n, const DFr* values, uint32_t* scalars) {
-  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
-  if (i < n) prover::CanonicalScalarStep(i, values, scalars);
-}
-
-// The canonical form of every variable, in place (Montgomery in, 8 canonical
-// words out: the MSMs' scalars).
-__global__ void CanonicalInPlaceKernel(uint64_t n, uint32_t* words) {
-  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
-  if (i < n) {
-    const DFr x = reinterpret_cast<const DFr*>(words)[i];
-    uint32_t out[DFr::kWords];
-    x.to_canonical(out);
-    for (int k = 0; k < DFr::kWords; ++k) words[8 * i + k] = out[k];
-  }
-}
-
-// The density bitmaps' words covering `bits` bits, the bits past them cleared
-// (callers may pass longer spans): what the cached index arrays are keyed on.
-std::vector<uint64_t> Normalized(std::span<const uint64_t> words, size_t bits) {
-  std::vector<uint64_t> out(words.begin(), words.begin() + (bits + 63) / 64);
-  if (bits % 64) out.back() &= (uint64_t{1} << (bits % 64)) - 1;
-  return out;
-}
-
-// dst[k] = src[index[k]], 8 words each: the scalars of the variables that
-// have a point in a density-packed section.
-__global__ void GatherScalarsKernel(uint64_t n, const uint32_t* index, const uint4* src, uint4* dst) {
-  const uint64_t k = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
-  if (k < n) {
-    const uint64_t from = index[k];
-    dst[2 * k] = src[2 * from];
-    dst[2 * k + 1] = src[2 * from + 1];
-  }
-}
-
-unsigned Blocks(uint64_t n, unsigned threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
 template <class T>
 DeviceBuffer UploadVector(const std::vector<T>& v, const std::string& what) {
@@ -90,6 +39,43 @@ DeviceBuffer UploadVector(const std::vector<T>& v, const std::string& what) {
 enum Slot { kH, kL, kA, kB1, kB2, kSlots };
 constexpr size_t kSlotBytes = msm::kMaxSums * sizeof(X2);
 constexpr int kStreams = 4;  // main (NTTs, H), L, A, B (B1 then B2)
+
+// The MSM plans and workspace needs of the resident key, and every byte it
+// allocates on the device (what the memory planner compares with the budget).
+struct ResidentLayout {
+  msm::Plan plans[kSlots];
+  MsmNeeds needs[kSlots], shared;
+  uint64_t device_bytes = 0;
+};
+
+ResidentLayout ResidentLayoutFor(const engine::BellmanInfo& info, bool overlap) {
+  ResidentLayout out;
+  const uint64_t n = info.domain_size;
+  const uint64_t counts[kSlots] = {n - 1, info.n_aux, info.n_a, info.n_b, info.n_b};
+  for (int k = 0; k < kSlots; ++k) {
+    out.plans[k] = msm::MakePlan(std::max<uint64_t>(counts[k], 1));
+    const bool sorts = k != kB2;  // B2 buckets B1's sorted items
+    out.needs[k] = MsmNeedsFor(out.plans[k], k == kB2 ? sizeof(X2) : sizeof(X1), sorts);
+    out.shared.Include(out.needs[k]);
+  }
+  auto at_least_one = [](uint64_t count) { return std::max<uint64_t>(count, 1); };
+  const uint64_t g1 = groth16::kG1AffineBytes, g2 = groth16::kG2AffineBytes, fr = groth16::kFrBytes;
+  uint64_t bytes = (at_least_one(n - 1) + at_least_one(info.n_aux) + at_least_one(info.n_a) + at_least_one(info.n_b)) * g1 +
+                   at_least_one(info.n_b) * g2;                                // points
+  bytes += std::max<uint64_t>(n / 2, 1) * 2 * fr + 2 * n * fr;                 // NTT tables
+  bytes += 3 * n * fr + (overlap ? 3 : 1) * n * fr;                            // a/b/c, NTT scratch
+  bytes += (uint64_t{info.n_inputs} + info.n_aux) * fr;                        // assignment
+  bytes += (at_least_one(info.n_a) + at_least_one(info.n_b)) * (fr + 4);       // a/b scalars, indices
+  bytes += kSlots * kSlotBytes;                                                // window sums
+  if (overlap) {
+    for (const MsmNeeds& needs : out.needs) bytes += needs.Total();
+  } else {
+    bytes += out.shared.Total();
+  }
+  // cudaMalloc rounds each of the ~20 blocks up to its 2 MiB pages.
+  out.device_bytes = bytes + (uint64_t{64} << 20);
+  return out;
+}
 
 // The key's streams and events, destroyed with it (or when its constructor
 // throws after making them).
@@ -145,18 +131,12 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     scalars_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 32, what + " b scalars");
     index_a_ = DeviceBuffer(std::max<size_t>(info_.n_a, 1) * 4, what + " a scalar indices");
     index_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 4, what + " b scalar indices");
-    const uint64_t counts[kSlots] = {n - 1, info_.n_aux, info_.n_a, info_.n_b, info_.n_b};
-    MsmNeeds needs[kSlots], shared;
-    for (int k = 0; k < kSlots; ++k) {
-      plans_[k] = msm::MakePlan(std::max<uint64_t>(counts[k], 1));
-      const bool sorts = k != kB2;  // B2 buckets B1's sorted items
-      needs[k] = MsmNeedsFor(plans_[k], k == kB2 ? sizeof(X2) : sizeof(X1), sorts);
-      shared.Include(needs[k]);
-    }
+    const ResidentLayout layout = ResidentLayoutFor(info_, overlap_);
+    for (int k = 0; k < kSlots; ++k) plans_[k] = layout.plans[k];
     // Without overlap (the largest circuits: a 2^27 workspace is tens of
     // GB) one workspace serves the MSMs one after another on one stream.
     for (int k = 0; k < (overlap_ ? kSlots : 1); ++k) {
-      workspaces_[k] = MsmWorkspace(overlap_ ? needs[k] : shared, what + " MSM workspace " + std::to_string(k));
+      workspaces_[k] = MsmWorkspace(overlap_ ? layout.needs[k] : layout.shared, what + " MSM workspace " + std::to_string(k));
     }
     window_sums_ = DeviceBuffer(kSlots * kSlotBytes, what + " MSM window sums");
     staging_ = PinnedBuffer(kSlots * kSlotBytes, what + " pinned window-sum staging");
@@ -170,6 +150,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
   }
 
   const engine::BellmanInfo& info() const override { return info_; }
+  void set_placement(std::string placement) { info_.placement = std::move(placement); }
 
   groth16::RawProof ProveUnchecked(const engine::AssignmentView& v, const groth16::ProveOptions& options,
                                    bool inject_fault) const override {
@@ -229,7 +210,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     // value), and the a and b scalars are gathered from it by index arrays
     // made from the densities (cached: a circuit's densities do not change).
     const auto t_index = Clock::now();
-    UpdateIndices(v);
+    indices_.Update(v, info_, index_a_.as<uint32_t>(), index_b_.as<uint32_t>(), Stream(1));
     timings.build_abc_s = SecondsSince(t_index);
     const cudaStream_t s1 = Stream(1);
     const size_t n_vars = size_t{info_.n_inputs} + info_.n_aux;
@@ -305,46 +286,6 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     ZK_CUDA_CHECK(cudaStreamSynchronize(main), "proof (device work)");
   }
 
-  // The a and b index arrays (variable numbers, inputs first) for these
-  // densities, rebuilt and uploaded only when they differ from the last
-  // proof's. Called with mutex_ held.
-  void UpdateIndices(const engine::AssignmentView& v) const {
-    std::vector<uint64_t> a_aux = Normalized(v.a_aux_density, info_.n_aux);
-    std::vector<uint64_t> b_inp = Normalized(v.b_input_density, info_.n_inputs);
-    std::vector<uint64_t> b_aux = Normalized(v.b_aux_density, info_.n_aux);
-    if (indices_valid_ && a_aux == cached_a_aux_ && b_inp == cached_b_inp_ && b_aux == cached_b_aux_) return;
-    indices_valid_ = false;
-    auto bit = [](const std::vector<uint64_t>& w, size_t i) { return (w[i / 64] >> (i % 64)) & 1; };
-    const uint32_t n_in = info_.n_inputs;
-    std::vector<uint32_t> a_idx, b_idx;
-    a_idx.reserve(info_.n_a);
-    b_idx.reserve(info_.n_b);
-    for (uint32_t i = 0; i < n_in; ++i) {
-      a_idx.push_back(i);
-      if (bit(b_inp, i)) b_idx.push_back(i);
-    }
-    for (uint32_t j = 0; j < info_.n_aux; ++j) {
-      if (bit(a_aux, j)) a_idx.push_back(n_in + j);
-      if (bit(b_aux, j)) b_idx.push_back(n_in + j);
-    }
-    // CheckAssignmentShape matched the popcounts to the parameters.
-    if (a_idx.size() != info_.n_a || b_idx.size() != info_.n_b) {
-      throw Error(ErrorCode::kInternal, "assignment densities: index counts differ from the checked popcounts");
-    }
-    // On the stream whose kernels read them; the host vectors stay alive (as
-    // members) until the next rebuild, which comes after this proof's sync.
-    a_idx_ = std::move(a_idx);
-    b_idx_ = std::move(b_idx);
-    ZK_CUDA_CHECK(cudaMemcpyAsync(index_a_.get(), a_idx_.data(), a_idx_.size() * 4, cudaMemcpyHostToDevice, Stream(1)),
-                  "a scalar indices");
-    ZK_CUDA_CHECK(cudaMemcpyAsync(index_b_.get(), b_idx_.data(), b_idx_.size() * 4, cudaMemcpyHostToDevice, Stream(1)),
-                  "b scalar indices");
-    cached_a_aux_ = std::move(a_aux);
-    cached_b_inp_ = std::move(b_inp);
-    cached_b_aux_ = std::move(b_aux);
-    indices_valid_ = true;
-  }
-
   cudaStream_t Stream(int k) const { return sync_->streams[overlap_ ? k : 0]; }
   const MsmWorkspace& Workspace(Slot k) const { return workspaces_[overlap_ ? k : 0]; }
 
@@ -358,10 +299,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
   DeviceNttDomain<Fr> domain_;
   Fr z_inv_;
   DeviceBuffer abc_, tmp_, vars_, scalars_a_, scalars_b_, index_a_, index_b_;
-  // The densities index_a_ / index_b_ were made from (under mutex_).
-  mutable std::vector<uint64_t> cached_a_aux_, cached_b_inp_, cached_b_aux_;
-  mutable std::vector<uint32_t> a_idx_, b_idx_;  // the host side of index_a_ / index_b_
-  mutable bool indices_valid_ = false;
+  mutable DensityIndexCache indices_;  // the host side of index_a_ / index_b_ (under mutex_)
   msm::Plan plans_[kSlots];
   MsmWorkspace workspaces_[kSlots];
   DeviceBuffer window_sums_;
@@ -372,9 +310,34 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
 
 }  // namespace
 
+groth16::DevicePlan PlanCudaAssignmentKey(const engine::BellmanInfo& shape, const groth16::KeyOptions& options) {
+  SetDevice(options.cuda_device, "bellman parameters");
+  groth16::DeviceMemoryModel model;
+  model.resident_overlapped = ResidentLayoutFor(shape, true).device_bytes;
+  model.resident_sequential = ResidentLayoutFor(shape, false).device_bytes;
+  model.window_sum_bytes = kSlotBytes;
+  model.workspace_bytes = [&shape](uint64_t chunk) { return StreamingWorkspaceNeeds(shape, chunk).Total(); };
+  uint64_t budget = options.device_memory_budget;
+  if (budget == 0) {
+    // What the device has free now, less room for the context's own growth.
+    const uint64_t free = DeviceMemoryInfo().free;
+    constexpr uint64_t kMargin = uint64_t{512} << 20;
+    budget = free > kMargin ? free - kMargin : 1;
+  }
+  return groth16::PlanDeviceMemory(shape, budget, options.cuda_overlap_msms, model);
+}
+
 std::unique_ptr<groth16::AssignmentKey> MakeCudaAssignmentKey(bellman::Parameters params,
                                                               const groth16::KeyOptions& options) {
-  return std::make_unique<CudaAssignmentKey>(std::move(params), options);
+  const groth16::DevicePlan plan = PlanCudaAssignmentKey(groth16::ShapeOf(params), options);
+  if (plan.placement == groth16::DevicePlacement::kStreaming) {
+    return MakeStreamingAssignmentKey(std::move(params), options, plan);
+  }
+  groth16::KeyOptions resident = options;
+  resident.cuda_overlap_msms = plan.placement == groth16::DevicePlacement::kResidentOverlapped;
+  auto key = std::make_unique<CudaAssignmentKey>(std::move(params), resident);
+  key->set_placement(plan.Describe());
+  return key;
 }
 
 }  // namespace zkfleet::cuda

@@ -19,10 +19,19 @@
 #include <memory>
 
 #include "zkfleet/groth16/assignment_key.hpp"
+#include "zkfleet/groth16/assignment_memory_plan.hpp"
 
 namespace zkfleet::cuda {
 
+// Keeps every point resident when that fits KeyOptions::device_memory_budget
+// (0: the device's free memory), else streams them from pinned host memory
+// (groth16/assignment_memory_plan.hpp says how it decides; info().placement
+// what it chose). Throws kResourceExhausted when not even streaming fits.
 std::unique_ptr<groth16::AssignmentKey> MakeCudaAssignmentKey(bellman::Parameters params,
                                                               const groth16::KeyOptions& options);
+
+// The placement MakeCudaAssignmentKey would choose for parameters of this
+// shape (no allocation).
+groth16::DevicePlan PlanCudaAssignmentKey(const engine::BellmanInfo& shape, const groth16::KeyOptions& options);
 
 }  // namespace zkfleet::cuda

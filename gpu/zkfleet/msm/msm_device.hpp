@@ -48,6 +48,10 @@ class MsmWorkspace {
  public:
   MsmWorkspace() = default;
   MsmWorkspace(const MsmNeeds& needs, const std::string& what);
+  // Carved from `memory` (at least needs.Total() bytes, 256-byte aligned),
+  // which the caller owns and keeps alive: the streaming bellman key lends
+  // its arena, which the NTTs use before the MSMs.
+  MsmWorkspace(const MsmNeeds& needs, void* memory);
 
   uint32_t* keys_in = nullptr;
   uint32_t* values_in = nullptr;
@@ -64,7 +68,8 @@ class MsmWorkspace {
   size_t bytes() const { return block_.bytes(); }
 
  private:
-  DeviceBuffer block_;  // one allocation, carved into the pointers above
+  void Carve(const MsmNeeds& needs, char* p);
+  DeviceBuffer block_;  // one allocation, carved into the pointers above (empty when lent)
 };
 
 // Events recorded between an MSM's phases, for benchmarks (any may be null).

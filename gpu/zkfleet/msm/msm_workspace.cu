@@ -79,7 +79,12 @@ MsmNeeds MsmNeedsFor(const msm::Plan& plan, size_t xyzz_bytes, bool sorts) {
 }
 
 MsmWorkspace::MsmWorkspace(const MsmNeeds& needs, const std::string& what) : block_(needs.Total(), what) {
-  char* p = block_.as<char>();
+  Carve(needs, block_.as<char>());
+}
+
+MsmWorkspace::MsmWorkspace(const MsmNeeds& needs, void* memory) { Carve(needs, static_cast<char*>(memory)); }
+
+void MsmWorkspace::Carve(const MsmNeeds& needs, char* p) {
   auto carve = [&p](size_t bytes) {
     void* out = p;
     p += AlignUp(bytes);

@@ -33,6 +33,18 @@ __global__ void MulByTable(uint64_t count, int log_n, const Fr* in, const Fr* ta
   if (i < count) out[i] = in[i] * table[i & ((uint64_t{1} << log_n) - 1)];
 }
 
+// out[i] = in[i] · low[j mod L] · high[j / L], j = i mod n: the coset
+// factors of a lean domain.
+template <class Fr>
+__global__ void MulByPowers(uint64_t count, int log_n, int low_bits, const Fr* in, const Fr* low, const Fr* high,
+                            Fr* out) {
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  if (i < count) {
+    const uint64_t j = i & ((uint64_t{1} << log_n) - 1);
+    out[i] = in[i] * low[j & ((uint64_t{1} << low_bits) - 1)] * high[j >> low_bits];
+  }
+}
+
 template <class Fr>
 __global__ void ScaleBy(uint64_t count, Fr factor, Fr* data) {
   const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
@@ -98,19 +110,35 @@ DeviceNttDomain<HostFr>::DeviceNttDomain(int log_n, const std::string& what) : l
 }
 
 template <class HostFr>
-DeviceNttDomain<HostFr>::DeviceNttDomain(int log_n, const std::string& what, const HostFr& root, const HostFr& shift)
-    : log_n_(log_n) {
+DeviceNttDomain<HostFr>::DeviceNttDomain(int log_n, const std::string& what, const HostFr& root, const HostFr& shift,
+                                         bool lean)
+    : log_n_(log_n), lean_(lean) {
   const uint64_t n = uint64_t{1} << log_n;
   const uint64_t half = std::max<uint64_t>(1, n / 2);
   n_inv_ = HostFr::from_uint(n).inverse();
   twiddles_ = DeviceBuffer(half * sizeof(HostFr), what + " NTT twiddles");
   inv_twiddles_ = DeviceBuffer(half * sizeof(HostFr), what + " NTT inverse twiddles");
-  coset_ = DeviceBuffer(n * sizeof(HostFr), what + " NTT coset factors");
-  coset_inv_ = DeviceBuffer(n * sizeof(HostFr), what + " NTT inverse coset factors");
   FillPowers(twiddles_, half, root, HostFr::one(), what);
   FillPowers(inv_twiddles_, half, root.inverse(), HostFr::one(), what);
-  FillPowers(coset_, n, shift, n_inv_, what);
-  FillPowers(coset_inv_, n, shift.inverse(), n_inv_, what);
+  if (lean) {
+    const int low_bits = std::min(log_n, kLeanLowBits);
+    const uint64_t low = uint64_t{1} << low_bits, high = n >> low_bits;
+    uint64_t e[1] = {low};
+    const HostFr shift_inv = shift.inverse();
+    coset_low_ = DeviceBuffer(low * sizeof(HostFr), what + " NTT coset factors");
+    coset_high_ = DeviceBuffer(high * sizeof(HostFr), what + " NTT coset factors");
+    coset_inv_low_ = DeviceBuffer(low * sizeof(HostFr), what + " NTT inverse coset factors");
+    coset_inv_high_ = DeviceBuffer(high * sizeof(HostFr), what + " NTT inverse coset factors");
+    FillPowers(coset_low_, low, shift, n_inv_, what);
+    FillPowers(coset_high_, high, shift.pow(e, 1), HostFr::one(), what);
+    FillPowers(coset_inv_low_, low, shift_inv, n_inv_, what);
+    FillPowers(coset_inv_high_, high, shift_inv.pow(e, 1), HostFr::one(), what);
+  } else {
+    coset_ = DeviceBuffer(n * sizeof(HostFr), what + " NTT coset factors");
+    coset_inv_ = DeviceBuffer(n * sizeof(HostFr), what + " NTT inverse coset factors");
+    FillPowers(coset_, n, shift, n_inv_, what);
+    FillPowers(coset_inv_, n, shift.inverse(), n_inv_, what);
+  }
   ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": NTT twiddle tables");
 }
 
@@ -156,7 +184,18 @@ void DeviceNttDomain<HostFr>::EnqueueInverse(cudaStream_t stream, const HostFr* 
 template <class HostFr>
 void DeviceNttDomain<HostFr>::EnqueueToOddCoset(cudaStream_t stream, HostFr* data, HostFr* tmp, int batch,
                                                 const std::string& phase) const {
+  using Fr = DevFr<HostFr>;
   EnqueueTransform(stream, data, tmp, batch, inv_twiddles_.as<HostFr>(), nullptr, phase);
+  if (lean_) {
+    // The factors in a pass of their own (no n-entry table to gather them from).
+    const uint64_t count = static_cast<uint64_t>(batch) << log_n_;
+    MulByPowers<Fr><<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(
+        count, log_n_, std::min(log_n_, kLeanLowBits), Dev(tmp), Dev(coset_low_.as<HostFr>()),
+        Dev(coset_high_.as<HostFr>()), Dev(tmp));
+    ZK_CUDA_CHECK_LAUNCH(phase + ": coset factors");
+    EnqueueTransform(stream, tmp, data, batch, twiddles_.as<HostFr>(), nullptr, phase);
+    return;
+  }
   // The forward transform's gather multiplies by w_2n^j / n: the iNTT's 1/n
   // and the coset shift in one step.
   EnqueueTransform(stream, tmp, data, batch, twiddles_.as<HostFr>(), coset_.as<HostFr>(), phase);
@@ -166,9 +205,18 @@ template <class HostFr>
 void DeviceNttDomain<HostFr>::EnqueueFromCoset(cudaStream_t stream, HostFr* data, HostFr* tmp, int batch,
                                                const std::string& phase) const {
   using Fr = DevFr<HostFr>;
-  if (!coset_inv_.get()) throw Error(ErrorCode::kInternal, "NTT: FromCoset on a domain without an explicit shift");
+  if (!coset_inv_.get() && !lean_) {
+    throw Error(ErrorCode::kInternal, "NTT: FromCoset on a domain without an explicit shift");
+  }
   EnqueueTransform(stream, data, tmp, batch, inv_twiddles_.as<HostFr>(), nullptr, phase);
   const uint64_t count = static_cast<uint64_t>(batch) << log_n_;
+  if (lean_) {
+    MulByPowers<Fr><<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(
+        count, log_n_, std::min(log_n_, kLeanLowBits), Dev(tmp), Dev(coset_inv_low_.as<HostFr>()),
+        Dev(coset_inv_high_.as<HostFr>()), Dev(data));
+    ZK_CUDA_CHECK_LAUNCH(phase + ": coset iNTT factors");
+    return;
+  }
   MulByTable<Fr><<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(count, log_n_, Dev(tmp),
                                                                                  Dev(coset_inv_.as<HostFr>()), Dev(data));
   ZK_CUDA_CHECK_LAUNCH(phase + ": coset iNTT factors");

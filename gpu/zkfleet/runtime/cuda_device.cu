@@ -38,6 +38,12 @@ AllocationCounts AllocationStats() {
   return c;
 }
 
+DeviceMemoryUse DeviceMemoryInfo() {
+  size_t free = 0, total = 0;
+  ZK_CUDA_CHECK(cudaMemGetInfo(&free, &total), "device memory info");
+  return DeviceMemoryUse{free, total};
+}
+
 bool IsStickyError(cudaError_t err) {
   switch (err) {
     case cudaErrorIllegalAddress:

@@ -37,6 +37,14 @@ struct AllocationCounts {
 };
 AllocationCounts AllocationStats();
 
+// The current device's memory as the driver sees it (every process and the
+// contexts included): used = total - free. Throws kDeviceError.
+struct DeviceMemoryUse {
+  uint64_t free = 0, total = 0;
+  uint64_t used() const { return total - free; }
+};
+DeviceMemoryUse DeviceMemoryInfo();
+
 // Owns one cudaMalloc'd block on the current device. Allocation failure
 // throws zkfleet::Error (kResourceExhausted for out of memory, else
 // kDeviceError) naming `what` and the size.

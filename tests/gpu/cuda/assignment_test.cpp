@@ -11,6 +11,7 @@
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/groth16/assignment_cuda_prover.hpp"
 #include "zkfleet/groth16/assignment_key.hpp"
+#include "zkfleet/groth16/assignment_memory_plan.hpp"
 #include "zkfleet/runtime/cuda_device.hpp"
 
 namespace zkfleet {
@@ -27,9 +28,10 @@ engine::ProveOptions Fixed(uint8_t r, uint8_t s) {
   return o;
 }
 
-engine::BellmanKey Key(const bellman::Parameters& params, bool cuda, bool overlap = true) {
+engine::BellmanKey Key(const bellman::Parameters& params, bool cuda, bool overlap = true, uint64_t budget = 0) {
   engine::EngineOptions options{cuda ? engine::Backend::kCuda : engine::Backend::kCpu, 0};
   options.cuda_overlap_msms = overlap;
+  options.device_memory_budget = budget;
   auto backend = cuda ? cuda::MakeCudaAssignmentKey(params, options) : groth16::MakeCpuAssignmentKey(params, options);
   return engine::BellmanKey(std::move(backend), bellman::SerializeVerifyingKey(params.vk), bellman::ToEngineKey(params.vk));
 }
@@ -61,6 +63,75 @@ TEST_F(CudaAssignment, SameBytesAsTheCpuForFixedBlinding) {
       }
     }
   }
+}
+
+// Budgets, from the resident need down, until none fits: the smallest whose
+// plan streams in chunks of kMinChunkPoints, and one in between.
+std::vector<uint64_t> StreamingBudgets(const bellman::Parameters& params) {
+  const engine::BellmanInfo shape = groth16::ShapeOf(params);
+  engine::EngineOptions options{engine::Backend::kCuda, 0};
+  options.device_memory_budget = uint64_t{1} << 40;
+  const uint64_t resident = cuda::PlanCudaAssignmentKey(shape, options).device_bytes;
+  std::vector<uint64_t> streaming;
+  for (uint64_t budget = resident - 1; budget > 0; budget = budget * 15 / 16) {
+    options.device_memory_budget = budget;
+    try {
+      const groth16::DevicePlan plan = cuda::PlanCudaAssignmentKey(shape, options);
+      if (plan.placement == groth16::DevicePlacement::kStreaming) streaming.push_back(budget);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
+      break;
+    }
+  }
+  if (streaming.empty()) return {};
+  return {streaming[streaming.size() / 2], streaming.back()};
+}
+
+TEST_F(CudaAssignment, StreamedUnderADeviceMemoryBudgetSameBytesAsTheCpu) {
+  cpu::ThreadPool pool(0);
+  for (int log_rows : {10, 14}) {
+    for (int trim : {0, 33}) {
+      bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(log_rows, 3, 200 + log_rows);
+      for (auto* lc : {&c.cs.a, &c.cs.b, &c.cs.c}) {
+        lc->start.resize(lc->start.size() - trim);
+        lc->terms.resize(lc->start.back());
+      }
+      const bellman::Parameters params = bellman::SynthesizeParameters(c.cs, 11, pool);
+      const bellman::Assignment a = bellman::Synthesize(c.cs, c.values, pool);
+      const engine::BellmanProof cpu = Key(params, false).Prove(a.View(), Fixed(3, 5));
+      const std::vector<uint64_t> budgets = StreamingBudgets(params);
+      ASSERT_EQ(budgets.size(), 2u) << "no budget makes these parameters stream";
+      for (uint64_t budget : budgets) {
+        const uint64_t live_before = cuda::AllocationStats().device_bytes_live;
+        const engine::BellmanKey key = Key(params, true, true, budget);
+        const uint64_t held = cuda::AllocationStats().device_bytes_live - live_before;
+        EXPECT_NE(key.info().placement.find("streamed"), std::string::npos) << key.info().placement;
+        EXPECT_LE(held, budget) << key.info().placement;
+        for (int i = 0; i < 2; ++i) {  // the second proof reuses the cached indices and the arena
+          const engine::BellmanProof gpu = key.Prove(a.View(), Fixed(3, 5));
+          EXPECT_TRUE(gpu.check.verified);
+          EXPECT_TRUE(gpu.check.engine_fault.empty()) << gpu.check.engine_fault;
+          EXPECT_EQ(gpu.bytes, cpu.bytes) << "2^" << log_rows << " trim " << trim << " " << key.info().placement;
+        }
+        EXPECT_EQ(cuda::AllocationStats().device_bytes_live - live_before, held) << "a proof allocated device memory";
+      }
+    }
+  }
+}
+
+TEST_F(CudaAssignment, ABudgetThatCannotHoldTheParametersIsRefusedNamingIt) {
+  cpu::ThreadPool pool(0);
+  const bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(12, 2, 5);
+  const bellman::Parameters params = bellman::SynthesizeParameters(c.cs, 3, pool);
+  try {
+    (void)Key(params, true, true, uint64_t{64} << 10);
+    ADD_FAILURE() << "a 64 KiB budget was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
+    EXPECT_NE(std::string(e.what()).find("device memory budget of 64 KiB"), std::string::npos) << e.what();
+  }
+  // Without a budget they are resident.
+  EXPECT_NE(Key(params, true).info().placement.find("resident"), std::string::npos);
 }
 
 TEST_F(CudaAssignment, ManyProofsOnOneKeyAndBadAssignmentsRefused) {

@@ -40,6 +40,10 @@ struct BellmanInfo {
   uint64_t resident_bytes = 0;
   Backend backend = Backend::kCpu;
   std::string path;
+  // CUDA: where the points live under KeyOptions::device_memory_budget
+  // ("resident, overlapped MSMs", "streamed from pinned host memory in
+  // chunks of 2^23 points", ...); empty on the CPU.
+  std::string placement;
 };
 
 struct BellmanProof {

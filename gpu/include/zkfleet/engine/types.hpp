@@ -85,6 +85,11 @@ struct KeyOptions {
   // in the prime-order subgroup where the curve needs it (G2 on both curves,
   // G1 on BLS12-381). In parallel on `threads` threads.
   bool validate_key = true;
+  // CUDA, bellperson parameters (BellmanKey): the most device memory the key
+  // may hold, in bytes, resident points and every per-proof buffer included.
+  // 0 = what the device has free at load. Points that do not fit stay in
+  // pinned host memory and stream through the device in chunks.
+  uint64_t device_memory_budget = 0;
 };
 
 struct CircuitInfo {
@@ -107,6 +112,10 @@ struct PhaseTimings {
   double ntt_s = 0;               // the 3 iNTT + coset + 3 NTT and H scalars
   double msm_s = 0;               // the five multi-scalar multiplications
   double total_s = 0;             // the whole Prove() call
+  // Device seconds of each MSM (h, l, a, b_g1, b_g2), where the backend
+  // runs them one after another and times them (the CUDA bellman key that
+  // streams its points); zero elsewhere.
+  double msm_device_s[5] = {0, 0, 0, 0, 0};
 };
 
 // What ProvingKey::Prove's check before return found (see

@@ -1,0 +1,383 @@
+// The streaming CUDA key for bellperson parameters that do not fit a device
+// memory budget (assignment_memory_plan.hpp has the layout, this file follows
+// it; assignment_cuda_prover.cu chooses). Same results as the resident key
+// and the CPU, bit for bit.
+//
+// Load: the points move into one pinned host block (freed from the
+// parameters one section at a time, so the host holds them once); the
+// device gets the lean NTT domain, the a/h vector, the assignment, the
+// density indices, the chunks' window sums and one arena.
+// Prove, on one compute stream and one copy stream:
+//   1. the assignment goes up and becomes canonical (the l scalars);
+//   2. h: a, b, c go up one after another into the arena's first half and
+//      each goes to the coset (the arena's second half is the transform's
+//      scratch): a·b in the a vector, then (a·b - c)/Z, the coset iNTT and
+//      h's scalars, in place;
+//   3. the MSMs, chunk by chunk, over the arena (now the MSM workspace, two
+//      point buffers and a chunk of gathered scalars): the copy stream
+//      uploads chunk j+1's points while chunk j's MSM runs; each chunk
+//      leaves its window sums in a slot of its own;
+//   4. the host combines every chunk's sums and adds them up per MSM.
+#include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "zkfleet/bellman/domain.hpp"
+#include "zkfleet/common/error.hpp"
+#include "zkfleet/groth16/assembly.hpp"
+#include "zkfleet/groth16/assignment_cuda_prover.hpp"
+#include "zkfleet/groth16/assignment_cuda_steps.cuh"
+#include "zkfleet/groth16/assignment_memory_plan.hpp"
+#include "zkfleet/msm/msm_device.hpp"
+#include "zkfleet/ntt/ntt_device.hpp"
+
+namespace zkfleet::cuda {
+namespace {
+
+using namespace assignment;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+constexpr size_t kSlotBytes = msm::kMaxSums * sizeof(X2);
+constexpr uint64_t kAlign = 256;
+uint64_t AlignUp(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+enum Slot { kH, kL, kA, kB1, kB2, kSlots };
+
+// One chunk MSM: points [begin, begin + count) of MSM `slot`.
+struct ChunkJob {
+  Slot slot;
+  uint64_t begin, count;
+  msm::Plan plan;
+};
+
+// The two streams and the events that hand the point buffers between them.
+struct StreamPair {
+  cudaStream_t compute = nullptr, copy = nullptr;
+  cudaEvent_t uploaded[2] = {}, free[2] = {};
+  cudaEvent_t marks[kSlots + 1] = {};  // timing: where each MSM starts, and the end
+  explicit StreamPair(const std::string& what) {
+    for (auto& e : marks) ZK_CUDA_CHECK(cudaEventCreate(&e), what + ": events");
+    ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), what + ": streams");
+    ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking), what + ": streams");
+    for (int i = 0; i < 2; ++i) {
+      ZK_CUDA_CHECK(cudaEventCreateWithFlags(&uploaded[i], cudaEventDisableTiming), what + ": events");
+      ZK_CUDA_CHECK(cudaEventCreateWithFlags(&free[i], cudaEventDisableTiming), what + ": events");
+    }
+  }
+  ~StreamPair() {
+    for (auto e : marks) {
+      if (e) cudaEventDestroy(e);
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (uploaded[i]) cudaEventDestroy(uploaded[i]);
+      if (free[i]) cudaEventDestroy(free[i]);
+    }
+    if (copy) cudaStreamDestroy(copy);
+    if (compute) cudaStreamDestroy(compute);
+  }
+  StreamPair(const StreamPair&) = delete;
+  StreamPair& operator=(const StreamPair&) = delete;
+};
+
+// Every chunk MSM of a proof, in the order they run: h, l, a, b_g1, b_g2.
+std::vector<ChunkJob> ChunkJobs(const engine::BellmanInfo& info, uint64_t chunk) {
+  const uint64_t counts[kSlots] = {info.domain_size > 0 ? info.domain_size - 1u : 0u, info.n_aux, info.n_a, info.n_b,
+                                   info.n_b};
+  std::vector<ChunkJob> jobs;
+  for (int k = 0; k < kSlots; ++k) {
+    for (uint64_t begin = 0; begin < counts[k]; begin += chunk) {
+      const uint64_t count = std::min(chunk, counts[k] - begin);
+      jobs.push_back(ChunkJob{static_cast<Slot>(k), begin, count, msm::MakePlan(count)});
+    }
+  }
+  return jobs;
+}
+
+class StreamingAssignmentKey final : public groth16::AssignmentKey {
+ public:
+  StreamingAssignmentKey(bellman::Parameters params, const groth16::KeyOptions& options, const groth16::DevicePlan& plan)
+      : device_(options.cuda_device), info_(groth16::ShapeOf(params)), layout_(plan.streaming) {
+    const std::string what = "bellman parameters (streamed)";
+    SetDevice(device_, what);
+    info_.backend = engine::Backend::kCuda;
+    info_.placement = plan.Describe();
+    const uint64_t n = info_.domain_size;
+    const int log_n = std::countr_zero(info_.domain_size);
+    header_ = {params.vk.alpha_g1, params.vk.beta_g1, params.vk.delta_g1, params.vk.beta_g2, params.vk.delta_g2};
+    PinPoints(params, what);
+
+    domain_ = DeviceNttDomain<Fr>(log_n, what, bellman::DomainRoot(log_n), Fr::from_uint(bellman::kMultiplicativeGenerator),
+                                  /*lean=*/true);
+    uint64_t n_limb[1] = {n};
+    z_inv_ = (Fr::from_uint(bellman::kMultiplicativeGenerator).pow(n_limb, 1) - Fr::one()).inverse();
+    vector_ = DeviceBuffer(n * sizeof(Fr), what + " a vector and h scalars");
+    vars_ = DeviceBuffer(std::max<size_t>(size_t{info_.n_inputs} + info_.n_aux, 1) * 32, what + " assignment");
+    index_a_ = DeviceBuffer(std::max<size_t>(info_.n_a, 1) * 4, what + " a scalar indices");
+    index_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 4, what + " b scalar indices");
+
+    jobs_ = ChunkJobs(info_, layout_.chunk_points);
+    MsmNeeds needs;
+    for (const ChunkJob& job : jobs_) needs.Include(MsmNeedsFor(job.plan, sizeof(X2)));
+    const uint64_t points_bytes = AlignUp(layout_.chunk_points * groth16::kG2AffineBytes);
+    msm_offset_points_ = AlignUp(needs.Total());
+    msm_offset_scalars_ = msm_offset_points_ + 2 * points_bytes;
+    const uint64_t msm_bytes = msm_offset_scalars_ + AlignUp(layout_.chunk_points * 32);
+    arena_ = DeviceBuffer(std::max<uint64_t>(2 * n * sizeof(Fr), msm_bytes), what + " arena (NTT scratch, MSM chunks)");
+    workspace_ = MsmWorkspace(needs, arena_.get());
+    points_bytes_ = points_bytes;
+    window_sums_ = DeviceBuffer(std::max<size_t>(jobs_.size(), 1) * kSlotBytes, what + " MSM window sums");
+    staging_ = PinnedBuffer(std::max<size_t>(jobs_.size(), 1) * kSlotBytes, what + " pinned window-sum staging");
+    streams_ = std::make_unique<StreamPair>(what);
+    ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": set-up");
+    info_.resident_bytes = domain_.resident_bytes() + vector_.bytes() + vars_.bytes() + index_a_.bytes() +
+                           index_b_.bytes() + arena_.bytes() + window_sums_.bytes();
+  }
+
+  const engine::BellmanInfo& info() const override { return info_; }
+
+  groth16::RawProof ProveUnchecked(const engine::AssignmentView& v, const groth16::ProveOptions& options,
+                                   bool inject_fault) const override {
+    const auto t_start = Clock::now();
+    groth16::CheckAssignmentShape(v, info_);
+    uint64_t r[4], s[4];
+    groth16::DrawBlinding<Fr>(options, r, s);
+    groth16::RawProof proof;
+    J1 g1[kSlots] = {J1::infinity(), J1::infinity(), J1::infinity(), J1::infinity(), J1::infinity()};
+    J2 b2 = J2::infinity();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      try {
+        RunDevice(v, proof.timings);
+      } catch (...) {
+        cudaStreamSynchronize(streams_->copy);
+        cudaStreamSynchronize(streams_->compute);
+        ClearPendingError();
+        throw;
+      }
+      const auto t_combine = Clock::now();
+      for (size_t j = 0; j < jobs_.size(); ++j) {
+        const ChunkJob& job = jobs_[j];
+        const char* slot = staging_.as<char>() + j * kSlotBytes;
+        if (job.slot == kB2) {
+          b2 = curve::add(b2, msm::CombineWindows(reinterpret_cast<const X2*>(slot), job.plan));
+        } else {
+          g1[job.slot] = curve::add(g1[job.slot], msm::CombineWindows(reinterpret_cast<const X1*>(slot), job.plan));
+        }
+      }
+      proof.timings.msm_s += SecondsSince(t_combine);
+    }
+    groth16::Groth16MsmResults<C> msm;
+    msm.h = g1[kH];
+    msm.c = g1[kL];
+    msm.a = g1[kA];
+    msm.b1 = g1[kB1];
+    msm.b2 = b2;
+    groth16::AssembleProof<C>(header_, msm, r, s, proof.points, inject_fault);
+    proof.timings.total_s = SecondsSince(t_start);
+    return proof;
+  }
+
+ private:
+  // The points, section after section, into one pinned block; each section's
+  // vector is freed once copied (the host holds the points once, plus one
+  // section). Copied on a few threads: tens of GB.
+  void PinPoints(bellman::Parameters& params, const std::string& what) {
+    const uint64_t g1 = groth16::kG1AffineBytes, g2 = groth16::kG2AffineBytes;
+    offsets_[kH] = 0;
+    offsets_[kL] = offsets_[kH] + params.h.size() * g1;
+    offsets_[kA] = offsets_[kL] + params.l.size() * g1;
+    offsets_[kB1] = offsets_[kA] + params.a.size() * g1;
+    offsets_[kB2] = offsets_[kB1] + params.b_g1.size() * g1;
+    const uint64_t total = offsets_[kB2] + params.b_g2.size() * g2;
+    host_points_ = PinnedBuffer(std::max<uint64_t>(total, 1), what + " pinned points");
+    auto move = [&](auto& vec, Slot slot) {
+      const uint64_t bytes = vec.size() * sizeof(vec[0]);
+      const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+      const uint64_t piece = (bytes + threads - 1) / threads;
+      std::vector<std::thread> copiers;
+      char* dst = host_points_.as<char>() + offsets_[slot];
+      const char* src = reinterpret_cast<const char*>(vec.data());
+      for (unsigned t = 0; t < threads && t * piece < bytes; ++t) {
+        copiers.emplace_back([=] { std::memcpy(dst + t * piece, src + t * piece, std::min(piece, bytes - t * piece)); });
+      }
+      for (auto& c : copiers) c.join();
+      std::remove_reference_t<decltype(vec)>().swap(vec);
+    };
+    static_assert(sizeof(A1) == groth16::kG1AffineBytes && sizeof(A2) == groth16::kG2AffineBytes);
+    move(params.h, kH);
+    move(params.l, kL);
+    move(params.a, kA);
+    move(params.b_g1, kB1);
+    move(params.b_g2, kB2);
+  }
+
+  // Steps 1-3 (top of the file); the window sums end in staging_. Called
+  // with mutex_ held.
+  void RunDevice(const engine::AssignmentView& v, groth16::PhaseTimings& timings) const {
+    ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
+    const cudaStream_t st = streams_->compute;
+    const uint64_t n = info_.domain_size, m = v.a.size();
+    const auto t_upload = Clock::now();
+    indices_.Update(v, info_, index_a_.as<uint32_t>(), index_b_.as<uint32_t>(), st);
+    const uint64_t n_vars = uint64_t{info_.n_inputs} + info_.n_aux;
+    uint8_t* vars = vars_.as<uint8_t>();
+    ZK_CUDA_CHECK(cudaMemcpyAsync(vars, v.input.data(), v.input.size() * 32, cudaMemcpyHostToDevice, st),
+                  "assignment upload");
+    if (!v.aux.empty()) {
+      ZK_CUDA_CHECK(cudaMemcpyAsync(vars + v.input.size() * 32, v.aux.data(), v.aux.size() * 32, cudaMemcpyHostToDevice,
+                                    st),
+                    "assignment upload");
+    }
+    CanonicalInPlaceKernel<<<Blocks(n_vars, 256), 256, 0, st>>>(n_vars, vars_.as<uint32_t>());
+    ZK_CUDA_CHECK_LAUNCH("assignment to canonical");
+    timings.witness_transfer_s = SecondsSince(t_upload);
+
+    // h (step 2). The arena's halves: the vector in hand and the scratch.
+    const auto t_ntt = Clock::now();
+    Fr* acc = vector_.as<Fr>();
+    Fr* other = arena_.as<Fr>();
+    Fr* scratch = other + n;
+    auto upload = [&](std::span<const engine::FrMont> part, Fr* dst) {
+      ZK_CUDA_CHECK(cudaMemcpyAsync(dst, part.data(), m * sizeof(Fr), cudaMemcpyHostToDevice, st), "a/b/c upload");
+      if (m < n) ZK_CUDA_CHECK(cudaMemsetAsync(dst + m, 0, (n - m) * sizeof(Fr), st), "a/b/c upload");
+    };
+    if (n > 1) {
+      upload(v.a, acc);
+      domain_.EnqueueToOddCoset(st, acc, scratch, 1, "NTT of a (to the coset)");
+      upload(v.b, other);
+      domain_.EnqueueToOddCoset(st, other, scratch, 1, "NTT of b (to the coset)");
+      MulInPlaceKernel<<<Blocks(n, 256), 256, 0, st>>>(n, reinterpret_cast<DFr*>(acc), reinterpret_cast<const DFr*>(other));
+      ZK_CUDA_CHECK_LAUNCH("a·b");
+      upload(v.c, other);
+      domain_.EnqueueToOddCoset(st, other, scratch, 1, "NTT of c (to the coset)");
+      SubScaleKernel<<<Blocks(n, 256), 256, 0, st>>>(n, reinterpret_cast<DFr*>(acc), reinterpret_cast<const DFr*>(other),
+                                                     BitCopy<DFr>(z_inv_));
+      ZK_CUDA_CHECK_LAUNCH("h quotient");
+      domain_.EnqueueFromCoset(st, acc, scratch, 1, "NTT (from the coset)");
+      CanonicalScalarKernel<<<Blocks(n - 1, 256), 256, 0, st>>>(n - 1, reinterpret_cast<const DFr*>(acc),
+                                                                 vector_.as<uint32_t>());
+      ZK_CUDA_CHECK_LAUNCH("h scalars");
+    }
+    // The arena turns into MSM buffers only after the NTTs.
+    for (cudaEvent_t e : streams_->free) ZK_CUDA_CHECK(cudaEventRecord(e, st), "MSM chunks");
+    timings.ntt_s = SecondsSince(t_ntt);
+
+    // The MSMs (step 3).
+    const auto t_msm = Clock::now();
+    const uint32_t* scalars_h = vector_.as<uint32_t>();
+    const uint32_t* scalars_l = vars_.as<uint32_t>() + 8 * size_t{info_.n_inputs};
+    uint32_t* chunk_scalars = reinterpret_cast<uint32_t*>(arena_.as<char>() + msm_offset_scalars_);
+    bool marked[kSlots + 1] = {};
+    for (size_t j = 0; j < jobs_.size(); ++j) {
+      const ChunkJob& job = jobs_[j];
+      const int buf = static_cast<int>(j % 2);
+      if (!marked[job.slot]) {
+        ZK_CUDA_CHECK(cudaEventRecord(streams_->marks[job.slot], st), "MSM timing");
+        marked[job.slot] = true;
+      }
+      char* points = arena_.as<char>() + msm_offset_points_ + buf * points_bytes_;
+      const uint64_t point_bytes = job.slot == kB2 ? groth16::kG2AffineBytes : groth16::kG1AffineBytes;
+      ZK_CUDA_CHECK(cudaStreamWaitEvent(streams_->copy, streams_->free[buf], 0), "MSM chunk upload");
+      ZK_CUDA_CHECK(cudaMemcpyAsync(points, host_points_.as<char>() + offsets_[job.slot] + job.begin * point_bytes,
+                                    job.count * point_bytes, cudaMemcpyHostToDevice, streams_->copy),
+                    "MSM chunk upload");
+      ZK_CUDA_CHECK(cudaEventRecord(streams_->uploaded[buf], streams_->copy), "MSM chunk upload");
+      ZK_CUDA_CHECK(cudaStreamWaitEvent(st, streams_->uploaded[buf], 0), "MSM chunk");
+      const uint32_t* scalars = nullptr;
+      switch (job.slot) {
+        case kH:
+          scalars = scalars_h + 8 * job.begin;
+          break;
+        case kL:
+          scalars = scalars_l + 8 * job.begin;
+          break;
+        case kA:
+        case kB1:
+        case kB2: {
+          const uint32_t* index = (job.slot == kA ? index_a_.as<uint32_t>() : index_b_.as<uint32_t>()) + job.begin;
+          GatherScalarsKernel<<<Blocks(job.count, 256), 256, 0, st>>>(job.count, index, vars_.as<uint4>(),
+                                                                      reinterpret_cast<uint4*>(chunk_scalars));
+          ZK_CUDA_CHECK_LAUNCH("a/b scalars");
+          scalars = chunk_scalars;
+          break;
+        }
+        default:
+          break;
+      }
+      char* sums = window_sums_.as<char>() + j * kSlotBytes;
+      const std::string phase = "MSM chunk " + std::to_string(j);
+      if (job.slot == kB2) {
+        EnqueueMsm<G2>(st, workspace_, job.plan, reinterpret_cast<const A2*>(points), scalars,
+                       reinterpret_cast<X2*>(sums), phase);
+      } else {
+        EnqueueMsm<G1>(st, workspace_, job.plan, reinterpret_cast<const A1*>(points), scalars,
+                       reinterpret_cast<X1*>(sums), phase);
+      }
+      ZK_CUDA_CHECK(cudaEventRecord(streams_->free[buf], st), "MSM chunk");
+    }
+    ZK_CUDA_CHECK(cudaEventRecord(streams_->marks[kSlots], st), "MSM timing");
+    ZK_CUDA_CHECK(cudaMemcpyAsync(staging_.get(), window_sums_.get(), jobs_.size() * kSlotBytes, cudaMemcpyDeviceToHost, st),
+                  "MSM result download");
+    ZK_CUDA_CHECK(cudaStreamSynchronize(st), "proof (device work)");
+    timings.msm_s = SecondsSince(t_msm);
+    // Each MSM's device time: from its first chunk to the next MSM's (the
+    // jobs run in slot order on one stream).
+    for (int k = 0; k < kSlots; ++k) {
+      if (!marked[k]) continue;
+      int next = k + 1;
+      while (next < kSlots && !marked[next]) ++next;
+      float ms = 0;
+      ZK_CUDA_CHECK(cudaEventElapsedTime(&ms, streams_->marks[k], streams_->marks[next]), "MSM timing");
+      timings.msm_device_s[k] = ms / 1e3;
+    }
+  }
+
+  int device_;
+  engine::BellmanInfo info_;
+  groth16::StreamingLayout layout_;
+  groth16::Groth16HeaderPoints<C> header_;
+  PinnedBuffer host_points_;
+  uint64_t offsets_[kSlots] = {};  // each MSM's points in host_points_
+  DeviceNttDomain<Fr> domain_;
+  Fr z_inv_;
+  DeviceBuffer vector_, vars_, index_a_, index_b_, arena_, window_sums_;
+  uint64_t msm_offset_points_ = 0, msm_offset_scalars_ = 0, points_bytes_ = 0;  // in arena_, after the NTTs
+  MsmWorkspace workspace_;  // carved from arena_
+  std::vector<ChunkJob> jobs_;
+  PinnedBuffer staging_;
+  std::unique_ptr<StreamPair> streams_;
+  mutable DensityIndexCache indices_;  // under mutex_
+  mutable std::mutex mutex_;
+};
+
+}  // namespace
+
+MsmNeeds StreamingWorkspaceNeeds(const engine::BellmanInfo& shape, uint64_t chunk_points) {
+  // The distinct chunk sizes: whole chunks and each MSM's remainder.
+  const uint64_t chunk = std::max<uint64_t>(chunk_points, 1);
+  const uint64_t counts[kSlots] = {shape.domain_size > 0 ? shape.domain_size - 1u : 0u, shape.n_aux, shape.n_a,
+                                   shape.n_b, shape.n_b};
+  MsmNeeds needs;
+  for (uint64_t count : counts) {
+    if (count >= chunk) needs.Include(MsmNeedsFor(msm::MakePlan(chunk), sizeof(X2)));
+    if (count % chunk) needs.Include(MsmNeedsFor(msm::MakePlan(count % chunk), sizeof(X2)));
+  }
+  return needs;
+}
+
+std::unique_ptr<groth16::AssignmentKey> MakeStreamingAssignmentKey(bellman::Parameters params,
+                                                                   const groth16::KeyOptions& options,
+                                                                   const groth16::DevicePlan& plan) {
+  return std::make_unique<StreamingAssignmentKey>(std::move(params), options, plan);
+}
+
+}  // namespace zkfleet::cuda

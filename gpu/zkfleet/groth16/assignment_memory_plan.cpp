@@ -1,0 +1,115 @@
+#include "zkfleet/groth16/assignment_memory_plan.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+
+#include "zkfleet/common/error.hpp"
+
+namespace zkfleet::groth16 {
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// "24.00 GiB", "3.5 MiB", "64 KiB".
+std::string GiB(uint64_t bytes) {
+  char buf[40];
+  if (bytes >= (1ull << 30)) {
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
+  } else if (bytes >= (1ull << 20)) {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1ull << 20));
+  } else {
+    std::snprintf(buf, sizeof buf, "%llu KiB", static_cast<unsigned long long>((bytes + 1023) >> 10));
+  }
+  return buf;
+}
+
+// The point counts of the five MSMs: h, l, a, b_g1, b_g2.
+struct Counts {
+  uint64_t c[5];
+};
+Counts CountsOf(const engine::BellmanInfo& shape) {
+  return {{shape.domain_size > 0 ? shape.domain_size - 1u : 0u, shape.n_aux, shape.n_a, shape.n_b, shape.n_b}};
+}
+
+}  // namespace
+
+const char* DevicePlacementName(DevicePlacement placement) {
+  switch (placement) {
+    case DevicePlacement::kResidentOverlapped:
+      return "resident, overlapped MSMs";
+    case DevicePlacement::kResidentSequential:
+      return "resident, MSMs one after another";
+    case DevicePlacement::kStreaming:
+      return "streamed from pinned host memory";
+  }
+  return "?";
+}
+
+StreamingLayout StreamingLayoutFor(const engine::BellmanInfo& shape, uint64_t chunk_points,
+                                   const DeviceMemoryModel& model) {
+  StreamingLayout out;
+  const uint64_t n = shape.domain_size;
+  const Counts counts = CountsOf(shape);
+  out.chunk_points = std::max<uint64_t>(chunk_points, 1);
+  for (uint64_t count : counts.c) out.chunks += CeilDiv(count, out.chunk_points);
+  out.twiddle_bytes = std::max<uint64_t>(n / 2, 1) * 2 * kFrBytes;
+  out.vector_bytes = n * kFrBytes;
+  out.assignment_bytes = (uint64_t{shape.n_inputs} + shape.n_aux) * kFrBytes;
+  out.index_bytes = (std::max<uint64_t>(shape.n_a, 1) + std::max<uint64_t>(shape.n_b, 1)) * 4;
+  out.sums_bytes = std::max<uint64_t>(out.chunks, 1) * model.window_sum_bytes;
+  out.ntt_scratch_bytes = 2 * n * kFrBytes;
+  out.msm_bytes = model.workspace_bytes(out.chunk_points) + 2 * out.chunk_points * kG2AffineBytes +
+                  out.chunk_points * kFrBytes;
+  return out;
+}
+
+DevicePlan PlanDeviceMemory(const engine::BellmanInfo& shape, uint64_t budget, bool overlap,
+                            const DeviceMemoryModel& model) {
+  DevicePlan plan;
+  if (overlap && model.resident_overlapped <= budget) {
+    plan.placement = DevicePlacement::kResidentOverlapped;
+    plan.device_bytes = model.resident_overlapped;
+    return plan;
+  }
+  if (model.resident_sequential <= budget) {
+    plan.placement = DevicePlacement::kResidentSequential;
+    plan.device_bytes = model.resident_sequential;
+    return plan;
+  }
+  const Counts counts = CountsOf(shape);
+  const uint64_t largest = std::max<uint64_t>(*std::max_element(counts.c, counts.c + 5), 1);
+  // From every point of the largest MSM in one chunk down to the smallest chunk.
+  uint64_t chunk = std::bit_ceil(largest);
+  const uint64_t smallest = std::min(largest, kMinChunkPoints);
+  for (; chunk >= smallest; chunk /= 2) {
+    const StreamingLayout layout = StreamingLayoutFor(shape, std::min(chunk, largest), model);
+    if (layout.total() <= budget) {
+      plan.placement = DevicePlacement::kStreaming;
+      plan.streaming = layout;
+      plan.device_bytes = layout.total();
+      return plan;
+    }
+    if (chunk == 1) break;
+  }
+  const StreamingLayout least = StreamingLayoutFor(shape, smallest, model);
+  throw Error(ErrorCode::kResourceExhausted,
+              "a device memory budget of " + GiB(budget) + " cannot hold these parameters (domain " +
+                  std::to_string(shape.domain_size) + ", " + std::to_string(shape.n_aux) +
+                  " aux): streaming the points needs at least " + GiB(least.total()) + " (twiddles " +
+                  GiB(least.twiddle_bytes) + ", a/h vector " + GiB(least.vector_bytes) + ", assignment " +
+                  GiB(least.assignment_bytes) + ", NTT scratch " + GiB(least.ntt_scratch_bytes) +
+                  "); resident needs " + GiB(model.resident_sequential));
+}
+
+std::string DevicePlan::Describe() const {
+  std::string out = DevicePlacementName(placement);
+  if (placement == DevicePlacement::kStreaming) {
+    out += " in chunks of " + std::to_string(streaming.chunk_points) + " points (" + std::to_string(streaming.chunks) +
+           " chunk MSMs a proof)";
+  }
+  out += ", " + GiB(device_bytes) + " of device memory";
+  return out;
+}
+
+}  // namespace zkfleet::groth16

@@ -1,0 +1,89 @@
+// Where a bellperson key's data lives on a CUDA device of limited memory
+// (KeyOptions::device_memory_budget): the arithmetic only, so that it is
+// tested on the CPU (tests/unit/bellman_prover/memory_plan_test.cpp) and the
+// CUDA key (assignment_cuda_prover.cu) just follows the plan.
+//
+// Three placements, the first that fits the budget wins:
+//   kResidentOverlapped  every point set resident, the five MSMs on four
+//                        streams with a workspace each (the fastest);
+//   kResidentSequential  every point set resident, the MSMs one after
+//                        another over one workspace;
+//   kStreaming           the points stay in pinned host memory and pass
+//                        through the device in chunks of `chunk_points`,
+//                        double-buffered, each chunk one MSM of its own; the
+//                        NTT domain is lean (no n-entry coset tables) and
+//                        its two scratch vectors share one arena with the
+//                        MSM workspace and the chunk buffers, which are only
+//                        used after the NTTs.
+// A streaming key holds, besides the arena: the twiddles (n Fr), the a (and
+// then h) vector (n Fr), the assignment (inputs + aux Fr), the a/b density
+// index arrays (4 bytes per a/b point) and the chunks' window sums.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "zkfleet/engine/assignment.hpp"
+
+namespace zkfleet::groth16 {
+
+enum class DevicePlacement { kResidentOverlapped, kResidentSequential, kStreaming };
+const char* DevicePlacementName(DevicePlacement placement);  // "resident, overlapped MSMs" ...
+
+// Bytes the device layout takes, as the CUDA key allocates them.
+inline constexpr uint64_t kFrBytes = 32;
+inline constexpr uint64_t kG1AffineBytes = 96;
+inline constexpr uint64_t kG2AffineBytes = 192;
+
+// What the planner needs to know of the device code: the bytes of the two
+// resident layouts (computed by the CUDA key from its real workspace sizes)
+// and of one MSM workspace for a chunk of `points` points whose buckets hold
+// G2 points (cub's sort storage included).
+struct DeviceMemoryModel {
+  uint64_t resident_overlapped = 0;
+  uint64_t resident_sequential = 0;
+  std::function<uint64_t(uint64_t points)> workspace_bytes;
+  // Bytes of the window sums of one chunk's MSM (msm::kMaxSums XYZZ G2 points).
+  uint64_t window_sum_bytes = 0;
+};
+
+struct StreamingLayout {
+  uint64_t chunk_points = 0;   // points per MSM chunk (a power of two, or every point when fewer)
+  uint64_t chunks = 0;         // chunk MSMs per proof, all five MSMs together
+  uint64_t twiddle_bytes = 0;  // the lean NTT domain
+  uint64_t vector_bytes = 0;   // a, then h's scalars: n Fr
+  uint64_t assignment_bytes = 0;  // inputs + aux, Fr each: the l scalars, gathered into a and b's
+  uint64_t index_bytes = 0;       // a and b density indices
+  uint64_t sums_bytes = 0;        // every chunk's window sums
+  uint64_t ntt_scratch_bytes = 0;  // the NTT's two scratch vectors (b/c and the transform's)
+  uint64_t msm_bytes = 0;          // workspace + two point buffers + one chunk of scalars
+  uint64_t arena_bytes() const { return ntt_scratch_bytes > msm_bytes ? ntt_scratch_bytes : msm_bytes; }
+  uint64_t total() const {
+    return twiddle_bytes + vector_bytes + assignment_bytes + index_bytes + sums_bytes + arena_bytes();
+  }
+};
+
+struct DevicePlan {
+  DevicePlacement placement = DevicePlacement::kResidentOverlapped;
+  uint64_t device_bytes = 0;  // what the key will hold
+  StreamingLayout streaming;  // kStreaming only
+  std::string Describe() const;  // one line for logs
+};
+
+// The streaming layout with chunks of `chunk_points` points.
+StreamingLayout StreamingLayoutFor(const engine::BellmanInfo& shape, uint64_t chunk_points, const DeviceMemoryModel& model);
+
+// The plan for a key of this shape under `budget` bytes (> 0). `overlap`:
+// whether the resident placement may overlap its MSMs
+// (KeyOptions::cuda_overlap_msms). Streaming takes the largest power-of-two
+// chunk that fits, at least kMinChunkPoints (or every point of the largest
+// MSM, when fewer). Throws zkfleet::Error kResourceExhausted when not even
+// the smallest streaming layout fits, naming the budget and the need.
+inline constexpr uint64_t kMinChunkPoints = 256;
+DevicePlan PlanDeviceMemory(const engine::BellmanInfo& shape, uint64_t budget, bool overlap,
+                            const DeviceMemoryModel& model);
+
+}  // namespace zkfleet::groth16
