@@ -1,6 +1,7 @@
 #include "zkfleet/bellman/constraint_system.hpp"
 
 #include <cstring>
+#include <initializer_list>
 #include <random>
 
 #include "zkfleet/bellman/domain.hpp"
@@ -266,53 +267,156 @@ Parameters SynthesizeParameters(const ConstraintSystem& cs, uint64_t seed, Threa
   return params;
 }
 
-SyntheticCircuit MakeSyntheticCircuit(int log_rows, uint32_t n_public, uint64_t seed) {
-  const size_t rows_total = size_t{1} << log_rows;
-  SyntheticCircuit out;
-  ConstraintSystem& cs = out.cs;
-  cs.n_inputs = 1 + n_public;
-  if (rows_total <= cs.n_inputs + n_public) throw Error(ErrorCode::kInvalidArgument, "synthetic circuit too small");
-  const size_t rows = rows_total - cs.n_inputs;
-  cs.n_aux = static_cast<uint32_t>(rows + 1);  // v_0 .. v_rows
-  std::mt19937_64 rng(seed);
-  SeededScalars scalars(seed ^ 0x5eed);
-  auto& val = out.values;
-  val.resize(cs.n_vars());
-  val[0] = Fr::one();
-  for (uint32_t i = 1; i < cs.n_inputs; ++i) val[i] = scalars.Next();
-  const uint32_t v0 = cs.n_inputs;  // variable index of v_0
-  val[v0] = scalars.Next();
-  const Fr one = Fr::one(), two = Fr::from_uint(2), minus_one = Fr::zero() - Fr::one();
-  auto term = [](LinearCombinations& lc, uint32_t var, const Fr& coef) { lc.terms.push_back({var, coef}); };
-  for (size_t i = 0; i < rows; ++i) {
-    const uint32_t cur = v0 + static_cast<uint32_t>(i), next = cur + 1;
-    if (i < n_public) {  // v_{i+1} = v_i + p_{i+1}: the inputs enter here
-      term(cs.a, cur, one);
-      term(cs.a, static_cast<uint32_t>(i + 1), one);
-      term(cs.b, 0, one);
-      term(cs.c, next, one);
-      val[next] = val[cur] + val[i + 1];
-    } else if (i % 3 == 0) {  // a bit: v_{i+1}·(v_{i+1} - 1) = 0
-      val[next] = (rng() & 1) ? one : Fr::zero();
-      term(cs.a, next, one);
-      term(cs.b, next, one);
-      term(cs.b, 0, minus_one);
-    } else if (i % 3 == 1) {  // v_{i+1} = v_i^2
-      term(cs.a, cur, one);
-      term(cs.b, cur, one);
-      term(cs.c, next, one);
-      val[next] = val[cur] * val[cur];
-    } else {  // v_{i+1} = 2·v_i + 1
-      term(cs.a, cur, two);
-      term(cs.a, 0, one);
-      term(cs.b, 0, one);
-      term(cs.c, next, one);
-      val[next] = val[cur] * two + one;
+namespace {
+
+// The synthetic circuit's row kinds (see the header).
+enum Kind : int { kBitAB, kBitA, kFieldA, kFieldAB, kFieldC, kCheck, kKinds };
+
+// Each kind's share of the rows, in parts of kWeightTotal, from the real
+// partition's counts (porep32g).
+constexpr uint64_t kWeightTotal = 1'000'000'000;
+struct KindWeights {
+  uint64_t w[kKinds];
+};
+constexpr KindWeights MakeKindWeights() {
+  using namespace porep32g;
+  const uint64_t check = (kWeightTotal * (kConstraints - kAux) + kConstraints / 2) / kConstraints;
+  const uint64_t defining = kWeightTotal - check;  // rows that define a variable, split by its kind
+  const uint64_t field_c = (defining * (kAux - kAuxA) + kAux / 2) / kAux;
+  const uint64_t b_dense = (defining * kAuxB + kAux / 2) / kAux;
+  const uint64_t non_bits = defining * (100 - kBitSharePercent) / 100;
+  const uint64_t field_ab = non_bits / 3;  // like Poseidon's x^2, the B operand of x^4 = x^2·x^2
+  const uint64_t field_a = non_bits - field_c - field_ab;
+  const uint64_t bit_ab = b_dense - field_ab;
+  const uint64_t bit_a = defining - non_bits - bit_ab;
+  return {{bit_ab, bit_a, field_a, field_ab, field_c, check}};
+}
+constexpr KindWeights kKindWeights = MakeKindWeights();
+static_assert(kKindWeights.w[kBitAB] + kKindWeights.w[kBitA] + kKindWeights.w[kFieldA] + kKindWeights.w[kFieldAB] +
+                  kKindWeights.w[kFieldC] + kKindWeights.w[kCheck] ==
+              kWeightTotal);
+static_assert(kKindWeights.w[kFieldA] > 0 && kKindWeights.w[kCheck] > 0);
+
+// Smooth weighted round robin: every kind earns its weight each row, the
+// richest is taken and pays the total. Integer, so the same on every
+// platform; counts stay close to rows · weight / total at every prefix.
+class KindSchedule {
+ public:
+  Kind Next() {
+    int best = 0;
+    for (int k = 0; k < kKinds; ++k) {
+      credit_[k] += static_cast<int64_t>(kKindWeights.w[k]);
+      if (credit_[k] > credit_[best]) best = k;
     }
-    cs.a.EndRow();
-    cs.b.EndRow();
-    cs.c.EndRow();
+    credit_[best] -= static_cast<int64_t>(kWeightTotal);
+    return static_cast<Kind>(best);
   }
+
+ private:
+  int64_t credit_[kKinds] = {};
+};
+
+// Walks the synthetic circuit's rows: its values for `variant` into `val`
+// and, when `cs` is given, its constraints. The bits come from `seed` alone,
+// the inputs and v_0 from seed and variant.
+void BuildSynthetic(int log_rows, uint32_t n_public, uint64_t seed, uint64_t variant, ConstraintSystem* cs,
+                    std::vector<Fr>& val) {
+  if (log_rows < 1 || log_rows > 31) {
+    throw Error(ErrorCode::kInvalidArgument, "synthetic circuit: log_rows outside 1..31");
+  }
+  const size_t rows_total = size_t{1} << log_rows;
+  const uint32_t n_inputs = 1 + n_public;
+  if (rows_total <= size_t{n_inputs} + n_public) {
+    throw Error(ErrorCode::kInvalidArgument, "synthetic circuit too small");
+  }
+  const size_t rows = rows_total - n_inputs;
+  std::mt19937_64 rng(seed);
+  SeededScalars scalars(seed ^ 0x5eed ^ (variant * 0x9e3779b97f4a7c15ULL));
+  const Fr one = Fr::one(), two = Fr::from_uint(2), three = Fr::from_uint(3), minus_one = Fr::zero() - one,
+           minus_two = Fr::zero() - two;
+  val.clear();
+  val.reserve(n_inputs + rows + 1);
+  val.push_back(one);
+  for (uint32_t i = 1; i < n_inputs; ++i) val.push_back(scalars.Next());
+  using Term = LinearCombinations::Term;
+  auto row = [&](std::initializer_list<Term> a, std::initializer_list<Term> b, std::initializer_list<Term> c) {
+    if (cs == nullptr) return;
+    cs->a.terms.insert(cs->a.terms.end(), a);
+    cs->b.terms.insert(cs->b.terms.end(), b);
+    cs->c.terms.insert(cs->c.terms.end(), c);
+    cs->a.EndRow();
+    cs->b.EndRow();
+    cs->c.EndRow();
+  };
+  if (cs != nullptr) {
+    cs->n_inputs = n_inputs;
+    for (auto* lc : {&cs->a, &cs->b, &cs->c}) lc->start.reserve(rows + 1);
+    cs->a.terms.reserve(rows + rows / 64 + n_public);
+    cs->b.terms.reserve(rows);
+    cs->c.terms.reserve(2 * rows);
+  }
+  constexpr uint32_t kNone = ~uint32_t{0};
+  uint32_t f = static_cast<uint32_t>(val.size());  // the latest chain value, v_0 first
+  val.push_back(scalars.Next());
+  uint32_t bit = kNone, bit_ab = kNone;  // the latest bit, the latest bit A+B
+  for (uint32_t i = 0; i < n_public; ++i) {  // (v - f)·1 = p: the inputs enter the chain
+    const uint32_t v = static_cast<uint32_t>(val.size());
+    val.push_back(val[f] + val[i + 1]);
+    row({{v, one}, {f, minus_one}}, {{0, one}}, {{i + 1, one}});
+    f = v;
+  }
+  KindSchedule schedule;
+  for (size_t r = n_public; r < rows; ++r) {
+    const uint32_t v = static_cast<uint32_t>(val.size());
+    switch (schedule.Next()) {
+      case kBitAB:  // v·v = v
+        val.push_back((rng() & 1) ? one : Fr::zero());
+        row({{v, one}}, {{v, one}}, {{v, one}});
+        bit = bit_ab = v;
+        break;
+      case kBitA:  // v·1 = 1 - b (v = 1 before any bit)
+        if (bit == kNone) {
+          val.push_back(one);
+          row({{v, one}}, {{0, one}}, {{0, one}});
+        } else {
+          val.push_back(one - val[bit]);
+          row({{v, one}}, {{0, one}}, {{0, one}, {bit, minus_one}});
+        }
+        bit = v;
+        break;
+      case kFieldA:  // v·1 = 2f + 1
+        val.push_back(val[f] * two + one);
+        row({{v, one}}, {{0, one}}, {{f, two}, {0, one}});
+        f = v;
+        break;
+      case kFieldAB:  // (v - 2f)·v = 2f + 1, v = 2f + 1
+        val.push_back(val[f] * two + one);
+        row({{v, one}, {f, minus_two}}, {{v, one}}, {{f, two}, {0, one}});
+        f = v;
+        break;
+      case kFieldC:  // (3f + 1)·1 = v: v in C only, never used again
+        val.push_back(val[f] * three + one);
+        row({{f, three}, {0, one}}, {{0, one}}, {{v, one}});
+        break;
+      case kCheck:  // b·b = b again: a row without a new variable
+        if (bit_ab == kNone) {
+          row({{0, one}}, {{0, one}}, {{0, one}});
+        } else {
+          row({{bit_ab, one}}, {{bit_ab, one}}, {{bit_ab, one}});
+        }
+        break;
+      default:
+        throw Error(ErrorCode::kInternal, "synthetic circuit: unknown row kind");
+    }
+  }
+  if (cs != nullptr) cs->n_aux = static_cast<uint32_t>(val.size() - n_inputs);
+}
+
+}  // namespace
+
+SyntheticCircuit MakeSyntheticCircuit(int log_rows, uint32_t n_public, uint64_t seed) {
+  SyntheticCircuit out;
+  BuildSynthetic(log_rows, n_public, seed, 0, &out.cs, out.values);
   return out;
 }
 
@@ -320,34 +424,12 @@ SyntheticCircuit MakeSyntheticCircuit(int log_rows, uint32_t n_public, uint64_t 
 
 namespace zkfleet::bellman {
 
-// Another satisfying assignment of MakeSyntheticCircuit(log_rows, n_public,
-// seed): public inputs and v_0 drawn from `variant`, the chain recomputed
-// row by row as MakeSyntheticCircuit builds it (the bits kept). Variant 0 is
-// the circuit's own values.
+// The same walk as MakeSyntheticCircuit's without the constraints: another
+// variant's inputs and v_0, the chain recomputed, the bits kept.
 std::vector<Fr> SyntheticVariantValues(int log_rows, uint32_t n_public, uint64_t seed, uint64_t variant) {
-  SyntheticCircuit circuit = MakeSyntheticCircuit(log_rows, n_public, seed);
-  std::vector<Fr>& val = circuit.values;
-  if (variant == 0) return std::move(val);
-  const uint32_t n_inputs = circuit.cs.n_inputs;
-  const size_t rows = (size_t{1} << log_rows) - n_inputs;
-  SeededScalars scalars(seed ^ 0x5eed ^ (variant * 0x9e3779b97f4a7c15ULL));
-  for (uint32_t i = 1; i < n_inputs; ++i) val[i] = scalars.Next();
-  const uint32_t v0 = n_inputs;
-  val[v0] = scalars.Next();
-  const Fr one = Fr::one(), two = Fr::from_uint(2);
-  for (size_t i = 0; i < rows; ++i) {
-    const uint32_t cur = v0 + static_cast<uint32_t>(i), next = cur + 1;
-    if (i < n_public) {
-      val[next] = val[cur] + val[i + 1];
-    } else if (i % 3 == 0) {
-      // a bit: unchanged
-    } else if (i % 3 == 1) {
-      val[next] = val[cur] * val[cur];
-    } else {
-      val[next] = val[cur] * two + one;
-    }
-  }
-  return std::move(val);
+  std::vector<Fr> val;
+  BuildSynthetic(log_rows, n_public, seed, variant, nullptr, val);
+  return val;
 }
 
 }  // namespace zkfleet::bellman

@@ -82,12 +82,58 @@ Densities DensitiesOf(const ConstraintSystem& cs);
 // Insecure parameters for `cs` from `seed` (see the top).
 Parameters SynthesizeParameters(const ConstraintSystem& cs, uint64_t seed, ThreadPool& pool);
 
+// The real shape MakeSyntheticCircuit copies: one partition of a Filecoin
+// 32 GiB PoRep (SealCommit / C2, v28 parameters ...-8-8-0-sha256_hasher-
+// 82a357d2...). Measured by cuzk's constraint recorder (filecoin-project/
+// curio @ e0294b0f, extern/cuzk/cuzk-project.md, the PCE extraction table,
+// lines 1591-1601): 328 inputs (the constant one included: replica_id,
+// comm_d, comm_r + 18 per challenge, 18 challenges), 130,278,869
+// constraints, 130,169,893 aux variables, 129,753,292 of them A-dense,
+// 33,112,281 B-dense, and of the inputs only the constant one B-dense. So
+// abc_size 130,279,197, domain 2^27, and the .params hold h 2^27 - 1,
+// l 130,169,893, a 129,753,620, b_g1 = b_g2 33,112,282 points (47.37 GB).
+// Point counts: bellperson's generator (h: domain - 1; a, b: the dense
+// variables) and supraseal-c2's asserts (c2/cuda/groth16_cuda.cu). The share
+// of aux values that are 0 or 1 is not published: 99 % is an estimate (the
+// SHA-256 gadgets, ~99 % of the rows, allocate only Booleans; the ~1 % of
+// field elements are Poseidon S-box powers, selectors and packed labels).
+namespace porep32g {
+inline constexpr uint32_t kInputs = 328;
+inline constexpr uint64_t kConstraints = 130'278'869;
+inline constexpr uint64_t kAux = 130'169'893;
+inline constexpr uint64_t kAuxA = 129'753'292;
+inline constexpr uint64_t kAuxB = 33'112'281;
+inline constexpr int kDomainLog = 27;
+inline constexpr uint64_t kBitSharePercent = 99;  // an estimate, not a measurement
+}  // namespace porep32g
+
+// MakeSyntheticCircuit's n_public for the PoRep shape (kInputs less the one).
+inline constexpr uint32_t kPoRepPublicInputs = porep32g::kInputs - 1;
+
 // A satisfied synthetic circuit of 2^log_rows - n_inputs constraints (so
-// abc_size is exactly 2^log_rows) shaped like a Filecoin PoRep partition:
-// a multiplication chain over aux variables where A names every aux
-// variable, B about half of them (the others multiply by the constant), a
-// third of the aux values are bits (0 or 1), and the public inputs enter
-// the first rows. Deterministic in `seed`.
+// abc_size is exactly 2^log_rows; at 2^27 that is 3.0 % more rows than the
+// real 130,278,869) with the real partition's ratios:
+//   - n_aux / constraints = 0.99916: every row defines one new aux variable
+//     but one row in ~1,200, a check row (b·b = b of an earlier bit);
+//   - A-dense aux 99.68 %, B-dense aux 25.44 %, B-dense inputs: the constant
+//     one only;
+//   - 99 % of aux values are bits (0 or 1, about half of them 1).
+// Row kinds (f: the latest chain value, b: the latest bit):
+//   public    (v - f)·1 = p_i    v = f + p_i     the first n_public rows
+//   bit A+B   v·v = v            v a random bit  (a booleanity row)
+//   bit A     v·1 = 1 - b        v = NOT b
+//   field A   v·1 = 2f + 1       v = 2f + 1
+//   field AB  (v - 2f)·v = 2f+1  v = 2f + 1
+//   field C   (3f + 1)·1 = v     v = 3f + 1      named in C only (f stays)
+//   check     b'·b' = b'         b': the latest bit A+B (1·1 = 1 before one)
+// The kinds follow a smooth weighted round robin over integer weights, so
+// after J rows each kind's count is within 2 of J times its share, at any
+// size. The chain starts at v_0 (random); the structure depends on log_rows
+// and n_public only, the values on the seed. Deterministic in `seed`.
+// At log_rows 27, n_public kPoRepPublicInputs: 134,217,400 rows, n_aux
+// 134,105,131, A-dense aux 133,675,937 (a: 133,676,265 points), B-dense
+// 34,113,233 (b: 34,113,234), bits 132,763,755 (99.0 %): the counts are
+// 3.02 % above the real ones, the ratios equal to theirs.
 struct SyntheticCircuit {
   ConstraintSystem cs;
   std::vector<Fr> values;
@@ -100,9 +146,9 @@ namespace zkfleet::bellman {
 
 // Another satisfying assignment of MakeSyntheticCircuit(log_rows, n_public,
 // seed), the same constraint system (so the same parameters): its public
-// inputs and first chain value drawn from `variant`, the chain recomputed.
-// Variant 0 returns the circuit's own values. For several partitions of one
-// synthetic circuit (zkfleet-dev bellman-assignment --variant).
+// inputs and v_0 drawn from `variant`, the chain recomputed, the random bits
+// kept. Variant 0 returns the circuit's own values. For several partitions
+// of one synthetic circuit (zkfleet-dev bellman-assignment --variant).
 std::vector<Fr> SyntheticVariantValues(int log_rows, uint32_t n_public, uint64_t seed, uint64_t variant);
 
 }  // namespace zkfleet::bellman

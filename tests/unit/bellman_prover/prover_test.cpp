@@ -137,8 +137,10 @@ TEST(BellmanProver, EvaluationsThatDoNotBelongToTheAssignmentFailVerificationTwi
   const auto key = CpuKey(s.params);
   bellman::Assignment bad = s.assignment;
   // a·b = c still holds on every row, but aux no longer matches a, b, c.
-  bad.aux[5] = bad.aux[6];
-  ASSERT_NE(bad.aux[5], s.assignment.aux[5]);
+  size_t j = 5;  // two aux values that differ (two bits may not)
+  while (bad.aux[j] == bad.aux[j + 1]) ++j;
+  bad.aux[j] = bad.aux[j + 1];
+  ASSERT_NE(bad.aux[j], s.assignment.aux[j]);
   try {
     (void)key->Prove(bad.View(), Fixed(1, 1));
     FAIL() << "a proof that fails verification was returned";
@@ -212,6 +214,128 @@ TEST(BellmanProver, ShapeAndValueErrorsNameTheField) {
   }
 }
 
+// Every row of `cs` holds for `values`: A·z times B·z equals C·z.
+size_t UnsatisfiedRows(const bellman::ConstraintSystem& cs, const std::vector<Fr>& values) {
+  auto eval = [&](const bellman::LinearCombinations& lc, size_t row) {
+    Fr acc = Fr::zero();
+    for (uint64_t t = lc.start[row]; t < lc.start[row + 1]; ++t) acc += lc.terms[t].coef * values[lc.terms[t].var];
+    return acc;
+  };
+  size_t bad = 0;
+  for (size_t row = 0; row < cs.n_constraints(); ++row) {
+    if (!(eval(cs.a, row) * eval(cs.b, row) == eval(cs.c, row))) ++bad;
+  }
+  return bad;
+}
+
+// The synthetic circuit's shape against a 32 GiB PoRep partition's
+// (bellman::porep32g, measured by cuzk): n_aux per row, the A- and B-dense
+// shares of aux, only the constant one B-dense among the inputs, ~99 % of
+// the aux values bits.
+struct Shape {
+  double aux_per_row, a_share, b_share, bit_share;
+  size_t a_dense, b_dense, bits, b_inputs_dense, n_inputs;
+};
+Shape ShapeOf(const bellman::SyntheticCircuit& c) {
+  const bellman::Densities d = bellman::DensitiesOf(c.cs);
+  size_t a = 0, b = 0, b_in = 0, bits = 0;
+  for (uint32_t j = 0; j < c.cs.n_aux; ++j) {
+    a += d.a_aux[j];
+    b += d.b_aux[j];
+    const Fr& v = c.values[c.cs.n_inputs + j];
+    bits += v == Fr::zero() || v == Fr::one();
+  }
+  for (bool x : d.b_input) b_in += x;
+  const double n_aux = c.cs.n_aux;
+  return {n_aux / static_cast<double>(c.cs.n_constraints()), a / n_aux, b / n_aux, bits / n_aux, a, b, bits,
+          b_in, c.cs.n_inputs};
+}
+
+constexpr double kRealAuxPerRow = double(bellman::porep32g::kAux) / double(bellman::porep32g::kConstraints);
+constexpr double kRealAShare = double(bellman::porep32g::kAuxA) / double(bellman::porep32g::kAux);
+constexpr double kRealBShare = double(bellman::porep32g::kAuxB) / double(bellman::porep32g::kAux);
+
+TEST(BellmanProver, SyntheticCircuitHasThePoRepPartitionsRatios) {
+  const Synthetic s = MakeSynthetic(12, 3, 17);
+  const Shape shape = ShapeOf(s.circuit);
+  EXPECT_EQ(s.circuit.cs.n_constraints() + s.circuit.cs.n_inputs, 4096u);  // abc_size stays 2^log_rows
+  EXPECT_NEAR(shape.aux_per_row, kRealAuxPerRow, 0.0005);
+  EXPECT_LT(shape.aux_per_row, 1.0);  // some rows define no variable
+  EXPECT_NEAR(shape.a_share, kRealAShare, 0.001);
+  EXPECT_LT(shape.a_share, 1.0);  // some aux values are named in C only
+  EXPECT_NEAR(shape.b_share, kRealBShare, 0.002);
+  EXPECT_NEAR(shape.bit_share, bellman::porep32g::kBitSharePercent / 100.0, 0.003);
+  EXPECT_EQ(shape.b_inputs_dense, 1u);
+  // About half the bits are ones (the split MSM adds those, skips zeros).
+  size_t ones = 0, zeros = 0;
+  for (uint32_t j = 0; j < s.circuit.cs.n_aux; ++j) {
+    const Fr& v = s.circuit.values[s.circuit.cs.n_inputs + j];
+    ones += v == Fr::one();
+    zeros += v == Fr::zero();
+  }
+  EXPECT_NEAR(double(ones) / double(ones + zeros), 0.5, 0.05);
+  // The parameters' point counts follow: a = inputs + A-dense aux, b = 1 + B-dense aux.
+  EXPECT_EQ(s.params.l.size(), s.circuit.cs.n_aux);
+  EXPECT_EQ(s.params.a.size(), s.circuit.cs.n_inputs + shape.a_dense);
+  EXPECT_EQ(s.params.b_g1.size(), 1 + shape.b_dense);
+  EXPECT_EQ(s.params.h.size(), 4095u);
+  // Satisfied, and it proves.
+  EXPECT_EQ(UnsatisfiedRows(s.circuit.cs, s.circuit.values), 0u);
+  const engine::BellmanProof p = CpuKey(s.params)->Prove(s.assignment.View(), Fixed(7, 8));
+  EXPECT_TRUE(p.check.verified);
+  const engine::ProofPoints decoded = bellman::DecodeProof(p.bytes, "p");
+  EXPECT_TRUE(engine::Verify(bellman::ToEngineKey(s.params.vk), p.public_inputs, decoded).ok());
+}
+
+TEST(BellmanProver, SyntheticPoRepShapeWithItsPublicInputs) {
+  // The real partition's 327 public inputs (328 with the constant one); at
+  // 2^16 their chain rows are 0.5 % of the rows, so the shares hold looser.
+  const bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(16, bellman::kPoRepPublicInputs, 3);
+  const Shape shape = ShapeOf(c);
+  EXPECT_EQ(shape.n_inputs, bellman::porep32g::kInputs);
+  EXPECT_EQ(c.cs.n_constraints(), 65536u - bellman::porep32g::kInputs);
+  EXPECT_NEAR(shape.aux_per_row, kRealAuxPerRow, 0.0005);
+  EXPECT_NEAR(shape.a_share, kRealAShare, 0.001);
+  EXPECT_NEAR(shape.b_share, kRealBShare, 0.002);
+  EXPECT_NEAR(shape.bit_share, bellman::porep32g::kBitSharePercent / 100.0, 0.008);
+  EXPECT_EQ(shape.b_inputs_dense, 1u);
+  EXPECT_EQ(UnsatisfiedRows(c.cs, c.values), 0u);
+  // The exact counts of the row schedule's arithmetic, which also gives the
+  // header's 2^27 figures (run standalone, not by building 2^27).
+  EXPECT_EQ(c.cs.n_aux, 65155u);
+  EXPECT_EQ(shape.a_dense, 64947u);
+  EXPECT_EQ(shape.b_dense, 16490u);
+  EXPECT_EQ(shape.bits, 64178u);
+}
+
+TEST(BellmanProver, SyntheticVariantsShareTheConstraintsAndTheBits) {
+  const bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(12, 5, 23);
+  EXPECT_EQ(bellman::SyntheticVariantValues(12, 5, 23, 0), c.values);
+  const std::vector<Fr> v1 = bellman::SyntheticVariantValues(12, 5, 23, 1);
+  const std::vector<Fr> v2 = bellman::SyntheticVariantValues(12, 5, 23, 2);
+  ASSERT_EQ(v1.size(), c.values.size());
+  ASSERT_EQ(v2.size(), c.values.size());
+  EXPECT_EQ(UnsatisfiedRows(c.cs, v1), 0u);
+  EXPECT_EQ(UnsatisfiedRows(c.cs, v2), 0u);
+  size_t same_inputs = 0, bits_kept = 0, bits = 0;
+  for (uint32_t i = 1; i < c.cs.n_inputs; ++i) same_inputs += v1[i] == c.values[i] || v2[i] == v1[i];
+  for (uint32_t i = c.cs.n_inputs; i < c.values.size(); ++i) {
+    if (c.values[i] == Fr::zero() || c.values[i] == Fr::one()) {
+      ++bits;
+      bits_kept += v1[i] == c.values[i];
+    }
+  }
+  EXPECT_EQ(same_inputs, 0u);
+  EXPECT_EQ(bits_kept, bits);
+  // The same structure for another seed: only the values differ.
+  const bellman::SyntheticCircuit other = bellman::MakeSyntheticCircuit(12, 5, 99);
+  EXPECT_EQ(other.cs.n_aux, c.cs.n_aux);
+  EXPECT_EQ(other.cs.a.start, c.cs.a.start);
+  EXPECT_EQ(other.cs.b.start, c.cs.b.start);
+  EXPECT_EQ(other.cs.c.start, c.cs.c.start);
+  EXPECT_NE(other.values, c.values);
+}
+
 std::string DecimalJson(const std::vector<engine::BigInt>& values) {
   std::string out = "[";
   for (size_t i = 0; i < values.size(); ++i) {
@@ -242,13 +366,7 @@ TEST(BellmanProver, NobleCurvesAcceptsOurProofsAndRejectsATamperedOne) {
   // Two partitions of one circuit: the same constraints, other values.
   bellman::SyntheticCircuit c2 = bellman::MakeSyntheticCircuit(8, 3, 21);
   cpu::ThreadPool pool(2);
-  c2.values[1] = c2.values[1] + Fr::one();  // another public input, same chain rules
-  for (size_t row = 0; row < 3; ++row) c2.values[4 + row + 1] = c2.values[4 + row] + c2.values[row + 1];
-  for (size_t row = 3; row + 1 < c2.values.size() - 4; ++row) {
-    const size_t cur = 4 + row, next = cur + 1;
-    if (row % 3 == 1) c2.values[next] = c2.values[cur] * c2.values[cur];
-    if (row % 3 == 2) c2.values[next] = c2.values[cur] * Fr::from_uint(2) + Fr::one();
-  }
+  c2.values = bellman::SyntheticVariantValues(8, 3, 21, 1);  // other public inputs, same chain rules
   const bellman::Assignment a2 = bellman::Synthesize(c2.cs, c2.values, pool);
   const engine::BellmanProof p1 = key->Prove(s1.assignment.View());
   const engine::BellmanProof p2 = key->Prove(a2.View());
