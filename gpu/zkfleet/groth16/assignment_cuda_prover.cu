@@ -236,22 +236,6 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     for (int k = 2; k < kStreams; ++k) ZK_CUDA_CHECK(cudaStreamWaitEvent(Stream(k), sync_->scalars_ready, 0), "scalars");
     timings.witness_transfer_s = SecondsSince(t_upload);
 
-    auto sums = [&](Slot k) { return staging_dev(k); };
-    if (info_.n_aux) {
-      EnqueueMsm<G1>(s1, Workspace(kL), plans_[kL], l_.as<A1>(), vars_.as<uint32_t>() + 8 * size_t{info_.n_inputs},
-                     reinterpret_cast<X1*>(sums(kL)), "MSM l");
-    }
-    if (info_.n_a) {
-      EnqueueMsm<G1>(Stream(2), Workspace(kA), plans_[kA], a_.as<A1>(), scalars_a_.as<uint32_t>(),
-                     reinterpret_cast<X1*>(sums(kA)), "MSM a");
-    }
-    if (info_.n_b) {
-      EnqueueMsm<G1>(Stream(3), Workspace(kB1), plans_[kB1], b1_.as<A1>(), scalars_b_.as<uint32_t>(),
-                     reinterpret_cast<X1*>(sums(kB1)), "MSM b_g1");
-      EnqueueMsmBuckets<G2>(Stream(3), Workspace(kB2), Workspace(kB1), plans_[kB2], b2_.as<A2>(),
-                            reinterpret_cast<X2*>(sums(kB2)), "MSM b_g2");
-    }
-
     // a, b, c as the caller holds them (Montgomery = the device's layout),
     // zero past abc_size.
     const std::span<const engine::FrMont> parts[3] = {v.a, v.b, v.c};
@@ -275,7 +259,32 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
       uint32_t* h_scalars = tmp_.as<uint32_t>();
       CanonicalScalarKernel<<<Blocks(n - 1, 256), 256, 0, main>>>(n - 1, reinterpret_cast<const DFr*>(abc), h_scalars);
       ZK_CUDA_CHECK_LAUNCH("h scalars");
-      EnqueueMsm<G1>(main, Workspace(kH), plans_[kH], h_.as<A1>(), h_scalars, reinterpret_cast<X1*>(sums(kH)), "MSM h");
+    }
+    // The assignment's MSMs, their scalars mostly bits and small values: only
+    // non-zero digits are sorted (each sort waits on the host for its item
+    // count, while the NTTs above run). b_g2 buckets b_g1's sorted items.
+    auto sums = [&](Slot k) { return staging_dev(k); };
+    if (info_.n_aux) {
+      const uint32_t* scalars_l = vars_.as<uint32_t>() + 8 * size_t{info_.n_inputs};
+      const msm::Plan plan = EnqueueMsmSortCompact(s1, Workspace(kL), plans_[kL], scalars_l, "MSM l");
+      EnqueueMsmBuckets<G1>(s1, Workspace(kL), Workspace(kL), plan, l_.as<A1>(), reinterpret_cast<X1*>(sums(kL)), "MSM l");
+    }
+    if (info_.n_a) {
+      const msm::Plan plan = EnqueueMsmSortCompact(Stream(2), Workspace(kA), plans_[kA], scalars_a_.as<uint32_t>(), "MSM a");
+      EnqueueMsmBuckets<G1>(Stream(2), Workspace(kA), Workspace(kA), plan, a_.as<A1>(), reinterpret_cast<X1*>(sums(kA)),
+                            "MSM a");
+    }
+    if (info_.n_b) {
+      const msm::Plan plan =
+          EnqueueMsmSortCompact(Stream(3), Workspace(kB1), plans_[kB1], scalars_b_.as<uint32_t>(), "MSM b_g1");
+      EnqueueMsmBuckets<G1>(Stream(3), Workspace(kB1), Workspace(kB1), plan, b1_.as<A1>(),
+                            reinterpret_cast<X1*>(sums(kB1)), "MSM b_g1");
+      EnqueueMsmBuckets<G2>(Stream(3), Workspace(kB2), Workspace(kB1), plan, b2_.as<A2>(),
+                            reinterpret_cast<X2*>(sums(kB2)), "MSM b_g2");
+    }
+    if (n > 1) {
+      EnqueueMsm<G1>(main, Workspace(kH), plans_[kH], h_.as<A1>(), tmp_.as<uint32_t>(), reinterpret_cast<X1*>(sums(kH)),
+                     "MSM h");
     }
     for (int k = 1; k < kStreams; ++k) {
       ZK_CUDA_CHECK(cudaEventRecord(sync_->joins[k], sync_->streams[k]), "MSM join");

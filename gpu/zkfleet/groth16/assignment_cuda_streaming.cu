@@ -315,12 +315,17 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
       }
       char* sums = window_sums_.as<char>() + j * kSlotBytes;
       const std::string phase = "MSM chunk " + std::to_string(j);
+      // h's scalars are uniformly random; the assignment's are mostly bits
+      // and small values: only their non-zero digits are sorted.
+      const msm::Plan plan = job.slot == kH ? job.plan
+                                            : EnqueueMsmSortCompact(st, workspace_, job.plan, scalars, phase);
+      if (job.slot == kH) EnqueueMsmSort(st, workspace_, plan, scalars, phase);
       if (job.slot == kB2) {
-        EnqueueMsm<G2>(st, workspace_, job.plan, reinterpret_cast<const A2*>(points), scalars,
-                       reinterpret_cast<X2*>(sums), phase);
+        EnqueueMsmBuckets<G2>(st, workspace_, workspace_, plan, reinterpret_cast<const A2*>(points),
+                              reinterpret_cast<X2*>(sums), phase);
       } else {
-        EnqueueMsm<G1>(st, workspace_, job.plan, reinterpret_cast<const A1*>(points), scalars,
-                       reinterpret_cast<X1*>(sums), phase);
+        EnqueueMsmBuckets<G1>(st, workspace_, workspace_, plan, reinterpret_cast<const A1*>(points),
+                              reinterpret_cast<X1*>(sums), phase);
       }
       ZK_CUDA_CHECK(cudaEventRecord(streams_->free[buf], st), "MSM chunk");
     }

@@ -88,6 +88,15 @@ struct MsmMarks {
 void EnqueueMsmSort(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& plan, const uint32_t* scalars,
                     const std::string& phase);
 
+// The same with the compact digits (msm_steps.hpp, CompactDigitsStep): only
+// non-zero digits become items, so 0/1 and small scalars cost the sort
+// nothing for their zero windows. Waits on the host for the item count (the
+// stream runs up to the digit counts), and returns the plan with that count:
+// pass it to EnqueueMsmBuckets. For scalars with many zero digits (an
+// assignment's bits); uniformly random scalars gain nothing from it.
+msm::Plan EnqueueMsmSortCompact(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& plan,
+                                const uint32_t* scalars, const std::string& phase);
+
 // Steps 3-5 on `ws`'s buckets, from the items that EnqueueMsmSort left in
 // `sorted` (ws itself or another workspace, sorted with the same plan and
 // finished before this runs: same stream or an event). Item i uses point

@@ -124,6 +124,20 @@ inline Shape ChooseShape(uint64_t n, int max_copies = 1, int force_c = 0) {
 // Window width for n points without tables.
 inline int ChooseWindowBits(uint64_t n) { return ChooseShape(n).c; }
 
+// The level-0 work of `items` sorted items: the item slots of every window
+// (DigitsStep), or only the non-zero digits (CompactDigitsStep).
+inline void SetItems(Plan& p, uint64_t items) {
+  p.items = items;
+  // About 2^18 level-0 threads: enough to fill an H200 several times over,
+  // with chunks long enough that few runs are cut at chunk ends.
+  p.chunk0 = static_cast<uint32_t>(std::max<uint64_t>(4, (p.items + (1u << 18) - 1) >> 18));
+  p.threads0 = std::max<uint64_t>(1, (p.items + p.chunk0 - 1) / p.chunk0);
+  p.later_levels = 0;
+  for (uint64_t threads = p.threads0; threads > 1; ++p.later_levels) {
+    threads = (2 * threads + kLaterChunk - 1) / kLaterChunk;
+  }
+}
+
 // The plan of an MSM of n points in `shape`, over bases laid out as
 // shape.copies copies `stride` points apart (stride >= n; the tables' point
 // count).
@@ -139,15 +153,7 @@ inline Plan MakePlan(uint64_t n, const Shape& shape, uint64_t stride) {
   p.sentinel = static_cast<uint32_t>(p.groups) * p.buckets;
   p.key_bits = 0;
   while ((uint64_t{1} << p.key_bits) <= p.sentinel) ++p.key_bits;
-  p.items = static_cast<uint64_t>(p.windows) * n;
-  // About 2^18 level-0 threads: enough to fill an H200 several times over,
-  // with chunks long enough that few runs are cut at chunk ends.
-  p.chunk0 = static_cast<uint32_t>(std::max<uint64_t>(4, (p.items + (1u << 18) - 1) >> 18));
-  p.threads0 = std::max<uint64_t>(1, (p.items + p.chunk0 - 1) / p.chunk0);
-  p.later_levels = 0;
-  for (uint64_t threads = p.threads0; threads > 1; ++p.later_levels) {
-    threads = (2 * threads + kLaterChunk - 1) / kLaterChunk;
-  }
+  SetItems(p, static_cast<uint64_t>(p.windows) * n);
   // Slices of at least 8 buckets, and about 2^16 slice threads in all.
   uint32_t segments = 1;
   while (segments * 2 <= p.buckets / 8 && segments * 2 * static_cast<uint64_t>(p.groups) <= (1u << 16)) segments *= 2;
@@ -184,9 +190,10 @@ inline uint64_t LevelThreads(const Plan& p, int level) {
 // ---- step 1: digits ---------------------------------------------------------
 
 // Scalar i (8 little-endian 32-bit words at scalars + 8·i, canonical < 2^255)
-// -> one item slot per window at index w·n + i.
-// c <= 24 bits span at most two words.
-ZK_HD void DigitsStep(uint64_t i, const Plan& p, const uint32_t* scalars, uint32_t* keys, uint32_t* values) {
+// recoded into signed c-bit digits: emit(w, magnitude, negative) for every
+// window w, low to high (magnitude 0 for a zero digit).
+template <class Emit>
+ZK_HD void ForEachDigit(uint64_t i, const Plan& p, const uint32_t* scalars, const Emit& emit) {
   uint32_t s[9];
   ZK_UNROLL for (int k = 0; k < 8; ++k) s[k] = scalars[8 * i + k];
   s[8] = 0;
@@ -202,27 +209,57 @@ ZK_HD void DigitsStep(uint64_t i, const Plan& p, const uint32_t* scalars, uint32
       raw = static_cast<uint32_t>(pair >> off) & mask;
     }
     const uint32_t v = raw + carry;
-    const uint64_t slot = static_cast<uint64_t>(w) * p.n + i;
-    uint32_t magnitude;
-    bool negative;
     if (v > half) {
-      magnitude = full - v;
-      negative = true;
+      emit(w, full - v, true);
       carry = 1;
     } else {
-      magnitude = v;
-      negative = false;
+      emit(w, v, false);
       carry = 0;
     }
+  }
+}
+
+// A non-zero digit of window w as a work item (see the top).
+ZK_HD void DigitItem(const Plan& p, uint64_t i, int w, uint32_t magnitude, bool negative, uint32_t* key,
+                     uint32_t* value) {
+  const uint32_t copy = static_cast<uint32_t>(w / p.groups), set = static_cast<uint32_t>(w % p.groups);
+  *key = set * p.buckets + magnitude - 1;
+  *value = static_cast<uint32_t>(copy * p.stride + i) | (negative ? kNegFlag : 0u);
+}
+
+// -> one item slot per window at index w·n + i (zero digits: the sentinel).
+// c <= 24 bits span at most two words.
+ZK_HD void DigitsStep(uint64_t i, const Plan& p, const uint32_t* scalars, uint32_t* keys, uint32_t* values) {
+  ForEachDigit(i, p, scalars, [&](int w, uint32_t magnitude, bool negative) {
+    const uint64_t slot = static_cast<uint64_t>(w) * p.n + i;
     if (magnitude == 0) {
       keys[slot] = p.sentinel;
       values[slot] = 0;
     } else {
-      const uint32_t copy = static_cast<uint32_t>(w / p.groups), set = static_cast<uint32_t>(w % p.groups);
-      keys[slot] = set * p.buckets + magnitude - 1;
-      values[slot] = static_cast<uint32_t>(copy * p.stride + i) | (negative ? kNegFlag : 0u);
+      DigitItem(p, i, w, magnitude, negative, &keys[slot], &values[slot]);
     }
-  }
+  });
+}
+
+// The compact form, for scalars with many zero digits (the bits and small
+// values of an assignment: a 0/1 scalar makes one item, not `windows`
+// slots): CountDigitsStep gives scalar i's number of non-zero digits; after
+// an exclusive prefix sum over them, CompactDigitsStep writes those items at
+// [offset, offset + count), windows in order. The sort then sees only real
+// work; the accumulation is the same.
+ZK_HD uint32_t CountDigitsStep(uint64_t i, const Plan& p, const uint32_t* scalars) {
+  uint32_t count = 0;
+  ForEachDigit(i, p, scalars, [&](int, uint32_t magnitude, bool) { count += magnitude != 0; });
+  return count;
+}
+ZK_HD void CompactDigitsStep(uint64_t i, const Plan& p, const uint32_t* scalars, uint64_t offset, uint32_t* keys,
+                             uint32_t* values) {
+  ForEachDigit(i, p, scalars, [&](int w, uint32_t magnitude, bool negative) {
+    if (magnitude != 0) {
+      DigitItem(p, i, w, magnitude, negative, &keys[offset], &values[offset]);
+      ++offset;
+    }
+  });
 }
 
 // ---- step 3: bucket accumulation (one level) ----------------------------------

@@ -202,12 +202,13 @@ TEST(Fp32, Fp2MatchesHost) {
 // max_copies > 1, over tables built by TableStep first.
 template <class HostCfg>
 curve::Jacobian<HostCfg> EmulatedMsm(const std::vector<curve::Affine<HostCfg>>& bases, const std::vector<uint8_t>& scalars,
-                                     int force_c, msm::Plan* plan_out = nullptr, int max_copies = 1) {
+                                     int force_c, msm::Plan* plan_out = nullptr, int max_copies = 1,
+                                     bool compact = false) {
   using Cfg = DeviceCurve<HostCfg>;
   using DX = curve::Xyzz<Cfg>;
   using DA = curve::Affine<Cfg>;
   const size_t n = scalars.size() / 32;
-  const msm::Plan p = msm::MakePlan(n, msm::ChooseShape(n, max_copies, force_c), bases.size());
+  msm::Plan p = msm::MakePlan(n, msm::ChooseShape(n, max_copies, force_c), bases.size());
   if (plan_out) *plan_out = p;
   std::vector<DA> dbases(p.copies * bases.size());
   std::memcpy(static_cast<void*>(dbases.data()), bases.data(), bases.size() * sizeof(DA));
@@ -216,7 +217,18 @@ curve::Jacobian<HostCfg> EmulatedMsm(const std::vector<curve::Affine<HostCfg>>& 
   std::memcpy(words.data(), scalars.data(), n * 32);
 
   std::vector<uint32_t> keys(p.items), values(p.items);
-  for (uint64_t i = 0; i < n; ++i) msm::DigitsStep(i, p, words.data(), keys.data(), values.data());
+  if (compact) {
+    // EnqueueMsmSortCompact: counts, their exclusive prefix sums, the items.
+    std::vector<uint64_t> offsets(n + 1, 0);
+    for (uint64_t i = 0; i < n; ++i) offsets[i + 1] = offsets[i] + msm::CountDigitsStep(i, p, words.data());
+    msm::SetItems(p, offsets[n]);
+    for (uint64_t i = 0; i < n; ++i) msm::CompactDigitsStep(i, p, words.data(), offsets[i], keys.data(), values.data());
+    keys.resize(p.items);
+    values.resize(p.items);
+    if (plan_out) *plan_out = p;
+  } else {
+    for (uint64_t i = 0; i < n; ++i) msm::DigitsStep(i, p, words.data(), keys.data(), values.data());
+  }
   std::vector<uint32_t> order(p.items);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return keys[x] < keys[y]; });
@@ -297,6 +309,51 @@ TEST(MsmSteps, SuffixOfSharedSortMatchesCpu) {
     const auto want = cpu::Msm<curve::Bn254G1>(suffix.data(), scalars.data() + 32 * skip, 32, n - skip, Pool());
     EXPECT_TRUE(curve::equal(got, want)) << "skip=" << skip;
   }
+}
+
+// The compact digits (only non-zero digits become items) on what an
+// assignment holds: bits, zeros, small values and some full-width scalars,
+// and on uniformly random scalars; the same result as the CPU MSM, with one
+// item per non-zero digit (a 0/1 scalar: at most one).
+TEST(MsmSteps, CompactDigitsMatchCpuAndMakeOneItemPerBit) {
+  using HostCfg = curve::Bls12_381G1;
+  using Fr = ff::Bls12_381Fr;
+  for (size_t n : {1, 5, 300, 1000}) {
+    const auto bases = testing::RandomPoints<HostCfg, Fr>(n, 70 + n, Pool());
+    std::vector<uint8_t> scalars = testing::RandomScalars<Fr>(n, 80 + n);
+    size_t bits = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint8_t* s = scalars.data() + 32 * i;
+      const int kind = static_cast<int>(i % 10);
+      if (kind < 7) {  // 70 %: a bit
+        std::fill(s, s + 32, 0);
+        s[0] = static_cast<uint8_t>(i % 3 == 0);
+        bits += s[0];
+      } else if (kind == 7) {  // a small value
+        std::fill(s + 2, s + 32, 0);
+      }
+    }
+    for (int force_c : {0, 5, 16}) {
+      msm::Plan plan;
+      const auto got = EmulatedMsm<HostCfg>(bases, scalars, force_c, &plan, 1, /*compact=*/true);
+      const auto want = cpu::Msm<HostCfg>(bases.data(), scalars.data(), 32, n, Pool());
+      EXPECT_TRUE(curve::equal(got, want)) << "n=" << n << " c=" << plan.c;
+      // Bits make one item each, zeros none; the other 30 % at most `windows`.
+      EXPECT_LE(plan.items, bits + (n - n * 7 / 10 + 1) * plan.windows) << "n=" << n << " c=" << plan.c;
+      EXPECT_GE(plan.items, bits);
+    }
+  }
+  // Uniformly random scalars: the same result.
+  const auto bases = testing::RandomPoints<curve::Bn254G1, ff::Bn254Fr>(200, 90, Pool());
+  const auto scalars = testing::RandomScalars<ff::Bn254Fr>(200, 91);
+  const auto got = EmulatedMsm<curve::Bn254G1>(bases, scalars, 0, nullptr, 1, true);
+  EXPECT_TRUE(curve::equal(got, cpu::Msm<curve::Bn254G1>(bases.data(), scalars.data(), 32, 200, Pool())));
+  // All zero: no item at all, the identity.
+  const std::vector<uint8_t> zeros(32 * 50, 0);
+  const auto zero_bases = testing::RandomPoints<curve::Bn254G1, ff::Bn254Fr>(50, 92, Pool());
+  msm::Plan plan;
+  EXPECT_TRUE(EmulatedMsm<curve::Bn254G1>(zero_bases, zeros, 0, &plan, 1, true).is_infinity());
+  EXPECT_EQ(plan.items, 0u);
 }
 
 TEST(MsmSteps, SkewedScalars) {
