@@ -1,14 +1,18 @@
 #include "zkfleet/bellman/parameters.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
+#include <utility>
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/io/mapped_file.hpp"
@@ -95,20 +99,172 @@ Span LocateArray(Cursor& cursor, const std::string& what) {
   return Span{cursor.Take(need, what), count};
 }
 
-// Decodes a located array straight into `out`, in parallel; the error names
-// the first bad index (the one a sequential read would report).
-template <class Affine>
-void DecodeArray(const Span& span, std::vector<Affine>& out, const std::string& what, const std::string& origin,
-                 ThreadPool& pool, const DecodeChecks& checks) {
-  constexpr size_t kBytes = UncompressedBytes<Affine>();
-  out.resize(span.count);
-  const uint64_t bad = pool.FirstFailing(span.count, [&](uint64_t i) {
-    return Decode(span.data + i * kBytes, &out[i], checks) == PointError::kOk;
-  });
-  if (bad < span.count) {
-    const PointError error = Decode(span.data + bad * kBytes, &out[bad], checks);
-    Fail(origin, what + "[" + std::to_string(bad) + "]: " + PointErrorText(error));
+// One point array of the file, located, and where its points go.
+struct ArrayJob {
+  const char* name;
+  Span span;
+  bool g2;
+  void* out;  // G1Affine* or G2Affine*, span.count points
+  size_t PointBytes() const { return g2 ? kG2UncompressedBytes : kG1UncompressedBytes; }
+};
+
+// Maps the pages of [data, data + bytes) of a file mapping in one call
+// (ParametersFile::Open says why). Advice only: on failure (a buffer that is
+// not a mapping, an old kernel) the pages fault as they are read.
+void PrefaultForRead(const uint8_t* data, uint64_t bytes) {
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data) & ~(kPage - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(data) + bytes;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+}
+
+// The bytes of the file decoded per task: large enough that a task's
+// overhead vanishes next to its points (~22k G1 points), small enough for
+// the threads to share the end of the file evenly and for progress reports.
+constexpr uint64_t kChunkBytes = 2ull << 20;
+
+// Decodes every array straight into its output, in parallel, in chunks of
+// kChunkBytes across all arrays; the error names the first bad point in
+// file order (the one a sequential read would report). Progress as
+// ReadOptions::progress says.
+void DecodeArrays(std::span<const ArrayJob> jobs, const std::string& origin, uint64_t total_bytes, ThreadPool& pool,
+                  const ReadOptions& options) {
+  const DecodeChecks checks = ChecksOf(options);
+  struct Chunk {
+    uint32_t job;
+    uint32_t first, count;
+  };
+  std::vector<Chunk> chunks;
+  uint64_t array_bytes = 0;
+  for (uint32_t j = 0; j < jobs.size(); ++j) {
+    const ArrayJob& job = jobs[j];
+    const uint32_t per_chunk = static_cast<uint32_t>(std::max<uint64_t>(1, kChunkBytes / job.PointBytes()));
+    for (uint32_t first = 0; first < job.span.count; first += std::min(per_chunk, job.span.count - first)) {
+      chunks.push_back({j, first, std::min(per_chunk, job.span.count - first)});
+    }
+    array_bytes += uint64_t{job.span.count} * job.PointBytes();
   }
+  // The first failure in file order: (array << 32) | index.
+  constexpr uint64_t kNone = ~uint64_t{0};
+  std::atomic<uint64_t> first_bad{kNone};
+  std::atomic<uint64_t> done{total_bytes - array_bytes};
+  using Clock = std::chrono::steady_clock;
+  std::mutex progress_mutex;
+  Clock::time_point next_report = Clock::now() + options.progress_interval;  // guarded by progress_mutex
+  if (options.progress) options.progress(done.load(), total_bytes);
+  pool.RunTasks(chunks.size(), [&](size_t c) {
+    const Chunk& chunk = chunks[c];
+    const ArrayJob& job = jobs[chunk.job];
+    const uint64_t key0 = (uint64_t{chunk.job} << 32) | chunk.first;
+    if (key0 > first_bad.load(std::memory_order_relaxed)) return;  // past a failure already found
+    const uint8_t* in = job.span.data + uint64_t{chunk.first} * job.PointBytes();
+    PrefaultForRead(in, uint64_t{chunk.count} * job.PointBytes());
+    uint32_t bad = chunk.count;
+    if (job.g2) {
+      G2Affine* out = static_cast<G2Affine*>(job.out) + chunk.first;
+      for (uint32_t i = 0; i < chunk.count; ++i, in += kG2UncompressedBytes) {
+        if (Decode(in, out + i, checks) != PointError::kOk) {
+          bad = i;
+          break;
+        }
+      }
+    } else {
+      G1Affine* out = static_cast<G1Affine*>(job.out) + chunk.first;
+      for (uint32_t i = 0; i < chunk.count; ++i, in += kG1UncompressedBytes) {
+        if (Decode(in, out + i, checks) != PointError::kOk) {
+          bad = i;
+          break;
+        }
+      }
+    }
+    if (bad < chunk.count) {
+      const uint64_t key = key0 + bad;
+      uint64_t seen = first_bad.load();
+      while (key < seen && !first_bad.compare_exchange_weak(seen, key)) {
+      }
+      return;
+    }
+    const uint64_t now_done = done.fetch_add(uint64_t{chunk.count} * job.PointBytes()) +
+                              uint64_t{chunk.count} * job.PointBytes();
+    if (options.progress && now_done < total_bytes) {
+      std::unique_lock lock(progress_mutex, std::try_to_lock);
+      if (lock.owns_lock() && Clock::now() >= next_report) {
+        options.progress(now_done, total_bytes);
+        next_report = Clock::now() + options.progress_interval;
+      }
+    }
+  });
+  const uint64_t bad = first_bad.load();
+  if (bad != kNone) {
+    const ArrayJob& job = jobs[bad >> 32];
+    const uint32_t index = static_cast<uint32_t>(bad);
+    const uint8_t* in = job.span.data + uint64_t{index} * job.PointBytes();
+    PointError error;
+    if (job.g2) {
+      G2Affine p;
+      error = Decode(in, &p, checks);
+    } else {
+      G1Affine p;
+      error = Decode(in, &p, checks);
+    }
+    Fail(origin, std::string(job.name) + "[" + std::to_string(index) + "]: " + PointErrorText(error));
+  }
+  if (options.progress) options.progress(total_bytes, total_bytes);
+}
+
+// The output vectors' memory. A fresh process's first touch of each 4 KiB
+// page is a page fault on the thread that touches it, and on the 2-core VM
+// (shadow-paged) every TLB miss over 4 KiB pages is slow too: value-
+// initialising 95 MB of 4 KiB pages took 0.3-0.4 s there, four times the
+// decode. So the vectors are reserved first, advised to use transparent huge
+// pages (MADV_HUGEPAGE: the proofs' MSMs gain from them as well) and their
+// pages populated by the kernel in parallel slices (MADV_POPULATE_WRITE,
+// Linux 5.14+), and only then resized (resize() writes zeros over them, at
+// memory speed: 5 ms) and decoded into. Advice that fails is harmless: the
+// pages then fault as before.
+struct Reservation {
+  uint8_t* data;
+  size_t bytes;
+};
+
+template <class Affine>
+Reservation Reserve(std::vector<Affine>& out, uint32_t count) {
+  out.reserve(count);
+  return {reinterpret_cast<uint8_t*>(out.data()), size_t{count} * sizeof(Affine)};
+}
+
+void Populate(std::span<const Reservation> reservations, ThreadPool& pool) {
+  constexpr uintptr_t kPage = 4096;
+  constexpr size_t kSlice = size_t{8} << 20;
+  struct Slice {
+    uintptr_t begin, end;
+  };
+  std::vector<Slice> slices;
+  for (const Reservation& r : reservations) {
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(r.data) + kPage - 1) & ~(kPage - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(r.data) + r.bytes) & ~(kPage - 1);
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    for (uintptr_t at = begin; at < end; at += kSlice) slices.push_back({at, std::min<uintptr_t>(end, at + kSlice)});
+  }
+  pool.RunTasks(slices.size(), [&](size_t i) {
+    ::madvise(reinterpret_cast<void*>(slices[i].begin), slices[i].end - slices[i].begin, MADV_POPULATE_WRITE);
+  });
+}
+
+template <class Affine>
+ArrayJob JobOf(const char* name, const Span& span, std::vector<Affine>& out) {
+  out.resize(span.count);  // Parameters keeps plain vectors for its users: value-initialised, then decoded into
+  return ArrayJob{name, span, std::is_same_v<Affine, G2Affine>, out.data()};
+}
+
+// Decodes one located array (the .vk's IC) into `out`.
+template <class Affine>
+void DecodeArray(const Span& span, std::vector<Affine>& out, const char* what, const std::string& origin,
+                 ThreadPool& pool, const ReadOptions& options) {
+  const ArrayJob job = JobOf(what, span, out);
+  ReadOptions quiet = options;
+  quiet.progress = nullptr;
+  DecodeArrays({&job, 1}, origin, uint64_t{span.count} * job.PointBytes(), pool, quiet);
 }
 
 // The .vk fields; the IC array is only located.
@@ -139,7 +295,8 @@ void ExpectEnd(const Cursor& cursor, const std::string& after) {
 
 // The .params body after the vk: structure first (every count against the
 // bytes left, the relations between counts), then the points.
-Parameters ReadParamsBody(Cursor& cursor, ThreadPool& pool, const ReadOptions& options, bool expect_end) {
+Parameters ReadParamsBody(Cursor& cursor, uint64_t total_bytes, ThreadPool& pool, const ReadOptions& options,
+                          bool expect_end) {
   const DecodeChecks checks = ChecksOf(options);
   VkLayout vk = ReadVkFixed(cursor, checks);
   const Span h = LocateArray<G1Affine>(cursor, "h");
@@ -157,12 +314,14 @@ Parameters ReadParamsBody(Cursor& cursor, ThreadPool& pool, const ReadOptions& o
 
   Parameters params;
   params.vk = std::move(vk.vk);
-  DecodeArray(vk.ic, params.vk.ic, "ic", origin, pool, checks);
-  DecodeArray(h, params.h, "h", origin, pool, checks);
-  DecodeArray(l, params.l, "l", origin, pool, checks);
-  DecodeArray(a, params.a, "a", origin, pool, checks);
-  DecodeArray(b_g1, params.b_g1, "b_g1", origin, pool, checks);
-  DecodeArray(b_g2, params.b_g2, "b_g2", origin, pool, checks);
+  const Reservation reservations[] = {Reserve(params.vk.ic, vk.ic.count), Reserve(params.h, h.count),
+                                      Reserve(params.l, l.count),         Reserve(params.a, a.count),
+                                      Reserve(params.b_g1, b_g1.count),   Reserve(params.b_g2, b_g2.count)};
+  Populate(reservations, pool);
+  const ArrayJob jobs[] = {JobOf("ic", vk.ic, params.vk.ic), JobOf("h", h, params.h),
+                           JobOf("l", l, params.l),          JobOf("a", a, params.a),
+                           JobOf("b_g1", b_g1, params.b_g1), JobOf("b_g2", b_g2, params.b_g2)};
+  DecodeArrays(jobs, origin, total_bytes, pool, options);
   return params;
 }
 
@@ -313,7 +472,7 @@ VerifyingKey ParseVerifyingKey(std::span<const uint8_t> bytes, const std::string
   Cursor cursor(bytes, origin);
   VkLayout layout = ReadVkFixed(cursor, ChecksOf(options));
   ExpectEnd(cursor, "ic");
-  DecodeArray(layout.ic, layout.vk.ic, "ic", origin, pool, ChecksOf(options));
+  DecodeArray(layout.ic, layout.vk.ic, "ic", origin, pool, options);
   return std::move(layout.vk);
 }
 
@@ -325,19 +484,85 @@ VerifyingKey ReadVerifyingKey(const std::string& path, ThreadPool& pool, const R
 Parameters ParseParameters(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
                            const ReadOptions& options) {
   Cursor cursor(bytes, origin);
-  return ReadParamsBody(cursor, pool, options, /*expect_end=*/true);
+  return ReadParamsBody(cursor, bytes.size(), pool, options, /*expect_end=*/true);
 }
 
 Parameters ReadParameters(const std::string& path, ThreadPool& pool, const ReadOptions& options) {
-  const io::MappedFile file = io::MappedFile::Open(path);
-  return ParseParameters(file.bytes(), path, pool, options);
+  return ReadParameters(ParametersFile::Open(path), pool, options);
+}
+
+Parameters ReadParameters(const ParametersFile& file, ThreadPool& pool, const ReadOptions& options) {
+  return ParseParameters(file.bytes(), file.path(), pool, options);
+}
+
+// ---- ParametersFile ----------------------------------------------------------
+
+ParametersFile ParametersFile::Open(const std::string& path) {
+  ParametersFile file;
+  file.path_ = path;
+  file.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd_ < 0) {
+    const int err = errno;
+    throw Error((err == ENOENT || err == ENOTDIR) ? ErrorCode::kNotFound : ErrorCode::kIo,
+                path + ": cannot open: " + std::strerror(err));
+  }
+  // Before any byte is read: what a check cache compares.
+  file.identity_ = engine::FileIdentity::OfDescriptor(file.fd_, path);
+  struct stat st {};
+  if (::fstat(file.fd_, &st) != 0) throw Error(ErrorCode::kIo, path + ": cannot stat: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw Error(ErrorCode::kIo, path + ": not a regular file");
+  file.size_ = static_cast<size_t>(file.identity_.size);
+  if (file.size_ == 0) return file;
+  // Every read here reads the whole file: the kernel's read-ahead of all of
+  // it starts now (MADV_WILLNEED), and each decoding thread maps the pages of
+  // its chunk in one call before decoding it (MADV_POPULATE_READ,
+  // DecodeArrays), so a cold file streams in while the first chunks are
+  // decoded and a cached one costs no page fault per few pages. Not
+  // MAP_POPULATE: it would read a whole cold file before the first point is
+  // decoded, and a file larger than the page cache twice. Not
+  // MADV_SEQUENTIAL: the pages would be the first reclaimed, and a restart
+  // finds them cached.
+  void* addr = ::mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, file.fd_, 0);
+  if (addr == MAP_FAILED) throw Error(ErrorCode::kIo, path + ": cannot mmap: " + std::strerror(errno));
+  file.data_ = static_cast<const uint8_t*>(addr);
+  ::madvise(addr, file.size_, MADV_WILLNEED);  // advice only: failure is harmless
+  return file;
+}
+
+ParametersFile::~ParametersFile() { Reset(); }
+
+ParametersFile::ParametersFile(ParametersFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      path_(std::move(other.path_)),
+      identity_(other.identity_) {}
+
+ParametersFile& ParametersFile::operator=(ParametersFile&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    fd_ = std::exchange(other.fd_, -1);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    path_ = std::move(other.path_);
+    identity_ = other.identity_;
+  }
+  return *this;
+}
+
+void ParametersFile::Reset() {
+  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+  data_ = nullptr;
+  size_ = 0;
+  fd_ = -1;
 }
 
 MpcParameters ParseMpcParameters(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
                                  const ReadOptions& options) {
   Cursor cursor(bytes, origin);
   MpcParameters out;
-  out.params = ReadParamsBody(cursor, pool, options, /*expect_end=*/false);
+  out.params = ReadParamsBody(cursor, bytes.size(), pool, options, /*expect_end=*/false);
   std::memcpy(out.cs_hash.data(), cursor.Take(out.cs_hash.size(), "cs_hash"), out.cs_hash.size());
   const uint32_t count = cursor.U32BE("contributions count");
   constexpr uint64_t kContributionBytes = 3 * kG1UncompressedBytes + kG2UncompressedBytes + 64;

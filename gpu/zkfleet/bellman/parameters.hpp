@@ -33,7 +33,9 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +43,7 @@
 #include "zkfleet/bellman/point_encoding.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/point.hpp"
+#include "zkfleet/engine/checked_keys.hpp"
 #include "zkfleet/engine/verify.hpp"
 #include "zkfleet/runtime/thread_pool.hpp"
 
@@ -68,12 +71,57 @@ struct Parameters {
 // two, trailing bytes) and each point's encoding (flags, coordinates < q).
 struct ReadOptions {
   // Also check every point is on its curve and in the prime-order subgroup
-  // (in parallel on `pool`). Off only for files this process wrote itself.
+  // (in parallel on `pool`; the subgroup test, per point with the
+  // endomorphism tests of curve/subgroup.hpp, is nearly all of a checked
+  // read's time). Off only for files this process wrote itself, and for a
+  // file whose full check passed before (engine::BellmanKey::Load with a
+  // key-check cache: the file's identity is unchanged since).
   bool check_points = true;
   // Read 96 (192) zero bytes without the infinity flag as infinity, as
   // snarkjs's `zkey export bellman` writes infinity in its point arrays.
   // bellperson rejects them; off by default.
   bool zero_is_infinity = false;
+  // Told how far the decode is: the bytes of the file decoded so far and the
+  // file's size. Called once before the first point (done = the bytes before
+  // the point arrays), then at most every progress_interval, and once at the
+  // end (done = total); from one of the decoding threads, never from two at
+  // once. An exception it throws ends the read.
+  std::function<void(uint64_t done_bytes, uint64_t total_bytes)> progress;
+  std::chrono::milliseconds progress_interval{2000};
+};
+
+// A .params (or .vk) file opened for reading. The descriptor stays open
+// while the bytes are read, so that the identity of the very file read can
+// be taken before and after (engine::CheckedKeys remembers checked files by
+// it). The whole file is mapped read-only, read-ahead advised
+// (MADV_WILLNEED); the decoder maps each chunk's pages before decoding it.
+// Move-only; the mapping and the descriptor go with the object.
+class ParametersFile {
+ public:
+  // Throws zkfleet::Error naming the path: kNotFound, kIo (not a regular
+  // file, mmap, fstat).
+  static ParametersFile Open(const std::string& path);
+  ParametersFile() = default;
+  ~ParametersFile();
+  ParametersFile(ParametersFile&& other) noexcept;
+  ParametersFile& operator=(ParametersFile&& other) noexcept;
+  ParametersFile(const ParametersFile&) = delete;
+  ParametersFile& operator=(const ParametersFile&) = delete;
+
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  const std::string& path() const { return path_; }
+  // fstat of the descriptor at Open, before any byte was read.
+  const engine::FileIdentity& identity() const { return identity_; }
+  // fstat of the descriptor now.
+  engine::FileIdentity Restat() const { return engine::FileIdentity::OfDescriptor(fd_, path_); }
+
+ private:
+  void Reset();
+  int fd_ = -1;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string path_;
+  engine::FileIdentity identity_;
 };
 
 // Reads a .vk file. Throws zkfleet::Error (kBadFormat, naming the file, the
@@ -82,9 +130,12 @@ VerifyingKey ReadVerifyingKey(const std::string& path, ThreadPool& pool, const R
 VerifyingKey ParseVerifyingKey(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
                                const ReadOptions& options = {});
 
-// Reads a .params file: mapped, decoded in parallel straight into the
-// vectors (no second copy of the file in memory). Errors as above.
+// Reads a .params file: mapped, decoded in parallel in chunks of a few MiB
+// straight into the vectors (no second copy of the file in memory). Errors
+// as above; a bad point is named by its section and index, the first one in
+// file order.
 Parameters ReadParameters(const std::string& path, ThreadPool& pool, const ReadOptions& options = {});
+Parameters ReadParameters(const ParametersFile& file, ThreadPool& pool, const ReadOptions& options = {});
 Parameters ParseParameters(std::span<const uint8_t> bytes, const std::string& origin, ThreadPool& pool,
                            const ReadOptions& options = {});
 

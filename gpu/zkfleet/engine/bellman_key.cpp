@@ -6,6 +6,7 @@
 
 #include "zkfleet/bellman/parameters.hpp"
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/engine/checked_keys.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/ff/bls12_381.hpp"
 #include "zkfleet/groth16/assembly.hpp"
@@ -73,6 +74,8 @@ struct BellmanKey::Impl {
   EngineOptions options;
   std::mutex reference_mutex;
   std::unique_ptr<BellmanKey> reference;
+  LoadTimings load_timings;
+  KeyCheckReport key_check;
 };
 
 BellmanKey::BellmanKey(std::unique_ptr<groth16::AssignmentKey> backend_key, std::vector<uint8_t> vk_bytes,
@@ -81,15 +84,69 @@ BellmanKey::BellmanKey(std::unique_ptr<groth16::AssignmentKey> backend_key, std:
 
 BellmanKey::~BellmanKey() = default;
 
-std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, const EngineOptions& options) {
+std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, const EngineOptions& options,
+                                             const BellmanLoadProgress& progress) {
   Backend backend = options.backend;
   if (backend == Backend::kAuto) backend = CudaAvailable() ? Backend::kCuda : Backend::kCpu;
+  LoadTimings timings;
+  KeyCheckReport key_check;
+  const auto t_start = std::chrono::steady_clock::now();
   cpu::ThreadPool pool(options.threads);
   bellman::ReadOptions read;
   read.check_points = options.validate_key;
-  bellman::Parameters params = bellman::ReadParameters(params_path, pool, read);
+  read.progress = progress;
+  const CheckedKeys& cache = options.checked_keys;
+  const bool use_cache = options.validate_key && cache.enabled();
+
+  bellman::ParametersFile file = bellman::ParametersFile::Open(params_path);
+  timings.open_s = SecondsSince(t_start);
+  bool remembered = false;
+  if (use_cache) {
+    const auto t_digest = std::chrono::steady_clock::now();
+    key_check.digest = file.identity().Digest();
+    remembered = cache.ContainsFile(file.identity());
+    timings.digest_s = SecondsSince(t_digest);
+  }
+  const auto t_check = std::chrono::steady_clock::now();
+  // A remembered file is read with the encoding checks only (flags, < q):
+  // the curve test would cost 60% more than the whole unchecked read
+  // (docs/benchmarks.md), for a file whose every point passed both tests and
+  // which has not changed since.
+  if (remembered) read.check_points = false;
+  bellman::Parameters params = bellman::ReadParameters(file, pool, read);
+  if (remembered && !file.Restat().Same(file.identity())) {
+    // Changed while it was read unchecked: what was read is not what was
+    // checked before. Read it again, opened afresh, with every check, as a
+    // file never seen.
+    file = bellman::ParametersFile::Open(params_path);
+    key_check.digest = file.identity().Digest();
+    remembered = false;
+    read.check_points = true;
+    params = bellman::ReadParameters(file, pool, read);
+  }
+  timings.key_check_s = SecondsSince(t_check);
+  if (!options.validate_key) {
+    key_check.outcome = KeyCheck::kSkipped;
+  } else if (remembered) {
+    key_check.outcome = KeyCheck::kRemembered;
+  } else {
+    key_check.outcome = KeyCheck::kChecked;
+    if (use_cache) {
+      // Recorded by the identity taken before the check, only if the file is
+      // still that one: a change during the check leaves it unrecorded (the
+      // next load checks again).
+      std::string why = file.Restat().Same(file.identity())
+                            ? cache.RecordFile(file.identity(), params_path)
+                            : "the file changed while it was checked";
+      const bool about_this_file =
+          why.rfind(CheckedKeys::kTooRecent, 0) == 0 || why == "the file changed while it was checked";
+      if (!why.empty() && (about_this_file || cache.FirstWarning())) key_check.cache_warning = std::move(why);
+    }
+  }
+
   std::vector<uint8_t> vk_bytes = bellman::SerializeVerifyingKey(params.vk);
   const VerificationKey vk = bellman::ToEngineKey(params.vk);
+  const auto t_backend = std::chrono::steady_clock::now();
   std::unique_ptr<groth16::AssignmentKey> key;
   if (backend == Backend::kCpu) {
     key = groth16::MakeCpuAssignmentKey(std::move(params), options);
@@ -104,13 +161,19 @@ std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, con
                                              " but this build has no CUDA backend (configure with -DZKFLEET_CUDA=ON)");
 #endif
   }
+  timings.backend_s = SecondsSince(t_backend);
   auto out = std::make_unique<BellmanKey>(std::move(key), std::move(vk_bytes), vk);
   out->impl_->info.path = params_path;
   out->impl_->options = options;
   out->impl_->options.backend = backend;
+  timings.total_s = SecondsSince(t_start);
+  out->impl_->load_timings = timings;
+  out->impl_->key_check = std::move(key_check);
   return out;
 }
 
+const LoadTimings& BellmanKey::load_timings() const { return impl_->load_timings; }
+const KeyCheckReport& BellmanKey::key_check() const { return impl_->key_check; }
 const BellmanInfo& BellmanKey::info() const { return impl_->info; }
 const VerificationKey& BellmanKey::verification_key() const { return impl_->verifier.key(); }
 const std::vector<uint8_t>& BellmanKey::verifying_key_bytes() const { return impl_->vk_bytes; }

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -29,6 +31,18 @@ std::string Hex(const unsigned char* bytes, size_t size) {
     hex += digits[bytes[i] & 15];
   }
   return hex;
+}
+
+int64_t NanosecondsOf(const struct timespec& t) {
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + static_cast<int64_t>(t.tv_nsec);
+}
+
+// Seconds.nanoseconds since the epoch.
+std::string TimeText(int64_t ns) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%lld.%09lld", static_cast<long long>(ns / 1000000000),
+                static_cast<long long>(ns % 1000000000));
+  return text;
 }
 
 bool IsDigest(const std::string& digest) {
@@ -87,17 +101,25 @@ std::string CheckedKeys::Untrusted() const {
   return "";
 }
 
-bool CheckedKeys::Contains(const std::string& digest) const {
-  if (!enabled() || !IsDigest(digest) || !Untrusted().empty()) return false;
+bool CheckedKeys::ContainsRecord(const std::string& name) const {
+  if (!enabled() || !Untrusted().empty()) return false;
   struct stat st;
-  const std::filesystem::path record = dir_ / (digest + ".checked");
+  const std::filesystem::path record = dir_ / name;
   if (lstat(record.c_str(), &st) != 0) return false;
   return S_ISREG(st.st_mode) && st.st_uid == geteuid();
+}
+
+bool CheckedKeys::Contains(const std::string& digest) const {
+  return IsDigest(digest) && ContainsRecord(digest + ".checked");
 }
 
 std::string CheckedKeys::Record(const std::string& digest, const std::string& zkey_path) const {
   if (!enabled()) return "";
   if (!IsDigest(digest)) return "not a key digest: '" + digest + "'";
+  return WriteRecord(digest + ".checked", "points checked: " + zkey_path + "\n");
+}
+
+std::string CheckedKeys::WriteRecord(const std::string& name, const std::string& note) const {
   if (sodium_init() < 0) return "libsodium failed to initialise";  // for the temporary name's random part
   std::error_code error;
   // A directory made here is made 0700; one found is used only if trusted
@@ -109,12 +131,11 @@ std::string CheckedKeys::Record(const std::string& digest, const std::string& zk
   if (error) return "cannot create " + dir_.string() + ": " + error.message();
   if (std::string why = Untrusted(); !why.empty()) return why + ": not used";
   // Written under a temporary name and renamed: a record exists whole or not at all.
-  const std::filesystem::path final_path = dir_ / (digest + ".checked");
+  const std::filesystem::path final_path = dir_ / name;
   const std::filesystem::path temp_path =
-      dir_ / (digest + ".tmp" + std::to_string(getpid()) + "." + std::to_string(randombytes_random()));
+      dir_ / (name + ".tmp" + std::to_string(getpid()) + "." + std::to_string(randombytes_random()));
   const int fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return "cannot write " + temp_path.string() + ": " + std::strerror(errno);
-  const std::string note = "points checked: " + zkey_path + "\n";
   const bool wrote = write(fd, note.data(), note.size()) == static_cast<ssize_t>(note.size());
   close(fd);
   if (!wrote) {
@@ -128,6 +149,66 @@ std::string CheckedKeys::Record(const std::string& digest, const std::string& zk
     return why;
   }
   return "";
+}
+
+// ---- parameter files, by identity --------------------------------------------
+
+FileIdentity FileIdentity::OfDescriptor(int fd, const std::string& path) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) throw Error(ErrorCode::kIo, path + ": cannot stat: " + std::strerror(errno));
+  struct timespec now {};
+  clock_gettime(CLOCK_REALTIME, &now);
+  FileIdentity id;
+  id.device = static_cast<uint64_t>(st.st_dev);
+  id.inode = static_cast<uint64_t>(st.st_ino);
+  id.size = static_cast<uint64_t>(st.st_size);
+  id.mtime_ns = NanosecondsOf(st.st_mtim);
+  id.ctime_ns = NanosecondsOf(st.st_ctim);
+  id.observed_ns = NanosecondsOf(now);
+  return id;
+}
+
+std::string FileIdentity::Digest() const {
+  if (sodium_init() < 0) throw Error(ErrorCode::kInternal, "libsodium failed to initialise");
+  // A fixed encoding: a label, then the five fields as little-endian 64-bit integers.
+  static constexpr char kLabel[] = "zkfleet bellman params identity v1";
+  unsigned char encoded[sizeof(kLabel) + 5 * 8];
+  std::memcpy(encoded, kLabel, sizeof(kLabel));
+  const uint64_t fields[5] = {device, inode, size, static_cast<uint64_t>(mtime_ns), static_cast<uint64_t>(ctime_ns)};
+  for (int f = 0; f < 5; ++f) {
+    for (int b = 0; b < 8; ++b) encoded[sizeof(kLabel) + 8 * f + b] = static_cast<unsigned char>(fields[f] >> (8 * b));
+  }
+  unsigned char out[kDigestBytes];
+  crypto_generichash(out, kDigestBytes, encoded, sizeof(encoded), nullptr, 0);
+  return Hex(out, kDigestBytes);
+}
+
+std::string FileIdentity::Describe() const {
+  return "device " + std::to_string(device) + ", inode " + std::to_string(inode) + ", size " + std::to_string(size) +
+         " bytes, mtime " + TimeText(mtime_ns) + ", ctime " + TimeText(ctime_ns);
+}
+
+std::filesystem::path CheckedKeys::FileRecordPath(const FileIdentity& identity) const {
+  return dir_ / ("params-" + identity.Digest() + ".checked");
+}
+
+bool CheckedKeys::ContainsFile(const FileIdentity& identity) const {
+  if (!enabled()) return false;
+  return ContainsRecord("params-" + identity.Digest() + ".checked");
+}
+
+std::string CheckedKeys::RecordFile(const FileIdentity& identity, const std::string& path) const {
+  if (!enabled()) return "";
+  if (identity.ctime_ns > identity.observed_ns - static_cast<int64_t>(min_file_age_.count())) {
+    return std::string(kTooRecent) + ": " + path + " changed at " + TimeText(identity.ctime_ns) +
+           ", less than " + std::to_string(std::chrono::duration<double>(min_file_age_).count()) +
+           " s before it was opened";
+  }
+  std::error_code error;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
+  if (error) canonical = path;
+  return WriteRecord("params-" + identity.Digest() + ".checked",
+                     "parameters checked: " + canonical.string() + "\n" + identity.Describe() + "\n");
 }
 
 std::filesystem::path CheckedKeys::DefaultDir() {

@@ -3,9 +3,11 @@
 // earlier workers stay valid), remembered only once a key passed, trusted
 // only in a directory of this user that nobody else can write, and a cache
 // that cannot be written never fails a load (one warning per cache).
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -159,6 +161,75 @@ TEST(CheckedKeys, FirstWarningIsSharedByCopies) {
   EXPECT_FALSE(cache.FirstWarning());
   EXPECT_FALSE(copy.FirstWarning());
   EXPECT_TRUE(CheckedKeys("/elsewhere").FirstWarning());
+}
+
+// Parameter files are remembered by the identity of the open file, not by a
+// digest of their content: the record name is fixed (python:
+// hashlib.blake2b(b'zkfleet bellman params identity v1\0' + struct.pack('<5Q',
+// dev, ino, size, mtime_ns, ctime_ns), digest_size=32)), prefixed so that it
+// never collides with a content digest's record.
+TEST(CheckedKeys, FileIdentityDigestFormatIsFixed) {
+  FileIdentity id;
+  id.device = 2049;
+  id.inode = 1234;
+  id.size = 96;
+  id.mtime_ns = 1700000000123456789;
+  id.ctime_ns = 1700000001987654321;
+  id.observed_ns = 42;  // not part of the identity
+  EXPECT_EQ(id.Digest(), "ae20011b9a25ce4b81133bc6e3840301eda7051e1b1e922eb56cc98969b7b689");
+  FileIdentity other = id;
+  other.observed_ns = 7;
+  EXPECT_TRUE(other.Same(id));
+  EXPECT_EQ(other.Digest(), id.Digest());
+  for (int field = 0; field < 5; ++field) {
+    FileIdentity changed = id;
+    uint64_t* fields[] = {&changed.device, &changed.inode, &changed.size,
+                          reinterpret_cast<uint64_t*>(&changed.mtime_ns), reinterpret_cast<uint64_t*>(&changed.ctime_ns)};
+    *fields[field] += 1;
+    EXPECT_FALSE(changed.Same(id)) << field;
+    EXPECT_NE(changed.Digest(), id.Digest()) << field;
+  }
+  EXPECT_EQ(CheckedKeys("/c").FileRecordPath(id), fs::path("/c/params-" + id.Digest() + ".checked"));
+  EXPECT_NE(id.Describe().find("inode 1234"), std::string::npos) << id.Describe();
+  EXPECT_NE(id.Describe().find("ctime 1700000001.987654321"), std::string::npos) << id.Describe();
+}
+
+TEST(CheckedKeys, RecordsAFileIdentityApartFromContentDigests) {
+  TempDir dir;
+  const std::string file = dir.file("p.params");
+  testing::WriteFile(file, "parameters");
+  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const FileIdentity id = FileIdentity::OfDescriptor(fd, file);
+  close(fd);
+  struct stat st {};
+  ASSERT_EQ(stat(file.c_str(), &st), 0);
+  EXPECT_EQ(id.inode, static_cast<uint64_t>(st.st_ino));
+  EXPECT_EQ(id.size, 10u);
+  EXPECT_EQ(id.ctime_ns, static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec);
+  EXPECT_GE(id.observed_ns, id.ctime_ns);
+  EXPECT_THROW(FileIdentity::OfDescriptor(-1, file), Error);
+
+  CheckedKeys cache(dir.path() / "checked");
+  EXPECT_FALSE(cache.ContainsFile(id));
+  // Just written: not recorded under the default 2 s rule.
+  EXPECT_EQ(cache.min_file_age(), std::chrono::seconds(2));
+  const std::string why = cache.RecordFile(id, file);
+  EXPECT_EQ(why.rfind(CheckedKeys::kTooRecent, 0), 0u) << why;
+  EXPECT_FALSE(cache.ContainsFile(id));
+  FileIdentity settled = id;
+  settled.observed_ns = id.ctime_ns + 2'000'000'000;
+  EXPECT_EQ(cache.RecordFile(settled, file), "");
+  EXPECT_TRUE(cache.ContainsFile(id));
+  EXPECT_TRUE(fs::is_regular_file(cache.FileRecordPath(id)));
+  // Not a content digest's record, and the other way round.
+  EXPECT_FALSE(cache.Contains(id.Digest()));
+  ASSERT_EQ(cache.Record(CheckedKeys::Digest(Bytes("parameters")), file), "");
+  FileIdentity named_like_it = id;
+  named_like_it.inode += 1;
+  EXPECT_FALSE(cache.ContainsFile(named_like_it));
+  EXPECT_FALSE(CheckedKeys().ContainsFile(id));  // disabled
+  EXPECT_EQ(CheckedKeys().RecordFile(id, file), "");  // disabled: nothing to do, no complaint
 }
 
 // ProvingKey::Load checks a key once, remembers it, and loads it unchecked

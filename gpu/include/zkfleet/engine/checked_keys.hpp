@@ -26,10 +26,29 @@
 // Failures to record never fail a load: Record returns why, and the first
 // failure of a cache (and of its copies) is reported once.
 //
+// Bellperson parameter files (engine::BellmanKey, tens of GB for Filecoin's
+// circuits) are not hashed: they are remembered by the identity of the file
+// the load opened (FileIdentity: fstat of the open descriptor, st_dev,
+// st_ino, st_size, st_mtim and st_ctim in nanoseconds), in records named
+// params-<BLAKE2b-256 of the identity, hex>.checked in the same directory,
+// under the same trust rules (the prefix keeps them apart from content
+// digests). Any write to a file changes its ctime, which unprivileged users
+// cannot set back (utimensat sets atime and mtime only), so a file changed
+// in any way -- even rewritten with the same bytes and its mtime restored --
+// has another identity and is checked again; a copy, a move to another
+// filesystem or a restore from a backup is a new file, checked once. Two
+// guards: a file whose ctime is less than min_file_age() (2 s) older than the
+// moment its identity was taken is not recorded (a write in the same clock
+// tick as the last one might leave the ctime as it was; such a file is
+// checked again at the next load, which records it), and the loader records
+// only when the file's identity is the same after the check as before it
+// (BellmanKey::Load, bellman.hpp).
+//
 // Thread-safety: const methods may be called from any thread.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -37,6 +56,30 @@
 #include <string>
 
 namespace zkfleet::engine {
+
+// What fstat says of an open file, the parts that change whenever the file
+// does (see above). observed_ns is when it was taken (CLOCK_REALTIME): it is
+// not part of the identity.
+struct FileIdentity {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  int64_t observed_ns = 0;
+
+  // fstat(fd). Throws zkfleet::Error (kIo) naming `path` when it fails.
+  static FileIdentity OfDescriptor(int fd, const std::string& path);
+  // The five identity fields (observed_ns aside) are equal.
+  bool Same(const FileIdentity& other) const {
+    return device == other.device && inode == other.inode && size == other.size && mtime_ns == other.mtime_ns &&
+           ctime_ns == other.ctime_ns;
+  }
+  // BLAKE2b-256 (hex) of a fixed encoding of the five fields: the record's name.
+  std::string Digest() const;
+  // "device 2049, inode 1234, size 96 bytes, mtime <s.ns>, ctime <s.ns>", for people.
+  std::string Describe() const;
+};
 
 class CheckedKeys {
  public:
@@ -67,6 +110,23 @@ class CheckedKeys {
   // the caller warn once about records that cannot be written.
   bool FirstWarning() const { return !warned_->exchange(true); }
 
+  // Parameter files, by identity (see the top). ContainsFile: whether the
+  // file with this identity passed the full check on this host before (false
+  // when disabled or untrusted, as Contains).
+  bool ContainsFile(const FileIdentity& identity) const;
+  // Records that the file with this identity (taken before the check that
+  // passed) passed; `path` goes into the record for people. Returns "" when
+  // recorded, else why not; never throws. A file changed less than
+  // min_file_age() before identity.observed_ns is not recorded: the answer
+  // then starts with kTooRecent.
+  std::string RecordFile(const FileIdentity& identity, const std::string& path) const;
+  static constexpr const char* kTooRecent = "changed too recently";
+  // 2 s by default; tests set 0.
+  std::chrono::nanoseconds min_file_age() const { return min_file_age_; }
+  void set_min_file_age(std::chrono::nanoseconds age) { min_file_age_ = age; }
+  // The record file of a parameters file with this identity (dir()/params-<digest>.checked).
+  std::filesystem::path FileRecordPath(const FileIdentity& identity) const;
+
   // The default directory, in order:
   //   $ZKFLEET_KEY_CHECK_CACHE when set ("" or "off": disabled);
   //   $CACHE_DIRECTORY/checked-keys under systemd (CacheDirectory=; the first
@@ -79,8 +139,13 @@ class CheckedKeys {
  private:
   // Why dir_ cannot be trusted ("" when it can); "" too when it does not exist.
   std::string Untrusted() const;
+  // A record `name` in a trusted dir_, a regular file of this user.
+  bool ContainsRecord(const std::string& name) const;
+  // Writes record `name` holding `note` (temporary file, renamed); "" or why not.
+  std::string WriteRecord(const std::string& name, const std::string& note) const;
 
   std::filesystem::path dir_;
+  std::chrono::nanoseconds min_file_age_ = std::chrono::seconds(2);
   std::shared_ptr<std::atomic<bool>> warned_ = std::make_shared<std::atomic<bool>>(false);
 };
 
