@@ -1,6 +1,8 @@
 #include "zkfleet/bellman/constraint_system.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <future>
 #include <initializer_list>
 #include <random>
 
@@ -9,6 +11,10 @@
 #include "zkfleet/curve/point.hpp"
 #include "zkfleet/ff/batch_inverse.hpp"
 #include "zkfleet/io/curve_primes.hpp"
+
+#ifdef ZKFLEET_HAVE_CUDA
+#include "zkfleet/bellman/fixed_base_cuda.hpp"
+#endif
 
 namespace zkfleet::bellman {
 namespace {
@@ -99,14 +105,74 @@ curve::Affine<Cfg> MulOne(const Fr& k) {
   return curve::to_affine(curve::scalar_mul(curve::Jacobian<Cfg>::from_affine(Cfg::generator()), limbs, 4));
 }
 
-// Adds row `row`'s terms of `lcs`, each times `weight[row]`, into acc[var].
-void Accumulate(const LinearCombinations& lcs, const std::vector<Fr>& weight, std::vector<Fr>& acc) {
-  for (size_t row = 0; row < lcs.rows(); ++row) {
-    for (uint64_t t = lcs.start[row]; t < lcs.start[row + 1]; ++t) {
-      acc[lcs.terms[t].var] += lcs.terms[t].coef * weight[row];
-    }
+// Adds row `row`'s terms of `lcs`, each times `weight[row]`, into acc[var]:
+// in blocks of rows, the products in parallel, then their sums in order (a
+// variable's terms come from any row). Field sums are exact, so the order
+// does not change the result.
+void Accumulate(const LinearCombinations& lcs, const std::vector<Fr>& weight, std::vector<Fr>& acc, ThreadPool& pool) {
+  constexpr uint64_t kBlockTerms = uint64_t{1} << 22;
+  std::vector<Fr> products;
+  for (size_t row = 0; row < lcs.rows();) {
+    const uint64_t t0 = lcs.start[row];
+    // The last row boundary within kBlockTerms terms of t0 (at least one row).
+    size_t end = static_cast<size_t>(
+        std::upper_bound(lcs.start.begin() + row + 1, lcs.start.end(), t0 + kBlockTerms) - lcs.start.begin() - 1);
+    if (end <= row) end = row + 1;
+    const uint64_t t1 = lcs.start[end];
+    if (products.size() < t1 - t0) products.resize(t1 - t0);
+    pool.ParallelFor(end - row, [&](size_t lo, size_t hi) {
+      for (size_t r = row + lo; r < row + hi; ++r) {
+        for (uint64_t t = lcs.start[r]; t < lcs.start[r + 1]; ++t) products[t - t0] = lcs.terms[t].coef * weight[r];
+      }
+    });
+    for (uint64_t t = t0; t < t1; ++t) acc[lcs.terms[t].var] += products[t - t0];
+    row = end;
   }
 }
+
+// L_i(tau) = w^i·(tau^n - 1) / (n·(tau - w^i)) for i < n = 2^log_n: in
+// parallel chunks, each with its own batch inversion (an inverse is unique,
+// so the values are the sequential computation's).
+std::vector<Fr> LagrangeAtTau(int log_n, const Fr& tau, const Fr& z_tau, ThreadPool& pool) {
+  const size_t n = size_t{1} << log_n;
+  const Fr w = DomainRoot(log_n);
+  const Fr z_over_n = z_tau * Fr::from_uint(n).inverse();
+  std::vector<Fr> lagrange(n);
+  pool.ParallelFor(n, [&](size_t lo, size_t hi) {
+    uint64_t e[1] = {lo};
+    const Fr w_lo = w.pow(e, 1);
+    Fr p = w_lo;
+    for (size_t i = lo; i < hi; ++i, p = p * w) lagrange[i] = tau - p;
+    std::vector<Fr> scratch(hi - lo);
+    ff::BatchInverse(lagrange.data() + lo, scratch.data(), hi - lo);
+    p = w_lo;
+    for (size_t i = lo; i < hi; ++i, p = p * w) lagrange[i] = lagrange[i] * p * z_over_n;
+  });
+  return lagrange;
+}
+
+// Keeps the values whose `dense` bit is set (dense[i] for values[i]), in
+// order, in place; returns how many.
+size_t KeepDense(std::vector<Fr>& values, const std::vector<bool>& dense) {
+  size_t kept = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dense[i]) values[kept++] = values[i];
+  }
+  values.resize(kept);
+  return kept;
+}
+
+// The verifying key's fixed points (vk.ic is a section).
+void SetVerifyingKeyPoints(const ParameterScalars& s, VerifyingKey& vk) {
+  vk.alpha_g1 = MulOne<curve::Bls12_381G1>(s.alpha);
+  vk.beta_g1 = MulOne<curve::Bls12_381G1>(s.beta);
+  vk.beta_g2 = MulOne<curve::Bls12_381G2>(s.beta);
+  vk.gamma_g2 = MulOne<curve::Bls12_381G2>(s.gamma);
+  vk.delta_g1 = MulOne<curve::Bls12_381G1>(s.delta);
+  vk.delta_g2 = MulOne<curve::Bls12_381G2>(s.delta);
+}
+
+void FreeVector(std::vector<Fr>& v) { std::vector<Fr>().swap(v); }
 
 void MarkDense(const LinearCombinations& lcs, std::vector<bool>& dense) {
   for (const auto& term : lcs.terms) dense[term.var] = true;
@@ -207,64 +273,144 @@ Assignment Synthesize(const ConstraintSystem& cs, const std::vector<Fr>& values,
   return out;
 }
 
-Parameters SynthesizeParameters(const ConstraintSystem& cs, uint64_t seed, ThreadPool& pool) {
+void ParameterScalars::HScalars(size_t lo, size_t hi, Fr* out) const {
+  uint64_t e[1] = {lo};
+  Fr t = tau.pow(e, 1) * h_base;
+  for (size_t i = lo; i < hi; ++i, t = t * tau) out[i - lo] = t;
+}
+
+ParameterScalars ComputeParameterScalars(const ConstraintSystem& cs, uint64_t seed, ThreadPool& pool) {
+  ParameterScalars s;
   SeededScalars rng(seed);
-  const Fr tau = rng.Next(), alpha = rng.Next(), beta = rng.Next(), gamma = rng.Next(), delta = rng.Next();
-  const Fr gamma_inv = gamma.inverse(), delta_inv = delta.inverse();
+  s.tau = rng.Next();
+  s.alpha = rng.Next();
+  s.beta = rng.Next();
+  s.gamma = rng.Next();
+  s.delta = rng.Next();
+  const Fr gamma_inv = s.gamma.inverse(), delta_inv = s.delta.inverse();
   const int log_n = DomainLog(cs);
-  const size_t n = size_t{1} << log_n, m = cs.n_constraints();
-
-  // Lagrange basis at tau: L_i(tau) = w^i·(tau^n - 1) / (n·(tau - w^i)).
-  const Fr w = DomainRoot(log_n);
-  std::vector<Fr> powers_w(n), lagrange(n), scratch(n);
-  Fr p = Fr::one();
-  for (size_t i = 0; i < n; ++i, p = p * w) powers_w[i] = p;
+  const size_t n = size_t{1} << log_n, m = cs.n_constraints(), n_in = cs.n_inputs, n_vars = cs.n_vars();
   uint64_t n_limb[1] = {n};
-  const Fr z_tau = tau.pow(n_limb, 1) - Fr::one();
-  for (size_t i = 0; i < n; ++i) lagrange[i] = tau - powers_w[i];
-  ff::BatchInverse(lagrange.data(), scratch.data(), n);
-  const Fr z_over_n = z_tau * Fr::from_uint(n).inverse();
-  for (size_t i = 0; i < n; ++i) lagrange[i] = lagrange[i] * powers_w[i] * z_over_n;
+  const Fr z_tau = s.tau.pow(n_limb, 1) - Fr::one();
+  s.h_base = z_tau * delta_inv;
+  s.h_count = n - 1;
 
-  // u_j, v_j, w_j: each variable's A, B, C polynomial at tau.
-  std::vector<Fr> u(cs.n_vars(), Fr::zero()), v(cs.n_vars(), Fr::zero()), wc(cs.n_vars(), Fr::zero());
-  Accumulate(cs.a, lagrange, u);
-  Accumulate(cs.b, lagrange, v);
-  Accumulate(cs.c, lagrange, wc);
-  for (uint32_t i = 0; i < cs.n_inputs; ++i) u[i] += lagrange[m + i];  // the input constraints
-
+  std::vector<Fr> lagrange = LagrangeAtTau(log_n, s.tau, z_tau, pool);
   const Densities d = DensitiesOf(cs);
-  std::vector<Fr> ic_s, l_s, a_s, b_s, h_s(n - 1);
-  for (uint32_t j = 0; j < cs.n_vars(); ++j) {
-    const Fr k = beta * u[j] + alpha * v[j] + wc[j];
-    const bool input = j < cs.n_inputs;
-    (input ? ic_s : l_s).push_back(k * (input ? gamma_inv : delta_inv));
-    if (input || d.a_aux[j - cs.n_inputs]) a_s.push_back(u[j]);
-    if (input ? d.b_input[j] : d.b_aux[j - cs.n_inputs]) b_s.push_back(v[j]);
-  }
-  const Fr h_base = z_tau * delta_inv;
-  pool.ParallelFor(n - 1, [&](size_t lo, size_t hi) {
-    uint64_t e[1] = {lo};
-    Fr t = tau.pow(e, 1) * h_base;
-    for (size_t i = lo; i < hi; ++i, t = t * tau) h_s[i] = t;
-  });
 
-  const FixedBase<curve::Bls12_381G1> g1(curve::Bls12_381G1::generator());
-  const FixedBase<curve::Bls12_381G2> g2(curve::Bls12_381G2::generator());
+  // k_j = beta·u_j + alpha·v_j + w_j, built in `k` one polynomial at a time
+  // (u_j, v_j, w_j: variable j's A, B, C polynomials at tau), so that at
+  // most Lagrange, k, one of u / v and b are held at once.
+  std::vector<Fr> k(n_vars, Fr::zero());
+  Accumulate(cs.c, lagrange, k, pool);
+  {
+    std::vector<Fr> v(n_vars, Fr::zero());
+    Accumulate(cs.b, lagrange, v, pool);
+    pool.ParallelFor(n_vars, [&](size_t lo, size_t hi) {
+      for (size_t j = lo; j < hi; ++j) k[j] += s.alpha * v[j];
+    });
+    std::vector<bool> b_dense(d.b_input);
+    b_dense.insert(b_dense.end(), d.b_aux.begin(), d.b_aux.end());
+    KeepDense(v, b_dense);
+    v.shrink_to_fit();
+    s.b = std::move(v);
+  }
+  std::vector<Fr> u(n_vars, Fr::zero());
+  Accumulate(cs.a, lagrange, u, pool);
+  for (uint32_t i = 0; i < n_in; ++i) u[i] += lagrange[m + i];  // the input constraints
+  FreeVector(lagrange);
+  pool.ParallelFor(n_vars, [&](size_t lo, size_t hi) {
+    for (size_t j = lo; j < hi; ++j) {
+      k[j] += s.beta * u[j];
+      k[j] = k[j] * (j < n_in ? gamma_inv : delta_inv);
+    }
+  });
+  s.ic.assign(k.begin(), k.begin() + n_in);
+  k.erase(k.begin(), k.begin() + n_in);  // in place: aux only
+  s.l = std::move(k);
+  std::vector<bool> a_dense(n_in, true);  // every input has an A point
+  a_dense.insert(a_dense.end(), d.a_aux.begin(), d.a_aux.end());
+  KeepDense(u, a_dense);
+  s.a = std::move(u);
+  return s;
+}
+
+Parameters ParametersFromScalars(ParameterScalars s, ThreadPool& pool) {
   Parameters params;
-  params.vk.alpha_g1 = MulOne<curve::Bls12_381G1>(alpha);
-  params.vk.beta_g1 = MulOne<curve::Bls12_381G1>(beta);
-  params.vk.beta_g2 = MulOne<curve::Bls12_381G2>(beta);
-  params.vk.gamma_g2 = MulOne<curve::Bls12_381G2>(gamma);
-  params.vk.delta_g1 = MulOne<curve::Bls12_381G1>(delta);
-  params.vk.delta_g2 = MulOne<curve::Bls12_381G2>(delta);
-  params.vk.ic = MulMany(g1, ic_s, pool);
-  params.h = MulMany(g1, h_s, pool);
-  params.l = MulMany(g1, l_s, pool);
-  params.a = MulMany(g1, a_s, pool);
-  params.b_g1 = MulMany(g1, b_s, pool);
-  params.b_g2 = MulMany(g2, b_s, pool);
+  SetVerifyingKeyPoints(s, params.vk);
+  const FixedBase<curve::Bls12_381G1> g1(curve::Bls12_381G1::generator());
+  params.vk.ic = MulMany(g1, s.ic, pool);
+  {
+    std::vector<Fr> h_s(s.h_count);
+    pool.ParallelFor(s.h_count, [&](size_t lo, size_t hi) { s.HScalars(lo, hi, h_s.data() + lo); });
+    params.h = MulMany(g1, h_s, pool);
+  }
+  params.l = MulMany(g1, s.l, pool);
+  FreeVector(s.l);
+  params.a = MulMany(g1, s.a, pool);
+  FreeVector(s.a);
+  params.b_g1 = MulMany(g1, s.b, pool);
+  params.b_g2 = MulGeneratorG2(s.b, pool);
   return params;
+}
+
+Parameters SynthesizeParameters(const ConstraintSystem& cs, uint64_t seed, ThreadPool& pool) {
+  return ParametersFromScalars(ComputeParameterScalars(cs, seed, pool), pool);
+}
+
+std::vector<G1Affine> MulGeneratorG1(const std::vector<Fr>& scalars, ThreadPool& pool) {
+  return MulMany(FixedBase<curve::Bls12_381G1>(curve::Bls12_381G1::generator()), scalars, pool);
+}
+
+std::vector<G2Affine> MulGeneratorG2(const std::vector<Fr>& scalars, ThreadPool& pool) {
+  return MulMany(FixedBase<curve::Bls12_381G2>(curve::Bls12_381G2::generator()), scalars, pool);
+}
+
+#ifdef ZKFLEET_HAVE_CUDA
+Parameters ParametersFromScalarsCuda(ParameterScalars s, ThreadPool& pool, int device, size_t chunk_points) {
+  Parameters params;
+  SetVerifyingKeyPoints(s, params.vk);
+  // Each section's output is sized (zeroed, its pages touched: ~2 s for
+  // 12.9 GB on one thread) on a side thread while the section before it
+  // computes. Declared after params: joined before params can go.
+  std::future<void> sized[5];
+  auto size_async = [](auto& points, size_t n) {
+    return std::async(std::launch::async, [&points, n] { points.resize(n); });
+  };
+  sized[0] = size_async(params.h, s.h_count);
+  {
+    CudaFixedBase<curve::Bls12_381G1> g1(curve::Bls12_381G1::generator(), device, chunk_points);
+    params.vk.ic.resize(s.ic.size());
+    g1.Mul(s.ic, params.vk.ic.data(), pool);
+    FreeVector(s.ic);
+    sized[0].get();
+    sized[1] = size_async(params.l, s.l.size());
+    g1.Mul(s.h_count, [&s](size_t lo, size_t hi, Fr* out) { s.HScalars(lo, hi, out); }, params.h.data(), pool);
+    sized[1].get();
+    sized[2] = size_async(params.a, s.a.size());
+    g1.Mul(s.l, params.l.data(), pool);
+    FreeVector(s.l);
+    sized[2].get();
+    sized[3] = size_async(params.b_g1, s.b.size());
+    g1.Mul(s.a, params.a.data(), pool);
+    FreeVector(s.a);
+    sized[3].get();
+    sized[4] = size_async(params.b_g2, s.b.size());
+    g1.Mul(s.b, params.b_g1.data(), pool);
+  }
+  CudaFixedBase<curve::Bls12_381G2> g2(curve::Bls12_381G2::generator(), device, chunk_points);
+  sized[4].get();
+  g2.Mul(s.b, params.b_g2.data(), pool);
+  return params;
+}
+#else
+Parameters ParametersFromScalarsCuda(ParameterScalars, ThreadPool&, int, size_t) {
+  throw Error(ErrorCode::kUnsupported, "seeded parameters on CUDA: this build has no CUDA backend");
+}
+#endif
+
+Parameters SynthesizeParametersCuda(const ConstraintSystem& cs, uint64_t seed, ThreadPool& pool, int device) {
+  return ParametersFromScalarsCuda(ComputeParameterScalars(cs, seed, pool), pool, device);
 }
 
 namespace {
