@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string_view>
 #include <string>
 
@@ -192,11 +193,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   app.add_option("--key-check-cache", key_check_cache,
-                 "directory remembering the keys whose points passed the check on this host (by a BLAKE2b digest "
-                 "of their content; shared with zkprove), so a restart skips it; \"\" or off = check at every start")
+                 "directory remembering the keys whose points passed the check on this host (a .zkey by a BLAKE2b "
+                 "digest of its content, shared with zkprove; a bellperson .params file by its identity: device, "
+                 "inode, size, mtime, ctime), so a restart skips it; \"\" or off = check at every start")
       ->capture_default_str();
   app.add_flag("--no-key-check", no_key_check,
-               "skip the point checks of each .zkey at load (on curve, in subgroup, < q); benchmarks only");
+               "skip the point checks of each .zkey or .params at load (on curve, in subgroup, < q); benchmarks only");
+  std::string device_memory_budget = "0";
+  app.add_option("--device-memory-budget", device_memory_budget,
+                 "CUDA, bellperson circuits: the most device memory a key may hold (e.g. 24GiB); points that do not "
+                 "fit stream from pinned host memory. 0 = the device's free memory")
+      ->capture_default_str();
   app.add_option("--msm-tables", msm_tables,
                  "CUDA: up to N precomputed copies of each key's MSM points, built at load, while they fit in half "
                  "the free device memory: faster proofs for more memory (1 = none)")
@@ -278,6 +285,12 @@ int main(int argc, char** argv) {
   auto mode = zkfleet::worker::ParsePoolModeRequest(pool_mode);
   if (!mode) {
     std::fprintf(stderr, "zkworker: --pool-mode %s: expected auto, hugepage, cuda-host or mmap\n", pool_mode.c_str());
+    return 2;
+  }
+  const std::optional<uint64_t> device_memory_budget_bytes = zkfleet::worker::ParseByteSize(device_memory_budget);
+  if (!device_memory_budget_bytes) {
+    std::fprintf(stderr, "zkworker: --device-memory-budget %s is not a size (e.g. 24GiB; 0 = the device's free memory)\n",
+                 device_memory_budget.c_str());
     return 2;
   }
   options.pinned_budget = *budget;
@@ -404,6 +417,7 @@ int main(int argc, char** argv) {
   engine_options.threads = threads;
   engine_options.validate_key = !no_key_check;
   engine_options.cuda_msm_copies = msm_tables;
+  engine_options.device_memory_budget = *device_memory_budget_bytes;
   std::string device_problem;
   auto devices = zkfleet::worker::ResolveDevices(specs, engine_options, gpus, test_fake_devices, &device_problem);
   if (!devices) {
@@ -435,6 +449,9 @@ int main(int argc, char** argv) {
       zkfleet::worker::DrainBudgetSeconds(
           options.drain_timeout, pool_bytes,
           zkfleet::worker::PinnedPool::ChooseKind(backend_name == "cuda", options.pool_mode)));
+  circuits->set_load_progress([&metrics](const std::string& circuit_id, uint64_t done, uint64_t) {
+    metrics.SetKeyLoadBytes(circuit_id, done);
+  });
   if (!metrics_listen.empty()) {
     try {
       metrics_server.Listen(metrics_listen);

@@ -55,6 +55,11 @@ WorkerMetrics::WorkerMetrics(MetricsServer& server, const WorkerIdentity& identi
                          .Name("zkfleet_worker_proof_verify_seconds")
                          .Help("Seconds spent verifying each proof before sending it (--verify on)")
                          .Register(server.registry())),
+      key_load_family_(prometheus::BuildGauge()
+                           .Name("zkfleet_worker_key_load_bytes")
+                           .Help("Bytes of the circuit's key file its load has read so far (a bellperson "
+                                 ".params file as its points are decoded, a .zkey once loaded)")
+                           .Register(server.registry())),
       backend_(identity.backend),
       device_labels_(identity.devices.empty() ? std::vector<std::string>{identity.gpu} : identity.devices),
       device_up_(device_labels_.size(), true),
@@ -203,6 +208,7 @@ WorkerMetrics::Circuit& WorkerMetrics::ForCircuit(const std::string& circuit_id)
           &verify_failures_family_.Add({{"backend", backend_}, {"device", device}, {"circuit", label}}));
     }
     circuit.verify_seconds = &verify_family_.Add({{"circuit", label}}, VerifyBuckets());
+    circuit.key_load_bytes = &key_load_family_.Add({{"circuit", label}});
   });
 }
 
@@ -238,6 +244,10 @@ void WorkerMetrics::SetMemory(const proto::MemoryStatus& memory) {
 
 void WorkerMetrics::JobEnded(const std::string& circuit_id, Outcome outcome) {
   ForCircuit(circuit_id).jobs[static_cast<size_t>(outcome)]->Increment();
+}
+
+void WorkerMetrics::SetKeyLoadBytes(const std::string& circuit_id, uint64_t bytes) {
+  ForCircuit(circuit_id).key_load_bytes->Set(static_cast<double>(bytes));
 }
 
 void WorkerMetrics::ObserveVerify(const std::string& circuit_id, double seconds) {

@@ -51,6 +51,7 @@ class WorkerMetrics {
     std::array<prometheus::Histogram*, kPhaseLabels.size()> phase_seconds{};   // by Phase
     std::vector<prometheus::Counter*> verification_failures;  // engine faults caught before sending, by device
     prometheus::Histogram* verify_seconds = nullptr;       // the check before sending, per proof
+    prometheus::Gauge* key_load_bytes = nullptr;           // zkfleet_worker_key_load_bytes
   };
 
   // Registers the worker's metrics in `server`'s registry, with series for
@@ -116,6 +117,12 @@ class WorkerMetrics {
   void GenerationEnded(std::string_view outcome, double seconds, uint64_t bytes);
   void SetGenerationQueue(size_t waiting);
 
+  // How much of the circuit's key file its load has read
+  // (zkfleet_worker_key_load_bytes{circuit}): a bellperson .params file as
+  // its points are decoded (every ~2 s), a .zkey once loaded; the file's
+  // size once the key is resident.
+  void SetKeyLoadBytes(const std::string& circuit_id, uint64_t bytes);
+
   Circuit& ForCircuit(const std::string& circuit_id);
 
   prometheus::Gauge& pinned_pool_bytes;
@@ -154,6 +161,7 @@ class WorkerMetrics {
   prometheus::Family<prometheus::Histogram>& phase_family_;
   prometheus::Family<prometheus::Counter>& verify_failures_family_;
   prometheus::Family<prometheus::Histogram>& verify_family_;
+  prometheus::Family<prometheus::Gauge>& key_load_family_;
   const std::string backend_;
   const std::vector<std::string> device_labels_;
   std::mutex devices_mutex_;  // SetDeviceUp's count of devices up

@@ -42,6 +42,16 @@ TEST(WorkerMetricsTest, ConfiguredCircuitsHaveEverySeriesFromStart) {
   EXPECT_EQ(ValueOf(f, "zkfleet_memory_wait_seconds"), 0);
 }
 
+TEST(WorkerMetricsTest, KeyLoadBytesFollowTheLoad) {
+  MetricsServer server;
+  WorkerMetrics metrics(server, Identity(), {"porep"}, 90);
+  EXPECT_EQ(ValueOf(server.Collect(), "zkfleet_worker_key_load_bytes", {{"circuit", "porep"}}), 0);
+  metrics.SetKeyLoadBytes("porep", 4096);
+  EXPECT_EQ(ValueOf(server.Collect(), "zkfleet_worker_key_load_bytes", {{"circuit", "porep"}}), 4096);
+  metrics.SetKeyLoadBytes("porep", 94564824);
+  EXPECT_EQ(ValueOf(server.Collect(), "zkfleet_worker_key_load_bytes", {{"circuit", "porep"}}), 94564824);
+}
+
 TEST(WorkerMetricsTest, StateGaugeIsOneForTheCurrentStateOnly) {
   MetricsServer server;
   WorkerMetrics metrics(server, Identity(), {"mul"}, 90);

@@ -92,6 +92,9 @@ TEST(MemoryBudget, BytesOrShare) {
   EXPECT_EQ(ParseByteSize("1048576"), kMiB);
   EXPECT_FALSE(ParseByteSize("12 parsecs").has_value());
   EXPECT_FALSE(ParseByteSize("-1").has_value());
+  // zkworker --device-memory-budget takes the same sizes (0 = the device's free memory).
+  EXPECT_EQ(ParseByteSize("24GiB"), 24 * 1024 * kMiB);
+  EXPECT_EQ(ParseByteSize("0"), 0u);
   auto share = ParseMemoryBudget("25%");
   ASSERT_TRUE(share);
   EXPECT_EQ(share->Resolve(400 * kMiB), 100 * kMiB);

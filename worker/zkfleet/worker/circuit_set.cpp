@@ -1,8 +1,11 @@
 #include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/worker/circuit_set.hpp"
 
+#include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <optional>
+#include <utility>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -135,23 +138,7 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
     if (spec.instant) continue;
     auto started = std::chrono::steady_clock::now();
     if (spec.kind == proto::CIRCUIT_KIND_BELLMAN) {
-      engine::EngineOptions options = engine_options_;
-      options.cuda_device = devices_[device].ordinal;
-      std::unique_ptr<engine::BellmanKey> key;
-      try {
-        key = engine::BellmanKey::Load(spec.zkey_path, options);
-      } catch (const Error& e) {
-        throw Error(e.code(), "circuit " + spec.id + on_device + ": " + e.what());
-      }
-      const engine::BellmanInfo& info = key->info();
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      spdlog::info("circuit {}: loaded bellman parameters {} ({} public inputs, {} aux, domain {}, {} MiB resident, "
-                   "{}) in {:.2f} s{}",
-                   spec.id, spec.zkey_path, info.n_inputs - 1, info.n_aux, info.domain_size,
-                   info.resident_bytes >> 20, engine::BackendName(info.backend), seconds, on_device);
-      resident_bytes_ += info.resident_bytes;
-      device_resident_bytes_[device] += info.resident_bytes;
-      bellman_keys_[device][spec.id] = std::move(key);
+      LoadBellman(spec, device, check_points, on_device);
       continue;
     }
     std::unique_ptr<engine::ProvingKey> key;
@@ -190,7 +177,70 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
     resident_bytes_ += info.resident_bytes;
     device_resident_bytes_[device] += info.resident_bytes;
     keys_[device][spec.id] = std::move(key);
+    if (device == 0 && load_progress_) {
+      std::error_code error;
+      const uint64_t size = std::filesystem::file_size(spec.zkey_path, error);
+      if (!error) load_progress_(spec.id, size, size);
+    }
   }
+}
+
+void CircuitSet::LoadBellman(const CircuitSpec& spec, size_t device, bool check_points, const std::string& on_device) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  engine::EngineOptions options = engine_options_;
+  options.cuda_device = devices_[device].ordinal;
+  std::string unchecked = "points NOT checked (--no-key-check)";
+  if (options.validate_key && !check_points) {
+    options.validate_key = false;  // checked (or found checked) by the first device's load of the same file
+    unchecked = "points checked at the load on device " + devices_[0].label;
+  }
+  // A line every ~2 s while the points are decoded (a tens-of-GB file read
+  // for the first time takes minutes), and the gauge.
+  bool started_reading = false;
+  auto progress = [&](uint64_t done, uint64_t total) {
+    if (device == 0 && load_progress_) load_progress_(spec.id, done, total);
+    // Not the call before the first point, nor the last: the "loaded" line follows.
+    if (!std::exchange(started_reading, true) || done >= total) return;
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    spdlog::info("circuit {}: loading {}{}: {} / {} MiB ({:.0f}%), {:.0f} MB/s", spec.id, spec.zkey_path, on_device,
+                 done >> 20, total >> 20, 100.0 * static_cast<double>(done) / static_cast<double>(total),
+                 static_cast<double>(done) / 1e6 / std::max(seconds, 1e-9));
+  };
+  std::unique_ptr<engine::BellmanKey> key;
+  try {
+    key = engine::BellmanKey::Load(spec.zkey_path, options, progress);
+  } catch (const Error& e) {
+    throw Error(e.code(), "circuit " + spec.id + on_device + ": " + e.what());
+  }
+  const engine::KeyCheckReport& key_check = key->key_check();
+  std::string check;
+  switch (key_check.outcome) {
+    case engine::KeyCheck::kChecked: check = "points checked"; break;
+    case engine::KeyCheck::kRemembered:
+      check = "points remembered: this file checked before on this host (" + options.checked_keys.dir().string() + ")";
+      break;
+    case engine::KeyCheck::kSkipped: check = unchecked; break;
+  }
+  if (!key_check.cache_warning.empty()) {
+    spdlog::warn("circuit {}: the passed check of {} is not remembered ({}); the next start checks it again", spec.id,
+                 spec.zkey_path, key_check.cache_warning);
+  }
+  const engine::BellmanInfo& info = key->info();
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  std::error_code error;
+  const uint64_t file_bytes = std::filesystem::file_size(spec.zkey_path, error);
+  const engine::LoadTimings& timings = key->load_timings();
+  spdlog::info("circuit {}: loaded bellman parameters {} ({} public inputs, {} aux, domain {}, {} MiB resident, "
+               "{}) in {:.2f} s ({:.0f} MB/s, {}; decode {:.3f} s, {} key {:.3f} s){}",
+               spec.id, spec.zkey_path, info.n_inputs - 1, info.n_aux, info.domain_size, info.resident_bytes >> 20,
+               engine::BackendName(info.backend), seconds,
+               error ? 0.0 : static_cast<double>(file_bytes) / 1e6 / std::max(seconds, 1e-9), check,
+               timings.key_check_s, engine::BackendName(info.backend), timings.backend_s, on_device);
+  if (device == 0 && load_progress_ && !error) load_progress_(spec.id, file_bytes, file_bytes);
+  resident_bytes_ += info.resident_bytes;
+  device_resident_bytes_[device] += info.resident_bytes;
+  bellman_keys_[device][spec.id] = std::move(key);
 }
 
 ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> witness_bytes, size_t device) const {

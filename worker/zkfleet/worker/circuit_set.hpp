@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -108,6 +109,12 @@ class CircuitSet {
   // The circuit's compiled generator once Load() has run; null when it has
   // none. Any thread (the map is fixed after Load()).
   std::shared_ptr<const engine::WitnessGenerator> Generator(const std::string& circuit_id) const;
+  // Told how much of each circuit's key file the first device's load has
+  // read (the gauge zkfleet_worker_key_load_bytes): a bellperson .params file
+  // every ~2 s as its points are decoded, then its size; a .zkey once loaded.
+  // Set before Load(); called on the loading thread.
+  using LoadProgress = std::function<void(const std::string& circuit_id, uint64_t done_bytes, uint64_t total_bytes)>;
+  void set_load_progress(LoadProgress progress) { load_progress_ = std::move(progress); }
   // How generators are compiled and limited; set before Load().
   void set_generator_options(engine::WitnessGeneratorOptions options) { generator_options_ = std::move(options); }
   const std::vector<Device>& devices() const { return devices_; }
@@ -119,6 +126,8 @@ class CircuitSet {
 
  private:
   void LoadDevice(size_t device, bool check_points);
+  // One BELLMAN circuit's .params onto `device`, logging progress and how it was checked.
+  void LoadBellman(const CircuitSpec& spec, size_t device, bool check_points, const std::string& on_device);
   void LoadGenerators();
   ProveOutcome ProveAssignment(const proto::Job& job, const engine::BellmanKey& key,
                                std::span<const uint8_t> assignment_bytes) const;
@@ -141,6 +150,7 @@ class CircuitSet {
   std::vector<std::atomic<uint64_t>> device_resident_bytes_;
   std::string backend_name_;  // "cpu", "cuda" or "instant" (benchmark circuits only)
   engine::WitnessGeneratorOptions generator_options_;
+  LoadProgress load_progress_;
   std::map<std::string, std::shared_ptr<const engine::WitnessGenerator>> generators_;  // filled by Load()
 };
 
