@@ -18,7 +18,7 @@
 #      (memory: host and device figures printed), under BUDGET_GIB [0: the
 #      device's free memory; the key then chooses resident or streamed].
 # Environment: POWER [22], REPEAT [10], STREAM [0], STREAM_GIB [0.25], BIG [0],
-# BUDGET_GIB [0], TESTS [1].
+# BUDGET_GIB [0], PUBLIC [327: a 32 GiB PoRep partition's inputs], TESTS [1].
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/zkfleet-bellman-out}
@@ -42,7 +42,7 @@ log nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 say "commit $(cat .carry/gpu-engine/COMMIT 2>/dev/null)"
 status=0
 if [[ "${TESTS:-1}" == 1 ]]; then
-  log timeout 300 "$B/zkfleet_cuda_test" --gtest_filter='CudaAssignment.*' || status=1
+  log timeout 300 "$B/zkfleet_cuda_test" --gtest_filter="${TEST_FILTER:-CudaAssignment.*}" || status=1
 fi
 if [[ "$POWER" -gt 0 ]]; then
   FX=$W/fx
@@ -62,14 +62,14 @@ if [[ "$POWER" -gt 0 ]]; then
 fi
 if [[ "${STREAM:-0}" -gt 0 ]]; then
   say "synthetic 2^$STREAM, real SRS, a ${STREAM_GIB:-0.25} GiB device memory budget, compared with the resident key"
-  log "$B/zkfleet_bellman_bench" --synthetic "$STREAM" --public 2 --backend cuda --repeat "$REPEAT" \
+  log "$B/zkfleet_bellman_bench" --synthetic "$STREAM" --public "${PUBLIC:-327}" --backend cuda --repeat "$REPEAT" \
     --device-memory-budget-gib "${STREAM_GIB:-0.25}" --compare-resident || status=1
 fi
 if [[ "${BIG:-0}" -gt 0 ]]; then
   say "synthetic 2^$BIG, fake parameters, device memory budget ${BUDGET_GIB:-0} GiB"
   ( while sleep 5; do free -g | awk '/Mem:/ {print "host used GiB", $3}' >> "$OUT/mem.txt";
       nvidia-smi --query-gpu=memory.used --format=csv,noheader >> "$OUT/mem.txt"; done ) & MON=$!
-  log "$B/zkfleet_bellman_bench" --synthetic "$BIG" --public 2 --fake-params --backend cuda --repeat 3 \
+  log "$B/zkfleet_bellman_bench" --synthetic "$BIG" --public "${PUBLIC:-327}" --fake-params --backend cuda --repeat 3 \
     --device-memory-budget-gib "${BUDGET_GIB:-0}" || status=1
   kill $MON
   say "peak host GiB used $(awk '/host/ {print $4}' "$OUT/mem.txt" | sort -n | tail -1), peak device $(grep MiB "$OUT/mem.txt" | sort -n | tail -1)"

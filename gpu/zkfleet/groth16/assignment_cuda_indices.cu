@@ -3,6 +3,8 @@
 #include "zkfleet/groth16/assignment_cuda_steps.cuh"
 
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/curve/subgroup.hpp"
+#include "zkfleet/groth16/cuda_point_check.cuh"
 
 namespace zkfleet::cuda::assignment {
 namespace {
@@ -54,3 +56,33 @@ void DensityIndexCache::Update(const engine::AssignmentView& v, const engine::Be
 }
 
 }  // namespace zkfleet::cuda::assignment
+
+namespace zkfleet::cuda {
+
+namespace {
+template <class Cfg>
+std::string WhyBad(const curve::Affine<Cfg>& p) {
+  if (p.is_infinity()) return "";
+  if (!curve::is_on_curve(p)) return "not on the curve";
+  if (!curve::InPrimeOrderSubgroup(p)) return "not in the prime-order subgroup";
+  return "";
+}
+}  // namespace
+
+void CheckBellmanPointsOnDevice(const char* section, const void* device_points, const void* host_points, uint64_t count,
+                                bool g2, uint64_t first_index, cudaStream_t stream) {
+  using namespace assignment;
+  const std::string what = std::string("bellman parameters: checking ") + section + " on the device";
+  const uint64_t bad = g2 ? FirstBadPoint<G2>(device_points, count, stream, what)
+                          : FirstBadPoint<G1>(device_points, count, stream, what);
+  if (bad >= count) return;
+  const std::string why = g2 ? WhyBad(static_cast<const A2*>(host_points)[bad])
+                             : WhyBad(static_cast<const A1*>(host_points)[bad]);
+  const std::string where = std::string(section) + "[" + std::to_string(first_index + bad) + "]";
+  if (why.empty()) {
+    throw Error(ErrorCode::kInternal, what + ": the device rejected " + where + ", which the host's check accepts");
+  }
+  throw Error(ErrorCode::kBadFormat, "bellman parameters: " + where + ": " + why + " (checked on the device)");
+}
+
+}  // namespace zkfleet::cuda

@@ -107,6 +107,16 @@ class DensityIndexCache {
 
 namespace zkfleet::cuda {
 
+// The parameters' point checks on the device (KeyOptions::validate_key):
+// every point on its curve and in the prime-order subgroup (infinity
+// allowed), the endomorphism tests of groth16/cuda_point_check.cuh, over
+// `count` points already in device memory. A bad point is described by the
+// host's test of the same point (`host_points`, the decoded parameters):
+// throws kBadFormat "<section>[<index>]: not on the curve | not in the
+// prime-order subgroup (checked on the device)".
+void CheckBellmanPointsOnDevice(const char* section, const void* device_points, const void* host_points, uint64_t count,
+                                bool g2, uint64_t first_index, cudaStream_t stream);
+
 // The streaming key (assignment_cuda_streaming.cu): the workspace its chunk
 // MSMs need, and the key itself, laid out as `plan` says.
 MsmNeeds StreamingWorkspaceNeeds(const engine::BellmanInfo& shape, uint64_t chunk_points);

@@ -138,6 +138,7 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
     staging_ = PinnedBuffer(std::max<size_t>(jobs_.size(), 1) * kSlotBytes, what + " pinned window-sum staging");
     streams_ = std::make_unique<StreamPair>(what);
     ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": set-up");
+    if (options.validate_key) CheckPointsOnDevice();
     info_.resident_bytes = domain_.resident_bytes() + vector_.bytes() + vars_.bytes() + index_a_.bytes() +
                            index_b_.bytes() + arena_.bytes() + window_sums_.bytes();
   }
@@ -218,6 +219,26 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
     move(params.a, kA);
     move(params.b_g1, kB1);
     move(params.b_g2, kB2);
+  }
+
+  // The point checks (KeyOptions::validate_key), one pass of every section
+  // through the arena, a chunk at a time.
+  void CheckPointsOnDevice() const {
+    const char* names[kSlots] = {"h", "l", "a", "b_g1", "b_g2"};
+    const uint64_t ends[kSlots] = {offsets_[kL], offsets_[kA], offsets_[kB1], offsets_[kB2], host_points_.bytes()};
+    const uint64_t chunk_bytes = std::min<uint64_t>(arena_.bytes(), uint64_t{1} << 30);
+    for (int k = 0; k < kSlots; ++k) {
+      const uint64_t point_bytes = k == kB2 ? groth16::kG2AffineBytes : groth16::kG1AffineBytes;
+      const uint64_t count = (ends[k] - offsets_[k]) / point_bytes;
+      const uint64_t per_chunk = chunk_bytes / point_bytes;
+      for (uint64_t begin = 0; begin < count; begin += per_chunk) {
+        const uint64_t n = std::min(per_chunk, count - begin);
+        const char* host = host_points_.as<char>() + offsets_[k] + begin * point_bytes;
+        ZK_CUDA_CHECK(cudaMemcpyAsync(arena_.get(), host, n * point_bytes, cudaMemcpyHostToDevice, streams_->compute),
+                      "bellman parameters: point check upload");
+        CheckBellmanPointsOnDevice(names[k], arena_.get(), host, n, k == kB2, begin, streams_->compute);
+      }
+    }
   }
 
   // Steps 1-3 (top of the file); the window sums end in staging_. Called

@@ -4,6 +4,8 @@
 // engine's verifier; bad assignments refused. Skipped without a GPU.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "zkfleet/bellman/constraint_system.hpp"
 #include "zkfleet/bellman/parameters.hpp"
 #include "zkfleet/common/error.hpp"
@@ -13,6 +15,7 @@
 #include "zkfleet/groth16/assignment_key.hpp"
 #include "zkfleet/groth16/assignment_memory_plan.hpp"
 #include "zkfleet/runtime/cuda_device.hpp"
+#include "../../unit/bellman/bellman_test_util.hpp"
 
 namespace zkfleet {
 namespace {
@@ -117,6 +120,46 @@ TEST_F(CudaAssignment, StreamedUnderADeviceMemoryBudgetSameBytesAsTheCpu) {
       }
     }
   }
+}
+
+// KeyOptions::validate_key on the CUDA key: every point checked on the
+// device, resident or streamed, the bad one named as the CPU reader names it.
+TEST_F(CudaAssignment, BadPointsAreFoundOnTheDeviceResidentOrStreamed) {
+  cpu::ThreadPool pool(0);
+  const bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(10, 2, 6);
+  const bellman::Parameters good = bellman::SynthesizeParameters(c.cs, 4, pool);
+  const std::vector<uint64_t> budgets = StreamingBudgets(good);
+  ASSERT_FALSE(budgets.empty());
+  struct Case {
+    const char* want;
+    std::function<void(bellman::Parameters&)> spoil;
+  };
+  const Case cases[] = {
+      {"l[5]: not on the curve", [](bellman::Parameters& p) { p.l[5].y = p.l[5].y + bellman::testing::Fq::one(); }},
+      {"a[7]: not in the prime-order subgroup", [](bellman::Parameters& p) { p.a[7] = bellman::testing::G1OutsideSubgroup(); }},
+      {"b_g2[3]: not in the prime-order subgroup",
+       [](bellman::Parameters& p) { p.b_g2[3] = bellman::testing::G2OutsideSubgroup(); }},
+      {"h[1000]: not on the curve", [](bellman::Parameters& p) { p.h[1000].x = p.h[1000].x + bellman::testing::Fq::one(); }},
+  };
+  for (const Case& k : cases) {
+    bellman::Parameters bad = good;
+    k.spoil(bad);
+    for (uint64_t budget : {uint64_t{0}, budgets.back()}) {
+      try {
+        (void)Key(bad, true, true, budget);
+        ADD_FAILURE() << "accepted parameters with " << k.want << " (budget " << budget << ")";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::kBadFormat) << e.what();
+        EXPECT_EQ(std::string(e.what()), std::string("bellman parameters: ") + k.want + " (checked on the device)");
+      }
+    }
+  }
+  // Without the check they load (the proof's verification is then the only guard).
+  bellman::Parameters bad = good;
+  bad.l[5].y = bad.l[5].y + bellman::testing::Fq::one();
+  engine::EngineOptions unchecked{engine::Backend::kCuda, 0};
+  unchecked.validate_key = false;
+  EXPECT_NO_THROW((void)cuda::MakeCudaAssignmentKey(bad, unchecked));
 }
 
 TEST_F(CudaAssignment, ABudgetThatCannotHoldTheParametersIsRefusedNamingIt) {
