@@ -188,29 +188,23 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
   }
 
  private:
-  // The points, section after section, into one pinned block; each section's
-  // vector is freed once copied (the host holds the points once, plus one
-  // section). Copied on a few threads: tens of GB.
+  // The points, section after section, into pinned blocks; each section's
+  // vector is freed once copied, so the host holds the points once plus one
+  // section (2^27: 47 GB + 13 GB). Copied on a few threads: tens of GB.
   void PinPoints(bellman::Parameters& params, const std::string& what) {
-    const uint64_t g1 = groth16::kG1AffineBytes, g2 = groth16::kG2AffineBytes;
-    offsets_[kH] = 0;
-    offsets_[kL] = offsets_[kH] + params.h.size() * g1;
-    offsets_[kA] = offsets_[kL] + params.l.size() * g1;
-    offsets_[kB1] = offsets_[kA] + params.a.size() * g1;
-    offsets_[kB2] = offsets_[kB1] + params.b_g1.size() * g1;
-    const uint64_t total = offsets_[kB2] + params.b_g2.size() * g2;
-    host_points_ = PinnedBuffer(std::max<uint64_t>(total, 1), what + " pinned points");
     auto move = [&](auto& vec, Slot slot) {
       const uint64_t bytes = vec.size() * sizeof(vec[0]);
+      host_points_[slot] = PinnedBuffer(std::max<uint64_t>(bytes, 1), what + " pinned points");
       const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
       const uint64_t piece = (bytes + threads - 1) / threads;
       std::vector<std::thread> copiers;
-      char* dst = host_points_.as<char>() + offsets_[slot];
+      char* dst = host_points_[slot].as<char>();
       const char* src = reinterpret_cast<const char*>(vec.data());
       for (unsigned t = 0; t < threads && t * piece < bytes; ++t) {
         copiers.emplace_back([=] { std::memcpy(dst + t * piece, src + t * piece, std::min(piece, bytes - t * piece)); });
       }
       for (auto& c : copiers) c.join();
+      counts_[slot] = vec.size();
       std::remove_reference_t<decltype(vec)>().swap(vec);
     };
     static_assert(sizeof(A1) == groth16::kG1AffineBytes && sizeof(A2) == groth16::kG2AffineBytes);
@@ -225,15 +219,14 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
   // through the arena, a chunk at a time.
   void CheckPointsOnDevice() const {
     const char* names[kSlots] = {"h", "l", "a", "b_g1", "b_g2"};
-    const uint64_t ends[kSlots] = {offsets_[kL], offsets_[kA], offsets_[kB1], offsets_[kB2], host_points_.bytes()};
     const uint64_t chunk_bytes = std::min<uint64_t>(arena_.bytes(), uint64_t{1} << 30);
     for (int k = 0; k < kSlots; ++k) {
       const uint64_t point_bytes = k == kB2 ? groth16::kG2AffineBytes : groth16::kG1AffineBytes;
-      const uint64_t count = (ends[k] - offsets_[k]) / point_bytes;
+      const uint64_t count = counts_[k];
       const uint64_t per_chunk = chunk_bytes / point_bytes;
       for (uint64_t begin = 0; begin < count; begin += per_chunk) {
         const uint64_t n = std::min(per_chunk, count - begin);
-        const char* host = host_points_.as<char>() + offsets_[k] + begin * point_bytes;
+        const char* host = host_points_[k].as<char>() + begin * point_bytes;
         ZK_CUDA_CHECK(cudaMemcpyAsync(arena_.get(), host, n * point_bytes, cudaMemcpyHostToDevice, streams_->compute),
                       "bellman parameters: point check upload");
         CheckBellmanPointsOnDevice(names[k], arena_.get(), host, n, k == kB2, begin, streams_->compute);
@@ -308,7 +301,7 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
       char* points = arena_.as<char>() + msm_offset_points_ + buf * points_bytes_;
       const uint64_t point_bytes = job.slot == kB2 ? groth16::kG2AffineBytes : groth16::kG1AffineBytes;
       ZK_CUDA_CHECK(cudaStreamWaitEvent(streams_->copy, streams_->free[buf], 0), "MSM chunk upload");
-      ZK_CUDA_CHECK(cudaMemcpyAsync(points, host_points_.as<char>() + offsets_[job.slot] + job.begin * point_bytes,
+      ZK_CUDA_CHECK(cudaMemcpyAsync(points, host_points_[job.slot].as<char>() + job.begin * point_bytes,
                                     job.count * point_bytes, cudaMemcpyHostToDevice, streams_->copy),
                     "MSM chunk upload");
       ZK_CUDA_CHECK(cudaEventRecord(streams_->uploaded[buf], streams_->copy), "MSM chunk upload");
@@ -371,8 +364,8 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
   engine::BellmanInfo info_;
   groth16::StreamingLayout layout_;
   groth16::Groth16HeaderPoints<C> header_;
-  PinnedBuffer host_points_;
-  uint64_t offsets_[kSlots] = {};  // each MSM's points in host_points_
+  PinnedBuffer host_points_[kSlots];  // each MSM's points
+  uint64_t counts_[kSlots] = {};
   DeviceNttDomain<Fr> domain_;
   Fr z_inv_;
   DeviceBuffer vector_, vars_, index_a_, index_b_, arena_, window_sums_;
