@@ -52,7 +52,8 @@ class CircuitSetBellman : public ::testing::Test {
 
   // Loads the circuit as a worker start does; returns the log and the
   // progress calls.
-  std::pair<std::string, std::vector<std::pair<uint64_t, uint64_t>>> Start(bool validate_key = true) {
+  std::pair<std::string, std::vector<std::pair<uint64_t, uint64_t>>> Start(bool validate_key = true,
+                                                                            std::vector<Device> devices = {}) {
     CapturedLog log;
     engine::EngineOptions options{engine::Backend::kCpu, 2};
     options.validate_key = validate_key;
@@ -60,7 +61,7 @@ class CircuitSetBellman : public ::testing::Test {
     spec.id = "porep";
     spec.zkey_path = path_;
     spec.kind = proto::CIRCUIT_KIND_BELLMAN;
-    CircuitSet set({spec}, options, std::chrono::milliseconds(0), true, cache_);
+    CircuitSet set({spec}, options, std::chrono::milliseconds(0), true, cache_, std::move(devices));
     std::vector<std::pair<uint64_t, uint64_t>> calls;
     set.set_load_progress([&](const std::string& id, uint64_t done, uint64_t total) {
       EXPECT_EQ(id, "porep");
@@ -94,6 +95,19 @@ TEST_F(CircuitSetBellman, LoadReportsProgressAndHowThePointsWereChecked) {
 
   auto [unchecked_log, unchecked_calls] = Start(/*validate_key=*/false);
   EXPECT_NE(unchecked_log.find("points NOT checked (--no-key-check)"), std::string::npos) << unchecked_log;
+}
+
+// With several devices (--gpus; here two CPU copies, as --test-fake-devices
+// makes them) the first device's load checks the file (or finds it checked)
+// and the others load it unchecked, saying so; the progress is the first's.
+TEST_F(CircuitSetBellman, OnlyTheFirstDeviceChecks) {
+  const uint64_t size = std::filesystem::file_size(path_);
+  auto [log, calls] = Start(true, {{0, "fake0"}, {1, "fake1"}});
+  EXPECT_NE(log.find("MB/s, points checked;"), std::string::npos) << log;
+  EXPECT_NE(log.find("points checked at the load on device fake0"), std::string::npos) << log;
+  EXPECT_NE(log.find(" on device fake1"), std::string::npos) << log;
+  EXPECT_EQ(calls.back(), std::make_pair(size, size));
+  for (const auto& call : calls) EXPECT_EQ(call.second, size) << "one file's progress";
 }
 
 }  // namespace

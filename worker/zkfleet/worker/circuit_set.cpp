@@ -237,7 +237,6 @@ void CircuitSet::LoadBellman(const CircuitSpec& spec, size_t device, bool check_
                engine::BackendName(info.backend), seconds,
                error ? 0.0 : static_cast<double>(file_bytes) / 1e6 / std::max(seconds, 1e-9), check,
                timings.key_check_s, engine::BackendName(info.backend), timings.backend_s, on_device);
-  if (device == 0 && load_progress_ && !error) load_progress_(spec.id, file_bytes, file_bytes);
   resident_bytes_ += info.resident_bytes;
   device_resident_bytes_[device] += info.resident_bytes;
   bellman_keys_[device][spec.id] = std::move(key);
