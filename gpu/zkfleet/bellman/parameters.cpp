@@ -105,6 +105,7 @@ struct ArrayJob {
   Span span;
   bool g2;
   void* out;  // G1Affine* or G2Affine*, span.count points
+  DecodeChecks checks;
   size_t PointBytes() const { return g2 ? kG2UncompressedBytes : kG1UncompressedBytes; }
 };
 
@@ -129,7 +130,6 @@ constexpr uint64_t kChunkBytes = 2ull << 20;
 // ReadOptions::progress says.
 void DecodeArrays(std::span<const ArrayJob> jobs, const std::string& origin, uint64_t total_bytes, ThreadPool& pool,
                   const ReadOptions& options) {
-  const DecodeChecks checks = ChecksOf(options);
   struct Chunk {
     uint32_t job;
     uint32_t first, count;
@@ -163,7 +163,7 @@ void DecodeArrays(std::span<const ArrayJob> jobs, const std::string& origin, uin
     if (job.g2) {
       G2Affine* out = static_cast<G2Affine*>(job.out) + chunk.first;
       for (uint32_t i = 0; i < chunk.count; ++i, in += kG2UncompressedBytes) {
-        if (Decode(in, out + i, checks) != PointError::kOk) {
+        if (Decode(in, out + i, job.checks) != PointError::kOk) {
           bad = i;
           break;
         }
@@ -171,7 +171,7 @@ void DecodeArrays(std::span<const ArrayJob> jobs, const std::string& origin, uin
     } else {
       G1Affine* out = static_cast<G1Affine*>(job.out) + chunk.first;
       for (uint32_t i = 0; i < chunk.count; ++i, in += kG1UncompressedBytes) {
-        if (Decode(in, out + i, checks) != PointError::kOk) {
+        if (Decode(in, out + i, job.checks) != PointError::kOk) {
           bad = i;
           break;
         }
@@ -202,10 +202,10 @@ void DecodeArrays(std::span<const ArrayJob> jobs, const std::string& origin, uin
     PointError error;
     if (job.g2) {
       G2Affine p;
-      error = Decode(in, &p, checks);
+      error = Decode(in, &p, job.checks);
     } else {
       G1Affine p;
-      error = Decode(in, &p, checks);
+      error = Decode(in, &p, job.checks);
     }
     Fail(origin, std::string(job.name) + "[" + std::to_string(index) + "]: " + PointErrorText(error));
   }
@@ -252,16 +252,16 @@ void Populate(std::span<const Reservation> reservations, ThreadPool& pool) {
 }
 
 template <class Affine>
-ArrayJob JobOf(const char* name, const Span& span, std::vector<Affine>& out) {
+ArrayJob JobOf(const char* name, const Span& span, std::vector<Affine>& out, const DecodeChecks& checks) {
   out.resize(span.count);  // Parameters keeps plain vectors for its users: value-initialised, then decoded into
-  return ArrayJob{name, span, std::is_same_v<Affine, G2Affine>, out.data()};
+  return ArrayJob{name, span, std::is_same_v<Affine, G2Affine>, out.data(), checks};
 }
 
 // Decodes one located array (the .vk's IC) into `out`.
 template <class Affine>
 void DecodeArray(const Span& span, std::vector<Affine>& out, const char* what, const std::string& origin,
                  ThreadPool& pool, const ReadOptions& options) {
-  const ArrayJob job = JobOf(what, span, out);
+  const ArrayJob job = JobOf(what, span, out, ChecksOf(options));
   ReadOptions quiet = options;
   quiet.progress = nullptr;
   DecodeArrays({&job, 1}, origin, uint64_t{span.count} * job.PointBytes(), pool, quiet);
@@ -318,9 +318,13 @@ Parameters ReadParamsBody(Cursor& cursor, uint64_t total_bytes, ThreadPool& pool
                                       Reserve(params.l, l.count),         Reserve(params.a, a.count),
                                       Reserve(params.b_g1, b_g1.count),   Reserve(params.b_g2, b_g2.count)};
   Populate(reservations, pool);
-  const ArrayJob jobs[] = {JobOf("ic", vk.ic, params.vk.ic), JobOf("h", h, params.h),
-                           JobOf("l", l, params.l),          JobOf("a", a, params.a),
-                           JobOf("b_g1", b_g1, params.b_g1), JobOf("b_g2", b_g2, params.b_g2)};
+  // The proving arrays' curve and subgroup tests may be left to the device
+  // (ReadOptions::arrays_checked_on_device); the encoding checks stay.
+  DecodeChecks array_checks = checks;
+  if (options.arrays_checked_on_device) array_checks.curve_and_subgroup = false;
+  const ArrayJob jobs[] = {JobOf("ic", vk.ic, params.vk.ic, checks),          JobOf("h", h, params.h, array_checks),
+                           JobOf("l", l, params.l, array_checks),             JobOf("a", a, params.a, array_checks),
+                           JobOf("b_g1", b_g1, params.b_g1, array_checks), JobOf("b_g2", b_g2, params.b_g2, array_checks)};
   DecodeArrays(jobs, origin, total_bytes, pool, options);
   return params;
 }

@@ -77,6 +77,12 @@ struct ReadOptions {
   // file whose full check passed before (engine::BellmanKey::Load with a
   // key-check cache: the file's identity is unchanged since).
   bool check_points = true;
+  // With check_points: leave the curve and subgroup tests of h, l, a, b_g1
+  // and b_g2 to a CUDA key, which runs them on the device after the upload
+  // (KeyOptions::validate_key; milliseconds where the CPU takes minutes). The
+  // verifying key's points and ic are still checked here, and every point's
+  // encoding.
+  bool arrays_checked_on_device = false;
   // Read 96 (192) zero bytes without the infinity flag as infinity, as
   // snarkjs's `zkey export bellman` writes infinity in its point arrays.
   // bellperson rejects them; off by default.

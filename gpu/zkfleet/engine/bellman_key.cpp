@@ -94,6 +94,9 @@ std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, con
   cpu::ThreadPool pool(options.threads);
   bellman::ReadOptions read;
   read.check_points = options.validate_key;
+  // A CUDA key checks h, l, a, b_g1 and b_g2 on the device after the upload
+  // (KeyOptions::validate_key): the CPU read checks the verifying key and ic.
+  read.arrays_checked_on_device = backend == Backend::kCuda;
   read.progress = progress;
   const CheckedKeys& cache = options.checked_keys;
   const bool use_cache = options.validate_key && cache.enabled();
@@ -114,7 +117,8 @@ std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, con
   // which has not changed since.
   if (remembered) read.check_points = false;
   bellman::Parameters params = bellman::ReadParameters(file, pool, read);
-  if (remembered && !file.Restat().Same(file.identity())) {
+  bool unchanged = file.Restat().Same(file.identity());
+  if (remembered && !unchanged) {
     // Changed while it was read unchecked: what was read is not what was
     // checked before. Read it again, opened afresh, with every check, as a
     // file never seen.
@@ -123,45 +127,49 @@ std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, con
     remembered = false;
     read.check_points = true;
     params = bellman::ReadParameters(file, pool, read);
+    unchanged = file.Restat().Same(file.identity());
   }
   timings.key_check_s = SecondsSince(t_check);
-  if (!options.validate_key) {
-    key_check.outcome = KeyCheck::kSkipped;
-  } else if (remembered) {
-    key_check.outcome = KeyCheck::kRemembered;
-  } else {
-    key_check.outcome = KeyCheck::kChecked;
-    if (use_cache) {
-      // Recorded by the identity taken before the check, only if the file is
-      // still that one: a change during the check leaves it unrecorded (the
-      // next load checks again).
-      std::string why = file.Restat().Same(file.identity())
-                            ? cache.RecordFile(file.identity(), params_path)
-                            : "the file changed while it was checked";
-      const bool about_this_file =
-          why.rfind(CheckedKeys::kTooRecent, 0) == 0 || why == "the file changed while it was checked";
-      if (!why.empty() && (about_this_file || cache.FirstWarning())) key_check.cache_warning = std::move(why);
-    }
-  }
 
   std::vector<uint8_t> vk_bytes = bellman::SerializeVerifyingKey(params.vk);
   const VerificationKey vk = bellman::ToEngineKey(params.vk);
+  EngineOptions backend_options = options;
+  backend_options.validate_key = options.validate_key && !remembered;  // the device's share of the check
   const auto t_backend = std::chrono::steady_clock::now();
   std::unique_ptr<groth16::AssignmentKey> key;
   if (backend == Backend::kCpu) {
-    key = groth16::MakeCpuAssignmentKey(std::move(params), options);
+    key = groth16::MakeCpuAssignmentKey(std::move(params), backend_options);
   } else {
 #ifdef ZKFLEET_HAVE_CUDA
     if (!CudaAvailable()) {
       throw Error(ErrorCode::kDeviceError, "backend cuda requested for " + params_path + " but no CUDA device is present");
     }
-    key = cuda::MakeCudaAssignmentKey(std::move(params), options);
+    key = cuda::MakeCudaAssignmentKey(std::move(params), backend_options);
 #else
     throw Error(ErrorCode::kUnsupported, "backend cuda requested for " + params_path +
                                              " but this build has no CUDA backend (configure with -DZKFLEET_CUDA=ON)");
 #endif
   }
   timings.backend_s = SecondsSince(t_backend);
+
+  if (!options.validate_key) {
+    key_check.outcome = KeyCheck::kSkipped;
+  } else if (remembered) {
+    key_check.outcome = KeyCheck::kRemembered;
+  } else {
+    // Every point passed: on the CPU, or the arrays on the device inside the
+    // CUDA key's load.
+    key_check.outcome = KeyCheck::kChecked;
+    if (use_cache) {
+      // Recorded by the identity taken before the check, only if the file was
+      // still that one after the read: a change during the read leaves it
+      // unrecorded (the next load checks again).
+      static const std::string kChanged = "the file changed while it was checked";
+      std::string why = unchanged ? cache.RecordFile(file.identity(), params_path) : kChanged;
+      const bool about_this_file = why.rfind(CheckedKeys::kTooRecent, 0) == 0 || why == kChanged;
+      if (!why.empty() && (about_this_file || cache.FirstWarning())) key_check.cache_warning = std::move(why);
+    }
+  }
   auto out = std::make_unique<BellmanKey>(std::move(key), std::move(vk_bytes), vk);
   out->impl_->info.path = params_path;
   out->impl_->options = options;

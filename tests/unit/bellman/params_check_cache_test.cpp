@@ -300,6 +300,46 @@ TEST_F(BellmanCheckCache, FreshlyWrittenFileIsNotRecorded) {
   EXPECT_EQ(LoadOutcome(), KeyCheck::kRemembered);
 }
 
+// A CUDA key tests the proving arrays' points on the device: the CPU read
+// then checks only the verifying key's points and ic (and every encoding).
+TEST(BellmanDeviceChecked, ArraysLeftToTheDeviceVkAndIcCheckedHere) {
+  std::mt19937_64 rng(9);
+  Parameters p = SmallParameters(rng);
+  ThreadPool pool(2);
+  const ReadOptions device{.check_points = true, .arrays_checked_on_device = true};
+  auto bytes_of = [&](const Parameters& params) {
+    TempDir dir;
+    WriteParameters(dir.file("d.params"), params, pool);
+    return zkfleet::testing::ReadFile(dir.file("d.params"));
+  };
+  auto parse = [&](const std::string& bytes, const ReadOptions& options) {
+    return ParseParameters({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "d", pool, options);
+  };
+  auto expect_bad = [&](const std::string& bytes, const std::string& expected) {
+    try {
+      parse(bytes, device);
+      ADD_FAILURE() << "accepted; expected " << expected;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), "d: " + expected);
+    }
+  };
+  Parameters bad = p;
+  bad.a[4] = G1OutsideSubgroup();
+  bad.b_g2[1] = G2OutsideSubgroup();
+  const std::string arrays_bad = bytes_of(bad);
+  EXPECT_NO_THROW(parse(arrays_bad, device));
+  EXPECT_THROW(parse(arrays_bad, {}), Error);
+  bad = p;
+  bad.vk.ic[1] = G1OutsideSubgroup();
+  expect_bad(bytes_of(bad), "ic[1]: not in the prime-order subgroup");
+  bad = p;
+  bad.vk.delta_g2 = G2OutsideSubgroup();
+  expect_bad(bytes_of(bad), "delta_g2: not in the prime-order subgroup");
+  std::string flags = bytes_of(p);
+  flags[PointOffset(p, "l", 2)] |= 0x80;
+  expect_bad(flags, "l[2]: bad flag bits");
+}
+
 // ---- the decoder: chunks, progress --------------------------------------------
 
 // Arrays over several 2 MiB chunks: the error is the first bad point in

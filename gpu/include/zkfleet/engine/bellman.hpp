@@ -72,29 +72,33 @@ class BellmanKey {
   // coordinates < q, on the curve, in the prime-order subgroup), keeps the
   // points resident (host memory for the CPU, device memory for CUDA).
   // Throws zkfleet::Error naming the file (and a bad point's section and
-  // index).
+  // index). A CUDA key runs the curve and subgroup tests of h, l, a, b_g1
+  // and b_g2 on the device, once uploaded; the CPU read checks the rest.
   //
   // The check is done once per file (options.validate_key on and
   // options.checked_keys enabled; engine/checked_keys.hpp): a file is
   // remembered by the identity of the open descriptor (fstat: device, inode,
   // size, mtime, ctime), taken before the first byte is read. A remembered
   // file is read with the encoding checks only (flags, infinity encoding,
-  // coordinates < q, counts): no curve or subgroup test. Its identity is
-  // taken again after the read: if anything changed, the file is opened
-  // again and read with every check (as a file never seen). A file that passed the full check is recorded by
-  // the identity taken before that check, only when the identity after it
-  // is the same. key_check(): kChecked, kRemembered, or kSkipped (validate_key
-  // off: no curve or subgroup test at all); its digest is the identity's
-  // (the record is params-<digest>.checked).
+  // coordinates < q, counts): no curve or subgroup test, on the CPU or the
+  // device. Its identity is taken again after the read: if anything
+  // changed, the file is opened again and read with every check (as a file
+  // never seen). A file that passed the full check (the device's share
+  // included) is recorded by the identity taken before its read, only when
+  // the identity after the read is the same. key_check(): kChecked,
+  // kRemembered, or kSkipped (validate_key off: no curve or subgroup test at
+  // all); its digest is the identity's (the record is
+  // params-<digest>.checked).
   static std::unique_ptr<BellmanKey> Load(const std::string& params_path, const EngineOptions& options,
                                           const BellmanLoadProgress& progress = {});
   ~BellmanKey();
 
   // How long Load() took: open_s = opening and mapping the file; digest_s =
   // the identity's digest and record lookup; key_check_s = decoding the
-  // points with the checks that ran (one pass: decode and checks together,
-  // both reads when a changed file was read again); backend_s = the
-  // backend's copy (device upload for CUDA); total_s.
+  // points with the CPU's checks that ran (one pass: decode and checks
+  // together, both reads when a changed file was read again); backend_s =
+  // the backend's copy (for CUDA: the upload and the device's checks);
+  // total_s.
   const LoadTimings& load_timings() const;
   // Whether Load() checked the points, found the file checked before, or
   // was told not to check (see Load).
