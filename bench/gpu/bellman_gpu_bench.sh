@@ -11,12 +11,14 @@
 #      assignment path (zkfleet_bellman_bench on the same r1cs and witness,
 #      its parameters synthesized in memory); the ratio is the target;
 #   3. STREAM [0]: a synthetic PoRep-like circuit of 2^STREAM rows, a real
-#      (seeded) SRS, proved under a device memory budget of STREAM_GIB [0.25]
+#      (seeded) SRS made on the GPU, proved under a device memory budget of STREAM_GIB [0.25]
 #      GiB (points streamed from pinned host memory) and compared byte for
 #      byte with the resident key's proof (fixed r, s); every proof verified;
-#   4. BIG [0]: a synthetic PoRep-like circuit of 2^BIG rows with --fake-params
-#      (memory: host and device figures printed), under BUDGET_GIB [0: the
-#      device's free memory; the key then chooses resident or streamed].
+#   4. BIG [0]: a synthetic PoRep-like circuit of 2^BIG rows, its parameters
+#      multiples of the generators (BIG_SRS=fake: proofs not verified) or a
+#      seeded SRS made on the GPU (BIG_SRS=gpu: every proof verified), memory
+#      figures printed, under BUDGET_GIB [0: the device's free memory; the key
+#      then chooses resident or streamed]; BIG_REPEAT [3] proofs.
 # Environment: POWER [22], REPEAT [10], STREAM [0], STREAM_GIB [0.25], BIG [0],
 # BUDGET_GIB [0], PUBLIC [327: a 32 GiB PoRep partition's inputs], TESTS [1].
 set -uo pipefail
@@ -43,6 +45,7 @@ say "commit $(cat .carry/gpu-engine/COMMIT 2>/dev/null)"
 status=0
 if [[ "${TESTS:-1}" == 1 ]]; then
   log timeout 300 "$B/zkfleet_cuda_test" --gtest_filter="${TEST_FILTER:-CudaAssignment.*}" || status=1
+  log timeout 300 "$B/zkfleet_cuda_parameters_test" --gtest_also_run_disabled_tests || status=1
 fi
 if [[ "$POWER" -gt 0 ]]; then
   FX=$W/fx
@@ -62,14 +65,15 @@ if [[ "$POWER" -gt 0 ]]; then
 fi
 if [[ "${STREAM:-0}" -gt 0 ]]; then
   say "synthetic 2^$STREAM, real SRS, a ${STREAM_GIB:-0.25} GiB device memory budget, compared with the resident key"
-  log "$B/zkfleet_bellman_bench" --synthetic "$STREAM" --public "${PUBLIC:-327}" --backend cuda --repeat "$REPEAT" \
+  log "$B/zkfleet_bellman_bench" --synthetic "$STREAM" --public "${PUBLIC:-327}" --backend cuda --repeat "$REPEAT" --gpu-srs \
     --device-memory-budget-gib "${STREAM_GIB:-0.25}" --compare-resident || status=1
 fi
 if [[ "${BIG:-0}" -gt 0 ]]; then
-  say "synthetic 2^$BIG, fake parameters, device memory budget ${BUDGET_GIB:-0} GiB"
+  say "synthetic 2^$BIG, ${BIG_SRS:-fake} parameters, device memory budget ${BUDGET_GIB:-0} GiB"
   ( while sleep 5; do free -g | awk '/Mem:/ {print "host used GiB", $3}' >> "$OUT/mem.txt";
       nvidia-smi --query-gpu=memory.used --format=csv,noheader >> "$OUT/mem.txt"; done ) & MON=$!
-  log "$B/zkfleet_bellman_bench" --synthetic "$BIG" --public "${PUBLIC:-327}" --fake-params --backend cuda --repeat 3 \
+  if [[ "${BIG_SRS:-fake}" == gpu ]]; then srs=--gpu-srs; else srs=--fake-params; fi
+  log "$B/zkfleet_bellman_bench" --synthetic "$BIG" --public "${PUBLIC:-327}" $srs --backend cuda --repeat "${BIG_REPEAT:-3}" \
     --device-memory-budget-gib "${BUDGET_GIB:-0}" || status=1
   kill $MON
   say "peak host GiB used $(awk '/host/ {print $4}' "$OUT/mem.txt" | sort -n | tail -1), peak device $(grep MiB "$OUT/mem.txt" | sort -n | tail -1)"
