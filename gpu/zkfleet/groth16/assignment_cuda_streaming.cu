@@ -47,6 +47,7 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 constexpr size_t kSlotBytes = msm::kMaxSums * sizeof(X2);
+static_assert(DeviceNttDomain<Fr>::kLeanLowBits == groth16::kLeanCosetLowBits, "the planner counts the lean tables");
 constexpr uint64_t kAlign = 256;
 uint64_t AlignUp(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 

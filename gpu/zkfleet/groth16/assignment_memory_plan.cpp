@@ -10,6 +10,7 @@ namespace zkfleet::groth16 {
 namespace {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t AlignUp(uint64_t x) { return CeilDiv(x, 256) * 256; }
 
 // "24.00 GiB", "3.5 MiB", "64 KiB".
 std::string GiB(uint64_t bytes) {
@@ -53,14 +54,19 @@ StreamingLayout StreamingLayoutFor(const engine::BellmanInfo& shape, uint64_t ch
   const Counts counts = CountsOf(shape);
   out.chunk_points = std::max<uint64_t>(chunk_points, 1);
   for (uint64_t count : counts.c) out.chunks += CeilDiv(count, out.chunk_points);
-  out.twiddle_bytes = std::max<uint64_t>(n / 2, 1) * 2 * kFrBytes;
+  // Twiddles both ways, and the lean domain's coset factor tables: 2^12 low
+  // and n / 2^12 high powers, both ways (ntt_device.hpp).
+  const int log_n = n > 1 ? std::countr_zero(n) : 0;
+  const uint64_t low = uint64_t{1} << std::min(log_n, kLeanCosetLowBits);
+  out.twiddle_bytes = (std::max<uint64_t>(n / 2, 1) + low + std::max<uint64_t>(n / low, 1)) * 2 * kFrBytes;
   out.vector_bytes = n * kFrBytes;
   out.assignment_bytes = (uint64_t{shape.n_inputs} + shape.n_aux) * kFrBytes;
   out.index_bytes = (std::max<uint64_t>(shape.n_a, 1) + std::max<uint64_t>(shape.n_b, 1)) * 4;
   out.sums_bytes = std::max<uint64_t>(out.chunks, 1) * model.window_sum_bytes;
   out.ntt_scratch_bytes = 2 * n * kFrBytes;
-  out.msm_bytes = model.workspace_bytes(out.chunk_points) + 2 * out.chunk_points * kG2AffineBytes +
-                  out.chunk_points * kFrBytes;
+  // As the key carves its arena: each part 256-byte aligned.
+  out.msm_bytes = AlignUp(model.workspace_bytes(out.chunk_points)) + 2 * AlignUp(out.chunk_points * kG2AffineBytes) +
+                  AlignUp(out.chunk_points * kFrBytes);
   return out;
 }
 

@@ -37,6 +37,8 @@ const char* DevicePlacementName(DevicePlacement placement);  // "resident, overl
 inline constexpr uint64_t kFrBytes = 32;
 inline constexpr uint64_t kG1AffineBytes = 96;
 inline constexpr uint64_t kG2AffineBytes = 192;
+// DeviceNttDomain::kLeanLowBits (ntt_device.hpp, a CUDA header).
+inline constexpr int kLeanCosetLowBits = 12;
 
 // What the planner needs to know of the device code: the bytes of the two
 // resident layouts (computed by the CUDA key from its real workspace sizes)

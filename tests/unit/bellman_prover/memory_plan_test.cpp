@@ -69,7 +69,7 @@ TEST(DeviceMemoryPlan, A2To27PartitionStreamsWithin24GiB) {
   // The parts: lean twiddles (n Fr), the a/h vector (n Fr), the assignment,
   // 4-byte indices, and an arena that is the larger of the NTT scratch and
   // the MSM buffers.
-  EXPECT_EQ(s.twiddle_bytes, uint64_t{shape.domain_size} * 32);
+  EXPECT_EQ(s.twiddle_bytes, (uint64_t{shape.domain_size} / 2 + 4096 + shape.domain_size / 4096) * 2 * 32);
   EXPECT_EQ(s.vector_bytes, uint64_t{shape.domain_size} * 32);
   EXPECT_EQ(s.assignment_bytes, (uint64_t{shape.n_inputs} + shape.n_aux) * 32);
   EXPECT_EQ(s.index_bytes, (uint64_t{shape.n_a} + shape.n_b) * 4);
