@@ -38,7 +38,8 @@ class CpuAssignmentKey final : public AssignmentKey {
       : params_(std::move(params)),
         pool_(options.threads),
         info_(ShapeOf(params_)),
-        domain_(std::countr_zero(info_.domain_size), bellman::DomainRoot(std::countr_zero(info_.domain_size))) {
+        domain_(std::countr_zero(info_.domain_size), bellman::DomainRoot(std::countr_zero(info_.domain_size)),
+                /*odd_coset=*/false) {
     info_.backend = engine::Backend::kCpu;
     info_.resident_bytes = (params_.h.size() + params_.l.size() + params_.a.size() + params_.b_g1.size() +
                             params_.vk.ic.size()) * sizeof(curve::Affine<G1>) +

@@ -8,6 +8,8 @@
 // different buffers.
 #pragma once
 
+#include <stdexcept>
+
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -23,7 +25,9 @@ class NttDomain {
   explicit NttDomain(int log_n) : NttDomain(log_n, Fr::root_of_unity(log_n)) {}
   // With another primitive 2^log_n-th root of unity w (bellperson's domains
   // use 7^((r-1)/n), bellman/domain.hpp); the odd coset stays snarkjs's.
-  NttDomain(int log_n, const Fr& w) : log_n_(log_n), n_(size_t{1} << log_n) {
+  // `odd_coset` false: no table for ToOddCoset (bellperson's prover does its
+  // coset steps itself; n fewer products at every key load).
+  NttDomain(int log_n, const Fr& w, bool odd_coset = true) : log_n_(log_n), n_(size_t{1} << log_n) {
     const Fr w_inv = w.inverse();
     const size_t half = std::max<size_t>(1, n_ / 2);
     twiddles_.resize(half);
@@ -39,6 +43,7 @@ class NttDomain {
     // Odd coset of the size-2n domain: x_i = w_2n * w_n^i. When n is the
     // largest power of two the field supports there is no w_2n and snarkjs
     // uses the shift 25 instead (spec §8.7; unreachable below 2^28).
+    if (!odd_coset) return;
     Fr inc = Fr::root_of_unity(log_n + 1);  // zero when log_n + 1 exceeds the 2-adicity
     if (inc.is_zero()) inc = Fr::from_uint(25);
     coset_.resize(n_);
@@ -64,7 +69,9 @@ class NttDomain {
 
   // Evaluations on the domain -> evaluations on the odd coset: iNTT, then
   // a[j] *= inc^j / n in one pass (the 1/n of the iNTT folded in), then NTT.
+  // Needs a domain built with odd_coset (the default).
   void ToOddCoset(Fr* a, ThreadPool& pool) const {
+    if (coset_.size() != n_) throw std::logic_error("NttDomain::ToOddCoset on a domain built without its table");
     Transform(a, inv_twiddles_, pool);
     pool.ParallelFor(n_, [&](size_t b, size_t e) {
       for (size_t i = b; i < e; ++i) a[i] = a[i] * coset_[i] * n_inv_;
