@@ -45,7 +45,8 @@ say "commit $(cat .carry/gpu-engine/COMMIT 2>/dev/null)"
 status=0
 if [[ "${TESTS:-1}" == 1 ]]; then
   log timeout 300 "$B/zkfleet_cuda_test" --gtest_filter="${TEST_FILTER:-CudaAssignment.*}" || status=1
-  log timeout 300 "$B/zkfleet_cuda_parameters_test" --gtest_also_run_disabled_tests || status=1
+  if [[ "${PARAM_TIMINGS:-0}" == 1 ]]; then timings=--gtest_also_run_disabled_tests; else timings=; fi
+  log timeout 300 "$B/zkfleet_cuda_parameters_test" $timings || status=1
 fi
 if [[ "$POWER" -gt 0 ]]; then
   FX=$W/fx

@@ -14,7 +14,11 @@
 # JOBS jobs submitted at once, each awaited with --out-proof; the first job's
 # proof, the .vk and inputs go to $OUT for the noble oracle on another machine
 # (node tests/js/bellman_verify.mjs --vk c.vk --proof job0.proof --inputs job0.inputs.json).
-# Environment: POWER [22] PARTS [10] JOBS [3] CAPACITY [4] PIPELINE [2] (--pipeline-depth) POOL [48GiB]
+# The ratio to the engine: the fleet's proofs/s against 1 / the median of the
+# partitions' own prove_total_s (the engine's rate in the same run, one key,
+# device work serialised).
+# Environment: POWER [22] PARTS [10] JOBS [3] CAPACITY [4] PIPELINE [2] (--pipeline-depth) FETCH [4]
+# (--fetch-threads: file:// partitions read and hashed at once) POOL [48GiB]
 # (--pinned-budget); a dry run on the CPU from a build tree: BIN_DIR=DIR BACKEND=cpu POWER=10 POOL=1GiB
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -66,6 +70,7 @@ sleep 1
 t=$(now)
 "$B/zkworker" --insecure-plaintext --broker "$BROKER_W" --backend "$BACKEND" --bellman-circuit "c=$W/c.params" \
   --fetch-allow "file://$W/" --capacity "$CAPACITY" --pipeline-depth "$PIPELINE" --pinned-budget "${POOL:-48GiB}" \
+  --fetch-threads "${FETCH:-4}" \
   --metrics-listen 127.0.0.1:27713 >"$W/worker.log" 2>&1 &
 export ZKFLEET_BROKER=$BROKER_C
 for i in $(seq 1 600); do
@@ -98,9 +103,10 @@ done
 elapsed=$(python3 -c "print(round($wait_end-$t0,3))")
 say "$JOBS jobs x $PARTS partitions of 2^$POWER: $elapsed s from the first submit to the last proof file;" \
     "$(python3 -c "print(round($JOBS*$PARTS/($wait_end-$t0),2))") proofs/s; jobs without a proof: $fails"
-python3 - "$W" "$JOBS" <<'PY' | tee -a "$LOG"
-import json, sys, collections
-w, jobs = sys.argv[1], int(sys.argv[2])
+python3 - "$W" "$JOBS" "$elapsed" "$PARTS" <<'PY' | tee -a "$LOG"
+import json, sys, collections, statistics
+w, jobs, elapsed, parts_per_job = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+all_totals = []
 for j in range(jobs):
     try:
         r = json.load(open(f"{w}/job{j}.json"))
@@ -109,9 +115,15 @@ for j in range(jobs):
     res = r.get("result", r)
     parts = res.get("partitions", [])
     totals = [p.get("timings", {}).get("prove_total_s", 0) for p in parts]
+    all_totals += [t for t in totals if t > 0]
     workers = collections.Counter(p.get("worker_id", "?") for p in parts)
     print(f"job {j}: state {res.get('state', r.get('state'))}, {len(parts)} partitions, prove total_s per partition "
           f"min {min(totals, default=0):.3f} max {max(totals, default=0):.3f}, workers {dict(workers)}")
+if all_totals and elapsed > 0:
+    engine = 1 / statistics.median(all_totals)
+    fleet = jobs * parts_per_job / elapsed
+    print(f"engine rate (1 / median prove_total_s {statistics.median(all_totals):.4f} s): {engine:.2f} partitions/s; "
+          f"fleet {fleet:.2f} partitions/s = {fleet / engine:.2f} x the engine")
 PY
 curl -s http://127.0.0.1:27713/metrics 2>/dev/null | grep -E "^zkfleet_worker_(proofs|lane|proof_seconds_(sum|count))" | head -20 | tee -a "$LOG"
 cp "$W/c.vk" "$W/job0.proof" "$OUT/" 2>/dev/null
