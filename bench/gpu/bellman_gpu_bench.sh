@@ -18,7 +18,9 @@
 #      multiples of the generators (BIG_SRS=fake: proofs not verified) or a
 #      seeded SRS made on the GPU (BIG_SRS=gpu: every proof verified), memory
 #      figures printed, under BUDGET_GIB [0: the device's free memory; the key
-#      then chooses resident or streamed]; BIG_REPEAT [3] proofs.
+#      then chooses resident or streamed]; BIG_REPEAT [3] proofs; with
+#      COMPARE_RESIDENT=1 first as many on a key without the budget, timed,
+#      its first proof compared byte for byte (fixed r, s).
 # Environment: POWER [22], REPEAT [10], STREAM [0], STREAM_GIB [0.25], BIG [0],
 # BUDGET_GIB [0], PUBLIC [327: a 32 GiB PoRep partition's inputs], TESTS [1].
 set -uo pipefail
@@ -75,7 +77,7 @@ if [[ "${BIG:-0}" -gt 0 ]]; then
       nvidia-smi --query-gpu=memory.used --format=csv,noheader >> "$OUT/mem.txt"; done ) & MON=$!
   if [[ "${BIG_SRS:-fake}" == gpu ]]; then srs=--gpu-srs; else srs=--fake-params; fi
   log "$B/zkfleet_bellman_bench" --synthetic "$BIG" --public "${PUBLIC:-327}" $srs --backend cuda --repeat "${BIG_REPEAT:-3}" \
-    --device-memory-budget-gib "${BUDGET_GIB:-0}" || status=1
+    --device-memory-budget-gib "${BUDGET_GIB:-0}" ${COMPARE_RESIDENT:+--compare-resident} || status=1
   kill $MON
   say "peak host GiB used $(awk '/host/ {print $4}' "$OUT/mem.txt" | sort -n | tail -1), peak device $(grep MiB "$OUT/mem.txt" | sort -n | tail -1)"
 fi
