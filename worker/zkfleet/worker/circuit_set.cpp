@@ -232,9 +232,9 @@ void CircuitSet::LoadBellman(const CircuitSpec& spec, size_t device, bool check_
   const uint64_t file_bytes = std::filesystem::file_size(spec.zkey_path, error);
   const engine::LoadTimings& timings = key->load_timings();
   spdlog::info("circuit {}: loaded bellman parameters {} ({} public inputs, {} aux, domain {}, {} MiB resident, "
-               "{}) in {:.2f} s ({:.0f} MB/s, {}; decode {:.3f} s, {} key {:.3f} s){}",
+               "{}{}) in {:.2f} s ({:.0f} MB/s, {}; decode {:.3f} s, {} key {:.3f} s){}",
                spec.id, spec.zkey_path, info.n_inputs - 1, info.n_aux, info.domain_size, info.resident_bytes >> 20,
-               engine::BackendName(info.backend), seconds,
+               engine::BackendName(info.backend), info.placement.empty() ? "" : ": " + info.placement, seconds,
                error ? 0.0 : static_cast<double>(file_bytes) / 1e6 / std::max(seconds, 1e-9), check,
                timings.key_check_s, engine::BackendName(info.backend), timings.backend_s, on_device);
   resident_bytes_ += info.resident_bytes;
