@@ -28,7 +28,7 @@ COMPONENT_OF_PATH = [
     (r"^wire/", "wire"),
     # The engine's public face (gpu/include). Its value types (the engine's
     # vocabulary, as LevelDB's Status and Slice are) may be used on every floor.
-    (r"^gpu/include/zkfleet/engine/(curve|types|verify|witness|assignment)\.hpp$", "engine_vocabulary"),
+    (r"^gpu/include/zkfleet/engine/(curve|types|verify|witness|assignment|file_identity)\.hpp$", "engine_vocabulary"),
     (r"^gpu/include/", "engine"),
     # Inside the engine: one component per folder of gpu/zkfleet (engine/ is
     # the API's implementation).

@@ -43,7 +43,7 @@
 #include "zkfleet/bellman/point_encoding.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/point.hpp"
-#include "zkfleet/engine/checked_keys.hpp"
+#include "zkfleet/engine/file_identity.hpp"
 #include "zkfleet/engine/verify.hpp"
 #include "zkfleet/runtime/thread_pool.hpp"
 
