@@ -2,6 +2,7 @@
 // identities, deadlines, BUSY, and its errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -18,7 +19,10 @@ namespace {
 TEST(Zkctl, StatusWorkersAwaitCancel) {
   Fleet fleet("zkctl");
   fleet.StartBroker();
-  fleet.StartWorker("slowpoke", {"--instant", "--instant-delay-ms", "400", "--circuit", "c1", "--capacity", "1"});
+  // Job 3 must be queued before job 1's item ends (else job 2 starts first):
+  // the delay grows with the sanitizers' slower zkctl starts.
+  const std::string delay_ms = std::to_string(static_cast<int>(400 * std::max(1.0, zkfleet::testing::TimeScale())));
+  fleet.StartWorker("slowpoke", {"--instant", "--instant-delay-ms", delay_ms, "--circuit", "c1", "--capacity", "1"});
   fleet.WaitWorkerReady("slowpoke");
   std::string witness = Fixture("bn128_k12/witness.wtns");
   std::string out;
