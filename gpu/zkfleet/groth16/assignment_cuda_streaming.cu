@@ -126,8 +126,8 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
     index_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 4, what + " b scalar indices");
 
     jobs_ = ChunkJobs(info_, layout_.chunk_points);
-    MsmNeeds needs;
-    for (const ChunkJob& job : jobs_) needs.Include(MsmNeedsFor(job.plan, sizeof(X2)));
+    // The planner's own figure (one owner: what it budgeted is what is carved).
+    const MsmNeeds needs = StreamingWorkspaceNeeds(info_, layout_.chunk_points);
     const uint64_t points_bytes = AlignUp(layout_.chunk_points * groth16::kG2AffineBytes);
     msm_offset_points_ = AlignUp(needs.Total());
     msm_offset_scalars_ = msm_offset_points_ + 2 * points_bytes;
