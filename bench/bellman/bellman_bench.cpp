@@ -5,6 +5,15 @@
 //                         [--backend cuda|cpu] [--repeat R] [--seed S] [--fake-params]
 //                         [--no-overlap] [--compare-cpu] [--device-memory-budget-gib G]
 //                         [--compare-resident] [--gpu-srs]
+//                         [--write-params FILE] [--params FILE [--checked-keys DIR]]
+//
+// --write-params writes the parameters it made as a bellperson .params file
+// and exits (no key, no proofs);
+// --params loads such a file instead of making parameters, as zkworker does
+// (engine::BellmanKey::Load: decode, point check or the checked-key cache,
+// the device copy), and reports how long the key took to be ready. The
+// synthetic circuit must be the one the file was made for (same size,
+// --public and --seed).
 //
 // The parameters are synthesized in memory (seeded, insecure): a real SRS
 // by default (every proof verifies; its points made on the GPU with --gpu-srs), or with --fake-params points that are
@@ -15,6 +24,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <array>
 #include <string>
@@ -130,9 +141,65 @@ void FixBlinding(engine::ProveOptions& prove) {
   (*prove.s)[0] = 5;
 }
 
+// --params: the key loaded from a file as zkworker loads it, timed, then
+// `repeat` proofs (each verified) back to back, as a sector's partitions go.
+int ProveFromFile(const std::string& path, const std::string& checked_keys_dir, engine::EngineOptions options,
+                  const bellman::Assignment& assignment, int repeat, bool pageable) {
+  if (!checked_keys_dir.empty()) options.checked_keys = engine::CheckedKeys(checked_keys_dir);
+  auto t0 = Clock::now();
+  const std::unique_ptr<engine::BellmanKey> key = engine::BellmanKey::Load(path, options);
+  const double ready_s = Since(t0);
+  const char* check = "skipped";
+  switch (key->key_check().outcome) {
+    case engine::KeyCheck::kChecked: check = "checked"; break;
+    case engine::KeyCheck::kRemembered: check = "remembered"; break;
+    case engine::KeyCheck::kSkipped: break;
+  }
+  std::error_code error;
+  const uint64_t bytes = std::filesystem::file_size(path, error);
+  const engine::LoadTimings& t = key->load_timings();
+  std::printf("{\"load_params\":{\"bytes\":%llu,\"ready_s\":%.3f,\"mb_per_s\":%.0f,\"points\":\"%s\","
+              "\"open_s\":%.3f,\"key_check_s\":%.3f,\"backend_s\":%.3f,\"placement\":\"%s\"}}\n",
+              static_cast<unsigned long long>(bytes), ready_s, static_cast<double>(bytes) / 1e6 / ready_s, check, t.open_s,
+              t.key_check_s, t.backend_s, key->info().placement.c_str());
+  std::fflush(stdout);
+  PinnedAssignment pinned;
+  const bool is_pinned = !pageable && pinned.Make(assignment);
+  const engine::AssignmentView view = is_pinned ? pinned.view : assignment.View();
+  engine::ProveOptions prove;
+  prove.verify = true;
+  int failures = 0;
+  double sum = 0;
+  t0 = Clock::now();
+  for (int i = 0; i < repeat; ++i) {
+    const auto t_proof = Clock::now();
+    const engine::BellmanProof p = key->Prove(view, prove);
+    const double wall = Since(t_proof);
+    sum += wall;
+    if (!p.check.verified) ++failures;
+    std::printf("{\"proof\":%d,\"wall_s\":%.4f,\"device_s\":%.4f,\"verified\":%s}\n", i, wall, p.timings.msm_s,
+                p.check.verified ? "true" : "false");
+    std::fflush(stdout);
+  }
+  std::printf("{\"proofs_back_to_back\":{\"proofs\":%d,\"total_s\":%.3f,\"sum_of_walls_s\":%.3f,\"unverified\":%d}}\n",
+              repeat, Since(t0), sum, failures);
+  return failures ? 1 : 0;
+}
+
 }  // namespace
 
+int Run(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zkfleet_bellman_bench: %s\n", e.what());
+    return 1;
+  }
+}
+
+int Run(int argc, char** argv) {
   CLI::App app{"bellperson-style Groth16 proofs of assignments, parameters resident"};
   std::string r1cs_path, wtns_path, backend = "cuda";
   int log_rows = 0, repeat = 5;
@@ -162,7 +229,17 @@ int main(int argc, char** argv) {
   app.add_flag("--compare-resident", compare_resident,
                "CUDA: first prove with the same r, s on a key without the budget (points resident) and compare the "
                "bytes (needs the parameters twice in host memory for a moment)");
+  std::string write_params_path, params_path, checked_keys_dir;
+  app.add_option("--write-params", write_params_path, "write the parameters made here to this .params file, then exit");
+  app.add_option("--params", params_path,
+                 "load this .params file as zkworker does (engine::BellmanKey::Load) instead of making parameters");
+  app.add_option("--checked-keys", checked_keys_dir, "with --params: the key-check cache directory (default: none)");
   CLI11_PARSE(app, argc, argv);
+  if (!params_path.empty() && (fake || gpu_srs || compare_cpu || compare_resident || !write_params_path.empty())) {
+    std::fprintf(stderr, "--params loads the parameters: it takes none of --fake-params, --gpu-srs, --compare-cpu, "
+                         "--compare-resident, --write-params\n");
+    return 2;
+  }
 
   cpu::ThreadPool pool(0);
   auto t0 = Clock::now();
@@ -191,7 +268,9 @@ int main(int argc, char** argv) {
   values.shrink_to_fit();
   t0 = Clock::now();
   bellman::Parameters params;
-  if (fake) {
+  if (!params_path.empty()) {
+    cs = {};  // the file holds the parameters
+  } else if (fake) {
     cs = {};  // only the assignment's shape is needed: free the system first (2^27: tens of GB)
     params = FakeParameters(assignment, domain, seed, pool);
   } else if (gpu_srs) {
@@ -203,10 +282,20 @@ int main(int argc, char** argv) {
     cs = {};
   }
   const double params_s = Since(t0);
+  if (!write_params_path.empty()) {
+    t0 = Clock::now();
+    bellman::WriteParameters(write_params_path, params, pool);
+    std::error_code error;
+    const uint64_t bytes = std::filesystem::file_size(write_params_path, error);
+    std::printf("{\"write_params\":{\"path\":\"%s\",\"bytes\":%llu,\"write_s\":%.3f}}\n", write_params_path.c_str(),
+                static_cast<unsigned long long>(bytes), Since(t0));
+    return 0;
+  }
 
   engine::EngineOptions options{backend == "cpu" ? engine::Backend::kCpu : engine::Backend::kCuda, 0};
   options.cuda_overlap_msms = !no_overlap;
   options.device_memory_budget = static_cast<uint64_t>(budget_gib * double(uint64_t{1} << 30));
+  if (!params_path.empty()) return ProveFromFile(params_path, checked_keys_dir, options, assignment, repeat, pageable);
   const std::vector<uint8_t> vk_bytes = bellman::SerializeVerifyingKey(params.vk);
   const engine::VerificationKey vk = bellman::ToEngineKey(params.vk);
   std::unique_ptr<bellman::Parameters> cpu_params;
@@ -241,8 +330,9 @@ int main(int argc, char** argv) {
     std::printf("{\"resident_summary\":{\"proofs\":%zu,\"median_s\":%.4f,\"min_s\":%.4f}}\n", walls.size(),
                 walls[walls.size() / 2], walls.front());
   }
-  const uint64_t device_used_before = cuda::DeviceMemoryInfo().used();
-  const uint64_t allocated_before = cuda::AllocationStats().device_bytes_live;
+  const bool on_cuda = options.backend == engine::Backend::kCuda;  // no device queries on a CPU run
+  const uint64_t device_used_before = on_cuda ? cuda::DeviceMemoryInfo().used() : 0;
+  const uint64_t allocated_before = on_cuda ? cuda::AllocationStats().device_bytes_live : 0;
 #endif
   t0 = Clock::now();
   std::unique_ptr<groth16::AssignmentKey> backend_key;
@@ -262,7 +352,7 @@ int main(int argc, char** argv) {
 #ifdef ZKFLEET_HAVE_CUDA
   uint64_t device_high_water = 0, key_allocated = 0;
   auto sample_device = [&] {
-    if (options.backend != engine::Backend::kCuda) return;
+    if (!on_cuda) return;
     device_high_water = std::max(device_high_water, cuda::DeviceMemoryInfo().used() - device_used_before);
     key_allocated = std::max(key_allocated, cuda::AllocationStats().device_bytes_live - allocated_before);
   };

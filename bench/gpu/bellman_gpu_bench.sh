@@ -21,6 +21,12 @@
 #      then chooses resident or streamed]; BIG_REPEAT [3] proofs; with
 #      COMPARE_RESIDENT=1 first as many on a key without the budget, timed,
 #      its first proof compared byte for byte (fixed r, s).
+#   5. LOAD [0]: a synthetic PoRep-like circuit of 2^LOAD rows, its seeded SRS made on
+#      the GPU and written as a .params file (under LOAD_DIR [the work dir]),
+#      then loaded twice as zkworker loads it (engine::BellmanKey::Load) under
+#      BUDGET_GIB: first sight (points checked, the check remembered) with one
+#      proof, and a second start (remembered, page cache warm) with LOAD_REPEAT
+#      [10] verified proofs back to back (a sector's partitions).
 # Environment: POWER [22], REPEAT [10], STREAM [0], STREAM_GIB [0.25], BIG [0],
 # BUDGET_GIB [0], PUBLIC [327: a 32 GiB PoRep partition's inputs], TESTS [1].
 set -uo pipefail
@@ -70,6 +76,21 @@ if [[ "${STREAM:-0}" -gt 0 ]]; then
   say "synthetic 2^$STREAM, real SRS, a ${STREAM_GIB:-0.25} GiB device memory budget, compared with the resident key"
   log "$B/zkfleet_bellman_bench" --synthetic "$STREAM" --public "${PUBLIC:-327}" --backend cuda --repeat "$REPEAT" --gpu-srs \
     --device-memory-budget-gib "${STREAM_GIB:-0.25}" --compare-resident || status=1
+fi
+if [[ "${LOAD:-0}" -gt 0 ]]; then
+  P=${LOAD_DIR:-$W}/porep-$LOAD.params
+  say "synthetic 2^$LOAD: its .params written, then loaded as zkworker loads it, budget ${BUDGET_GIB:-0} GiB"
+  log "$B/zkfleet_bellman_bench" --synthetic "$LOAD" --public "${PUBLIC:-327}" --gpu-srs --backend cuda \
+    --write-params "$P" || status=1
+  df -h "$(dirname "$P")" | tee -a "$LOG"
+  sleep 2  # the cache's freshness rule: a file changed within 2 s of its open is not remembered
+  say "first sight: points checked and remembered"
+  log "$B/zkfleet_bellman_bench" --synthetic "$LOAD" --public "${PUBLIC:-327}" --backend cuda --repeat 1 \
+    --params "$P" --checked-keys "$W/checked-keys" --device-memory-budget-gib "${BUDGET_GIB:-0}" || status=1
+  say "second start: remembered, page cache warm; ${LOAD_REPEAT:-10} proofs back to back"
+  log "$B/zkfleet_bellman_bench" --synthetic "$LOAD" --public "${PUBLIC:-327}" --backend cuda --repeat "${LOAD_REPEAT:-10}" \
+    --params "$P" --checked-keys "$W/checked-keys" --device-memory-budget-gib "${BUDGET_GIB:-0}" || status=1
+  rm -f "$P"
 fi
 if [[ "${BIG:-0}" -gt 0 ]]; then
   say "synthetic 2^$BIG, ${BIG_SRS:-fake} parameters, device memory budget ${BUDGET_GIB:-0} GiB"
