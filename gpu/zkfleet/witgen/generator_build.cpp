@@ -15,7 +15,9 @@
 #include <random>
 #include <regex>
 #include <sstream>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/witgen/child_process.hpp"
@@ -26,7 +28,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bumped when the build's recipe changes in a way the digests below miss.
-constexpr const char* kRecipe = "zkfleet-witgen-recipe-3";
+constexpr const char* kRecipe = "zkfleet-witgen-recipe-4";  // 4: giant functions at O1
 constexpr const char* kNativeMarker = "/* zkfleet-native:";
 
 std::string Hex(const unsigned char* p, size_t n) {
@@ -225,6 +227,50 @@ std::string GetWitnessLayout(const std::string& c_source) {
          "#define ZKF_GETWITNESS_SIGNALS " + m[2].str() + "u\n";
 }
 
+size_t MarkGiantFunctions(std::string& c_source, size_t max_lines) {
+  // wasm2c writes each definition as "<type> w2c_<name>(<params>) {" at
+  // column 0 and closes it with "}" alone on a line.
+  auto is_definition = [](std::string_view line) {
+    return !line.empty() && line[0] != ' ' && line[0] != '#' && line.ends_with(") {") &&
+           line.find(" w2c_") != std::string_view::npos && line.find('(') != std::string_view::npos;
+  };
+  std::vector<size_t> marks;  // byte offsets of definitions to prefix
+  size_t start = std::string::npos, start_line = 0, line_no = 0;
+  for (size_t at = 0; at < c_source.size(); ++line_no) {
+    size_t end = c_source.find('\n', at);
+    if (end == std::string::npos) end = c_source.size();
+    const std::string_view line(c_source.data() + at, end - at);
+    if (start == std::string::npos) {
+      if (is_definition(line)) {
+        start = at;
+        start_line = line_no;
+      }
+    } else if (line == "}") {
+      if (line_no - start_line > max_lines) marks.push_back(start);
+      start = std::string::npos;
+    }
+    at = end + 1;
+  }
+  if (marks.empty()) return 0;
+  static constexpr std::string_view kMark = "ZKF_GIANT_FUNCTION ";
+  std::string out =
+      "/* zkfleet: functions over " + std::to_string(max_lines) +
+      " lines (circom's constant tables) get less optimisation than -O3 */\n"
+      "#if defined(__clang__)\n#define ZKF_GIANT_FUNCTION __attribute__((optnone))\n"
+      "#else\n#define ZKF_GIANT_FUNCTION __attribute__((optimize(\"O1\")))\n#endif\n"
+      "#define ZKF_NO_FORCED_INLINE 1 /* native_fr.c's fast paths: inlined where the compiler chooses */\n";
+  out.reserve(out.size() + c_source.size() + marks.size() * kMark.size());
+  size_t copied = 0;
+  for (size_t mark : marks) {
+    out.append(c_source, copied, mark - copied);
+    out.append(kMark);
+    copied = mark;
+  }
+  out.append(c_source, copied, std::string::npos);
+  c_source = std::move(out);
+  return marks.size();
+}
+
 bool PatchNativeField(std::string& c_source, const std::string& native_source) {
   if (!native_source.starts_with(kNativeMarker)) return false;
   size_t end = native_source.find("*/");
@@ -374,10 +420,9 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
   WriteFileOrThrow(dir / "circuit.wasm", wasm_bytes);
   RunTool({options.wasm2c, "circuit.wasm", "-n", "circuit", "-o", "circuit.c"}, dir, wasm, "wasm2c");
   std::string c_source = ReadFileOrThrow(dir / "circuit.c", "wasm2c output");
-  if (!native.empty() && PatchNativeField(c_source, native)) {
-    WriteFileOrThrow(dir / "native_fr.c", native);
-    WriteFileOrThrow(dir / "circuit.c", c_source);
-  }
+  const bool patched = !native.empty() && PatchNativeField(c_source, native);
+  if (patched) WriteFileOrThrow(dir / "native_fr.c", native);
+  if (MarkGiantFunctions(c_source) > 0 || patched) WriteFileOrThrow(dir / "circuit.c", c_source);
   WriteFileOrThrow(dir / "driver.c", embedded::DriverC());
   std::vector<std::string> cc = {options.cc};
   cc.insert(cc.end(), flags.begin(), flags.end());

@@ -38,6 +38,24 @@ bool PatchNativeField(std::string& c_source, const std::string& native_source);
 // function is not exactly the shape known (PatchNativeField adds them).
 std::string GetWitnessLayout(const std::string& c_source);
 
+// Functions of wasm2c's output longer than this many lines are compiled with
+// less optimisation (MarkGiantFunctions).
+inline constexpr size_t kGiantFunctionLines = 2000;
+
+// Prefixes each function definition in `c_source` longer than `max_lines`
+// lines with ZKF_GIANT_FUNCTION, defined at the top as GCC's
+// optimize("O1") (clang: optnone); every other function keeps -O3. GCC's -O3
+// grows faster than linearly with a function's size: circomlib's constant
+// tables (POSEIDON_C/S/M/P, 16,000-129,000 lines of straight-line stores) and
+// its unrolled PoseidonEx/MixS templates (2,000-10,000 lines) kept cc1 busy
+// past 30 minutes for a 517-constraint Poseidon(2). Marked, the 1,767-
+// constraint tests/fixtures/witgen/poseidon compiles in 22 s of CPU without
+// the native field code (all at -O1: 20 s; -O2: 24 s). It also defines
+// ZKF_NO_FORCED_INLINE: native_fr.c's always_inline fast paths, forced into
+// those functions, took cc1 past 5 minutes even at -O1 (41 s without the
+// forcing). Returns how many were marked.
+size_t MarkGiantFunctions(std::string& c_source, size_t max_lines = kGiantFunctionLines);
+
 // Parses `generator --describe` output into info (n8, prime, sizes, native).
 bool ParseDescribe(const std::string& line, engine::GeneratorInfo& info);
 

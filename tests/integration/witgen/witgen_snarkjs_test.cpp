@@ -483,6 +483,35 @@ TEST(WitgenPatch, RenamesEveryListedDefinitionOrNothing) {
   EXPECT_EQ(unpatched, c);
 }
 
+TEST(WitgenPatch, MarksOnlyFunctionsOverTheLineLimitAndTheResultCompiles) {
+  ASSERT_TRUE(testing::RequireOnPath("cc"));
+  auto function = [](const std::string& name, int lines) {
+    std::string f = "static u32 w2c_" + name + "(Z_circuit_instance_t* instance, u32 w2c_p0) {\n";
+    for (int i = 0; i < lines; ++i) f += "  w2c_p0 = w2c_p0 * 3u + " + std::to_string(i) + "u;\n";
+    return f + "  return w2c_p0;\n}\n";
+  };
+  const std::string c = "typedef unsigned u32;\ntypedef struct Z_circuit_instance_t Z_circuit_instance_t;\n"
+                        "static u32 w2c_Big(Z_circuit_instance_t* instance, u32 w2c_p0);\n" +
+                        function("Small", 30) + function("Big", 60) + function("Edge", 48) +
+                        "u32 Z_circuitZ_run(Z_circuit_instance_t* c) { return w2c_Big(c, 1) + w2c_Small(c, 2) + "
+                        "w2c_Edge(c, 3); }\n";
+  std::string marked = c;
+  EXPECT_EQ(witgen::MarkGiantFunctions(marked, 50), 1u) << "the 62-line w2c_Big only";
+  EXPECT_NE(marked.find("\nZKF_GIANT_FUNCTION static u32 w2c_Big(Z_circuit_instance_t* instance, u32 w2c_p0) {"),
+            std::string::npos) << "the definition is marked";
+  EXPECT_NE(marked.find("\nstatic u32 w2c_Big(Z_circuit_instance_t* instance, u32 w2c_p0);"), std::string::npos)
+      << "the declaration is not";
+  EXPECT_EQ(marked.find("ZKF_GIANT_FUNCTION static u32 w2c_Small"), std::string::npos);
+  EXPECT_EQ(marked.find("ZKF_GIANT_FUNCTION static u32 w2c_Edge"), std::string::npos);
+  std::string unmarked = c;
+  EXPECT_EQ(witgen::MarkGiantFunctions(unmarked, 100), 0u);
+  EXPECT_EQ(unmarked, c) << "nothing over the limit: the source is left as it was";
+  TempDir dir;
+  testing::WriteFile(dir.file("marked.c"), marked);
+  auto r = RunCommand("cc -std=gnu11 -O3 -Werror -c " + Quote(dir.file("marked.c")) + " -o " + Quote(dir.file("m.o")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 TEST(WitgenDescribe, ReadsTheGeneratorsLine) {
   engine::GeneratorInfo info;
   ASSERT_TRUE(witgen::ParseDescribe("zkfleet-generator 1 n32=8 witness=13 inputs=4 native=1 version=2.2.3 "

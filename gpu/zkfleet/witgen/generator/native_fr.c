@@ -22,6 +22,17 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The fast paths below are forced inline into the circuit's code (10% of a
+ * 2^20 witness). A circuit with giant functions (generator_build.cpp's
+ * MarkGiantFunctions then defines ZKF_NO_FORCED_INLINE) leaves it to the
+ * compiler: forced into circomlib's 130,000-line constant-table functions
+ * they kept cc1 busy for many minutes even at -O1. */
+#ifdef ZKF_NO_FORCED_INLINE
+#define ZKF_FAST_PATH static inline
+#else
+#define ZKF_FAST_PATH __attribute__((always_inline)) static inline
+#endif
+
 typedef struct {
   uint64_t p[4];    /* the prime, little-endian words */
   uint64_t inv;     /* -p^-1 mod 2^64 */
@@ -656,7 +667,7 @@ static inline void zkf_to_normal(uint8_t* M, uint32_t e) {
   }
 }
 
-__attribute__((always_inline)) static inline void w2c_Fr_copy(Z_circuit_instance_t* instance, u32 w2c_pr, u32 w2c_px) {
+ZKF_FAST_PATH void w2c_Fr_copy(Z_circuit_instance_t* instance, u32 w2c_pr, u32 w2c_px) {
   /* The wasm's word order (load/store word 0, then 1, ...). The element
    * size depends on the field (40 bytes for 4 limbs, 16 for goldilocks), so
    * this needs the selector as well. */
@@ -972,7 +983,7 @@ __attribute__((noinline)) static u32 zkf_Fr_isTrue_full(Z_circuit_instance_t* in
 #define ZKF_BOTH_SHORT(M, a, b) (__builtin_expect(zkf_on, 1) && !(((M)[(a) + 7] | (M)[(b) + 7]) & ZKF_LONG))
 #define ZKF_IS_SHORT(M, a) (__builtin_expect(zkf_on, 1) && !((M)[(a) + 7] & ZKF_LONG))
 
-__attribute__((always_inline)) static inline void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+ZKF_FAST_PATH void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
   uint8_t* M = ZKF_MEM(instance);
   if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) {
     int64_t s = (int64_t)zkf_short(M, w2c_pA) * (int64_t)zkf_short(M, w2c_pB);
@@ -981,7 +992,7 @@ __attribute__((always_inline)) static inline void w2c_Fr_mul(Z_circuit_instance_
   zkf_Fr_mul_full(instance, w2c_pR, w2c_pA, w2c_pB);
 }
 
-__attribute__((always_inline)) static inline void w2c_Fr_add(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+ZKF_FAST_PATH void w2c_Fr_add(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
   uint8_t* M = ZKF_MEM(instance);
   if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) {
     int64_t s = (int64_t)zkf_short(M, w2c_pA) + (int64_t)zkf_short(M, w2c_pB);
@@ -990,7 +1001,7 @@ __attribute__((always_inline)) static inline void w2c_Fr_add(Z_circuit_instance_
   zkf_Fr_add_full(instance, w2c_pR, w2c_pA, w2c_pB);
 }
 
-__attribute__((always_inline)) static inline void w2c_Fr_sub(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+ZKF_FAST_PATH void w2c_Fr_sub(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
   uint8_t* M = ZKF_MEM(instance);
   if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) {
     int64_t s = (int64_t)zkf_short(M, w2c_pA) - (int64_t)zkf_short(M, w2c_pB);
@@ -999,26 +1010,26 @@ __attribute__((always_inline)) static inline void w2c_Fr_sub(Z_circuit_instance_
   zkf_Fr_sub_full(instance, w2c_pR, w2c_pA, w2c_pB);
 }
 
-__attribute__((always_inline)) static inline u32 w2c_Fr_isTrue(Z_circuit_instance_t* instance, u32 w2c_px) {
+ZKF_FAST_PATH u32 w2c_Fr_isTrue(Z_circuit_instance_t* instance, u32 w2c_px) {
   const uint8_t* M = ZKF_MEM(instance);
   if (ZKF_IS_SHORT(M, w2c_px)) return zkf_short(M, w2c_px) != 0;
   return zkf_Fr_isTrue_full(instance, w2c_px);
 }
 
 /* a short is its own integer (zkf_is_negative, then the sign or zkf_lsb32) */
-__attribute__((always_inline)) static inline u32 w2c_Fr_toInt(Z_circuit_instance_t* instance, u32 w2c_pA) {
+ZKF_FAST_PATH u32 w2c_Fr_toInt(Z_circuit_instance_t* instance, u32 w2c_pA) {
   const uint8_t* M = ZKF_MEM(instance);
   if (ZKF_IS_SHORT(M, w2c_pA)) return (u32)zkf_short(M, w2c_pA);
   return zkf_Fr_toInt_full(instance, w2c_pA);
 }
 
-__attribute__((always_inline)) static inline u32 w2c_Fr_eqR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
+ZKF_FAST_PATH u32 w2c_Fr_eqR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
   const uint8_t* M = ZKF_MEM(instance);
   if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) return zkf_short(M, w2c_pA) == zkf_short(M, w2c_pB);
   return zkf_Fr_eqR_full(instance, w2c_pA, w2c_pB);
 }
 
-__attribute__((always_inline)) static inline u32 w2c_Fr_gtR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
+ZKF_FAST_PATH u32 w2c_Fr_gtR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
   const uint8_t* M = ZKF_MEM(instance);
   if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) return zkf_short(M, w2c_pA) > zkf_short(M, w2c_pB);
   return zkf_Fr_gtR_full(instance, w2c_pA, w2c_pB);
