@@ -75,9 +75,12 @@ for phase in $phases; do
       # CI has no GPU: there the kernels are compiled to PTX only (nvcc's
       # front end and code generation, without ptxas's minutes of SASS
       # assembly), which still catches CUDA code that no longer compiles.
+      # No kernel runs there and the host code of .cu files only finds no
+      # device, so they compile without optimisation (host -O0, NVVM -O0):
+      # 36 % less time per file (msm_bn254.cu: 13.1 s of CPU, not 20.5 s).
       cuda_args=()
       if [ "${CI:-}" = true ] && ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }; then
-        cuda_args+=(-DCMAKE_CUDA_ARCHITECTURES=90-virtual)
+        cuda_args+=(-DCMAKE_CUDA_ARCHITECTURES=90-virtual "-DCMAKE_CUDA_FLAGS_RELEASE=-O0 -DNDEBUG -Xcicc -O0")
       fi
       # The build's own output is a test too: a compiler warning (the demo
       # builds the same sources) fails the phase, listed here.

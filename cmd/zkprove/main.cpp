@@ -127,6 +127,8 @@ struct WitgenFlags {
     o.limits.memory_bytes = memory_mib << 20;
     o.limits.wall_seconds = wall_seconds;
     o.bench_repeat = repeat;
+    // A first sight compiles for seconds to a minute: say so, or it looks hung.
+    o.on_compile = [](const std::string& line) { std::fprintf(stderr, "zkprove: %s...\n", line.c_str()); };
     return o;
   }
 };

@@ -403,6 +403,11 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
     fs::rename(final_dir, aside, ec);
     fs::remove_all(aside, ec);
   }
+  if (options.on_compile) {
+    options.on_compile("compiling a witness generator for " + wasm.string() + " (" + std::to_string(wasm_bytes.size()) +
+                       " bytes of wasm; wasm2c and " + options.cc + ", once per circuit: cached in " + cache.string() +
+                       ")");
+  }
   const fs::path dir = cache / (".build-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
   fs::create_directories(dir, ec);
   if (ec) throw Error(ErrorCode::kIo, "cannot create " + dir.string() + ": " + ec.message());

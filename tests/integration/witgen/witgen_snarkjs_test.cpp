@@ -307,7 +307,15 @@ TEST(WitgenFixtureSet, CoversBothCurvesAndAFailingAssert) {
     failing += !f.input_fail.empty();
   }
   EXPECT_GE(bn, 5) << "tests/fixtures/witgen holds the circuits (see its README)";
-  EXPECT_EQ(bn, bls);
+  // Every circuit on both curves, but those whose <name>/curves names one
+  // (circomlib's Poseidon: its constants are BN254's).
+  int bn_only = 0;
+  std::error_code ec;
+  for (const auto& circuit : fs::directory_iterator(kFixtures, ec)) {
+    const fs::path curves = circuit.path() / "curves";
+    if (fs::exists(curves) && testing::ReadFile(curves.string()).find("bls12381") == std::string::npos) ++bn_only;
+  }
+  EXPECT_EQ(bn, bls + bn_only);
   EXPECT_GE(failing, 2);
 }
 
@@ -343,9 +351,17 @@ TEST_F(WitgenHostile, AWallClockLimitStopsAGeneratorThatOutlivesIt) {
   // The limit is charged to the generator only when it had at least half of
   // it on a core (else "this host is too busy"): on a loaded box, or slowed
   // by a sanitizer, it needs a longer window to show that.
+  // A host busier than that (ctest runs more cases than cores) is named as
+  // such, which is right too: the window doubles then, up to 4 times.
   options.limits.wall_seconds = 1.5 * std::max(1.0, testing::TimeScale());
-  auto looping = WitnessGenerator::Load(kFixtures / "hostile" / "loop.wasm", options);
-  Ours ours = Generate(*looping, "{\"a\": \"1\"}");
+  Ours ours;
+  for (int attempt = 0; attempt < 5; ++attempt, options.limits.wall_seconds *= 2) {
+    auto looping = WitnessGenerator::Load(kFixtures / "hostile" / "loop.wasm", options);
+    ours = Generate(*looping, "{\"a\": \"1\"}");
+    const bool host_too_busy = ours.result.status == GenerationStatus::kInternal &&
+                               ours.result.error.find("this host is too busy") != std::string::npos;
+    if (!host_too_busy) break;
+  }
   EXPECT_EQ(ours.result.status, GenerationStatus::kLimit) << ours.result.error;
   EXPECT_NE(ours.result.error.find("wall-clock"), std::string::npos) << ours.result.error;
 }
@@ -380,10 +396,16 @@ TEST(WitgenCache, ASecondLoadIsCachedAndABrokenEntryIsRebuilt) {
   auto options = Options();
   options.cache_dir = cache.path();
   const fs::path wasm = EchoWasm("bn128");
+  // The user is told when a load compiles (a first sight looked hung), once.
+  std::vector<std::string> said;
+  options.on_compile = [&](const std::string& line) { said.push_back(line); };
   auto first = WitnessGenerator::Load(wasm, options);
   EXPECT_FALSE(first->info().from_cache);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("compiling a witness generator for " + wasm.string()), std::string::npos) << said[0];
   auto second = WitnessGenerator::Load(wasm, options);
   EXPECT_TRUE(second->info().from_cache);
+  EXPECT_EQ(said.size(), 1u) << "a cached load compiles nothing and says nothing";
   EXPECT_EQ(first->info().executable, second->info().executable);
   // Two loads at once of a fresh cache: both succeed, one entry stays.
   TempDir race;

@@ -338,7 +338,9 @@ void CircuitSet::LoadGenerators() {
   for (const CircuitSpec& spec : specs_) {
     if (spec.wasm_path.empty()) continue;
     try {
-      auto generator = engine::WitnessGenerator::Load(spec.wasm_path, generator_options_);
+      engine::WitnessGeneratorOptions options = generator_options_;
+      options.on_compile = [&spec](const std::string& line) { spdlog::info("circuit {}: {}", spec.id, line); };
+      auto generator = engine::WitnessGenerator::Load(spec.wasm_path, options);
       const engine::GeneratorInfo& info = generator->info();
       spdlog::info("circuit {}: witness generator {} in {:.2f} s ({} signals, {} field code, {})", spec.id,
                    info.from_cache ? "found in the cache" : "compiled", info.load_seconds, info.witness_count,

@@ -66,6 +66,10 @@ struct WitnessGeneratorOptions {
   // Benchmarks: the child computes each witness this many times in one
   // process and reports its in-process times (GenerationResult::bench_json).
   int bench_repeat = 1;
+  // Called once, on the loading thread, before a generator is compiled (a
+  // circuit not in the cache: wasm2c and the C compiler take seconds to a
+  // minute), with a line for people; zkprove prints it, the worker logs it.
+  std::function<void(const std::string&)> on_compile;
 
   // $ZKFLEET_WITGEN_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/zkfleet/witgen
   // (neither set, no HOME: zkfleet-witgen-<uid> in the system's temporary directory).
