@@ -4,7 +4,8 @@
 #            cannot rot; a compiler warning in its log fails the phase),
 #            every ctest entry: unit, integration, gpu. GPU tests
 #            on a machine without a GPU report themselves skipped, with why.
-#   asan     unit and integration suites under AddressSanitizer + UBSan.
+#   asan     unit and integration suites under AddressSanitizer + UBSan, but the
+#            arithmetic ones (tests/CMakeLists.txt), which run in release.
 #   tsan     the broker's and worker's in-process suites under ThreadSanitizer.
 #   fuzz     each libFuzzer target for a short smoke (ZKFLEET_FUZZ_SECONDS,
 #            default 10) plus its regression corpus.
