@@ -82,7 +82,15 @@ TEST_F(ZkproveBadInput, PlonkZkeyIsNotGroth16) {
 TEST_F(ZkproveBadInput, CorruptedSectionSize) {
   std::string bytes = testing::ReadFile(zkey_);
   bytes[16] = 5;  // section 1's size field: 4 -> 5
-  ExpectFailure(Corrupt("size.zkey", bytes), wtns_);
+  const std::string path = Corrupt("size.zkey", bytes);
+  std::string msg = ExpectFailure(path, wtns_);
+  // The section table is walked by the sizes: one byte too many puts entry 1's
+  // header at offset 12 + 12 + 5 = 29 and its payload at 41, where the bytes
+  // read as its size run past the end. The message names that entry, its
+  // offset and the file's end, not merely "an error".
+  EXPECT_NE(msg.find(path + ": truncated: section "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(entry 1) has payload at offset 41 of size "), std::string::npos) << msg;
+  EXPECT_NE(msg.find(", but the file ends at " + std::to_string(bytes.size()) + "\n"), std::string::npos) << msg;
 }
 
 TEST_F(ZkproveBadInput, WitnessForAnotherCurve) {
