@@ -64,7 +64,12 @@ def test_malformed_witness_fails_the_job_with_the_reason(fleet):
         with pytest.raises(zkfleet.JobFailed) as failed:
             job.result(timeout=scaled(60))
         assert failed.value.state == "FAILED"
-        assert failed.value.reason  # the worker's reason, e.g. the .wtns header it could not read
+        # The broker reads the public signals out of each witness before it
+        # leases it (it holds bn128's verification key): these bytes fail there,
+        # at the magic, and the job ends with that reason. A failure anywhere
+        # else (a worker, a timeout, another check) reads otherwise.
+        assert failed.value.reason == (
+            "the witness of partition 0 does not fit circuit 'bn128' (witness: bad magic: expected \"wtns\")")
         assert failed.value.reason in str(failed.value)
 
 
@@ -245,3 +250,8 @@ def test_a_witness_by_reference_is_fetched_by_the_worker_and_proved(own_fleet):
         with pytest.raises(zkfleet.JobFailed) as failed:
             client.submit("bn128", witness_refs=[wrong], expected_public=[public]).result(timeout=scaled(120))
         assert failed.value.state == "FAILED", failed.value
+        # The worker's refusal, not retried, naming the URL and the digest the
+        # job asked for (never the file's own).
+        assert failed.value.reason == (
+            f"partition 0 failed on worker prover: its witness could not be used: {ref.url}: "
+            f"its sha256 differs from the job's ({'0' * 64})"), failed.value
