@@ -21,6 +21,9 @@ jobs="$(nproc)"
 # kept 1.2 cores busy at -j2), and every case must pass on a loaded machine.
 ctest_jobs=$((jobs + 1))
 failed=()
+# Why each failed phase failed, printed again at the very end: CI keeps only
+# the tail of this output, and the cause must be in it.
+reasons=()
 passed_total=0; failed_total=0; skipped_total=0
 
 log() { echo "test.sh: $*"; }
@@ -32,6 +35,10 @@ run_ctest() {
   local out; out="$(mktemp)"
   ctest "$@" 2>&1 | tee "$out"
   local rc=${PIPESTATUS[0]}
+  local name
+  while read -r name; do
+    reasons+=("$bdir: test failed: $name")
+  done < <(sed -n '/The following tests FAILED:/,$p' "$out" | sed -nE 's/^[[:space:]]+[0-9]+ - (.*)$/\1/p')
   local total failed_n skipped_n
   total=$(sed -nE 's/.*tests passed, [0-9]+ tests? failed out of ([0-9]+).*/\1/p' "$out" | tail -1)
   failed_n=$(sed -nE 's/.*tests passed, ([0-9]+) tests? failed out of.*/\1/p' "$out" | tail -1)
@@ -47,12 +54,22 @@ run_ctest() {
   return "$rc"
 }
 
+# Adds the first failed build step and its first error lines of log $2 to
+# the reasons phase $1 failed.
+build_failure_reasons() {
+  local line
+  while read -r line; do reasons+=("$1 build: $line"); done < <(
+    { grep -m3 -E '^FAILED: ' "$2"; grep -m5 -E '(error|Error)[: ]' "$2"; } | cut -c1-300)
+  [ -n "$(grep -m1 -E '^FAILED: |error' "$2")" ] || reasons+=("$1 build failed (see its log above)")
+}
+
 # Fails when a sanitizer wrote any report into $1 (log_path=$1/...).
 check_sanitizer_logs() {
   local dir=$1 found=0
   for f in "$dir"/*; do
     [ -s "$f" ] || continue
     found=1
+    reasons+=("sanitizer report: $f: $(grep -m1 -E 'ERROR|runtime error|WARNING' "$f" | cut -c1-200)")
     log "sanitizer report in $f:"
     cat "$f"
   done
@@ -71,6 +88,7 @@ for phase in $phases; do
   log "=== phase $phase ==="
   ok=1
   failed_before=$failed_total
+  reasons_before=${#reasons[@]}
   case "$phase" in
     release)
       # CI has no GPU: there the kernels are compiled to PTX only (nvcc's
@@ -87,16 +105,24 @@ for phase in $phases; do
       # builds the same sources) fails the phase, listed here.
       mkdir -p build
       scripts/build.sh "${cuda_args[@]}" 2>&1 | tee build/release-build.log
-      [ "${PIPESTATUS[0]}" = 0 ] || ok=0
+      if [ "${PIPESTATUS[0]}" != 0 ]; then
+        ok=0
+        build_failure_reasons release build/release-build.log
+      fi
       if grep -E '(^|[: ])warning([: #]|$)' build/release-build.log > build/release-warnings.log; then
         log "the release build printed $(wc -l < build/release-warnings.log) compiler warning line(s); fix them:"
         cat build/release-warnings.log
+        while read -r line; do reasons+=("release: compiler warning: $line"); done < <(head -5 build/release-warnings.log)
         ok=0
       fi
       [ $ok = 1 ] && { run_ctest build/release --preset release -j "$ctest_jobs" "$@" || ok=0; }
       ;;
     asan)
-      cmake --preset debug-asan >/dev/null && cmake --build --preset debug-asan -j "$jobs" || ok=0
+      { cmake --preset debug-asan >/dev/null && cmake --build --preset debug-asan -j "$jobs"; } 2>&1 | tee build/asan-build.log
+      if [ "${PIPESTATUS[0]}" != 0 ]; then
+        ok=0
+        build_failure_reasons asan build/asan-build.log
+      fi
       if [ $ok = 1 ]; then
         sanitizer_env "$PWD/build/asan/sanitizer-logs"
         # The arithmetic suites are not built here (ZKFLEET_ARITHMETIC_TESTS
@@ -139,11 +165,13 @@ for phase in $phases; do
     # A phase that failed outside ctest (build, sanitizer log, fuzzer) still
     # counts as a failure in the closing line.
     [ "$failed_total" -gt "$failed_before" ] || failed_total=$((failed_total + 1))
+    [ ${#reasons[@]} -gt "$reasons_before" ] || reasons+=("$phase: failed outside ctest (see its output above)")
   fi
 done
 
 if [ ${#failed[@]} -gt 0 ]; then
   log "FAILED phases: ${failed[*]}"
+  for r in "${reasons[@]}"; do log "  why: $r"; done
 fi
 echo "zkfleet: $passed_total passed, $failed_total failed, $skipped_total skipped"
 [ ${#failed[@]} -eq 0 ]

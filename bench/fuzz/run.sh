@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, `fuzz` CMake preset) and runs each one
-# for SECONDS seconds, one after the other.
+# for SECONDS seconds, ZKFLEET_FUZZ_JOBS of them at a time.
 #
 #   bench/fuzz/run.sh SECONDS [target...]
 #
@@ -15,7 +15,7 @@
 # reproducers go to build/fuzz/artifacts/, logs to build/fuzz/logs/.
 # Exits 1 when any target failed, 2 on bad usage or a failed build.
 #
-# Environment: ZKFLEET_FUZZ_JOBS (build parallelism, default 2),
+# Environment: ZKFLEET_FUZZ_JOBS (build and run parallelism, default 2),
 # ZKFLEET_FUZZ_RSS_MB (memory limit per fuzzer, default 2048).
 set -uo pipefail
 
@@ -94,10 +94,12 @@ max_len() {
 
 # --- run -----------------------------------------------------------------------
 mkdir -p "$build/artifacts" "$build/logs"
-summary=()
-failed=0
-for t in "${targets[@]}"; do
-  bin="$build/fuzz/${t}_fuzzer"
+# Runs target $1 (regressions, then fuzzing) and writes its summary line to
+# $build/logs/$1.summary; the line ends in "ok" when nothing was found.
+run_target() {
+  local t=$1
+  local bin="$build/fuzz/${t}_fuzzer"
+  local corpus="$build/corpus/$t" common status regression reglog fuzzlog before after rc artifact kind runs speed last cov ft corp f
   corpus="$build/corpus/$t"
   mkdir -p "$corpus" "fuzz/corpus/$t"
   common=(-timeout=10 -rss_limit_mb="$rss_mb" -artifact_prefix="$build/artifacts/$t-")
@@ -138,9 +140,24 @@ for t in "${targets[@]}"; do
   cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
   ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")
   corp=$(sed -nE 's/.* corp: ([0-9]+\/[0-9]+[a-zA-Z]*).*/\1/p' <<<"$last")
-  [[ $status == ok ]] || failed=1
-  summary+=("$(printf '%-9s runs=%-10s exec/s=%-7s cov=%-5s ft=%-6s corpus=%-12s regressions=%-3s %s' \
-    "$t" "${runs:-?}" "${speed:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "${#regression[@]}" "$status")")
+  printf '%-9s runs=%-10s exec/s=%-7s cov=%-5s ft=%-6s corpus=%-12s regressions=%-3s %s\n' \
+    "$t" "${runs:-?}" "${speed:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "${#regression[@]}" "$status" \
+    >"$build/logs/$t.summary"
+}
+
+# The targets run $jobs at a time: each fuzzer is one process on one core.
+for t in "${targets[@]}"; do
+  rm -f "$build/logs/$t.summary"
+  while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do wait -n; done
+  run_target "$t" &
+done
+wait
+summary=()
+failed=0
+for t in "${targets[@]}"; do
+  line=$(cat "$build/logs/$t.summary" 2>/dev/null || echo "$t  no summary: the run did not finish")
+  summary+=("$line")
+  [[ $line == *" ok" ]] || failed=1
 done
 
 echo
