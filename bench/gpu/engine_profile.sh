@@ -51,6 +51,9 @@ if [[ -n "${PEER:-}" ]]; then
 fi
 export LD_LIBRARY_PATH=$W/carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ZKFLEET_FIXTURES_DIR=$PWD/tests/fixtures
+# This machine has a GPU: a GPU test that would skip for want of one (a
+# broken driver, a hidden device) fails instead (tests/testutil/require_gpu.hpp).
+export ZKFLEET_REQUIRE_GPU=1
 log nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.used --format=csv
 say "commit $(cat .carry/gpu-engine/COMMIT 2>/dev/null)"
 status=0

@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "testutil/require_gpu.hpp"
 #include "zkfleet/bellman/constraint_system.hpp"
 #include "zkfleet/bellman/parameters.hpp"
 #include "zkfleet/common/error.hpp"
@@ -42,7 +43,7 @@ engine::BellmanKey Key(const bellman::Parameters& params, bool cuda, bool overla
 class CudaAssignment : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!engine::CudaAvailable()) GTEST_SKIP() << "no CUDA device (or driver) present: GPU tests need an NVIDIA GPU";
+    ZKFLEET_SKIP_UNLESS_GPU(engine::CudaAvailable(), "no CUDA device (or driver) present: GPU tests need an NVIDIA GPU");
   }
 };
 

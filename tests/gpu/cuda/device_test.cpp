@@ -2,7 +2,8 @@
 // against snarkjs elsewhere): MSM (G1, G2, both curves) and NTT on random
 // inputs from 1 to 2^20 points, whole proofs bit for bit under fixed r and s,
 // the allocation counter over 100 proofs, and recovery after CUDA errors.
-// Every test is skipped, saying why, when no GPU is present.
+// Every test is skipped, saying why, when no GPU is present (failed instead
+// under ZKFLEET_REQUIRE_GPU=1: testutil/require_gpu.hpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "test_inputs.hpp"
+#include "testutil/require_gpu.hpp"
 #include "unit/pairing/curve_test_points.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/msm/cpu_msm.hpp"
@@ -33,8 +35,8 @@
 namespace zkfleet::cuda {
 namespace {
 
-#define REQUIRE_GPU()                                                                          \
-  if (DeviceCount() == 0) GTEST_SKIP() << "no CUDA device (or driver) present: GPU tests need an NVIDIA GPU"
+#define REQUIRE_GPU() \
+  ZKFLEET_SKIP_UNLESS_GPU(DeviceCount() > 0, "no CUDA device (or driver) present: GPU tests need an NVIDIA GPU")
 
 cpu::ThreadPool& Pool() {
   static cpu::ThreadPool pool(0);

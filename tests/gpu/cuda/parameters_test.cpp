@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "testutil/require_gpu.hpp"
 #include "zkfleet/bellman/constraint_system.hpp"
 #include "zkfleet/bellman/fixed_base_cuda.hpp"
 #include "zkfleet/bellman/parameters.hpp"
@@ -29,7 +30,7 @@ cpu::ThreadPool& Pool() {
 class CudaParameters : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!engine::CudaAvailable()) GTEST_SKIP() << "no CUDA device (or driver) present: GPU tests need an NVIDIA GPU";
+    ZKFLEET_SKIP_UNLESS_GPU(engine::CudaAvailable(), "no CUDA device (or driver) present: GPU tests need an NVIDIA GPU");
   }
 };
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "testutil/require_gpu.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/ff/fp2.hpp"
@@ -24,16 +25,16 @@ namespace {
     ASSERT_EQ(err_, cudaSuccess) << #call << ": " << cudaGetErrorString(err_);        \
   } while (0)
 
-// Skips (not passes) the test on a machine without a usable GPU.
+// Skips (not passes) the test on a machine without a usable GPU; fails it
+// instead under ZKFLEET_REQUIRE_GPU=1.
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-      GTEST_SKIP() << "no CUDA device: "
-                   << (err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount returned 0");
-    }
+    ZKFLEET_SKIP_UNLESS_GPU(err == cudaSuccess && count > 0,
+                            std::string("no CUDA device: ") +
+                                (err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount returned 0"));
   }
 };
 
