@@ -1,8 +1,6 @@
 // Pairings of BN254 and BLS12-381: tower arithmetic, bilinearity,
 // non-degeneracy, order r, multi-pairing = product of pairings, and
 // e(alpha, beta) against snarkjs's vk_alphabeta_12 of the bundled fixtures.
-#include <chrono>
-#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -240,29 +238,6 @@ TYPED_TEST(PairingTest, FastSubgroupChecksMatchTheDefinition) {
   EXPECT_EQ(members, (std::is_same_v<C, curve::Bn254> ? 24 : 16));
   EXPECT_EQ(others, (std::is_same_v<C, curve::Bn254> ? 16 : 24));
   EXPECT_TRUE(curve::InPrimeOrderSubgroup(curve::Affine<typename C::G2>::infinity()));
-}
-
-// Not a pass/fail check: prints the cost of the pieces of a verification.
-TYPED_TEST(PairingTest, Timings) {
-  using C = TypeParam;
-  std::mt19937_64 rng(18);
-  std::vector<pairing::G1G2Pair<C>> pairs;
-  for (int i = 0; i < 4; ++i) {
-    pairs.push_back({RandomSubgroupPoint<typename C::G1>(rng), RandomSubgroupPoint<typename C::G2>(rng)});
-  }
-  const auto span = std::span<const pairing::G1G2Pair<C>>(pairs);
-  const int runs = 20;
-  auto t0 = std::chrono::steady_clock::now();
-  pairing::Gt<C> f;
-  for (int i = 0; i < runs; ++i) f = pairing::MillerLoop<C>(span);
-  auto t1 = std::chrono::steady_clock::now();
-  for (int i = 0; i < runs; ++i) f = pairing::FinalExponentiation<C>(f);
-  auto t2 = std::chrono::steady_clock::now();
-  std::printf("[timing] %s: 4-pair Miller loop %.3f ms, final exponentiation %.3f ms\n",
-              std::is_same_v<C, curve::Bn254> ? "bn254" : "bls12-381",
-              std::chrono::duration<double, std::milli>(t1 - t0).count() / runs,
-              std::chrono::duration<double, std::milli>(t2 - t1).count() / runs);
-  EXPECT_FALSE(f.is_zero());
 }
 
 }  // namespace
