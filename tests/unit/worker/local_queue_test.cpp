@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <thread>
 
 #include "zkfleet/worker/local_queue.hpp"
@@ -86,20 +88,33 @@ TEST(LocalQueue, SeveralItemsRunAtOnceStartingInKeyOrder) {
   EXPECT_EQ(queue.queued(), 1u);
 }
 
+// Waits until `n` callers are blocked in PopForRun (no timing: it polls the
+// count the queue keeps). PopForRun counts itself under the mutex and only
+// then waits, which releases it: once this reads `n`, they are waiting.
+void WaitForWaiters(const LocalQueue& queue, size_t n) {
+  while (queue.waiting() != n) std::this_thread::yield();
+}
+
 TEST(LocalQueue, CloseWakesABlockedDispatcher) {
   LocalQueue queue;
   std::optional<QueuedItem> popped = Item(proto::PRIORITY_LOW, 1, 0);
-  std::thread dispatcher([&] { popped = queue.PopForRun(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::atomic<bool> returned{false};
+  std::thread dispatcher([&] {
+    popped = queue.PopForRun();
+    returned = true;
+  });
+  WaitForWaiters(queue, 1);  // blocked, not merely started: Close must wake it
   queue.Close();
+  // A Close that does not wake it would hang the join: fail instead, then
+  // release it with Wake() (it sees closed_) so that the test can end.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!returned && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(returned) << "Close() did not wake the blocked dispatcher";
+  if (!returned) queue.Wake();
   dispatcher.join();
   EXPECT_FALSE(popped.has_value());
-}
-
-// Waits until `n` callers are blocked in PopForRun (no timing: it polls the
-// count the queue keeps).
-void WaitForWaiters(const LocalQueue& queue, size_t n) {
-  while (queue.waiting() != n) std::this_thread::yield();
 }
 
 // Several devices: lanes pop for their device (group); an item goes to a
