@@ -29,6 +29,12 @@ Attempt CheckDigest(const FetchRequest& request, const std::string& digest, uint
 Attempt FetchFile(const FetchConfig& config, const FetchRequest& request, std::span<uint8_t> into,
                   const std::atomic<bool>* cancel);
 
+// Test hook (null in production): FetchFile calls it after each chunk is
+// read and hashed, with the bytes read so far, before it checks `cancel` for
+// the next chunk. A test sets `cancel` there to land exactly between two
+// chunks (file_fetch_test.cpp). Set it only while no fetch runs.
+extern void (*after_file_chunk_for_tests)(uint64_t bytes_so_far);
+
 Attempt FetchHttp(const FetchConfig& config, CURL* curl, const FetchRequest& request, std::span<uint8_t> into,
                   const std::atomic<bool>* cancel);
 

@@ -46,6 +46,8 @@ int OpenBeneath(const std::string& root, const std::string& relative, int flags)
 
 }  // namespace
 
+void (*after_file_chunk_for_tests)(uint64_t bytes_so_far) = nullptr;
+
 Attempt FetchFile(const FetchConfig& config, const FetchRequest& request, std::span<uint8_t> into,
                   const std::atomic<bool>* cancel) {
   Attempt out;
@@ -125,6 +127,7 @@ Attempt FetchFile(const FetchConfig& config, const FetchRequest& request, std::s
     }
     sha.Update(into.subspan(offset, static_cast<size_t>(got)));
     offset += static_cast<uint64_t>(got);
+    if (after_file_chunk_for_tests != nullptr) after_file_chunk_for_tests(offset);
   }
   return CheckDigest(request, sha.Finish(), offset);
 }

@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "fetch_test_support.hpp"
+#include "zkfleet/fetch/attempt.hpp"
 #include "testutil/test_support.hpp"
 #include "zkfleet/common/error.hpp"
 
@@ -95,10 +98,26 @@ TEST_F(FileFetch, PathsOutsideThePrefixAreRefused) {
   }
 }
 
+// The flag the hook below sets, and the chunks it saw.
+std::atomic<bool> cancel_after_first_chunk{false};
+std::vector<uint64_t> chunks_read;
+
+// Cancelled once the first chunk is in (the fetch is under way, not refused
+// up front by the check before the first try): the next chunk is never read.
 TEST_F(FileFetch, CancelStopsBetweenChunks) {
-  std::atomic<bool> cancel{true};
-  auto got = FetchAs(*fetcher_, Url("allowed/obj.bin"), body_, &cancel);
+  constexpr uint64_t kChunk = 4u << 20;  // file_fetch.cpp's
+  cancel_after_first_chunk = false;
+  chunks_read.clear();
+  internal::after_file_chunk_for_tests = [](uint64_t bytes_so_far) {
+    chunks_read.push_back(bytes_so_far);
+    cancel_after_first_chunk = true;
+  };
+  auto got = FetchAs(*fetcher_, Url("allowed/obj.bin"), body_, &cancel_after_first_chunk);
+  internal::after_file_chunk_for_tests = nullptr;
   EXPECT_EQ(got.result.status, FetchStatus::kCancelled) << got.result.why;
+  EXPECT_EQ(chunks_read, std::vector<uint64_t>{kChunk}) << "read on after the cancel";
+  EXPECT_EQ(got.result.bytes, kChunk);
+  EXPECT_EQ(got.result.attempts, 1u);
 }
 
 TEST_F(FileFetch, BufferOfTheWrongSizeIsTheCallersBug) {
