@@ -163,6 +163,7 @@ Client::~Client() = default;
 
 const Options& Client::options() const { return impl_->options; }
 uint64_t Client::reconnections() const { return impl_->broker->reconnections(); }
+uint64_t Client::duplicate_results_dropped() const { return impl_->broker->duplicate_results_dropped(); }
 
 Status Client::Open(const Options& options, std::unique_ptr<Client>* client) {
   auto impl = std::make_unique<Impl>();

@@ -77,6 +77,7 @@ TEST(PublicClient, SubmitWaitAwaitStatusWorkersCancel) {
   s = other->Await(job.job_seq, Scaled(30s), &again);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(again.partitions(0).proof_json(), result.partitions(0).proof_json());
+  EXPECT_EQ(c->duplicate_results_dropped(), 0u);  // the broker answered c once
 
   zkfleet::proto::StatusReply status;
   ASSERT_TRUE(c->GetStatus(&status).ok());

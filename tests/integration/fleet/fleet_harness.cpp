@@ -255,7 +255,19 @@ std::map<uint64_t, zkfleet::proto::JobResult> CollectResults(zkfleet::client::in
     EXPECT_TRUE(results.emplace(result->job_seq(), *result).second) << "a second result for job " << result->job_seq();
   }
   EXPECT_EQ(results.size(), count) << "results missing";
+  ExpectNoResultCopies(client, 300ms);
   return results;
+}
+
+void ExpectNoResultCopies(zkfleet::client::internal::BrokerClient& client, std::chrono::milliseconds settle) {
+  if (settle > 0ms) {
+    // Job 0 is never a job (job_seq starts at 1): the wait takes nothing and
+    // keeps every envelope for later calls, but each arriving JobResult
+    // passes the client's bookkeeping, which counts a copy.
+    (void)client.NextJobResult(/*job_seq=*/0, settle);
+  }
+  EXPECT_EQ(client.duplicate_results_dropped(), 0u)
+      << "the broker delivered a job's result to this client more than once (BrokerClient dropped the copies)";
 }
 
 bool SnarkjsVerifies(const std::string& vk_path, const std::string& proof_json, const std::string& public_json,

@@ -118,9 +118,21 @@ SlowCircuit GetSlowCircuit();
 
 // Every job's result as `client` receives them, by job_seq, until `count`
 // came or `timeout` (scaled on sanitizer builds) passed; a failure each for
-// a second result of one job and for results missing.
+// a second result of one job, for results missing, and for a result copy the
+// client dropped (ExpectNoResultCopies: no broker restart in its callers).
 std::map<uint64_t, zkfleet::proto::JobResult> CollectResults(zkfleet::client::internal::BrokerClient& client,
                                                              size_t count, std::chrono::seconds timeout);
+
+// Fails unless `client` dropped no JobResult copy: no job's result came to it
+// twice. BrokerClient drops a repeated JobResult before Receive() and
+// NextJobResult() return it (after a reconnection its re-AWAITs may be
+// answered again), so a test that counts the results it gets can never see a
+// second one; only this count can. Listens `settle` first, keeping whatever
+// arrives for later calls, so that a copy sent right after the last result
+// is counted too. For a broker that was not restarted: with a restart, a
+// test bounds duplicate_results_dropped() itself and says why.
+void ExpectNoResultCopies(zkfleet::client::internal::BrokerClient& client,
+                          std::chrono::milliseconds settle = std::chrono::milliseconds(0));
 
 // Verifies proof/public JSON with snarkjs against `vk_path`; true on "OK".
 // A failure (with the reason, e.g. "snarkjs not found at ...") otherwise.

@@ -63,8 +63,8 @@ std::vector<uint64_t> SubmitBatch(zkfleet::client::internal::BrokerClient& clien
   return seqs;
 }
 
-// `count` results, each job once (a second result for a job, or one more
-// after the last, is a failure), keyed by job_seq.
+// `count` results, each job once (a second result for a job, one more after
+// the last, or a copy the client dropped, is a failure), keyed by job_seq.
 std::map<uint64_t, proto::JobResult> Collect(zkfleet::client::internal::BrokerClient& client, size_t count) {
   std::map<uint64_t, proto::JobResult> results;
   while (results.size() < count) {
@@ -76,6 +76,7 @@ std::map<uint64_t, proto::JobResult> Collect(zkfleet::client::internal::BrokerCl
     EXPECT_TRUE(results.emplace(result->job_seq(), *result).second) << "job " << result->job_seq() << " answered twice";
   }
   EXPECT_FALSE(client.NextJobResult(500ms).has_value()) << "a result arrived after the last one";
+  ExpectNoResultCopies(client);  // a copy the client dropped (no broker restart here)
   return results;
 }
 

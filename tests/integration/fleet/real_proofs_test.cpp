@@ -57,7 +57,8 @@ bool WaitInFlight(Fleet& fleet, const std::string& worker_id, uint32_t count, st
 }
 
 // Collects `count` results (each job once: a second result for a job, or
-// one more result after the last, is a failure), keyed by job_seq.
+// one more result after the last, or a copy the client dropped, is a
+// failure), keyed by job_seq.
 std::map<uint64_t, proto::JobResult> Collect(zkfleet::client::internal::BrokerClient& client, size_t count,
                                              std::chrono::milliseconds each = 60s) {
   std::map<uint64_t, proto::JobResult> results;
@@ -70,6 +71,7 @@ std::map<uint64_t, proto::JobResult> Collect(zkfleet::client::internal::BrokerCl
     EXPECT_TRUE(results.emplace(result->job_seq(), *result).second) << "job " << result->job_seq() << " answered twice";
   }
   EXPECT_FALSE(client.NextJobResult(500ms).has_value()) << "a result arrived after the last one";
+  ExpectNoResultCopies(client);  // a copy the client dropped (no broker restart here)
   return results;
 }
 

@@ -56,6 +56,9 @@ TEST(FleetRecovery, KilledWorkersJobsFinishElsewhere) {
   }
   EXPECT_FALSE(client->NextJobResult(500ms).has_value()) << "a job was answered twice";
   for (const auto& [seq, count] : answers) EXPECT_EQ(count, 1) << "job " << seq;
+  // A second copy never reaches the counts above (the client drops it): the
+  // broker ran throughout, so it may not have sent one at all.
+  ExpectNoResultCopies(*client);
 
   bool saw_redelivery = false;
   for (const auto& result : results) {
@@ -327,6 +330,11 @@ TEST(FleetRecovery, ItemLeasedAgainWhileRunningAfterABrokerKillFinishesOnce) {
   EXPECT_EQ(result->partitions(0).worker_id(), "w");
   EXPECT_EQ(result->partitions(0).attempts(), 1u);
   EXPECT_FALSE(client->NextJobResult(500ms).has_value()) << "the job was answered twice";
+  // The broker was restarted, but no copy is tolerated: a copy needs a
+  // result the client asked for twice, and the job had none before the kill
+  // (its proof was running), so the re-AWAIT the client sent on reconnecting
+  // is the job's only waiter in the new broker's life.
+  EXPECT_EQ(client->duplicate_results_dropped(), 0u) << "the restarted broker answered the job twice";
   // Proved once: the second lease was answered by the first run.
   EXPECT_EQ(ProcessingLines(worker.Log()).size(), 1u) << worker.Log();
   const auto status = fleet.Status();
@@ -365,6 +373,9 @@ TEST(FleetRecovery, ItemLeasedAgainAfterItsStaleResultIsProvedAgain) {
   EXPECT_EQ(result->job_seq(), seq);
   ASSERT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED) << result->error();
   EXPECT_FALSE(client->NextJobResult(500ms).has_value()) << "the job was answered twice";
+  // No copy tolerated across the restart, as above: no result before the
+  // kill, one re-AWAIT after it.
+  EXPECT_EQ(client->duplicate_results_dropped(), 0u) << "the restarted broker answered the job twice";
   // The first run's result came under the lease the restarted broker did not
   // know; the second run answered the new one.
   EXPECT_NE(broker->Log().find("dropped a stale result from worker w for " + item), std::string::npos)

@@ -302,6 +302,11 @@ class Client {
   const Options& options() const;
   // Times the connection was re-established and requests were resent.
   uint64_t reconnections() const;
+  // JobResult copies dropped because the job's result was already handed
+  // out: the broker answers every wait (a re-AWAIT after a reconnection, a
+  // second Submit of one request id), a result is handed out once. The
+  // Python client's duplicate_results_dropped; tests read it to see copies.
+  uint64_t duplicate_results_dropped() const;
 
  private:
   struct Impl;
