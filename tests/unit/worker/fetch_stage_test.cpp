@@ -4,6 +4,7 @@
 // loopback socket that accepts and never answers for a fetch that hangs).
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -163,8 +164,7 @@ TEST_F(FetchStageTest, AWorkerWithoutFetchAllowAnswersAReferenceRetryable) {
   EXPECT_NE(results[0].result().error().find("--fetch-allow"), std::string::npos);
 }
 
-// A server that accepts (the kernel's backlog) and never answers; closed
-// with the test.
+// A server that accepts and never answers; closed with the test.
 class SilentServer {
  public:
   SilentServer() {
@@ -178,12 +178,42 @@ class SilentServer {
     getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
     prefix_ = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/";
   }
-  ~SilentServer() { close(fd_); }
+  ~SilentServer() {
+    for (int fd : accepted_) close(fd);
+    close(fd_);
+  }
   const std::string& prefix() const { return prefix_; }
+
+  // Waits (up to 20 s) for the next fetch to connect and send its whole
+  // request: from then on it is under way, waiting for an answer that never
+  // comes, and only its cancellation (or a 30 s timeout) ends it. The
+  // connection stays open until the server is destroyed.
+  bool AwaitRequest() {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    auto readable = [&](int fd) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd p{fd, POLLIN, 0};
+      return left.count() > 0 && poll(&p, 1, static_cast<int>(left.count())) == 1;
+    };
+    if (!readable(fd_)) return false;
+    const int connection = accept(fd_, nullptr, nullptr);
+    if (connection < 0) return false;
+    accepted_.push_back(connection);
+    std::string request;
+    while (request.find("\r\n\r\n") == std::string::npos) {
+      char buffer[4096];
+      if (!readable(connection)) return false;
+      const ssize_t n = read(connection, buffer, sizeof buffer);
+      if (n <= 0) return false;
+      request.append(buffer, static_cast<size_t>(n));
+    }
+    return request.starts_with("GET /w.wtns ");
+  }
 
  private:
   int fd_ = -1;
   std::string prefix_;
+  std::vector<int> accepted_;
 };
 
 // After a reconnect the broker leases the item again; the first fetch's late
@@ -193,7 +223,7 @@ TEST_F(FetchStageTest, ACancelledFetchsLateEventDoesNotAnswerTheItemsNewLease) {
   SilentServer server;
   MakeReady({server.prefix()});
   JobByReference(1, server.prefix() + "w.wtns", witness_.size(), Sha256(witness_));
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(server.AwaitRequest()) << "the fetch did not reach the server";
   core_->OnConnected(/*reconnect=*/true, now_);  // the fetch is cancelled; the broker redelivers
   proto::Envelope again;
   proto::Job* job = again.mutable_job();
@@ -225,7 +255,7 @@ TEST_F(FetchStageTest, ADrainHandsBackAnItemWhoseFetchHangs) {
   const std::string prefix = server.prefix();
   MakeReady({prefix});
   JobByReference(1, prefix + "w.wtns", witness_.size(), Sha256(witness_));
-  std::this_thread::sleep_for(100ms);  // the fetch is under way
+  ASSERT_TRUE(server.AwaitRequest()) << "the fetch did not reach the server";  // under way, and hanging
   core_->BeginDrain("test", now_);
   auto sent = Sent();
   auto handbacks = Only(sent, proto::Envelope::kHandback);
