@@ -1,8 +1,9 @@
 // Chaos: real CPU proofs of the bundled circuit through several workers while
 // workers and the broker itself are killed with SIGKILL and started again.
-// Every accepted job must come back to its client exactly once, every proof
-// must verify (snarkjs), a request id must never become two jobs, and no
-// client may wait forever (the test has a deadline).
+// Every request must come back to its client exactly once, as the result of
+// the job its SUBMIT reply named, every proof must verify (snarkjs), a request
+// id must never become two jobs (at the client, and in the broker's job
+// list), and no client may wait forever (the test has a deadline).
 //
 // Size (defaults are the CI run; bench/fleet/chaos.sh runs the long one):
 //   ZKFLEET_CHAOS_JOBS (500)  ZKFLEET_CHAOS_CLIENTS (4)  ZKFLEET_CHAOS_WORKERS (3)
@@ -35,12 +36,17 @@ size_t EnvSize(const char* name, size_t fallback) {
 
 // What one client saw.
 struct ClientLog {
+  std::vector<std::string> requests;                 // request ids sent, in order
   std::map<std::string, uint64_t> job_of_request;   // request id -> job_seq (from SUBMIT replies)
+  std::map<uint64_t, std::string> request_of_job;   // the same, inverted
   std::map<uint64_t, proto::JobResult> results;      // job_seq -> the one result delivered
   std::vector<std::string> problems;                 // anything that must not happen
   uint64_t copies_dropped = 0;                       // JobResult copies the client library dropped
   uint64_t reconnections = 0;
 };
+
+// Jobs each client has submitted and not yet received the result of, at most.
+constexpr size_t kWindow = 8;
 
 // Submits `jobs` jobs with at most `window` outstanding and collects results,
 // until all came back or `deadline`. Resubmission after a broker restart is
@@ -57,6 +63,7 @@ void RunClient(Fleet& fleet, int index, size_t jobs, size_t window, const std::s
       proto::Envelope envelope;
       auto* submit = envelope.mutable_submit();
       const std::string request_id = "c" + std::to_string(index) + "-" + std::to_string(next++);
+      log.requests.push_back(request_id);
       submit->set_request_id(request_id);
       submit->set_circuit_id("bn128");
       submit->add_witness_bytes(witness.size());
@@ -75,8 +82,22 @@ void RunClient(Fleet& fleet, int index, size_t jobs, size_t window, const std::s
         log.problems.push_back("request " + it->second + " became two jobs: " + std::to_string(known->second) +
                                " and " + std::to_string(seq));
       }
+      auto [owner, first] = log.request_of_job.emplace(seq, it->second);
+      if (!first && owner->second != it->second) {
+        log.problems.push_back("job " + std::to_string(seq) + " was given to two requests: " + owner->second +
+                               " and " + it->second);
+      }
     } else if (envelope->has_job_result()) {
       const proto::JobResult& result = envelope->job_result();
+      // Results map one-to-one onto this client's requests: a job no SUBMIT
+      // reply gave (a second job made of a resent request, or another
+      // client's) counts for nothing. The broker sends a job's SUBMIT reply
+      // before its result, on the same connection.
+      if (!log.request_of_job.count(result.job_seq())) {
+        log.problems.push_back("a result for job " + std::to_string(result.job_seq()) + " (request '" +
+                               result.request_id() + "'), which no request of this client was given");
+        continue;
+      }
       if (!log.results.emplace(result.job_seq(), result).second) {
         log.problems.push_back("job " + std::to_string(result.job_seq()) + " was delivered twice");
         continue;
@@ -101,7 +122,9 @@ TEST(FleetChaos, KilledWorkersAndBrokerLoseNothingAndProveNothingTwice) {
   Fleet fleet("chaos", heartbeat_ms);
   // Jobs sent while no worker has registered yet (right after a restart)
   // wait in the queue; attempts are generous: kills are not the jobs' fault.
-  const std::vector<std::string> broker_args = {"--accept-unrouted", "--max-attempts", "50"};
+  // Finished jobs stay listed (--result-ttl, 10 minutes by default) until the
+  // idempotency check at the end, however long the run.
+  const std::vector<std::string> broker_args = {"--accept-unrouted", "--max-attempts", "50", "--result-ttl", "86400"};
   Process* broker = &fleet.StartBroker(broker_args);
   const std::string zkey = Fixture("bn128_k12/circuit_final.zkey");
   auto worker_args = std::vector<std::string>{"--circuit", "bn128=" + zkey, "--threads", "1", "--capacity", "2"};
@@ -119,7 +142,7 @@ TEST(FleetChaos, KilledWorkersAndBrokerLoseNothingAndProveNothingTwice) {
   std::vector<std::thread> threads;
   for (size_t c = 0; c < clients; ++c) {
     size_t share = jobs / clients + (c < jobs % clients ? 1 : 0);
-    threads.emplace_back(RunClient, std::ref(fleet), static_cast<int>(c), share, 8, std::cref(witness), deadline,
+    threads.emplace_back(RunClient, std::ref(fleet), static_cast<int>(c), share, kWindow, std::cref(witness), deadline,
                          std::ref(progress), std::ref(logs[c]));
   }
 
@@ -149,19 +172,38 @@ TEST(FleetChaos, KilledWorkersAndBrokerLoseNothingAndProveNothingTwice) {
   for (auto& thread : threads) thread.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
 
-  // Exactly once, all SUCCEEDED, nothing lost.
+  // Exactly once, all SUCCEEDED, nothing lost: each request sent has one
+  // job, and that job's result came back.
   size_t delivered = 0, lost = 0, duplicates = 0, copies_dropped = 0, reconnections = 0;
   for (size_t c = 0; c < clients; ++c) {
     const ClientLog& log = logs[c];
     for (const auto& problem : log.problems) {
       ADD_FAILURE() << "client " << c << ": " << problem;
-      if (problem.find("twice") != std::string::npos || problem.find("two jobs") != std::string::npos) ++duplicates;
+      if (problem.find("twice") != std::string::npos || problem.find("two ") != std::string::npos ||
+          problem.find("no request") != std::string::npos) {
+        ++duplicates;
+      }
     }
     size_t share = jobs / clients + (c < jobs % clients ? 1 : 0);
+    size_t answered = 0;
+    for (const std::string& request : log.requests) {
+      auto job = log.job_of_request.find(request);
+      if (job != log.job_of_request.end() && log.results.count(job->second)) ++answered;
+    }
+    lost += share - std::min(share, answered);
     delivered += log.results.size();
-    lost += share - std::min(share, log.results.size());
     copies_dropped += log.copies_dropped;
     reconnections += log.reconnections;
+    // Result copies the client dropped: tolerated only because the broker was
+    // restarted. On each reconnection the client re-AWAITs every job it still
+    // waits for (and resends each SUBMIT still unanswered); the new broker
+    // answers that wait even when the old one's result was already on its way
+    // (sent before the kill, read after the reconnection): one copy at most
+    // per job waited for at a reconnection, and at most `kWindow` jobs are.
+    // A broker that answers every job twice exceeds this at once.
+    EXPECT_LE(log.copies_dropped, log.reconnections * kWindow)
+        << "client " << c << ": " << log.copies_dropped << " result copies over " << log.reconnections
+        << " reconnections";
     for (const auto& [seq, result] : log.results) {
       EXPECT_EQ(result.state(), proto::JOB_STATE_SUCCEEDED) << "job " << seq << ": " << result.error();
       EXPECT_EQ(result.partitions_size(), 1) << "job " << seq;
@@ -202,6 +244,35 @@ TEST(FleetChaos, KilledWorkersAndBrokerLoseNothingAndProveNothingTwice) {
       ADD_FAILURE() << cases[i]["proof"] << " does not verify: " << verdicts[i]["error"];
     }
   }
+
+  // The broker's side of idempotency: one job per request id, the one its
+  // client was told. A resent SUBMIT that became a second job shows here even
+  // when that job's result never reached the client (a job made in a life
+  // whose reply was lost has no waiter left after the restart).
+  std::map<std::string, uint64_t> told;  // request id -> job_seq, every client
+  for (const ClientLog& log : logs) told.insert(log.job_of_request.begin(), log.job_of_request.end());
+  std::map<std::string, std::vector<uint64_t>> held;  // request id -> the broker's jobs
+  {
+    auto lister = fleet.Client();
+    proto::ListJobsRequest list;
+    list.set_page_size(1000);
+    do {
+      const auto page = lister->ListJobs(list, 10s);
+      for (const auto& job : page.jobs()) held[job.request_id()].push_back(job.job_seq());
+      list.set_page_token(page.next_page_token());
+    } while (!list.page_token().empty());
+  }
+  for (const auto& [request, seqs] : held) {
+    auto it = told.find(request);
+    if (seqs.size() != 1 || it == told.end() || it->second != seqs.front()) {
+      ++duplicates;
+      std::string listed;
+      for (uint64_t seq : seqs) listed += " " + std::to_string(seq);
+      ADD_FAILURE() << "request " << request << ": the broker holds " << seqs.size() << " job(s):" << listed
+                    << "; its client was told " << (it == told.end() ? std::string("nothing") : std::to_string(it->second));
+    }
+  }
+  EXPECT_EQ(held.size(), told.size()) << "requests the broker holds a job for vs. requests answered";
 
   auto status = fleet.Status();
   json report = {{"jobs", jobs},
