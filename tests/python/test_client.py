@@ -43,6 +43,9 @@ def test_await_job_from_another_connection(fleet, witness):
 def test_cancel_a_running_job(fleet, witness):
     with fleet.client() as client:
         job = client.submit("slow", [witness])
+        # Running, not merely queued: the sleeper has started it (its proof
+        # takes 3 s), so the cancel is of a job a worker holds.
+        fleet.wait_started(job.job_seq)
         cancelled = client.cancel(job.job_seq)
         assert cancelled.cancelled and cancelled.state == "CANCELLED"
         with pytest.raises(zkfleet.JobFailed) as failed:
