@@ -186,6 +186,8 @@ ProvingKey::~ProvingKey() = default;
 
 const CircuitInfo& ProvingKey::info() const { return backend_key_->info(); }
 
+bool ProvingKey::AwaitMsmTables() const { return backend_key_->AwaitMsmTables(); }
+
 const VerificationKey& ProvingKey::verification_key() const { return verifier_->key(); }
 
 std::string ProvingKey::Check(const ProofPoints& points, std::span<const BigInt> public_signals) const {

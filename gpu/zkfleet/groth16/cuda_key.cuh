@@ -268,6 +268,14 @@ class CudaGroth16Key final : public groth16::Key {
 
   const groth16::CircuitInfo& info() const override { return info_; }
 
+  bool AwaitMsmTables() const override {
+    if (!tables_) return false;
+    // The build's last step records `done`; a failed build returns its error
+    // here, and TablesReady() then clears it and answers false.
+    (void)cudaEventSynchronize(tables_->done);
+    return TablesReady();
+  }
+
   groth16::RawProof ProveUnchecked(const io::Witness& witness, const groth16::ProveOptions& options,
                                       bool inject_fault) const override {
     const auto t_start = Clock::now();

@@ -43,6 +43,10 @@ class Key {
   // The proof of `witness`, unchecked. `inject_fault` (test only): corrupt
   // pi_a's MSM result before assembly.
   virtual RawProof ProveUnchecked(const io::Witness& witness, const ProveOptions& options, bool inject_fault) const = 0;
+  // Blocks until the MSM table copies built in the background are done
+  // (engine::ProvingKey::AwaitMsmTables); true when proofs now run over them.
+  // A key that makes no copies returns false at once.
+  virtual bool AwaitMsmTables() const { return false; }
 };
 
 }  // namespace zkfleet::groth16

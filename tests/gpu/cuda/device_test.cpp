@@ -224,6 +224,11 @@ TEST(CudaProof, BitExactWithCpuProver) {
     EXPECT_EQ(gpu_key_tables_later->Prove(witness, FixedBlinding(1)).proof_json,
               cpu_key->Prove(witness, FixedBlinding(1)).proof_json)
         << "while the tables are built";
+    // Built, not merely given time: the proofs "after the tables are built"
+    // below run over them (a build that never finishes, or a key that never
+    // switches to them, fails here instead of proving over the plain points).
+    ASSERT_TRUE(gpu_key_tables_later->AwaitMsmTables()) << "the background key never got its tables";
+    EXPECT_FALSE(gpu_key->AwaitMsmTables()) << "a key without copies";
     ASSERT_EQ(gpu_key->backend(), engine::Backend::kCuda);
     EXPECT_EQ(gpu_key->info().msm_copies, 1);
     EXPECT_GT(gpu_key_tables->info().msm_copies, 1);
@@ -238,7 +243,6 @@ TEST(CudaProof, BitExactWithCpuProver) {
       EXPECT_GT(got.timings.total_s, 0);
       EXPECT_EQ(gpu_key_sequential->Prove(witness, opts).proof_json, want.proof_json) << "MSMs one after another";
       EXPECT_EQ(gpu_key_tables->Prove(witness, opts).proof_json, want.proof_json) << "MSMs over tables";
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
       EXPECT_EQ(gpu_key_tables_later->Prove(witness, opts).proof_json, want.proof_json) << "after the tables are built";
     }
     // Random blinding: different proof, same public signals.

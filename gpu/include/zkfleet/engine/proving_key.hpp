@@ -102,6 +102,14 @@ class ProvingKey {
   // CUDA failure (the key stays usable) or kDeviceLost after a sticky one.
   Proof Prove(const Witness& witness, const ProveOptions& options = {}) const;
 
+  // CUDA, MSM table copies built in the background
+  // (KeyOptions::cuda_msm_tables_in_background): blocks until their build is
+  // done; true when the proofs from now on run over them. False at once for
+  // a key with no copies (none asked for or none fit, the CPU backend) and
+  // after a failed build (proofs stay on the plain points). For tests and
+  // benchmarks that must prove over the tables, not merely wait a while.
+  bool AwaitMsmTables() const;
+
   // The key's verification key (what `zkprove export-vk` writes).
   const VerificationKey& verification_key() const;
 
