@@ -758,11 +758,35 @@ TEST(Grpc, AnAwaitSurvivesABrokerRestartByCallingAgain) {
   // The await is open when the broker dies: it ends UNAVAILABLE; called
   // again on the restarted broker it gets the result. Nothing is lost.
   ASSERT_TRUE(WaitForAttempts(g.fleet, submitted.job_seq(), 0, 1, 10s));
-  auto pending = std::async(std::launch::async, [&] { return Await(*alice, submitted.job_seq()); });
-  std::this_thread::sleep_for(200ms);
+  // "Open" is the stream's first update, the job's state: the broker writes
+  // it once the call has joined and its AWAIT has gone to the core before
+  // it (AwaitCall::Start). A sleep instead would let a kill before the call
+  // reached the broker pass as well, since that too ends UNAVAILABLE.
+  auto context = Context(30s);
+  v1::AwaitJobRequest request;
+  request.set_job_seq(submitted.job_seq());
+  auto reader = alice->AwaitJob(context.get(), request);
+  std::promise<void> first_update;
+  auto pending = std::async(std::launch::async, [&] {
+    Awaited out;
+    v1::JobUpdate update;
+    while (reader->Read(&update)) {
+      out.updates.push_back(update);
+      if (out.updates.size() == 1) first_update.set_value();
+    }
+    out.status = reader->Finish();
+    if (out.updates.empty()) first_update.set_value();  // ended before it was open: the checks below say so
+    return out;
+  });
+  ASSERT_EQ(first_update.get_future().wait_for(zkfleet::testing::Scaled(10s)), std::future_status::ready)
+      << "the await never streamed the job's state";
   broker->Kill9();
   Awaited broken = pending.get();
   EXPECT_EQ(broken.status.error_code(), grpc::StatusCode::UNAVAILABLE) << broken.status.error_message();
+  ASSERT_EQ(broken.updates.size(), 1u) << "the state, and nothing after it, before the broker died";
+  ASSERT_TRUE(broken.updates[0].has_state());
+  EXPECT_EQ(broken.updates[0].state().state(), proto::JOB_STATE_RUNNING)
+      << proto::JobState_Name(broken.updates[0].state().state());
   EXPECT_EQ(broken.result(), nullptr);
   g.StartBroker();
   Awaited awaited;
