@@ -253,10 +253,25 @@ TEST(FleetRobustness, ZkctlJsonSurvivesAHostileProofFromAWorker) {
   }
   EXPECT_EQ(status.results_rejected(), 1u) << status.DebugString();
   EXPECT_EQ(status.jobs_completed(), 0u);
+  // The await ends for the one reason there is: the job has no result yet
+  // (it waits for another worker), so --wait-timeout 1 runs out. Exit 1 with
+  // code TIMEOUT, not a result the client refused (INVALID_RESULT, exit 1
+  // as well: only the code tells them apart) nor a job that ended (exit 3).
   std::string await_out;
-  EXPECT_NE(fleet.Zkctl({"--json", "--wait-timeout", "1", "await", std::to_string(job_seq)}, &await_out), 0)
-      << await_out;
+  EXPECT_EQ(fleet.Zkctl({"--json", "--wait-timeout", "1", "await", std::to_string(job_seq)}, &await_out), 1)
+      << await_out.substr(0, 300);
   EXPECT_EQ(await_out.find("[[[["), std::string::npos) << await_out.substr(0, 300);
+  const size_t brace = await_out.find('{');  // past any line on stderr
+  const auto awaited = nlohmann::json::parse(brace == std::string::npos ? std::string() : await_out.substr(brace),
+                                             nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(awaited.is_object() && awaited.contains("error") && awaited["error"].is_object())
+      << await_out.substr(0, 300);
+  const auto& error = awaited["error"];
+  EXPECT_EQ(error.value("code", ""), "TIMEOUT") << error.dump();
+  EXPECT_EQ(error.value("exit_code", -1), 1) << error.dump();
+  EXPECT_NE(error.value("message", "").find("no reply from the broker at " + fleet.client_endpoint() + " within 1000 ms"),
+            std::string::npos)
+      << error.dump();
 }
 
 }  // namespace
