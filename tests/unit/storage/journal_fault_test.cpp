@@ -283,7 +283,13 @@ TEST_F(JournalFaultTest, MapFullIsSaidPlainlyAndAbortRecovers) {
 // A process that may not reserve the default 1 TiB map (a ulimit -v, a
 // sanitizer's shadow memory) still opens its journal, with a smaller map.
 TEST_F(JournalFaultTest, NoAddressSpaceForTheMapTakesASmallerOne) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// gcc says so with __SANITIZE_*__, clang only through __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ZKFLEET_TEST_UNDER_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(ZKFLEET_TEST_UNDER_SANITIZER)
   GTEST_SKIP() << "a sanitizer's shadow memory needs more address space than the limit this test sets "
                   "(the TSan phase opens every broker's journal through this fallback)";
 #else
