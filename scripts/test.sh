@@ -22,6 +22,9 @@ jobs="$(nproc)"
 # spend much of their time waiting on the processes they start (a 2-core run
 # kept 1.2 cores busy at -j2), and every case must pass on a loaded machine.
 ctest_jobs=$((jobs + 1))
+# The ASan phase's cases wait longer still (every delay they set for a worker
+# or a lease is stretched by ZKFLEET_TEST_TIME_SCALE): one more beside them.
+asan_ctest_jobs=$((jobs + 2))
 failed=()
 # Why each failed phase failed, printed again at the very end: CI keeps only
 # the tail of this output, and the cause must be in it.
@@ -143,7 +146,7 @@ for phase in $phases; do
         # ASan, in node; the same parser runs here in the other format cases);
         # the witness generators' BLS12-381 fixture cases
         # repeat the BN254 ones' code (the same parser and driver).
-        run_ctest build/asan --preset debug-asan -j "$ctest_jobs" -L 'unit|integration' \
+        run_ctest build/asan --preset debug-asan -j "$asan_ctest_jobs" -L 'unit|integration' \
           -E '^zkverify_snarkjs_test/|^zkfleet_witgen_tests/.*_bls12381$|^zkfleet_bellman_format_test/SnarkjsExportBellman\.' "$@" || ok=0
         check_sanitizer_logs "$PWD/build/asan/sanitizer-logs" || ok=0
         unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS LSAN_OPTIONS
