@@ -503,6 +503,35 @@ void BrokerServer::Flush(Clock::time_point now) {
   SendOutbox(/*workers_only=*/true, now);
   Commit();
   SendOutbox(/*workers_only=*/false, now);
+  // Each round removes the workers it settles, so this ends; the bound only
+  // guards against a peer that keeps coming back under the same id.
+  for (int round = 0; round < 8 && SettleUnroutableWorkers(now); ++round) {
+    SendOutbox(/*workers_only=*/true, now);
+    Commit();
+    SendOutbox(/*workers_only=*/false, now);
+  }
+}
+
+bool BrokerServer::SettleUnroutableWorkers(Clock::time_point now) {
+  if (unroutable_workers_.empty()) return false;
+  std::set<std::string> ids;
+  ids.swap(unroutable_workers_);
+  // libzmq drops a peer's route at its disconnect but keeps what it had
+  // received from it: a worker that sent its last RESULT, FAULTED, handback
+  // and DISCONNECT and closed is unroutable before those are read. Read them
+  // first, so that the worker's own account of its end counts, not a lost
+  // connection (its leases would requeue as unreachable and its FAULTED go
+  // unseen).
+  DrainSocket(workers_, /*from_workers=*/true, kReceiveBudget, now);
+  bool removed = false;
+  for (const std::string& id : ids) {
+    if (!core_->workers().all().count(id)) continue;  // it said goodbye itself
+    spdlog::warn("send to a worker failed (unroutable); removing it");
+    core_->WorkerUnreachable(id, now);
+    removed = true;
+  }
+  if (removed && !core_->unavailable()) core_->Dispatch(now);
+  return true;
 }
 
 void BrokerServer::SendOutbox(bool workers_only, Clock::time_point now) {
@@ -545,12 +574,14 @@ void BrokerServer::SendOutbox(bool workers_only, Clock::time_point now) {
       if (to_worker) {
         // A JOB that did not go out must not stay leased: drop the worker
         // (its leases requeue) and let it register again.
-        if (core_->workers().all().count(out.identity)) {
-          spdlog::warn("send to a worker failed ({}); removing it",
-                       sent == fleet::SendStatus::kFull ? "queue full" : "unroutable");
-          core_->WorkerUnreachable(out.identity, now);
-          lost_worker = true;
+        if (!core_->workers().all().count(out.identity)) continue;
+        if (sent != fleet::SendStatus::kFull) {
+          unroutable_workers_.insert(out.identity);  // settled once its last messages are read (Flush)
+          continue;
         }
+        spdlog::warn("send to a worker failed (queue full); removing it");
+        core_->WorkerUnreachable(out.identity, now);
+        lost_worker = true;
       } else {
         ++core_->counters().replies_undeliverable;
       }

@@ -40,6 +40,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <zmq.hpp>
@@ -102,6 +103,11 @@ class BrokerServer {
   // replies to clients; a worker that cannot be reached is removed (its
   // leases requeue) and dispatch runs again.
   void Flush(Clock::time_point now);
+  // The workers a send found unroutable this turn (SendOutbox): reads what
+  // the workers sent that is still queued first (their last RESULT, FAULTED,
+  // handback or DISCONNECT), then removes those still registered. Returns
+  // whether any was settled (its messages must go out in turn).
+  bool SettleUnroutableWorkers(Clock::time_point now);
   // Sends the outbox (`workers_only`: only worker messages; client ones stay
   // queued, in order).
   void SendOutbox(bool workers_only, Clock::time_point now);
@@ -124,6 +130,8 @@ class BrokerServer {
   metrics::BrokerMetrics* metrics_;  // not owned; may be null
   std::unique_ptr<Journal> journal_;  // opened by Bind()
   std::unique_ptr<BrokerCore> core_;
+  // Workers a send found unroutable, until SettleUnroutableWorkers.
+  std::set<std::string> unroutable_workers_;
   std::optional<AllowList> initial_allow_list_;  // loaded at construction, applied by Bind()
   // Checks RESULTs off the loop thread; the core queues the tasks, the loop
   // hands them over and feeds the verdicts back (VerifyResults).
