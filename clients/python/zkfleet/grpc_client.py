@@ -58,12 +58,14 @@ RETRY_AFTER_TRAILER = "retry-after-ms"
 
 # Our own backoff between retries (doubling, jittered). The channel's
 # reconnect backoff is capped too (below): grpc's default grows to 120 s,
-# far longer than a broker restart takes.
+# far longer than a broker restart takes. "grpc.min_reconnect_backoff_ms" is
+# left at grpc's default on purpose: despite its name it is the shortest
+# time a connection attempt is given (20 s), and 100 ms there made every
+# attempt after a broker's restart time out on a busy host.
 _BACKOFF_FIRST_S = 0.1
 _BACKOFF_MAX_S = 5.0
 _CHANNEL_OPTIONS = [
     ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 2000),
     ("grpc.max_receive_message_length", 64 << 20),   # results of many partitions
     ("grpc.max_send_message_length", 64 << 20),      # inline witnesses (the broker bounds them)
@@ -171,6 +173,28 @@ class GrpcClient:
 
     # ------------------------------------------------------------------ calls
 
+    def _pause(self, seconds: float, until_connected: bool) -> None:
+        """Waits ``seconds`` between retries while the channel keeps
+        connecting (``until_connected``: no longer than until it is
+        connected). grpc's Python channel advances a connection attempt only
+        while something waits on the channel; across a bare sleep every
+        attempt timed out unseen, and a broker down for 8 s was never
+        reached again (tests/python/test_grpc_clients.py, the outage case)."""
+        started = time.monotonic()
+        ready = grpc.channel_ready_future(self._channel)   # subscribes, asking to connect
+        try:
+            if until_connected:
+                ready.result(timeout=seconds)
+            else:
+                time.sleep(seconds)
+        except grpc.FutureTimeoutError:
+            pass
+        finally:
+            ready.cancel()
+        # A channel that has not yet seen its connection drop reads as ready:
+        # never retry sooner than the first backoff step.
+        time.sleep(max(min(seconds, _BACKOFF_FIRST_S) - (time.monotonic() - started), 0))
+
     def _call(self, method: str, request: Any, timeout: Optional[float]) -> Any:
         try:
             return getattr(self._stub, method)(request, timeout=timeout, metadata=self._metadata)
@@ -229,7 +253,7 @@ class GrpcClient:
                 pause = backoff.next(e.retry_after_ms / 1000)
                 if time.monotonic() + pause >= deadline:
                     raise
-                time.sleep(pause)
+                self._pause(pause, until_connected=e.code == grpc.StatusCode.UNAVAILABLE)
 
     def get(self, job_seq: int, timeout: Optional[float] = 30) -> "pb.JobInfo":
         """The job's state (zkfleet.proto.JobInfo): live, or ended within the broker's --result-ttl."""
@@ -250,6 +274,7 @@ class GrpcClient:
         backoff = _Backoff()
         last_problem = "no reply"
         while True:
+            unavailable = False
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise Timeout(f"job {job_seq}: no result within {timeout:g} s (last: {last_problem})")
@@ -271,10 +296,11 @@ class GrpcClient:
                 if error.code != grpc.StatusCode.UNAVAILABLE:
                     raise error from None
                 last_problem = str(error)
+                unavailable = True
             finally:
                 stream.cancel()
             pause = min(backoff.next(), max(deadline - time.monotonic(), 0))
-            time.sleep(pause)
+            self._pause(pause, until_connected=unavailable)
 
     def cancel(self, job_seq: int, timeout: Optional[float] = 30) -> CancelResult:
         """Cancels the job; ``cancelled`` is False when it had already ended."""
