@@ -56,9 +56,9 @@ double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 // count points P_i = (start + i)·G: one addition each, chunk by chunk.
 template <class Cfg>
-std::vector<curve::Affine<Cfg>> FakePoints(size_t count, uint64_t start, cpu::ThreadPool& pool) {
+bellman::PointVector<curve::Affine<Cfg>> FakePoints(size_t count, uint64_t start, cpu::ThreadPool& pool) {
   using J = curve::Jacobian<Cfg>;
-  std::vector<curve::Affine<Cfg>> out(count);
+  bellman::PointVector<curve::Affine<Cfg>> out(count);
   const auto g = Cfg::generator();
   pool.ParallelFor(count, [&](size_t lo, size_t hi) {
     uint64_t k[1] = {start + lo + 1};

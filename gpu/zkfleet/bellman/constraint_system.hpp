@@ -139,8 +139,8 @@ Parameters ParametersFromScalarsCuda(ParameterScalars scalars, ThreadPool& pool,
 // k_i·G for the generator G of G1 / G2: the CPU's fixed-base multiplication
 // (8-bit windows, 32 mixed additions a point, batch affine conversion),
 // what ParametersFromScalars uses. Montgomery scalars; 0 gives (0, 0).
-std::vector<G1Affine> MulGeneratorG1(const std::vector<Fr>& scalars, ThreadPool& pool);
-std::vector<G2Affine> MulGeneratorG2(const std::vector<Fr>& scalars, ThreadPool& pool);
+PointVector<G1Affine> MulGeneratorG1(const std::vector<Fr>& scalars, ThreadPool& pool);
+PointVector<G2Affine> MulGeneratorG2(const std::vector<Fr>& scalars, ThreadPool& pool);
 
 // The real shape MakeSyntheticCircuit copies: one partition of a Filecoin
 // 32 GiB PoRep (SealCommit / C2, v28 parameters ...-8-8-0-sha256_hasher-

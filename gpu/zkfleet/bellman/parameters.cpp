@@ -219,18 +219,18 @@ void DecodeArrays(std::span<const ArrayJob> jobs, const std::string& origin, uin
 // decode. So the vectors are reserved first, advised to use transparent huge
 // pages (MADV_HUGEPAGE: the proofs' MSMs gain from them as well) and their
 // pages populated by the kernel in parallel slices (MADV_POPULATE_WRITE,
-// Linux 5.14+), and only then resized (resize() writes zeros over them, at
-// memory speed: 5 ms) and decoded into. Advice that fails is harmless: the
-// pages then fault as before.
+// Linux 5.14+), and only then resized and decoded into (a PointVector's
+// resize writes nothing: at 2^27 a zeroing resize was 45 GB of memset on
+// one thread). Advice that fails is harmless: the pages then fault as before.
 struct Reservation {
   uint8_t* data;
   size_t bytes;
 };
 
-template <class Affine>
-Reservation Reserve(std::vector<Affine>& out, uint32_t count) {
+template <class Vector>
+Reservation Reserve(Vector& out, uint32_t count) {
   out.reserve(count);
-  return {reinterpret_cast<uint8_t*>(out.data()), size_t{count} * sizeof(Affine)};
+  return {reinterpret_cast<uint8_t*>(out.data()), size_t{count} * sizeof(typename Vector::value_type)};
 }
 
 void Populate(std::span<const Reservation> reservations, ThreadPool& pool) {
@@ -251,15 +251,17 @@ void Populate(std::span<const Reservation> reservations, ThreadPool& pool) {
   });
 }
 
-template <class Affine>
-ArrayJob JobOf(const char* name, const Span& span, std::vector<Affine>& out, const DecodeChecks& checks) {
-  out.resize(span.count);  // Parameters keeps plain vectors for its users: value-initialised, then decoded into
-  return ArrayJob{name, span, std::is_same_v<Affine, G2Affine>, out.data(), checks};
+// Sized, then decoded into. A PointVector's resize leaves the points
+// uninitialised; the .vk's std::vector writes zeros first (a few points).
+template <class Vector>
+ArrayJob JobOf(const char* name, const Span& span, Vector& out, const DecodeChecks& checks) {
+  out.resize(span.count);
+  return ArrayJob{name, span, std::is_same_v<typename Vector::value_type, G2Affine>, out.data(), checks};
 }
 
 // Decodes one located array (the .vk's IC) into `out`.
-template <class Affine>
-void DecodeArray(const Span& span, std::vector<Affine>& out, const char* what, const std::string& origin,
+template <class Vector>
+void DecodeArray(const Span& span, Vector& out, const char* what, const std::string& origin,
                  ThreadPool& pool, const ReadOptions& options) {
   const ArrayJob job = JobOf(what, span, out, ChecksOf(options));
   ReadOptions quiet = options;
@@ -402,10 +404,9 @@ uint32_t CountOf(size_t n, const std::string& path, const char* what) {
 
 // Count, then the points, encoded in parallel a block at a time so that the
 // buffer stays small next to a multi-gigabyte file.
-template <class Affine>
-void WriteArray(AtomicFile& file, const std::vector<Affine>& points, ThreadPool& pool, const std::string& path,
-                const char* what) {
-  constexpr size_t kBytes = UncompressedBytes<Affine>();
+template <class Vector>
+void WriteArray(AtomicFile& file, const Vector& points, ThreadPool& pool, const std::string& path, const char* what) {
+  constexpr size_t kBytes = UncompressedBytes<typename Vector::value_type>();
   constexpr size_t kBlock = (size_t{32} << 20) / kBytes;
   file.WriteU32BE(CountOf(points.size(), path, what));
   std::vector<uint8_t> buffer(std::min(points.size(), kBlock) * kBytes);

@@ -45,6 +45,7 @@
 #include "zkfleet/curve/point.hpp"
 #include "zkfleet/engine/file_identity.hpp"
 #include "zkfleet/engine/verify.hpp"
+#include "zkfleet/runtime/large_array_allocator.hpp"
 #include "zkfleet/runtime/thread_pool.hpp"
 
 namespace zkfleet::bellman {
@@ -60,10 +61,16 @@ struct VerifyingKey {
   std::vector<G1Affine> ic;
 };
 
+// The point arrays: up to tens of GB each, decoded in parallel into
+// uninitialised, huge-page advised, page-aligned mappings (a CUDA key pins
+// them where they are instead of copying them; large_array_allocator.hpp).
+template <class Affine>
+using PointVector = std::vector<Affine, runtime::LargeArrayAllocator<Affine>>;
+
 struct Parameters {
   VerifyingKey vk;
-  std::vector<G1Affine> h, l, a, b_g1;
-  std::vector<G2Affine> b_g2;
+  PointVector<G1Affine> h, l, a, b_g1;
+  PointVector<G2Affine> b_g2;
 };
 
 // How much checking a read does. Every read checks the structure (counts

@@ -28,10 +28,18 @@ using namespace assignment;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-template <class T>
-DeviceBuffer UploadVector(const std::vector<T>& v, const std::string& what) {
-  DeviceBuffer buf(std::max<size_t>(v.size(), 1) * sizeof(T), what);
-  if (!v.empty()) ZK_CUDA_CHECK(cudaMemcpy(buf.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), what);
+// A large vector is page-locked in place for its upload (a DMA at the
+// link's rate, where a pageable copy is staged through the driver's small
+// buffers at a fraction of it); where CUDA refuses, the copy is pageable.
+template <class Vector>
+DeviceBuffer UploadVector(const Vector& v, const std::string& what) {
+  using T = typename Vector::value_type;
+  const size_t bytes = v.size() * sizeof(T);
+  DeviceBuffer buf(std::max<size_t>(bytes, sizeof(T)), what);
+  if (bytes == 0) return buf;
+  HostRegistration locked;
+  if (bytes >= (size_t{64} << 20)) locked = HostRegistration::Try(const_cast<T*>(v.data()), bytes, nullptr);
+  ZK_CUDA_CHECK(cudaMemcpy(buf.get(), v.data(), bytes, cudaMemcpyHostToDevice), what);
   return buf;
 }
 

@@ -11,7 +11,7 @@ namespace zkfleet::cuda {
 namespace {
 
 std::atomic<uint64_t> g_device_allocs{0}, g_pinned_allocs{0}, g_failed_allocs{0};
-std::atomic<uint64_t> g_device_bytes{0}, g_pinned_bytes{0};
+std::atomic<uint64_t> g_device_bytes{0}, g_pinned_bytes{0}, g_registered_bytes{0};
 std::atomic<int> g_injected_fault{static_cast<int>(InjectedFault::kNone)};
 
 std::string Mib(size_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
@@ -35,6 +35,7 @@ AllocationCounts AllocationStats() {
   c.failed_allocs = g_failed_allocs.load();
   c.device_bytes_live = g_device_bytes.load();
   c.pinned_bytes_live = g_pinned_bytes.load();
+  c.registered_bytes_live = g_registered_bytes.load();
   return c;
 }
 
@@ -123,6 +124,29 @@ PinnedBuffer::PinnedBuffer(size_t bytes, const std::string& what) : ptr_(PinnedA
 
 void PinnedBuffer::Reset() {
   PinnedFree(ptr_, bytes_);
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
+
+HostRegistration HostRegistration::Try(void* ptr, size_t bytes, std::string* why) {
+  HostRegistration out;
+  if (ptr == nullptr || bytes == 0) return out;
+  const cudaError_t err = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // a refused registration is not a sticky error: clear it
+    if (why) *why = std::string("cudaHostRegister of ") + Mib(bytes) + ": " + cudaGetErrorString(err);
+    return out;
+  }
+  out.ptr_ = ptr;
+  out.bytes_ = bytes;
+  g_registered_bytes += bytes;
+  return out;
+}
+
+void HostRegistration::Reset() {
+  if (!ptr_) return;
+  cudaHostUnregister(ptr_);
+  g_registered_bytes -= bytes_;
   ptr_ = nullptr;
   bytes_ = 0;
 }

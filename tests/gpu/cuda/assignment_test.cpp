@@ -107,17 +107,25 @@ TEST_F(CudaAssignment, StreamedUnderADeviceMemoryBudgetSameBytesAsTheCpu) {
       ASSERT_EQ(budgets.size(), 2u) << "no budget makes these parameters stream";
       for (uint64_t budget : budgets) {
         const uint64_t live_before = cuda::AllocationStats().device_bytes_live;
-        const engine::BellmanKey key = Key(params, true, true, budget);
-        const uint64_t held = cuda::AllocationStats().device_bytes_live - live_before;
-        EXPECT_NE(key.info().placement.find("streamed"), std::string::npos) << key.info().placement;
-        EXPECT_LE(held, budget) << key.info().placement;
-        for (int i = 0; i < 2; ++i) {  // the second proof reuses the cached indices and the arena
-          const engine::BellmanProof gpu = key.Prove(a.View(), Fixed(3, 5));
-          EXPECT_TRUE(gpu.check.verified);
-          EXPECT_TRUE(gpu.check.engine_fault.empty()) << gpu.check.engine_fault;
-          EXPECT_EQ(gpu.bytes, cpu.bytes) << "2^" << log_rows << " trim " << trim << " " << key.info().placement;
-        }
-        EXPECT_EQ(cuda::AllocationStats().device_bytes_live - live_before, held) << "a proof allocated device memory";
+        const uint64_t registered_before = cuda::AllocationStats().registered_bytes_live;
+        {
+          const engine::BellmanKey key = Key(params, true, true, budget);
+          const uint64_t held = cuda::AllocationStats().device_bytes_live - live_before;
+          EXPECT_NE(key.info().placement.find("streamed"), std::string::npos) << key.info().placement;
+          EXPECT_LE(held, budget) << key.info().placement;
+          // The points are page-locked where the parameters were decoded (no
+          // copy into cudaHostAlloc'd blocks), and unlocked with the key.
+          EXPECT_NE(key.info().placement.find("page-locked in place"), std::string::npos) << key.info().placement;
+          EXPECT_GT(cuda::AllocationStats().registered_bytes_live, registered_before);
+          for (int i = 0; i < 2; ++i) {  // the second proof reuses the cached indices and the arena
+            const engine::BellmanProof gpu = key.Prove(a.View(), Fixed(3, 5));
+            EXPECT_TRUE(gpu.check.verified);
+            EXPECT_TRUE(gpu.check.engine_fault.empty()) << gpu.check.engine_fault;
+            EXPECT_EQ(gpu.bytes, cpu.bytes) << "2^" << log_rows << " trim " << trim << " " << key.info().placement;
+          }
+          EXPECT_EQ(cuda::AllocationStats().device_bytes_live - live_before, held) << "a proof allocated device memory";
+        }  // the key goes
+        EXPECT_EQ(cuda::AllocationStats().registered_bytes_live, registered_before);
       }
     }
   }

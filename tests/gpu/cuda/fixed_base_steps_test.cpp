@@ -109,8 +109,8 @@ bool SameBytes(const A& x, const A& y) {
   return std::memcmp(&x, &y, sizeof(A)) == 0;
 }
 
-template <class Cfg>
-void ExpectEqualPoints(const std::vector<curve::Affine<Cfg>>& got, const std::vector<curve::Affine<Cfg>>& want,
+template <class Cfg, class Alloc>
+void ExpectEqualPoints(const std::vector<curve::Affine<Cfg>>& got, const std::vector<curve::Affine<Cfg>, Alloc>& want,
                        const std::vector<Fr>& scalars, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   int reported = 0;
@@ -127,7 +127,7 @@ void CheckAgainstCpu(size_t random, uint64_t seed) {
   const std::vector<Fr> scalars = Scalars(random, seed);
   const std::vector<curve::Affine<Cfg>> table = fixed_base::BuildTable(Cfg::generator());
   ASSERT_EQ(table.size(), size_t{fixed_base::kTableSize});
-  std::vector<curve::Affine<Cfg>> cpu;
+  bellman::PointVector<curve::Affine<Cfg>> cpu;
   if constexpr (sizeof(typename Cfg::Field) == 48) {
     cpu = MulGeneratorG1(scalars, Pool());
   } else {

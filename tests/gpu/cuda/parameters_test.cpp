@@ -34,8 +34,8 @@ class CudaParameters : public ::testing::Test {
   }
 };
 
-template <class A>
-void ExpectSameSection(const std::vector<A>& got, const std::vector<A>& want, const std::string& what) {
+template <class A, class AllocGot, class AllocWant>
+void ExpectSameSection(const std::vector<A, AllocGot>& got, const std::vector<A, AllocWant>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   int reported = 0;
   for (size_t i = 0; i < got.size() && reported < 5; ++i) {

@@ -59,8 +59,8 @@ template <class Cfg>
 bool SamePoint(const curve::Affine<Cfg>& p, const curve::Affine<Cfg>& q) {
   return p.x == q.x && p.y == q.y;
 }
-template <class Cfg>
-bool SamePoints(const std::vector<curve::Affine<Cfg>>& p, const std::vector<curve::Affine<Cfg>>& q) {
+template <class Cfg, class AllocP, class AllocQ>
+bool SamePoints(const std::vector<curve::Affine<Cfg>, AllocP>& p, const std::vector<curve::Affine<Cfg>, AllocQ>& q) {
   if (p.size() != q.size()) return false;
   for (size_t i = 0; i < p.size(); ++i) {
     if (!SamePoint(p[i], q[i])) return false;
