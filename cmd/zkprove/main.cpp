@@ -37,6 +37,7 @@
 // the signal or circom's message; other errors exit 1.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <iostream>
@@ -129,6 +130,14 @@ struct WitgenFlags {
     o.bench_repeat = repeat;
     // A first sight compiles for seconds to a minute: say so, or it looks hung.
     o.on_compile = [](const std::string& line) { std::fprintf(stderr, "zkprove: %s...\n", line.c_str()); };
+    // At first sight node answers, and the native generator is built by a
+    // `zkprove wtns build` left running behind this one-shot process.
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+      o.build_command = {self.string(), "wtns", "build", "--witgen-cache", cache};
+      if (plain) o.build_command.push_back("--plain-wasm2c");
+    }
     return o;
   }
 };
@@ -145,9 +154,12 @@ void ReportGeneration(const char* command, const std::string& input_path,
                       const zkfleet::engine::WitnessGenerator& generator,
                       const zkfleet::engine::GenerationResult& r, const WitgenFlags& flags) {
   if (flags.timings) {
-    std::fprintf(stderr, "%s: generator %s in %.4fs (%s field code), witness %.4fs (%u signals)\n", command,
-                 generator.info().from_cache ? "found in the cache" : "compiled", generator.info().load_seconds,
-                 generator.info().native_field ? "native" : "wasm", r.seconds, generator.info().witness_count);
+    const zkfleet::engine::GeneratorInfo info = generator.info();
+    const bool node = r.tier == zkfleet::engine::GeneratorTier::kNode;
+    std::fprintf(stderr, "%s: generator %s in %.4fs (%s), witness %.4fs by the %s tier (%u signals)\n", command,
+                 node ? "first sight, described by node" : info.from_cache ? "found in the cache" : "compiled",
+                 info.load_seconds, node ? "the wasm under node" : info.native_field ? "native field code" : "wasm field code",
+                 r.seconds, zkfleet::engine::GeneratorTierName(r.tier), info.witness_count);
   }
   if (!r.bench_json.empty()) std::fprintf(stderr, "%s\n", r.bench_json.c_str());
   if (!r.ok()) {
@@ -200,6 +212,33 @@ int WtnsCalculate(int argc, char** argv) {
   return 0;
 }
 
+// Builds (or finds) the native generator of a wasm and exits: what a first
+// sight leaves running behind it, and a way to build ahead of the first job.
+int WtnsBuild(int argc, char** argv) {
+  CLI::App app{"zkprove wtns build: compile circuit.wasm's native witness generator into the cache (once per circuit)"};
+  app.name("zkprove wtns build");
+  std::string wasm;
+  WitgenFlags flags;
+  app.add_option("wasm", wasm, "circom's witness generator (circuit_js/circuit.wasm)")->required();
+  flags.Add(app);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    zkfleet::engine::WitnessGeneratorOptions options = flags.Options();
+    options.first_sight = zkfleet::engine::WitnessGeneratorOptions::FirstSight::kWaitForBuild;
+    options.build_command.clear();
+    auto generator = zkfleet::engine::WitnessGenerator::Load(wasm, options);
+    if (flags.timings) {
+      std::fprintf(stderr, "zkprove wtns build: %s in %.4fs: %s\n",
+                   generator->info().from_cache ? "found in the cache" : "compiled", generator->info().load_seconds,
+                   generator->info().executable.c_str());
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "zkprove wtns build: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int FullProve(int argc, char** argv) {
   CLI::App app{"zkprove fullprove: witness and Groth16 proof in one step (as snarkjs groth16 fullprove)"};
   app.name("zkprove fullprove");
@@ -242,11 +281,13 @@ int main(int argc, char** argv) {
   if (argc >= 3 && std::string(argv[1]) == "wtns" && std::string(argv[2]) == "calculate") {
     return WtnsCalculate(argc - 2, argv + 2);
   }
+  if (argc >= 3 && std::string(argv[1]) == "wtns" && std::string(argv[2]) == "build") return WtnsBuild(argc - 2, argv + 2);
   if (argc >= 2 && std::string(argv[1]) == "fullprove") return FullProve(argc - 1, argv + 1);
   CLI::App app{"zkprove: Groth16 prover for circom/snarkjs files (drop-in for rapidsnark's prover)"};
   app.footer(
       "Also: zkprove export-vk <circuit.zkey> <verification_key.json>\n"
       "      zkprove wtns calculate <circuit.wasm> <input.json> <witness.wtns>\n"
+      "      zkprove wtns build <circuit.wasm>   (the native generator, ahead of the first witness)\n"
       "      zkprove fullprove <input.json> <circuit.wasm> <circuit.zkey> <proof.json> <public.json>\n"
       "TEST ONLY: ZKFLEET_FAULT_INJECT=msm:<n> in the environment corrupts one MSM result in each of the next n "
       "proofs (to test --verify); device_lost:<n> fails them like a sticky CUDA error. Never set it in production.");

@@ -76,6 +76,30 @@ std::string ChildExit::Describe() const {
   return std::string("killed by ") + SignalName(signal) + " (" + std::to_string(signal) + ")";
 }
 
+void SpawnDetached(const std::vector<std::string>& argv_in) {
+  if (argv_in.empty()) throw Error(ErrorCode::kInvalidArgument, "SpawnDetached: no program");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  for (int fd = 0; fd < 3; ++fd) posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
+  std::vector<char*> argv;
+  for (const std::string& a : argv_in) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw Error(ErrorCode::kIo, "cannot start " + argv_in[0] + ": " + std::strerror(rc));
+}
+
 ChildExit RunChild(const ChildOptions& options, std::span<const uint8_t> input, OutputSink& output) {
   if (options.argv.empty()) throw Error(ErrorCode::kInvalidArgument, "RunChild: no program");
   Fd in_r, in_w, out_r, out_w, err_r, err_w;

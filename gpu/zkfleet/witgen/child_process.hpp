@@ -65,6 +65,12 @@ struct ChildOptions {
   int stdout_fd = -1;                 // >= 0: the child's stdout is this file (RunChild's sink unused)
 };
 
+// Starts argv in a session of its own (setsid), its standard streams on
+// /dev/null, this process's environment, and does not wait: it outlives
+// this process (a one-shot zkprove leaves the native generator's build
+// running behind it). Throws zkfleet::Error (kIo) when it cannot start.
+void SpawnDetached(const std::vector<std::string>& argv);
+
 // Spawns and runs the child to its end. Throws zkfleet::Error (kIo) only when
 // it cannot be started at all (naming argv[0] and errno).
 ChildExit RunChild(const ChildOptions& options, std::span<const uint8_t> input, OutputSink& output);

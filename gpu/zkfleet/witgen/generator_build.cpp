@@ -125,14 +125,18 @@ std::vector<std::string> CompileFlags() {
 }
 
 void RunTool(const std::vector<std::string>& argv, const fs::path& dir, const fs::path& wasm,
-             const std::string& step) {
+             const std::string& step, const std::atomic<bool>* cancel) {
   ChildOptions o;
   o.argv = argv;
+  o.cancel = cancel;
   o.inherit_environment = true;
   o.working_directory = dir.string();
   o.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(30);
   StringSink out(16384);
   ChildExit exit = RunChild(o, {}, out);
+  if (exit.cancelled) {
+    throw Error(ErrorCode::kInternal, "the build of the witness generator of " + wasm.string() + " was cancelled");
+  }
   if (!exit.exited || exit.code != 0) {
     std::string tail = exit.stderr_tail.size() > 2000 ? exit.stderr_tail.substr(exit.stderr_tail.size() - 2000)
                                                       : exit.stderr_tail;
@@ -159,6 +163,8 @@ bool OwnEntry(const fs::path& dir) {
   return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() && (st.st_mode & 022) == 0;
 }
 
+}  // namespace
+
 std::optional<engine::Curve> CurveOfPrime(const std::vector<uint8_t>& prime_le) {
   std::string hex;
   for (size_t i = prime_le.size(); i-- > 0;) hex += Hex(&prime_le[i], 1);
@@ -166,6 +172,8 @@ std::optional<engine::Curve> CurveOfPrime(const std::vector<uint8_t>& prime_le) 
   if (hex == "73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001") return engine::Curve::kBls12_381;
   return std::nullopt;
 }
+
+namespace {
 
 // `generator --describe` -> info, or false. Run under the memory limit the
 // witnesses will have: a limit below the circuit's initial memory fails the
@@ -339,15 +347,16 @@ bool ParseDescribe(const std::string& text, engine::GeneratorInfo& info) {
   return true;
 }
 
-engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::WitnessGeneratorOptions& options) {
+namespace {
+
+// The cached generator, or (build) the one built now; without build,
+// nullopt where it would have to be built.
+std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const engine::WitnessGeneratorOptions& options,
+                                                   bool build, const std::atomic<bool>* cancel) {
   auto t0 = std::chrono::steady_clock::now();
-  if (sodium_init() < 0) throw Error(ErrorCode::kInternal, "libsodium failed to initialise");
-  const std::string wasm_bytes = ReadFileOrThrow(wasm, "circuit wasm");
-  if (wasm_bytes.size() < 8 || wasm_bytes.compare(0, 4, std::string("\0asm", 4)) != 0) {
-    throw Error(ErrorCode::kBadFormat, wasm.string() + " is not a WebAssembly module (no \\0asm header)");
-  }
+  const std::string wasm_bytes = ReadWasm(wasm);
   engine::GeneratorInfo info;
-  info.wasm_digest = DigestHex(wasm_bytes);
+  info.wasm_digest = WasmDigest(wasm_bytes);
   const fs::path cache = options.cache_dir.empty() ? engine::WitnessGeneratorOptions::DefaultCacheDir()
                                                    : options.cache_dir;
   std::error_code made;
@@ -381,6 +390,7 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
         return info;
       }
     }
+    if (!build) return std::nullopt;
     throw Error(no_tools.code(), std::string(no_tools.what()) + "; and " + cache.string() +
                                      " holds no generator built elsewhere for " + wasm.string());
   }
@@ -393,6 +403,7 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
     info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return info;
   }
+  if (!build) return std::nullopt;
 
   std::error_code ec;
   std::random_device random;
@@ -423,7 +434,7 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
   } cleanup{dir};
 
   WriteFileOrThrow(dir / "circuit.wasm", wasm_bytes);
-  RunTool({options.wasm2c, "circuit.wasm", "-n", "circuit", "-o", "circuit.c"}, dir, wasm, "wasm2c");
+  RunTool({options.wasm2c, "circuit.wasm", "-n", "circuit", "-o", "circuit.c"}, dir, wasm, "wasm2c", cancel);
   std::string c_source = ReadFileOrThrow(dir / "circuit.c", "wasm2c output");
   const bool patched = !native.empty() && PatchNativeField(c_source, native);
   if (patched) WriteFileOrThrow(dir / "native_fr.c", native);
@@ -435,7 +446,7 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
   cc.push_back("-I" + rt_dir.string());
   cc.push_back((rt_dir / "wasm-rt-impl.c").string());
   cc.push_back("-lm");
-  RunTool(cc, dir, wasm, "the C compiler (" + options.cc + ")");
+  RunTool(cc, dir, wasm, "the C compiler (" + options.cc + ")", cancel);
   if (!Describe(dir / "generator", options, info, why)) {
     throw Error(ErrorCode::kBadFormat, wasm.string() + " is not a circom witness generator: " + why);
   }
@@ -453,6 +464,30 @@ engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::W
   info.from_cache = false;
   info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return info;
+}
+
+}  // namespace
+
+std::string ReadWasm(const fs::path& wasm) {
+  std::string bytes = ReadFileOrThrow(wasm, "circuit wasm");
+  if (bytes.size() < 8 || bytes.compare(0, 4, std::string("\0asm", 4)) != 0) {
+    throw Error(ErrorCode::kBadFormat, wasm.string() + " is not a WebAssembly module (no \\0asm header)");
+  }
+  return bytes;
+}
+
+std::string WasmDigest(const std::string& wasm_bytes) {
+  if (sodium_init() < 0) throw Error(ErrorCode::kInternal, "libsodium failed to initialise");
+  return DigestHex(wasm_bytes);
+}
+
+engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::WitnessGeneratorOptions& options,
+                                           const std::atomic<bool>* cancel) {
+  return *LoadGenerator(wasm, options, /*build=*/true, cancel);
+}
+
+std::optional<engine::GeneratorInfo> FindGenerator(const fs::path& wasm, const engine::WitnessGeneratorOptions& options) {
+  return LoadGenerator(wasm, options, /*build=*/false, nullptr);
 }
 
 }  // namespace zkfleet::witgen

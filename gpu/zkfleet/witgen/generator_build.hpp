@@ -15,16 +15,37 @@
 // itself is rebuilt.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "zkfleet/engine/witness_generator.hpp"
 
 namespace zkfleet::witgen {
 
-// Loads or builds. Throws zkfleet::Error naming the wasm and the step.
+// Loads or builds. Throws zkfleet::Error naming the wasm and the step
+// (when `cancel` is set during the build, its tools are killed and it throws).
 engine::GeneratorInfo BuildOrFindGenerator(const std::filesystem::path& wasm,
-                                           const engine::WitnessGeneratorOptions& options);
+                                           const engine::WitnessGeneratorOptions& options,
+                                           const std::atomic<bool>* cancel = nullptr);
+
+// Only loads: the cached generator, or nullopt where BuildOrFindGenerator
+// would build one (or the host has no tools and the cache has none). Throws
+// as it does for an unreadable wasm or cache.
+std::optional<engine::GeneratorInfo> FindGenerator(const std::filesystem::path& wasm,
+                                                   const engine::WitnessGeneratorOptions& options);
+
+// circuit.wasm's bytes, checked to be WebAssembly. Throws kNotFound/kIo/kBadFormat naming it.
+std::string ReadWasm(const std::filesystem::path& wasm);
+
+// BN254's or BLS12-381's scalar field, by its prime (little-endian bytes).
+std::optional<engine::Curve> CurveOfPrime(const std::vector<uint8_t>& prime_le);
+
+// BLAKE2b-256 of bytes, hex (the cache key's first half).
+std::string WasmDigest(const std::string& wasm_bytes);
 
 // Renames the wasm2c definitions of the functions that `native_source`'s
 // first line lists ("/* zkfleet-native: NAME ... */") to NAME_wasm and

@@ -9,13 +9,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/witgen/child_process.hpp"
 #include "zkfleet/witgen/generator_build.hpp"
 #include "zkfleet/witgen/input_json.hpp"
+#include "zkfleet/witgen/node_tier.hpp"
 
 namespace zkfleet::engine {
 namespace {
@@ -69,9 +74,127 @@ std::filesystem::path WitnessGeneratorOptions::DefaultCacheDir() {
   return std::filesystem::temp_directory_path() / ("zkfleet-witgen-" + std::to_string(::getuid()));
 }
 
+const char* GeneratorTierName(GeneratorTier tier) {
+  switch (tier) {
+    case GeneratorTier::kNative: return "native";
+    case GeneratorTier::kNode: return "node";
+  }
+  return "unknown";
+}
+
+// The first-sight tier's state: the wasm's bytes for node, and the native
+// generator once the background build has made it.
+struct WitnessGenerator::Background {
+  std::string wasm_bytes;
+  std::filesystem::path wasm;
+  std::atomic<bool> cancel{false};
+  mutable std::mutex mutex;
+  mutable std::condition_variable done_cv;
+  bool done = false;                             // under mutex
+  std::shared_ptr<const GeneratorInfo> native;   // under mutex: set once, when built
+  std::thread thread;
+
+  std::shared_ptr<const GeneratorInfo> Native() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return native;
+  }
+};
+
+WitnessGenerator::WitnessGenerator(GeneratorInfo info, WitnessGeneratorOptions options)
+    : info_(std::move(info)), options_(std::move(options)) {}
+
+WitnessGenerator::~WitnessGenerator() {
+  if (background_ && background_->thread.joinable()) {
+    background_->cancel = true;
+    background_->thread.join();
+  }
+}
+
 std::shared_ptr<const WitnessGenerator> WitnessGenerator::Load(const std::filesystem::path& wasm,
                                                                  const WitnessGeneratorOptions& options) {
+  if (options.first_sight == WitnessGeneratorOptions::FirstSight::kInterpretWhileBuilding) {
+    if (auto cached = witgen::FindGenerator(wasm, options)) return std::make_shared<WitnessGenerator>(*cached, options);
+    auto background = std::make_unique<Background>();
+    background->wasm_bytes = witgen::ReadWasm(wasm);
+    background->wasm = wasm;
+    GeneratorInfo info;
+    std::string why;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (witgen::DescribeWithNode(background->wasm_bytes, options, info, why)) {
+      info.wasm_digest = witgen::WasmDigest(background->wasm_bytes);
+      info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      auto generator = std::make_shared<WitnessGenerator>(std::move(info), options);
+      Background* state = background.get();
+      generator->background_ = std::move(background);
+      if (!options.build_command.empty()) {
+        std::vector<std::string> command = options.build_command;
+        command.push_back(wasm.string());
+        std::string error;
+        try {
+          witgen::SpawnDetached(command);
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+        state->done = true;
+        if (options.on_compile) {
+          options.on_compile(error.empty() ? "first sight of " + wasm.string() + ": node answers; the native generator "
+                                                 "is built behind, once per circuit (" + command[0] + " ... wtns build)"
+                                           : "first sight of " + wasm.string() + ": node answers; the native build did "
+                                                 "not start: " + error);
+        }
+        return generator;
+      }
+      if (options.on_compile) {
+        options.on_compile("first sight of " + wasm.string() + ": node answers while the native generator is built "
+                           "behind, once per circuit");
+      }
+      WitnessGeneratorOptions build_options = options;
+      build_options.on_compile = nullptr;  // said above; the build runs on its own thread
+      state->thread = std::thread([state, build_options] {
+        std::string error;
+        std::shared_ptr<const GeneratorInfo> native;
+        try {
+          native = std::make_shared<GeneratorInfo>(witgen::BuildOrFindGenerator(state->wasm, build_options, &state->cancel));
+          // The file may have changed since node read it: only the same circuit takes over.
+          if (native->wasm_digest != witgen::WasmDigest(state->wasm_bytes)) {
+            error = state->wasm.string() + " changed while its generator was built; the first-sight tier goes on";
+            native.reset();
+          }
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+        {
+          std::lock_guard<std::mutex> lock(state->mutex);
+          state->native = native;
+          state->done = true;
+        }
+        state->done_cv.notify_all();
+        if (build_options.on_built && !state->cancel) build_options.on_built(error);
+      });
+      return generator;
+    }
+    // No node (or it cannot read this wasm): build first, saying why.
+    if (options.on_compile) options.on_compile("no first-sight tier (" + why + "): the generator is built first");
+  }
   return std::make_shared<WitnessGenerator>(witgen::BuildOrFindGenerator(wasm, options), options);
+}
+
+GeneratorInfo WitnessGenerator::info() const {
+  if (background_) {
+    if (auto native = background_->Native()) return *native;
+  }
+  return info_;
+}
+
+GeneratorTier WitnessGenerator::tier() const {
+  return background_ && !background_->Native() ? GeneratorTier::kNode : GeneratorTier::kNative;
+}
+
+bool WitnessGenerator::WaitForNative() const {
+  if (!background_) return true;
+  std::unique_lock<std::mutex> lock(background_->mutex);
+  background_->done_cv.wait(lock, [&] { return background_->done; });
+  return background_->native != nullptr;
 }
 
 uint64_t WitnessGenerator::wtns_bytes() const {
@@ -100,23 +223,37 @@ GenerationResult WitnessGenerator::Run(std::string_view input_json, witgen::Outp
   }
   const GeneratorLimits& limits = options_.limits;
   witgen::ChildOptions child;
-  child.argv = {info_.executable.string()};
-  if (limits.cpu_seconds > 0) {
-    child.argv.push_back("--cpu-seconds");
-    child.argv.push_back(std::to_string(static_cast<uint64_t>(std::max(1.0, limits.cpu_seconds))));
-  }
-  if (limits.memory_bytes > 0) {
-    child.argv.push_back("--memory-bytes");
-    child.argv.push_back(std::to_string(limits.memory_bytes));
+  const std::shared_ptr<const GeneratorInfo> native = background_ ? background_->Native() : nullptr;
+  result.tier = background_ && !native ? GeneratorTier::kNode : GeneratorTier::kNative;
+  std::vector<std::string> extra;
+  if (options_.bench_repeat > 1) extra = {"--repeat", std::to_string(options_.bench_repeat)};
+  if (result.tier == GeneratorTier::kNode) {
+    // The wasm's bytes first, then the same request; prlimit sets the limits.
+    child.argv = witgen::NodeTierArgv(options_, extra);
+    if (child.argv.empty()) {
+      return finish(GenerationStatus::kInternal, "the first-sight tier cannot run: no " + options_.node + " or " +
+                                                     options_.prlimit + " on PATH any more");
+    }
+    std::vector<uint8_t> prefixed = witgen::NodeTierPrefix(background_->wasm_bytes);
+    prefixed.insert(prefixed.end(), request.begin(), request.end());
+    request = std::move(prefixed);
+    extra.clear();
+  } else {
+    child.argv = {(native ? native->executable : info_.executable).string()};
+    if (limits.cpu_seconds > 0) {
+      child.argv.push_back("--cpu-seconds");
+      child.argv.push_back(std::to_string(static_cast<uint64_t>(std::max(1.0, limits.cpu_seconds))));
+    }
+    if (limits.memory_bytes > 0) {
+      child.argv.push_back("--memory-bytes");
+      child.argv.push_back(std::to_string(limits.memory_bytes));
+    }
   }
   if (limits.wall_seconds > 0) {
     child.deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                               std::chrono::duration<double>(limits.wall_seconds));
   }
-  if (options_.bench_repeat > 1) {
-    child.argv.push_back("--repeat");
-    child.argv.push_back(std::to_string(options_.bench_repeat));
-  }
+  child.argv.insert(child.argv.end(), extra.begin(), extra.end());
   child.cancel = cancel;
   child.stdout_fd = stdout_fd;
   witgen::StringSink unused(0);

@@ -104,6 +104,15 @@ WorkerMetrics::WorkerMetrics(MetricsServer& server, const WorkerIdentity& identi
   for (size_t i = 0; i < kGenerationOutcomeLabels.size(); ++i) {
     generations[i] = &generations_family.Add({{"outcome", std::string(kGenerationOutcomeLabels[i])}});
   }
+  auto& tiers_family = prometheus::BuildCounter()
+                           .Name("zkfleet_worker_generation_tier_total")
+                           .Help("Witnesses this worker computed from inputs, by the program that computed them "
+                                 "(native: the compiled generator; node: the wasm under Node.js, at a circuit's "
+                                 "first sight, while the native one is built)")
+                           .Register(registry);
+  for (size_t i = 0; i < kGenerationTierLabels.size(); ++i) {
+    generation_tiers[i] = &tiers_family.Add({{"tier", std::string(kGenerationTierLabels[i])}});
+  }
   generated_bytes = &prometheus::BuildCounter()
                          .Name("zkfleet_worker_generated_bytes_total")
                          .Help("Witness bytes (.wtns) computed from inputs into this worker's memory")
@@ -300,9 +309,12 @@ void WorkerMetrics::FetchEnded(std::string_view outcome, uint64_t bytes, unsigne
   fetch_seconds->Observe(seconds);
 }
 
-void WorkerMetrics::GenerationEnded(std::string_view outcome, double seconds, uint64_t bytes) {
+void WorkerMetrics::GenerationEnded(std::string_view outcome, std::string_view tier, double seconds, uint64_t bytes) {
   for (size_t i = 0; i < kGenerationOutcomeLabels.size(); ++i) {
     if (kGenerationOutcomeLabels[i] == outcome) generations[i]->Increment();
+  }
+  for (size_t i = 0; i < kGenerationTierLabels.size(); ++i) {
+    if (kGenerationTierLabels[i] == tier) generation_tiers[i]->Increment();
   }
   if (bytes > 0) generated_bytes->Increment(static_cast<double>(bytes));
   generation_seconds->Observe(seconds);

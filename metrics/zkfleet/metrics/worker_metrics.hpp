@@ -111,10 +111,12 @@ class WorkerMetrics {
   // A witness computed from inputs ended (engine/witness_generator.hpp):
   // `outcome` is one of kGenerationOutcomeLabels (GenerationStatusName),
   // `bytes` the .wtns a successful one put in the pool.
-  // zkfleet_worker_generations_total{outcome}, zkfleet_worker_generated_bytes_total,
-  // zkfleet_worker_generation_seconds; SetGenerationQueue: items waiting for
-  // a generator (zkfleet_worker_generation_queue).
-  void GenerationEnded(std::string_view outcome, double seconds, uint64_t bytes);
+  // `tier` is the program that computed it, one of kGenerationTierLabels
+  // (GeneratorTierName: "native", or "node" at a circuit's first sight).
+  // zkfleet_worker_generations_total{outcome}, zkfleet_worker_generation_tier_total{tier},
+  // zkfleet_worker_generated_bytes_total, zkfleet_worker_generation_seconds;
+  // SetGenerationQueue: items waiting for a generator (zkfleet_worker_generation_queue).
+  void GenerationEnded(std::string_view outcome, std::string_view tier, double seconds, uint64_t bytes);
   void SetGenerationQueue(size_t waiting);
 
   // How much of the circuit's key file its load has read
@@ -148,6 +150,8 @@ class WorkerMetrics {
   static constexpr std::array<std::string_view, 6> kGenerationOutcomeLabels = {
       "ok", "bad_input", "circuit_error", "limit", "cancelled", "internal"};
   std::array<prometheus::Counter*, kGenerationOutcomeLabels.size()> generations{};
+  static constexpr std::array<std::string_view, 2> kGenerationTierLabels = {"native", "node"};
+  std::array<prometheus::Counter*, kGenerationTierLabels.size()> generation_tiers{};
   prometheus::Counter* generated_bytes = nullptr;
   prometheus::Histogram* generation_seconds = nullptr;
   prometheus::Gauge* generation_queue = nullptr;

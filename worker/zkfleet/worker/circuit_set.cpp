@@ -340,11 +340,25 @@ void CircuitSet::LoadGenerators() {
     try {
       engine::WitnessGeneratorOptions options = generator_options_;
       options.on_compile = [&spec](const std::string& line) { spdlog::info("circuit {}: {}", spec.id, line); };
+      // Logged from the build's thread when a first sight's build ends.
+      options.on_built = [id = spec.id](const std::string& error) {
+        if (error.empty()) {
+          spdlog::info("circuit {}: the native witness generator is built and answers from now on", id);
+        } else {
+          spdlog::warn("circuit {}: the native witness generator could not be built; node goes on answering: {}", id,
+                       error);
+        }
+      };
       auto generator = engine::WitnessGenerator::Load(spec.wasm_path, options);
-      const engine::GeneratorInfo& info = generator->info();
-      spdlog::info("circuit {}: witness generator {} in {:.2f} s ({} signals, {} field code, {})", spec.id,
-                   info.from_cache ? "found in the cache" : "compiled", info.load_seconds, info.witness_count,
-                   info.native_field ? "native" : "the wasm's", info.executable.string());
+      const engine::GeneratorInfo info = generator->info();
+      if (generator->tier() == engine::GeneratorTier::kNode) {
+        spdlog::info("circuit {}: witness generator: first sight, node answers ({} signals, described in {:.2f} s) "
+                     "while the native one is built", spec.id, info.witness_count, info.load_seconds);
+      } else {
+        spdlog::info("circuit {}: witness generator {} in {:.2f} s ({} signals, {} field code, {})", spec.id,
+                     info.from_cache ? "found in the cache" : "compiled", info.load_seconds, info.witness_count,
+                     info.native_field ? "native" : "the wasm's", info.executable.string());
+      }
       generators_[spec.id] = std::move(generator);
     } catch (const Error& e) {
       throw Error(e.code(), "circuit " + spec.id + ": witness generator: " + e.what());
@@ -357,7 +371,7 @@ void CircuitSet::CheckGeneratorsFitKeys() const {
     auto key = keys_.at(0).find(id);
     if (key == keys_.at(0).end()) continue;  // a benchmark circuit (--instant): no key to fit
     const engine::CircuitInfo& circuit = key->second->info();
-    const engine::GeneratorInfo& info = generator->info();
+    const engine::GeneratorInfo info = generator->info();
     if (info.curve != circuit.curve || info.witness_count != circuit.n_vars) {
       throw Error(ErrorCode::kMismatch,
                   "circuit " + id + ": its witness generator (" + info.executable.string() + ") makes witnesses of " +

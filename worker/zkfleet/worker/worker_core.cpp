@@ -377,7 +377,8 @@ void WorkerCore::OnGenerated(PipelineEvent& event) {
   const wire::ItemRef ref = event.ref;
   const engine::GenerationResult& generated = event.generated;
   if (metrics_) {
-    metrics_->GenerationEnded(engine::GenerationStatusName(generated.status), generated.seconds,
+    metrics_->GenerationEnded(engine::GenerationStatusName(generated.status), engine::GeneratorTierName(generated.tier),
+                              generated.seconds,
                               generated.ok() && event.fetched ? event.fetched->witness().size() : 0);
     if (generate_stage_) metrics_->SetGenerationQueue(generate_stage_->waiting());
   }

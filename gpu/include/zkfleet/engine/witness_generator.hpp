@@ -13,6 +13,13 @@
 // BLAKE2b-256 digests of the wasm and of the tools (docs/design/witness-generation.md).
 // The worker host therefore needs wasm2c (Debian: wabt) and a C compiler.
 //
+// First sight (FirstSight::kInterpretWhileBuilding, the default): a circuit
+// not in the cache is not waited for. Load returns at once, and until the
+// native generator is built (on a thread of this object, in the background)
+// each Generate runs the wasm as it is under Node.js (witgen/generator/
+// generator.js, the same protocol, messages and bytes); the result says
+// which tier answered. Without node on PATH, Load builds first, as before.
+//
 // Each Generate runs the compiled generator as a child process of its own,
 // with the limits below: a circuit that loops or grows its memory without
 // end is killed and fails that one witness; the wasm2c runtime's SIGSEGV
@@ -70,6 +77,23 @@ struct WitnessGeneratorOptions {
   // circuit not in the cache: wasm2c and the C compiler take seconds to a
   // minute), with a line for people; zkprove prints it, the worker logs it.
   std::function<void(const std::string&)> on_compile;
+  // Called once when a background build ends (kInterpretWhileBuilding), on
+  // the building thread: "" when the native generator took over, else why
+  // the first-sight tier goes on answering.
+  std::function<void(const std::string&)> on_built;
+
+  enum class FirstSight {
+    kInterpretWhileBuilding,  // answer through node at once; build the native generator behind
+    kWaitForBuild,            // Load builds first (the native generator answers every call)
+  };
+  FirstSight first_sight = FirstSight::kInterpretWhileBuilding;
+  std::string node = "node";        // Node.js for the first-sight tier (PATH, or a path)
+  std::string prlimit = "prlimit";  // util-linux's, to set the limits on node
+  // At first sight, instead of building on a thread of this object, start
+  // this command with the wasm's path appended, detached: it outlives a
+  // one-shot process (zkprove passes `zkprove wtns build` with its cache).
+  // This object then answers through node to its end.
+  std::vector<std::string> build_command;
 
   // $ZKFLEET_WITGEN_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/zkfleet/witgen
   // (neither set, no HOME: zkfleet-witgen-<uid> in the system's temporary directory).
@@ -90,8 +114,16 @@ enum class GenerationStatus {
 };
 const char* GenerationStatusName(GenerationStatus status);
 
+// Which program computed a witness.
+enum class GeneratorTier {
+  kNative,  // the compiled generator (wasm2c + cc)
+  kNode,    // the first-sight tier: the wasm under Node.js
+};
+const char* GeneratorTierName(GeneratorTier tier);  // "native", "node"
+
 struct GenerationResult {
   GenerationStatus status = GenerationStatus::kInternal;
+  GeneratorTier tier = GeneratorTier::kNative;
   std::string error;         // with context: the signal, the circuit's lines, the limit
   double seconds = 0;        // parse + child process, wall clock
   std::string bench_json;    // with bench_repeat > 1: {"witnesses":N,"best_ms":...,"median_ms":...}
@@ -119,7 +151,14 @@ class WitnessGenerator {
   static std::shared_ptr<const WitnessGenerator> Load(const std::filesystem::path& wasm,
                                                       const WitnessGeneratorOptions& options);
 
-  const GeneratorInfo& info() const { return info_; }
+  // The generator Load found or built; at first sight, node's description
+  // of the circuit (native_field false) until the native one takes over.
+  GeneratorInfo info() const;
+  // The tier the next Generate uses.
+  GeneratorTier tier() const;
+  // Blocks until a background build has ended (tests, benchmarks); true
+  // when the native generator answers from now on.
+  bool WaitForNative() const;
   // The size of every .wtns this generator writes.
   uint64_t wtns_bytes() const;
 
@@ -137,15 +176,19 @@ class WitnessGenerator {
   GenerationResult GenerateToFile(std::string_view input_json, const std::filesystem::path& wtns_path,
                                   const std::atomic<bool>* cancel = nullptr) const;
 
-  explicit WitnessGenerator(GeneratorInfo info, WitnessGeneratorOptions options)
-      : info_(std::move(info)), options_(std::move(options)) {}
+  WitnessGenerator(GeneratorInfo info, WitnessGeneratorOptions options);
+  ~WitnessGenerator();  // cancels a background build (its tools are killed) and joins it
+  WitnessGenerator(const WitnessGenerator&) = delete;
+  WitnessGenerator& operator=(const WitnessGenerator&) = delete;
 
  private:
+  struct Background;
   GenerationResult Run(std::string_view input_json, witgen::OutputSink* sink, int stdout_fd,
                        const std::function<std::string()>& check_output, const std::atomic<bool>* cancel) const;
 
-  GeneratorInfo info_;
+  GeneratorInfo info_;  // at first sight, node's; the native one is in background_
   WitnessGeneratorOptions options_;
+  std::unique_ptr<Background> background_;  // the first-sight tier and its build; null: native from Load
 };
 
 }  // namespace zkfleet::engine
