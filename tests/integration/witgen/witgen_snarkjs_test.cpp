@@ -224,6 +224,7 @@ INSTANTIATE_TEST_SUITE_P(Curves, WitgenInputs, ::testing::Values("bn128", "bls12
 struct Fixture {
   std::string name, curve;
   fs::path wasm, input, input_fail;
+  bool native_only = false;  // <name>/native_only: no plain wasm2c build in the tests (CI time)
 };
 
 void PrintTo(const Fixture& f, std::ostream* os) { *os << f.name << "/" << f.curve; }
@@ -238,6 +239,7 @@ std::vector<Fixture> Fixtures() {
       if (!fs::exists(wasm)) continue;
       Fixture f{circuit.path().filename().string(), curve, wasm, circuit.path() / "input.json", {}};
       if (fs::exists(circuit.path() / "input_fail.json")) f.input_fail = circuit.path() / "input_fail.json";
+      f.native_only = fs::exists(circuit.path() / "native_only");
       all.push_back(f);
     }
   }
@@ -260,6 +262,7 @@ TEST_P(WitgenFixtures, ByteIdenticalToSnarkjsWithAndWithoutNativeFieldCode) {
   const std::string expected = SnarkjsWitness(f.wasm, input, &why);
   ASSERT_FALSE(expected.empty()) << "snarkjs refused the fixture's input: " << why;
   for (bool native : {true, false}) {
+    if (!native && f.native_only) continue;
     SCOPED_TRACE(native ? "native field code" : "plain wasm2c");
     auto gen = WitnessGenerator::Load(f.wasm, Options(native));
     if (native) {
