@@ -25,9 +25,8 @@ std::string FindExecutable(const std::string& name) {
   while (begin <= dirs.size()) {
     size_t end = dirs.find(':', begin);
     if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(begin, end - begin);
-    if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + name;
+    // An empty entry is the working directory, as for execvp.
+    const std::string candidate = (end > begin ? dirs.substr(begin, end - begin) : std::string(".")) + "/" + name;
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     begin = end + 1;
   }

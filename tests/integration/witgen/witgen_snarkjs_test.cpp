@@ -706,6 +706,29 @@ TEST(WitgenFirstSightBuild, TheNativeGeneratorTakesOverOnceBuilt) {
   EXPECT_TRUE(again->info().from_cache);
 }
 
+// A build that fails (here: no wasm2c) leaves node answering, never "no
+// witness", and says why.
+TEST(WitgenFirstSightBuild, AFailedBuildLeavesNodeAnswering) {
+  ASSERT_TRUE(testing::RequireSnarkjs());
+  ASSERT_TRUE(testing::RequireOnPath("node"));
+  const Fixture f = Fixtures().front();
+  TempDir cache;
+  auto options = FirstSightOptions(cache.path());
+  options.wasm2c = "/nonexistent/wasm2c";
+  std::promise<std::string> built;
+  options.on_built = [&built](const std::string& error) { built.set_value(error); };
+  auto gen = WitnessGenerator::Load(f.wasm, options);
+  EXPECT_FALSE(gen->WaitForNative());
+  const std::string why = built.get_future().get();
+  EXPECT_NE(why.find("wasm2c"), std::string::npos) << why;
+  EXPECT_EQ(gen->tier(), GeneratorTier::kNode);
+  const std::string input = testing::ReadFile(f.input.string());
+  Ours ours = Generate(*gen, input);
+  ASSERT_TRUE(ours.result.ok()) << ours.result.error;
+  EXPECT_EQ(ours.result.tier, GeneratorTier::kNode);
+  EXPECT_TRUE(ours.wtns == SnarkjsWitness(f.wasm, input));
+}
+
 // The limits hold on node as on the native generator: prlimit's CPU time
 // kills a looping circuit; a cancel kills it at once.
 TEST(WitgenFirstSightBuild, NodeIsKilledAtItsCpuLimitAndOnCancel) {
