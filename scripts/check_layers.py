@@ -101,6 +101,8 @@ IMPLEMENTS = {
     "gpu/zkfleet/witgen/witness_generator.cpp": "gpu/include/zkfleet/engine/witness_generator.hpp",
     "gpu/zkfleet/witgen/generator_build.hpp": "gpu/include/zkfleet/engine/witness_generator.hpp",
     "gpu/zkfleet/witgen/generator_build.cpp": "gpu/include/zkfleet/engine/witness_generator.hpp",
+    "gpu/zkfleet/witgen/node_tier.hpp": "gpu/include/zkfleet/engine/witness_generator.hpp",
+    "gpu/zkfleet/witgen/node_tier.cpp": "gpu/include/zkfleet/engine/witness_generator.hpp",
 }
 
 # Components that stay free of sockets: they must not include ZeroMQ.
