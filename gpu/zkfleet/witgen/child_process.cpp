@@ -60,6 +60,26 @@ const char* SignalName(int sig) {
   }
 }
 
+// Every signal at its default and none blocked (the worker blocks some for
+// its signalfd), plus `flags` (a process group or a session of its own).
+void InitSpawnAttributes(posix_spawnattr_t* attr, short flags) {
+  posix_spawnattr_init(attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(attr, &none);
+  posix_spawnattr_setsigdefault(attr, &all);
+  posix_spawnattr_setflags(attr, static_cast<short>(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | flags));
+}
+
+// posix_spawn's argv: the strings' pointers, then null. Valid while `args` lives.
+std::vector<char*> ArgvOf(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  return argv;
+}
+
 }  // namespace
 
 std::span<uint8_t> StringSink::Buffer() { return {scratch_, sizeof scratch_}; }
@@ -83,16 +103,8 @@ void SpawnDetached(const std::vector<std::string>& argv_in) {
   for (int fd = 0; fd < 3; ++fd) posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
   posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
-  std::vector<char*> argv;
-  for (const std::string& a : argv_in) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+  InitSpawnAttributes(&attr, POSIX_SPAWN_SETSID);
+  std::vector<char*> argv = ArgvOf(argv_in);
   pid_t pid = -1;
   const int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -121,18 +133,10 @@ ChildExit RunChild(const ChildOptions& options, std::span<const uint8_t> input, 
     posix_spawn_file_actions_addchdir_np(&actions, options.working_directory.c_str());
   }
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
+  InitSpawnAttributes(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 
-  std::vector<char*> argv;
-  for (const std::string& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+  std::vector<char*> argv = ArgvOf(options.argv);
   char* empty_env[] = {nullptr};
   pid_t pid = -1;
   int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), options.inherit_environment ? environ : empty_env);
