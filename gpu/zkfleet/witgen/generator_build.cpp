@@ -4,6 +4,8 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include <sstream>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "zkfleet/common/error.hpp"
@@ -349,6 +352,34 @@ bool ParseDescribe(const std::string& text, engine::GeneratorInfo& info) {
 
 namespace {
 
+// An exclusive flock on `path` (created 0600), held until destruction;
+// polled, so that `cancel` ends the wait (throws). Without a lock file (a
+// read-only cache) it does not lock: the build then runs as before.
+class BuildLock {
+ public:
+  BuildLock(const fs::path& path, const std::atomic<bool>* cancel) {
+    fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd_ < 0) return;
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) break;
+      if (cancel && cancel->load()) {
+        ::close(fd_);
+        fd_ = -1;
+        throw Error(ErrorCode::kInternal, "cancelled while waiting for another build of " + path.string());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ~BuildLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  BuildLock(const BuildLock&) = delete;
+  BuildLock& operator=(const BuildLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // The cached generator, or (build) the one built now; without build,
 // nullopt where it would have to be built.
 std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const engine::WitnessGeneratorOptions& options,
@@ -404,6 +435,15 @@ std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const e
     return info;
   }
   if (!build) return std::nullopt;
+  // One build per entry at a time: a second process (two first sights, two
+  // workers, two tests) waits for the first and finds its result, instead
+  // of compiling the same circuit beside it.
+  BuildLock lock(cache / (".lock-" + final_dir.filename().string()), cancel);
+  if (fs::exists(final_dir / "generator") && OwnEntry(final_dir) && Describe(final_dir / "generator", options, info, why)) {
+    info.from_cache = true;
+    info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return info;
+  }
 
   std::error_code ec;
   std::random_device random;

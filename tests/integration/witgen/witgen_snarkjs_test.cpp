@@ -432,6 +432,26 @@ TEST(WitgenCache, ASecondLoadIsCachedAndABrokenEntryIsRebuilt) {
   EXPECT_TRUE(Generate(*third, EchoInput(std::vector<std::string>(12, "3"))).result.ok());
 }
 
+// Two loads of a circuit never seen, at once: one compiles, the other waits
+// for it (the cache entry's lock) and finds its generator.
+TEST(WitgenCache, TwoLoadsAtOnceCompileOnce) {
+  ASSERT_TRUE(testing::RequireOnPath("wasm2c"));
+  ASSERT_TRUE(testing::RequireCircom2());
+  const fs::path wasm = EchoWasm("bn128");
+  ASSERT_FALSE(wasm.empty());
+  TempDir cache;
+  auto options = Options();
+  options.cache_dir = cache.path();
+  auto load = [&] { return WitnessGenerator::Load(wasm, options); };
+  auto a = std::async(std::launch::async, load);
+  auto b = std::async(std::launch::async, load);
+  auto first = a.get();
+  auto second = b.get();
+  EXPECT_EQ(int{first->info().from_cache} + int{second->info().from_cache}, 1)
+      << "exactly one of the two compiled; the other found its result";
+  EXPECT_EQ(first->info().executable, second->info().executable);
+}
+
 TEST(WitgenCache, AHostWithoutTheToolsRunsAGeneratorShippedInItsCache) {
   ASSERT_TRUE(testing::RequireOnPath("wasm2c"));
   ASSERT_TRUE(testing::RequireCircom2());
