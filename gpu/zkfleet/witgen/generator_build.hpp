@@ -10,8 +10,8 @@
 // The tools' digest covers driver.c, native_fr.c, wasm-rt-impl.c, the wasm2c
 // and cc binaries (path, size, mtime) and the flags, so a new zkfleet or
 // compiler builds anew.
-// Two processes building the same circuit at once both succeed; one
-// directory stays. A cached directory whose generator no longer describes
+// Two processes building the same circuit at once: the second waits on the
+// entry's lock (<cache>/.lock-<entry>, flock) and finds the first's result. A cached directory whose generator no longer describes
 // itself is rebuilt.
 #pragma once
 
