@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <future>
 #include <initializer_list>
 #include <random>
 
@@ -371,37 +370,26 @@ PointVector<G2Affine> MulGeneratorG2(const std::vector<Fr>& scalars, ThreadPool&
 Parameters ParametersFromScalarsCuda(ParameterScalars s, ThreadPool& pool, int device, size_t chunk_points) {
   Parameters params;
   SetVerifyingKeyPoints(s, params.vk);
-  // Each section's output is sized on a side thread while the section
-  // before it computes (a PointVector's resize only maps it now; it once
-  // wrote zeros, ~2 s for 12.9 GB). Declared after params: joined before
-  // params can go.
-  std::future<void> sized[5];
-  auto size_async = [](auto& points, size_t n) {
-    return std::async(std::launch::async, [&points, n] { points.resize(n); });
-  };
-  sized[0] = size_async(params.h, s.h_count);
+  // A PointVector's resize only maps its memory (no zeros written): the
+  // pages fault in as each section's points are written.
   {
     CudaFixedBase<curve::Bls12_381G1> g1(curve::Bls12_381G1::generator(), device, chunk_points);
     params.vk.ic.resize(s.ic.size());
     g1.Mul(s.ic, params.vk.ic.data(), pool);
     FreeVector(s.ic);
-    sized[0].get();
-    sized[1] = size_async(params.l, s.l.size());
+    params.h.resize(s.h_count);
     g1.Mul(s.h_count, [&s](size_t lo, size_t hi, Fr* out) { s.HScalars(lo, hi, out); }, params.h.data(), pool);
-    sized[1].get();
-    sized[2] = size_async(params.a, s.a.size());
+    params.l.resize(s.l.size());
     g1.Mul(s.l, params.l.data(), pool);
     FreeVector(s.l);
-    sized[2].get();
-    sized[3] = size_async(params.b_g1, s.b.size());
+    params.a.resize(s.a.size());
     g1.Mul(s.a, params.a.data(), pool);
     FreeVector(s.a);
-    sized[3].get();
-    sized[4] = size_async(params.b_g2, s.b.size());
+    params.b_g1.resize(s.b.size());
     g1.Mul(s.b, params.b_g1.data(), pool);
   }
   CudaFixedBase<curve::Bls12_381G2> g2(curve::Bls12_381G2::generator(), device, chunk_points);
-  sized[4].get();
+  params.b_g2.resize(s.b.size());
   g2.Mul(s.b, params.b_g2.data(), pool);
   return params;
 }

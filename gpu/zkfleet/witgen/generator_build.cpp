@@ -429,21 +429,22 @@ std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const e
   tools += "\n" + DigestHex(embedded::DriverC()) + DigestHex(native) + DigestHex(rt_impl);
   const fs::path final_dir = cache / (info.wasm_digest + "-" + DigestHex(tools).substr(0, 16));
   std::string why;
-  if (fs::exists(final_dir / "generator") && OwnEntry(final_dir) && Describe(final_dir / "generator", options, info, why)) {
+  auto cached = [&] {
+    if (!fs::exists(final_dir / "generator") || !OwnEntry(final_dir) ||
+        !Describe(final_dir / "generator", options, info, why)) {
+      return false;
+    }
     info.from_cache = true;
     info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return info;
-  }
+    return true;
+  };
+  if (cached()) return info;
   if (!build) return std::nullopt;
   // One build per entry at a time: a second process (two first sights, two
   // workers, two tests) waits for the first and finds its result, instead
   // of compiling the same circuit beside it.
   BuildLock lock(cache / (".lock-" + final_dir.filename().string()), cancel);
-  if (fs::exists(final_dir / "generator") && OwnEntry(final_dir) && Describe(final_dir / "generator", options, info, why)) {
-    info.from_cache = true;
-    info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return info;
-  }
+  if (cached()) return info;
 
   std::error_code ec;
   std::random_device random;

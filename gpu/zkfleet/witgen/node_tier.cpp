@@ -90,7 +90,7 @@ bool DescribeWithNode(const std::string& wasm_bytes, const engine::WitnessGenera
     why = "node --describe printed \"" + out.text().substr(0, 200) + "\"";
     return false;
   }
-  info.executable = o.argv[std::find(o.argv.begin(), o.argv.end(), "--no-warnings") - o.argv.begin() - 1];
+  info.executable = FindExecutable(options.node);
   info.curve = CurveOfPrime(info.prime);
   info.native_field = false;
   info.from_cache = false;

@@ -150,13 +150,13 @@ std::shared_ptr<const WitnessGenerator> WitnessGenerator::Load(const std::filesy
       }
       WitnessGeneratorOptions build_options = options;
       build_options.on_compile = nullptr;  // said above; the build runs on its own thread
-      state->thread = std::thread([state, build_options] {
+      state->thread = std::thread([state, build_options, digest = generator->info_.wasm_digest] {
         std::string error;
         std::shared_ptr<const GeneratorInfo> native;
         try {
           native = std::make_shared<GeneratorInfo>(witgen::BuildOrFindGenerator(state->wasm, build_options, &state->cancel));
           // The file may have changed since node read it: only the same circuit takes over.
-          if (native->wasm_digest != witgen::WasmDigest(state->wasm_bytes)) {
+          if (native->wasm_digest != digest) {
             error = state->wasm.string() + " changed while its generator was built; the first-sight tier goes on";
             native.reset();
           }
