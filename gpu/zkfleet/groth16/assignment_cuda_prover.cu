@@ -28,21 +28,6 @@ using namespace assignment;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// A large vector is page-locked in place for its upload (a DMA at the
-// link's rate, where a pageable copy is staged through the driver's small
-// buffers at a fraction of it); where CUDA refuses, the copy is pageable.
-template <class Vector>
-DeviceBuffer UploadVector(const Vector& v, const std::string& what) {
-  using T = typename Vector::value_type;
-  const size_t bytes = v.size() * sizeof(T);
-  DeviceBuffer buf(std::max<size_t>(bytes, sizeof(T)), what);
-  if (bytes == 0) return buf;
-  HostRegistration locked;
-  if (bytes >= (size_t{64} << 20)) locked = HostRegistration::Try(const_cast<T*>(v.data()), bytes, nullptr);
-  ZK_CUDA_CHECK(cudaMemcpy(buf.get(), v.data(), bytes, cudaMemcpyHostToDevice), what);
-  return buf;
-}
-
 // The five MSMs, in the order of their window-sum slots.
 enum Slot { kH, kL, kA, kB1, kB2, kSlots };
 constexpr size_t kSlotBytes = msm::kMaxSums * sizeof(X2);
@@ -52,11 +37,11 @@ constexpr int kStreams = 4;  // main (NTTs, H), L, A, B (B1 then B2)
 // allocates on the device (what the memory planner compares with the budget).
 struct ResidentLayout {
   msm::Plan plans[kSlots];
-  MsmNeeds needs[kSlots], shared;
+  MsmNeeds needs[kSlots];
   uint64_t device_bytes = 0;
 };
 
-ResidentLayout ResidentLayoutFor(const engine::BellmanInfo& info, bool overlap) {
+ResidentLayout ResidentLayoutFor(const engine::BellmanInfo& info) {
   ResidentLayout out;
   const uint64_t n = info.domain_size;
   const uint64_t counts[kSlots] = {n - 1, info.n_aux, info.n_a, info.n_b, info.n_b};
@@ -64,22 +49,16 @@ ResidentLayout ResidentLayoutFor(const engine::BellmanInfo& info, bool overlap) 
     out.plans[k] = msm::MakePlan(std::max<uint64_t>(counts[k], 1));
     const bool sorts = k != kB2;  // B2 buckets B1's sorted items
     out.needs[k] = MsmNeedsFor(out.plans[k], k == kB2 ? sizeof(X2) : sizeof(X1), sorts);
-    out.shared.Include(out.needs[k]);
   }
   auto at_least_one = [](uint64_t count) { return std::max<uint64_t>(count, 1); };
-  const uint64_t g1 = groth16::kG1AffineBytes, g2 = groth16::kG2AffineBytes, fr = groth16::kFrBytes;
-  uint64_t bytes = (at_least_one(n - 1) + at_least_one(info.n_aux) + at_least_one(info.n_a) + at_least_one(info.n_b)) * g1 +
-                   at_least_one(info.n_b) * g2;                                // points
+  const uint64_t fr = groth16::kFrBytes;
+  uint64_t bytes = groth16::PointBytes(info);                                  // points
   bytes += std::max<uint64_t>(n / 2, 1) * 2 * fr + 2 * n * fr;                 // NTT tables
-  bytes += 3 * n * fr + (overlap ? 3 : 1) * n * fr;                            // a/b/c, NTT scratch
+  bytes += 3 * n * fr + 3 * n * fr;                                            // a/b/c, NTT scratch
   bytes += (uint64_t{info.n_inputs} + info.n_aux) * fr;                        // assignment
   bytes += (at_least_one(info.n_a) + at_least_one(info.n_b)) * (fr + 4);       // a/b scalars, indices
   bytes += kSlots * kSlotBytes;                                                // window sums
-  if (overlap) {
-    for (const MsmNeeds& needs : out.needs) bytes += needs.Total();
-  } else {
-    bytes += out.shared.Total();
-  }
+  for (const MsmNeeds& needs : out.needs) bytes += needs.Total();
   // cudaMalloc rounds each of the ~20 blocks up to its 2 MiB pages.
   out.device_bytes = bytes + (uint64_t{64} << 20);
   return out;
@@ -109,12 +88,12 @@ struct StreamSet {
   StreamSet& operator=(const StreamSet&) = delete;
 };
 
+// Every point resident, the five MSMs overlapped on four streams, each with
+// a workspace of its own (the planner's kResidentOverlapped).
 class CudaAssignmentKey final : public groth16::AssignmentKey {
  public:
   CudaAssignmentKey(bellman::Parameters params, const groth16::KeyOptions& options)
-      : device_(options.cuda_device),
-        overlap_(options.cuda_overlap_msms),
-        info_(groth16::ShapeOf(params)) {
+      : device_(options.cuda_device), info_(groth16::ShapeOf(params)) {
     const std::string what = "bellman parameters";
     SetDevice(device_, what);
     info_.backend = engine::Backend::kCuda;
@@ -131,20 +110,16 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     z_inv_ = (Fr::from_uint(bellman::kMultiplicativeGenerator).pow(n_limb, 1) - Fr::one()).inverse();
 
     abc_ = DeviceBuffer(3 * n * sizeof(Fr), what + " a/b/c vectors");
-    // Without overlap (the largest circuits) the three coset NTTs run one at
-    // a time over one vector of scratch.
-    tmp_ = DeviceBuffer((overlap_ ? 3 : 1) * n * sizeof(Fr), what + " NTT scratch and h scalars");
+    tmp_ = DeviceBuffer(3 * n * sizeof(Fr), what + " NTT scratch and h scalars");
     vars_ = DeviceBuffer((size_t{info_.n_inputs} + info_.n_aux) * 32, what + " assignment (the l scalars)");
     scalars_a_ = DeviceBuffer(std::max<size_t>(info_.n_a, 1) * 32, what + " a scalars");
     scalars_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 32, what + " b scalars");
     index_a_ = DeviceBuffer(std::max<size_t>(info_.n_a, 1) * 4, what + " a scalar indices");
     index_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 4, what + " b scalar indices");
-    const ResidentLayout layout = ResidentLayoutFor(info_, overlap_);
-    for (int k = 0; k < kSlots; ++k) plans_[k] = layout.plans[k];
-    // Without overlap (the largest circuits: a 2^27 workspace is tens of
-    // GB) one workspace serves the MSMs one after another on one stream.
-    for (int k = 0; k < (overlap_ ? kSlots : 1); ++k) {
-      workspaces_[k] = MsmWorkspace(overlap_ ? layout.needs[k] : layout.shared, what + " MSM workspace " + std::to_string(k));
+    const ResidentLayout layout = ResidentLayoutFor(info_);
+    for (int k = 0; k < kSlots; ++k) {
+      plans_[k] = layout.plans[k];
+      workspaces_[k] = MsmWorkspace(layout.needs[k], what + " MSM workspace " + std::to_string(k));
     }
     if (options.validate_key) {
       // On the uploaded points: milliseconds, where 16 CPU cores take minutes at 2^27.
@@ -264,11 +239,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     // h: coset NTTs of a, b, c (batched), the quotient, the coset iNTT. A
     // 1-point domain has no h points: nothing to compute.
     if (n > 1) {
-      if (overlap_) {
-        domain_.EnqueueToOddCoset(main, abc, tmp_.as<Fr>(), 3, "NTT (to the coset)");
-      } else {
-        for (int k = 0; k < 3; ++k) domain_.EnqueueToOddCoset(main, abc + k * n, tmp_.as<Fr>(), 1, "NTT (to the coset)");
-      }
+      domain_.EnqueueToOddCoset(main, abc, tmp_.as<Fr>(), 3, "NTT (to the coset)");
       CosetQuotientKernel<<<Blocks(n, 256), 256, 0, main>>>(n, reinterpret_cast<DFr*>(abc), reinterpret_cast<DFr*>(abc + n),
                                                             reinterpret_cast<DFr*>(abc + 2 * n), BitCopy<DFr>(z_inv_));
       ZK_CUDA_CHECK_LAUNCH("h quotient");
@@ -312,13 +283,12 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     ZK_CUDA_CHECK(cudaStreamSynchronize(main), "proof (device work)");
   }
 
-  cudaStream_t Stream(int k) const { return sync_->streams[overlap_ ? k : 0]; }
-  const MsmWorkspace& Workspace(Slot k) const { return workspaces_[overlap_ ? k : 0]; }
+  cudaStream_t Stream(int k) const { return sync_->streams[k]; }
+  const MsmWorkspace& Workspace(Slot k) const { return workspaces_[k]; }
 
   char* staging_dev(Slot k) const { return window_sums_.as<char>() + k * kSlotBytes; }
 
   int device_;
-  bool overlap_;  // MSMs on their own streams with their own workspaces
   engine::BellmanInfo info_;
   groth16::Groth16HeaderPoints<C> header_;
   DeviceBuffer h_, l_, a_, b1_, b2_;
@@ -339,10 +309,9 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
 groth16::DevicePlan PlanCudaAssignmentKey(const engine::BellmanInfo& shape, const groth16::KeyOptions& options) {
   SetDevice(options.cuda_device, "bellman parameters");
   groth16::DeviceMemoryModel model;
-  model.resident_overlapped = ResidentLayoutFor(shape, true).device_bytes;
-  model.resident_sequential = ResidentLayoutFor(shape, false).device_bytes;
+  model.resident_overlapped = ResidentLayoutFor(shape).device_bytes;
   model.window_sum_bytes = kSlotBytes;
-  model.workspace_bytes = [&shape](uint64_t chunk) { return StreamingWorkspaceNeeds(shape, chunk).Total(); };
+  model.workspace_bytes = [&shape](uint64_t chunk) { return ChunkWorkspaceNeeds(shape, chunk).Total(); };
   uint64_t budget = options.device_memory_budget;
   if (budget == 0) {
     // What the device has free now, less room for the context's own growth.
@@ -356,12 +325,10 @@ groth16::DevicePlan PlanCudaAssignmentKey(const engine::BellmanInfo& shape, cons
 std::unique_ptr<groth16::AssignmentKey> MakeCudaAssignmentKey(bellman::Parameters params,
                                                               const groth16::KeyOptions& options) {
   const groth16::DevicePlan plan = PlanCudaAssignmentKey(groth16::ShapeOf(params), options);
-  if (plan.placement == groth16::DevicePlacement::kStreaming) {
-    return MakeStreamingAssignmentKey(std::move(params), options, plan);
+  if (plan.placement != groth16::DevicePlacement::kResidentOverlapped) {
+    return MakeChunkedAssignmentKey(std::move(params), options, plan);
   }
-  groth16::KeyOptions resident = options;
-  resident.cuda_overlap_msms = plan.placement == groth16::DevicePlacement::kResidentOverlapped;
-  auto key = std::make_unique<CudaAssignmentKey>(std::move(params), resident);
+  auto key = std::make_unique<CudaAssignmentKey>(std::move(params), options);
   key->set_placement(plan.Describe());
   return key;
 }

@@ -1,7 +1,7 @@
-// What the two CUDA bellman keys share (assignment_cuda_prover.cu keeps the
-// points resident, assignment_cuda_streaming.cu streams them): the
-// assignment's kernels and the density index arrays. CUDA translation units
-// only.
+// What the two CUDA bellman keys share (assignment_cuda_prover.cu overlaps
+// five whole MSMs, assignment_cuda_chunked.cu runs them in chunks, the points
+// resident or streamed): the assignment's kernels, the density index arrays
+// and the upload of a large host vector. CUDA translation units only.
 //
 // Thread-safety: the kernels are stateless; a DensityIndexCache is used
 // under its key's mutex.
@@ -9,9 +9,11 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "zkfleet/curve/bls12_381.hpp"
@@ -39,6 +41,22 @@ using X2 = curve::Xyzz<G2>;
 using DFr = typename DeviceFieldOf<Fr>::type;
 
 inline unsigned Blocks(uint64_t n, unsigned threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
+
+// A copy of `v` in device memory (at least one element). A large vector is
+// page-locked in place for its upload (a DMA at the link's rate, where a
+// pageable copy is staged through the driver's small buffers at a fraction
+// of it); where CUDA refuses, the copy is pageable.
+template <class Vector>
+DeviceBuffer UploadVector(const Vector& v, const std::string& what) {
+  using T = typename Vector::value_type;
+  const size_t bytes = v.size() * sizeof(T);
+  DeviceBuffer buf(std::max<size_t>(bytes, sizeof(T)), what);
+  if (bytes == 0) return buf;
+  HostRegistration locked;
+  if (bytes >= (size_t{64} << 20)) locked = HostRegistration::Try(const_cast<T*>(v.data()), bytes, nullptr);
+  ZK_CUDA_CHECK(cudaMemcpy(buf.get(), v.data(), bytes, cudaMemcpyHostToDevice), what);
+  return buf;
+}
 
 // a = (a·b - c)·z_inv on the coset.
 __global__ inline void CosetQuotientKernel(uint64_t n, DFr* a, const DFr* b, const DFr* c, DFr z_inv) {
@@ -117,11 +135,12 @@ namespace zkfleet::cuda {
 void CheckBellmanPointsOnDevice(const char* section, const void* device_points, const void* host_points, uint64_t count,
                                 bool g2, uint64_t first_index, cudaStream_t stream);
 
-// The streaming key (assignment_cuda_streaming.cu): the workspace its chunk
-// MSMs need, and the key itself, laid out as `plan` says.
-MsmNeeds StreamingWorkspaceNeeds(const engine::BellmanInfo& shape, uint64_t chunk_points);
-std::unique_ptr<groth16::AssignmentKey> MakeStreamingAssignmentKey(bellman::Parameters params,
-                                                                   const groth16::KeyOptions& options,
-                                                                   const groth16::DevicePlan& plan);
+// The chunked key (assignment_cuda_chunked.cu): the workspace its chunk
+// MSMs need, and the key itself, laid out as `plan` (kResidentChunked or
+// kStreaming) says.
+MsmNeeds ChunkWorkspaceNeeds(const engine::BellmanInfo& shape, uint64_t chunk_points);
+std::unique_ptr<groth16::AssignmentKey> MakeChunkedAssignmentKey(bellman::Parameters params,
+                                                                 const groth16::KeyOptions& options,
+                                                                 const groth16::DevicePlan& plan);
 
 }  // namespace zkfleet::cuda

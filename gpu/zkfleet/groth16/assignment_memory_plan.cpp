@@ -39,19 +39,27 @@ const char* DevicePlacementName(DevicePlacement placement) {
   switch (placement) {
     case DevicePlacement::kResidentOverlapped:
       return "resident, overlapped MSMs";
-    case DevicePlacement::kResidentSequential:
-      return "resident, MSMs one after another";
+    case DevicePlacement::kResidentChunked:
+      return "resident, chunked MSMs";
     case DevicePlacement::kStreaming:
       return "streamed from pinned host memory";
   }
   return "?";
 }
 
-StreamingLayout StreamingLayoutFor(const engine::BellmanInfo& shape, uint64_t chunk_points,
-                                   const DeviceMemoryModel& model) {
-  StreamingLayout out;
+uint64_t PointBytes(const engine::BellmanInfo& shape) {
+  const Counts counts = CountsOf(shape);
+  uint64_t bytes = 0;
+  for (int k = 0; k < 5; ++k) bytes += std::max<uint64_t>(counts.c[k], 1) * (k == 4 ? kG2AffineBytes : kG1AffineBytes);
+  return bytes;
+}
+
+ChunkLayout ChunkLayoutFor(const engine::BellmanInfo& shape, uint64_t chunk_points, bool points_resident,
+                           const DeviceMemoryModel& model) {
+  ChunkLayout out;
   const uint64_t n = shape.domain_size;
   const Counts counts = CountsOf(shape);
+  out.points_resident = points_resident;
   out.chunk_points = std::max<uint64_t>(chunk_points, 1);
   for (uint64_t count : counts.c) out.chunks += CeilDiv(count, out.chunk_points);
   // Twiddles both ways, and the lean domain's coset factor tables: 2^12 low
@@ -65,8 +73,12 @@ StreamingLayout StreamingLayoutFor(const engine::BellmanInfo& shape, uint64_t ch
   out.sums_bytes = std::max<uint64_t>(out.chunks, 1) * model.window_sum_bytes;
   out.ntt_scratch_bytes = 2 * n * kFrBytes;
   // As the key carves its arena: each part 256-byte aligned.
-  out.msm_bytes = AlignUp(model.workspace_bytes(out.chunk_points)) + 2 * AlignUp(out.chunk_points * kG2AffineBytes) +
-                  AlignUp(out.chunk_points * kFrBytes);
+  out.msm_bytes = AlignUp(model.workspace_bytes(out.chunk_points)) + AlignUp(out.chunk_points * kFrBytes);
+  if (points_resident) {
+    out.points_bytes = PointBytes(shape);
+  } else {
+    out.msm_bytes += 2 * AlignUp(out.chunk_points * kG2AffineBytes);
+  }
   return out;
 }
 
@@ -78,40 +90,48 @@ DevicePlan PlanDeviceMemory(const engine::BellmanInfo& shape, uint64_t budget, b
     plan.device_bytes = model.resident_overlapped;
     return plan;
   }
-  if (model.resident_sequential <= budget) {
-    plan.placement = DevicePlacement::kResidentSequential;
-    plan.device_bytes = model.resident_sequential;
-    return plan;
-  }
   const Counts counts = CountsOf(shape);
   const uint64_t largest = std::max<uint64_t>(*std::max_element(counts.c, counts.c + 5), 1);
-  // From every point of the largest MSM in one chunk down to the smallest chunk.
-  uint64_t chunk = std::bit_ceil(largest);
   const uint64_t smallest = std::min(largest, kMinChunkPoints);
-  for (; chunk >= smallest; chunk /= 2) {
-    const StreamingLayout layout = StreamingLayoutFor(shape, std::min(chunk, largest), model);
-    if (layout.total() <= budget) {
-      plan.placement = DevicePlacement::kStreaming;
-      plan.streaming = layout;
-      plan.device_bytes = layout.total();
-      return plan;
+  // From every point of the largest MSM in one chunk (resident: at most
+  // kResidentChunkPoints) down to the smallest chunk.
+  for (const bool resident : {true, false}) {
+    const uint64_t most = resident ? std::min(largest, kResidentChunkPoints) : largest;
+    for (uint64_t chunk = std::bit_ceil(most); chunk >= smallest; chunk /= 2) {
+      const ChunkLayout layout = ChunkLayoutFor(shape, std::min(chunk, largest), resident, model);
+      if (layout.total() <= budget) {
+        plan.placement = resident ? DevicePlacement::kResidentChunked : DevicePlacement::kStreaming;
+        plan.chunked = layout;
+        plan.device_bytes = layout.total();
+        return plan;
+      }
+      if (chunk == 1) break;
     }
-    if (chunk == 1) break;
   }
-  const StreamingLayout least = StreamingLayoutFor(shape, smallest, model);
+  // The least each chunked placement can do (small chunks mean many window
+  // sums: the least is not always at the smallest chunk).
+  auto least = [&](bool resident) {
+    ChunkLayout best = ChunkLayoutFor(shape, smallest, resident, model);
+    for (uint64_t chunk = std::bit_ceil(largest); chunk > smallest; chunk /= 2) {
+      const ChunkLayout layout = ChunkLayoutFor(shape, std::min(chunk, largest), resident, model);
+      if (layout.total() < best.total()) best = layout;
+    }
+    return best;
+  };
+  const ChunkLayout streamed = least(false);
   throw Error(ErrorCode::kResourceExhausted,
               "a device memory budget of " + GiB(budget) + " cannot hold these parameters (domain " +
                   std::to_string(shape.domain_size) + ", " + std::to_string(shape.n_aux) +
-                  " aux): streaming the points needs at least " + GiB(least.total()) + " (twiddles " +
-                  GiB(least.twiddle_bytes) + ", a/h vector " + GiB(least.vector_bytes) + ", assignment " +
-                  GiB(least.assignment_bytes) + ", NTT scratch " + GiB(least.ntt_scratch_bytes) +
-                  "); resident needs " + GiB(model.resident_sequential));
+                  " aux): streaming the points needs at least " + GiB(streamed.total()) + " (twiddles " +
+                  GiB(streamed.twiddle_bytes) + ", a/h vector " + GiB(streamed.vector_bytes) + ", assignment " +
+                  GiB(streamed.assignment_bytes) + ", NTT scratch " + GiB(streamed.ntt_scratch_bytes) +
+                  "); keeping them resident " + GiB(least(true).total()));
 }
 
 std::string DevicePlan::Describe() const {
   std::string out = DevicePlacementName(placement);
-  if (placement == DevicePlacement::kStreaming) {
-    out += " in chunks of " + std::to_string(streaming.chunk_points) + " points (" + std::to_string(streaming.chunks) +
+  if (placement != DevicePlacement::kResidentOverlapped) {
+    out += " (chunks of " + std::to_string(chunked.chunk_points) + " points, " + std::to_string(chunked.chunks) +
            " chunk MSMs a proof)";
   }
   out += ", " + GiB(device_bytes) + " of device memory";

@@ -60,7 +60,11 @@ TEST_F(CudaAssignment, SameBytesAsTheCpuForFixedBlinding) {
       const bellman::Assignment a = bellman::Synthesize(c.cs, c.values, pool);
       const engine::BellmanProof cpu = Key(params, false).Prove(a.View(), Fixed(3, 5));
       for (bool overlap : {true, false}) {
-        const engine::BellmanProof gpu = Key(params, true, overlap).Prove(a.View(), Fixed(3, 5));
+        // Without overlap the points are resident and the MSMs run in chunks.
+        const engine::BellmanKey key = Key(params, true, overlap);
+        EXPECT_NE(key.info().placement.find(overlap ? "resident, overlapped" : "resident, chunked"), std::string::npos)
+            << key.info().placement;
+        const engine::BellmanProof gpu = key.Prove(a.View(), Fixed(3, 5));
         EXPECT_TRUE(gpu.check.verified) << log_rows;
         EXPECT_TRUE(gpu.check.engine_fault.empty()) << gpu.check.engine_fault;
         EXPECT_EQ(gpu.bytes, cpu.bytes) << "2^" << log_rows << " trim " << trim << " overlap " << overlap;
@@ -69,26 +73,64 @@ TEST_F(CudaAssignment, SameBytesAsTheCpuForFixedBlinding) {
   }
 }
 
-// Budgets, from the resident need down, until none fits: the smallest whose
-// plan streams in chunks of kMinChunkPoints, and one in between.
-std::vector<uint64_t> StreamingBudgets(const bellman::Parameters& params) {
+// Budgets, from the overlapped resident need down, until none fits, whose
+// plan is `placement`: one in the middle and the smallest (for a chunked
+// placement, the one with the smallest chunks).
+std::vector<uint64_t> BudgetsFor(const bellman::Parameters& params, groth16::DevicePlacement placement) {
   const engine::BellmanInfo shape = groth16::ShapeOf(params);
   engine::EngineOptions options{engine::Backend::kCuda, 0};
   options.device_memory_budget = uint64_t{1} << 40;
   const uint64_t resident = cuda::PlanCudaAssignmentKey(shape, options).device_bytes;
-  std::vector<uint64_t> streaming;
+  std::vector<uint64_t> found;
   for (uint64_t budget = resident - 1; budget > 0; budget = budget * 15 / 16) {
     options.device_memory_budget = budget;
     try {
-      const groth16::DevicePlan plan = cuda::PlanCudaAssignmentKey(shape, options);
-      if (plan.placement == groth16::DevicePlacement::kStreaming) streaming.push_back(budget);
+      if (cuda::PlanCudaAssignmentKey(shape, options).placement == placement) found.push_back(budget);
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted) << e.what();
       break;
     }
   }
-  if (streaming.empty()) return {};
-  return {streaming[streaming.size() / 2], streaming.back()};
+  if (found.empty()) return {};
+  return {found[found.size() / 2], found.back()};
+}
+std::vector<uint64_t> StreamingBudgets(const bellman::Parameters& params) {
+  return BudgetsFor(params, groth16::DevicePlacement::kStreaming);
+}
+
+// Budgets between the overlapped need and the streamed one keep every point
+// on the device and run the MSMs in chunks: the CPU's bytes, the budget kept.
+TEST_F(CudaAssignment, ResidentInChunksUnderADeviceMemoryBudgetSameBytesAsTheCpu) {
+  cpu::ThreadPool pool(0);
+  for (int log_rows : {10, 14}) {
+    bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(log_rows, 3, 300 + log_rows);
+    const bellman::Parameters params = bellman::SynthesizeParameters(c.cs, 11, pool);
+    const bellman::Assignment a = bellman::Synthesize(c.cs, c.values, pool);
+    const engine::BellmanProof cpu = Key(params, false).Prove(a.View(), Fixed(3, 5));
+    const std::vector<uint64_t> budgets = BudgetsFor(params, groth16::DevicePlacement::kResidentChunked);
+    ASSERT_EQ(budgets.size(), 2u) << "no budget keeps these parameters resident in chunks";
+    for (uint64_t budget : budgets) {
+      const uint64_t live_before = cuda::AllocationStats().device_bytes_live;
+      const uint64_t registered_before = cuda::AllocationStats().registered_bytes_live;
+      {
+        const engine::BellmanKey key = Key(params, true, true, budget);
+        const uint64_t held = cuda::AllocationStats().device_bytes_live - live_before;
+        EXPECT_NE(key.info().placement.find("resident, chunked MSMs (chunks of"), std::string::npos)
+            << key.info().placement;
+        EXPECT_LE(held, budget) << key.info().placement;
+        // The host's points were page-locked only for their upload.
+        EXPECT_EQ(cuda::AllocationStats().registered_bytes_live, registered_before);
+        for (int i = 0; i < 2; ++i) {
+          const engine::BellmanProof gpu = key.Prove(a.View(), Fixed(3, 5));
+          EXPECT_TRUE(gpu.check.verified);
+          EXPECT_TRUE(gpu.check.engine_fault.empty()) << gpu.check.engine_fault;
+          EXPECT_EQ(gpu.bytes, cpu.bytes) << "2^" << log_rows << " " << key.info().placement;
+        }
+        EXPECT_EQ(cuda::AllocationStats().device_bytes_live - live_before, held) << "a proof allocated device memory";
+      }
+      EXPECT_EQ(cuda::AllocationStats().device_bytes_live, live_before) << "the key left device memory behind";
+    }
+  }
 }
 
 TEST_F(CudaAssignment, StreamedUnderADeviceMemoryBudgetSameBytesAsTheCpu) {
@@ -132,13 +174,15 @@ TEST_F(CudaAssignment, StreamedUnderADeviceMemoryBudgetSameBytesAsTheCpu) {
 }
 
 // KeyOptions::validate_key on the CUDA key: every point checked on the
-// device, resident or streamed, the bad one named as the CPU reader names it.
+// device, resident (overlapped or chunked) or streamed, the bad one named as the CPU reader names it.
 TEST_F(CudaAssignment, BadPointsAreFoundOnTheDeviceResidentOrStreamed) {
   cpu::ThreadPool pool(0);
   const bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(10, 2, 6);
   const bellman::Parameters good = bellman::SynthesizeParameters(c.cs, 4, pool);
   const std::vector<uint64_t> budgets = StreamingBudgets(good);
   ASSERT_FALSE(budgets.empty());
+  const std::vector<uint64_t> chunked = BudgetsFor(good, groth16::DevicePlacement::kResidentChunked);
+  ASSERT_FALSE(chunked.empty());
   struct Case {
     const char* want;
     std::function<void(bellman::Parameters&)> spoil;
@@ -153,7 +197,7 @@ TEST_F(CudaAssignment, BadPointsAreFoundOnTheDeviceResidentOrStreamed) {
   for (const Case& k : cases) {
     bellman::Parameters bad = good;
     k.spoil(bad);
-    for (uint64_t budget : {uint64_t{0}, budgets.back()}) {
+    for (uint64_t budget : {uint64_t{0}, chunked.back(), budgets.back()}) {
       try {
         (void)Key(bad, true, true, budget);
         ADD_FAILURE() << "accepted parameters with " << k.want << " (budget " << budget << ")";

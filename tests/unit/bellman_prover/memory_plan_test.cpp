@@ -1,11 +1,13 @@
 // The device memory planner of the CUDA bellman key
 // (groth16/assignment_memory_plan.hpp): which placement a budget gets, the
-// streaming layout's arithmetic, and the refusal of a budget that holds
+// chunked layouts' arithmetic, and the refusal of a budget that holds
 // nothing. Pure arithmetic: runs without a GPU (the CUDA key's use of it is
 // tests/gpu/cuda/assignment_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cstdint>
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/groth16/assignment_memory_plan.hpp"
@@ -18,10 +20,9 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 // A model with the shape of the real one: an MSM workspace of ~400 bytes a
 // point (four 4-byte item buffers per window of 16, and the sort's storage)
 // plus a fixed part.
-DeviceMemoryModel Model(uint64_t overlapped, uint64_t sequential) {
+DeviceMemoryModel Model(uint64_t overlapped) {
   DeviceMemoryModel model;
   model.resident_overlapped = overlapped;
-  model.resident_sequential = sequential;
   model.workspace_bytes = [](uint64_t points) { return 400 * points + (uint64_t{200} << 20); };
   model.window_sum_bytes = 128 * 384;
   return model;
@@ -41,25 +42,64 @@ engine::BellmanInfo PorepShape() {
 
 TEST(DeviceMemoryPlan, TheFastestPlacementThatFitsTheBudget) {
   const engine::BellmanInfo shape = PorepShape();
-  const DeviceMemoryModel model = Model(200 * kGiB, 130 * kGiB);
+  const DeviceMemoryModel model = Model(200 * kGiB);
   EXPECT_EQ(PlanDeviceMemory(shape, 250 * kGiB, true, model).placement, DevicePlacement::kResidentOverlapped);
-  // Overlap not allowed: sequential, although overlapped would fit.
-  EXPECT_EQ(PlanDeviceMemory(shape, 250 * kGiB, false, model).placement, DevicePlacement::kResidentSequential);
-  EXPECT_EQ(PlanDeviceMemory(shape, 140 * kGiB, true, model).placement, DevicePlacement::kResidentSequential);
-  EXPECT_EQ(PlanDeviceMemory(shape, 130 * kGiB, true, model).device_bytes, 130 * kGiB);
-  EXPECT_EQ(PlanDeviceMemory(shape, 130 * kGiB - 1, true, model).placement, DevicePlacement::kStreaming);
+  EXPECT_EQ(PlanDeviceMemory(shape, 200 * kGiB, true, model).device_bytes, 200 * kGiB);
+  // Overlap not allowed: chunked, although overlapped would fit.
+  EXPECT_EQ(PlanDeviceMemory(shape, 250 * kGiB, false, model).placement, DevicePlacement::kResidentChunked);
+  // Below the overlapped need: the points stay resident, the MSMs run in
+  // chunks of 2^23 (an H200's 141 GB, an H100's 80 GB).
+  for (uint64_t gib : {199, 130, 75}) {
+    const DevicePlan plan = PlanDeviceMemory(shape, gib * kGiB, true, model);
+    ASSERT_EQ(plan.placement, DevicePlacement::kResidentChunked) << gib;
+    EXPECT_EQ(plan.chunked.chunk_points, kResidentChunkPoints) << gib;
+    EXPECT_TRUE(plan.chunked.points_resident);
+    EXPECT_EQ(plan.chunked.points_bytes, PointBytes(shape));
+    EXPECT_EQ(plan.device_bytes, plan.chunked.total());
+    EXPECT_LE(plan.device_bytes, gib * kGiB);
+  }
+  // The points alone: (2^27 - 1 + 130 M + 120 M + 60 M) G1 + 60 M G2.
+  EXPECT_EQ(PointBytes(shape),
+            ((uint64_t{1} << 27) - 1 + 130'000'000 + 120'000'000 + 60'000'000) * 96 + uint64_t{60'000'000} * 192);
+  // Just below the smallest resident chunked layout (of any chunk size: small
+  // chunks have many window sums): streamed.
+  uint64_t least_resident = UINT64_MAX;
+  for (uint64_t c = uint64_t{1} << 23; c >= kMinChunkPoints; c /= 2) {
+    least_resident = std::min(least_resident, ChunkLayoutFor(shape, c, true, model).total());
+  }
+  EXPECT_EQ(PlanDeviceMemory(shape, least_resident, true, model).placement, DevicePlacement::kResidentChunked);
+  EXPECT_EQ(PlanDeviceMemory(shape, least_resident - 1, true, model).placement, DevicePlacement::kStreaming);
+}
+
+TEST(DeviceMemoryPlan, ResidentChunksHoldNoChunkPointBuffers) {
+  const engine::BellmanInfo shape = PorepShape();
+  const DeviceMemoryModel model = Model(200 * kGiB);
+  const uint64_t c = uint64_t{1} << 20;
+  const ChunkLayout resident = ChunkLayoutFor(shape, c, true, model);
+  const ChunkLayout streamed = ChunkLayoutFor(shape, c, false, model);
+  EXPECT_EQ(streamed.msm_bytes - resident.msm_bytes, 2 * c * kG2AffineBytes);
+  EXPECT_EQ(streamed.points_bytes, 0u);
+  // Here the arena is the NTT scratch either way: the points are the difference.
+  ASSERT_EQ(resident.arena_bytes(), resident.ntt_scratch_bytes);
+  EXPECT_EQ(resident.total(), streamed.total() + PointBytes(shape));
+  EXPECT_EQ(resident.chunks, streamed.chunks);
+  const DevicePlan plan = PlanDeviceMemory(shape, 100 * kGiB, true, model);
+  EXPECT_NE(plan.Describe().find("resident, chunked MSMs (chunks of 8388608 points"), std::string::npos)
+      << plan.Describe();
 }
 
 TEST(DeviceMemoryPlan, A2To27PartitionStreamsWithin24GiB) {
   const engine::BellmanInfo shape = PorepShape();
-  const DevicePlan plan = PlanDeviceMemory(shape, 24 * kGiB, true, Model(200 * kGiB, 130 * kGiB));
+  const DevicePlan plan = PlanDeviceMemory(shape, 24 * kGiB, true, Model(200 * kGiB));
   ASSERT_EQ(plan.placement, DevicePlacement::kStreaming);
-  const StreamingLayout& s = plan.streaming;
+  const ChunkLayout& s = plan.chunked;
+  EXPECT_FALSE(s.points_resident);
+  EXPECT_EQ(s.points_bytes, 0u);
   EXPECT_LE(plan.device_bytes, 24 * kGiB);
   EXPECT_EQ(plan.device_bytes, s.total());
   EXPECT_TRUE(std::has_single_bit(s.chunk_points)) << s.chunk_points;
   // The largest chunk that fits: twice it does not.
-  EXPECT_GT(StreamingLayoutFor(shape, 2 * s.chunk_points, Model(200 * kGiB, 130 * kGiB)).total(), 24 * kGiB);
+  EXPECT_GT(ChunkLayoutFor(shape, 2 * s.chunk_points, false, Model(200 * kGiB)).total(), 24 * kGiB);
   EXPECT_EQ(s.chunk_points, uint64_t{1} << 23);
   // Every chunk of the five MSMs: h (n-1), l, a, b_g1, b_g2.
   const uint64_t c = s.chunk_points;
@@ -82,14 +122,14 @@ TEST(DeviceMemoryPlan, A2To27PartitionStreamsWithin24GiB) {
 
 TEST(DeviceMemoryPlan, MoreBudgetMeansLargerChunks) {
   const engine::BellmanInfo shape = PorepShape();
-  const DeviceMemoryModel model = Model(200 * kGiB, 130 * kGiB);
+  const DeviceMemoryModel model = Model(200 * kGiB);
   uint64_t last = 0;
-  for (uint64_t gib : {21, 24, 32, 48, 80}) {
+  for (uint64_t gib : {21, 24, 32, 48, 64}) {
     const DevicePlan plan = PlanDeviceMemory(shape, gib * kGiB, true, model);
     ASSERT_EQ(plan.placement, DevicePlacement::kStreaming) << gib;
-    EXPECT_GE(plan.streaming.chunk_points, last) << gib;
+    EXPECT_GE(plan.chunked.chunk_points, last) << gib;
     EXPECT_LE(plan.device_bytes, gib * kGiB) << gib;
-    last = plan.streaming.chunk_points;
+    last = plan.chunked.chunk_points;
   }
   EXPECT_GT(last, uint64_t{1} << 23);
 }
@@ -101,32 +141,35 @@ TEST(DeviceMemoryPlan, SmallCircuitsStreamInChunksOfAllTheirPointsOrFewer) {
   shape.n_aux = 700;
   shape.n_a = 500;
   shape.n_b = 300;
-  DeviceMemoryModel model = Model(kGiB, kGiB);
+  DeviceMemoryModel model = Model(kGiB);
   model.workspace_bytes = [](uint64_t points) { return 400 * points; };
   model.window_sum_bytes = 1024;
   // Plenty of room: one chunk holds the largest MSM (h: 1023 points).
   const DevicePlan roomy = PlanDeviceMemory(shape, kGiB - 1, true, model);
-  ASSERT_EQ(roomy.placement, DevicePlacement::kStreaming);
-  EXPECT_EQ(roomy.streaming.chunk_points, 1023u);
-  EXPECT_EQ(roomy.streaming.chunks, 5u);
-  // Tight: down to the smallest chunk.
-  const uint64_t least = StreamingLayoutFor(shape, kMinChunkPoints, model).total();
+  ASSERT_EQ(roomy.placement, DevicePlacement::kResidentChunked);
+  EXPECT_EQ(roomy.chunked.chunk_points, 1023u);
+  EXPECT_EQ(roomy.chunked.chunks, 5u);
+  // Too little for the points and the smallest chunks: streamed, tight:
+  // down to the smallest chunk.
+  const uint64_t least = ChunkLayoutFor(shape, kMinChunkPoints, false, model).total();
+  ASSERT_LT(least, ChunkLayoutFor(shape, kMinChunkPoints, true, model).total());
   const DevicePlan tight = PlanDeviceMemory(shape, least, true, model);
-  EXPECT_EQ(tight.streaming.chunk_points, kMinChunkPoints);
-  EXPECT_EQ(tight.streaming.chunks, 4u + 3u + 2u + 2u * 2u);  // h 1023, l 700, a 500, b 300 twice
+  EXPECT_EQ(tight.placement, DevicePlacement::kStreaming);
+  EXPECT_EQ(tight.chunked.chunk_points, kMinChunkPoints);
+  EXPECT_EQ(tight.chunked.chunks, 4u + 3u + 2u + 2u * 2u);  // h 1023, l 700, a 500, b 300 twice
 }
 
 TEST(DeviceMemoryPlan, TheFixedPartIsTheFloor) {
   // Below ~20.6 GiB a 2^27 partition does not stream: twiddles, the a/h
   // vector, the assignment and the NTT scratch alone need that much.
   const engine::BellmanInfo shape = PorepShape();
-  EXPECT_THROW((void)PlanDeviceMemory(shape, 20 * kGiB, true, Model(200 * kGiB, 130 * kGiB)), Error);
+  EXPECT_THROW((void)PlanDeviceMemory(shape, 20 * kGiB, true, Model(200 * kGiB)), Error);
 }
 
 TEST(DeviceMemoryPlan, ABudgetThatHoldsNothingIsRefusedWithTheNeed) {
   const engine::BellmanInfo shape = PorepShape();
   try {
-    (void)PlanDeviceMemory(shape, 8 * kGiB, true, Model(200 * kGiB, 130 * kGiB));
+    (void)PlanDeviceMemory(shape, 8 * kGiB, true, Model(200 * kGiB));
     FAIL() << "an 8 GiB budget was accepted for a 2^27 partition";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kResourceExhausted);

@@ -1,22 +1,23 @@
-// The streaming CUDA key for bellperson parameters that do not fit a device
-// memory budget (assignment_memory_plan.hpp has the layout, this file follows
-// it; assignment_cuda_prover.cu chooses). Same results as the resident key
-// and the CPU, bit for bit.
+// The chunked CUDA key for bellperson parameters whose five whole MSMs do not
+// fit a device memory budget side by side (assignment_memory_plan.hpp has the
+// layout, this file follows it; assignment_cuda_prover.cu chooses). Same
+// results as the overlapped key and the CPU, bit for bit.
 //
-// Load: the points move into one pinned host block (freed from the
-// parameters one section at a time, so the host holds them once); the
-// device gets the lean NTT domain, the a/h vector, the assignment, the
-// density indices, the chunks' window sums and one arena.
-// Prove, on one compute stream and one copy stream:
+// Load: resident (kResidentChunked), every point goes to the device once;
+// streamed (kStreaming), the points are page-locked where the parameters
+// were decoded. Either way the device gets the lean NTT domain, the a/h
+// vector, the assignment, the density indices, the chunks' window sums and
+// one arena.
+// Prove, on one compute stream (and, streamed, one copy stream):
 //   1. the assignment goes up and becomes canonical (the l scalars);
 //   2. h: a, b, c go up one after another into the arena's first half and
 //      each goes to the coset (the arena's second half is the transform's
 //      scratch): a·b in the a vector, then (a·b - c)/Z, the coset iNTT and
 //      h's scalars, in place;
-//   3. the MSMs, chunk by chunk, over the arena (now the MSM workspace, two
-//      point buffers and a chunk of gathered scalars): the copy stream
-//      uploads chunk j+1's points while chunk j's MSM runs; each chunk
-//      leaves its window sums in a slot of its own;
+//   3. the MSMs, chunk by chunk, over the arena (now the MSM workspace, a
+//      chunk of gathered scalars and, streamed, two point buffers: the copy
+//      stream uploads chunk j+1's points while chunk j's MSM runs); each
+//      chunk leaves its window sums in a slot of its own;
 //   4. the host combines every chunk's sums and adds them up per MSM.
 #include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
 
@@ -24,6 +25,7 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -103,18 +105,23 @@ std::vector<ChunkJob> ChunkJobs(const engine::BellmanInfo& info, uint64_t chunk)
   return jobs;
 }
 
-class StreamingAssignmentKey final : public groth16::AssignmentKey {
+class ChunkedAssignmentKey final : public groth16::AssignmentKey {
  public:
-  StreamingAssignmentKey(bellman::Parameters params, const groth16::KeyOptions& options, const groth16::DevicePlan& plan)
-      : device_(options.cuda_device), info_(groth16::ShapeOf(params)), layout_(plan.streaming) {
-    const std::string what = "bellman parameters (streamed)";
+  ChunkedAssignmentKey(bellman::Parameters params, const groth16::KeyOptions& options, const groth16::DevicePlan& plan)
+      : device_(options.cuda_device), info_(groth16::ShapeOf(params)), layout_(plan.chunked) {
+    const std::string what = layout_.points_resident ? "bellman parameters (resident, chunked)"
+                                                     : "bellman parameters (streamed)";
     SetDevice(device_, what);
     info_.backend = engine::Backend::kCuda;
     info_.placement = plan.Describe();
     const uint64_t n = info_.domain_size;
     const int log_n = std::countr_zero(info_.domain_size);
     header_ = {params.vk.alpha_g1, params.vk.beta_g1, params.vk.delta_g1, params.vk.beta_g2, params.vk.delta_g2};
-    PinPoints(params, what);
+    if (layout_.points_resident) {
+      UploadPoints(params, what, options.validate_key);
+    } else {
+      PinPoints(params, what);
+    }
 
     domain_ = DeviceNttDomain<Fr>(log_n, what, bellman::DomainRoot(log_n), Fr::from_uint(bellman::kMultiplicativeGenerator),
                                   /*lean=*/true);
@@ -127,8 +134,9 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
 
     jobs_ = ChunkJobs(info_, layout_.chunk_points);
     // The planner's own figure (one owner: what it budgeted is what is carved).
-    const MsmNeeds needs = StreamingWorkspaceNeeds(info_, layout_.chunk_points);
-    const uint64_t points_bytes = AlignUp(layout_.chunk_points * groth16::kG2AffineBytes);
+    const MsmNeeds needs = ChunkWorkspaceNeeds(info_, layout_.chunk_points);
+    const uint64_t points_bytes =
+        layout_.points_resident ? 0 : AlignUp(layout_.chunk_points * groth16::kG2AffineBytes);
     msm_offset_points_ = AlignUp(needs.Total());
     msm_offset_scalars_ = msm_offset_points_ + 2 * points_bytes;
     const uint64_t msm_bytes = msm_offset_scalars_ + AlignUp(layout_.chunk_points * 32);
@@ -139,9 +147,10 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
     staging_ = PinnedBuffer(std::max<size_t>(jobs_.size(), 1) * kSlotBytes, what + " pinned window-sum staging");
     streams_ = std::make_unique<StreamPair>(what);
     ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": set-up");
-    if (options.validate_key) CheckPointsOnDevice();
+    if (options.validate_key && !layout_.points_resident) CheckStreamedPointsOnDevice();
     info_.resident_bytes = domain_.resident_bytes() + vector_.bytes() + vars_.bytes() + index_a_.bytes() +
                            index_b_.bytes() + arena_.bytes() + window_sums_.bytes();
+    for (const DeviceBuffer& points : device_points_) info_.resident_bytes += points.bytes();
   }
 
   const engine::BellmanInfo& info() const override { return info_; }
@@ -189,7 +198,49 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
   }
 
  private:
-  // The points stay in the parameters' own vectors (PointVector: page
+  // kResidentChunked: each section goes to the device once, the five on
+  // five threads, and is checked there (KeyOptions::validate_key) while the
+  // parameters, which describe a bad point, are still at hand.
+  void UploadPoints(const bellman::Parameters& params, const std::string& what, bool validate) {
+    const char* names[kSlots] = {"h", "l", "a", "b_g1", "b_g2"};
+    std::exception_ptr failed[kSlots];
+    {
+      std::vector<std::thread> uploaders;
+      for (int k = 0; k < kSlots; ++k) {
+        uploaders.emplace_back([&, k] {
+          try {
+            SetDevice(device_, what);  // a fresh thread would otherwise open device 0's context
+            const std::string section = what + " " + names[k] + " points";
+            switch (k) {
+              case kH: device_points_[k] = UploadVector(params.h, section); break;
+              case kL: device_points_[k] = UploadVector(params.l, section); break;
+              case kA: device_points_[k] = UploadVector(params.a, section); break;
+              case kB1: device_points_[k] = UploadVector(params.b_g1, section); break;
+              default: device_points_[k] = UploadVector(params.b_g2, section); break;
+            }
+          } catch (...) {
+            failed[k] = std::current_exception();
+          }
+        });
+      }
+      for (auto& t : uploaders) t.join();
+    }
+    for (const auto& e : failed) {
+      if (e) std::rethrow_exception(e);
+    }
+    counts_[kH] = params.h.size();
+    counts_[kL] = params.l.size();
+    counts_[kA] = params.a.size();
+    counts_[kB1] = params.b_g1.size();
+    counts_[kB2] = params.b_g2.size();
+    if (!validate) return;
+    const void* host[kSlots] = {params.h.data(), params.l.data(), params.a.data(), params.b_g1.data(), params.b_g2.data()};
+    for (int k = 0; k < kSlots; ++k) {
+      CheckBellmanPointsOnDevice(names[k], device_points_[k].get(), host[k], counts_[k], k == kB2, 0, nullptr);
+    }
+  }
+
+  // kStreaming: the points stay in the parameters' own vectors (PointVector: page
   // aligned mappings), page-locked where they are, the five sections on five
   // threads: no second copy in host memory and no cudaHostAlloc (at 2^27 the
   // copy into cudaHostAlloc'd blocks was 22.8 s of a 36.5 s load). Where
@@ -253,9 +304,9 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
     for (auto& c : copiers) c.join();
   }
 
-  // The point checks (KeyOptions::validate_key), one pass of every section
-  // through the arena, a chunk at a time.
-  void CheckPointsOnDevice() const {
+  // The point checks of a streamed key (KeyOptions::validate_key), one pass
+  // of every section through the arena, a chunk at a time.
+  void CheckStreamedPointsOnDevice() const {
     const char* names[kSlots] = {"h", "l", "a", "b_g1", "b_g2"};
     const uint64_t chunk_bytes = std::min<uint64_t>(arena_.bytes(), uint64_t{1} << 30);
     for (int k = 0; k < kSlots; ++k) {
@@ -336,14 +387,20 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
         ZK_CUDA_CHECK(cudaEventRecord(streams_->marks[job.slot], st), "MSM timing");
         marked[job.slot] = true;
       }
-      char* points = arena_.as<char>() + msm_offset_points_ + buf * points_bytes_;
       const uint64_t point_bytes = job.slot == kB2 ? groth16::kG2AffineBytes : groth16::kG1AffineBytes;
-      ZK_CUDA_CHECK(cudaStreamWaitEvent(streams_->copy, streams_->free[buf], 0), "MSM chunk upload");
-      ZK_CUDA_CHECK(cudaMemcpyAsync(points, host_points_[job.slot] + job.begin * point_bytes,
-                                    job.count * point_bytes, cudaMemcpyHostToDevice, streams_->copy),
-                    "MSM chunk upload");
-      ZK_CUDA_CHECK(cudaEventRecord(streams_->uploaded[buf], streams_->copy), "MSM chunk upload");
-      ZK_CUDA_CHECK(cudaStreamWaitEvent(st, streams_->uploaded[buf], 0), "MSM chunk");
+      const char* points = nullptr;
+      if (layout_.points_resident) {
+        points = device_points_[job.slot].as<char>() + job.begin * point_bytes;
+      } else {
+        char* buffer = arena_.as<char>() + msm_offset_points_ + buf * points_bytes_;
+        ZK_CUDA_CHECK(cudaStreamWaitEvent(streams_->copy, streams_->free[buf], 0), "MSM chunk upload");
+        ZK_CUDA_CHECK(cudaMemcpyAsync(buffer, host_points_[job.slot] + job.begin * point_bytes,
+                                      job.count * point_bytes, cudaMemcpyHostToDevice, streams_->copy),
+                      "MSM chunk upload");
+        ZK_CUDA_CHECK(cudaEventRecord(streams_->uploaded[buf], streams_->copy), "MSM chunk upload");
+        ZK_CUDA_CHECK(cudaStreamWaitEvent(st, streams_->uploaded[buf], 0), "MSM chunk");
+        points = buffer;
+      }
       const uint32_t* scalars = nullptr;
       switch (job.slot) {
         case kH:
@@ -379,7 +436,7 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
         EnqueueMsmBuckets<G1>(st, workspace_, workspace_, plan, reinterpret_cast<const A1*>(points),
                               reinterpret_cast<X1*>(sums), phase);
       }
-      ZK_CUDA_CHECK(cudaEventRecord(streams_->free[buf], st), "MSM chunk");
+      if (!layout_.points_resident) ZK_CUDA_CHECK(cudaEventRecord(streams_->free[buf], st), "MSM chunk");
     }
     ZK_CUDA_CHECK(cudaEventRecord(streams_->marks[kSlots], st), "MSM timing");
     ZK_CUDA_CHECK(cudaMemcpyAsync(staging_.get(), window_sums_.get(), jobs_.size() * kSlotBytes, cudaMemcpyDeviceToHost, st),
@@ -400,11 +457,12 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
 
   int device_;
   engine::BellmanInfo info_;
-  groth16::StreamingLayout layout_;
+  groth16::ChunkLayout layout_;
   groth16::Groth16HeaderPoints<C> header_;
-  // Each MSM's points (PinPoints): the parameters' vectors, registered
-  // where they are (the registrations are declared after the vectors, so
-  // they end first), or page-locked copies.
+  DeviceBuffer device_points_[kSlots];  // resident: each MSM's points (UploadPoints)
+  // Streamed: each MSM's points (PinPoints): the parameters' vectors,
+  // registered where they are (the registrations are declared after the
+  // vectors, so they end first), or page-locked copies.
   bellman::PointVector<bellman::G1Affine> g1_points_[kB2];
   bellman::PointVector<bellman::G2Affine> g2_points_;
   HostRegistration registered_[kSlots];
@@ -425,7 +483,7 @@ class StreamingAssignmentKey final : public groth16::AssignmentKey {
 
 }  // namespace
 
-MsmNeeds StreamingWorkspaceNeeds(const engine::BellmanInfo& shape, uint64_t chunk_points) {
+MsmNeeds ChunkWorkspaceNeeds(const engine::BellmanInfo& shape, uint64_t chunk_points) {
   // The distinct chunk sizes: whole chunks and each MSM's remainder.
   const uint64_t chunk = std::max<uint64_t>(chunk_points, 1);
   const uint64_t counts[kSlots] = {shape.domain_size > 0 ? shape.domain_size - 1u : 0u, shape.n_aux, shape.n_a,
@@ -438,10 +496,10 @@ MsmNeeds StreamingWorkspaceNeeds(const engine::BellmanInfo& shape, uint64_t chun
   return needs;
 }
 
-std::unique_ptr<groth16::AssignmentKey> MakeStreamingAssignmentKey(bellman::Parameters params,
-                                                                   const groth16::KeyOptions& options,
-                                                                   const groth16::DevicePlan& plan) {
-  return std::make_unique<StreamingAssignmentKey>(std::move(params), options, plan);
+std::unique_ptr<groth16::AssignmentKey> MakeChunkedAssignmentKey(bellman::Parameters params,
+                                                                 const groth16::KeyOptions& options,
+                                                                 const groth16::DevicePlan& plan) {
+  return std::make_unique<ChunkedAssignmentKey>(std::move(params), options, plan);
 }
 
 }  // namespace zkfleet::cuda
