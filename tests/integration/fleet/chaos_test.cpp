@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -242,6 +243,43 @@ TEST(FleetChaos, KilledWorkersAndBrokerLoseNothingAndProveNothingTwice) {
       ++verified;
     } else {
       ADD_FAILURE() << cases[i]["proof"] << " does not verify: " << verdicts[i]["error"];
+    }
+  }
+
+  // A SUBMIT resent after its reply was lost (here: sent again on purpose,
+  // from each client's identity, for requests answered in earlier broker
+  // lives and in this one) names the job it made the first time: never a
+  // second job. Without this step the check below sees only the resends the
+  // kills happened to cause, often none.
+  for (size_t c = 0; c < clients; ++c) {
+    const ClientLog& log = logs[c];
+    if (log.requests.empty()) continue;
+    zkfleet::client::internal::BrokerClient again(fleet.context(), fleet.client_endpoint(), fleet.Security(), {},
+                                                  "chaos-client-" + std::to_string(c));
+    const size_t n = log.requests.size();
+    for (size_t i : {size_t{0}, n / 3, 2 * n / 3, n - 1}) {
+      const std::string& request_id = log.requests[i];
+      auto told = log.job_of_request.find(request_id);
+      if (told == log.job_of_request.end()) continue;  // counted as lost above
+      proto::Envelope envelope;
+      auto* submit = envelope.mutable_submit();
+      submit->set_request_id(request_id);
+      submit->set_circuit_id("bn128");
+      submit->add_witness_bytes(witness.size());
+      zkfleet::fleet::Frames frames;
+      frames.push_back(zkfleet::fleet::FrameFromString(witness));
+      const uint64_t correlation = again.Send(std::move(envelope), std::move(frames));
+      std::optional<uint64_t> named;
+      for (const auto until = Clock::now() + zkfleet::testing::Scaled(10s); !named && Clock::now() < until;) {
+        auto reply = again.Receive(100ms);
+        if (reply && reply->correlation_id() == correlation && reply->has_submit_reply()) {
+          named = reply->submit_reply().job_seq();
+        }
+      }
+      ASSERT_TRUE(named.has_value()) << "client " << c << ": no reply to the resent SUBMIT of " << request_id;
+      if (*named != told->second) ++duplicates;
+      EXPECT_EQ(*named, told->second) << "client " << c << ": the resent SUBMIT of " << request_id
+                                      << " made another job";
     }
   }
 
