@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> verification_keys;
   std::vector<std::string> unverified_circuits;
   double lease_start_timeout_s = std::chrono::duration<double>(options.lease_start_timeout).count();
+  double strike_window_s = std::chrono::duration<double>(options.strike_window).count();
   double lease_overrun_min_s = std::chrono::duration<double>(options.lease_overrun_min).count();
   app.add_option("--verification-key", verification_keys,
                  "CIRCUIT=verification_key.json[@sha256:HEX] (repeatable): every RESULT of CIRCUIT is verified by "
@@ -152,8 +153,11 @@ int main(int argc, char** argv) {
   app.add_option("--lease-overrun-factor", options.lease_overrun_factor, "see --lease-overrun-min")
       ->capture_default_str()->check(CLI::Range(1.0, 1e6));
   app.add_option("--strikes-to-fault", options.strikes_to_fault,
-                 "rejected RESULTs and reclaimed leases that make a worker (and its key) FAULTED until zkctl undrain")
+                 "strikes (rejected RESULTs, reclaimed leases, started work lost to a disconnect, messages over a "
+                 "bound) within --strike-window-s that make a worker's key FAULTED until zkctl undrain")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--strike-window-s", strike_window_s, "seconds a strike counts (0: for ever)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
@@ -165,6 +169,7 @@ int main(int argc, char** argv) {
   options.busy_retry_after = std::chrono::milliseconds(static_cast<int64_t>(busy_retry_s * 1000));
   options.journal.dir = data_dir;
   options.lease_start_timeout = std::chrono::milliseconds(static_cast<int64_t>(lease_start_timeout_s * 1000));
+  options.strike_window = std::chrono::milliseconds(static_cast<int64_t>(strike_window_s * 1000));
   options.lease_overrun_min = std::chrono::milliseconds(static_cast<int64_t>(lease_overrun_min_s * 1000));
   options.unverified_circuits = {unverified_circuits.begin(), unverified_circuits.end()};
   options.journal.sync = *zkfleet::broker::ParseSyncMode(sync_mode);

@@ -8,6 +8,8 @@
 //                (still JSON, no longer a proof) and --public
 //   replay       each JOB: STARTED, then RESULT ok with --proof and --public unchanged (another
 //                job's valid proof)
+//                (replay --decorate: a byte-order mark before both files, and the public signals
+//                zero-padded: still the same numbers to a lenient parser)
 //                (forge, replay: --proof-bytes FILE also sends FILE's bytes as Result.proof_bytes,
 //                a bellman proof's 192 bytes or garbled ones; --bellman announces the circuits as
 //                bellman circuits)
@@ -17,6 +19,9 @@
 //                heartbeats say READY throughout
 //   impersonate  send READY (with another worker's --id) on a new connection every second and
 //                log what the broker answers
+//   vanish       each JOB: STARTED, then (once every JOB of the batch is started) DISCONNECT and
+//                READY on a new connection under a new worker id (--id-1, --id-2, ...) at once:
+//                it starts other clients' jobs and leaves, to use up their attempts
 // After a RESULT it grants one more credit, to be sent more work. After a
 // DISCONNECT it registers again on a new connection one second later (as a
 // restarted worker would); after silence from the broker, at once.
@@ -70,7 +75,22 @@ struct Options {
   std::string public_file;
   std::string proof_bytes_file;  // sent as Result.proof_bytes (a bellman circuit's 192 bytes, possibly garbled)
   bool bellman = false;          // announce its circuits as CIRCUIT_KIND_BELLMAN
+  bool decorate = false;         // replay: a BOM before each file, zero-padded signals
 };
+
+// public.json with every decimal signal zero-padded ("123" -> "000123").
+std::string PadSignals(const std::string& text) {
+  std::string out;
+  bool open = false;
+  for (char c : text) {
+    out += c;
+    if (c == '"') {
+      open = !open;
+      if (open) out += "000";
+    }
+  }
+  return out;
+}
 
 std::string ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -111,6 +131,10 @@ class HostileWorker {
       proof_ = ReadText(options_.proof_file);
       public_ = ReadText(options_.public_file);
       if (options_.mode == "forge") proof_ = AlterPiA(proof_);
+      if (options_.decorate) {
+        proof_ = "\xEF\xBB\xBF" + proof_;
+        public_ = "\xEF\xBB\xBF" + PadSignals(public_);
+      }
       if (!options_.proof_bytes_file.empty()) proof_bytes_ = ReadText(options_.proof_bytes_file);
     } else if (options_.mode == "notjson") {
       proof_ = "this is not json";
@@ -143,6 +167,7 @@ class HostileWorker {
         return 0;
       }
       ReceiveAll();
+      if (vanish_pending_) Vanish();
       const auto now = Clock::now();
       if (reregister_at_ && now >= *reregister_at_) {
         Register("retry after DISCONNECT");
@@ -171,6 +196,18 @@ class HostileWorker {
     if (!dealer_.send(zmq::buffer(wire::EncodeEnvelope(envelope)), zmq::send_flags::dontwait)) {
       LogAs("could not send " + BodyName(envelope) + " (no connection)");
     }
+  }
+
+  // vanish: DISCONNECT (the started jobs go with it), then a new connection
+  // under a new worker id.
+  void Vanish() {
+    vanish_pending_ = false;
+    proto::Envelope bye;
+    bye.mutable_disconnect()->set_reason("vanishing with started work");
+    Send(bye);
+    dealer_.set(zmq::sockopt::linger, 200);  // the DISCONNECT leaves before the socket closes
+    options_.id = base_id_ + "-" + std::to_string(++incarnation_);
+    Register("vanished; back as " + options_.id);
   }
 
   // A new connection, READY, and the credit it announces.
@@ -256,6 +293,14 @@ class HostileWorker {
           " lease=" + std::to_string(item.lease().epoch()) + "/" + std::to_string(item.lease().number()) +
           " attempt=" + std::to_string(job.attempt()) + " circuit=" + job.circuit_id() +
           " witness_bytes=" + std::to_string(job.witness_bytes()) + " frames=" + std::to_string(witness_frames));
+    if (options_.mode == "vanish") {
+      proto::Envelope started;
+      *started.mutable_started()->add_items() = item;
+      Send(started);
+      LogAs("sent STARTED for job_seq=" + std::to_string(item.job_seq()) + "; leaving with it");
+      vanish_pending_ = true;
+      return;
+    }
     if (options_.mode != "forge" && options_.mode != "replay" && options_.mode != "notjson") {
       LogAs("holding job_seq=" + std::to_string(item.job_seq()) + " (never started)");
       return;
@@ -289,6 +334,9 @@ class HostileWorker {
   Clock::time_point last_heard_;
   Clock::time_point registered_at_;
   std::optional<Clock::time_point> reregister_at_;
+  bool vanish_pending_ = false;
+  std::string base_id_ = options_.id;  // vanish: the ids are base_id_-1, -2, ...
+  int incarnation_ = 0;
 };
 
 }  // namespace
@@ -308,14 +356,15 @@ int main(int argc, char** argv) {
   app.add_option("--heartbeat-ms", options.heartbeat_ms, "heartbeat interval")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--mode", options.mode, "forge | replay | notjson | hoard | undrain | impersonate")
+  app.add_option("--mode", options.mode, "forge | replay | notjson | hoard | undrain | impersonate | vanish")
       ->required()
-      ->check(CLI::IsMember({"forge", "replay", "notjson", "hoard", "undrain", "impersonate"}));
+      ->check(CLI::IsMember({"forge", "replay", "notjson", "hoard", "undrain", "impersonate", "vanish"}));
   app.add_option("--proof", options.proof_file, "proof.json to forge from or replay");
   app.add_option("--public", options.public_file, "public.json sent with the proof");
   app.add_option("--proof-bytes", options.proof_bytes_file,
                  "forge, replay: a file whose bytes go in Result.proof_bytes (a bellman proof's 192, or garbled ones)");
   app.add_flag("--bellman", options.bellman, "announce its circuits as bellman circuits (READY circuit_kinds)");
+  app.add_flag("--decorate", options.decorate, "replay: a BOM before proof.json and public.json, zero-padded signals");
   CLI11_PARSE(app, argc, argv);
   for (std::string& circuit : options.circuits) circuit = circuit.substr(0, circuit.find('='));
   if ((options.mode == "forge" || options.mode == "replay") &&

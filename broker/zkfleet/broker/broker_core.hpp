@@ -59,6 +59,7 @@
 #include "zkfleet/broker/job_table.hpp"
 #include "zkfleet/broker/options.hpp"
 #include "zkfleet/broker/result_verifier.hpp"
+#include "zkfleet/broker/strike_book.hpp"
 #include "zkfleet/broker/worker_registry.hpp"
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
@@ -232,14 +233,17 @@ class BrokerCore {
   // the worker's set and the item counts as started (an attempt).
   WorkItem& TakeAnswer(WorkerRecord& worker, JobRecord& job, const wire::ItemRef& ref, Clock::time_point now);
   // Stores an accepted (verified, or of an unverified circuit) result.
-  void AcceptResult(JobRecord& job, uint32_t partition, const std::string& worker_id, proto::PartitionResult out,
-                    Clock::time_point now);
+  void AcceptResult(JobRecord& job, uint32_t partition, const std::string& worker_id, const std::string& owner,
+                    proto::PartitionResult out, Clock::time_point now);
   // The worker's RESULT for `partition` was refused (`why`): counted, a
   // strike against the worker, the item goes to another worker.
-  void RejectResult(const std::string& worker_id, JobRecord& job, uint32_t partition,
+  void RejectResult(const std::string& worker_id, const std::string& owner, JobRecord& job, uint32_t partition,
                     metrics::ResultRejectReason reason, const std::string& why, Clock::time_point now);
-  // A fault of `worker` the broker saw; enough of them make it FAULTED.
-  void Strike(WorkerRecord& worker, const std::string& why, Clock::time_point now);
+  // A fault the broker saw of `owner` (WorkerRecord::owner()); enough of
+  // them within the window make every worker of the owner FAULTED.
+  void Strike(const std::string& owner, StrikeKind kind, const std::string& why, Clock::time_point now);
+  // The owner of `worker_id`'s faults: the key it was first registered with, or the id.
+  std::string OwnerOf(const std::string& worker_id) const;
   // Every lease of `worker` goes back (its attempts refunded): it is FAULTED
   // or its key was revoked.
   void ReturnAllLeases(WorkerRecord& worker, const std::string& why, Clock::time_point now);
@@ -255,10 +259,15 @@ class BrokerCore {
   void SetWorkerState(WorkerRecord& worker, proto::WorkerState state);
   // Removes the worker; its leases return to the queue (started ones as
   // lost attempts), except those listed in `keep`, which are returned to the
-  // caller (a new connection of the same worker claims them).
+  // caller (a new connection of the same worker claims them). Started work
+  // lost this way is a strike against the worker's owner (`charge_owner`:
+  // not when an administrator revoked its key): a key that takes jobs,
+  // starts them and leaves is FAULTED before it can use up other clients'
+  // attempts, and the lost items' attempts are refunded when it is.
   std::map<wire::ItemRef, proto::Lease> RemoveWorker(const std::string& identity, const std::string& why,
                                                       bool graceful, Clock::time_point now,
-                                                      const std::map<wire::ItemRef, proto::Lease>& keep = {});
+                                                      const std::map<wire::ItemRef, proto::Lease>& keep = {},
+                                                      bool charge_owner = true);
 
   // The live lease of `ref` held by `worker` is `lease`: returns the job and
   // item, else null (and the caller counts it stale).
@@ -268,9 +277,10 @@ class BrokerCore {
   // failed retryably). A started lease has been counted as an attempt: once
   // max_attempts are used the job is dead-lettered; otherwise the item is
   // requeued at its original key.
-  // `failed_on`: the worker_id whose attempt failed (kept in the item so the
-  // retry goes elsewhere), or "" (unstarted handback). `refund_attempt`: the
-  // failure was the worker's (FAULTED), so a started lease is not counted.
+  // `failed_on`: the owner (WorkerRecord::owner()) of the worker whose
+  // attempt failed (kept in the item so the retry goes to another key), or
+  // "" (unstarted handback). `refund_attempt`: the failure was the worker's
+  // (FAULTED, a rejected RESULT), so a started lease is not counted.
   void ReturnItem(JobRecord& job, uint32_t partition, const std::string& why, Clock::time_point now,
                   const std::string& failed_on = "", bool refund_attempt = false);
   // The item began under its current lease: counts the attempt, journals it.
@@ -296,8 +306,9 @@ class BrokerCore {
 
   // The dispatchable worker serving `queue` (QueueOf: holding its circuit,
   // and generating its witnesses for a queue of jobs from inputs) with the
-  // fewest leases, or null. The worker `avoid` (a worker_id; "" = none) is
-  // skipped while another READY worker serves the queue.
+  // fewest leases, or null. The workers of `avoid` (an owner, as
+  // WorkerRecord::owner(); "" = none) are skipped while a READY worker of
+  // another owner serves the queue.
   WorkerRecord* PickWorker(const std::string& queue, const std::string& avoid);
 
   BrokerOptions options_;
@@ -327,6 +338,7 @@ class BrokerCore {
   // also holds for every worker id of the key.
   std::map<std::string, proto::WorkerState> held_states_;
   std::set<std::string> faulted_keys_;
+  StrikeBook strikes_{options_.strike_window};
   // Circuits workers have announced, in any life of this journal (bounded by
   // kMaxKnownCircuits), and when this life began (the first time seen by a
   // handler or Tick: tests drive the clock): a SUBMIT for a known circuit
@@ -350,6 +362,7 @@ class BrokerCore {
     wire::ItemRef ref;
     proto::Lease lease;
     std::string worker_id;
+    std::string owner;  // of worker_id's faults, taken when the RESULT came
     proto::PartitionResult result;
   };
   std::map<uint64_t, Verifying> verifying_;

@@ -789,8 +789,8 @@ void BrokerCore::OnUndrainWorker(const std::string& identity, uint64_t correlati
   if (held != held_states_.end()) held_states_.erase(held);
   if (auto bound = worker_keys_.find(id); bound != worker_keys_.end()) faulted_keys_.erase(bound->second);
   proto::WorkerState state = proto::WORKER_STATE_UNSPECIFIED;
+  strikes_.Clear(OwnerOf(id));
   if (worker) {
-    worker->strikes = 0;
     if (wire::DrainStep(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) {
       spdlog::warn("worker {} undrained by an admin: {} -> READY", id, wire::WorkerStateName(worker->state));
       worker->state = proto::WORKER_STATE_READY;
@@ -826,7 +826,8 @@ void BrokerCore::SetAllowedKeys(std::set<std::string> worker_keys, std::set<std:
     proto::Envelope bye;
     bye.mutable_disconnect()->set_reason("key '" + worker.key_name + "' was removed from the broker's allow-list");
     SendWorker(identity, std::move(bye));
-    RemoveWorker(identity, "key '" + worker.key_name + "' removed from the allow-list", false, now);
+    RemoveWorker(identity, "key '" + worker.key_name + "' removed from the allow-list", false, now, {},
+                 /*charge_owner=*/false);
   }
 }
 

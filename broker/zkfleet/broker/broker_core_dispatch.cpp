@@ -161,7 +161,7 @@ WorkerRecord* BrokerCore::PickWorker(const std::string& queue, const std::string
   bool skip_avoided = false;
   if (!avoid.empty()) {
     for (const auto& [identity, worker] : workers_.all()) {
-      if (worker.worker_id != avoid && worker.state == proto::WORKER_STATE_READY && serves(worker)) {
+      if (worker.owner() != avoid && worker.state == proto::WORKER_STATE_READY && serves(worker)) {
         skip_avoided = true;
         break;
       }
@@ -170,7 +170,7 @@ WorkerRecord* BrokerCore::PickWorker(const std::string& queue, const std::string
   WorkerRecord* best = nullptr;
   for (auto& [identity, worker] : workers_.all()) {
     if (!worker.Dispatchable() || !serves(worker)) continue;
-    if (skip_avoided && worker.worker_id == avoid) continue;
+    if (skip_avoided && worker.owner() == avoid) continue;
     // Fair: the worker with the fewest unanswered leases first, then the
     // one with the most room; announced capacity buys nothing (credit is capped).
     if (!best || worker.leased.size() < best->leased.size() ||
@@ -342,7 +342,7 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
         WorkItem& item = job->items[ref.partition];
         if (item.state != WorkItem::State::kLeased || !item.worker_identity.empty()) continue;
         ReturnItem(*job, ref.partition, "worker " + worker_id + " did not come back after the broker restarted", now,
-                   worker_id);
+                   OwnerOf(worker_id));
       }
     }
     // Jobs past their deadline fail as EXPIRED, even with no worker to ask.
@@ -430,9 +430,9 @@ void BrokerCore::ReclaimLeases(Clock::time_point now) {
     }
     const std::string why = "lease taken back from worker " + worker->worker_id + ": " + reclaim.why;
     spdlog::warn("{} ({})", why, ItemName(reclaim.ref.job_seq, reclaim.ref.partition));
-    const std::string worker_id = worker->worker_id;
-    ReturnItem(*job, reclaim.ref.partition, why, now, worker_id);
-    if ((worker = workers_.Find(reclaim.identity))) Strike(*worker, why, now);
+    const std::string owner = worker->owner();
+    ReturnItem(*job, reclaim.ref.partition, why, now, owner);
+    Strike(owner, StrikeKind::kReclaimedLease, why, now);
   }
 }
 

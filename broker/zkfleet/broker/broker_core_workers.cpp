@@ -67,11 +67,12 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
       if (JobRecord* job = LiveLease(*sender, message.result().item())) {
         const ItemRef ref = wire::FromProto(message.result().item());
         TakeAnswer(*sender, *job, ref, now);
-        return RejectResult(sender->worker_id, *job, ref.partition, metrics::ResultRejectReason::kMalformed,
-                            "RESULT refused: " + *why, now);
+        return RejectResult(sender->worker_id, sender->owner(), *job, ref.partition,
+                            metrics::ResultRejectReason::kMalformed, "RESULT refused: " + *why, now);
       }
     }
-    return Strike(*sender, "sent a message over a bound: " + *why, now);
+    return Strike(sender->owner(), StrikeKind::kOverBound,
+                  "worker " + sender->worker_id + " sent a message over a bound: " + *why, now);
   }
   if (message.has_ready()) return OnReady(identity, message.ready(), peer, now);
 
@@ -234,7 +235,7 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
         kept[ref] = lease;
       } else {
         ReturnItem(*job, ref.partition, "worker " + ready.worker_id() + " came back without it", now,
-                   ready.worker_id());
+                   worker.owner());
       }
     }
   }
@@ -268,17 +269,34 @@ void BrokerCore::RefuseRegistration(const std::string& identity, const std::stri
   SendWorker(identity, std::move(reply));
 }
 
-void BrokerCore::Strike(WorkerRecord& worker, const std::string& why, Clock::time_point now) {
-  ++worker.strikes;
-  spdlog::warn("worker {} (key {}): strike {} of {}: {}", worker.worker_id, worker.key_name, worker.strikes,
-               options_.strikes_to_fault, why);
-  if (worker.strikes < options_.strikes_to_fault || worker.state == proto::WORKER_STATE_FAULTED) return;
-  SetWorkerState(worker, proto::WORKER_STATE_FAULTED);
-  // The broker's verdict: it holds for this id and every id of this key
-  // (a new process or a new --id does not clear it; zkctl undrain does).
-  held_states_[worker.worker_id] = proto::WORKER_STATE_FAULTED;
-  if (!worker.key_name.empty()) faulted_keys_.insert(worker.key_name);
-  ReturnAllLeases(worker, "worker " + worker.worker_id + " is FAULTED (" + why + ")", now);
+void BrokerCore::Strike(const std::string& owner, StrikeKind kind, const std::string& why, Clock::time_point now) {
+  const uint32_t count = strikes_.Add(owner, kind, now);
+  spdlog::warn("{}: strike {} of {} within {} s ({}): {}", owner, count, options_.strikes_to_fault,
+               std::chrono::duration_cast<std::chrono::seconds>(options_.strike_window).count(), StrikeKindName(kind),
+               why);
+  if (count < options_.strikes_to_fault) return;
+  // The broker's verdict holds for every worker of the owner, live or to
+  // come (a new process or a new --id does not clear it; zkctl undrain does).
+  std::vector<std::string> faulted;
+  for (auto& [identity, worker] : workers_.all()) {
+    if (worker.owner() != owner) continue;
+    held_states_[worker.worker_id] = proto::WORKER_STATE_FAULTED;
+    if (!worker.key_name.empty()) faulted_keys_.insert(worker.key_name);
+    if (worker.state == proto::WORKER_STATE_FAULTED || worker.state == proto::WORKER_STATE_GONE) continue;
+    SetWorkerState(worker, proto::WORKER_STATE_FAULTED);
+    faulted.push_back(identity);
+  }
+  if (owner.rfind("key ", 0) == 0) faulted_keys_.insert(owner.substr(4));
+  for (const std::string& identity : faulted) {
+    if (WorkerRecord* worker = workers_.Find(identity)) {
+      ReturnAllLeases(*worker, "worker " + worker->worker_id + " is FAULTED (" + owner + ": " + why + ")", now);
+    }
+  }
+}
+
+std::string BrokerCore::OwnerOf(const std::string& worker_id) const {
+  auto bound = worker_keys_.find(worker_id);
+  return StrikeOwner(bound == worker_keys_.end() ? std::string() : bound->second, worker_id);
 }
 
 void BrokerCore::ReturnAllLeases(WorkerRecord& worker, const std::string& why, Clock::time_point now) {
@@ -409,7 +427,7 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     out.set_attempts(item.attempts);
     const VerificationKeys::Entry* key =
         options_.verification_keys ? options_.verification_keys->Find(job->circuit_id) : nullptr;
-    if (!key) return AcceptResult(*job, ref.partition, worker.worker_id, std::move(out), now);
+    if (!key) return AcceptResult(*job, ref.partition, worker.worker_id, worker.owner(), std::move(out), now);
     // The broker checks the proof before it stores it: off this thread.
     // A witness by reference or from inputs binds through the client's
     // digest instead (optional for inputs: without it the proof is checked
@@ -454,14 +472,14 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
       task.expected_public = item.expected_public;
     }
     item.verifying = true;
-    verifying_[task.id] = {ref, item.lease, worker.worker_id, std::move(out)};
+    verifying_[task.id] = {ref, item.lease, worker.worker_id, worker.owner(), std::move(out)};
     verify_outbox_.push_back(std::move(task));
     return;
   }
   item.worker_identity.clear();
   if (result.retryable()) {
     ReturnItem(*job, ref.partition, "worker " + worker.worker_id + " failed it: " + result.error(), now,
-               worker.worker_id);
+               worker.owner());
   } else {
     item.state = WorkItem::State::kDropped;
     FinishJob(*job, proto::JOB_STATE_FAILED,
@@ -483,8 +501,9 @@ WorkItem& BrokerCore::TakeAnswer(WorkerRecord& worker, JobRecord& job, const Ite
 }
 
 void BrokerCore::AcceptResult(JobRecord& job, uint32_t partition, const std::string& worker_id,
-                              proto::PartitionResult out, Clock::time_point now) {
+                              const std::string& owner, proto::PartitionResult out, Clock::time_point now) {
   WorkItem& item = job.items[partition];
+  strikes_.ForgiveLostWork(owner);  // it proves: its crashes were not an attack
   if (WorkerRecord* worker = workers_.FindByWorkerId(worker_id)) ++worker->items_completed;
   if (item.started_at != Clock::time_point{}) {
     // The circuit's proving time, smoothed so one slow answer moves it little.
@@ -500,8 +519,9 @@ void BrokerCore::AcceptResult(JobRecord& job, uint32_t partition, const std::str
   if (++job.items_done == job.items.size()) FinishJob(job, proto::JOB_STATE_SUCCEEDED, "", now);
 }
 
-void BrokerCore::RejectResult(const std::string& worker_id, JobRecord& job, uint32_t partition,
-                              metrics::ResultRejectReason reason, const std::string& why, Clock::time_point now) {
+void BrokerCore::RejectResult(const std::string& worker_id, const std::string& owner, JobRecord& job,
+                              uint32_t partition, metrics::ResultRejectReason reason, const std::string& why,
+                              Clock::time_point now) {
   ++counters_.results_rejected;
   if (metrics_) metrics_->ResultRejected(reason);
   spdlog::error("rejected the RESULT of worker {} for {}: {}; the item goes to another worker", worker_id,
@@ -509,9 +529,10 @@ void BrokerCore::RejectResult(const std::string& worker_id, JobRecord& job, uint
   job.items[partition].verifying = false;
   // The worker's fault, not the job's: the attempt is refunded, so a forging
   // worker cannot dead-letter a job.
-  ReturnItem(job, partition, "worker " + worker_id + "'s RESULT was rejected: " + why, now, worker_id,
+  ReturnItem(job, partition, "worker " + worker_id + "'s RESULT was rejected: " + why, now, owner,
              /*refund_attempt=*/true);
-  if (WorkerRecord* worker = workers_.FindByWorkerId(worker_id)) Strike(*worker, "RESULT rejected: " + why, now);
+  // Struck even when the worker has gone meanwhile: the strike is its owner's.
+  Strike(owner, StrikeKind::kRejectedResult, "worker " + worker_id + "'s RESULT rejected: " + why, now);
 }
 
 void BrokerCore::OnVerified(const VerifyVerdict& verdict, Clock::time_point now) {
@@ -524,12 +545,17 @@ void BrokerCore::OnVerified(const VerifyVerdict& verdict, Clock::time_point now)
   if (!job || done.ref.partition >= job->items.size()) return;  // ended meanwhile
   WorkItem& item = job->items[done.ref.partition];
   if (item.state != WorkItem::State::kLeased || !item.verifying || !SameLease(item.lease, done.lease)) return;
-  if (verdict.ok) return AcceptResult(*job, done.ref.partition, done.worker_id, std::move(done.result), now);
+  if (verdict.ok) {
+    // The client gets what was verified, as the broker writes it.
+    done.result.set_proof_json(verdict.proof_json);
+    done.result.set_public_json(verdict.public_json);
+    return AcceptResult(*job, done.ref.partition, done.worker_id, done.owner, std::move(done.result), now);
+  }
   metrics::ResultRejectReason reason = metrics::ResultRejectReason::kInvalidProof;
   if (verdict.reason == VerifyReason::kWrongPublicSignals) reason = metrics::ResultRejectReason::kWrongPublicSignals;
   if (verdict.reason == VerifyReason::kMalformed) reason = metrics::ResultRejectReason::kMalformed;
-  RejectResult(done.worker_id, *job, done.ref.partition, reason, "the broker's verification failed: " + verdict.why,
-               now);
+  RejectResult(done.worker_id, done.owner, *job, done.ref.partition, reason,
+               "the broker's verification failed: " + verdict.why, now);
 }
 
 void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handback, Clock::time_point now) {
@@ -547,7 +573,7 @@ void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handbac
     if (metrics_) metrics_->ItemHandedBack();
     if (started) MarkStarted(*job, ref.partition, now);  // aborted: it ran, the attempt counts
     ReturnItem(*job, ref.partition, "handed back by worker " + worker.worker_id + " (" + handback.reason() + ")", now,
-               started ? worker.worker_id : std::string());
+               started ? worker.owner() : std::string());
   };
   for (const auto& item : handback.items()) give_back(item, false);
   for (const auto& item : handback.aborted()) give_back(item, true);
@@ -557,7 +583,8 @@ void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handbac
 
 std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& identity, const std::string& why,
                                                          bool graceful, Clock::time_point now,
-                                                         const std::map<ItemRef, proto::Lease>& keep) {
+                                                         const std::map<ItemRef, proto::Lease>& keep,
+                                                         bool charge_owner) {
   std::map<ItemRef, proto::Lease> kept;
   WorkerRecord* worker = workers_.Find(identity);
   if (!worker) return kept;
@@ -569,24 +596,62 @@ std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& iden
               "worker {} removed ({}); {} leased items return, {} carry over to its new connection", worker->worker_id,
               why, worker->leased.size() - keep.size(), keep.size());
   SetWorkerState(*worker, proto::WORKER_STATE_GONE);
+  const std::string worker_id = worker->worker_id, owner = worker->owner();
   std::map<ItemRef, proto::Lease> leased = std::move(worker->leased);
   worker->leased.clear();
+  // Only a lease that is still the item's: a job retried after it failed
+  // (RetryJob) lives again under the same job_seq, and this worker's lease
+  // from the failed round is not the new round's.
+  std::vector<ItemRef> lost;
   for (const auto& [ref, lease] : leased) {
     if (keep.count(ref)) {
       kept[ref] = lease;
       continue;
     }
-    // Only a lease that is still the item's: a job retried after it failed
-    // (RetryJob) lives again under the same job_seq, and this worker's lease
-    // from the failed round is not the new round's.
     JobRecord* job = jobs_.Find(ref.job_seq);
     if (job && ref.partition < job->items.size()) {
       const WorkItem& item = job->items[ref.partition];
-      if (item.state == WorkItem::State::kLeased && SameLease(item.lease, lease)) {
-        ReturnItem(*job, ref.partition, "lease lost: worker " + worker->worker_id + " " + why, now, worker->worker_id);
+      if (item.state == WorkItem::State::kLeased && SameLease(item.lease, lease)) lost.push_back(ref);
+    }
+  }
+  // Each started item lost counts an attempt of its job (ReturnItem).
+  std::vector<ItemRef> requeued;  // started, lost, back in the queue
+  bool dead_lettered = false;     // started, lost, its last attempt used
+  for (const ItemRef& ref : lost) {
+    JobRecord* job = jobs_.Find(ref.job_seq);
+    const bool started = job->items[ref.partition].started;
+    ReturnItem(*job, ref.partition, "lease lost: worker " + worker_id + " " + why, now, owner);
+    if (!started) continue;
+    job = jobs_.Find(ref.job_seq);  // gone when it was dead-lettered
+    if (job && job->items[ref.partition].state == WorkItem::State::kQueued) {
+      requeued.push_back(ref);
+    } else {
+      dead_lettered = true;
+    }
+  }
+  // Started work that leaves with its worker is a strike against the owner,
+  // unless this loss dead-lettered a job: then the job is the likelier
+  // culprit (a witness that crashes every prover), and a fleet of one key
+  // must not be FAULTED by it. When the strike faults the owner, the lost
+  // items' attempts are refunded: a key that takes jobs, starts them and
+  // leaves cannot use up other clients' attempts.
+  if (charge_owner && !requeued.empty() && !dead_lettered) {
+    Strike(owner, StrikeKind::kLostWork,
+           "worker " + worker_id + " left with " + std::to_string(requeued.size()) + " started item(s) (" + why + ")",
+           now);
+    if (strikes_.Count(owner, now) >= options_.strikes_to_fault) {
+      for (const ItemRef& ref : requeued) {
+        JobRecord* job = jobs_.Find(ref.job_seq);
+        if (!job) continue;
+        WorkItem& item = job->items[ref.partition];
+        if (item.state != WorkItem::State::kQueued || item.attempts == 0) continue;
+        --item.attempts;
+        JournalItem(*job, ref.partition);
       }
     }
   }
+  worker = workers_.Find(identity);
+  if (!worker) return kept;
   for (const ReplyTo& waiter : worker->drain_waiters) {
     if (graceful) {
       proto::Envelope reply;

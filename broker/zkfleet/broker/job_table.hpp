@@ -45,9 +45,10 @@ struct WorkItem {
   // worker not (yet) back. It goes back to the queue at this time unless that
   // worker's READY claims it.
   Clock::time_point orphan_until{};
-  // worker_id of the last worker whose attempt at this item failed (a
-  // retryable error, a lost lease, FAULTED): the retry goes elsewhere while
-  // another READY worker holds the circuit.
+  // The owner (its key, or its worker id in plaintext mode) of the last
+  // worker whose attempt at this item failed (a retryable error, a lost
+  // lease, FAULTED): the retry goes to another key while a READY worker of
+  // one holds the circuit. A new worker id of the same key is no escape.
   std::string failed_on;
   // When the current lease was sent and, once STARTED, when it started (the
   // broker's clock: the start deadline and the overrun check use them).

@@ -97,9 +97,12 @@ struct BrokerOptions {
   // taken back and counts against the worker.
   std::chrono::milliseconds lease_overrun_min{std::chrono::minutes(10)};
   double lease_overrun_factor = 10;
-  // Strikes (rejected RESULTs, reclaimed leases) that make a worker FAULTED:
-  // nothing more is routed to it, nor to its key, until `zkctl undrain`.
+  // Strikes (rejected RESULTs, reclaimed leases, started work lost to a
+  // disconnect, messages over a bound) within `strike_window` that make a
+  // worker's key FAULTED: nothing more is routed to any worker of the key
+  // until `zkctl undrain` (broker/strike_book.hpp).
   uint32_t strikes_to_fault = 3;
+  std::chrono::milliseconds strike_window{std::chrono::hours(1)};
   // Verification keys by circuit (--verification-key); every RESULT of such
   // a circuit is verified before it is stored. A SUBMIT for a circuit without
   // one is refused unless the circuit is listed in unverified_circuits (or

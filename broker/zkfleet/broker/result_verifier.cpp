@@ -126,6 +126,8 @@ VerifyVerdict Check(const VerifyTask& task) {
   VerifyVerdict verdict;
   verdict.ok = true;
   verdict.reason = VerifyReason::kValid;
+  verdict.proof_json = engine::ProofJson(proof, task.verifier->key().curve);
+  verdict.public_json = engine::PublicJson(signals);
   return verdict;
 }
 

@@ -75,6 +75,13 @@ struct VerifyVerdict {
   VerifyReason reason = VerifyReason::kMalformed;
   std::string why;       // one line, empty when ok
   double seconds = 0.0;  // parsing and verification, on the verifier thread
+  // When ok: proof.json and public.json of exactly what was verified, written
+  // by the broker (engine::ProofJson / PublicJson: snarkjs's layout, decimal
+  // signals), which the client gets instead of the worker's text. A byte-order
+  // mark, hex or zero-padded numbers, or extra fields a lenient parser let
+  // through never reach a client.
+  std::string proof_json;
+  std::string public_json;
 };
 
 class ResultVerifier {

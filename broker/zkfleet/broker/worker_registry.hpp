@@ -18,6 +18,11 @@
 
 namespace zkfleet::broker {
 
+// The owner of a worker's faults: "key NAME" for a CURVE key, else "worker ID".
+inline std::string StrikeOwner(const std::string& key_name, const std::string& worker_id) {
+  return key_name.empty() ? "worker " + worker_id : "key " + key_name;
+}
+
 struct WorkerRecord {
   std::string identity;           // ZeroMQ routing id (one connection)
   std::string worker_id;          // from READY; stable across reconnects
@@ -39,13 +44,13 @@ struct WorkerRecord {
   uint64_t items_completed = 0;
   // Proof of life beyond heartbeats: its last STARTED, RESULT or HANDBACK.
   Clock::time_point last_progress{};
-  // Its faults the broker saw: rejected RESULTs, reclaimed leases.
-  uint32_t strikes = 0;
   // Drain bookkeeping: phase timeline and who waits for the end.
   std::vector<proto::DrainPhase> phases;
   std::vector<ReplyTo> drain_waiters;
 
   bool Dispatchable() const { return state == proto::WORKER_STATE_READY && credit > 0; }
+  // Who answers for its faults (StrikeBook): its key, or in plaintext mode its id.
+  std::string owner() const { return StrikeOwner(key_name, worker_id); }
 };
 
 class WorkerRegistry {

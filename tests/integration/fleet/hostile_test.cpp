@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "fleet_harness.hpp"
+#include "zkfleet/engine/snarkjs.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/wire/protocol.hpp"
@@ -300,6 +301,35 @@ TEST(FleetHostile, ReplayedProofOfAnotherJobIsRejected) {
   EXPECT_NE(signals.find("\"4\"]"), std::string::npos) << signals;
 }
 
+// 2b. Issue 47, item 3: a worker's valid proof in text a lenient parser
+// accepts (a byte-order mark before each file, zero-padded signals) reached
+// the client as the worker wrote it: zkctl said SUCCEEDED, snarkjs threw.
+// The broker now delivers what it verified, written by itself.
+TEST(FleetHostile, AVerifiedProofIsDeliveredAsTheBrokerWritesIt) {
+  Fleet fleet("hostile_decorate");
+  AddWorkerKey(fleet, "mallory");
+  fleet.StartBroker(VerifyingBroker());
+  Hostiles hostiles(fleet);
+  Process& decorator = hostiles.Start("decorator", "decorator", "mallory", "replay",
+                                      {"--credit", "1", "--decorate", "--proof", FixtureProof(), "--public",
+                                       FixturePublic()});
+  fleet.WaitWorkerReady("decorator");
+  auto client = fleet.Client();
+  const uint64_t job = SubmitJob(*client, "decorated-1");  // the fixture's witness: the replayed proof is its proof
+  const JobResult result = AwaitResult(*client, job, Scaled(30s));
+  ASSERT_EQ(result.state(), zkfleet::proto::JOB_STATE_SUCCEEDED) << result.DebugString() << "\n" << decorator.Log();
+  ASSERT_EQ(result.partitions_size(), 1);
+  const auto& partition = result.partitions(0);
+  ASSERT_GE(CountMatches(decorator.Log(), "sent STARTED and RESULT ok"), 1u) << decorator.Log();
+  EXPECT_EQ(partition.proof_json().rfind("\xEF\xBB\xBF", 0), std::string::npos);
+  EXPECT_EQ(partition.public_json().find("\"000"), std::string::npos) << partition.public_json();
+  const zkfleet::engine::ProofPoints points = zkfleet::engine::ReadProofJson(FixtureProof());
+  EXPECT_EQ(partition.proof_json(), zkfleet::engine::ProofJson(points, *points.curve));
+  EXPECT_EQ(partition.public_json(),
+            zkfleet::engine::PublicJson(zkfleet::engine::ReadPublicSignalsJson(FixturePublic())));
+  EXPECT_TRUE(SnarkjsVerifies(FixtureVk(), partition.proof_json(), partition.public_json(), fleet.dir()));
+}
+
 // 3. A RESULT ok whose proof is not JSON is rejected; an honest worker proves the job.
 TEST(FleetHostile, NotJsonResultIsRejected) {
   Fleet fleet("hostile_notjson");
@@ -463,6 +493,52 @@ TEST(FleetHostile, HoarderDoesNotStarveTheFleet) {
   // reclaimed).
   EXPECT_GE(status.leases_reclaimed(), static_cast<uint64_t>(kStrikes)) << status.DebugString() << "\n" << broker.Log();
   EXPECT_TRUE(HasState(status, "hoarder", zkfleet::proto::WORKER_STATE_FAULTED)) << status.DebugString();
+}
+
+// 6b. Issue 47, item 1: a key that takes jobs, sends STARTED and leaves,
+// coming back at once under a new worker id, dead-lettered 9 of 30 jobs in
+// ~8 s while an honest worker waited, and took no strike. Now each loss is a
+// strike against the key (not the id), the lost items go to another key's
+// worker, the key is FAULTED under every id, and no job is dead-lettered.
+TEST(FleetHostile, AKeyThatStartsJobsAndLeavesIsFaultedAndKillsNoJob) {
+  constexpr int kJobs = 12;
+  Fleet fleet("hostile_vanish");
+  AddWorkerKey(fleet, "mallory");
+  Process& broker = fleet.StartBroker(VerifyingBroker({"--max-attempts", "2"}));
+  Hostiles hostiles(fleet);
+  Process& vanisher = hostiles.Start("vanisher", "vanisher", "mallory", "vanish", {"--credit", "4"});
+  fleet.WaitWorkerReady("vanisher");
+  StartHonest(fleet, "honest");
+  fleet.WaitWorkerReady("honest");
+
+  auto client = fleet.Client();
+  std::vector<uint64_t> jobs;
+  for (int i = 0; i < kJobs; ++i) jobs.push_back(SubmitJob(*client, "vanished-" + std::to_string(i)));
+  const auto deadline = std::chrono::steady_clock::now() + Scaled(90s);
+  for (uint64_t job : jobs) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    ExpectHonestProof(fleet, AwaitResult(*client, job, std::max(left, 1ms)), {"honest"});
+  }
+  const StatusReply status = fleet.Status();
+  EXPECT_EQ(status.jobs_completed(), static_cast<uint64_t>(kJobs)) << status.DebugString();
+  EXPECT_EQ(status.jobs_dead_lettered(), 0u) << status.DebugString() << "\n" << broker.Log();
+  // It did get work and leave with it (not a run where it never could).
+  const std::string log = vanisher.Log();
+  ASSERT_GE(CountMatches(log, "leaving with it"), 1u) << log;
+  EXPECT_GE(CountMatches(broker.Log(), "key mallory: strike [0-9]+ of 3 within [0-9]+ s \\(lost started work\\)"), 1u)
+      << broker.Log();
+  // Its key is FAULTED: whatever id it comes back under, nothing more is routed to it.
+  const StatusReply later = WaitStatus(fleet, [](const StatusReply& s) {
+    for (const auto& w : s.workers()) {
+      if (w.worker_id().rfind("vanisher", 0) == 0 && w.state() == zkfleet::proto::WORKER_STATE_FAULTED) return true;
+    }
+    return false;
+  }, 30s);
+  bool faulted = false;
+  for (const auto& w : later.workers()) {
+    if (w.worker_id().rfind("vanisher", 0) == 0 && w.state() == zkfleet::proto::WORKER_STATE_FAULTED) faulted = true;
+  }
+  EXPECT_TRUE(faulted) << later.DebugString() << "\n" << log;
 }
 
 // 7. A worker the broker drains cannot make itself READY again by sending

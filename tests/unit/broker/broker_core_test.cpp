@@ -1590,6 +1590,165 @@ TEST_F(BrokerCoreTest, ASecondLiveProcessWithTheSameIdIsRefusedNotSwapped) {
   EXPECT_EQ(core_->workers().all().count("w-first"), 0u);
 }
 
+// A READY from `identity` as worker `id`, authenticated with key `key`, and `credit`.
+void KeyedReady(BrokerCore& core, const std::string& identity, const std::string& id, const std::string& key,
+                uint32_t credit, Clock::time_point now, const std::vector<std::string>& circuits = {"c1"}) {
+  proto::Envelope ready;
+  ready.mutable_ready()->set_worker_id(id);
+  for (const std::string& circuit : circuits) ready.mutable_ready()->add_circuits(circuit);
+  ready.mutable_ready()->set_capacity(100);
+  ready.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+  core.HandleWorker(identity, ready, now, KeyPeer(key));
+  if (credit > 0) {
+    proto::Envelope e;
+    e.mutable_credit()->set_credits(credit);
+    core.HandleWorker(identity, e, now);
+  }
+}
+
+// Issue 47, item 1: a key that takes jobs, sends STARTED and disconnects,
+// coming back under a new worker id each time, used up other clients'
+// attempts (9 of 30 jobs dead-lettered) while an honest worker waited, and
+// took no strike. Now the lost work is a strike against the key, whatever
+// the id; the retry goes to another key; the strike that faults the key
+// refunds the attempts it lost.
+TEST_F(BrokerCoreTest, AKeyThatStartsJobsAndLeavesIsStruckUnderEveryIdAndDeadLettersNothing) {
+  BrokerOptions options;
+  options.max_attempts = 2;
+  options.strikes_to_fault = 2;
+  Make(options);
+  KeyedReady(*core_, "w-honest", "honest", "honest-key", 1, now_);
+  KeyedReady(*core_, "w-v0", "v0", "evil-key", 4, now_, {"c1", "c2"});
+  for (int i = 1; i <= 6; ++i) Submit("cl", "r" + std::to_string(i), proto::PRIORITY_NORMAL, 1);
+  auto leased_to = [&](const std::string& identity) {
+    std::vector<uint64_t> seqs;
+    for (const auto& [who, seq, partition] : Dispatch()) {
+      if (who == identity) seqs.push_back(seq);
+    }
+    return seqs;
+  };
+  auto start_and_leave = [&](const std::string& identity, const std::vector<uint64_t>& seqs) {
+    for (uint64_t seq : seqs) Started(identity, seq, 0);
+    proto::Envelope bye;
+    bye.mutable_disconnect()->set_reason("gone");
+    core_->HandleWorker(identity, bye, now_);
+    Take();
+  };
+  const std::vector<uint64_t> first = leased_to("w-v0");
+  ASSERT_EQ(first.size(), 4u);
+  start_and_leave("w-v0", first);
+  for (uint64_t seq : first) EXPECT_EQ(core_->jobs().Find(seq)->items[0].failed_on, "key evil-key");
+  // A new id of the same key: the four lost items are not its (another
+  // key's READY worker serves the circuit); a job of a circuit only the
+  // evil key serves is.
+  KeyedReady(*core_, "w-v1", "v1", "evil-key", 4, now_, {"c1", "c2"});
+  EXPECT_TRUE(leased_to("w-v1").empty());
+  Submit("cl", "r7", proto::PRIORITY_NORMAL, 1, "c2");
+  const std::vector<uint64_t> second = leased_to("w-v1");
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0], 7u);
+  start_and_leave("w-v1", second);
+  // Two strikes: the key is FAULTED, under any id, and its last loss is refunded.
+  KeyedReady(*core_, "w-v2", "v2", "evil-key", 4, now_);
+  EXPECT_EQ(core_->workers().all().at("w-v2").state, proto::WORKER_STATE_FAULTED);
+  EXPECT_TRUE(leased_to("w-v2").empty());
+  EXPECT_EQ(core_->jobs().Find(second[0])->items[0].attempts, 0u);
+  for (uint64_t seq : first) EXPECT_EQ(core_->jobs().Find(seq)->items[0].attempts, 1u) << seq;
+  // The honest worker proves every job, one at a time: none dead-lettered.
+  for (int done = 0; done < 6; ++done) {
+    const auto& leased = core_->workers().all().at("w-honest").leased;
+    if (leased.empty()) ASSERT_EQ(leased_to("w-honest").size(), 1u) << done;
+    const uint64_t seq = core_->workers().all().at("w-honest").leased.begin()->first.job_seq;
+    Started("w-honest", seq, 0);
+    Result("w-honest", seq, 0);
+    Credit("w-honest", 1);
+    Take();
+  }
+  EXPECT_EQ(core_->counters().jobs_completed, 6u);
+  EXPECT_EQ(core_->counters().jobs_dead_lettered, 0u);
+  EXPECT_EQ(core_->jobs().Find(7)->items[0].state, WorkItem::State::kQueued);  // waits for an honest c2 worker
+}
+
+// Strikes are the key's: a new READY or a new worker id does not wipe them
+// (on 80a94a0 every READY reset the count: 67 forged proofs, never FAULTED).
+TEST_F(BrokerCoreTest, StrikesBelongToTheKeyNotToTheIdOrTheReady) {
+  BrokerOptions options;
+  options.lease_start_timeout = milliseconds(100);
+  Make(options);  // three strikes to fault
+  const char* rounds[][2] = {{"w-a", "a"}, {"w-a", "a"}, {"w-b", "b"}};  // READY again, then a new id
+  for (auto [identity, id] : rounds) {
+    KeyedReady(*core_, identity, id, "hoarder-key", 1, now_);
+    if (core_->jobs().Find(1) == nullptr) Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+    ASSERT_EQ(core_->workers().all().at(identity).state, proto::WORKER_STATE_READY) << id;
+    ASSERT_EQ(Dispatch().size(), 1u) << id;
+    now_ += milliseconds(200);  // never started: taken back, a strike
+    Heartbeat(identity, proto::WORKER_STATE_READY);
+    core_->Tick(now_);
+    Take();
+  }
+  EXPECT_EQ(core_->counters().leases_reclaimed, 3u);
+  EXPECT_EQ(core_->workers().all().at("w-b").state, proto::WORKER_STATE_FAULTED);
+  KeyedReady(*core_, "w-c", "c", "hoarder-key", 1, now_);
+  EXPECT_EQ(core_->workers().all().at("w-c").state, proto::WORKER_STATE_FAULTED);
+  // An admin's undrain pardons the key: its strikes start again from zero.
+  proto::Envelope undrain;
+  undrain.mutable_undrain_worker()->set_worker_id("c");
+  core_->HandleClient("admin", undrain, now_);
+  Take();
+  EXPECT_EQ(core_->workers().all().at("w-c").state, proto::WORKER_STATE_READY);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  now_ += milliseconds(200);
+  Heartbeat("w-c", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  EXPECT_EQ(core_->workers().all().at("w-c").state, proto::WORKER_STATE_READY) << "one strike after the pardon";
+}
+
+// A witness that crashes every prover is the job's fault, not the key's: in
+// a fleet of one key the job is dead-lettered and the key stays READY; a
+// crash that loses work is forgiven by the key's next verified proof.
+TEST_F(BrokerCoreTest, APoisonJobDoesNotFaultAFleetOfOneKey) {
+  BrokerOptions options;
+  options.max_attempts = 2;
+  options.strikes_to_fault = 3;  // the poison's first crash, then two more without forgiveness would fault it
+  Make(options);
+  for (const char* identity : {"w-1", "w-2"}) {
+    KeyedReady(*core_, identity, identity, "fleet-key", 1, now_);
+    if (core_->jobs().Find(1) == nullptr) Submit("cl", "poison", proto::PRIORITY_NORMAL, 1);
+    ASSERT_EQ(Dispatch().size(), 1u) << identity;
+    Started(identity, 1, 0);
+    proto::Envelope bye;
+    bye.mutable_disconnect()->set_reason("crashed");
+    core_->HandleWorker(identity, bye, now_);
+    Take();
+  }
+  EXPECT_EQ(core_->counters().jobs_dead_lettered, 1u);
+  KeyedReady(*core_, "w-3", "w-3", "fleet-key", 1, now_);
+  EXPECT_EQ(core_->workers().all().at("w-3").state, proto::WORKER_STATE_READY);
+  // One crash with a good job (a strike), a verified proof (forgiven), another crash: still READY.
+  for (int i = 0; i < 2; ++i) {
+    Submit("cl", "good" + std::to_string(i), proto::PRIORITY_NORMAL, 1);
+    const std::string identity = "w-g" + std::to_string(i);
+    KeyedReady(*core_, identity, identity, "fleet-key", 2, now_);
+    const auto leased = Dispatch();
+    ASSERT_FALSE(leased.empty());
+    const auto [who, seq, partition] = leased[0];
+    Started(who, seq, 0);
+    proto::Envelope bye;
+    bye.mutable_disconnect()->set_reason("crashed");
+    core_->HandleWorker(who, bye, now_);
+    Take();
+    const auto again = Dispatch();
+    ASSERT_FALSE(again.empty());
+    Started(std::get<0>(again[0]), std::get<1>(again[0]), 0);
+    Result(std::get<0>(again[0]), std::get<1>(again[0]), 0);
+    Credit(std::get<0>(again[0]), 1);
+    Take();
+  }
+  for (const auto& [identity, worker] : core_->workers().all()) {
+    EXPECT_NE(worker.state, proto::WORKER_STATE_FAULTED) << identity;
+  }
+}
+
 TEST_F(BrokerCoreTest, CreditIsCappedByTheBrokerAndDispatchIsFair) {
   BrokerOptions options;
   options.max_credit_per_worker = 3;
@@ -1660,7 +1819,7 @@ TEST_F(BrokerCoreTest, AStartedLeaseThatOverrunsIsTakenBack) {
   core_->Tick(now_);
   EXPECT_EQ(core_->counters().leases_reclaimed, 1u);
   EXPECT_EQ(core_->jobs().Find(1)->items[0].state, WorkItem::State::kQueued);
-  EXPECT_EQ(core_->jobs().Find(1)->items[0].failed_on, "A");
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].failed_on, "worker A");  // plaintext: the owner is the id
 }
 
 TEST_F(BrokerCoreTest, DrainingIsTheBrokersStateToLeaveNotTheWorkers) {

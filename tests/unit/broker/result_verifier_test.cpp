@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -98,6 +99,65 @@ TEST(ResultVerifierTest, ValidProofVerifiesOnBothCurves) {
     task.expected_public = PublicOf(circuit);
     const VerifyVerdict pinned = VerifyResultNow(task);
     EXPECT_TRUE(pinned.ok) << pinned.why;
+  }
+}
+
+// Lower-case hex of a little-endian limb array, most significant first.
+std::string Hex(const engine::BigInt& value) {
+  std::string out;
+  for (size_t i = value.size(); i-- > 0;) {
+    char limb[17];
+    std::snprintf(limb, sizeof limb, "%016llx", static_cast<unsigned long long>(value[i]));
+    out += limb;
+  }
+  const size_t first = out.find_first_not_of('0');
+  return first == std::string::npos ? "0" : out.substr(first);
+}
+
+// Issue 47, item 3: the broker delivers what it verified, written by itself.
+// A worker's text that a lenient parser accepts (a byte-order mark, hex or
+// zero-padded signals, extra fields, odd spacing) is either refused or
+// replaced by the canonical text, which snarkjs reads.
+TEST(ResultVerifierTest, AVerifiedResultIsDeliveredInTheBrokersOwnCanonicalText) {
+  for (const char* circuit : {kBn, kBls}) {
+    SCOPED_TRACE(circuit);
+    const VerifyVerdict plain = VerifyResultNow(TaskOf(circuit, circuit));
+    ASSERT_TRUE(plain.ok) << plain.why;
+    // The canonical text is the engine's, as zkprove writes it, of the same points and signals.
+    const engine::ProofPoints points = engine::ReadProofJson(Fixture(circuit, "proof.json"));
+    ASSERT_TRUE(points.curve.has_value());
+    EXPECT_EQ(plain.proof_json, engine::ProofJson(points, *points.curve));
+    EXPECT_EQ(plain.public_json, engine::PublicJson(PublicOf(circuit)));
+    const std::string proof = ReadFile(Fixture(circuit, "proof.json"));
+    const std::string signals = ReadFile(Fixture(circuit, "public.json"));
+    const std::vector<engine::BigInt> values = PublicOf(circuit);
+    std::string hex = "[", padded = "[";
+    for (size_t i = 0; i < values.size(); ++i) {
+      hex += std::string(i ? "," : "") + "\"0x" + Hex(values[i]) + "\"";
+      padded += std::string(i ? "," : "") + "\"000" + engine::DecimalString(values[i]) + "\"";
+    }
+    hex += "]";
+    padded += "]";
+    const std::pair<std::string, std::string> variants[] = {
+        {"\xEF\xBB\xBF" + proof, signals},                               // a BOM before proof.json
+        {proof, "\xEF\xBB\xBF" + signals},                               // and before public.json
+        {proof, hex},                                                     // hex signals
+        {proof, padded},                                                  // zero-padded signals
+        {"{\"note\":\"hello\"," + proof.substr(proof.find('{') + 1), signals},  // an extra field
+        {"\n\n  " + proof + "  \n", " " + signals + "\n\n"},                  // spacing
+    };
+    int accepted = 0;
+    for (const auto& [p, q] : variants) {
+      VerifyTask task = TaskOf(circuit, circuit);
+      task.proof_json = p;
+      task.public_json = q;
+      const VerifyVerdict verdict = VerifyResultNow(task);
+      if (!verdict.ok) continue;  // refused: nothing reaches the client
+      ++accepted;
+      EXPECT_EQ(verdict.proof_json, plain.proof_json) << p;
+      EXPECT_EQ(verdict.public_json, plain.public_json) << q;
+    }
+    EXPECT_GE(accepted, 1);  // the spacing variant at least: the replacement is exercised
   }
 }
 

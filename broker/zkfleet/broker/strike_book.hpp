@@ -1,0 +1,59 @@
+// The faults the broker has seen of each worker owner: strikes, counted per
+// owner (a worker's CURVE key, or its worker id in plaintext mode), never
+// per connection or per worker id, so that a new process, a new --id or a
+// new READY does not wipe them. Enough strikes within a window make the
+// owner FAULTED (BrokerCore acts on the count this returns).
+//
+//   kRejectedResult  a RESULT the broker refused (forged, replayed, malformed)
+//   kReclaimedLease  a lease taken back (never started, or overran)
+//   kOverBound       a message over one of the protocol's bounds
+//   kLostWork        a connection that went away with started items, whose
+//                    attempts were then charged to other clients' jobs
+//
+// A crash that loses started work is what an honest worker does too (a
+// killed process, an OOM): a verified RESULT from the owner forgives its
+// kLostWork strikes. The other kinds are forgiven only by age (the window)
+// or by an administrator (Clear: `zkctl undrain`).
+//
+// Thread-safety: not thread-safe; owned by the broker thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+
+#include "zkfleet/broker/job_table.hpp"
+
+namespace zkfleet::broker {
+
+enum class StrikeKind { kRejectedResult, kReclaimedLease, kOverBound, kLostWork };
+const char* StrikeKindName(StrikeKind kind);  // "rejected result", ...
+
+class StrikeBook {
+ public:
+  // Strikes older than `window` no longer count (0: they never expire).
+  explicit StrikeBook(std::chrono::milliseconds window) : window_(window) {}
+
+  // Records a strike against `owner`; returns the owner's strikes now counted.
+  uint32_t Add(const std::string& owner, StrikeKind kind, Clock::time_point now);
+  // The owner's strikes within the window.
+  uint32_t Count(const std::string& owner, Clock::time_point now);
+  // A verified RESULT from `owner`: its kLostWork strikes are forgiven.
+  void ForgiveLostWork(const std::string& owner);
+  // An administrator's pardon (zkctl undrain): every strike of `owner` goes.
+  void Clear(const std::string& owner) { strikes_.erase(owner); }
+
+ private:
+  struct Strike {
+    StrikeKind kind;
+    Clock::time_point at;
+  };
+  void Expire(std::deque<Strike>& strikes, Clock::time_point now) const;
+
+  std::chrono::milliseconds window_;
+  std::map<std::string, std::deque<Strike>> strikes_;  // by owner, oldest first
+};
+
+}  // namespace zkfleet::broker
