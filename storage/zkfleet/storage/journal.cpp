@@ -105,6 +105,17 @@ std::string Hex(std::string_view bytes) {
   return hex;
 }
 
+// "a FIFO", "a directory", ... for a file that is not a regular one.
+std::string FileTypeName(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
 // The symbolic name of an errno value the journal explains.
 std::string ErrnoName(int err) {
   switch (err) {
@@ -118,6 +129,8 @@ std::string ErrnoName(int err) {
     case ENOMEM: return "ENOMEM";
     case EMFILE: return "EMFILE";
     case ENFILE: return "ENFILE";
+    case ENXIO: return "ENXIO";
+    case ELOOP: return "ELOOP";
     default: return "errno " + std::to_string(err);
   }
 }
@@ -186,6 +199,10 @@ std::string Journal::Explain(int rc) const {
     case ENOMEM: return "the broker is out of memory (ENOMEM) for the journal in " + dir;
     case EMFILE:
     case ENFILE: return "the broker has too many open files (" + ErrnoName(rc) + ") for the journal in " + dir;
+    case ENXIO:
+    case ELOOP:
+      return "a FIFO, device or symbolic link sits where the journal writes a file in " + dir + " (" +
+             ErrnoName(rc) + "): something other than the broker put it there";
     case MDB_MAP_FULL:
       return "the store in " + dir + " reached its map size of " + std::to_string(options_.map_bytes) +
              " bytes (MDB_MAP_FULL)";
@@ -516,7 +533,10 @@ void Journal::PutWitness(uint64_t job_seq, uint32_t partition, std::span<const s
   }
   // A large witness is written once, from the received frames, to its own file.
   std::filesystem::path path = BlobPath(job_seq, partition);
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  // O_NONBLOCK | O_NOFOLLOW: a FIFO in its place fails at once (ENXIO)
+  // instead of blocking the broker's loop until a reader comes; a link is
+  // not followed out of the blob directory.
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0640);
   if (fd < 0) Fail("creating the witness file " + path.string(), errno);
   blobs_written_.push_back({path, key});  // Abort() removes it, even half written
   std::vector<iovec> left;
@@ -600,7 +620,10 @@ std::optional<StoredWitness> Journal::ReadWitness(uint64_t job_seq, uint32_t par
   }
   const uint64_t recorded_size = ReadBigEndian(size_bytes->data(), 8);
   const std::filesystem::path path = BlobPath(job_seq, partition);
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Nothing that can block the broker's loop: a FIFO or a device put where a
+  // witness file was opens at once (O_NONBLOCK) and is refused below, as is a
+  // symbolic link (O_NOFOLLOW: ELOOP).
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0) {
     const int err = errno;
     if (err == EMFILE || err == ENFILE || err == ENOMEM) {
@@ -618,6 +641,11 @@ std::optional<StoredWitness> Journal::ReadWitness(uint64_t job_seq, uint32_t par
     struct stat st {};
     if (fstat(fd, &st) != 0) {
       *fault = "its witness file " + path.string() + " cannot be examined (fstat): " + std::strerror(errno);
+      return true;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      *fault = "its witness file " + path.string() + " is not a regular file (" + FileTypeName(st.st_mode) +
+               "): something other than the broker put it there";
       return true;
     }
     const auto actual = static_cast<uint64_t>(st.st_size);
@@ -926,7 +954,7 @@ bool Journal::ProbeWritable(std::string* why) {
   try {
     // The disk takes new bytes, and syncs them.
     const std::filesystem::path path = options_.dir / kProbeKey;
-    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0640);
     if (fd < 0) Fail("creating the write probe " + path.string(), errno);
     const std::string block(64 << 10, '\0');
     int err = 0;

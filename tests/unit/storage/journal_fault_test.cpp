@@ -8,6 +8,7 @@
 #include <lmdb.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -202,6 +203,55 @@ TEST_F(JournalFaultTest, MissingWitnessIsAFault) {
   // No record at all.
   EXPECT_FALSE(journal->ReadWitness(99, 0, &fault));
   EXPECT_NE(fault.find("holds no witness"), std::string::npos) << fault;
+}
+
+// Issue 47, item 8: a FIFO put where a witness file was hung the broker's
+// loop in open() (SIGTERM ignored). Reading it, or a link in its place, is a
+// fault at once; writing a new witness where a FIFO sits fails at once.
+TEST_F(JournalFaultTest, AFifoOrALinkInTheBlobDirectoryIsAFaultNotAHang) {
+  auto journal = Open();
+  Store(*journal, 6, 0, Witness(kThreshold, 'q'));
+  fs::remove(Blob(6, 0));
+  ASSERT_EQ(mkfifo(Blob(6, 0).c_str(), 0600), 0);
+  // A child does the read: a hang fails the test instead of stopping it.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(10);
+    std::string fault;
+    const bool read = journal->ReadWitness(6, 0, &fault).has_value();
+    _exit(!read && fault.find("is not a regular file (a FIFO)") != std::string::npos ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the read of a FIFO hung (killed by signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+
+  Store(*journal, 6, 1, Witness(kThreshold, 'r'));
+  const fs::path outside = dir_.path() / "elsewhere";
+  fs::rename(Blob(6, 1), outside);
+  fs::create_symlink(outside, Blob(6, 1));
+  std::string fault;
+  EXPECT_FALSE(journal->ReadWitness(6, 1, &fault));
+  EXPECT_NE(fault.find("cannot be opened"), std::string::npos) << fault;
+  EXPECT_NE(fault.find("ELOOP"), std::string::npos) << fault;
+
+  // A FIFO where the next witness file goes: the write fails, it does not wait for a reader.
+  ASSERT_EQ(mkfifo(Blob(6, 2).c_str(), 0600), 0);
+  const pid_t writer = fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    alarm(10);
+    try {
+      Store(*journal, 6, 2, Witness(kThreshold, 's'));
+    } catch (const Error& e) {
+      _exit(std::string(e.what()).find("ENXIO") != std::string::npos ? 0 : 4);
+    }
+    _exit(5);
+  }
+  ASSERT_EQ(waitpid(writer, &status, 0), writer);
+  ASSERT_TRUE(WIFEXITED(status)) << "the write over a FIFO hung (killed by signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST_F(JournalFaultTest, AbortLeavesTheJournalAsCommittedAndRemovesTheTurnsFiles) {
