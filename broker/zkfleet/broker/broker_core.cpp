@@ -7,10 +7,12 @@
 #include "zkfleet/broker/broker_core.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/broker/broker_core_detail.hpp"
+#include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/fleet/sockets.hpp"
@@ -82,27 +84,60 @@ bool BrokerCore::InKnownCircuitGrace(const std::string& circuit, Clock::time_poi
   return known.count(circuit) && life_began_ && now - *life_began_ < options_.KnownCircuitGrace();
 }
 
-void BrokerCore::RememberCircuits(const std::set<std::string>& circuits) {
+bool BrokerCore::TakesJobsFor(const std::string& circuit) const {
+  return (options_.verification_keys && options_.verification_keys->Find(circuit)) ||
+         options_.unverified_circuits.count(circuit) || options_.unverified_circuits.count("*");
+}
+
+namespace {
+
+// Adds the circuits of `owner` new to `known` (and the journal, through
+// `remember`), within the table's bound and the owner's share of it.
+void RememberFor(const std::string& owner, const std::set<std::string>& circuits, std::set<std::string>& known,
+                 std::map<std::string, size_t>& by_owner, size_t max_total, size_t max_per_owner,
+                 const std::function<bool(const std::string&)>& takes_jobs,
+                 const std::function<void(const std::string&)>& remember) {
+  size_t& mine = by_owner[owner];
+  size_t refused = 0;
   for (const std::string& circuit : circuits) {
-    if (known_circuits_.size() >= kMaxKnownCircuits) return;
-    // A journal write only for a circuit new to this journal.
-    if (known_circuits_.insert(circuit).second) journal_.RememberCircuit(circuit);
+    if (known.count(circuit) || !takes_jobs(circuit)) continue;
+    if (known.size() >= max_total || mine >= max_per_owner) {
+      ++refused;
+      continue;
+    }
+    known.insert(circuit);
+    ++mine;
+    remember(circuit);  // a journal write only for a circuit new to this journal
+  }
+  if (refused > 0) {
+    spdlog::warn("{}: {} announced circuit(s) not remembered for the restart grace ({} of {} remembered for it, "
+                 "{} of {} in all)",
+                 owner, refused, mine, max_per_owner, known.size(), max_total);
   }
 }
 
-void BrokerCore::RememberGenerators(const std::set<std::string>& circuits) {
-  for (const std::string& circuit : circuits) {
-    if (known_generators_.size() >= kMaxKnownCircuits) return;
-    if (known_generators_.insert(circuit).second) journal_.RememberGenerator(circuit);
-  }
+}  // namespace
+
+void BrokerCore::RememberCircuits(const std::string& owner, const std::set<std::string>& circuits) {
+  RememberFor(owner, circuits, known_circuits_, known_by_owner_, kMaxKnownCircuits, kMaxKnownCircuitsPerOwner,
+              [this](const std::string& c) { return TakesJobsFor(c); },
+              [&](const std::string& c) { journal_.RememberCircuit(c, owner); });
+}
+
+void BrokerCore::RememberGenerators(const std::string& owner, const std::set<std::string>& circuits) {
+  RememberFor(owner, circuits, known_generators_, known_generators_by_owner_, kMaxKnownCircuits,
+              kMaxKnownCircuitsPerOwner, [this](const std::string& c) { return TakesJobsFor(c); },
+              [&](const std::string& c) { journal_.RememberGenerator(c, owner); });
 }
 
 void BrokerCore::Recover(Clock::time_point now) {
-  for (std::string& circuit : journal_.KnownCircuits()) {
-    if (known_circuits_.size() < kMaxKnownCircuits) known_circuits_.insert(std::move(circuit));
+  for (auto& [circuit, owner] : journal_.KnownCircuitOwners()) {
+    if (known_circuits_.size() >= kMaxKnownCircuits) break;
+    if (known_circuits_.insert(std::move(circuit)).second) ++known_by_owner_[owner];
   }
-  for (std::string& circuit : journal_.KnownGenerators()) {
-    if (known_generators_.size() < kMaxKnownCircuits) known_generators_.insert(std::move(circuit));
+  for (auto& [circuit, owner] : journal_.KnownGeneratorOwners()) {
+    if (known_generators_.size() >= kMaxKnownCircuits) break;
+    if (known_generators_.insert(std::move(circuit)).second) ++known_generators_by_owner_[owner];
   }
   std::vector<uint64_t> live;
   journal_.ForEachJob([&](const journal::Job& stored) {

@@ -345,16 +345,24 @@ class BrokerCore {
   // within KnownCircuitGrace() of it waits for its worker to reconnect.
   std::set<std::string> known_circuits_;
   static constexpr size_t kMaxKnownCircuits = 4096;
+  // One key cannot fill the table for the others (issue 47): at most this
+  // many names per owner, and only circuits the broker takes jobs for (a
+  // verification key, or --unverified-circuits).
+  static constexpr size_t kMaxKnownCircuitsPerOwner = 512;
+  std::map<std::string, size_t> known_by_owner_;            // circuits
+  std::map<std::string, size_t> known_generators_by_owner_;  // generators
   std::optional<Clock::time_point> life_began_;
   void NoteTime(Clock::time_point now) {
     if (!life_began_) life_began_ = now;
   }
   // `from_inputs`: the circuit must be one a worker generated witnesses for.
   bool InKnownCircuitGrace(const std::string& circuit, Clock::time_point now, bool from_inputs = false) const;
-  void RememberCircuits(const std::set<std::string>& circuits);
+  void RememberCircuits(const std::string& owner, const std::set<std::string>& circuits);
+  // True when a SUBMIT for `circuit` can be accepted: a verification key, or listed unverified.
+  bool TakesJobsFor(const std::string& circuit) const;
   // Circuits workers announced in Ready.generates (any life, bounded alike).
   std::set<std::string> known_generators_;
-  void RememberGenerators(const std::set<std::string>& circuits);
+  void RememberGenerators(const std::string& owner, const std::set<std::string>& circuits);
   // Allow-listed keys (CURVE only; unset in plaintext mode).
   std::optional<std::set<std::string>> allowed_worker_keys_, allowed_client_keys_;
   // Results waiting for verification, by task id.

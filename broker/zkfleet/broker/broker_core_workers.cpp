@@ -200,9 +200,9 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
       worker.circuit_kinds.erase(ready.circuits(c));
     }
   }
-  RememberCircuits(worker.circuits);
+  RememberCircuits(worker.owner(), worker.circuits);
   worker.generates = {ready.generates().begin(), ready.generates().end()};  // of circuits (WorkerMessageProblem)
-  RememberGenerators(worker.generates);
+  RememberGenerators(worker.owner(), worker.generates);
   worker.capacity = ready.capacity();
   worker.state = ready.state() == proto::WORKER_STATE_UNSPECIFIED ? proto::WORKER_STATE_READY : ready.state();
   worker.memory = ready.memory();

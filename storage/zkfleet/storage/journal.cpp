@@ -734,20 +734,34 @@ class Cursor {
 
 }  // namespace
 
-void Journal::RememberCircuit(const std::string& circuit_id) {
-  Put(kMeta, std::string(kCircuitKeyPrefix) + circuit_id, "");
+void Journal::RememberCircuit(const std::string& circuit_id, const std::string& owner) {
+  Put(kMeta, std::string(kCircuitKeyPrefix) + circuit_id, owner);
 }
 
-void Journal::RememberGenerator(const std::string& circuit_id) {
-  Put(kMeta, std::string(kGeneratorKeyPrefix) + circuit_id, "");
+void Journal::RememberGenerator(const std::string& circuit_id, const std::string& owner) {
+  Put(kMeta, std::string(kGeneratorKeyPrefix) + circuit_id, owner);
 }
 
-std::vector<std::string> Journal::KnownCircuits() { return MetaNames(kCircuitKeyPrefix); }
-
-std::vector<std::string> Journal::KnownGenerators() { return MetaNames(kGeneratorKeyPrefix); }
-
-std::vector<std::string> Journal::MetaNames(std::string_view prefix) {
+std::vector<std::string> Journal::KnownCircuits() {
   std::vector<std::string> names;
+  for (auto& [name, owner] : MetaEntries(kCircuitKeyPrefix)) names.push_back(std::move(name));
+  return names;
+}
+
+std::vector<std::string> Journal::KnownGenerators() {
+  std::vector<std::string> names;
+  for (auto& [name, owner] : MetaEntries(kGeneratorKeyPrefix)) names.push_back(std::move(name));
+  return names;
+}
+
+std::vector<std::pair<std::string, std::string>> Journal::KnownCircuitOwners() { return MetaEntries(kCircuitKeyPrefix); }
+
+std::vector<std::pair<std::string, std::string>> Journal::KnownGeneratorOwners() {
+  return MetaEntries(kGeneratorKeyPrefix);
+}
+
+std::vector<std::pair<std::string, std::string>> Journal::MetaEntries(std::string_view prefix) {
+  std::vector<std::pair<std::string, std::string>> names;
   Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kMeta]);
   if (cursor.open_status() != 0) Fail("cursor over meta", cursor.open_status());
   std::string first(prefix);
@@ -755,7 +769,7 @@ std::vector<std::string> Journal::MetaNames(std::string_view prefix) {
   for (int rc = cursor.Get(&key, &value, MDB_SET_RANGE); rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
     std::string_view name(static_cast<const char*>(key.mv_data), key.mv_size);
     if (name.substr(0, prefix.size()) != prefix) break;
-    names.emplace_back(name.substr(prefix.size()));
+    names.emplace_back(name.substr(prefix.size()), std::string(static_cast<const char*>(value.mv_data), value.mv_size));
   }
   return names;
 }

@@ -50,6 +50,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -156,11 +157,12 @@ class Journal {
   void DeleteWitness(uint64_t job_seq, uint32_t partition);
   void PutRequest(const std::string& client_id, const std::string& request_id, const journal::Request& request);
 
-  // Remembers a circuit a worker announced (durable with this turn's commit).
-  void RememberCircuit(const std::string& circuit_id);
+  // Remembers a circuit a worker announced, and the owner (its key) that
+  // announced it first (durable with this turn's commit).
+  void RememberCircuit(const std::string& circuit_id, const std::string& owner = "");
   // Remembers a circuit a worker announced it computes witnesses for from
   // inputs (Ready.generates; durable with this turn's commit).
-  void RememberGenerator(const std::string& circuit_id);
+  void RememberGenerator(const std::string& circuit_id, const std::string& owner = "");
 
   // ---- reads (see this turn's writes)
   std::optional<journal::Job> GetJob(uint64_t job_seq);
@@ -185,6 +187,9 @@ class Journal {
   std::vector<std::string> KnownCircuits();
   // Every circuit RememberGenerator() was given, in name order.
   std::vector<std::string> KnownGenerators();
+  // The same with the owner each was remembered for ("" before owners were kept).
+  std::vector<std::pair<std::string, std::string>> KnownCircuitOwners();
+  std::vector<std::pair<std::string, std::string>> KnownGeneratorOwners();
   // Every job record in job_seq order (recovery, inspection).
   void ForEachJob(const std::function<void(const journal::Job&)>& visit);
   // Listings, newest first, from below job_seq `below` (0: the newest),
@@ -249,7 +254,7 @@ class Journal {
   bool Del(unsigned dbi, std::string_view key);
   std::optional<std::string_view> Get(unsigned dbi, std::string_view key);
   // The names of the meta database's keys "<prefix><name>", in name order.
-  std::vector<std::string> MetaNames(std::string_view prefix);
+  std::vector<std::pair<std::string, std::string>> MetaEntries(std::string_view prefix);  // (name, value)
   std::filesystem::path BlobPath(uint64_t job_seq, uint32_t partition) const;
   // `rc` (an LMDB code or an errno) in plain words, naming the data directory.
   std::string Explain(int rc) const;

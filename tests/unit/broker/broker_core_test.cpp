@@ -1749,6 +1749,46 @@ TEST_F(BrokerCoreTest, APoisonJobDoesNotFaultAFleetOfOneKey) {
   }
 }
 
+// Issue 47, item 9: one key could fill the 4,096-entry table (then real
+// circuits lost the restart grace). Each key may add at most 512 names, and
+// only circuits the broker takes jobs for are remembered at all.
+TEST_F(BrokerCoreTest, OneKeyCannotFillTheRememberedCircuits) {
+  for (int w = 0; w < 20; ++w) {  // one key, 20 worker ids x 256 circuits
+    proto::Envelope ready;
+    ready.mutable_ready()->set_worker_id("greedy" + std::to_string(w));
+    for (int c = 0; c < 256; ++c) ready.mutable_ready()->add_circuits("g" + std::to_string(w) + "-" + std::to_string(c));
+    ready.mutable_ready()->set_state(proto::WORKER_STATE_READY);
+    core_->HandleWorker("greedy-conn" + std::to_string(w), ready, now_, KeyPeer("greedy-key"));
+  }
+  KeyedReady(*core_, "honest-conn", "honest", "honest-key", 0, now_, {"real-circuit"});
+  Commit();
+  const auto known = journal_->KnownCircuitOwners();
+  size_t greedy = 0, honest = 0;
+  for (const auto& [circuit, owner] : known) {
+    if (owner == "key greedy-key") ++greedy;
+    if (owner == "key honest-key" && circuit == "real-circuit") ++honest;
+  }
+  EXPECT_EQ(greedy, 512u);
+  EXPECT_EQ(honest, 1u);
+  // After a restart the shares are counted again from the journal: still no room for more.
+  Restart();
+  KeyedReady(*core_, "greedy-again", "greedy-more", "greedy-key", 0, now_, {"one-more"});
+  Commit();
+  EXPECT_EQ(journal_->KnownCircuits().size(), 513u);
+}
+
+// Circuits without a verification key (and not listed unverified) take no
+// jobs: they are not remembered.
+TEST_F(BrokerCoreTest, OnlyCircuitsWithJobsAreRemembered) {
+  BrokerOptions options;
+  options.unverified_circuits = {"bench"};
+  options.verification_keys = std::make_shared<VerificationKeys>(VerificationKeys::Load({}));
+  Make(options);
+  Ready("conn", "w", {"bench", "junk-1", "junk-2"}, 0);
+  Commit();
+  EXPECT_EQ(journal_->KnownCircuits(), (std::vector<std::string>{"bench"}));
+}
+
 TEST_F(BrokerCoreTest, CreditIsCappedByTheBrokerAndDispatchIsFair) {
   BrokerOptions options;
   options.max_credit_per_worker = 3;
