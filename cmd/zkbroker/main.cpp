@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> unverified_circuits;
   double lease_start_timeout_s = std::chrono::duration<double>(options.lease_start_timeout).count();
   double strike_window_s = std::chrono::duration<double>(options.strike_window).count();
+  double verdict_wait_s = std::chrono::duration<double>(options.verdict_confirm_wait).count();
   double lease_overrun_min_s = std::chrono::duration<double>(options.lease_overrun_min).count();
   app.add_option("--verification-key", verification_keys,
                  "CIRCUIT=verification_key.json[@sha256:HEX] (repeatable): every RESULT of CIRCUIT is verified by "
@@ -158,6 +159,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--strike-window-s", strike_window_s, "seconds a strike counts (0: for ever)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--verdict-confirm-wait-s", verdict_wait_s,
+                 "seconds a worker's 'the client's fault' waits for a worker of another key to confirm or refute it "
+                 "before it is final")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
@@ -170,6 +175,7 @@ int main(int argc, char** argv) {
   options.journal.dir = data_dir;
   options.lease_start_timeout = std::chrono::milliseconds(static_cast<int64_t>(lease_start_timeout_s * 1000));
   options.strike_window = std::chrono::milliseconds(static_cast<int64_t>(strike_window_s * 1000));
+  options.verdict_confirm_wait = std::chrono::milliseconds(static_cast<int64_t>(verdict_wait_s * 1000));
   options.lease_overrun_min = std::chrono::milliseconds(static_cast<int64_t>(lease_overrun_min_s * 1000));
   options.unverified_circuits = {unverified_circuits.begin(), unverified_circuits.end()};
   options.journal.sync = *zkfleet::broker::ParseSyncMode(sync_mode);

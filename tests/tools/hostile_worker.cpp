@@ -19,6 +19,8 @@
 //                heartbeats say READY throughout
 //   impersonate  send READY (with another worker's --id) on a new connection every second and
 //                log what the broker answers
+//   refuse       each JOB: STARTED, then RESULT not ok, not retryable, "the witness is invalid":
+//                it calls every job the client's fault, to fail them for good
 //   vanish       each JOB: STARTED, then (once every JOB of the batch is started) DISCONNECT and
 //                READY on a new connection under a new worker id (--id-1, --id-2, ...) at once:
 //                it starts other clients' jobs and leaves, to use up their attempts
@@ -301,6 +303,24 @@ class HostileWorker {
       vanish_pending_ = true;
       return;
     }
+    if (options_.mode == "refuse") {
+      proto::Envelope started;
+      *started.mutable_started()->add_items() = item;
+      Send(started);
+      proto::Envelope envelope;
+      auto* result = envelope.mutable_result();
+      *result->mutable_item() = item;
+      result->set_attempt(job.attempt());
+      result->set_ok(false);
+      result->set_retryable(false);
+      result->set_error("the witness is invalid (says the hostile worker)");
+      result->set_circuit_id(job.circuit_id());
+      result->set_request_id(job.request_id());
+      Send(envelope);
+      LogAs("sent STARTED and RESULT refused for job_seq=" + std::to_string(item.job_seq()));
+      SendCredit(1);
+      return;
+    }
     if (options_.mode != "forge" && options_.mode != "replay" && options_.mode != "notjson") {
       LogAs("holding job_seq=" + std::to_string(item.job_seq()) + " (never started)");
       return;
@@ -356,9 +376,9 @@ int main(int argc, char** argv) {
   app.add_option("--heartbeat-ms", options.heartbeat_ms, "heartbeat interval")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--mode", options.mode, "forge | replay | notjson | hoard | undrain | impersonate | vanish")
+  app.add_option("--mode", options.mode, "forge | replay | notjson | hoard | undrain | impersonate | vanish | refuse")
       ->required()
-      ->check(CLI::IsMember({"forge", "replay", "notjson", "hoard", "undrain", "impersonate", "vanish"}));
+      ->check(CLI::IsMember({"forge", "replay", "notjson", "hoard", "undrain", "impersonate", "vanish", "refuse"}));
   app.add_option("--proof", options.proof_file, "proof.json to forge from or replay");
   app.add_option("--public", options.public_file, "public.json sent with the proof");
   app.add_option("--proof-bytes", options.proof_bytes_file,

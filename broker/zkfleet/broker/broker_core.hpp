@@ -244,6 +244,13 @@ class BrokerCore {
   void Strike(const std::string& owner, StrikeKind kind, const std::string& why, Clock::time_point now);
   // The owner of `worker_id`'s faults: the key it was first registered with, or the id.
   std::string OwnerOf(const std::string& worker_id) const;
+  // Items whose client-fault verdict waits for a second opinion, by the
+  // time the first one becomes final.
+  std::set<std::pair<Clock::time_point, wire::ItemRef>> verdict_deadlines_;
+  // The owners whose workers served each queue (QueueOf) in this broker
+  // life: who could give a second opinion.
+  std::map<std::string, std::set<std::string>> circuit_owners_;
+  void ExpireVerdicts(Clock::time_point now);
   // Every lease of `worker` goes back (its attempts refunded): it is FAULTED
   // or its key was revoked.
   void ReturnAllLeases(WorkerRecord& worker, const std::string& why, Clock::time_point now);
@@ -309,7 +316,9 @@ class BrokerCore {
   // fewest leases, or null. The workers of `avoid` (an owner, as
   // WorkerRecord::owner(); "" = none) are skipped while a READY worker of
   // another owner serves the queue.
-  WorkerRecord* PickWorker(const std::string& queue, const std::string& avoid);
+  // Workers of the owners in `exclude` are never picked.
+  WorkerRecord* PickWorker(const std::string& queue, const std::string& avoid,
+                           const std::set<std::string>* exclude = nullptr);
 
   BrokerOptions options_;
   Journal& journal_;

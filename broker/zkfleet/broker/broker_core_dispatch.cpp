@@ -150,7 +150,8 @@ bool BrokerCore::LoadResult(uint64_t job_seq, proto::JobResult* out) {
 
 // ------------------------------------------------------------------ dispatch
 
-WorkerRecord* BrokerCore::PickWorker(const std::string& queue, const std::string& avoid) {
+WorkerRecord* BrokerCore::PickWorker(const std::string& queue, const std::string& avoid,
+                                     const std::set<std::string>* exclude) {
   bool from_inputs = false;
   const std::string circuit(CircuitOfQueue(queue, &from_inputs));
   // A job from inputs goes only to a worker that computes the circuit's
@@ -171,6 +172,7 @@ WorkerRecord* BrokerCore::PickWorker(const std::string& queue, const std::string
   for (auto& [identity, worker] : workers_.all()) {
     if (!worker.Dispatchable() || !serves(worker)) continue;
     if (skip_avoided && worker.owner() == avoid) continue;
+    if (exclude && exclude->count(worker.owner())) continue;  // its key called the item the client's fault
     // Fair: the worker with the fewest unanswered leases first, then the
     // one with the most room; announced capacity buys nothing (credit is capped).
     if (!best || worker.leased.size() < best->leased.size() ||
@@ -193,7 +195,8 @@ void BrokerCore::Dispatch(Clock::time_point now) {
       if (best_key && !(head < *best_key)) continue;
       const JobRecord* head_job = jobs_.Find(head.job_seq);
       const std::string& avoid = head_job ? head_job->items[head.partition].failed_on : std::string();
-      if (WorkerRecord* worker = PickWorker(queue, avoid)) {
+      const std::set<std::string>* claimants = head_job ? &head_job->items[head.partition].refused_by : nullptr;
+      if (WorkerRecord* worker = PickWorker(queue, avoid, claimants)) {
         best_key = &head;
         best_circuit = &queue;
         best_worker = worker;
@@ -319,6 +322,7 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
       ForgetDrainHold(id);
     }
     ReclaimLeases(now);
+    ExpireVerdicts(now);
     // Recovered leases whose worker did not come back within the window.
     for (auto it = orphans_.begin(); it != orphans_.end();) {
       std::map<ItemRef, proto::Lease> leases = it->second;

@@ -201,8 +201,10 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
     }
   }
   RememberCircuits(worker.owner(), worker.circuits);
+  for (const std::string& circuit : worker.circuits) circuit_owners_[QueueOf(circuit, false)].insert(worker.owner());
   worker.generates = {ready.generates().begin(), ready.generates().end()};  // of circuits (WorkerMessageProblem)
   RememberGenerators(worker.owner(), worker.generates);
+  for (const std::string& circuit : worker.generates) circuit_owners_[QueueOf(circuit, true)].insert(worker.owner());
   worker.capacity = ready.capacity();
   worker.state = ready.state() == proto::WORKER_STATE_UNSPECIFIED ? proto::WORKER_STATE_READY : ready.state();
   worker.memory = ready.memory();
@@ -480,14 +482,55 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
   if (result.retryable()) {
     ReturnItem(*job, ref.partition, "worker " + worker.worker_id + " failed it: " + result.error(), now,
                worker.owner());
-  } else {
+    return;
+  }
+  // "The client's fault" from one worker is a claim, not a fact: when a
+  // worker of another key has served the circuit in this broker life, the
+  // item goes to such a worker (the attempt refunded: no proof failed on its
+  // merits; never to a claimant's key again), waiting for one up to
+  // --verdict-confirm-wait-s. Two keys agreeing, the wait running out, or a
+  // fleet of one key (nobody else to ask) make it final.
+  const std::string verdict = "partition " + std::to_string(ref.partition) + " failed on worker " + worker.worker_id +
+                              ": " + result.error();
+  if (item.refused_by.empty()) item.first_refusal = verdict;
+  item.refused_by.insert(worker.owner());
+  bool another_key = false;
+  if (auto seen = circuit_owners_.find(job->queue()); seen != circuit_owners_.end()) {
+    for (const std::string& owner : seen->second) another_key = another_key || !item.refused_by.count(owner);
+  }
+  if (item.refused_by.size() < 2 && another_key) {
+    spdlog::warn("{}: worker {} says it is the client's fault ({}); asking a worker of another key (within {} ms)",
+                 ItemName(job->job_seq, ref.partition), worker.worker_id, result.error(),
+                 options_.verdict_confirm_wait.count());
+    if (item.refused_by.size() == 1) {
+      item.refusal_deadline = now + options_.verdict_confirm_wait;
+      verdict_deadlines_.insert({item.refusal_deadline, {job->job_seq, ref.partition}});
+    }
+    ReturnItem(*job, ref.partition, "worker " + worker.worker_id + " declared it the client's fault", now,
+               worker.owner(), /*refund_attempt=*/true);
+    return;
+  }
+  item.state = WorkItem::State::kDropped;
+  FinishJob(*job, proto::JOB_STATE_FAILED, item.first_refusal, now);
+}
+
+void BrokerCore::ExpireVerdicts(Clock::time_point now) {
+  while (!verdict_deadlines_.empty() && verdict_deadlines_.begin()->first <= now) {
+    const auto [deadline, ref] = *verdict_deadlines_.begin();
+    verdict_deadlines_.erase(verdict_deadlines_.begin());
+    JobRecord* job = jobs_.Find(ref.job_seq);
+    if (!job || ref.partition >= job->items.size()) continue;
+    WorkItem& item = job->items[ref.partition];
+    // Still waiting for a second opinion (a lease to another key answers it).
+    if (item.state != WorkItem::State::kQueued || item.refused_by.empty() || item.refusal_deadline != deadline) continue;
+    spdlog::warn("{}: no worker of another key confirmed or refuted '{}' within {} ms: it is final",
+                 ItemName(ref.job_seq, ref.partition), item.first_refusal, options_.verdict_confirm_wait.count());
+    queue_.Erase(job->queue(), job->key(ref.partition));
     item.state = WorkItem::State::kDropped;
-    FinishJob(*job, proto::JOB_STATE_FAILED,
-              "partition " + std::to_string(ref.partition) + " failed on worker " + worker.worker_id + ": " +
-                  result.error(),
-              now);
+    FinishJob(*job, proto::JOB_STATE_FAILED, item.first_refusal, now);
   }
 }
+
 
 WorkItem& BrokerCore::TakeAnswer(WorkerRecord& worker, JobRecord& job, const ItemRef& ref, Clock::time_point now) {
   worker.leased.erase(ref);
@@ -504,6 +547,14 @@ void BrokerCore::AcceptResult(JobRecord& job, uint32_t partition, const std::str
                               const std::string& owner, proto::PartitionResult out, Clock::time_point now) {
   WorkItem& item = job.items[partition];
   strikes_.ForgiveLostWork(owner);  // it proves: its crashes were not an attack
+  // Keys that called this provable item the client's fault were wrong.
+  for (const std::string& claimant : item.refused_by) {
+    if (claimant != owner) {
+      Strike(claimant, StrikeKind::kFalseVerdict,
+             ItemName(job.job_seq, partition) + " was called the client's fault, and " + owner + " proved it", now);
+    }
+  }
+  item.refused_by.clear();
   if (WorkerRecord* worker = workers_.FindByWorkerId(worker_id)) ++worker->items_completed;
   if (item.started_at != Clock::time_point{}) {
     // The circuit's proving time, smoothed so one slow answer moves it little.

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -50,6 +51,14 @@ struct WorkItem {
   // lease, FAULTED): the retry goes to another key while a READY worker of
   // one holds the circuit. A new worker id of the same key is no escape.
   std::string failed_on;
+  // Owners whose worker declared this item the client's fault (a RESULT not
+  // ok and not retryable), and the first such verdict. One worker's verdict
+  // is a claim: the item goes to another key's worker first, and a proof
+  // from there is a strike against each claimant (issue 47). Not journaled:
+  // after a restart a claim is asked for again.
+  std::set<std::string> refused_by;
+  std::string first_refusal;
+  Clock::time_point refusal_deadline{};  // then the first verdict is final, unless another key answered
   // When the current lease was sent and, once STARTED, when it started (the
   // broker's clock: the start deadline and the overrun check use them).
   Clock::time_point leased_at{};

@@ -103,6 +103,11 @@ struct BrokerOptions {
   // until `zkctl undrain` (broker/strike_book.hpp).
   uint32_t strikes_to_fault = 3;
   std::chrono::milliseconds strike_window{std::chrono::hours(1)};
+  // A worker's "the client's fault" (a RESULT not ok, not retryable) is
+  // final only when a worker of another key agrees; with none to ask, the
+  // item waits this long for one (never leased to a claimant's key again),
+  // then fails with the first verdict.
+  std::chrono::milliseconds verdict_confirm_wait{std::chrono::seconds(30)};
   // Verification keys by circuit (--verification-key); every RESULT of such
   // a circuit is verified before it is stored. A SUBMIT for a circuit without
   // one is refused unless the circuit is listed in unverified_circuits (or

@@ -10,6 +10,7 @@ const char* StrikeKindName(StrikeKind kind) {
     case StrikeKind::kReclaimedLease: return "reclaimed lease";
     case StrikeKind::kOverBound: return "message over a bound";
     case StrikeKind::kLostWork: return "lost started work";
+    case StrikeKind::kFalseVerdict: return "false client-fault verdict";
   }
   return "?";
 }

@@ -9,6 +9,8 @@
 //   kOverBound       a message over one of the protocol's bounds
 //   kLostWork        a connection that went away with started items, whose
 //                    attempts were then charged to other clients' jobs
+//   kFalseVerdict    a worker said a job was the client's fault (not
+//                    retryable), and another key's worker proved it
 //
 // A crash that loses started work is what an honest worker does too (a
 // killed process, an OOM): a verified RESULT from the owner forgives its
@@ -28,7 +30,7 @@
 
 namespace zkfleet::broker {
 
-enum class StrikeKind { kRejectedResult, kReclaimedLease, kOverBound, kLostWork };
+enum class StrikeKind { kRejectedResult, kReclaimedLease, kOverBound, kLostWork, kFalseVerdict };
 const char* StrikeKindName(StrikeKind kind);  // "rejected result", ...
 
 class StrikeBook {

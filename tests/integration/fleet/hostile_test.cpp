@@ -541,6 +541,37 @@ TEST(FleetHostile, AKeyThatStartsJobsAndLeavesIsFaultedAndKillsNoJob) {
   EXPECT_TRUE(faulted) << later.DebugString() << "\n" << log;
 }
 
+// 6c. Issue 47, item 2: a worker could fail any job at once, for good, by
+// calling it the client's fault (a RESULT not ok, not retryable, its own
+// text). Its verdict is now a claim: another key's worker is asked, proves
+// the job, and the claimant takes a strike for each false verdict.
+TEST(FleetHostile, AWorkersClientFaultVerdictIsCheckedByAnotherKey) {
+  constexpr int kJobs = 6;
+  Fleet fleet("hostile_refuse");
+  AddWorkerKey(fleet, "mallory");
+  Process& broker = fleet.StartBroker(VerifyingBroker());
+  Hostiles hostiles(fleet);
+  Process& refuser = hostiles.Start("refuser", "refuser", "mallory", "refuse", {"--credit", "1"});
+  fleet.WaitWorkerReady("refuser");
+  StartHonest(fleet, "honest");
+  fleet.WaitWorkerReady("honest");
+  auto client = fleet.Client();
+  std::vector<uint64_t> jobs;
+  for (int i = 0; i < kJobs; ++i) jobs.push_back(SubmitJob(*client, "refused-" + std::to_string(i)));
+  const auto deadline = std::chrono::steady_clock::now() + Scaled(60s);
+  for (uint64_t job : jobs) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    ExpectHonestProof(fleet, AwaitResult(*client, job, std::max(left, 1ms)), {"honest"});
+  }
+  // It did call some job the client's fault (fair dispatch gives it work).
+  ASSERT_GE(CountMatches(refuser.Log(), "sent STARTED and RESULT refused"), 1u) << refuser.Log();
+  const StatusReply status = fleet.Status();
+  EXPECT_EQ(status.jobs_failed(), 0u) << status.DebugString();
+  EXPECT_GE(CountMatches(broker.Log(), "key mallory: strike [0-9]+ of 3 within [0-9]+ s \\(false client-fault verdict\\)"),
+            1u)
+      << broker.Log();
+}
+
 // 7. A worker the broker drains cannot make itself READY again by sending
 // READY; work goes elsewhere; only an admin's undrain lets it back.
 TEST(FleetHostile, DrainingWorkerCannotUndrainItself) {

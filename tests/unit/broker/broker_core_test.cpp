@@ -1789,6 +1789,91 @@ TEST_F(BrokerCoreTest, OnlyCircuitsWithJobsAreRemembered) {
   EXPECT_EQ(journal_->KnownCircuits(), (std::vector<std::string>{"bench"}));
 }
 
+// Issue 47, item 2: one worker could fail any job for good with a
+// non-retryable RESULT carrying its own text. Its verdict is now a claim: the
+// item goes to another key's worker; a proof there is a strike against the
+// claimant; two keys agreeing (or no other key) make the failure final.
+TEST_F(BrokerCoreTest, AClientFaultVerdictIsConfirmedByAnotherKeyBeforeItIsFinal) {
+  BrokerOptions options;
+  options.strikes_to_fault = 1;  // one false verdict shows as FAULTED
+  Make(options);
+  KeyedReady(*core_, "w-liar", "liar", "liar-key", 1, now_);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  KeyedReady(*core_, "w-honest", "honest", "honest-key", 1, now_);
+  Started("w-liar", 1, 0);
+  Result("w-liar", 1, 0, /*ok=*/false, /*retryable=*/false);
+  Take();
+  ASSERT_NE(core_->jobs().Find(1), nullptr) << "one key's verdict failed the job";
+  EXPECT_EQ(core_->jobs().Find(1)->items[0].attempts, 0u);  // refunded
+  const auto second = Dispatch();
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(std::get<0>(second[0]), "w-honest");
+  Started("w-honest", 1, 0);
+  Result("w-honest", 1, 0);
+  Take();
+  EXPECT_EQ(core_->counters().jobs_completed, 1u);
+  EXPECT_EQ(core_->workers().all().at("w-liar").state, proto::WORKER_STATE_FAULTED);
+  EXPECT_EQ(core_->workers().all().at("w-honest").state, proto::WORKER_STATE_READY);
+
+  // Both keys say so: FAILED, with the first verdict's words.
+  Credit("w-honest", 1);
+  KeyedReady(*core_, "w-other", "other", "other-key", 1, now_);
+  Submit("cl", "r2", proto::PRIORITY_NORMAL, 1);
+  auto leased = Dispatch();
+  ASSERT_EQ(leased.size(), 1u);
+  const std::string first = std::get<0>(leased[0]);
+  Started(first, 2, 0);
+  Result(first, 2, 0, false, false);
+  Take();
+  leased = Dispatch();
+  ASSERT_EQ(leased.size(), 1u);
+  EXPECT_NE(std::get<0>(leased[0]), first);
+  Started(std::get<0>(leased[0]), 2, 0);
+  Result(std::get<0>(leased[0]), 2, 0, false, false);
+  Take();
+  EXPECT_EQ(core_->jobs().Find(2), nullptr);
+  EXPECT_EQ(core_->counters().jobs_failed, 1u);
+  EXPECT_EQ(core_->workers().all().at("w-other").state, proto::WORKER_STATE_READY);
+}
+
+// With no other key's worker at hand, the item waits (never leased to the
+// claimant's key again) for --verdict-confirm-wait, then the verdict is final.
+// (A fleet of one key, where no other key ever served the circuit, fails it
+// at once: RetryableFailureRetriesFinalFailureFails.)
+TEST_F(BrokerCoreTest, AClientFaultVerdictWaitsForAnotherKeyThenIsFinal) {
+  BrokerOptions options;
+  options.verdict_confirm_wait = milliseconds(1000);
+  Make(options);
+  KeyedReady(*core_, "w-only", "only", "only-key", 2, now_);
+  // Another key served the circuit in this broker life, and is gone now.
+  KeyedReady(*core_, "w-gone", "gone", "other-key", 0, now_);
+  proto::Envelope bye;
+  bye.mutable_disconnect()->set_reason("restarting");
+  core_->HandleWorker("w-gone", bye, now_);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Started("w-only", 1, 0);
+  Result("w-only", 1, 0, false, false);
+  Take();
+  ASSERT_NE(core_->jobs().Find(1), nullptr);
+  // Another worker of the same key is no second opinion.
+  KeyedReady(*core_, "w-same", "same", "only-key", 1, now_);
+  EXPECT_TRUE(Dispatch().empty());
+  now_ += milliseconds(500);
+  core_->Tick(now_);
+  ASSERT_NE(core_->jobs().Find(1), nullptr);
+  now_ += milliseconds(600);
+  core_->Tick(now_);
+  Take();
+  EXPECT_EQ(core_->jobs().Find(1), nullptr);
+  EXPECT_EQ(core_->counters().jobs_failed, 1u);
+  const auto stored = journal_->GetJob(1);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->state(), proto::JOB_STATE_FAILED);
+  EXPECT_NE(stored->error().find("failed on worker only"), std::string::npos) << stored->error();
+}
+
 TEST_F(BrokerCoreTest, CreditIsCappedByTheBrokerAndDispatchIsFair) {
   BrokerOptions options;
   options.max_credit_per_worker = 3;
