@@ -253,8 +253,19 @@ def test_a_witness_by_reference_is_fetched_by_the_worker_and_proved(own_fleet):
         with pytest.raises(zkfleet.JobFailed) as failed:
             client.submit("bn128", witness_refs=[wrong], expected_public=[public]).result(timeout=scaled(120))
         assert failed.value.state == "FAILED", failed.value
-        # The worker's refusal, not retried, naming the URL and the digest the
-        # job asked for (never the file's own).
+        # The worker's refusal, not retried, naming the URL, size and digest the
+        # job asked for, and not which check failed: a client cannot probe the
+        # store for other objects or their sizes (issue 47, item 10).
         assert failed.value.reason == (
             f"partition 0 failed on worker prover: its witness could not be used: {ref.url}: "
-            f"its sha256 differs from the job's ({'0' * 64})"), failed.value
+            f"no object of {ref.size} bytes with sha256 {'0' * 64} is there "
+            f"(missing, unreadable, another size or other bytes)"), failed.value
+        # Another size, and a file that is not there: the same words.
+        for probe in (zkfleet.WitnessRef(ref.url, ref.size + 1, ref.sha256),
+                      zkfleet.WitnessRef(ref.url + ".absent", ref.size, ref.sha256)):
+            with pytest.raises(zkfleet.JobFailed) as probed:
+                client.submit("bn128", witness_refs=[probe], expected_public=[public]).result(timeout=scaled(120))
+            assert probed.value.reason == (
+                f"partition 0 failed on worker prover: its witness could not be used: {probe.url}: "
+                f"no object of {probe.size} bytes with sha256 {probe.sha256.hex()} is there "
+                f"(missing, unreadable, another size or other bytes)"), probed.value

@@ -134,11 +134,15 @@ TEST_F(FleetReferenceTest, BadReferencesFailAsClientErrorsAndTheWorkerGoesOn) {
   store_->Put("w/other.wtns", other);
   const std::string http = store_->http_prefix();
   std::map<uint64_t, std::string> expect;  // job_seq -> what its error must say
-  expect[Submit("missing", Ref(http + "w/missing.wtns?token=secret", witness_))] = "404";
-  expect[Submit("digest", Ref(http + "w/other.wtns", witness_))] = "sha256";
+  // Missing, other bytes, another size: the same words, naming only the
+  // job's own fields, so that a client cannot probe the store for other
+  // clients' objects or their sizes (issue 47, item 10).
+  const std::string same = "is there (missing, unreadable, another size or other bytes)";
+  expect[Submit("missing", Ref(http + "w/missing.wtns?token=secret", witness_))] = same;
+  expect[Submit("digest", Ref(http + "w/other.wtns", witness_))] = same;
   auto wrong_size = Ref(http + "w/good.wtns", witness_);
   wrong_size.set_size(witness_.size() + 1);
-  expect[Submit("size", wrong_size)] = "size";
+  expect[Submit("size", wrong_size)] = same;
   expect[Submit("redirect", Ref(http + "away/w.wtns", witness_))] = "169.254.169.254";
   expect[Submit("outside", Ref("file:///etc/passwd", witness_))] = "allow";
   const uint64_t transient = Submit("transient", Ref(http + "error/w.wtns", witness_));
@@ -148,6 +152,9 @@ TEST_F(FleetReferenceTest, BadReferencesFailAsClientErrorsAndTheWorkerGoesOn) {
     EXPECT_EQ(result.state(), proto::JOB_STATE_FAILED) << result.request_id() << ": " << result.error();
     EXPECT_NE(result.error().find(says), std::string::npos) << result.request_id() << ": " << result.error();
     EXPECT_EQ(result.error().find("secret"), std::string::npos) << result.error();
+    for (const char* detail : {"404", "differs", "Content-Length", "wrong size"}) {
+      EXPECT_EQ(result.error().find(detail), std::string::npos) << result.request_id() << ": " << result.error();
+    }
   }
   EXPECT_EQ(results[transient].state(), proto::JOB_STATE_DEAD_LETTERED) << results[transient].error();
   EXPECT_GE(Sample(port, "zkfleet_worker_fetch_retries_total"), 2);

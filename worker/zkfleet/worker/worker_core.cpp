@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkfleet::worker {
@@ -326,9 +327,23 @@ void WorkerCore::OnFetched(PipelineEvent& event) {
   switch (fetched.status) {
     case fetch::FetchStatus::kOk: break;
     case fetch::FetchStatus::kRefused:
-    case fetch::FetchStatus::kClientError:
-      // The job's own fault (not allowed, missing, wrong size or digest): never retried.
+      // Not under this worker's --fetch-allow: the job's reference, never retried.
       return FailItem(ref, item.job, "its witness could not be used: " + fetched.why, /*retryable=*/false);
+    case fetch::FetchStatus::kClientError: {
+      // The job's own fault, never retried. The client is told that its
+      // reference gave no object of its size and digest, not which of
+      // missing, unreadable, another size or other bytes: those would let a
+      // client probe the store for other clients' objects and their sizes.
+      // This worker's log has the detail.
+      const proto::WitnessRef& witness = item.job.witness_ref();
+      spdlog::warn("job_seq={} partition={}: its witness reference failed: {}", ref.job_seq, ref.partition,
+                   fetched.why);
+      return FailItem(ref, item.job,
+                      "its witness could not be used: " + wire::RedactUrl(witness.url()) + ": no object of " +
+                          std::to_string(witness.size()) + " bytes with sha256 " + wire::DigestHex(witness.sha256()) +
+                          " is there (missing, unreadable, another size or other bytes)",
+                      /*retryable=*/false);
+    }
     case fetch::FetchStatus::kTransient:
     case fetch::FetchStatus::kCancelled:
       return FailItem(ref, item.job, "its witness could not be fetched: " + fetched.why, /*retryable=*/true);
