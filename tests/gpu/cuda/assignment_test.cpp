@@ -82,7 +82,10 @@ std::vector<uint64_t> BudgetsFor(const bellman::Parameters& params, groth16::Dev
   options.device_memory_budget = uint64_t{1} << 40;
   const uint64_t resident = cuda::PlanCudaAssignmentKey(shape, options).device_bytes;
   std::vector<uint64_t> found;
-  for (uint64_t budget = resident - 1; budget > 0; budget = budget * 15 / 16) {
+  // Fine steps: for a small circuit the budgets that stream lie in a narrow
+  // band (below the resident chunked need by the points' bytes, less two
+  // chunk buffers).
+  for (uint64_t budget = resident - 1; budget > 0; budget = budget * 255 / 256) {
     options.device_memory_budget = budget;
     try {
       if (cuda::PlanCudaAssignmentKey(shape, options).placement == placement) found.push_back(budget);
