@@ -80,6 +80,13 @@ int main(int argc, char** argv) {
   app.add_option("--grpc-max-inline-bytes", options.grpc.max_inline_bytes,
                  "inline witness bytes a SubmitJob may carry, all partitions; larger jobs go by reference")
       ->capture_default_str();
+  app.add_option("--grpc-max-calls-per-caller", options.grpc.max_calls_per_caller,
+                 "gRPC calls one caller may have open at once (AwaitJob streams included); more are refused "
+                 "RESOURCE_EXHAUSTED")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--grpc-max-inflight-bytes-per-caller", options.grpc.max_inflight_bytes_per_caller,
+                 "inline witness bytes of one caller's unanswered SubmitJobs; more are refused RESOURCE_EXHAUSTED")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--witness-file-threshold", options.journal.blob_threshold,
                  "witnesses of at least this many bytes are journaled as their own file, smaller ones in the store")
       ->capture_default_str();

@@ -1,5 +1,6 @@
 #include "zkfleet/broker/broker_server.hpp"
 
+#include <malloc.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -25,6 +26,8 @@ constexpr int kReceiveBudget = 512;
 constexpr auto kProbeInterval = std::chrono::seconds(1);
 constexpr uint32_t kUnavailableRetryAfterMs = 1000;
 constexpr auto kFaultLogInterval = std::chrono::seconds(30);
+// How often freed memory is handed back to the system (malloc_trim: a few ms).
+constexpr auto kTrimInterval = std::chrono::seconds(10);
 
 // A journal error without its "journal: " prefix (the callers name the journal).
 std::string FaultText(std::string text) {
@@ -306,6 +309,7 @@ void BrokerServer::Run(int signal_fd) {
       {nullptr, grpc_ ? grpc_->wake_fd() : -1, ZMQ_POLLIN, 0},
   };
   Clock::time_point next_tick = Clock::now();  // the first turn ticks
+  Clock::time_point next_trim = Clock::now() + kTrimInterval;
   for (;;) {
     Clock::time_point wake = next_tick;
     if (core_->unavailable()) wake = std::min(wake, next_probe_);
@@ -337,6 +341,13 @@ void BrokerServer::Run(int signal_fd) {
       if (!core_->unavailable()) core_->Dispatch(now);
       if (now >= next_tick) next_tick = core_->Tick(now);
       Flush(now);
+      // Memory freed after a burst (large SUBMITs, thousands of gRPC
+      // streams) stays with the allocator's arenas unless it is handed back:
+      // 3.1 GB stayed resident after a 4.2 GB SUBMIT burst (issue 47).
+      if (now >= next_trim) {
+        ::malloc_trim(0);
+        next_trim = now + kTrimInterval;
+      }
     } catch (const Error& e) {
       OnStorageFault(e);
       // The rebuilt core's first tick, not at once: a tick that writes while

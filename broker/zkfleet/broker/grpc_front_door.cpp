@@ -101,6 +101,14 @@ struct GrpcFrontDoor::Shared {
   AllowList allow_list;
   std::deque<GrpcRequest> requests;
   std::map<uint64_t, std::shared_ptr<CallHandle>> calls;
+  // What each caller holds (GrpcOptions' per-caller bounds), and which
+  // caller and bytes each open call counts against.
+  struct CallerUse {
+    uint32_t calls = 0;
+    uint64_t bytes = 0;
+  };
+  std::map<std::string, CallerUse> use;
+  std::map<uint64_t, std::pair<std::string, uint64_t>> charged;
   uint64_t next_call = 1;
   uint64_t next_correlation = 1;
   bool stopping = false;
@@ -108,21 +116,49 @@ struct GrpcFrontDoor::Shared {
   void Count(const char* method, grpc::StatusCode code) {
     if (metrics) metrics->GrpcAnswered(method, CodeName(code));
   }
-  // A new call's routing identity and its handle.
-  // ("", nullptr) once the front door is stopping: the caller finishes
-  // the call UNAVAILABLE (no loop will answer it).
-  std::pair<std::string, std::shared_ptr<CallHandle>> Register(Call* call) {
+  // A new call's routing identity and its handle, charged to `caller` with
+  // `bytes` of inline witnesses. ("", nullptr) once the front door is
+  // stopping (the caller finishes the call UNAVAILABLE: no loop will answer
+  // it), or when the caller is over a bound: then `*over` says which.
+  std::pair<std::string, std::shared_ptr<CallHandle>> Register(Call* call, const std::string& caller, uint64_t bytes,
+                                                               std::string* over) {
     auto handle = std::make_shared<CallHandle>();
     handle->call = call;
     std::lock_guard<std::mutex> lock(mutex);
     if (stopping) return {std::string(), nullptr};
+    CallerUse& mine = use[caller];
+    if (mine.calls >= options.max_calls_per_caller) {
+      *over = "caller '" + caller + "' has " + std::to_string(mine.calls) +
+              " calls open, the most one caller may (--grpc-max-calls-per-caller): finish or cancel some first";
+    } else if (bytes > 0 && mine.bytes + bytes > options.max_inflight_bytes_per_caller) {
+      *over = "caller '" + caller + "' has " + std::to_string(mine.bytes) + " bytes of inline witnesses in flight; " +
+              std::to_string(bytes) + " more would pass --grpc-max-inflight-bytes-per-caller (" +
+              std::to_string(options.max_inflight_bytes_per_caller) + "): wait for answers, or send references";
+    }
+    if (!over->empty()) {
+      if (mine.calls == 0 && mine.bytes == 0) use.erase(caller);
+      return {std::string(), nullptr};
+    }
+    ++mine.calls;
+    mine.bytes += bytes;
     const uint64_t id = next_call++;
     calls[id] = handle;
+    charged[id] = {caller, bytes};
     return {kGrpcPrefix + std::to_string(id), handle};
   }
   void Forget(const std::string& identity) {
     std::lock_guard<std::mutex> lock(mutex);
-    calls.erase(std::strtoull(identity.c_str() + kGrpcPrefix.size(), nullptr, 10));
+    const uint64_t id = std::strtoull(identity.c_str() + kGrpcPrefix.size(), nullptr, 10);
+    calls.erase(id);
+    auto it = charged.find(id);
+    if (it == charged.end()) return;
+    auto mine = use.find(it->second.first);
+    if (mine != use.end()) {
+      --mine->second.calls;
+      mine->second.bytes -= it->second.second;
+      if (mine->second.calls == 0) use.erase(mine);  // no entry per caller that has gone
+    }
+    charged.erase(it);
   }
   // Queues `envelope` for the loop under the call's identity.
   void Send(const std::string& identity, const Peer& peer, proto::Envelope envelope, fleet::Frames frames = {}) {
@@ -147,9 +183,14 @@ struct Registration {
   std::string identity;
   std::shared_ptr<CallHandle> handle;
 
-  bool Join(Shared& shared, GrpcFrontDoor::Call* call) {
-    std::tie(identity, handle) = shared.Register(call);
-    return handle != nullptr;
+  // nullopt when joined; else the status to finish the call with.
+  std::optional<grpc::Status> Join(Shared& shared, GrpcFrontDoor::Call* call, const std::string& caller,
+                                   uint64_t bytes = 0) {
+    std::string over;
+    std::tie(identity, handle) = shared.Register(call, caller, bytes, &over);
+    if (handle) return std::nullopt;
+    if (!over.empty()) return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, over);
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping: call again");
   }
   void Leave(Shared& shared) {
     if (handle) {
@@ -164,6 +205,11 @@ struct Registration {
 std::string ClientIdOf(grpc::CallbackServerContext* context) {
   auto it = context->client_metadata().find(kClientIdMetadata);
   return it == context->client_metadata().end() ? std::string() : std::string(it->second.data(), it->second.size());
+}
+
+// The name a caller's bounds are kept under: its key, or its plaintext id.
+std::string CallerOf(const Peer& peer, grpc::CallbackServerContext* context) {
+  return peer.authenticated ? "key " + peer.key_name : "client " + ClientIdOf(context);
 }
 
 // Who is calling: the certificate's CN, looked up in the allow-list.
@@ -213,9 +259,9 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
     if (!peer) return FinishWith(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why));
     if (!peer->authenticated) request.set_client_id(ClientIdOf(context));
     context_ = context;
-    if (!reg_.Join(shared_, this)) {
-      return FinishWith(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping: call again"));
-    }
+    uint64_t bytes = 0;
+    for (const auto& frame : frames) bytes += frame.size();
+    if (auto refused = reg_.Join(shared_, this, CallerOf(*peer, context), bytes)) return FinishWith(*refused);
     shared_.Send(reg_.identity, *peer, std::move(request), std::move(frames));
   }
   // Finishes before anything reached the loop (a bad request, UNIMPLEMENTED).
@@ -276,9 +322,7 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
     std::string why;
     std::optional<Peer> peer = Authenticate(shared_, context, &why);
     if (!peer) return End(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why));
-    if (!reg_.Join(shared_, this)) {
-      return End(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping: call again"));
-    }
+    if (auto refused = reg_.Join(shared_, this, CallerOf(*peer, context))) return End(*refused);
     proto::Envelope get, await;
     if (!peer->authenticated) {
       get.set_client_id(ClientIdOf(context));

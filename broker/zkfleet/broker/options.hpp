@@ -50,6 +50,12 @@ struct GrpcOptions {
   std::string client_ca_file;       // CAs whose client certificates are accepted (PEM)
   bool insecure_plaintext = false;  // no TLS: callers name themselves (zkfleet-client-id)
   uint64_t max_inline_bytes = 16ull << 20;  // inline witnesses per SubmitJob, all partitions
+  // Per caller (a client key, or a plaintext client id): calls open at once
+  // (AwaitJob streams included), and inline witness bytes of its SubmitJobs
+  // not yet answered. Beyond either a call is refused RESOURCE_EXHAUSTED:
+  // one caller cannot hold the broker's memory (issue 47).
+  uint32_t max_calls_per_caller = 1024;
+  uint64_t max_inflight_bytes_per_caller = 256ull << 20;
 };
 
 struct BrokerOptions {

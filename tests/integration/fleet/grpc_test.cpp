@@ -375,6 +375,76 @@ TEST(Grpc, EveryRoleAgainstEveryRpc) {
   }
 }
 
+// Issue 47, item 6: one caller held 20,000 AwaitJob streams (395 MB) and
+// 120 concurrent 16 MiB SubmitJobs reached 513 MB. Each caller now has its
+// own bounds on open calls and on inline bytes in flight: beyond them its
+// calls are refused RESOURCE_EXHAUSTED, naming the flag; other callers are
+// not affected, and a closed call gives its place back.
+TEST(Grpc, OneCallerCannotHoldTheBrokersMemory) {
+  GrpcFleet g("grpc_caller_bounds");
+  const std::string witness = ReadFile(Fixture("bn128_k12/witness.wtns"));
+  g.StartBroker({"--accept-unrouted", "--grpc-max-calls-per-caller", "3", "--grpc-max-inflight-bytes-per-caller",
+                 std::to_string(witness.size() + witness.size() / 2)});
+  auto alice = g.Stub("alice");
+  v1::SubmitJobReply submitted;
+  grpc::Status s = Submit(*alice, WitnessJob("c1", "r1"), &submitted);  // no worker: it stays queued
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  // Three open streams, each past its first update (the state): registered.
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::JobUpdate>>> readers;
+  v1::AwaitJobRequest request;
+  request.set_job_seq(submitted.job_seq());
+  for (int i = 0; i < 3; ++i) {
+    contexts.push_back(Context(60s));
+    readers.push_back(alice->AwaitJob(contexts.back().get(), request));
+    v1::JobUpdate update;
+    ASSERT_TRUE(readers.back()->Read(&update)) << "stream " << i;
+    EXPECT_TRUE(update.has_state());
+  }
+  Awaited fourth = Await(*alice, submitted.job_seq(), 10s);
+  EXPECT_EQ(fourth.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << fourth.status.error_message();
+  EXPECT_NE(fourth.status.error_message().find("caller 'key alice' has 3 calls open"), std::string::npos)
+      << fourth.status.error_message();
+  EXPECT_NE(fourth.status.error_message().find("--grpc-max-calls-per-caller"), std::string::npos);
+  // Another caller is not affected (bob may not see alice's job: NOT_FOUND, not RESOURCE_EXHAUSTED).
+  auto bob = g.Stub("bob");
+  Awaited other = Await(*bob, submitted.job_seq(), 10s);
+  EXPECT_EQ(other.status.error_code(), grpc::StatusCode::NOT_FOUND) << other.status.error_message();
+  // One stream closed: its place is free again.
+  contexts[0]->TryCancel();
+  v1::JobUpdate ignored;
+  while (readers[0]->Read(&ignored)) {
+  }
+  readers[0]->Finish();
+  bool again = false;
+  for (auto until = std::chrono::steady_clock::now() + zkfleet::testing::Scaled(10s);
+       !again && std::chrono::steady_clock::now() < until;) {
+    auto context = Context(10s);
+    auto reader = alice->AwaitJob(context.get(), request);
+    v1::JobUpdate update;
+    again = reader->Read(&update);
+    context->TryCancel();
+    while (reader->Read(&update)) {
+    }
+    reader->Finish();
+    if (!again) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(again) << "a cancelled stream's place did not come back";
+  // Inline bytes: two witnesses in one SubmitJob are more than this caller may have in flight.
+  v1::SubmitJobRequest two = WitnessJob("c1", "r2");
+  two.add_witnesses(witness);
+  v1::SubmitJobReply refused;
+  s = Submit(*alice, two, &refused);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_NE(s.error_message().find("--grpc-max-inflight-bytes-per-caller"), std::string::npos) << s.error_message();
+  for (size_t i = 1; i < contexts.size(); ++i) contexts[i]->TryCancel();
+  for (size_t i = 1; i < readers.size(); ++i) {
+    while (readers[i]->Read(&ignored)) {
+    }
+    readers[i]->Finish();
+  }
+}
+
 TEST(Grpc, CertificatesThatDoNotNameAnAllowedClientAreRefused) {
   GrpcFleet g("grpc_tls");
   const int metrics_port = FreePort();
