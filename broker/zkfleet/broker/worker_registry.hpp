@@ -32,6 +32,10 @@ struct WorkerRecord {
   std::set<std::string> circuits;
   std::map<std::string, proto::CircuitKind> circuit_kinds;  // of `circuits` (Ready.circuit_kinds; CIRCOM when absent)
   std::set<std::string> generates;  // of `circuits`: witnesses computed from inputs (jobs from inputs)
+  // Ready.generation_wall_s / generation_slots: one generation's limit and
+  // how many run at once (bounded by the broker on arrival).
+  std::chrono::seconds generation_wall{0};
+  uint32_t generation_slots = 1;
   uint32_t capacity = 0;
   proto::WorkerState state = proto::WORKER_STATE_STARTING;
   uint32_t credit = 0;            // JOBs the broker may still send

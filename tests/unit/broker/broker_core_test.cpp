@@ -2166,6 +2166,54 @@ std::vector<Outgoing> DispatchedJobs(BrokerCore& core, Clock::time_point now) {
 
 const std::vector<std::string> kInputs = {R"({"a": "3", "b": ["1", "2"]})", R"({"a": "5", "b": ["7", "11"]})"};
 
+// Issue 47, item 5: a job from inputs is STARTED when it enters the
+// worker's witness generation, and the broker's overrun limit (600 s) was
+// shorter than the worker's own generation limit (900 s wall): slow honest
+// generations were reclaimed and struck as hoarding. At the real ratio,
+// with the limits the worker announces: four generations on two slots may
+// take two rounds of 900 s on top of the 600 s overrun floor, and no more.
+TEST_F(BrokerCoreTest, AJobFromInputsGetsTheWorkersGenerationTimeBeforeItsLeaseOverruns) {
+  BrokerOptions options;  // lease_overrun_min 600 s: the default
+  Make(options);
+  proto::Envelope e;
+  auto* ready = e.mutable_ready();
+  ready->set_worker_id("w");
+  ready->add_circuits("c1");
+  ready->add_generates("c1");
+  ready->set_capacity(100);
+  ready->set_state(proto::WORKER_STATE_READY);
+  ready->set_generation_wall_s(900);  // zkworker's default --witgen-wall-seconds
+  ready->set_generation_slots(2);     // and --witgen-threads
+  core_->HandleWorker("w", e, now_);
+  Credit("w", 4);
+  for (int i = 0; i < 4; ++i) ASSERT_FALSE(SubmitInputs(*core_, now_, "r" + std::to_string(i), {kInputs[0]}).empty());
+  const auto jobs = DispatchedJobs(*core_, now_);
+  ASSERT_EQ(jobs.size(), 4u);
+  for (const Outgoing& job : jobs) {
+    proto::Envelope started;
+    *started.mutable_started()->add_items() = job.envelope.job().item();  // with its lease
+    core_->HandleWorker("w", started, now_);
+  }
+  const auto started = now_;
+  auto advance_to = [&](std::chrono::seconds since_start) {
+    while (now_ < started + since_start) {
+      now_ = std::min(now_ + std::chrono::seconds(50), started + since_start);
+      Heartbeat("w", proto::WORKER_STATE_READY);
+      core_->Tick(now_);
+    }
+    Take();
+  };
+  advance_to(std::chrono::seconds(600 + 2 * 900 - 5));
+  EXPECT_EQ(core_->counters().leases_reclaimed, 0u) << "an honest generation taken for a hoarder";
+  EXPECT_EQ(core_->workers().all().at("w").state, proto::WORKER_STATE_READY);
+  advance_to(std::chrono::seconds(600 + 2 * 900 + 5));
+  // Past every limit it announced: taken back, each a strike; the third
+  // faults the worker and returns the fourth with it.
+  EXPECT_EQ(core_->counters().leases_reclaimed, 3u);
+  EXPECT_EQ(core_->workers().all().at("w").state, proto::WORKER_STATE_FAULTED);
+  EXPECT_TRUE(core_->workers().all().at("w").leased.empty());
+}
+
 // The inputs are journaled with the job (no witness bytes), counted by
 // admission, recovered after a restart and sent in each JOB as input_json
 // (no frame, witness_bytes 0, no reference); the same inputs under the same

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <new>
 
@@ -130,6 +131,10 @@ void WorkerCore::SendReady() {
   for (const auto& id : circuits_->circuit_ids()) ready->add_circuits(id);
   for (const proto::CircuitKind kind : circuits_->circuit_kinds()) ready->add_circuit_kinds(kind);
   for (const auto& id : circuits_->generator_ids()) ready->add_generates(id);
+  if (ready->generates_size() > 0) {
+    ready->set_generation_wall_s(static_cast<uint32_t>(std::ceil(options_.witgen.limits.wall_seconds)));
+    ready->set_generation_slots(std::max(1u, options_.witgen_threads));
+  }
   ready->set_capacity(ledger_.capacity());
   ready->set_state(state_);
   *ready->mutable_memory() = Memory();
