@@ -12,6 +12,7 @@
 #include "zkfleet/broker/field_checks.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/storage/digest.hpp"
+#include "zkfleet/wire/local_paths.hpp"
 #include "zkfleet/wire/input_json.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/public_digest.hpp"
@@ -300,7 +301,7 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
 
   if (unavailable_) {
     return refuse(proto::ERROR_KIND_UNAVAILABLE,
-                  "the broker takes no new work now: " + *unavailable_ +
+                  "the broker takes no new work now: " + wire::WithoutLocalPaths(*unavailable_) +
                       "; nothing was accepted, retry later with the same request id",
                   static_cast<uint32_t>(options_.busy_retry_after.count()));
   }

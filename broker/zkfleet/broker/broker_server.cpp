@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/wire/local_paths.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/protocol.hpp"
 #include "zkfleet/fleet/sockets.hpp"
@@ -169,7 +170,7 @@ void BrokerServer::OnStorageFault(const Error& error) {
     ++faults_not_logged_;
   }
 
-  const std::string message = "the broker could not write its journal (" + fault +
+  const std::string message = "the broker could not write its journal (" + wire::WithoutLocalPaths(fault) +
                               "); nothing of this request was accepted; retry with the same request id";
   for (const ReplyTo& to : refused) {
     proto::Envelope reply = wire::MakeErrorReply(proto::ERROR_KIND_UNAVAILABLE, message, to.correlation_id);

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/wire/local_paths.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/unix_time.hpp"
 
@@ -307,7 +308,7 @@ void ProvingPipeline::LaneMain(int lane) {
     result.set_proof_json(std::move(outcome.proof_json));
     result.set_public_json(std::move(outcome.public_json));
     result.set_proof_bytes(std::move(outcome.proof_bytes));
-    result.set_error(outcome.error);
+    result.set_error(wire::WithoutLocalPaths(outcome.error));  // the client reads it: this host's paths stay here
     result.set_retryable(outcome.retryable);
     *result.mutable_timings() = outcome.timings;
     result.mutable_timings()->set_queue_wait_s(Seconds(started - item->arrived));

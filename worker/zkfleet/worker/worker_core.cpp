@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "zkfleet/wire/local_paths.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
@@ -458,7 +459,7 @@ void WorkerCore::FailItem(const wire::ItemRef& ref, const proto::Job& job, const
   result->set_request_id(job.request_id());
   result->set_ok(false);
   result->set_retryable(retryable);
-  result->set_error(why);
+  result->set_error(wire::WithoutLocalPaths(why));  // the client reads it: this host's paths stay here
   const std::string circuit = Forget(ref);
   if (metrics_) metrics_->JobEnded(circuit, retryable ? metrics::Outcome::kError : metrics::Outcome::kFailed);
   Send(std::move(envelope));
