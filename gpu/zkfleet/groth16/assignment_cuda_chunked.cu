@@ -22,10 +22,12 @@
 #include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -203,28 +205,16 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
   // parameters, which describe a bad point, are still at hand.
   void UploadPoints(const bellman::Parameters& params, const std::string& what, bool validate) {
     const char* names[kSlots] = {"h", "l", "a", "b_g1", "b_g2"};
-    std::exception_ptr failed[kSlots];
-    {
-      std::vector<std::thread> uploaders;
-      for (int k = 0; k < kSlots; ++k) {
-        uploaders.emplace_back([&, k] {
-          try {
-            SetDevice(device_, what);  // a fresh thread would otherwise open device 0's context
-            const std::string section = what + " " + names[k] + " points";
-            switch (k) {
-              case kH: device_points_[k] = UploadVector(params.h, section); break;
-              case kL: device_points_[k] = UploadVector(params.l, section); break;
-              case kA: device_points_[k] = UploadVector(params.a, section); break;
-              case kB1: device_points_[k] = UploadVector(params.b_g1, section); break;
-              default: device_points_[k] = UploadVector(params.b_g2, section); break;
-            }
-          } catch (...) {
-            failed[k] = std::current_exception();
-          }
-        });
+    const auto failed = OnSectionThreads(what, [&](int k) {
+      const std::string section = what + " " + names[k] + " points";
+      switch (k) {
+        case kH: device_points_[k] = UploadVector(params.h, section); break;
+        case kL: device_points_[k] = UploadVector(params.l, section); break;
+        case kA: device_points_[k] = UploadVector(params.a, section); break;
+        case kB1: device_points_[k] = UploadVector(params.b_g1, section); break;
+        default: device_points_[k] = UploadVector(params.b_g2, section); break;
       }
-      for (auto& t : uploaders) t.join();
-    }
+    });
     for (const auto& e : failed) {
       if (e) std::rethrow_exception(e);
     }
@@ -262,19 +252,15 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
       bytes[k] = counts_[k] * (k == kB2 ? sizeof(A2) : sizeof(A1));
     }
     std::string refused[kSlots];
-    {
-      std::vector<std::thread> registrars;
-      for (int k = 0; k < kSlots; ++k) {
-        registrars.emplace_back([&, k] {
-          try {
-            SetDevice(device_, what);  // a fresh thread would otherwise open device 0's context
-            registered_[k] = HostRegistration::Try(data[k], bytes[k], &refused[k]);
-          } catch (const std::exception& e) {
-            refused[k] = e.what();
-          }
-        });
+    const auto failed = OnSectionThreads(
+        what, [&](int k) { registered_[k] = HostRegistration::Try(data[k], bytes[k], &refused[k]); });
+    for (int k = 0; k < kSlots; ++k) {
+      if (!failed[k]) continue;
+      try {
+        std::rethrow_exception(failed[k]);
+      } catch (const std::exception& e) {
+        refused[k] = e.what();
       }
-      for (auto& t : registrars) t.join();
     }
     std::string copied;
     for (int k = 0; k < kSlots; ++k) {
@@ -292,6 +278,26 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
     }
     info_.placement += copied.empty() ? "; points page-locked in place"
                                       : "; points copied into page-locked memory (" + copied + ")";
+  }
+
+  // Runs fn(k) for the five sections, each on a thread of its own on the
+  // key's device; what each one threw, if anything.
+  std::array<std::exception_ptr, kSlots> OnSectionThreads(const std::string& what,
+                                                          const std::function<void(int)>& fn) const {
+    std::array<std::exception_ptr, kSlots> failed;
+    std::vector<std::thread> threads;
+    for (int k = 0; k < kSlots; ++k) {
+      threads.emplace_back([&, k] {
+        try {
+          SetDevice(device_, what);  // a fresh thread would otherwise open device 0's context
+          fn(k);
+        } catch (...) {
+          failed[k] = std::current_exception();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    return failed;
   }
 
   static void CopyInParallel(char* dst, const char* src, uint64_t bytes) {

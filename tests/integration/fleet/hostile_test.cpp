@@ -190,6 +190,23 @@ void ExpectHonestProof(Fleet& fleet, const JobResult& result, const std::set<std
       << "job " << result.job_seq();
 }
 
+// `n` jobs of the fixture's witness, request ids `prefix`0, `prefix`1, ...
+std::vector<uint64_t> SubmitJobs(zkfleet::client::internal::BrokerClient& client, const std::string& prefix, int n) {
+  std::vector<uint64_t> jobs;
+  for (int i = 0; i < n; ++i) jobs.push_back(SubmitJob(client, prefix + std::to_string(i)));
+  return jobs;
+}
+
+// Every one of `jobs` proved by the worker "honest" (ExpectHonestProof), all within `timeout`.
+void ExpectAllProvedByHonest(Fleet& fleet, zkfleet::client::internal::BrokerClient& client,
+                             const std::vector<uint64_t>& jobs, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (uint64_t job : jobs) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    ExpectHonestProof(fleet, AwaitResult(client, job, std::max(left, 1ms)), {"honest"});
+  }
+}
+
 // ------------------------------------------------------------------ results
 
 // 1. A forged proof (pi_a altered, right public signals) is rejected by the
@@ -479,11 +496,7 @@ TEST(FleetHostile, HoarderDoesNotStarveTheFleet) {
   // timeout (checked at the broker's ticks), then the honest worker proves
   // it; 5 k12 proofs take well under a second each on one CPU thread. 2 s +
   // startup + 5 proofs, with a wide margin for a loaded 2-core machine: 60 s (scaled).
-  const auto deadline = std::chrono::steady_clock::now() + Scaled(60s);
-  for (uint64_t job : jobs) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    ExpectHonestProof(fleet, AwaitResult(*client, job, std::max(left, 1ms)), {"honest"});
-  }
+  ExpectAllProvedByHonest(fleet, *client, jobs, Scaled(60s));
   status = fleet.Status();
   EXPECT_EQ(status.jobs_completed(), static_cast<uint64_t>(kJobs));
   if (const auto* w = FindWorker(status, "hoarder")) EXPECT_LE(w->credit() + w->in_flight(), 16u);
@@ -512,13 +525,7 @@ TEST(FleetHostile, AKeyThatStartsJobsAndLeavesIsFaultedAndKillsNoJob) {
   fleet.WaitWorkerReady("honest");
 
   auto client = fleet.Client();
-  std::vector<uint64_t> jobs;
-  for (int i = 0; i < kJobs; ++i) jobs.push_back(SubmitJob(*client, "vanished-" + std::to_string(i)));
-  const auto deadline = std::chrono::steady_clock::now() + Scaled(90s);
-  for (uint64_t job : jobs) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    ExpectHonestProof(fleet, AwaitResult(*client, job, std::max(left, 1ms)), {"honest"});
-  }
+  ExpectAllProvedByHonest(fleet, *client, SubmitJobs(*client, "vanished-", kJobs), Scaled(90s));
   const StatusReply status = fleet.Status();
   EXPECT_EQ(status.jobs_completed(), static_cast<uint64_t>(kJobs)) << status.DebugString();
   EXPECT_EQ(status.jobs_dead_lettered(), 0u) << status.DebugString() << "\n" << broker.Log();
@@ -556,13 +563,7 @@ TEST(FleetHostile, AWorkersClientFaultVerdictIsCheckedByAnotherKey) {
   StartHonest(fleet, "honest");
   fleet.WaitWorkerReady("honest");
   auto client = fleet.Client();
-  std::vector<uint64_t> jobs;
-  for (int i = 0; i < kJobs; ++i) jobs.push_back(SubmitJob(*client, "refused-" + std::to_string(i)));
-  const auto deadline = std::chrono::steady_clock::now() + Scaled(60s);
-  for (uint64_t job : jobs) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    ExpectHonestProof(fleet, AwaitResult(*client, job, std::max(left, 1ms)), {"honest"});
-  }
+  ExpectAllProvedByHonest(fleet, *client, SubmitJobs(*client, "refused-", kJobs), Scaled(60s));
   // It did call some job the client's fault (fair dispatch gives it work).
   ASSERT_GE(CountMatches(refuser.Log(), "sent STARTED and RESULT refused"), 1u) << refuser.Log();
   const StatusReply status = fleet.Status();
