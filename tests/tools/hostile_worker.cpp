@@ -78,6 +78,7 @@ struct Options {
   std::string proof_bytes_file;  // sent as Result.proof_bytes (a bellman circuit's 192 bytes, possibly garbled)
   bool bellman = false;          // announce its circuits as CIRCUIT_KIND_BELLMAN
   bool decorate = false;         // replay: a BOM before each file, zero-padded signals
+  std::vector<std::string> fetch_prefixes;  // announced in READY: it is sent jobs by reference there
 };
 
 // public.json with every decimal signal zero-padded ("123" -> "000123").
@@ -236,6 +237,7 @@ class HostileWorker {
     }
     ready->set_capacity(options_.capacity);
     ready->set_state(proto::WORKER_STATE_READY);
+    for (const std::string& prefix : options_.fetch_prefixes) ready->add_fetch_prefixes(prefix);
     Send(envelope);
     LogAs("sent READY (" + why + ")");
     if (options_.credit > 0) SendCredit(options_.credit);
@@ -384,6 +386,8 @@ int main(int argc, char** argv) {
   app.add_option("--proof-bytes", options.proof_bytes_file,
                  "forge, replay: a file whose bytes go in Result.proof_bytes (a bellman proof's 192, or garbled ones)");
   app.add_flag("--bellman", options.bellman, "announce its circuits as bellman circuits (READY circuit_kinds)");
+  app.add_option("--fetch-prefix", options.fetch_prefixes,
+                 "a URL prefix announced in READY as fetched (jobs by reference there are sent to it; repeatable)");
   app.add_flag("--decorate", options.decorate, "replay: a BOM before proof.json and public.json, zero-padded signals");
   CLI11_PARSE(app, argc, argv);
   for (std::string& circuit : options.circuits) circuit = circuit.substr(0, circuit.find('='));

@@ -316,9 +316,10 @@ class BrokerCore {
   // fewest leases, or null. The workers of `avoid` (an owner, as
   // WorkerRecord::owner(); "" = none) are skipped while a READY worker of
   // another owner serves the queue.
-  // Workers of the owners in `exclude` are never picked.
+  // Workers of the owners in `exclude` are never picked; with `fetch_url`
+  // (a witness by reference), only workers whose Ready.fetch_prefixes cover it.
   WorkerRecord* PickWorker(const std::string& queue, const std::string& avoid,
-                           const std::set<std::string>* exclude = nullptr);
+                           const std::set<std::string>* exclude = nullptr, const std::string* fetch_url = nullptr);
 
   BrokerOptions options_;
   Journal& journal_;

@@ -328,6 +328,23 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   if (!std::isfinite(request.deadline_unix_s()) || request.deadline_unix_s() < 0) {
     return refuse(proto::ERROR_KIND_BAD_REQUEST, "deadline_unix_s must be a time since the epoch, or 0 for none");
   }
+  // A witness by reference that no registered worker of the circuit may
+  // fetch (their --fetch-allow prefixes, Ready.fetch_prefixes) is refused
+  // now, not queued for a worker that would only refuse it.
+  if (!options_.accept_unrouted && workers_.AnyHolds(request.circuit_id())) {
+    for (const proto::WitnessRef& ref : request.witness_refs()) {
+      bool covered = false;
+      for (const auto& [identity, worker] : workers_.all()) {
+        if (!worker.circuits.count(request.circuit_id())) continue;
+        for (const std::string& prefix : worker.fetch_prefixes) covered = covered || FetchPrefixCovers(prefix, ref.url());
+      }
+      if (!covered) {
+        return refuse(proto::ERROR_KIND_BAD_REQUEST,
+                      "no worker of circuit '" + request.circuit_id() + "' fetches " + wire::RedactUrl(ref.url()) +
+                          " (no worker's --fetch-allow prefix covers it); nothing was accepted");
+      }
+    }
+  }
   // Just after a restart the fleet is still reconnecting: a circuit the
   // journal knows is queued for its worker, not refused for good.
   if (!options_.accept_unrouted && !workers_.AnyHolds(request.circuit_id()) &&

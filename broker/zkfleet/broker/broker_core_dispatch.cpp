@@ -151,7 +151,14 @@ bool BrokerCore::LoadResult(uint64_t job_seq, proto::JobResult* out) {
 // ------------------------------------------------------------------ dispatch
 
 WorkerRecord* BrokerCore::PickWorker(const std::string& queue, const std::string& avoid,
-                                     const std::set<std::string>* exclude) {
+                                     const std::set<std::string>* exclude, const std::string* fetch_url) {
+  // A witness by reference goes only to a worker that says it fetches there:
+  // one host without --fetch-allow must not burn the job's attempts.
+  auto fetches = [&](const WorkerRecord& worker) {
+    if (!fetch_url) return true;
+    return std::any_of(worker.fetch_prefixes.begin(), worker.fetch_prefixes.end(),
+                       [&](const std::string& prefix) { return FetchPrefixCovers(prefix, *fetch_url); });
+  };
   bool from_inputs = false;
   const std::string circuit(CircuitOfQueue(queue, &from_inputs));
   // A job from inputs goes only to a worker that computes the circuit's
@@ -162,7 +169,7 @@ WorkerRecord* BrokerCore::PickWorker(const std::string& queue, const std::string
   bool skip_avoided = false;
   if (!avoid.empty()) {
     for (const auto& [identity, worker] : workers_.all()) {
-      if (worker.owner() != avoid && worker.state == proto::WORKER_STATE_READY && serves(worker)) {
+      if (worker.owner() != avoid && worker.state == proto::WORKER_STATE_READY && serves(worker) && fetches(worker)) {
         skip_avoided = true;
         break;
       }
@@ -173,6 +180,7 @@ WorkerRecord* BrokerCore::PickWorker(const std::string& queue, const std::string
     if (!worker.Dispatchable() || !serves(worker)) continue;
     if (skip_avoided && worker.owner() == avoid) continue;
     if (exclude && exclude->count(worker.owner())) continue;  // its key called the item the client's fault
+    if (!fetches(worker)) continue;
     // Fair: the worker with the fewest unanswered leases first, then the
     // one with the most room; announced capacity buys nothing (credit is capped).
     if (!best || worker.leased.size() < best->leased.size() ||
@@ -196,7 +204,10 @@ void BrokerCore::Dispatch(Clock::time_point now) {
       const JobRecord* head_job = jobs_.Find(head.job_seq);
       const std::string& avoid = head_job ? head_job->items[head.partition].failed_on : std::string();
       const std::set<std::string>* claimants = head_job ? &head_job->items[head.partition].refused_by : nullptr;
-      if (WorkerRecord* worker = PickWorker(queue, avoid, claimants)) {
+      const std::string* fetch_url = head_job && head.partition < head_job->witness_refs.size()
+                                         ? &head_job->witness_refs[head.partition].url()
+                                         : nullptr;
+      if (WorkerRecord* worker = PickWorker(queue, avoid, claimants, fetch_url)) {
         best_key = &head;
         best_circuit = &queue;
         best_worker = worker;

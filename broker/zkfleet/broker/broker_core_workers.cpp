@@ -206,6 +206,7 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   // A day bounds what one worker's word can stretch a lease to.
   worker.generation_wall = std::chrono::seconds(std::min<uint32_t>(ready.generation_wall_s(), 86400));
   worker.generation_slots = std::clamp<uint32_t>(ready.generation_slots(), 1, 1024);
+  worker.fetch_prefixes = {ready.fetch_prefixes().begin(), ready.fetch_prefixes().end()};
   RememberGenerators(worker.owner(), worker.generates);
   for (const std::string& circuit : worker.generates) circuit_owners_[QueueOf(circuit, true)].insert(worker.owner());
   worker.capacity = ready.capacity();

@@ -18,6 +18,12 @@
 
 namespace zkfleet::broker {
 
+// Whether a worker announcing `prefix` (Ready.fetch_prefixes) would fetch
+// `url`: the prefix's scheme and host compared without case, its path as a
+// directory ("https://h/a" covers "https://h/a/x", not "https://h/ab").
+// Only a routing hint: the worker's fetch::AllowList decides.
+bool FetchPrefixCovers(const std::string& prefix, const std::string& url);
+
 // The owner of a worker's faults: "key NAME" for a CURVE key, else "worker ID".
 inline std::string StrikeOwner(const std::string& key_name, const std::string& worker_id) {
   return key_name.empty() ? "worker " + worker_id : "key " + key_name;
@@ -36,6 +42,9 @@ struct WorkerRecord {
   // how many run at once (bounded by the broker on arrival).
   std::chrono::seconds generation_wall{0};
   uint32_t generation_slots = 1;
+  // Ready.fetch_prefixes: where it fetches witnesses by reference from (a
+  // routing hint: FetchPrefixCovers).
+  std::vector<std::string> fetch_prefixes;
   uint32_t capacity = 0;
   proto::WorkerState state = proto::WORKER_STATE_STARTING;
   uint32_t credit = 0;            // JOBs the broker may still send

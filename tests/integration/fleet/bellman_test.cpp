@@ -242,7 +242,7 @@ TEST_F(FleetBellmanTest, GarbledProofBytesAreRefusedByTheBroker) {
                    fleet_->SecretKeyFile("mallory"), "--broker-public-key", fleet_->broker_public_key(), "--id",
                    "liar", "--mode", "replay", "--circuit", kCircuit, "--bellman", "--credit", "2", "--heartbeat-ms",
                    std::to_string(kHeartbeatMs), "--proof", dir_ + "/proof.json", "--public", dir_ + "/public.json",
-                   "--proof-bytes", dir_ + "/garbled.bin"},
+                   "--proof-bytes", dir_ + "/garbled.bin", "--fetch-prefix", "file://" + dir_ + "/"},
                   fleet_->dir() + "/hostile.log");
   fleet_->WaitWorkerReady("liar", Scaled(20s));
   // The same statement again (the hostile's points are a valid proof of it):

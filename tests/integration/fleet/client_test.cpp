@@ -651,7 +651,9 @@ TEST(PublicClient, AWitnessByReferenceIsFetchedByTheWorkerAndProved) {
   // Real paths: the worker checks the opened file's real path against its prefix's.
   const std::string witness = std::filesystem::canonical(Fixture("bn128_k12/witness.wtns")).string();
   fleet.StartWorker("prover", {"--circuit", "bn128=" + Fixture("bn128_k12/circuit_final.zkey"), "--threads", "1",
-                               "--fetch-allow", "file://" + std::filesystem::path(witness).parent_path().string() + "/"});
+                               "--fetch-allow", "file://" + std::filesystem::path(witness).parent_path().string() + "/",
+                               // The presigned-style URL below must be accepted (a worker announces it).
+                               "--fetch-allow", "https://store.invalid/"});
   fleet.WaitWorkerReady("prover");
   auto c = Open(fleet);
   const std::string expected_public = ReadFile(Fixture("bn128_k12/public.json"));

@@ -144,7 +144,16 @@ TEST_F(FleetReferenceTest, BadReferencesFailAsClientErrorsAndTheWorkerGoesOn) {
   wrong_size.set_size(witness_.size() + 1);
   expect[Submit("size", wrong_size)] = same;
   expect[Submit("redirect", Ref(http + "away/w.wtns", witness_))] = "169.254.169.254";
-  expect[Submit("outside", Ref("file:///etc/passwd", witness_))] = "allow";
+  // A URL no worker's --fetch-allow covers: refused at SUBMIT (issue 49, item
+  // 3: workers announce what they fetch), nothing accepted.
+  try {
+    Submit("outside", Ref("file:///etc/passwd", witness_));
+    ADD_FAILURE() << "a reference no worker may fetch was accepted";
+  } catch (const zkfleet::client::internal::BrokerError& e) {
+    EXPECT_EQ(e.kind(), proto::ERROR_KIND_BAD_REQUEST) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no worker of circuit"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--fetch-allow"), std::string::npos) << e.what();
+  }
   const uint64_t transient = Submit("transient", Ref(http + "error/w.wtns", witness_));
   auto results = Results(expect.size() + 1);
   for (const auto& [seq, says] : expect) {

@@ -90,6 +90,10 @@ class BrokerCoreTest : public ::testing::Test {
     for (auto& c : circuits) ready->add_circuits(c);
     ready->set_capacity(capacity);
     ready->set_state(proto::WORKER_STATE_READY);
+    // Where these tests' witnesses by reference live.
+    for (const char* prefix : {"https://store.internal/", "file:///mnt/witnesses/", "file:///srv/", "http://127.0.0.1:1/"}) {
+      ready->add_fetch_prefixes(prefix);
+    }
     core_->HandleWorker(identity, e, now_);
     if (credit > 0) Credit(identity, credit);
   }
@@ -2037,6 +2041,44 @@ std::vector<Outgoing> SubmitRefs(BrokerCore& core, Clock::time_point now, const 
 // The broker journals the reference, never bytes: the JOB carries it and no
 // frame; a restarted broker still has it; a resubmission is the same job, and
 // the same request id with another digest is refused.
+// Issue 49, item 3: a worker without --fetch-allow was handed a reference,
+// gave it back, was handed it again: three attempts in 7 ms, DEAD_LETTERED.
+// Workers announce their fetch prefixes; a job by reference goes only to a
+// worker whose prefixes cover its URL, and waits for one otherwise.
+TEST_F(BrokerCoreTest, AReferenceGoesOnlyToAWorkerThatFetchesItsUrl) {
+  proto::Envelope e;
+  auto* ready = e.mutable_ready();
+  ready->set_worker_id("blind");
+  ready->add_circuits("c1");
+  ready->set_capacity(100);
+  ready->set_state(proto::WORKER_STATE_READY);
+  core_->HandleWorker("w-blind", e, now_);  // no fetch prefixes
+  Credit("w-blind", 4);
+  // No worker of the circuit fetches there: refused at once, nothing accepted.
+  auto refused = SubmitRefs(*core_, now_, "r0", {MakeRef("https://store.internal/w/0.wtns", 4096)});
+  ASSERT_EQ(refused.size(), 1u);
+  ASSERT_TRUE(refused[0].envelope.has_error()) << refused[0].envelope.DebugString();
+  EXPECT_NE(refused[0].envelope.error().message().find("no worker of circuit 'c1' fetches https://store.internal/w/0.wtns"),
+            std::string::npos)
+      << refused[0].envelope.error().message();
+  EXPECT_EQ(core_->jobs().size(), 0u);
+  // One that does, without credit yet: accepted, and not given to the blind one meanwhile.
+  Ready("w-sees", "sees", {"c1"}, 0);  // fetches https://store.internal/ (the fixture's Ready)
+  auto accepted = SubmitRefs(*core_, now_, "r1", {MakeRef("https://store.internal/w/0.wtns", 4096)});
+  ASSERT_TRUE(accepted[0].envelope.has_submit_reply()) << accepted[0].envelope.DebugString();
+  EXPECT_TRUE(Dispatch().empty()) << "a reference went to a worker that fetches nothing";
+  Credit("w-sees", 1);
+  const auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(std::get<0>(jobs[0]), "w-sees");
+  // The hint's rule: scheme and host without case or userinfo, the path as a directory.
+  EXPECT_TRUE(FetchPrefixCovers("https://Store.Internal/w", "https://u:p@store.internal/w/0.wtns"));
+  EXPECT_FALSE(FetchPrefixCovers("https://store.internal/w", "https://store.internal/wx/0.wtns"));
+  EXPECT_FALSE(FetchPrefixCovers("https://store.internal/", "http://store.internal/0.wtns"));
+  EXPECT_FALSE(FetchPrefixCovers("file:///srv/a/", "file:///srv/b/0.wtns"));
+  EXPECT_TRUE(FetchPrefixCovers("file:///srv/a", "file:///srv/a/0.wtns"));
+}
+
 TEST_F(BrokerCoreTest, AWitnessByReferenceIsJournaledAndSentInItsJobWithoutBytes) {
   Ready("w", "w", {"c1"}, 2);
   const std::vector<proto::WitnessRef> refs = {

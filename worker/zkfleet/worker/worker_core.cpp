@@ -132,6 +132,7 @@ void WorkerCore::SendReady() {
   for (const auto& id : circuits_->circuit_ids()) ready->add_circuits(id);
   for (const proto::CircuitKind kind : circuits_->circuit_kinds()) ready->add_circuit_kinds(kind);
   for (const auto& id : circuits_->generator_ids()) ready->add_generates(id);
+  for (const std::string& prefix : options_.fetch.allow) ready->add_fetch_prefixes(prefix);
   if (ready->generates_size() > 0) {
     ready->set_generation_wall_s(static_cast<uint32_t>(std::ceil(options_.witgen.limits.wall_seconds)));
     ready->set_generation_slots(std::max(1u, options_.witgen_threads));
