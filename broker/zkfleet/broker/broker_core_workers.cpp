@@ -674,6 +674,7 @@ std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& iden
   bool dead_lettered = false;     // started, lost, its last attempt used
   for (const ItemRef& ref : lost) {
     JobRecord* job = jobs_.Find(ref.job_seq);
+    if (!job) continue;  // dead-lettered by the loss of another of its partitions just now
     const bool started = job->items[ref.partition].started;
     ReturnItem(*job, ref.partition, "lease lost: worker " + worker_id + " " + why, now, owner);
     if (!started) continue;

@@ -1673,6 +1673,29 @@ TEST_F(BrokerCoreTest, AKeyThatStartsJobsAndLeavesIsStruckUnderEveryIdAndDeadLet
   EXPECT_EQ(core_->jobs().Find(7)->items[0].state, WorkItem::State::kQueued);  // waits for an honest c2 worker
 }
 
+// A worker leaving with two started partitions of one job whose last
+// attempt each was: the first loss dead-letters the job, and the second
+// partition's loss finds no job (no crash; nothing struck: the job is the
+// likelier culprit).
+TEST_F(BrokerCoreTest, LosingTwoPartitionsOfAJobOnTheirLastAttemptDeadLettersItOnce) {
+  BrokerOptions options;
+  options.max_attempts = 1;
+  Make(options);
+  KeyedReady(*core_, "w-1", "w-1", "fleet-key", 2, now_);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
+  ASSERT_EQ(Dispatch().size(), 2u);
+  Started("w-1", 1, 0);
+  Started("w-1", 1, 1);
+  proto::Envelope bye;
+  bye.mutable_disconnect()->set_reason("crashed");
+  core_->HandleWorker("w-1", bye, now_);
+  Take();
+  EXPECT_EQ(core_->counters().jobs_dead_lettered, 1u);
+  EXPECT_EQ(core_->jobs().Find(1), nullptr);
+  KeyedReady(*core_, "w-2", "w-2", "fleet-key", 1, now_);
+  EXPECT_EQ(core_->workers().all().at("w-2").state, proto::WORKER_STATE_READY);
+}
+
 // Strikes are the key's: a new READY or a new worker id does not wipe them
 // (on 80a94a0 every READY reset the count: 67 forged proofs, never FAULTED).
 TEST_F(BrokerCoreTest, StrikesBelongToTheKeyNotToTheIdOrTheReady) {
