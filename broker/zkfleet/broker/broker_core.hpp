@@ -240,8 +240,9 @@ class BrokerCore {
   void RejectResult(const std::string& worker_id, const std::string& owner, JobRecord& job, uint32_t partition,
                     metrics::ResultRejectReason reason, const std::string& why, Clock::time_point now);
   // A fault the broker saw of `owner` (WorkerRecord::owner()); enough of
-  // them within the window make every worker of the owner FAULTED.
-  void Strike(const std::string& owner, StrikeKind kind, const std::string& why, Clock::time_point now);
+  // them within the window make every worker of the owner FAULTED. True when
+  // the owner is FAULTED now.
+  bool Strike(const std::string& owner, StrikeKind kind, const std::string& why, Clock::time_point now);
   // The owner of `worker_id`'s faults: the key it was first registered with, or the id.
   std::string OwnerOf(const std::string& worker_id) const;
   // Items whose client-fault verdict waits for a second opinion, by the

@@ -403,11 +403,6 @@ void BrokerCore::ReclaimLeases(Clock::time_point now) {
     std::string why;
   };
   std::vector<Reclaim> due;
-  auto from_inputs = [](const JobRecord& job) {
-    bool inputs = false;
-    CircuitOfQueue(job.queue(), &inputs);
-    return inputs;
-  };
   for (auto& [identity, worker] : workers_.all()) {
     // A job from inputs is STARTED when it enters the worker's witness
     // generation: its limit adds the time the generations the worker has
@@ -418,7 +413,7 @@ void BrokerCore::ReclaimLeases(Clock::time_point now) {
       uint64_t generating = 0;
       for (const auto& [ref, lease] : worker.leased) {
         const JobRecord* job = jobs_.Find(ref.job_seq);
-        if (job && job->items[ref.partition].started && from_inputs(*job)) ++generating;
+        if (job && job->items[ref.partition].started && !job->inputs.empty()) ++generating;
       }
       const uint64_t rounds = (generating + worker.generation_slots - 1) / worker.generation_slots;
       generation = worker.generation_wall * static_cast<int64_t>(rounds);
@@ -429,7 +424,7 @@ void BrokerCore::ReclaimLeases(Clock::time_point now) {
       if (!job) continue;
       const WorkItem& item = job->items[ref.partition];
       if (!item.started || item.started_at == Clock::time_point{}) continue;
-      const Clock::duration limit = OverrunLimit(job->circuit_id) + (from_inputs(*job) ? generation : Clock::duration{});
+      const Clock::duration limit = OverrunLimit(job->circuit_id) + (job->inputs.empty() ? Clock::duration{} : generation);
       if (now - item.started_at > limit) {
         due.push_back({identity, ref, true,
                        "started " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - item.started_at).count()) +

@@ -71,8 +71,9 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
                             metrics::ResultRejectReason::kMalformed, "RESULT refused: " + *why, now);
       }
     }
-    return Strike(sender->owner(), StrikeKind::kOverBound,
-                  "worker " + sender->worker_id + " sent a message over a bound: " + *why, now);
+    Strike(sender->owner(), StrikeKind::kOverBound,
+           "worker " + sender->worker_id + " sent a message over a bound: " + *why, now);
+    return;
   }
   if (message.has_ready()) return OnReady(identity, message.ready(), peer, now);
 
@@ -275,12 +276,12 @@ void BrokerCore::RefuseRegistration(const std::string& identity, const std::stri
   SendWorker(identity, std::move(reply));
 }
 
-void BrokerCore::Strike(const std::string& owner, StrikeKind kind, const std::string& why, Clock::time_point now) {
+bool BrokerCore::Strike(const std::string& owner, StrikeKind kind, const std::string& why, Clock::time_point now) {
   const uint32_t count = strikes_.Add(owner, kind, now);
   spdlog::warn("{}: strike {} of {} within {} s ({}): {}", owner, count, options_.strikes_to_fault,
                std::chrono::duration_cast<std::chrono::seconds>(options_.strike_window).count(), StrikeKindName(kind),
                why);
-  if (count < options_.strikes_to_fault) return;
+  if (count < options_.strikes_to_fault) return false;
   // The broker's verdict holds for every worker of the owner, live or to
   // come (a new process or a new --id does not clear it; zkctl undrain does).
   std::vector<std::string> faulted;
@@ -298,6 +299,7 @@ void BrokerCore::Strike(const std::string& owner, StrikeKind kind, const std::st
       ReturnAllLeases(*worker, "worker " + worker->worker_id + " is FAULTED (" + owner + ": " + why + ")", now);
     }
   }
+  return true;
 }
 
 std::string BrokerCore::OwnerOf(const std::string& worker_id) const {
@@ -692,10 +694,10 @@ std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& iden
   // items' attempts are refunded: a key that takes jobs, starts them and
   // leaves cannot use up other clients' attempts.
   if (charge_owner && !requeued.empty() && !dead_lettered) {
-    Strike(owner, StrikeKind::kLostWork,
-           "worker " + worker_id + " left with " + std::to_string(requeued.size()) + " started item(s) (" + why + ")",
-           now);
-    if (strikes_.Count(owner, now) >= options_.strikes_to_fault) {
+    if (Strike(owner, StrikeKind::kLostWork,
+               "worker " + worker_id + " left with " + std::to_string(requeued.size()) + " started item(s) (" + why +
+                   ")",
+               now)) {
       for (const ItemRef& ref : requeued) {
         JobRecord* job = jobs_.Find(ref.job_seq);
         if (!job) continue;
