@@ -26,7 +26,8 @@
 #      then loaded twice as zkworker loads it (engine::BellmanKey::Load) under
 #      BUDGET_GIB: first sight (points checked, the check remembered) with one
 #      proof, and a second start (remembered, page cache warm) with LOAD_REPEAT
-#      [10] verified proofs back to back (a sector's partitions).
+#      [10] verified proofs back to back (a sector's partitions); LOAD_ALSO_GIB
+#      ["": none]: budgets (GiB, space-separated) for more second starts.
 # Environment: POWER [22], REPEAT [10], STREAM [0], STREAM_GIB [0.25], BIG [0],
 # BUDGET_GIB [0], PUBLIC [327: a 32 GiB PoRep partition's inputs], TESTS [1].
 set -uo pipefail
@@ -93,6 +94,11 @@ if [[ "${LOAD:-0}" -gt 0 ]]; then
   say "second start: remembered, page cache warm; ${LOAD_REPEAT:-10} proofs back to back"
   log "$B/zkfleet_bellman_bench" --synthetic "$LOAD" --public "${PUBLIC:-327}" --backend cuda --repeat "${LOAD_REPEAT:-10}" \
     --params "$P" --checked-keys "$W/checked-keys" --device-memory-budget-gib "${BUDGET_GIB:-0}" || status=1
+  for gib in ${LOAD_ALSO_GIB:-}; do
+    say "second start again under a ${gib} GiB budget; ${LOAD_REPEAT:-10} proofs back to back"
+    log "$B/zkfleet_bellman_bench" --synthetic "$LOAD" --public "${PUBLIC:-327}" --backend cuda --repeat "${LOAD_REPEAT:-10}" \
+      --params "$P" --checked-keys "$W/checked-keys" --device-memory-budget-gib "$gib" || status=1
+  done
   rm -f "$P"
 fi
 if [[ "${BIG:-0}" -gt 0 ]]; then
