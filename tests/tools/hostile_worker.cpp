@@ -13,6 +13,8 @@
 //                (forge, replay: --proof-bytes FILE also sends FILE's bytes as Result.proof_bytes,
 //                a bellman proof's 192 bytes or garbled ones; --bellman announces the circuits as
 //                bellman circuits)
+//                (--generates C: it is sent C's jobs from inputs, and the broker's signals checks
+//                (signals_only JOBs), which it answers with --public too: the lie of a checker)
 //   notjson      each JOB: STARTED, then RESULT ok with proof_json "this is not json"
 //   hoard        announce --credit, heartbeat READY, never send STARTED or RESULT
 //   undrain      hoard, and answer every DRAIN with a READY message (and CREDIT) again; its
@@ -26,7 +28,8 @@
 //                it starts other clients' jobs and leaves, to use up their attempts
 // After a RESULT it grants one more credit, to be sent more work. After a
 // DISCONNECT it registers again on a new connection one second later (as a
-// restarted worker would); after silence from the broker, at once.
+// restarted worker would); after silence from the broker, at once. With
+// --stay it never does: it keeps its connection and its heartbeats.
 //
 // Every message received is logged to stdout, one line each ("received JOB
 // job_seq=...", "received DISCONNECT reason=..."), as is everything sent
@@ -79,6 +82,8 @@ struct Options {
   bool bellman = false;          // announce its circuits as CIRCUIT_KIND_BELLMAN
   bool decorate = false;         // replay: a BOM before each file, zero-padded signals
   std::vector<std::string> fetch_prefixes;  // announced in READY: it is sent jobs by reference there
+  std::vector<std::string> generates;       // announced in READY: it is sent jobs from inputs of these
+  bool stay = false;                        // never registers again: keeps its connection and heartbeats
 };
 
 // public.json with every decimal signal zero-padded ("123" -> "000123").
@@ -176,7 +181,7 @@ class HostileWorker {
         Register("retry after DISCONNECT");
       } else if (options_.mode == "impersonate" && now - registered_at_ >= milliseconds(1000)) {
         Register("impersonating again");
-      } else if (!reregister_at_ && now - last_heard_ > silence_limit) {
+      } else if (!reregister_at_ && !options_.stay && now - last_heard_ > silence_limit) {
         Register("no message from the broker for " + std::to_string(silence_limit.count()) + " ms");
       }
       if (now >= next_heartbeat) {
@@ -238,6 +243,7 @@ class HostileWorker {
     ready->set_capacity(options_.capacity);
     ready->set_state(proto::WORKER_STATE_READY);
     for (const std::string& prefix : options_.fetch_prefixes) ready->add_fetch_prefixes(prefix);
+    for (const std::string& circuit : options_.generates) ready->add_generates(circuit);
     Send(envelope);
     LogAs("sent READY (" + why + ")");
     if (options_.credit > 0) SendCredit(options_.credit);
@@ -278,7 +284,7 @@ class HostileWorker {
       case proto::Envelope::kJob: return OnJob(message.job(), witness_frames);
       case proto::Envelope::kDisconnect:
         LogAs("received DISCONNECT reason=" + message.disconnect().reason());
-        if (!reregister_at_) reregister_at_ = Clock::now() + milliseconds(1000);
+        if (!reregister_at_ && !options_.stay) reregister_at_ = Clock::now() + milliseconds(1000);
         return;
       case proto::Envelope::kDrain:
         LogAs("received DRAIN reason=" + message.drain().reason());
@@ -296,7 +302,8 @@ class HostileWorker {
     LogAs("received JOB job_seq=" + std::to_string(item.job_seq()) + " partition=" + std::to_string(item.partition()) +
           " lease=" + std::to_string(item.lease().epoch()) + "/" + std::to_string(item.lease().number()) +
           " attempt=" + std::to_string(job.attempt()) + " circuit=" + job.circuit_id() +
-          " witness_bytes=" + std::to_string(job.witness_bytes()) + " frames=" + std::to_string(witness_frames));
+          " witness_bytes=" + std::to_string(job.witness_bytes()) + " frames=" + std::to_string(witness_frames) +
+          (job.signals_only() ? " signals_only" : ""));
     if (options_.mode == "vanish") {
       proto::Envelope started;
       *started.mutable_started()->add_items() = item;
@@ -388,6 +395,12 @@ int main(int argc, char** argv) {
   app.add_flag("--bellman", options.bellman, "announce its circuits as bellman circuits (READY circuit_kinds)");
   app.add_option("--fetch-prefix", options.fetch_prefixes,
                  "a URL prefix announced in READY as fetched (jobs by reference there are sent to it; repeatable)");
+  app.add_option("--generates", options.generates,
+                 "a circuit announced in READY as computed from inputs (it is sent jobs from inputs, and the "
+                 "broker's signals checks (signals_only JOBs), which replay answers with --public; repeatable)");
+  app.add_flag("--stay", options.stay,
+               "after a DISCONNECT (or a silent broker) keep the connection and go on sending heartbeats on it, "
+               "never registering again (a revoked key flooding its old connection)");
   app.add_flag("--decorate", options.decorate, "replay: a BOM before proof.json and public.json, zero-padded signals");
   CLI11_PARSE(app, argc, argv);
   for (std::string& circuit : options.circuits) circuit = circuit.substr(0, circuit.find('='));

@@ -178,6 +178,14 @@ class BrokerCore {
   Journal& journal() { return journal_; }
   const WorkerRegistry& workers() const { return workers_; }
   const DispatchQueue& queue() const { return queue_; }
+  // The peer's key was removed from its allow-list (SetAllowedKeys) since it
+  // connected: its messages are answered once, then its connection is cut.
+  bool KeyRemoved(bool worker_side, const Peer& peer) const {
+    const auto& allowed = worker_side ? allowed_worker_keys_ : allowed_client_keys_;
+    return peer.authenticated && allowed && !allowed->count(peer.key_name);
+  }
+  // The strikes of `owner` (a key, or a plaintext worker id) within the window.
+  uint32_t strikes(const std::string& owner, Clock::time_point now) { return strikes_.Count(owner, now); }
 
  private:
   // Replays the journal's live jobs (constructor).
@@ -252,6 +260,25 @@ class BrokerCore {
   // life: who could give a second opinion.
   std::map<std::string, std::set<std::string>> circuit_owners_;
   void ExpireVerdicts(Clock::time_point now);
+
+  // Public signals of jobs from inputs (broker_core_signals.cpp; issue 47).
+  // True when a verified proof of this item must wait for another key's
+  // signals: a job from inputs, no client digest for the partition, a
+  // circuit with public signals, not already bound by two keys.
+  bool NeedsSignalsCheck(const JobRecord& job, uint32_t partition) const;
+  // Holds the verified proof and asks a worker of another key for the
+  // signals (or accepts it at once where no other key serves the circuit).
+  void HoldForSignalsCheck(JobRecord& job, uint32_t partition, const std::string& worker_id, const std::string& owner,
+                           proto::PartitionResult proof, Clock::time_point now);
+  // The RESULT of a signals_only lease.
+  void OnSignalsAnswer(WorkerRecord& worker, JobRecord& job, uint32_t partition, const proto::Result& result,
+                       Clock::time_point now);
+  // Decides on the votes: deliver the held proof, re-prove with two keys'
+  // signals, ask another key, or fail the job. `wait_over`: the deadline
+  // passed, so nobody else is asked.
+  void ResolveSignals(JobRecord& job, uint32_t partition, bool wait_over, Clock::time_point now);
+  // Back to the queue for another lease, no attempt charged.
+  void RequeueForCheck(JobRecord& job, uint32_t partition);
   // Every lease of `worker` goes back (its attempts refunded): it is FAULTED
   // or its key was revoked.
   void ReturnAllLeases(WorkerRecord& worker, const std::string& why, Clock::time_point now);

@@ -203,7 +203,11 @@ void BrokerCore::Dispatch(Clock::time_point now) {
       if (best_key && !(head < *best_key)) continue;
       const JobRecord* head_job = jobs_.Find(head.job_seq);
       const std::string& avoid = head_job ? head_job->items[head.partition].failed_on : std::string();
-      const std::set<std::string>* claimants = head_job ? &head_job->items[head.partition].refused_by : nullptr;
+      // Keys never to lease it to: those that called it the client's fault,
+      // or, in a signals check, those that gave their signals already.
+      const WorkItem* head_item = head_job ? &head_job->items[head.partition] : nullptr;
+      const std::set<std::string>* claimants =
+          !head_item ? nullptr : head_item->signals_check ? &head_item->signals_check->asked : &head_item->refused_by;
       const std::string* fetch_url = head_job && head.partition < head_job->witness_refs.size()
                                          ? &head_job->witness_refs[head.partition].url()
                                          : nullptr;
@@ -307,6 +311,8 @@ void BrokerCore::Dispatch(Clock::time_point now) {
     if (job->witness_unread() && key.partition < job->public_digests.size()) {
       body->set_public_signals_sha256(job->public_digests[key.partition]);
     }
+    if (!item.agreed_public_digest.empty()) body->set_public_signals_sha256(item.agreed_public_digest);
+    if (item.signals_check) body->set_signals_only(true);
     outbox_.emplace_back(Outgoing::To::kWorker, best_worker->identity, std::move(envelope),
                          std::move(witness->chunks));
   }

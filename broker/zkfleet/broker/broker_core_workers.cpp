@@ -424,6 +424,7 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
   }
   worker.last_progress = now;
   WorkItem& item = TakeAnswer(worker, *job, ref, now);
+  if (item.signals_check) return OnSignalsAnswer(worker, *job, ref.partition, result, now);
   if (result.ok()) {
     proto::PartitionResult out;
     out.set_partition(ref.partition);
@@ -475,6 +476,7 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     task.proof_bytes = out.proof_bytes();
     if (unread) {
       if (ref.partition < job->public_digests.size()) task.expected_public_digest = job->public_digests[ref.partition];
+      if (!item.agreed_public_digest.empty()) task.expected_public_digest = item.agreed_public_digest;
       if (key->n_public == 0) task.expected_public.emplace();
     } else if (!item.expected_public.empty() || key->n_public == 0) {
       task.expected_public = item.expected_public;
@@ -527,6 +529,14 @@ void BrokerCore::ExpireVerdicts(Clock::time_point now) {
     JobRecord* job = jobs_.Find(ref.job_seq);
     if (!job || ref.partition >= job->items.size()) continue;
     WorkItem& item = job->items[ref.partition];
+    if (item.signals_check) {
+      // A held proof's signals check: ends with the votes it has (a lease
+      // out to another key decides when it answers).
+      if (item.state == WorkItem::State::kQueued && item.signals_check->deadline == deadline) {
+        ResolveSignals(*job, ref.partition, /*wait_over=*/true, now);
+      }
+      continue;
+    }
     // Still waiting for a second opinion (a lease to another key answers it).
     if (item.state != WorkItem::State::kQueued || item.refused_by.empty() || item.refusal_deadline != deadline) continue;
     spdlog::warn("{}: no worker of another key confirmed or refuted '{}' within {} ms: it is final",
@@ -606,6 +616,10 @@ void BrokerCore::OnVerified(const VerifyVerdict& verdict, Clock::time_point now)
     // The client gets what was verified, as the broker writes it.
     done.result.set_proof_json(verdict.proof_json);
     done.result.set_public_json(verdict.public_json);
+    if (!item.agreed_public_digest.empty()) done.result.set_signals_keys(item.agreed_public_keys);
+    if (NeedsSignalsCheck(*job, done.ref.partition)) {
+      return HoldForSignalsCheck(*job, done.ref.partition, done.worker_id, done.owner, std::move(done.result), now);
+    }
     return AcceptResult(*job, done.ref.partition, done.worker_id, done.owner, std::move(done.result), now);
   }
   metrics::ResultRejectReason reason = metrics::ResultRejectReason::kInvalidProof;

@@ -425,7 +425,16 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
       for (const zmq::message_t& frame : frames) bytes += frame.size();
       metrics_->Received(from_workers, bytes);
     }
-    HandleFrame(from_workers, identity.to_string(), payload, has_payload, std::move(frames), now);
+    const Peer peer = has_payload ? PeerOf(payload) : Peer();
+    HandleFrame(from_workers, identity.to_string(), payload, has_payload, std::move(frames), peer, now);
+    if (has_payload && core_->KeyRemoved(from_workers, peer)) {
+      // Answered once (DISCONNECT, FORBIDDEN); then its connection goes, or
+      // every message on it would be answered (issue 47).
+      const char* ip = zmq_msg_gets(payload.handle(), "Peer-Address");
+      guard_->CutConnection(zmq_msg_get(payload.handle(), ZMQ_SRCFD),
+                            from_workers ? PeerKind::kWorker : PeerKind::kClient, ip ? ip : "",
+                            "its key '" + peer.key_name + "' was removed from the broker's allow-list");
+    }
     // --sync always: every message that wrote is durable on its own.
     if (options_.journal.sync == SyncMode::kAlways && journal_->dirty()) Commit();
   }
@@ -433,7 +442,7 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
 }
 
 void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
-                               bool has_payload, fleet::Frames frames, Clock::time_point now) {
+                               bool has_payload, fleet::Frames frames, const Peer& peer, Clock::time_point now) {
   const char* side = from_workers ? "worker" : "client";
   if (!from_workers && IsGrpcIdentity(identity)) {
     // libzmq lets no socket set an identity that starts with a zero byte,
@@ -451,10 +460,10 @@ void BrokerServer::HandleFrame(bool from_workers, const std::string& identity, c
   switch (status) {
     case wire::DecodeStatus::kOk:
       if (from_workers) {
-        core_->HandleWorker(identity, scratch_, now, PeerOf(payload));
+        core_->HandleWorker(identity, scratch_, now, peer);
       } else {
         handling_client_ = ReplyTo{identity, scratch_.correlation_id()};
-        core_->HandleClient(identity, scratch_, now, PeerOf(payload), std::move(frames));
+        core_->HandleClient(identity, scratch_, now, peer, std::move(frames));
         handling_client_.reset();
       }
       return;

@@ -96,7 +96,7 @@ class BrokerServer {
   // `payload` is the Envelope frame (`has_payload` false: the message had
   // only the identity); `frames` are the frames after it.
   void HandleFrame(bool from_workers, const std::string& identity, const zmq::message_t& payload,
-                   bool has_payload, fleet::Frames frames, Clock::time_point now);
+                   bool has_payload, fleet::Frames frames, const Peer& peer, Clock::time_point now);
   // The authenticated peer of a received message (ZAP metadata).
   Peer PeerOf(const zmq::message_t& payload) const;
   // Sends the core's messages to workers, commits the journal, then sends the

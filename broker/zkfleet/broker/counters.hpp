@@ -38,6 +38,11 @@ struct BrokerCounters {
   uint64_t registrations_refused = 0;  // READYs refused (id bound to another key, or already live)
   uint64_t storage_faults = 0;      // failed journal writes, damaged or missing witnesses
   uint64_t fields_refused = 0;      // messages refused for a field over its bound
+  // Jobs from inputs without a client digest: proofs whose public signals a
+  // worker of another key computed the same (confirmed), and checks where
+  // keys disagreed (disputed; a strike or a failed job follows).
+  uint64_t signals_confirmed = 0;
+  uint64_t signals_disputed = 0;
   // Peers refused at the CURVE handshake (the server counts them).
   uint64_t auth_rejected_unknown_key = 0;
   uint64_t auth_rejected_wrong_endpoint = 0;

@@ -143,7 +143,7 @@ void IngressGuard::Run() {
       {nullptr, stop_fd_, ZMQ_POLLIN, 0},
   };
   for (;;) {
-    const auto next = LookAtConnections();
+    const auto next = CutRequested(LookAtConnections());
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - SteadyClock::now());
     wait = std::max(wait, std::chrono::milliseconds(kShortestLook));
     try {
@@ -180,6 +180,7 @@ void IngressGuard::OnMonitorEvents(zmq::socket_t& monitor, PeerKind endpoint) {
                        "it cannot be bounded there (--max-held-bytes applies to TCP connections)",
                        endpoint == PeerKind::kWorker ? "worker" : "client");
         }
+        watched.serial = ++accepted_;
         watched_[fd] = watched;
         break;
       }
@@ -265,6 +266,57 @@ SteadyClock::time_point IngressGuard::LookAtConnections() {
   held_bytes_.store(total);
   if (metrics_) metrics_->SetHeldBytes(total);
   return next;
+}
+
+void IngressGuard::CutConnection(int fd, PeerKind endpoint, std::string peer_ip, std::string why) {
+  if (fd < 0) return;
+  std::lock_guard lock(mutex_);
+  for (const CutRequest& request : cut_requests_) {
+    if (request.fd == fd) return;  // asked already (a flood of messages)
+  }
+  cut_requests_.push_back({fd, endpoint, std::move(peer_ip), std::move(why)});
+}
+
+SteadyClock::time_point IngressGuard::CutRequested(SteadyClock::time_point next) {
+  const auto now = SteadyClock::now();
+  std::vector<CutRequest> fresh;
+  {
+    std::lock_guard lock(mutex_);
+    fresh.swap(cut_requests_);
+  }
+  for (CutRequest& request : fresh) {
+    auto it = watched_.find(request.fd);
+    // Closed already, or the fd is another peer's now: nothing to cut.
+    if (it == watched_.end() || it->second.endpoint != request.endpoint) continue;
+    if (!request.peer_ip.empty() && PeerAddress(request.fd).find(request.peer_ip) == std::string::npos) continue;
+    const bool pending = std::any_of(cuts_.begin(), cuts_.end(), [&](const CutRequest& c) {
+      return c.fd == request.fd && c.serial == it->second.serial;
+    });
+    if (pending) continue;
+    request.serial = it->second.serial;
+    request.due = now + kCutGrace;
+    cuts_.push_back(std::move(request));
+  }
+  std::vector<CutRequest> waiting;
+  for (CutRequest& cut : cuts_) {
+    if (cut.due > now) {
+      next = std::min(next, cut.due);
+      waiting.push_back(std::move(cut));
+      continue;
+    }
+    auto it = watched_.find(cut.fd);
+    if (it == watched_.end() || it->second.serial != cut.serial) continue;  // closed meanwhile
+    const std::string address = PeerAddress(cut.fd);
+    if (shutdown(cut.fd, SHUT_RDWR) != 0) continue;
+    watched_.erase(it);
+    connections_cut_.fetch_add(1);
+    if (metrics_) metrics_->ConnectionCut(EndpointName(cut.endpoint));
+    spdlog::warn("closed a {} connection from {}: {}", cut.endpoint == PeerKind::kWorker ? "worker" : "client",
+                 address, cut.why);
+  }
+  cuts_ = std::move(waiting);
+  // A request may come while the guard sleeps: look again soon enough.
+  return std::min(next, now + kCutGrace);
 }
 
 void IngressGuard::Cut(int fd, const Watched& watched, uint64_t held, bool over_total) {

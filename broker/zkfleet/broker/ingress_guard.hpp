@@ -82,6 +82,15 @@ class IngressGuard {
   // name, nonce, flags and MAC (33 bytes) around the payload.
   static uint64_t WireBytes(size_t payload_bytes, bool curve);
 
+  // Closes connection `fd` (ZMQ_SRCFD of a frame the loop just read from
+  // `endpoint`) about kCutGrace later, so the replies of this turn leave
+  // first, unless the connection closed meanwhile (its fd then belongs to
+  // another; `peer_ip` (the frame's Peer-Address) must match too). For a key
+  // removed from the allow-list: its old connection would otherwise stay, and
+  // every message on it be answered (issue 47). `why` is logged.
+  void CutConnection(int fd, PeerKind endpoint, std::string peer_ip, std::string why);
+  static constexpr std::chrono::milliseconds kCutGrace{200};
+
   // Readable (an eventfd) while handshake failures wait to be taken.
   int wake_fd() const { return wake_fd_; }
   std::vector<HandshakeFailure> TakeHandshakeFailures();
@@ -99,6 +108,15 @@ class IngressGuard {
     uint64_t held = 0;      // what it held then
     std::chrono::steady_clock::time_point next_look{};
     bool measurable = true;
+    uint64_t serial = 0;    // which connection had this fd (ACCEPTED events counted)
+  };
+  struct CutRequest {
+    int fd;
+    PeerKind endpoint;
+    std::string peer_ip;
+    std::string why;
+    std::chrono::steady_clock::time_point due{};
+    uint64_t serial = 0;  // watched_[fd].serial when the guard took the request
   };
 
   void Run();
@@ -108,6 +126,9 @@ class IngressGuard {
   // Shuts `fd` down unless it is no longer the connection measured (its
   // kernel count went back: the number was reused).
   void Cut(int fd, const Watched& watched, uint64_t held, bool over_total);
+  // Takes the loop's CutConnection requests and closes those due; returns
+  // when the next one is (or `next`).
+  std::chrono::steady_clock::time_point CutRequested(std::chrono::steady_clock::time_point next);
 
   IngressBounds bounds_;
   bool curve_;
@@ -119,12 +140,15 @@ class IngressGuard {
 
   // The guard thread's own view of the open connections, by fd.
   std::unordered_map<int, Watched> watched_;
+  uint64_t accepted_ = 0;               // ACCEPTED events seen: Watched::serial
+  std::vector<CutRequest> cuts_;        // taken from cut_requests_, waiting for their grace
   bool warned_unmeasurable_ = false;
   std::chrono::steady_clock::time_point next_cut_log_[2]{};  // clients, workers
 
   std::mutex mutex_;
   std::unordered_map<int, uint64_t> taken_;  // guarded by mutex_: wire bytes the loop read, by fd
   std::vector<HandshakeFailure> failures_;   // guarded by mutex_
+  std::vector<CutRequest> cut_requests_;     // guarded by mutex_
 
   std::atomic<uint64_t> connections_cut_{0};
   std::atomic<uint64_t> held_bytes_{0};

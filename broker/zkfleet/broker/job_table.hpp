@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -71,6 +72,26 @@ struct WorkItem {
   // read when it is dispatched (empty until then, for a circuit without a
   // verification key, or for a witness by reference: JobRecord::public_digests).
   std::vector<std::array<uint64_t, 6>> expected_public;
+  // A job from inputs without the client's digest (issue 47): a verified
+  // proof's public signals are its prover's word until a worker of another
+  // key computes the same from the inputs (signals_only leases, one key at
+  // a time). Set while the check runs; not journaled (after a restart the
+  // item is proved and checked again).
+  struct SignalsCheck {
+    proto::PartitionResult proof;  // the prover's verified proof, held
+    std::string prover;            // its owner (WorkerRecord::owner())
+    std::string prover_worker_id;
+    // Owner -> SHA-256 of the public signals its worker computed ("": it
+    // found no witness). The prover's vote is its proof's signals.
+    std::map<std::string, std::string> votes;
+    std::set<std::string> asked;   // the owners in votes: never asked twice
+    Clock::time_point deadline{};  // then the check ends with the votes it has
+  };
+  std::optional<SignalsCheck> signals_check;
+  // Two keys agreed on signals other than the prover's: a new proof must
+  // carry these (the prover was struck); agreed_public_keys: how many agreed.
+  std::string agreed_public_digest;
+  uint32_t agreed_public_keys = 0;
 };
 
 // Someone to send the JobResult to: routing id and the correlation id to echo.

@@ -11,6 +11,7 @@ const char* StrikeKindName(StrikeKind kind) {
     case StrikeKind::kOverBound: return "message over a bound";
     case StrikeKind::kLostWork: return "lost started work";
     case StrikeKind::kFalseVerdict: return "false client-fault verdict";
+    case StrikeKind::kFalseSignals: return "public signals other keys refuted";
   }
   return "?";
 }

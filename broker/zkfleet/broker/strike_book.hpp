@@ -30,7 +30,7 @@
 
 namespace zkfleet::broker {
 
-enum class StrikeKind { kRejectedResult, kReclaimedLease, kOverBound, kLostWork, kFalseVerdict };
+enum class StrikeKind { kRejectedResult, kReclaimedLease, kOverBound, kLostWork, kFalseVerdict, kFalseSignals };
 const char* StrikeKindName(StrikeKind kind);  // "rejected result", ...
 
 class StrikeBook {

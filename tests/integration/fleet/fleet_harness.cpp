@@ -150,6 +150,13 @@ int Fleet::Zkctl(std::vector<std::string> args, std::string* output) {
   return RunCommand(argv, output);
 }
 
+void AddWorkerKey(Fleet& fleet, const std::string& name) {
+  auto keys = zkfleet::fleet::GenerateCurveKeyPair();
+  zkfleet::fleet::WriteKeyPair(fleet.key_dir(), name, keys);
+  std::ofstream entry(fleet.allow_dir() + "/workers/" + name + ".pub");
+  entry << "public-key = " << keys.public_z85 << "\n";
+}
+
 namespace {
 
 constexpr int kSlowSeed = 7;

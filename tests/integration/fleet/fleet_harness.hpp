@@ -159,6 +159,12 @@ bool WaitForAttempts(Fleet& fleet, uint64_t job_seq, uint32_t partition, uint32_
 Process& StartWorkerWithFaults(Fleet& fleet, const std::string& id, const std::string& inject,
                                std::vector<std::string> args);
 
+// A worker key `name` more in the broker's worker allow-list (read at the
+// broker's start, or on SIGHUP); its secret key at fleet.SecretKeyFile(name).
+// Workers of one key are one owner to the broker (its strikes, its
+// opinions): the fleet's own workers share "fleet-worker".
+void AddWorkerKey(Fleet& fleet, const std::string& name);
+
 // The value of `series` (name{labels} exactly as exported) in a Prometheus
 // text-format body; -1 when absent.
 double SampleValue(const std::string& body, const std::string& series);

@@ -66,16 +66,8 @@ Process& StartHonest(Fleet& fleet, const std::string& id) {
                                 "--threads", "1"});
 }
 
-// A second worker key `name` in the broker's worker allow-list (read at the
-// broker's start, or on SIGHUP). Hostile workers use their own keys: a key
-// whose worker is FAULTED is FAULTED too, and the honest workers share
-// "fleet-worker".
-void AddWorkerKey(Fleet& fleet, const std::string& name) {
-  auto keys = zkfleet::fleet::GenerateCurveKeyPair();
-  zkfleet::fleet::WriteKeyPair(fleet.key_dir(), name, keys);
-  std::ofstream entry(fleet.allow_dir() + "/workers/" + name + ".pub");
-  entry << "public-key = " << keys.public_z85 << "\n";
-}
+// Hostile workers use their own keys (AddWorkerKey): a key whose worker is
+// FAULTED is FAULTED too, and the honest workers share "fleet-worker".
 
 // hostile_worker processes of one test, killed before the Fleet goes
 // (declare after it). Logs in the fleet's directory: hostile-<name>.log.
@@ -659,6 +651,33 @@ TEST(FleetHostile, RemovedKeyIsCutOff) {
     if (::testing::Test::HasFailure()) break;
     std::this_thread::sleep_for(100ms);
   }
+}
+
+// Issue 47, item 11: a removed key's open connection was kept, and every
+// message on it answered (a DISCONNECT per heartbeat: ~23 % of a core under
+// flood). The broker answers once, then closes the connection; the peer's
+// reconnections are refused at the handshake.
+TEST(FleetHostile, ARemovedKeysOpenConnectionIsClosedNotAnsweredForever) {
+  Fleet fleet("hostile_revoked_flood");
+  AddWorkerKey(fleet, "mallory");
+  Process& broker = fleet.StartBroker(VerifyingBroker());
+  Hostiles hostiles(fleet);
+  // Heartbeats every 10 ms on the same connection, whatever the broker says.
+  Process& flooder = hostiles.Start("flooder", "flooder", "mallory", "hoard", {"--stay", "--heartbeat-ms", "10", "--credit", "1"});
+  fleet.WaitWorkerReady("flooder");
+  ASSERT_TRUE(std::filesystem::remove(fleet.allow_dir() + "/workers/mallory.pub"));
+  broker.Signal(SIGHUP);
+  ASSERT_TRUE(WaitReloads(broker, 1)) << broker.Log();
+  EXPECT_TRUE(broker.WaitForLog("closed a worker connection from .*its key 'mallory' was removed", Scaled(5s)))
+      << broker.Log();
+  EXPECT_TRUE(flooder.WaitForLog("received DISCONNECT reason=.*removed from the broker's allow-list", Scaled(5s)))
+      << flooder.Log();
+  // Closed: its heartbeats (100 a second) reach nobody, nothing answers them.
+  std::this_thread::sleep_for(300ms);
+  const size_t answered = CountMatches(flooder.Log(), "received DISCONNECT");
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(CountMatches(flooder.Log(), "received DISCONNECT"), answered) << flooder.Log();
+  EXPECT_EQ(FindWorker(fleet.Status(), "flooder"), nullptr);
 }
 
 // ------------------------------------------------------------------ client bounds

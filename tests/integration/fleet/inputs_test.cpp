@@ -81,10 +81,14 @@ class FleetInputsTest : public ::testing::Test {
     ASSERT_FALSE(bls_.zkey.empty());
   }
 
-  void Start(const std::string& name, std::vector<std::string> broker_args = {}) {
+  // A fleet whose broker verifies both circuits; `worker_keys`: more worker
+  // keys in its allow-list (AddWorkerKey) besides the fleet's own.
+  void Start(const std::string& name, std::vector<std::string> broker_args = {},
+             const std::vector<std::string>& worker_keys = {}) {
     fleet_ = std::make_unique<Fleet>(name, kHeartbeatMs);
+    for (const std::string& key : worker_keys) AddWorkerKey(*fleet_, key);
     broker_args.insert(broker_args.end(), {"--verification-key", "bn=" + bn_.vk, "--verification-key", "bls=" + bls_.vk});
-    fleet_->StartBroker(broker_args);
+    broker_ = &fleet_->StartBroker(broker_args);
     client_ = fleet_->Client();
   }
 
@@ -113,6 +117,7 @@ class FleetInputsTest : public ::testing::Test {
 
   Keys bn_, bls_;
   std::unique_ptr<Fleet> fleet_;
+  Process* broker_ = nullptr;
   std::unique_ptr<zkfleet::client::internal::BrokerClient> client_;
 };
 
@@ -216,6 +221,49 @@ TEST_F(FleetInputsTest, BadInputsFailingAssertsAndLoopingGeneratorsFailTheirJobs
   EXPECT_EQ(SampleWhen(port, "zkfleet_worker_generations_total{outcome=\"bad_input\"}", 2.0), 2.0);
   EXPECT_EQ(Sample(port, "zkfleet_worker_generations_total{outcome=\"limit\"}"), 1.0);
   EXPECT_EQ(Sample(port, "zkfleet_worker_generations_total{outcome=\"circuit_error\"}"), 1.0);
+}
+
+// Issue 47, item 4: a job from inputs without the client's digest took its
+// public signals from the proving worker, so a hostile key answering with
+// another job's valid proof made that job SUCCEEDED. Now a worker of another
+// key computes the signals of the same inputs before the proof is delivered:
+// the hostile key's proofs are outvoted by two honest keys (struck, the job
+// proved again), its lies as a checker are outvoted too, and every job ends
+// with its own statement, vouched for by two keys.
+TEST_F(FleetInputsTest, AnotherJobsProofFromAHostileKeyIsNeverDeliveredForAJobFromInputs) {
+  constexpr int kJobs = 6;
+  Start("inputs_signals", {}, {"mallory", "second"});
+  // The lie: a valid proof of input 100's statement, for every job.
+  ExpectedPublic(fleet_->dir(), "bn128", bn_, Input(100));
+  Process liar({ZKFLEET_HOSTILE_WORKER, "--broker", fleet_->worker_endpoint(), "--curve-secret-key",
+                fleet_->SecretKeyFile("mallory"), "--broker-public-key", fleet_->broker_public_key(), "--id", "liar",
+                "--mode", "replay", "--circuit", "bn", "--generates", "bn", "--credit", "2", "--heartbeat-ms",
+                std::to_string(kHeartbeatMs), "--proof", fleet_->dir() + "/expected_proof.json", "--public",
+                fleet_->dir() + "/expected_public.json"},
+               fleet_->dir() + "/hostile-liar.log");
+  StartWorker("honest", FreePort());
+  StartWorker("second", FreePort(),
+              {"--curve-secret-key", fleet_->SecretKeyFile("second"), "--broker-public-key",
+               fleet_->broker_public_key()});
+  for (const char* id : {"liar", "honest", "second"}) fleet_->WaitWorkerReady(id, std::chrono::seconds(120));
+  std::map<uint64_t, int> sent;  // job -> its public input a
+  for (int i = 0; i < kJobs; ++i) sent[Submit("signals-" + std::to_string(i), "bn", Input(200 + i))] = 200 + i;
+  auto results = Results(sent.size());
+  ASSERT_EQ(results.size(), sent.size());
+  for (const auto& [seq, result] : results) {
+    ASSERT_EQ(result.state(), proto::JOB_STATE_SUCCEEDED) << seq << ": " << result.error();
+    ASSERT_EQ(result.partitions_size(), 1);
+    const auto& p = result.partitions(0);
+    EXPECT_NE(p.worker_id(), "liar") << seq;
+    EXPECT_EQ(p.signals_keys(), 2u) << seq;
+    // Its own statement (a = 200 + i), never the replayed one (a = 100).
+    const nlohmann::json signals = nlohmann::json::parse(p.public_json());
+    EXPECT_NE(std::find(signals.begin(), signals.end(), std::to_string(sent[seq])), signals.end()) << p.public_json();
+    EXPECT_TRUE(SnarkjsVerifies(bn_.vk, p.proof_json(), p.public_json(), fleet_->dir())) << seq;
+  }
+  // The liar was given work (as prover or checker) and was struck for it.
+  EXPECT_NE(liar.Log().find("sent STARTED and RESULT ok"), std::string::npos) << liar.Log();
+  EXPECT_NE(broker_->Log().find("(public signals other keys refuted)"), std::string::npos) << broker_->Log();
 }
 
 // An operator who gives a circuit another circuit's generator (here the

@@ -2802,5 +2802,165 @@ TEST_F(BrokerVerifyTest, AJobFromInputsIsVerifiedAndBoundToTheDigestWhenGiven) {
   EXPECT_EQ(core_->jobs().Find(4)->items[0].state, WorkItem::State::kQueued);
 }
 
+// Issue 47, item 4: a job from inputs without the client's digest. A
+// verified proof shows only that its prover knows *a* witness for the
+// signals it carries (another job's proof verifies too), so the broker holds
+// it and asks a worker of another key for the signals of the same inputs (a
+// signals_only lease): agreeing keys deliver it (signals_keys = 2), two keys
+// outvoting the prover get it struck and the item proved again bound to
+// their signals, two keys that disagree with nobody to decide fail the job,
+// and a fleet of one key delivers at once on its word (signals_keys = 1).
+class SignalsCheckTest : public BrokerVerifyTest {
+ protected:
+  void SetUp() override {
+    BrokerOptions options;
+    options.verification_keys = std::make_shared<VerificationKeys>(
+        VerificationKeys::Load({"c1=" + Fixture("verification_key.json")}));
+    options.verdict_confirm_wait = std::chrono::milliseconds(1000);
+    Make(options);
+    proof_ = Slurp(Fixture("proof.json"));
+    pub_ = Slurp(Fixture("public.json"));
+    std::string why;
+    auto digest = wire::PublicSignalsDigestOfJson(pub_, &why);
+    ASSERT_TRUE(digest) << why;
+    digest_ = *digest;
+  }
+  // The one JOB a Dispatch() sends: its worker, or "" when none went out.
+  std::string LeaseHolder(uint64_t seq) {
+    auto jobs = Dispatch();
+    for (const auto& [identity, job_seq, partition] : jobs) {
+      if (job_seq == seq) return identity;
+    }
+    return "";
+  }
+  void SendSignals(const std::string& identity, uint64_t seq, const std::string& pub) {
+    proto::Envelope e;
+    auto* result = e.mutable_result();
+    *result->mutable_item() = Ref(seq, 0);
+    result->set_circuit_id("c1");
+    result->set_request_id(leases_[{seq, 0}].request_id());
+    result->set_ok(true);
+    result->set_public_json(pub);
+    core_->HandleWorker(identity, e, now_);
+  }
+  std::string proof_, pub_, digest_;
+  const std::string other_pub_ = "[\"1\",\"2\"]";  // other signals, as many as the fixture's nPublic (2)
+};
+
+TEST_F(SignalsCheckTest, AnotherKeysAgreeingSignalsDeliverTheProof) {
+  ReadyGenerating(*core_, now_, "a", "a", {"c1"}, {"c1"}, 4);
+  ReadyGenerating(*core_, now_, "b", "b", {"c1"}, {"c1"}, 4);
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "j", {kInputs[0]})[0].envelope.has_submit_reply());
+  const std::string prover = LeaseHolder(1);
+  ASSERT_FALSE(prover.empty());
+  EXPECT_FALSE((leases_[{1, 0}].signals_only()));
+  SendResult(prover, 1, proof_, pub_);
+  // Verified, but held: nothing reaches the client yet.
+  EXPECT_TRUE(ResultsTo(VerifyPending(), "cl").empty());
+  const std::string checker = LeaseHolder(1);
+  ASSERT_FALSE(checker.empty());
+  EXPECT_NE(checker, prover);  // never the prover's key
+  EXPECT_TRUE((leases_[{1, 0}].signals_only()));
+  EXPECT_TRUE((leases_[{1, 0}].public_signals_sha256().empty()));
+  SendSignals(checker, 1, pub_);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  ASSERT_EQ(results[0].partitions_size(), 1);
+  EXPECT_EQ(results[0].partitions(0).signals_keys(), 2u);
+  EXPECT_EQ(results[0].partitions(0).worker_id(), prover);
+  EXPECT_EQ(core_->counters().signals_confirmed, 1u);
+}
+
+TEST_F(SignalsCheckTest, TwoKeysThatDisagreeWithNobodyToDecideFailTheJobWithoutAProof) {
+  ReadyGenerating(*core_, now_, "a", "a", {"c1"}, {"c1"}, 4);
+  ReadyGenerating(*core_, now_, "b", "b", {"c1"}, {"c1"}, 4);
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "j", {kInputs[0]})[0].envelope.has_submit_reply());
+  const std::string prover = LeaseHolder(1);
+  SendResult(prover, 1, proof_, pub_);
+  EXPECT_TRUE(ResultsTo(VerifyPending(), "cl").empty());
+  const std::string checker = LeaseHolder(1);
+  ASSERT_FALSE(checker.empty());
+  SendSignals(checker, 1, other_pub_);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_FAILED);
+  EXPECT_EQ(results[0].partitions_size(), 0);
+  EXPECT_NE(results[0].error().find("different public signals"), std::string::npos) << results[0].error();
+  EXPECT_EQ(core_->counters().signals_confirmed, 0u);
+}
+
+TEST_F(SignalsCheckTest, TwoKeysOutvotingTheProverGetItStruckAndTheItemProvedAgainBoundToTheirSignals) {
+  for (const char* id : {"a", "b", "c"}) ReadyGenerating(*core_, now_, id, id, {"c1"}, {"c1"}, 4);
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "j", {kInputs[0]})[0].envelope.has_submit_reply());
+  // The prover answers with a valid proof of other signals (another job's).
+  const std::string prover = LeaseHolder(1);
+  SendResult(prover, 1, proof_, pub_);
+  EXPECT_TRUE(ResultsTo(VerifyPending(), "cl").empty());
+  std::set<std::string> checkers;
+  for (int round = 0; round < 2; ++round) {
+    const std::string checker = LeaseHolder(1);
+    ASSERT_FALSE(checker.empty()) << round;
+    EXPECT_NE(checker, prover);
+    EXPECT_TRUE(checkers.insert(checker).second) << "asked twice: " << checker;
+    EXPECT_TRUE((leases_[{1, 0}].signals_only()));
+    SendSignals(checker, 1, other_pub_);
+    EXPECT_TRUE(ResultsTo(Take(), "cl").empty()) << round;
+  }
+  // Proved again, bound to the two keys' signals, not by the struck prover.
+  std::string why;
+  const auto agreed = wire::PublicSignalsDigestOfJson(other_pub_, &why);
+  ASSERT_TRUE(agreed) << why;
+  const std::string again = LeaseHolder(1);
+  ASSERT_FALSE(again.empty());
+  EXPECT_NE(again, prover);
+  EXPECT_FALSE((leases_[{1, 0}].signals_only()));
+  EXPECT_EQ((leases_[{1, 0}].public_signals_sha256()), *agreed);
+  EXPECT_EQ(core_->counters().signals_disputed, 2u);
+  auto owner = [](const std::string& id) { return StrikeOwner("", id); };  // plaintext: the worker id
+  EXPECT_EQ(core_->strikes(owner(prover), now_), 1u);
+  for (const std::string& checker : checkers) EXPECT_EQ(core_->strikes(owner(checker), now_), 0u);
+  // The old proof again is refused now: its signals are not the agreed ones.
+  SendResult(again, 1, proof_, pub_);
+  EXPECT_TRUE(ResultsTo(VerifyPending(), "cl").empty());
+  EXPECT_EQ(core_->counters().results_rejected, 1u);
+}
+
+TEST_F(SignalsCheckTest, OneKeyVouchesWhereNoOtherServesTheCircuitOrNoneComesInTime) {
+  ReadyGenerating(*core_, now_, "a", "a", {"c1"}, {"c1"}, 4);
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "alone", {kInputs[0]})[0].envelope.has_submit_reply());
+  ASSERT_EQ(LeaseHolder(1), "a");
+  SendResult("a", 1, proof_, pub_);
+  auto results = ResultsTo(VerifyPending(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(results[0].partitions(0).signals_keys(), 1u);
+
+  // A second key served the circuit, then went: the wait ends the check.
+  ReadyGenerating(*core_, now_, "b", "b", {"c1"}, {"c1"}, 4);
+  Heartbeat("b", proto::WORKER_STATE_DRAINING);
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "waited", {kInputs[1]})[0].envelope.has_submit_reply());
+  ASSERT_EQ(LeaseHolder(2), "a");
+  SendResult("a", 2, proof_, pub_);
+  EXPECT_TRUE(ResultsTo(VerifyPending(), "cl").empty());
+  EXPECT_EQ(LeaseHolder(2), "");  // only the prover's key is READY: nobody to ask
+  now_ += std::chrono::milliseconds(1001);
+  core_->Tick(now_);
+  results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(results[0].partitions(0).signals_keys(), 1u);
+
+  // With the client's digest nothing is asked: the digest binds the signals.
+  ReadyGenerating(*core_, now_, "c", "c", {"c1"}, {"c1"}, 4);
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "bound", {kInputs[0]}, {digest_})[0].envelope.has_submit_reply());
+  const std::string prover = LeaseHolder(3);
+  SendResult(prover, 3, proof_, pub_);
+  results = ResultsTo(VerifyPending(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].partitions(0).signals_keys(), 0u);
+}
+
+
 }  // namespace
 }  // namespace zkfleet::broker

@@ -176,6 +176,7 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
     }
     resident_bytes_ += info.resident_bytes;
     device_resident_bytes_[device] += info.resident_bytes;
+    if (device == 0) public_counts_[spec.id] = info.n_public;  // only device 0's loader writes it
     keys_[device][spec.id] = std::move(key);
     if (device == 0 && load_progress_) {
       std::error_code error;
@@ -394,6 +395,12 @@ std::vector<std::string> CircuitSet::generator_ids() const {
 std::shared_ptr<const engine::WitnessGenerator> CircuitSet::Generator(const std::string& circuit_id) const {
   auto it = generators_.find(circuit_id);
   return it == generators_.end() ? nullptr : it->second;
+}
+
+std::optional<uint32_t> CircuitSet::PublicSignalCount(const std::string& circuit_id) const {
+  auto it = public_counts_.find(circuit_id);
+  if (it == public_counts_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::vector<std::string> CircuitSet::circuit_ids() const {

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -109,6 +110,9 @@ class CircuitSet {
   // The circuit's compiled generator once Load() has run; null when it has
   // none. Any thread (the map is fixed after Load()).
   std::shared_ptr<const engine::WitnessGenerator> Generator(const std::string& circuit_id) const;
+  // The public signals (nPublic) of an engine circuit once Load() has run;
+  // nullopt for a BELLMAN or unknown circuit. Any thread.
+  std::optional<uint32_t> PublicSignalCount(const std::string& circuit_id) const;
   // Told how much of each circuit's key file the first device's load has
   // read (the gauge zkfleet_worker_key_load_bytes): a bellperson .params file
   // every ~2 s as its points are decoded, then its size; a .zkey once loaded.
@@ -152,6 +156,7 @@ class CircuitSet {
   engine::WitnessGeneratorOptions generator_options_;
   LoadProgress load_progress_;
   std::map<std::string, std::shared_ptr<const engine::WitnessGenerator>> generators_;  // filled by Load()
+  std::map<std::string, uint32_t> public_counts_;  // engine circuits' nPublic, filled by Load() (device 0)
 };
 
 }  // namespace zkfleet::worker

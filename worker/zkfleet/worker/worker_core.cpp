@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "zkfleet/engine/snarkjs.hpp"
+#include "zkfleet/engine/wtns.hpp"
 #include "zkfleet/wire/local_paths.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/public_digest.hpp"
@@ -425,12 +427,42 @@ void WorkerCore::OnGenerated(PipelineEvent& event) {
     return HandBack({ref}, {}, "worker is " + wire::WorkerStateName(state_));
   }
   spdlog::debug("job_seq={} partition={}: witness computed in {:.3f} s", ref.job_seq, ref.partition, generated.seconds);
+  if (item.job.signals_only()) return AnswerSignals(ref, item);
   item.arrived = now_;  // its queue wait starts now
   if (!queue_.Push(std::move(item))) {
     started_by_fetch_.erase(ref);
     spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
                  ref.job_seq, ref.partition, held_[ref].lease.ShortDebugString());
   }
+}
+
+void WorkerCore::AnswerSignals(const wire::ItemRef& ref, const QueuedItem& item) {
+  // The broker checks another worker's proof with these: the witness's
+  // public signals, read as the prover would read them; no proof.
+  const std::optional<uint32_t> n_public = circuits_->PublicSignalCount(item.job.circuit_id());
+  if (!n_public) {
+    return FailItem(ref, item.job, "worker " + options_.worker_id + " cannot read circuit " + item.job.circuit_id() +
+                                       "'s public signals", /*retryable=*/true);
+  }
+  const std::span<const uint8_t> whole = item.witness();
+  std::string why;
+  auto signals = engine::PublicSignalsOfWtns({&whole, 1}, *n_public, &why);
+  if (!signals) return FailItem(ref, item.job, "its computed witness is unreadable: " + why, /*retryable=*/true);
+  std::erase(started_unsent_, ref);  // its RESULT says it started
+  started_by_fetch_.erase(ref);
+  if (!ledger_.Release(ref)) return;
+  proto::Envelope envelope;
+  auto* result = envelope.mutable_result();
+  ToWire(ref, result->mutable_item());
+  result->set_attempt(item.job.attempt());
+  result->set_circuit_id(item.job.circuit_id());
+  result->set_request_id(item.job.request_id());
+  result->set_ok(true);
+  result->set_public_json(engine::PublicJson(*signals));
+  spdlog::info("job_seq={} partition={}: public signals computed for the broker's check", ref.job_seq, ref.partition);
+  Forget(ref);
+  Send(std::move(envelope));
+  GrantCredit();
 }
 
 std::vector<wire::ItemRef> WorkerCore::CancelFetches() {

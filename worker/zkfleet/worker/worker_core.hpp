@@ -192,6 +192,8 @@ class WorkerCore {
   void GenerateWitness(QueuedItem item);
   // The generate stage is done with an item: queued for a lane, or answered.
   void OnGenerated(PipelineEvent& event);
+  // A signals_only JOB: answers with its computed witness's public signals.
+  void AnswerSignals(const wire::ItemRef& ref, const QueuedItem& item);
   // Answers a held item as failed without proving it (`retryable`: the
   // worker's trouble, another worker may succeed; else the job's).
   void FailItem(const wire::ItemRef& ref, const proto::Job& job, const std::string& why, bool retryable);
