@@ -19,6 +19,7 @@
 #include "zkfleet/common/logging.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
+#include "zkfleet/storage/journal_check.hpp"
 
 int main(int argc, char** argv) {
   zkfleet::broker::BrokerOptions options;
@@ -222,6 +223,28 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "zkbroker: %s\n", e.what());
       return 2;
     }
+  }
+
+  // The journal is read whole before anything starts on it (in a child
+  // process: a damaged store faults its reader, not this broker): a damaged
+  // one is refused with the way out, and exit status 65 (EX_DATAERR), which
+  // the systemd unit does not restart (no crash loop).
+  try {
+    const zkfleet::storage::JournalCheck check = zkfleet::storage::CheckJournal(options.journal.dir);
+    if (!check.ok()) {
+      for (const std::string& problem : check.problems) spdlog::error("{}", problem);
+      spdlog::error("the journal in {} is damaged ({} of {} records, or a part of its store, cannot be read); "
+                    "nothing was started on it. Recovery: stop here, keep the directory, run `zkctl journal salvage "
+                    "--data-dir {} --to NEW_DIR` (it copies every intact record and witness file into a new journal "
+                    "and lists what was lost), then start zkbroker with --data-dir NEW_DIR (docs/operations.md, \"A "
+                    "damaged journal\")",
+                    options.journal.dir.string(), check.damaged, check.records, options.journal.dir.string());
+      return 65;
+    }
+    if (check.exists) spdlog::info("journal {}: {} records checked", options.journal.dir.string(), check.records);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
   }
 
   // SIGINT/SIGTERM are read from a signalfd in the poll loop; block them

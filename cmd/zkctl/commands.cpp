@@ -17,6 +17,7 @@
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/fleet/sockets.hpp"
 #include "zkfleet/storage/journal.hpp"
+#include "zkfleet/storage/journal_check.hpp"
 #include "zkfleet/wire/unix_time.hpp"
 #include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/fetch/sha256.hpp"
@@ -873,6 +874,54 @@ int InspectJob(zkfleet::storage::Journal& journal, const JournalArgs& args) {
 }
 
 }  // namespace
+
+int JournalCheck(const JournalArgs& args) {
+  zkfleet::storage::JournalCheck check;
+  try {
+    check = zkfleet::storage::CheckJournal(args.data_dir);
+  } catch (const std::exception& e) {
+    return ReportError(args.json, "IO", e.what(), kExitError);
+  }
+  if (!check.exists) {
+    return ReportError(args.json, "NOT_FOUND", args.data_dir + " holds no journal (no data.mdb)", kExitError);
+  }
+  if (args.json) {
+    std::cout << json{{"records", check.records}, {"damaged", check.damaged}, {"problems", check.problems}}.dump(2)
+              << '\n';
+  } else {
+    std::cout << "journal " << args.data_dir << ": " << check.records << " records read, " << check.damaged
+              << " damaged\n";
+    for (const std::string& problem : check.problems) std::cout << "  " << problem << '\n';
+    if (!check.ok()) std::cout << "recover with: zkctl journal salvage --data-dir " << args.data_dir << " --to NEW_DIR\n";
+  }
+  return check.ok() ? kExitOk : kExitError;
+}
+
+int JournalSalvage(const JournalArgs& args, const std::string& to) {
+  zkfleet::storage::SalvageReport report;
+  try {
+    report = zkfleet::storage::SalvageJournal(args.data_dir, to);
+  } catch (const std::exception& e) {
+    return ReportError(args.json, "IO", e.what(), kExitError);
+  }
+  if (args.json) {
+    std::cout << json{{"to", to},
+                      {"records_copied", report.records_copied},
+                      {"records_lost", report.records_lost},
+                      {"jobs", report.jobs},
+                      {"witness_files_copied", report.witness_files_copied},
+                      {"problems", report.problems}}
+                     .dump(2)
+              << '\n';
+  } else {
+    std::cout << "salvaged " << args.data_dir << " into " << to << ": " << report.records_copied << " records ("
+              << report.jobs << " jobs, " << report.witness_files_copied << " witness files) copied, "
+              << report.records_lost << " lost\n";
+    for (const std::string& problem : report.problems) std::cout << "  " << problem << '\n';
+    std::cout << "start zkbroker with --data-dir " << to << "; keep " << args.data_dir << " until it serves\n";
+  }
+  return kExitOk;
+}
 
 int JournalInspect(const JournalArgs& args) {
   std::error_code ec;

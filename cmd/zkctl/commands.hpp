@@ -86,5 +86,11 @@ int Drain(Context& context, const std::string& worker_id, bool wait);
 int Undrain(Context& context, const std::string& worker_id);
 // Reads the broker journal in args.data_dir read-only; needs no broker.
 int JournalInspect(const JournalArgs& args);
+// zkctl journal check: reads every record (checksums, parsing) in a child
+// process; exit 0 when intact, 1 when damaged (what, listed).
+int JournalCheck(const JournalArgs& args);
+// zkctl journal salvage --to NEW_DIR: copies every intact record and witness
+// file into a new journal; lists what was lost. Exit 0 when it was written.
+int JournalSalvage(const JournalArgs& args, const std::string& to);
 
 }  // namespace zkctl

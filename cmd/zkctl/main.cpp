@@ -181,6 +181,15 @@ int main(int argc, char** argv) {
   auto* journal_job = journal->add_option("--job", journal_args.job_seq, "show this job's record and its work items");
   journal->add_option("--limit", journal_args.limit, "jobs listed at most (the newest; 0 = all)")
       ->capture_default_str();
+  // `zkctl journal check|salvage --data-dir DIR`: --data-dir may follow the subcommand.
+  journal->fallthrough();
+  auto* journal_check = journal->add_subcommand(
+      "check", "read every record of the journal (checksums, parsing; a damaged store cannot crash it); exit 1 "
+               "when damaged");
+  std::string salvage_to;
+  auto* journal_salvage = journal->add_subcommand(
+      "salvage", "copy every intact record and witness file of a damaged journal into a new one (--to)");
+  journal_salvage->add_option("--to", salvage_to, "the new journal's directory (must not exist)")->required();
 
   std::string keygen_out;
   auto* keygen = app.add_subcommand(
@@ -201,6 +210,8 @@ int main(int argc, char** argv) {
     if (journal->parsed()) {
       journal_args.json = json;
       journal_args.has_job = journal_job->count() > 0;
+      if (journal_check->parsed()) return zkctl::JournalCheck(journal_args);
+      if (journal_salvage->parsed()) return zkctl::JournalSalvage(journal_args, salvage_to);
       return zkctl::JournalInspect(journal_args);
     }
     if (keygen->parsed()) return zkctl::Keygen(keygen_out, json);

@@ -21,7 +21,10 @@
 namespace zkfleet::storage {
 namespace {
 
-constexpr uint32_t kFormat = 1;
+// Format 2: every record's value carries a checksum (Seal); format 1 (an
+// older zkbroker) is converted when a broker opens it for writing.
+constexpr uint32_t kFormat = 2;
+constexpr uint32_t kUnsealedFormat = 1;
 constexpr char kMetaKey[] = "meta";
 
 enum Db : unsigned {
@@ -90,6 +93,36 @@ std::string RequestKey(const std::string& client_id, const std::string& request_
   key.push_back('\0');
   key += request_id;
   return key;
+}
+
+// Record checksums: every value but a witness's bytes (which its own
+// XXH3-128 in witness_hashes checks) ends with 8 bytes, the XXH3-64 of the
+// database's name, the key and the payload (little-endian), so a changed
+// byte anywhere (a record's field, its key, a value moved to another key)
+// is seen when the record is read, not handed on as another job's circuit.
+constexpr size_t kSealBytes = 8;
+bool IsSealed(unsigned dbi) { return dbi != kWitnesses; }
+uint64_t SealOf(unsigned dbi, std::string_view key, std::string_view payload) {
+  const uint64_t named = XXH3_64bits(kDbNames[dbi], std::strlen(kDbNames[dbi]));
+  const uint64_t keyed = XXH3_64bits_withSeed(key.data(), key.size(), named);
+  return XXH3_64bits_withSeed(payload.data(), payload.size(), keyed);
+}
+std::string Sealed(unsigned dbi, std::string_view key, std::string_view payload) {
+  std::string value;
+  value.reserve(payload.size() + kSealBytes);
+  value.append(payload);
+  uint64_t seal = SealOf(dbi, key, payload);
+  for (size_t i = 0; i < kSealBytes; ++i, seal >>= 8) value.push_back(static_cast<char>(seal & 0xff));
+  return value;
+}
+// The payload of a sealed value; nullopt when its checksum does not match.
+std::optional<std::string_view> Unsealed(unsigned dbi, std::string_view key, std::string_view value) {
+  if (value.size() < kSealBytes) return std::nullopt;
+  const std::string_view payload = value.substr(0, value.size() - kSealBytes);
+  uint64_t stored = 0;
+  for (size_t i = kSealBytes; i-- > 0;) stored = (stored << 8) | static_cast<unsigned char>(value[payload.size() + i]);
+  if (stored != SealOf(dbi, key, payload)) return std::nullopt;
+  return payload;
 }
 
 MDB_val Val(std::string_view bytes) { return {bytes.size(), const_cast<char*>(bytes.data())}; }
@@ -256,12 +289,37 @@ std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
   }
   journal->OpenEnvironment();
   journal->OpenDatabases();
-  if (auto meta = Parse<journal::Meta>(journal->Get(kMeta, kMetaKey), "meta", dir)) {
-    if (meta->format() != kFormat) {
+  // The meta record says the format: sealed (2), or an older zkbroker's (1).
+  journal->sealed_ = false;
+  std::optional<std::string_view> raw_meta = journal->Get(kMeta, kMetaKey);
+  journal->sealed_ = true;
+  std::optional<journal::Meta> meta;
+  if (raw_meta) {
+    if (auto payload = Unsealed(kMeta, kMetaKey, *raw_meta)) {
+      meta = Parse<journal::Meta>(payload, "meta", dir);
+    } else {
+      journal::Meta old;
+      if (!old.ParseFromArray(raw_meta->data(), static_cast<int>(raw_meta->size())) ||
+          old.format() != kUnsealedFormat) {
+        throw Error(ErrorCode::kBadFormat, DamagedRecord(dir, "meta", kMetaKey));
+      }
+      meta = old;
+    }
+  }
+  if (meta) {
+    if (meta->format() != kFormat && meta->format() != kUnsealedFormat) {
       throw Error(ErrorCode::kUnsupported, "journal " + dir.string() + " has format " + std::to_string(meta->format()) +
-                                               "; this zkbroker reads format " + std::to_string(kFormat));
+                                               "; this zkbroker reads formats " + std::to_string(kUnsealedFormat) +
+                                               " and " + std::to_string(kFormat));
     }
     journal->meta_ = *meta;
+    if (meta->format() == kUnsealedFormat) {
+      if (options.read_only) {
+        journal->sealed_ = false;  // read as written: no checksums to check
+      } else {
+        journal->SealRecords();
+      }
+    }
   } else if (options.read_only) {
     throw Error(ErrorCode::kBadFormat, "journal " + dir.string() + " has no meta record");
   } else {
@@ -360,7 +418,9 @@ void Journal::Put(unsigned dbi, std::string_view key, std::string_view value) {
     throw Error(ErrorCode::kIo, "journal " + options_.dir.string() + " is open read-only: cannot put into " +
                                     kDbNames[dbi]);
   }
-  MDB_val k = Val(key), v = Val(value);
+  std::string sealed;
+  if (sealed_ && IsSealed(dbi)) sealed = Sealed(dbi, key, value);
+  MDB_val k = Val(key), v = Val(sealed_ && IsSealed(dbi) ? std::string_view(sealed) : value);
   int rc = mdb_put(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[dbi], &k, &v, 0);
   if (rc != 0) Fail(std::string("putting a record into ") + kDbNames[dbi], rc);
   dirty_ = true;
@@ -386,7 +446,48 @@ std::optional<std::string_view> Journal::Get(unsigned dbi, std::string_view key)
   int rc = mdb_get(txn, lmdb_->dbi[dbi], &k, &v);
   if (rc == MDB_NOTFOUND) return std::nullopt;
   if (rc != 0) Fail(std::string("reading a record of ") + kDbNames[dbi], rc);
-  return View(v);
+  return Checked(dbi, key, View(v));
+}
+
+std::string_view Journal::Checked(unsigned dbi, std::string_view key, std::string_view value) const {
+  if (!sealed_ || !IsSealed(dbi)) return value;
+  if (auto payload = Unsealed(dbi, key, value)) return *payload;
+  throw Error(ErrorCode::kBadFormat, DamagedRecord(options_.dir, kDbNames[dbi], key));
+}
+
+std::string DamagedRecord(const std::filesystem::path& dir, std::string_view database, std::string_view key) {
+  return "journal " + dir.string() + ": record " + Hex(key) + " of '" + std::string(database) +
+         "' is damaged (its checksum does not match): the store was changed outside zkbroker (a damaged disk?); "
+         "`zkctl journal salvage --data-dir " + dir.string() +
+         " --to NEW_DIR` copies every intact record into a new journal (docs/operations.md, \"A damaged journal\")";
+}
+
+void Journal::SealRecords() {
+  MDB_txn* txn = static_cast<MDB_txn*>(Txn());
+  size_t count = 0;
+  for (unsigned dbi = 0; dbi < kDbCount; ++dbi) {
+    if (!IsSealed(dbi) || !lmdb_->has_dbi[dbi]) continue;
+    MDB_cursor* cursor = nullptr;
+    int rc = mdb_cursor_open(txn, lmdb_->dbi[dbi], &cursor);
+    if (rc != 0) Fail(std::string("opening a cursor over ") + kDbNames[dbi], rc);
+    MDB_val key{}, value{};
+    for (rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+      // Copies: the key and value point into the page this put rewrites.
+      std::string k(View(key)), sealed = Sealed(dbi, View(key), View(value));
+      MDB_val kv = Val(k), v = Val(sealed);
+      rc = mdb_cursor_put(cursor, &kv, &v, MDB_CURRENT);
+      if (rc != 0) break;
+      ++count;
+    }
+    mdb_cursor_close(cursor);
+    if (rc != 0 && rc != MDB_NOTFOUND) Fail(std::string("adding checksums to ") + kDbNames[dbi], rc);
+  }
+  meta_.set_format(kFormat);
+  meta_dirty_ = true;
+  dirty_ = true;
+  spdlog::info("journal {}: {} records of an older zkbroker now carry checksums (format {})", options_.dir.string(),
+               count, kFormat);
 }
 
 uint64_t Journal::BeginLife() {
@@ -769,7 +870,7 @@ std::vector<std::pair<std::string, std::string>> Journal::MetaEntries(std::strin
   for (int rc = cursor.Get(&key, &value, MDB_SET_RANGE); rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
     std::string_view name(static_cast<const char*>(key.mv_data), key.mv_size);
     if (name.substr(0, prefix.size()) != prefix) break;
-    names.emplace_back(name.substr(prefix.size()), std::string(static_cast<const char*>(value.mv_data), value.mv_size));
+    names.emplace_back(name.substr(prefix.size()), std::string(Checked(kMeta, name, View(value))));
   }
   return names;
 }
@@ -779,7 +880,7 @@ void Journal::ForEachJob(const std::function<void(const journal::Job&)>& visit) 
   if (cursor.open_status() != 0) Fail("cursor over jobs", cursor.open_status());
   MDB_val key{}, value{};
   for (int rc = cursor.Get(&key, &value, MDB_FIRST); rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
-    visit(*Parse<journal::Job>(View(value), "job", options_.dir));
+    visit(*Parse<journal::Job>(Checked(kJobs, View(key), View(value)), "job", options_.dir));
   }
 }
 
@@ -793,7 +894,7 @@ std::vector<std::pair<uint32_t, journal::Item>> Journal::Items(uint64_t job_seq)
     std::string_view k = View(key);
     if (k.size() != 12 || k.substr(0, 8) != prefix) break;
     items.emplace_back(static_cast<uint32_t>(ReadBigEndian(k.data() + 8, 4)),
-                       *Parse<journal::Item>(View(value), "item", options_.dir));
+                       *Parse<journal::Item>(Checked(kItems, k, View(value)), "item", options_.dir));
   }
   return items;
 }
@@ -803,7 +904,8 @@ void Journal::ForEachStub(const std::function<void(uint64_t, const journal::Stub
   if (cursor.open_status() != 0) Fail("cursor over stubs", cursor.open_status());
   MDB_val key{}, value{};
   for (int rc = cursor.Get(&key, &value, MDB_FIRST); rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
-    visit(ReadBigEndian(static_cast<const char*>(key.mv_data), 8), *Parse<journal::Stub>(View(value), "stub", options_.dir));
+    visit(ReadBigEndian(static_cast<const char*>(key.mv_data), 8),
+          *Parse<journal::Stub>(Checked(kStubs, View(key), View(value)), "stub", options_.dir));
   }
 }
 
@@ -823,7 +925,7 @@ size_t Journal::ExpireResults(double cutoff_unix_s, size_t budget) {
     size_t looked = 0;
     for (int rc = cursor.Get(&key, &value, MDB_FIRST); rc == 0 && looked < budget;
          rc = cursor.Get(&key, &value, MDB_NEXT), ++looked) {
-      journal::Job job = *Parse<journal::Job>(View(value), "job", options_.dir);
+      journal::Job job = *Parse<journal::Job>(Checked(kJobs, View(key), View(value)), "job", options_.dir);
       // Jobs are in submission order: later ones cannot have ended before the cutoff.
       if (job.submitted_unix_s() > cutoff_unix_s) break;
       if (job.finished_unix_s() == 0 || job.finished_unix_s() > cutoff_unix_s) continue;  // live or recent
@@ -856,7 +958,7 @@ size_t Journal::ExpireRequests(double cutoff_unix_s, size_t budget) {
     MDB_val key{}, value{};
     for (int rc = cursor.Get(&key, &value, MDB_FIRST); rc == 0 && expired.size() < budget;
          rc = cursor.Get(&key, &value, MDB_NEXT)) {
-      journal::Stub stub = *Parse<journal::Stub>(View(value), "stub", options_.dir);
+      journal::Stub stub = *Parse<journal::Stub>(Checked(kStubs, View(key), View(value)), "stub", options_.dir);
       if (stub.submitted_unix_s() > cutoff_unix_s) break;
       expired.emplace_back(ReadBigEndian(static_cast<const char*>(key.mv_data), 8), std::move(stub));
     }
@@ -1033,7 +1135,7 @@ void Journal::ScanJobsNewestFirst(uint64_t below, const std::function<bool(const
   int rc = cursor.Get(&key, &value, MDB_SET_RANGE);
   rc = cursor.Get(&key, &value, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV);
   for (; rc == 0; rc = cursor.Get(&key, &value, MDB_PREV)) {
-    if (!visit(*Parse<journal::Job>(View(value), "job", options_.dir))) return;
+    if (!visit(*Parse<journal::Job>(Checked(kJobs, View(key), View(value)), "job", options_.dir))) return;
   }
   if (rc != 0 && rc != MDB_NOTFOUND) Fail("reading jobs", rc);
 }
@@ -1051,6 +1153,51 @@ void Journal::RebuildJobIndexIfMissing() {
     ++count;
   });
   spdlog::info("journal {}: indexed {} jobs for ListJobs", options_.dir.string(), count);
+}
+
+unsigned Journal::database_count() { return kDbCount; }
+std::string_view Journal::database_name(unsigned db) { return db < kDbCount ? kDbNames[db] : "?"; }
+
+void Journal::ForEachRecord(unsigned from_db, std::string_view after,
+                            const std::function<void(const RecordView&)>& visit) {
+  MDB_txn* txn = static_cast<MDB_txn*>(Txn());
+  for (unsigned dbi = from_db; dbi < kDbCount; ++dbi) {
+    if (!lmdb_->has_dbi[dbi]) continue;
+    Cursor cursor(txn, lmdb_->dbi[dbi]);
+    if (cursor.open_status() != 0) Fail(std::string("cursor over ") + kDbNames[dbi], cursor.open_status());
+    std::string start(dbi == from_db ? after : std::string_view());
+    MDB_val key{start.size(), start.data()}, value{};
+    int rc = start.empty() ? cursor.Get(&key, &value, MDB_FIRST) : cursor.Get(&key, &value, MDB_SET_RANGE);
+    if (rc == 0 && !start.empty() && View(key) == start) rc = cursor.Get(&key, &value, MDB_NEXT);
+    for (; rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
+      RecordView record{dbi, kDbNames[dbi], View(key), View(value)};
+      if (sealed_ && IsSealed(dbi)) record.payload = Unsealed(dbi, View(key), View(value));
+      visit(record);
+    }
+    if (rc != MDB_NOTFOUND) Fail(std::string("reading ") + kDbNames[dbi], rc);
+  }
+}
+
+void Journal::RestoreRecord(unsigned db, std::string_view key, std::string_view payload) {
+  if (db >= kDbCount || db == kJobIndex) return;
+  if (db == kMeta && key == kMetaKey) {
+    journal::Meta meta;
+    if (!meta.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) return;
+    meta.set_format(kFormat);
+    meta_ = meta;
+    meta_dirty_ = true;
+    dirty_ = true;
+    return;
+  }
+  if ((db == kJobs || db == kStubs) && key.size() == 8) {
+    // Without the old meta record, job_seq still never repeats.
+    const uint64_t seq = ReadBigEndian(key.data(), 8);
+    if (seq >= meta_.next_job_seq()) {
+      meta_.set_next_job_seq(seq + 1);
+      meta_dirty_ = true;
+    }
+  }
+  Put(db, key, payload);
 }
 
 }  // namespace zkfleet::storage

@@ -14,7 +14,11 @@
 // before the transaction that references them; smaller ones are store values.
 // Reads go through the open write transaction, so they see this turn's writes.
 //
-// Integrity: every witness gets an XXH3-128 hash when it is written (database
+// Integrity: every record's value ends with a checksum (format 2: XXH3-64 of
+// its database's name, key and payload); a record that does not match throws
+// Error(kBadFormat) naming it, never handed on as data (journal_check.hpp
+// checks a whole journal before a broker starts on it, and salvages
+// what is intact). Every witness gets an XXH3-128 hash when it is written (database
 // "witness_hashes", keyed like the witness), computed over the chunks as they
 // are written; ReadWitness checks it, and the file's size, before it hands
 // the witness out. A witness journaled before hashes existed (an older
@@ -121,6 +125,10 @@ class StoredWitness {
   size_t mapped_size_ = 0;
 };
 
+// "journal DIR: record KEY of 'DATABASE' is damaged ...": the text of a
+// record whose checksum does not match, with the way out (zkctl journal salvage).
+std::string DamagedRecord(const std::filesystem::path& dir, std::string_view database, std::string_view key);
+
 class Journal {
  public:
   struct Stats {
@@ -203,6 +211,24 @@ class Journal {
   void RebuildJobIndexIfMissing();
   // Item records of one job that exist, by partition.
   std::vector<std::pair<uint32_t, journal::Item>> Items(uint64_t job_seq);
+  // Every record of every database, in database then key order, from
+  // database number `from_db` (0: "meta") after key `after` (empty: from its
+  // first), as stored: `payload` is nullopt when its checksum does not match.
+  // Witness bytes are visited as stored (their hashes are records). For the
+  // whole-journal check and salvage (journal_check.hpp).
+  struct RecordView {
+    unsigned db;
+    std::string_view database;
+    std::string_view key;
+    std::optional<std::string_view> payload;
+  };
+  void ForEachRecord(unsigned from_db, std::string_view after, const std::function<void(const RecordView&)>& visit);
+  static unsigned database_count();
+  static std::string_view database_name(unsigned db);
+  // Salvage only (SalvageJournal, journal_check.hpp): stores a record read from another
+  // journal as it was (a checksum added); "meta"'s "meta" becomes this
+  // journal's meta. The job index is rebuilt from the jobs instead.
+  void RestoreRecord(unsigned db, std::string_view key, std::string_view payload);
   // Every stub and request record (inspection).
   void ForEachStub(const std::function<void(uint64_t, const journal::Stub&)>& visit);
   size_t CountRequests();
@@ -253,6 +279,13 @@ class Journal {
   void Put(unsigned dbi, std::string_view key, std::string_view value);
   bool Del(unsigned dbi, std::string_view key);
   std::optional<std::string_view> Get(unsigned dbi, std::string_view key);
+  // The payload of `value`, read under `key` of database `dbi`, its checksum
+  // checked (format 2). Throws Error(kBadFormat, DamagedRecord(...)) when it
+  // does not match.
+  std::string_view Checked(unsigned dbi, std::string_view key, std::string_view value) const;
+  // Format 1 (an older zkbroker, no checksums) opened for writing: every
+  // record gets its checksum, in this turn.
+  void SealRecords();
   // The names of the meta database's keys "<prefix><name>", in name order.
   std::vector<std::pair<std::string, std::string>> MetaEntries(std::string_view prefix);  // (name, value)
   std::filesystem::path BlobPath(uint64_t job_seq, uint32_t partition) const;
@@ -265,6 +298,7 @@ class Journal {
   std::unique_ptr<Lmdb> lmdb_;
   journal::Meta meta_;
   journal::Meta committed_meta_;  // as the last successful commit left it
+  bool sealed_ = true;  // values carry checksums (format 2); false: an older journal opened read-only
   bool meta_dirty_ = false;
   bool dirty_ = false;
   std::vector<int> blob_fds_to_sync_;                   // written this turn

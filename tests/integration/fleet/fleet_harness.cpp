@@ -64,6 +64,12 @@ Fleet::~Fleet() {
 }
 
 Process& Fleet::StartBroker(std::vector<std::string> extra_args) {
+  Process& broker = LaunchBroker(std::move(extra_args));
+  if (!broker.WaitForLog("broker serving", 10s)) ADD_FAILURE() << "broker did not start:\n" << broker.Log();
+  return broker;
+}
+
+Process& Fleet::LaunchBroker(std::vector<std::string> extra_args) {
   std::vector<std::string> argv = {BinaryPath("zkbroker"), "--clients", client_endpoint(), "--workers",
                                    worker_endpoint(), "--heartbeat-ms", std::to_string(heartbeat_ms_)};
   plaintext_ = std::find(extra_args.begin(), extra_args.end(), "--insecure-plaintext") != extra_args.end();
@@ -85,9 +91,7 @@ Process& Fleet::StartBroker(std::vector<std::string> extra_args) {
   ++broker_starts_;
   std::string log = dir_ + (broker_starts_ == 1 ? "/broker.log" : "/broker-" + std::to_string(broker_starts_) + ".log");
   processes_.push_back(std::make_unique<Process>(argv, log));
-  Process& broker = *processes_.back();
-  if (!broker.WaitForLog("broker serving", 10s)) ADD_FAILURE() << "broker did not start:\n" << broker.Log();
-  return broker;
+  return *processes_.back();
 }
 
 Process& Fleet::StartWorker(const std::string& worker_id, std::vector<std::string> args) {

@@ -60,6 +60,9 @@ class Fleet {
   // broker_data_dir() (unless `extra_args` names another --data-dir), so a
   // broker started again resumes from it.
   Process& StartBroker(std::vector<std::string> extra_args = {});
+  // The same zkbroker command, without waiting for it to serve (a broker
+  // expected to refuse to start).
+  Process& LaunchBroker(std::vector<std::string> extra_args = {});
   Process& StartWorker(const std::string& worker_id, std::vector<std::string> args);
   // Waits until the broker lists `worker_id` as READY.
   void WaitWorkerReady(const std::string& worker_id, std::chrono::milliseconds timeout = 20s);

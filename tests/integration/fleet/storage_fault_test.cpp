@@ -240,6 +240,63 @@ TEST(FleetStorageFaults, FlippedByteInAStoredWitnessIsABrokerStorageFaultNotTheC
   EXPECT_EQ(fleet.Status().storage_faults(), 1u);
 }
 
+// Issue 47, item 7: random damage to data.mdb killed the broker with SIGBUS
+// at every start (a crash loop), or silently changed a job's circuit. Every
+// record now has a checksum and the journal is read whole, in a child
+// process, before the broker starts: a damaged one is refused with exit
+// status 65 and the way out, and `zkctl journal salvage` copies every intact
+// job into a new journal, on which the broker serves them.
+TEST(FleetStorageFaults, ADamagedJournalIsRefusedAtStartAndItsIntactJobsAreSalvaged) {
+  Fleet fleet("storage-damaged-journal");
+  Process* broker = &fleet.StartBroker(BrokerArgs());
+  std::vector<uint64_t> intact;
+  {
+    auto client = fleet.Client();
+    intact.push_back(client->Submit(Request("intact-small", "c1", Witness(300, 'a')), 10s).job_seq());
+    client->Submit(Request("the-damaged-job", "c1", Witness(300, 'b')), 10s);
+    intact.push_back(client->Submit(Request("intact-large", "c1", Witness(2 << 20, 'c')), 10s).job_seq());
+  }
+  broker->Signal(SIGTERM);
+  ASSERT_EQ(broker->WaitExit(10s), 0);
+  // The damaged job's request id, in its job record (length byte 15 before
+  // it), changed in every copy: one bit of the disk.
+  const fs::path store = fs::path(fleet.broker_data_dir()) / "data.mdb";
+  const std::string image = ReadFile(store.string());
+  int changed = 0;
+  for (size_t at = image.find("the-damaged-job"); at != std::string::npos; at = image.find("the-damaged-job", at + 1)) {
+    if (at == 0 || image[at - 1] != 15) continue;
+    std::fstream file(store, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(at + 4));
+    file.put('D');
+    ++changed;
+  }
+  ASSERT_GE(changed, 1);
+
+  Process& refused = fleet.LaunchBroker(BrokerArgs());
+  const auto code = refused.WaitExit(zkfleet::testing::Scaled(30s));
+  ASSERT_TRUE(code.has_value()) << "a broker started on a damaged journal:\n" << refused.Log();
+  EXPECT_EQ(*code, 65) << refused.Log();
+  EXPECT_NE(refused.Log().find("of 'jobs' is damaged (its checksum does not match)"), std::string::npos)
+      << refused.Log();
+  EXPECT_NE(refused.Log().find("zkctl journal salvage --data-dir " + fleet.broker_data_dir() + " --to NEW_DIR"),
+            std::string::npos)
+      << refused.Log();
+  std::string output;
+  EXPECT_EQ(fleet.Zkctl({"journal", "check", "--data-dir", fleet.broker_data_dir()}, &output), 1) << output;
+
+  const std::string salvaged = fleet.dir() + "/salvaged";
+  ASSERT_EQ(fleet.Zkctl({"journal", "salvage", "--data-dir", fleet.broker_data_dir(), "--to", salvaged}, &output), 0)
+      << output;
+  EXPECT_NE(output.find("1 lost"), std::string::npos) << output;
+  broker = &fleet.StartBroker(BrokerArgs({"--data-dir", salvaged}));
+  fleet.StartWorker("w", {"--instant", "--circuit", "c1"});
+  auto client = fleet.Client();
+  for (uint64_t job : intact) {
+    auto result = client->Await(job, zkfleet::testing::Scaled(30s));
+    EXPECT_EQ(result.state(), proto::JOB_STATE_SUCCEEDED) << job << ": " << result.error();
+  }
+}
+
 TEST(FleetStorageFaults, FullDiskRefusesSubmitsAsUnavailableUntilSpaceIsFreed) {
   SmallDisk disk(20);
   ASSERT_TRUE(disk.ok()) << disk.why();

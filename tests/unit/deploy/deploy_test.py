@@ -321,7 +321,9 @@ class SystemdUnitsTest(unittest.TestCase):
         self.assertIn("zkbroker", s["ExecStart"][0])
         self.assertIn("--metrics-listen", s["ExecStart"][0])
         self.assertEqual(s["Restart"], ["on-failure"])
-        self.assertEqual(s["RestartPreventExitStatus"], ["2"])  # a configuration error is not retried
+        # A configuration error (2) and a damaged journal (65, zkbroker's own exit) are not retried.
+        self.assertEqual(s["RestartPreventExitStatus"], ["2 65"])
+        self.assertIn("return 65;", open(os.path.join(SOURCE_DIR, "cmd", "zkbroker", "main.cpp")).read())
         self.assertTrue(s["EnvironmentFile"])
         self.assertEqual(s["KillSignal"], ["SIGTERM"])
         self.assertIn("multi-user.target", self.broker["Install"]["WantedBy"])
