@@ -10,6 +10,7 @@
 #                                  (default clients: alice bob olga adam)
 #   expired.pem, expired.key       CN=alice, signed by the CA, valid 2000-01-01 .. 2000-01-02
 #   other-ca.pem, stranger.pem/.key  another CA, and a client CN=alice signed by it
+#   twonames.pem, twonames.key     CN=alice and CN=nobody in one subject, signed by the CA
 # Keys are EC P-256. Idempotent per OUTDIR: an existing ca.pem is kept.
 set -euo pipefail
 OUT=${1:?usage: make_test_ca.sh OUTDIR [CLIENT ...]}
@@ -72,3 +73,12 @@ fi
 for c in "${CLIENTS[@]}"; do
   [[ -f "$c.pem" ]] || sign "$c" "$c" ca client.ext -days 3650
 done
+# Two common names in one subject (CN=alice, then CN=nobody): a caller whose
+# name is ambiguous, signed by the CA all the same.
+if [[ ! -f twonames.pem ]]; then
+  key twonames.key
+  openssl req -new -key twonames.key -subj "/CN=alice/CN=nobody" -out twonames.csr 2>/dev/null
+  openssl x509 -req -in twonames.csr -CA ca.pem -CAkey ca.key -CAcreateserial -extfile client.ext -days 3650 \
+    -out twonames.pem 2>/dev/null
+  rm -f twonames.csr
+fi

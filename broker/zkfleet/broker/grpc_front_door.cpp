@@ -10,6 +10,11 @@
 #include <sstream>
 #include <tuple>
 
+#include <openssl/bio.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -212,6 +217,22 @@ std::string CallerOf(const Peer& peer, grpc::CallbackServerContext* context) {
   return peer.authenticated ? "key " + peer.key_name : "client " + ClientIdOf(context);
 }
 
+// The common names in the subject of the PEM certificate `pem`; -1 when it
+// does not parse. gRPC reports one x509_common_name even for a subject that
+// holds two (CN=alice, CN=nobody): which one names the caller is ambiguous.
+int CommonNameCount(const grpc::string_ref& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (!bio) return -1;
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  if (!cert) return -1;
+  int count = 0;
+  const X509_NAME* subject = X509_get_subject_name(cert);
+  for (int at = -1; (at = X509_NAME_get_index_by_NID(subject, NID_commonName, at)) >= 0;) ++count;
+  X509_free(cert);
+  return count;
+}
+
 // Who is calling: the certificate's CN, looked up in the allow-list.
 std::optional<Peer> Authenticate(Shared& shared, grpc::CallbackServerContext* context, std::string* why) {
   Peer peer;
@@ -228,6 +249,14 @@ std::optional<Peer> Authenticate(Shared& shared, grpc::CallbackServerContext* co
     return std::nullopt;
   }
   const std::string name(names[0].data(), names[0].size());
+  const std::vector<grpc::string_ref> pems = auth->FindPropertyValues("x509_pem_cert");
+  const int common_names = pems.size() == 1 ? CommonNameCount(pems[0]) : -1;
+  if (common_names != 1) {
+    *why = common_names < 0 ? "the client certificate cannot be read"
+                            : "the client certificate's subject holds " + std::to_string(common_names) +
+                                  " common names; exactly one names the caller";
+    return std::nullopt;
+  }
   std::lock_guard<std::mutex> lock(shared.mutex);
   for (const AllowedPeer& allowed : shared.allow_list.peers()) {
     if (allowed.kind == PeerKind::kClient && allowed.name == name) {

@@ -39,6 +39,9 @@ constexpr char kProbeKey[] = "write-probe";
 // The smallest map OpenEnvironment() falls back to when the process cannot
 // reserve options.map_bytes of address space.
 constexpr uint64_t kSmallestMapBytes = 1ull << 30;
+// What LMDB's lock file takes (its header and 126 reader slots of 64 bytes:
+// 8 KiB), rounded up: reserved before LMDB maps it (OpenEnvironment).
+constexpr off_t kLockFileBytes = 64 << 10;
 // Circuits a worker has announced, each a key "circuit:<id>" in the meta
 // database (empty value): after a restart they are known before any worker
 // has reconnected.
@@ -268,9 +271,7 @@ std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
     // too (its writers take turns), and two brokers' memories would disagree.
     const auto lock_path = dir / "broker.lock";
     db.lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-    if (db.lock_fd < 0) {
-      throw Error(ErrorCode::kIo, "journal: cannot open " + lock_path.string() + ": " + std::strerror(errno));
-    }
+    if (db.lock_fd < 0) journal->Fail("creating " + lock_path.string(), errno);
     if (flock(db.lock_fd, LOCK_EX | LOCK_NB) != 0) {
       char owner[32] = {};
       ssize_t n = pread(db.lock_fd, owner, sizeof(owner) - 1, 0);
@@ -336,6 +337,18 @@ std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
 
 void Journal::OpenEnvironment() {
   Lmdb& db = *lmdb_;
+  if (!options_.read_only) {
+    // LMDB maps its lock file and writes its reader table through the map: on
+    // a full tmpfs (or any filesystem that allocates on write) that write was
+    // a SIGBUS, not an error. Its blocks are reserved here first, so a full
+    // disk is an error in words ("is full (ENOSPC)") and LMDB finds them there.
+    const std::filesystem::path lock = options_.dir / "lock.mdb";
+    int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+    if (fd < 0) Fail("creating the store's lock file " + lock.string(), errno);
+    const int err = posix_fallocate(fd, 0, kLockFileBytes);
+    close(fd);
+    if (err != 0 && err != EOPNOTSUPP && err != EINVAL) Fail("reserving the store's lock file " + lock.string(), err);
+  }
   unsigned flags = MDB_NOTLS;
   if (options_.sync == SyncMode::kNone) flags |= MDB_NOSYNC;
   if (options_.read_only) flags |= MDB_RDONLY;

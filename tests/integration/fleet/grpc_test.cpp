@@ -467,10 +467,15 @@ TEST(Grpc, CertificatesThatDoNotNameAnAllowedClientAreRefused) {
   EXPECT_EQ(call("stranger").error_code(), grpc::StatusCode::UNAVAILABLE);
   // A client that does not trust the broker's CA refuses the broker.
   EXPECT_EQ(call("alice", "other-ca.pem").error_code(), grpc::StatusCode::UNAVAILABLE);
+  // Two common names in one subject (CN=alice, CN=nobody), signed by the CA:
+  // which one is the caller is ambiguous, so neither (issue 47, item 12).
+  s = call("twonames");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+  EXPECT_NE(s.error_message().find("holds 2 common names"), std::string::npos) << s.error_message();
   // The real one works (NOT_FOUND: no job 1 yet).
   EXPECT_EQ(call("alice").error_code(), grpc::StatusCode::NOT_FOUND);
   // Answers are counted by method and code (handshake failures are gRPC's: logged, not seen here).
-  EXPECT_EQ(Sample(metrics_port, "zkfleet_broker_grpc_requests_total{code=\"UNAUTHENTICATED\",method=\"GetJob\"}"), 1);
+  EXPECT_EQ(Sample(metrics_port, "zkfleet_broker_grpc_requests_total{code=\"UNAUTHENTICATED\",method=\"GetJob\"}"), 2);
   EXPECT_EQ(Sample(metrics_port, "zkfleet_broker_grpc_requests_total{code=\"NOT_FOUND\",method=\"GetJob\"}"), 1);
 }
 

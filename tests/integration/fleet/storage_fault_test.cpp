@@ -369,6 +369,21 @@ TEST(FleetStorageFaults, FullDiskRefusesSubmitsAsUnavailableUntilSpaceIsFreed) {
   EXPECT_TRUE(broker.running());
 }
 
+// Issue 47, item 12: a broker given a new data directory on a full tmpfs died
+// of SIGBUS (LMDB writes its lock file through a map; a full tmpfs has no
+// page for it). It now says the disk is full and exits 1.
+TEST(FleetStorageFaults, ANewJournalOnAFullDiskIsRefusedInWordsNotASigbus) {
+  SmallDisk disk(8);
+  ASSERT_TRUE(disk.ok()) << disk.why();
+  ASSERT_GT(disk.Fill(), 0u);
+  Fleet fleet("storage-full-new");
+  Process& broker = fleet.LaunchBroker(BrokerArgs({"--data-dir", disk.path() + "/new-broker-data"}));
+  const auto code = broker.WaitExit(zkfleet::testing::Scaled(20s));
+  ASSERT_TRUE(code.has_value()) << broker.Log();
+  EXPECT_EQ(*code, 1) << broker.Log();
+  EXPECT_NE(broker.Log().find("is full (ENOSPC)"), std::string::npos) << broker.Log();
+}
+
 TEST(FleetStorageFaults, BrokerRestartedOnAFullDiskComesUpAndServesOnceThereIsSpace) {
   SmallDisk disk(20);
   ASSERT_TRUE(disk.ok()) << disk.why();
