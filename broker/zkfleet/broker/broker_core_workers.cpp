@@ -522,6 +522,10 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
   FinishJob(*job, proto::JOB_STATE_FAILED, item.first_refusal, now);
 }
 
+// How often a second opinion whose wait ended while its lease was out is
+// looked at again.
+constexpr auto kVerdictRecheck = std::chrono::seconds(1);
+
 void BrokerCore::ExpireVerdicts(Clock::time_point now) {
   while (!verdict_deadlines_.empty() && verdict_deadlines_.begin()->first <= now) {
     const auto [deadline, ref] = *verdict_deadlines_.begin();
@@ -529,16 +533,23 @@ void BrokerCore::ExpireVerdicts(Clock::time_point now) {
     JobRecord* job = jobs_.Find(ref.job_seq);
     if (!job || ref.partition >= job->items.size()) continue;
     WorkItem& item = job->items[ref.partition];
-    if (item.signals_check) {
-      // A held proof's signals check: ends with the votes it has (a lease
-      // out to another key decides when it answers).
-      if (item.state == WorkItem::State::kQueued && item.signals_check->deadline == deadline) {
-        ResolveSignals(*job, ref.partition, /*wait_over=*/true, now);
-      }
+    Clock::time_point& item_deadline =
+        item.signals_check ? item.signals_check->deadline : item.refusal_deadline;
+    if (item_deadline != deadline || (!item.signals_check && item.refused_by.empty())) continue;
+    if (item.state == WorkItem::State::kLeased) {
+      // A lease out to another key decides when it answers; should it come
+      // back unanswered (its worker gone, the lease reclaimed), the wait is
+      // over then: looked at again shortly, never left waiting in the queue.
+      item_deadline = now + kVerdictRecheck;
+      verdict_deadlines_.insert({item_deadline, ref});
       continue;
     }
-    // Still waiting for a second opinion (a lease to another key answers it).
-    if (item.state != WorkItem::State::kQueued || item.refused_by.empty() || item.refusal_deadline != deadline) continue;
+    if (item.state != WorkItem::State::kQueued) continue;
+    if (item.signals_check) {
+      // A held proof's signals check ends with the votes it has.
+      ResolveSignals(*job, ref.partition, /*wait_over=*/true, now);
+      continue;
+    }
     spdlog::warn("{}: no worker of another key confirmed or refuted '{}' within {} ms: it is final",
                  ItemName(ref.job_seq, ref.partition), item.first_refusal, options_.verdict_confirm_wait.count());
     queue_.Erase(job->queue(), job->key(ref.partition));

@@ -2926,6 +2926,42 @@ TEST_F(SignalsCheckTest, TwoKeysOutvotingTheProverGetItStruckAndTheItemProvedAga
   EXPECT_EQ(core_->counters().results_rejected, 1u);
 }
 
+// A checker that takes the lease and never answers holds nothing up: once
+// the wait is over and its lease comes back (here: it leaves), the proof is
+// delivered on one key's word, never left waiting in the queue.
+TEST_F(SignalsCheckTest, ACheckerThatNeverAnswersPastTheWaitDoesNotStrandTheProof) {
+  ReadyGenerating(*core_, now_, "a", "a", {"c1"}, {"c1"}, 4);
+  ReadyGenerating(*core_, now_, "b", "b", {"c1"}, {"c1"}, 4);
+  ASSERT_TRUE(SubmitInputs(*core_, now_, "j", {kInputs[0]})[0].envelope.has_submit_reply());
+  const std::string prover = LeaseHolder(1);
+  SendResult(prover, 1, proof_, pub_);
+  EXPECT_TRUE(ResultsTo(VerifyPending(), "cl").empty());
+  const std::string checker = LeaseHolder(1);
+  ASSERT_FALSE(checker.empty());
+  // Past the wait in steps the workers' heartbeats keep them alive through,
+  // the checker's lease still out.
+  for (int step = 0; step < 11; ++step) {
+    now_ += std::chrono::milliseconds(100);
+    Heartbeat("a", proto::WORKER_STATE_READY);
+    Heartbeat("b", proto::WORKER_STATE_READY);
+    core_->Tick(now_);
+  }
+  EXPECT_TRUE(ResultsTo(Take(), "cl").empty());
+  proto::Envelope bye;
+  bye.mutable_disconnect()->set_reason("leaving");
+  core_->HandleWorker(checker, bye, now_);
+  for (int step = 0; step < 11; ++step) {
+    now_ += std::chrono::milliseconds(100);
+    Heartbeat(prover, proto::WORKER_STATE_READY);
+    core_->Tick(now_);
+  }
+  core_->Dispatch(now_);
+  auto results = ResultsTo(Take(), "cl");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(results[0].partitions(0).signals_keys(), 1u);
+}
+
 TEST_F(SignalsCheckTest, OneKeyVouchesWhereNoOtherServesTheCircuitOrNoneComesInTime) {
   ReadyGenerating(*core_, now_, "a", "a", {"c1"}, {"c1"}, 4);
   ASSERT_TRUE(SubmitInputs(*core_, now_, "alone", {kInputs[0]})[0].envelope.has_submit_reply());
