@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::string witgen_cache = options.witgen.cache_dir.string();
   app.add_option("--witgen-cache", witgen_cache,
-                 "directory of compiled witness generators, by the wasm's SHA-256 (default: $ZKFLEET_WITGEN_CACHE, "
+                 "directory of compiled witness generators, by the wasm's BLAKE2b-256 (default: $ZKFLEET_WITGEN_CACHE, "
                  "else ${XDG_CACHE_HOME:-~/.cache}/zkfleet/witgen)");
   app.add_option("--witgen-cpu-seconds", options.witgen.limits.cpu_seconds, "CPU-time limit of one witness generation")
       ->capture_default_str();

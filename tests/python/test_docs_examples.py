@@ -96,6 +96,16 @@ def test_prove_and_verify_example(demo, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_prove_and_verify_example_without_snarkjs_says_so(tmp_path):
+    # Issue 49, item 10: without node_modules it died with a traceback after proving.
+    script = REPO / "clients" / "python" / "examples" / "prove_and_verify.py"
+    run = subprocess.run([sys.executable, str(script), "--snarkjs", str(tmp_path / "no-snarkjs")], cwd=tmp_path,
+                         env=dict(os.environ, PYTHONPATH=str(REPO / "clients" / "python")),
+                         capture_output=True, text=True, timeout=scaled(60))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "no snarkjs at" in run.stderr and "npm ci" in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
 def test_import_after_install_deps():
     """`python3 -c 'import zkfleet'` from the repository root, as the README's
     install command leaves it: the generated module is in place and

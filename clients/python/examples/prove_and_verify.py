@@ -2,7 +2,8 @@
 """Submits the bundled witness to a zkfleet broker and checks the proof with snarkjs.
 
 With a broker and a worker holding the bundled BN254 circuit as "demo-bn128"
-(scripts/demo.sh starts such a fleet) and zkfleet installed (docs/clients.md:
+(scripts/demo.sh starts such a fleet; the README's two-worker fleet serves it
+as "transfer": pass --circuit transfer) and zkfleet installed (docs/clients.md:
 python3 -m venv --system-site-packages .venv && .venv/bin/pip install
 --no-deps --no-build-isolation ./clients/python), from any directory:
 
@@ -41,6 +42,11 @@ def main() -> int:
     parser.add_argument("--snarkjs", default=str(REPO / "node_modules" / ".bin" / "snarkjs"))
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the proof")
     args = parser.parse_args()
+    if not Path(args.snarkjs).exists():
+        # Checked first: without it the proof could not be checked here.
+        print(f"prove_and_verify: no snarkjs at {args.snarkjs}: run `npm ci` in the checkout "
+              "(scripts/install-deps.sh does) or give --snarkjs", file=sys.stderr)
+        return 1
 
     # Keys from $ZKFLEET_CURVE_SECRET_KEY and $ZKFLEET_BROKER_PUBLIC_KEY.
     try:
