@@ -295,6 +295,21 @@ TEST(Zkctl, SubmitReportsBusyAndGivesUp) {
   EXPECT_GE(ParseJsonOutput(out)["admission"].value("submits_busy", 0u), 2u) << out;
 }
 
+// Issue 49, item 8: an await that runs out while the job is still queued
+// said "is zkbroker running there?" of a broker that was running.
+TEST(Zkctl, AnAwaitThatRunsOutOnARunningBrokerSaysTheJobMayStillRun) {
+  Fleet fleet("zkctl-await-timeout");
+  fleet.StartBroker({"--accept-unrouted"});
+  std::string out;
+  ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "nobody-holds-it", Fixture("bn128_k12/witness.wtns")}, &out),
+            0)
+      << out;
+  EXPECT_EQ(fleet.Zkctl({"--wait-timeout", "1", "await", "1"}, &out), 1) << out;
+  EXPECT_NE(out.find("job 1 did not end within 1000 ms"), std::string::npos) << out;
+  EXPECT_NE(out.find("zkctl job 1"), std::string::npos) << out;
+  EXPECT_EQ(out.find("is zkbroker running there"), std::string::npos) << out;
+}
+
 // A job whose result passed the retention: awaiting it or looking its
 // request up is an error of its own (exit 4, saying what to do), never a
 // success without a proof; submitting it again with its witness proves it

@@ -412,7 +412,17 @@ proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, fle
 proto::JobResult BrokerClient::Await(uint64_t job_seq, std::chrono::milliseconds timeout) {
   proto::Envelope envelope;
   envelope.mutable_await()->set_job_seq(job_seq);
-  auto reply = Call(std::move(envelope), timeout);
+  proto::Envelope reply;
+  try {
+    reply = Call(std::move(envelope), timeout);
+  } catch (const NoReplyError&) {
+    // The broker answers an AWAIT when the job ends: silence from a broker
+    // this client is connected to is a job still running, not a broker gone.
+    if (handshakes_ == 0 || !HandshakeProblem().empty()) throw;
+    throw NoReplyError("job " + std::to_string(job_seq) + " did not end within " + std::to_string(timeout.count()) +
+                       " ms; the broker at " + endpoint_ + " is connected and the job may still be queued or "
+                       "running (zkctl job " + std::to_string(job_seq) + " shows it; a longer --wait-timeout waits)");
+  }
   if (!reply.has_job_result()) throw Error(ErrorCode::kBadFormat, "broker answered AWAIT with another message type");
   CheckJobResult(reply.job_result());
   return reply.job_result();
