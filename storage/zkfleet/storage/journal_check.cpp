@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +80,15 @@ struct WalkEnd {
 // check leaves them to their hashes).
 [[noreturn]] void WalkInChild(int fd, const std::filesystem::path& dir, unsigned from_db, const std::string& after,
                               bool with_witnesses) {
+  // A damaged page faults here: the child dies of the signal (the parent
+  // reports it), with no core file and no sanitizer report of its own.
+  struct sigaction fault{};
+  fault.sa_handler = SIG_DFL;
+  sigemptyset(&fault.sa_mask);
+  sigaction(SIGSEGV, &fault, nullptr);
+  sigaction(SIGBUS, &fault, nullptr);
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
   auto sends_payload = [&](unsigned db) { return with_witnesses || Journal::database_name(db) != "witnesses"; };
   int code = 0;
   try {
