@@ -2843,21 +2843,27 @@ class SignalsCheckTest : public BrokerVerifyTest {
     result->set_public_json(pub);
     core_->HandleWorker(identity, e, now_);
   }
+  // Two keys' workers "a" and "b" generating c1; job 1 from inputs, proved
+  // by one of them, held; its signals check leased to the other. Returns
+  // {prover, checker}.
+  std::pair<std::string, std::string> ProvedAndHeld() {
+    ReadyGenerating(*core_, now_, "a", "a", {"c1"}, {"c1"}, 4);
+    ReadyGenerating(*core_, now_, "b", "b", {"c1"}, {"c1"}, 4);
+    EXPECT_TRUE(SubmitInputs(*core_, now_, "j", {kInputs[0]})[0].envelope.has_submit_reply());
+    const std::string prover = LeaseHolder(1);
+    EXPECT_FALSE((leases_[{1, 0}].signals_only()));
+    SendResult(prover, 1, proof_, pub_);
+    EXPECT_TRUE(ResultsTo(VerifyPending(), "cl").empty());  // verified, but held
+    const std::string checker = LeaseHolder(1);
+    EXPECT_FALSE(checker.empty());
+    return {prover, checker};
+  }
   std::string proof_, pub_, digest_;
   const std::string other_pub_ = "[\"1\",\"2\"]";  // other signals, as many as the fixture's nPublic (2)
 };
 
 TEST_F(SignalsCheckTest, AnotherKeysAgreeingSignalsDeliverTheProof) {
-  ReadyGenerating(*core_, now_, "a", "a", {"c1"}, {"c1"}, 4);
-  ReadyGenerating(*core_, now_, "b", "b", {"c1"}, {"c1"}, 4);
-  ASSERT_TRUE(SubmitInputs(*core_, now_, "j", {kInputs[0]})[0].envelope.has_submit_reply());
-  const std::string prover = LeaseHolder(1);
-  ASSERT_FALSE(prover.empty());
-  EXPECT_FALSE((leases_[{1, 0}].signals_only()));
-  SendResult(prover, 1, proof_, pub_);
-  // Verified, but held: nothing reaches the client yet.
-  EXPECT_TRUE(ResultsTo(VerifyPending(), "cl").empty());
-  const std::string checker = LeaseHolder(1);
+  const auto [prover, checker] = ProvedAndHeld();
   ASSERT_FALSE(checker.empty());
   EXPECT_NE(checker, prover);  // never the prover's key
   EXPECT_TRUE((leases_[{1, 0}].signals_only()));
@@ -2873,13 +2879,7 @@ TEST_F(SignalsCheckTest, AnotherKeysAgreeingSignalsDeliverTheProof) {
 }
 
 TEST_F(SignalsCheckTest, TwoKeysThatDisagreeWithNobodyToDecideFailTheJobWithoutAProof) {
-  ReadyGenerating(*core_, now_, "a", "a", {"c1"}, {"c1"}, 4);
-  ReadyGenerating(*core_, now_, "b", "b", {"c1"}, {"c1"}, 4);
-  ASSERT_TRUE(SubmitInputs(*core_, now_, "j", {kInputs[0]})[0].envelope.has_submit_reply());
-  const std::string prover = LeaseHolder(1);
-  SendResult(prover, 1, proof_, pub_);
-  EXPECT_TRUE(ResultsTo(VerifyPending(), "cl").empty());
-  const std::string checker = LeaseHolder(1);
+  const auto [prover, checker] = ProvedAndHeld();
   ASSERT_FALSE(checker.empty());
   SendSignals(checker, 1, other_pub_);
   auto results = ResultsTo(Take(), "cl");
@@ -2930,13 +2930,7 @@ TEST_F(SignalsCheckTest, TwoKeysOutvotingTheProverGetItStruckAndTheItemProvedAga
 // the wait is over and its lease comes back (here: it leaves), the proof is
 // delivered on one key's word, never left waiting in the queue.
 TEST_F(SignalsCheckTest, ACheckerThatNeverAnswersPastTheWaitDoesNotStrandTheProof) {
-  ReadyGenerating(*core_, now_, "a", "a", {"c1"}, {"c1"}, 4);
-  ReadyGenerating(*core_, now_, "b", "b", {"c1"}, {"c1"}, 4);
-  ASSERT_TRUE(SubmitInputs(*core_, now_, "j", {kInputs[0]})[0].envelope.has_submit_reply());
-  const std::string prover = LeaseHolder(1);
-  SendResult(prover, 1, proof_, pub_);
-  EXPECT_TRUE(ResultsTo(VerifyPending(), "cl").empty());
-  const std::string checker = LeaseHolder(1);
+  const auto [prover, checker] = ProvedAndHeld();
   ASSERT_FALSE(checker.empty());
   // Past the wait in steps the workers' heartbeats keep them alive through,
   // the checker's lease still out.
