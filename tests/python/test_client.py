@@ -146,6 +146,18 @@ def test_many_concurrent_jobs_from_asyncio(fleet, witness):
     assert len(real) == 4 and all(r.partitions[0].proof["protocol"] == "groth16" for r in real)
 
 
+def test_a_result_wait_that_runs_out_on_a_running_broker_says_the_job_may_still_run(own_fleet, witness):
+    """Issue 49, item 8: it said "is zkbroker running there?" of a running broker."""
+    own_fleet.start_broker("--accept-unrouted")
+    with own_fleet.client(reply_timeout=scaled(30)) as client:
+        job = client.submit("nobody-holds-it", [witness])
+        for wait in (lambda: job.result(timeout=1), lambda: client.await_job(job.job_seq, timeout=1)):
+            with pytest.raises(zkfleet.Timeout, match=f"job {job.job_seq} did not end within 1 s") as raised:
+                wait()
+            assert "may still be queued or running" in str(raised.value)
+            assert "is zkbroker running there" not in str(raised.value)
+
+
 def test_broker_down_at_submit_then_resubmit_makes_one_job(own_fleet, witness):
     request_id = f"down-{uuid.uuid4().hex}"
     with own_fleet.client(reply_timeout=scaled(1.5)) as client:

@@ -301,7 +301,7 @@ class AsyncClient:
         try:
             message = await asyncio.wait_for(asyncio.shield(future), timeout)
         except asyncio.TimeoutError:
-            raise self._no_reply(f"no result for job {job_seq}", timeout) from None
+            raise self._result_timeout(job_seq, timeout) from None
         self._results.pop(job_seq, None)
         result = JobResult.from_proto(message)
         if not result.succeeded:
@@ -316,7 +316,10 @@ class AsyncClient:
         envelope = pb.Envelope()
         getattr(envelope, "await").job_seq = job_seq  # `await` is a Python keyword
         self._delivered.discard(job_seq)  # asked again: deliver again
-        reply = await self._call(envelope, timeout=timeout, what=f"no result for job {job_seq}")
+        try:
+            reply = await self._call(envelope, timeout=timeout, what=f"no result for job {job_seq}")
+        except Timeout:
+            raise self._result_timeout(job_seq, timeout) from None
         if reply.WhichOneof("body") != "job_result":
             raise ZkfleetError(f"broker answered AWAIT with {reply.WhichOneof('body')}")
         self._results.pop(job_seq, None)
@@ -395,6 +398,15 @@ class AsyncClient:
                     "is something else listening there?")
         return (f"it closed the connection during the CURVE handshake {self._handshakes_failed} times in a row: is "
                 "the broker public key the one of the broker listening there (its broker.pub)?")
+
+    def _result_timeout(self, job_seq: int, timeout: Optional[float]) -> ZkfleetError:
+        """A wait for a job's result that ran out. The broker answers when the
+        job ends: from a broker this client is connected to, silence is a job
+        still running, not a broker gone."""
+        if self._handshakes == 0 or self._handshake_problem():
+            return self._no_reply(f"no result for job {job_seq}", timeout)
+        return Timeout(f"job {job_seq} did not end within {timeout} s; the broker at {self.endpoint} is connected and "
+                       f"the job may still be queued or running (zkctl job {job_seq} shows it; a longer timeout waits)")
 
     def _no_reply(self, what: str, timeout: Optional[float]) -> ZkfleetError:
         problem = self._handshake_problem()
