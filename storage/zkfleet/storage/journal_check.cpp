@@ -174,9 +174,12 @@ WalkEnd Walk(const std::filesystem::path& dir, unsigned from_db, const std::stri
   return end;
 }
 
-// Why a record that passed its checksum is still not what its database holds.
-std::optional<std::string> TypedProblem(const Walked& record) {
+// Why a record of the journal in `dir` cannot be used, in plain words: its
+// checksum does not match, or it passed and still is not what its database
+// holds. nullopt when it is sound.
+std::optional<std::string> RecordProblem(const std::filesystem::path& dir, const Walked& record) {
   const std::string_view db = Journal::database_name(record.db);
+  if (!record.intact) return DamagedRecord(dir, db, record.key);
   auto parses = [&](auto message) { return message.ParseFromString(record.payload); };
   bool ok = true;
   if (db == "jobs") ok = parses(journal::Job());
@@ -185,7 +188,7 @@ std::optional<std::string> TypedProblem(const Walked& record) {
   if (db == "requests") ok = parses(journal::Request());
   if (db == "meta" && record.key == "meta") ok = parses(journal::Meta());
   if (ok) return std::nullopt;
-  return "a record of '" + std::string(db) + "' does not parse";
+  return "journal " + dir.string() + ": a record of '" + std::string(db) + "' does not parse";
 }
 
 void Note(std::vector<std::string>& problems, std::string problem) {
@@ -203,13 +206,7 @@ JournalCheck CheckJournal(const std::filesystem::path& dir) {
   // there), not judged: their hashes fail their own job when dispatched.
   const WalkEnd end = Walk(dir, 0, "", /*with_witnesses=*/true, [&](Walked&& record) {
     ++check.records;
-    std::optional<std::string> problem;
-    if (!record.intact) {
-      problem = DamagedRecord(dir, Journal::database_name(record.db), record.key);
-    } else if (auto typed = TypedProblem(record)) {
-      problem = "journal " + dir.string() + ": " + *typed;
-    }
-    if (problem) {
+    if (std::optional<std::string> problem = RecordProblem(dir, record)) {
       ++check.damaged;
       Note(check.problems, std::move(*problem));
     }
@@ -246,10 +243,9 @@ SalvageReport SalvageJournal(const std::filesystem::path& from, const std::files
       after = record.key;
       progressed = true;
       const std::string_view name = Journal::database_name(record.db);
-      if (!record.intact || TypedProblem(record)) {
+      if (std::optional<std::string> problem = RecordProblem(from, record)) {
         ++report.records_lost;
-        Note(report.problems, !record.intact ? DamagedRecord(from, name, record.key)
-                                             : "a record of '" + std::string(name) + "' does not parse");
+        Note(report.problems, std::move(*problem));
         return;
       }
       if (name == "job_index") return;  // rebuilt from the jobs
