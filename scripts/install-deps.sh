@@ -30,6 +30,7 @@ PACKAGES=(
   python3-venv python3-setuptools python3-wheel # pip install ./clients/python into a venv, offline
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio  # the gRPC front door (zkfleet.v1), its C++ and Python stubs
   golang-go golang-google-grpc-dev protoc-gen-go protoc-gen-go-grpc  # the Go example client (clients/go), built offline
+  etcd-server etcd-client  # the etcd journal (zkbroker --journal etcd://): the tests' members, etcdctl
 )
 # Node.js: any install that provides node >= 18 and npm will do (Debian's
 # nodejs/npm, or NodeSource's, whose nodejs bundles npm and conflicts with
@@ -63,6 +64,23 @@ mkdir -p "$user_site"
 "$PY" -c 'import sys; print("import sys; sys.prefix == sys.base_prefix and sys.path.append(%r)" % sys.argv[1])' \
   "$PWD/clients/python" > "$user_site/zkfleet.pth"
 echo "install-deps: zkfleet Python package: $PWD/clients/python (via $user_site/zkfleet.pth)"
+
+# etcd's v3 API definitions (.proto), from which the build generates the
+# broker's etcd client: Debian ships them in golang-etcd-server-dev, whose Go
+# dependencies conflict with protoc-gen-go (the Go client's), so the package
+# and the two whose .proto files it imports are unpacked into .deps/etcd-api
+# (git-ignored) instead of installed.
+ETCD_API_DEBS=(golang-etcd-server-dev golang-github-gogo-protobuf-dev golang-github-grpc-ecosystem-grpc-gateway-dev)
+if [ ! -f .deps/etcd-api/usr/share/gocode/src/go.etcd.io/etcd/etcdserver/etcdserverpb/rpc.proto ]; then
+  echo "install-deps: unpacking etcd's API definitions (${ETCD_API_DEBS[*]}) into .deps/etcd-api"
+  rm -rf .deps/etcd-api.tmp && mkdir -p .deps/etcd-api.tmp
+  ( cd .deps/etcd-api.tmp && { apt-get download -qq "${ETCD_API_DEBS[@]}" 2>/dev/null \
+      || { $SUDO apt-get update -qq && apt-get download -qq "${ETCD_API_DEBS[@]}"; }; } )
+  for deb in .deps/etcd-api.tmp/*.deb; do dpkg-deb -x "$deb" .deps/etcd-api.tmp/root; done
+  rm -rf .deps/etcd-api && mv .deps/etcd-api.tmp/root .deps/etcd-api && rm -rf .deps/etcd-api.tmp
+else
+  echo "install-deps: etcd's API definitions already in .deps/etcd-api"
+fi
 
 # Debian's prometheus package starts a server on :9090; the tests run their own.
 if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheus 2>/dev/null; then
