@@ -207,6 +207,7 @@ int ErrnoOf(ErrorCode code) {
     case ErrorCode::kDeviceLost:
       return ENODEV;
     case ErrorCode::kIo:
+    case ErrorCode::kNotLeader:
     case ErrorCode::kInternal:
       return EIO;
   }

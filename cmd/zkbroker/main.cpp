@@ -1,7 +1,10 @@
 // zkbroker: the job broker. Clients connect to --clients, workers to
 // --workers; see docs/protocol.md. Its journal lives in --data-dir
-// (docs/operations.md: backing it up, moving it, inspecting it). With --metrics-listen it serves Prometheus
+// (docs/operations.md: backing it up, moving it, inspecting it), or in an
+// etcd cluster (--journal etcd://...), where brokers elect one leader and the
+// others stand by (docs/operations.md, "Brokers on etcd"). With --metrics-listen it serves Prometheus
 // metrics, /ready and /healthz over HTTP (docs/metrics.md).
+#include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -19,7 +22,29 @@
 #include "zkfleet/common/logging.hpp"
 #include "zkfleet/metrics/broker_metrics.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
+#include "zkfleet/storage/etcd_leadership.hpp"
 #include "zkfleet/storage/journal_check.hpp"
+
+namespace {
+// Exit status of a broker that lost its etcd leadership (EX_TEMPFAIL): the
+// service manager starts it again, as a standby.
+constexpr int kExitNotLeader = 75;
+}  // namespace
+
+namespace {
+std::string Hostname() {
+  char name[256] = {};
+  return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("?");
+}
+// Whether SIGINT or SIGTERM is waiting on the (blocked, non-blocking) signalfd.
+bool StopRequested(int stop_fd) {
+  pollfd fd{stop_fd, POLLIN, 0};
+  if (poll(&fd, 1, 0) <= 0) return false;
+  signalfd_siginfo info{};
+  if (read(stop_fd, &info, sizeof(info)) != sizeof(info)) return false;
+  return info.ssi_signo != SIGHUP;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   zkfleet::broker::BrokerOptions options;
@@ -32,10 +57,24 @@ int main(int argc, char** argv) {
   std::string sync_mode = "batch";
   double dedup_window_s = std::chrono::duration<double>(options.dedup_window).count();
   double busy_retry_s = std::chrono::duration<double>(options.busy_retry_after).count();
+  std::string journal_url;
+  int64_t etcd_lease_ttl_s = 5;
+  std::string advertise;
   app.add_option("--data-dir", data_dir,
                  "directory of the broker's journal (LMDB store + witness files); created if missing. Every "
-                 "accepted job is there before its SUBMIT is answered, and a restarted broker resumes from it")
-      ->required();
+                 "accepted job is there before its SUBMIT is answered, and a restarted broker resumes from it");
+  app.add_option("--journal", journal_url,
+                 "keep the journal in an etcd cluster instead of --data-dir: etcd://HOST:PORT,HOST:PORT,.../PREFIX. "
+                 "Brokers of one PREFIX elect a leader; the others stand by and take over when it is lost");
+  app.add_option("--etcd-lease-ttl", etcd_lease_ttl_s,
+                 "seconds the etcd leader's lease lasts without a keep-alive: a standby takes over this long after "
+                 "the leader is lost")
+      ->capture_default_str()->check(CLI::Range(2, 60));
+  app.add_option("--advertise", advertise,
+                 "what standbys tell about this broker when it leads (default: its --clients endpoint and host)");
+  app.add_option("--max-inline-job-bytes", options.max_inline_job_bytes,
+                 "inline witness and input bytes one SUBMIT may carry (0: no bound; with --journal etcd:// the "
+                 "default is 786432: larger witnesses go by reference)");
   app.add_option("--sync", sync_mode,
                  "journal durability: batch = one fsync per loop turn, replies wait for it (default); always = one "
                  "fsync per message; none = no fsync (survives a broker crash, not a machine crash)")
@@ -181,6 +220,30 @@ int main(int argc, char** argv) {
   options.dedup_window = std::chrono::milliseconds(static_cast<int64_t>(dedup_window_s * 1000));
   options.busy_retry_after = std::chrono::milliseconds(static_cast<int64_t>(busy_retry_s * 1000));
   options.journal.dir = data_dir;
+  if (data_dir.empty() == journal_url.empty()) {
+    std::fprintf(stderr, "zkbroker: give --data-dir DIR (an LMDB journal on this host) or --journal etcd://... (a "
+                         "journal in etcd, brokers on several hosts), exactly one\n");
+    return 2;
+  }
+  std::unique_ptr<zkfleet::storage::EtcdLeadership> leadership;
+  zkfleet::storage::EtcdLeadershipOptions leadership_options;
+  if (!journal_url.empty()) {
+    try {
+      const zkfleet::storage::EtcdUrl url = zkfleet::storage::ParseEtcdUrl(journal_url);
+      leadership_options.client.endpoints = url.endpoints;
+      leadership_options.prefix = url.prefix;
+      leadership_options.ttl = std::chrono::seconds(etcd_lease_ttl_s);
+      zkfleet::storage::EtcdJournalOptions etcd;
+      etcd.endpoints = url.endpoints;
+      etcd.prefix = url.prefix;
+      options.journal.etcd = etcd;
+      options.journal.dir = journal_url;  // names the journal in messages
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "zkbroker: %s\n", e.what());
+      return 2;
+    }
+    if (app.count("--max-inline-job-bytes") == 0) options.max_inline_job_bytes = 768u << 10;
+  }
   options.lease_start_timeout = std::chrono::milliseconds(static_cast<int64_t>(lease_start_timeout_s * 1000));
   options.strike_window = std::chrono::milliseconds(static_cast<int64_t>(strike_window_s * 1000));
   options.verdict_confirm_wait = std::chrono::milliseconds(static_cast<int64_t>(verdict_wait_s * 1000));
@@ -229,22 +292,25 @@ int main(int argc, char** argv) {
   // process: a damaged store faults its reader, not this broker): a damaged
   // one is refused with the way out, and exit status 65 (EX_DATAERR), which
   // the systemd unit does not restart (no crash loop).
-  try {
-    const zkfleet::storage::JournalCheck check = zkfleet::storage::CheckJournal(options.journal.dir);
-    if (!check.ok()) {
-      for (const std::string& problem : check.problems) spdlog::error("{}", problem);
-      spdlog::error("the journal in {} is damaged ({} of {} records, or a part of its store, cannot be read); "
-                    "nothing was started on it. Recovery: stop here, keep the directory, run `zkctl journal salvage "
-                    "--data-dir {} --to NEW_DIR` (it copies every intact record and witness file into a new journal "
-                    "and lists what was lost), then start zkbroker with --data-dir NEW_DIR (docs/operations.md, \"A "
-                    "damaged journal\")",
-                    options.journal.dir.string(), check.damaged, check.records, options.journal.dir.string());
-      return 65;
+  // (An etcd journal has no pages here to read: etcd checks its own data.)
+  if (!options.journal.etcd) {
+    try {
+      const zkfleet::storage::JournalCheck check = zkfleet::storage::CheckJournal(options.journal.dir);
+      if (!check.ok()) {
+        for (const std::string& problem : check.problems) spdlog::error("{}", problem);
+        spdlog::error("the journal in {} is damaged ({} of {} records, or a part of its store, cannot be read); "
+                      "nothing was started on it. Recovery: stop here, keep the directory, run `zkctl journal salvage "
+                      "--data-dir {} --to NEW_DIR` (it copies every intact record and witness file into a new journal "
+                      "and lists what was lost), then start zkbroker with --data-dir NEW_DIR (docs/operations.md, \"A "
+                      "damaged journal\")",
+                      options.journal.dir.string(), check.damaged, check.records, options.journal.dir.string());
+        return 65;
+      }
+      if (check.exists) spdlog::info("journal {}: {} records checked", options.journal.dir.string(), check.records);
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      return 1;
     }
-    if (check.exists) spdlog::info("journal {}: {} records checked", options.journal.dir.string(), check.records);
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
-    return 1;
   }
 
   // SIGINT/SIGTERM are read from a signalfd in the poll loop; block them
@@ -267,11 +333,31 @@ int main(int argc, char** argv) {
       metrics_server.Listen(metrics_listen);
       spdlog::info("metrics on http://{}/metrics (port {})", metrics_listen, metrics_server.port());
     }
+    if (options.journal.etcd) {
+      // Stand by until this broker leads: only the leader binds the ports.
+      leadership_options.name = !advertise.empty() ? advertise : options.client_endpoint + " (" + Hostname() + ")";
+      leadership = std::make_unique<zkfleet::storage::EtcdLeadership>(leadership_options);
+      metrics.SetLeader(false);
+      metrics_server.SetReadiness(false, "standing by");
+      const bool leads = leadership->Campaign([&] { return StopRequested(stop_fd); },
+                                              [&](const std::string& leader) {
+                                                metrics_server.SetReadiness(false, "standing by: " + leader + " leads");
+                                              });
+      if (!leads) return 0;
+      options.journal.etcd->leadership = leadership.get();
+    }
     zmq::context_t context(options.io_threads);
     zkfleet::broker::BrokerServer server(context, options, &metrics);
+    server.SetLeadership(leadership.get());
     server.Bind();
+    metrics.SetLeader(true);
     metrics_server.SetReadiness(true, "serving");
     server.Run(stop_fd);
+  } catch (const zkfleet::Error& e) {
+    spdlog::error("{}", e.what());
+    // Nothing of this life answered anyone after the loss: the service
+    // manager starts the broker again, to stand by.
+    return e.code() == zkfleet::ErrorCode::kNotLeader ? kExitNotLeader : 1;
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;

@@ -265,6 +265,18 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
   }
   uint64_t submit_bytes = 0;
   for (uint64_t bytes : request.witness_bytes()) submit_bytes += bytes;
+  if (options_.max_inline_job_bytes > 0) {
+    uint64_t inline_bytes = submit_bytes;
+    for (const std::string& input : request.inputs()) inline_bytes += input.size();
+    if (inline_bytes > options_.max_inline_job_bytes) {
+      return refuse(proto::ERROR_KIND_TOO_LARGE,
+                    "SUBMIT carries " + std::to_string(inline_bytes) + " bytes of witnesses or inputs inline; this "
+                    "broker journals in etcd, which replicates every byte it keeps, and takes at most " +
+                        std::to_string(options_.max_inline_job_bytes) +
+                        " inline (--max-inline-job-bytes): send the witnesses by reference (witness_refs, "
+                        "docs/protocol.md)");
+    }
+  }
   if (const uint64_t bound = IngressBounds::From(options_).per_client_connection; submit_bytes > bound) {
     // Larger ones cannot even arrive whole: the ingress guard cuts the
     // connection first. This answer is for one that slipped between its looks.

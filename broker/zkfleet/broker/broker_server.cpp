@@ -29,6 +29,8 @@ constexpr uint32_t kUnavailableRetryAfterMs = 1000;
 constexpr auto kFaultLogInterval = std::chrono::seconds(30);
 // How often freed memory is handed back to the system (malloc_trim: a few ms).
 constexpr auto kTrimInterval = std::chrono::seconds(10);
+// How often a broker leading through etcd looks whether its lease ended.
+constexpr auto kLeadershipCheck = std::chrono::milliseconds(200);
 
 // A journal error without its "journal: " prefix (the callers name the journal).
 std::string FaultText(std::string text) {
@@ -125,6 +127,8 @@ void BrokerServer::EnterUnavailable(const std::string& fault) {
 void BrokerServer::OnStorageFault(const Error& error) {
   const std::string fault = FaultText(error);
   journal_->Abort();
+  // Another broker leads: nothing more may be written or answered here.
+  if (error.code() == ErrorCode::kNotLeader) throw error;
   // None of the turn's client replies went out (they wait for the commit),
   // and none of them may now: what they report is not durable. Each becomes
   // UNAVAILABLE; a client retries with the same request id, which is safe
@@ -314,6 +318,8 @@ void BrokerServer::Run(int signal_fd) {
   for (;;) {
     Clock::time_point wake = next_tick;
     if (core_->unavailable()) wake = std::min(wake, next_probe_);
+    // The keep-alive thread's verdict is looked at every few hundred ms.
+    if (leadership_) wake = std::min(wake, Clock::now() + kLeadershipCheck);
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now());
     if (wait.count() < 0) wait = std::chrono::milliseconds(0);
     zmq::poll(items, 7, wait);
@@ -328,6 +334,13 @@ void BrokerServer::Run(int signal_fd) {
     // Handshakes wait for these answers; they are cheap.
     if (zap_ && (items[2].revents & ZMQ_POLLIN)) zap_->HandleAll();
     if (items[4].revents & ZMQ_POLLIN) OnHandshakeFailures();
+    if (leadership_) {
+      if (auto why = leadership_->lost()) {
+        journal_->Abort();
+        throw Error(ErrorCode::kNotLeader, "this broker no longer leads: " + *why + "; it stops without answering "
+                                           "anything more (a standby takes over from etcd)");
+      }
+    }
     Clock::time_point now = Clock::now();
     size_t received = 0;
     try {
@@ -364,6 +377,7 @@ void BrokerServer::Run(int signal_fd) {
   } catch (const Error& e) {
     journal_->Abort();
     spdlog::error("the last turn could not be committed ({}); nothing of it was acknowledged", FaultText(e));
+    if (e.code() == ErrorCode::kNotLeader) throw;
   }
   spdlog::info("broker stopping: {} jobs submitted, {} completed this life; {} live jobs stay in the journal; "
                "{} journal commits ({:.3f} s)",
@@ -379,7 +393,7 @@ void BrokerServer::HandleGrpcRequests(Clock::time_point now) {
       handling_client_ = ReplyTo{request.identity, request.envelope.correlation_id()};
       core_->HandleClient(request.identity, request.envelope, now, request.peer, std::move(request.frames));
       handling_client_.reset();
-      if (options_.journal.sync == SyncMode::kAlways && journal_->dirty()) Commit();
+      if (journal_->dirty() && (options_.journal.sync == SyncMode::kAlways || journal_->full())) Commit();
     } catch (...) {
       // A storage fault: this request is answered UNAVAILABLE with the
       // turn's (OnStorageFault); the ones after it wait for the next turn,
@@ -436,7 +450,7 @@ size_t BrokerServer::DrainSocket(zmq::socket_t& socket, bool from_workers, int b
                             "its key '" + peer.key_name + "' was removed from the broker's allow-list");
     }
     // --sync always: every message that wrote is durable on its own.
-    if (options_.journal.sync == SyncMode::kAlways && journal_->dirty()) Commit();
+    if (journal_->dirty() && (options_.journal.sync == SyncMode::kAlways || journal_->full())) Commit();
   }
   return static_cast<size_t>(budget);
 }

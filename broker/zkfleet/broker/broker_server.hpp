@@ -27,6 +27,11 @@
 // (persisted by the first commit that succeeds). Only a journal that cannot
 // be read (the rebuild fails) stops the broker, with the error.
 //
+// Leadership (--journal etcd://): a journal commit that etcd refuses because
+// another broker leads (Error kNotLeader), or the leadership's keep-alive
+// finding the lease gone, ends Run() with that error before anything more is
+// sent: the process exits and a standby serves (etcd_leadership.hpp).
+//
 // Security: unless options.security.plaintext, both ROUTERs are CURVE
 // servers and a ZapHandler (polled in the same loop) admits only the keys of
 // the allow-lists, worker keys on the worker port and client keys on the
@@ -54,6 +59,7 @@
 #include "zkfleet/broker/turn_timer.hpp"
 #include "zkfleet/broker/zap_handler.hpp"
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/storage/etcd_leadership.hpp"
 
 namespace zkfleet::broker {
 
@@ -85,6 +91,11 @@ class BrokerServer {
   // Hands the core's verification tasks to the verifier and its verdicts
   // back to the core.
   void VerifyResults(Clock::time_point now);
+
+  // A broker that leads through etcd (--journal etcd://): Run() throws
+  // Error(kNotLeader) once `leadership` says it no longer leads, as it does
+  // when a commit is fenced. Not owned; outlives the server. Before Bind().
+  void SetLeadership(const storage::EtcdLeadership* leadership) { leadership_ = leadership; }
 
   // The current core: replaced (rebuilt from the journal) after a storage fault.
   const BrokerCore& core() const { return *core_; }
@@ -129,6 +140,7 @@ class BrokerServer {
   BrokerOptions options_;
   metrics::BrokerMetrics* metrics_;  // not owned; may be null
   std::unique_ptr<Journal> journal_;  // opened by Bind()
+  const storage::EtcdLeadership* leadership_ = nullptr;  // not owned; null: LMDB
   std::unique_ptr<BrokerCore> core_;
   // Workers a send found unroutable, until SettleUnroutableWorkers.
   std::set<std::string> unroutable_workers_;

@@ -121,7 +121,11 @@ struct BrokerOptions {
   std::shared_ptr<const VerificationKeys> verification_keys;
   std::set<std::string> unverified_circuits;
   unsigned verify_threads = 2;
-  JournalOptions journal;  // journal.dir is --data-dir (required)
+  JournalOptions journal;  // journal.dir is --data-dir, or journal.etcd is --journal etcd://...
+  // Inline witness and input bytes one SUBMIT may carry (0: no bound beyond
+  // the others). The etcd journal sets it: etcd replicates every byte it
+  // keeps through its log, so large witnesses travel by reference there.
+  uint64_t max_inline_job_bytes = 0;
   // CURVE on both ROUTERs with this keypair, peers checked against the
   // allow-lists in allow_dir (workers/, clients/) by the ZAP handler; or
   // plaintext (--insecure-plaintext, a trusted network only).

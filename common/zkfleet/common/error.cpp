@@ -14,6 +14,7 @@ const char* ErrorCodeName(ErrorCode code) {
     case ErrorCode::kDeviceError: return "device_error";
     case ErrorCode::kDeviceLost: return "device_lost";
     case ErrorCode::kIo: return "io";
+    case ErrorCode::kNotLeader: return "not the leader";
     case ErrorCode::kInternal: return "internal";
   }
   return "unknown";

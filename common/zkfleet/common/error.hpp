@@ -19,6 +19,7 @@ enum class ErrorCode {
   kDeviceError,       // CUDA failure
   kDeviceLost,        // sticky CUDA failure: the context is unusable, the process must restart
   kIo,                // read/write/mmap failure
+  kNotLeader,         // another broker leads now: this one must not write (etcd journal fencing)
   kInternal,          // a bug
 };
 

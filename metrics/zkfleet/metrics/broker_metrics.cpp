@@ -41,6 +41,14 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
       registrations_refused(UnlabelledCounter(server.registry(), "zkfleet_broker_registrations_refused_total",
                                               "Worker READYs refused: the worker id is bound to another key, or "
                                               "that worker is already connected")),
+      is_leader(prometheus::BuildGauge()
+                    .Name("zkfleet_broker_is_leader")
+                    .Help("1 while this broker serves: it leads its etcd journal's brokers (--journal etcd://), or "
+                          "it keeps an LMDB journal; 0 while it stands by")
+                    .Register(server.registry())
+                    .Add({})),
+      leader_elections_won(UnlabelledCounter(server.registry(), "zkfleet_broker_leader_elections_won_total",
+                                             "Times this broker became the leader of its etcd journal")),
       unavailable(prometheus::BuildGauge()
                       .Name("zkfleet_broker_unavailable")
                       .Help("1 while the broker refuses new work because its journal cannot be written")

@@ -93,6 +93,11 @@ class BrokerMetrics {
   void SetHeldBytes(uint64_t bytes) { held_bytes.Set(static_cast<double>(bytes)); }
   void ObserveVerify(double seconds) { result_verify_seconds.Observe(seconds); }
   void SetUnavailable(bool on) { unavailable.Set(on ? 1 : 0); }
+  // Leadership (--journal etcd://): standing by (false) or serving (true).
+  void SetLeader(bool on) {
+    if (on && is_leader.Value() == 0) leader_elections_won.Increment();
+    is_leader.Set(on ? 1 : 0);
+  }
   void JournalCommitted(double seconds) { journal_commit_seconds.Observe(seconds); }
   // Live jobs' work items and witness bytes (the admission limits' usage).
   void SetLive(size_t items, uint64_t witness_bytes) {
@@ -121,6 +126,8 @@ class BrokerMetrics {
   prometheus::Counter& requests_forbidden;
   prometheus::Counter& results_stale;
   prometheus::Counter& registrations_refused;
+  prometheus::Gauge& is_leader;
+  prometheus::Counter& leader_elections_won;
   prometheus::Gauge& unavailable;
   prometheus::Gauge& held_bytes;
   prometheus::Histogram& result_verify_seconds;

@@ -1,8 +1,6 @@
 #include "zkfleet/storage/journal.hpp"
 
 #include <fcntl.h>
-#include <lmdb.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -17,6 +15,8 @@
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/storage/digest.hpp"
+#include "zkfleet/storage/etcd_store.hpp"
+#include "zkfleet/storage/lmdb_store.hpp"
 
 namespace zkfleet::storage {
 namespace {
@@ -27,21 +27,10 @@ constexpr uint32_t kFormat = 2;
 constexpr uint32_t kUnsealedFormat = 1;
 constexpr char kMetaKey[] = "meta";
 
-enum Db : unsigned {
-  kMeta, kJobs, kItems, kWitnesses, kWitnessFiles, kRequests, kStubs, kWitnessHashes, kJobIndex, kDbCount
-};
-constexpr const char* kDbNames[kDbCount] = {"meta",     "jobs",  "items",          "witnesses", "witness_files",
-                                            "requests", "stubs", "witness_hashes", "job_index"};
-// Databases an older zkbroker's journal lacks (a read-only open goes on without them).
-constexpr bool kDbOptional[kDbCount] = {false, false, false, false, false, false, false, true, true};
+constexpr unsigned kDbCount = kJournalDbCount;
+constexpr const auto& kDbNames = kJournalDbNames;
 // Key of the record ProbeWritable() puts and deletes (database "meta").
 constexpr char kProbeKey[] = "write-probe";
-// The smallest map OpenEnvironment() falls back to when the process cannot
-// reserve options.map_bytes of address space.
-constexpr uint64_t kSmallestMapBytes = 1ull << 30;
-// What LMDB's lock file takes (its header and 126 reader slots of 64 bytes:
-// 8 KiB), rounded up: reserved before LMDB maps it (OpenEnvironment).
-constexpr off_t kLockFileBytes = 64 << 10;
 // Circuits a worker has announced, each a key "circuit:<id>" in the meta
 // database (empty value): after a restart they are known before any worker
 // has reconnected.
@@ -128,8 +117,6 @@ std::optional<std::string_view> Unsealed(unsigned dbi, std::string_view key, std
   return payload;
 }
 
-MDB_val Val(std::string_view bytes) { return {bytes.size(), const_cast<char*>(bytes.data())}; }
-std::string_view View(const MDB_val& val) { return {static_cast<const char*>(val.mv_data), val.mv_size}; }
 
 std::string Hex(std::string_view bytes) {
   static const char digits[] = "0123456789abcdef";
@@ -151,26 +138,6 @@ std::string FileTypeName(mode_t mode) {
   if (S_ISLNK(mode)) return "a symbolic link";
   return "not a regular file";
 }
-
-// The symbolic name of an errno value the journal explains.
-std::string ErrnoName(int err) {
-  switch (err) {
-    case ENOSPC: return "ENOSPC";
-    case EDQUOT: return "EDQUOT";
-    case EIO: return "EIO";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case EROFS: return "EROFS";
-    case EFBIG: return "EFBIG";
-    case ENOMEM: return "ENOMEM";
-    case EMFILE: return "EMFILE";
-    case ENFILE: return "ENFILE";
-    case ENXIO: return "ENXIO";
-    case ELOOP: return "ELOOP";
-    default: return "errno " + std::to_string(err);
-  }
-}
-
 
 template <typename Message>
 std::optional<Message> Parse(std::optional<std::string_view> bytes, const char* what, const std::filesystem::path& dir) {
@@ -200,96 +167,38 @@ std::optional<SyncMode> ParseSyncMode(std::string_view name) {
   return std::nullopt;
 }
 
-struct Journal::Lmdb {
-  MDB_env* env = nullptr;
-  MDB_txn* txn = nullptr;
-  MDB_dbi dbi[kDbCount] = {};
-  bool has_dbi[kDbCount] = {};
-  int blob_dir_fd = -1;
-  int lock_fd = -1;  // flock()ed while this broker owns the directory
-};
-
-Journal::Journal(JournalOptions options) : options_(std::move(options)), lmdb_(std::make_unique<Lmdb>()) {}
+Journal::Journal(JournalOptions options) : options_(std::move(options)) {}
 
 Journal::~Journal() {
-  if (lmdb_->txn) mdb_txn_abort(lmdb_->txn);  // uncommitted: never acknowledged
+  store_.reset();  // an uncommitted turn is dropped: never acknowledged
   for (int fd : blob_fds_to_sync_) close(fd);
-  if (lmdb_->blob_dir_fd >= 0) close(lmdb_->blob_dir_fd);
-  if (lmdb_->env) mdb_env_close(lmdb_->env);
-  if (lmdb_->lock_fd >= 0) close(lmdb_->lock_fd);  // releases the flock
-}
-
-std::string Journal::Explain(int rc) const {
-  const std::string dir = options_.dir.string();
-  switch (rc) {
-    case ENOSPC: return "the disk holding " + dir + " is full (ENOSPC)";
-    case EDQUOT: return "the disk quota of zkbroker's user is used up on " + dir + " (EDQUOT)";
-    case EIO: return "the disk holding " + dir + " reported an I/O error (EIO; the kernel log, dmesg, says more)";
-    case EACCES: return "zkbroker may not write in " + dir + " (EACCES: check the owner and mode of the directory)";
-    case EPERM:
-      return "writing in " + dir + " is not permitted (EPERM: an immutable file, or a security policy refuses it)";
-    case EROFS:
-      return "the filesystem holding " + dir +
-             " is read-only (EROFS; the kernel remounts a filesystem read-only after disk errors)";
-    case EFBIG: return "a file in " + dir + " would pass the largest file size allowed (EFBIG)";
-    case ENOMEM: return "the broker is out of memory (ENOMEM) for the journal in " + dir;
-    case EMFILE:
-    case ENFILE: return "the broker has too many open files (" + ErrnoName(rc) + ") for the journal in " + dir;
-    case ENXIO:
-    case ELOOP:
-      return "a FIFO, device or symbolic link sits where the journal writes a file in " + dir + " (" +
-             ErrnoName(rc) + "): something other than the broker put it there";
-    case MDB_MAP_FULL:
-      return "the store in " + dir + " reached its map size of " + std::to_string(options_.map_bytes) +
-             " bytes (MDB_MAP_FULL)";
-    case MDB_TXN_FULL: return "one transaction changed too many pages of the store in " + dir + " (MDB_TXN_FULL)";
-    case MDB_BAD_VALSIZE: return "a key or value is too large for the store in " + dir + " (MDB_BAD_VALSIZE)";
-    case MDB_PANIC:
-      return "the store in " + dir + " hit a fatal error earlier and must be opened again (MDB_PANIC)";
-    case MDB_CORRUPTED: return "the store in " + dir + " is damaged (MDB_CORRUPTED)";
-    default:
-      return std::string(mdb_strerror(rc)) + (rc > 0 ? " (" + ErrnoName(rc) + ")" : "") + " in " + dir;
-  }
+  if (blob_dir_fd_ >= 0) close(blob_dir_fd_);
 }
 
 void Journal::Fail(const std::string& doing, int rc) const {
-  throw Error(ErrorCode::kIo, "journal: " + Explain(rc) + " while " + doing);
+  throw Error(ErrorCode::kIo, "journal: " + ExplainStorageError(options_.dir, rc, options_.map_bytes) + " while " + doing);
 }
 
 std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
   std::unique_ptr<Journal> journal(new Journal(options));
   const auto& dir = options.dir;
-  std::error_code ec;
-  if (options.read_only && !std::filesystem::exists(dir / "data.mdb")) {
-    throw Error(ErrorCode::kNotFound, "journal: " + dir.string() + " holds no broker journal (no data.mdb)");
-  }
-  if (!options.read_only) std::filesystem::create_directories(dir / "blobs", ec);
-  if (ec) throw Error(ErrorCode::kIo, "journal: cannot create " + (dir / "blobs").string() + ": " + ec.message());
-  Lmdb& db = *journal->lmdb_;
-  if (!options.read_only) {
-    // One broker per data directory: LMDB would let a second process write
-    // too (its writers take turns), and two brokers' memories would disagree.
-    const auto lock_path = dir / "broker.lock";
-    db.lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-    if (db.lock_fd < 0) journal->Fail("creating " + lock_path.string(), errno);
-    if (flock(db.lock_fd, LOCK_EX | LOCK_NB) != 0) {
-      char owner[32] = {};
-      ssize_t n = pread(db.lock_fd, owner, sizeof(owner) - 1, 0);
-      throw Error(ErrorCode::kIo, "journal: " + dir.string() + " is in use by another zkbroker" +
-                                      (n > 0 ? " (pid " + std::string(owner, static_cast<size_t>(n)) + ")" : "") +
-                                      "; one broker per --data-dir");
-    }
-    std::string pid = std::to_string(getpid());
-    if (ftruncate(db.lock_fd, 0) == 0 && pwrite(db.lock_fd, pid.data(), pid.size(), 0) < 0) {
-      spdlog::debug("journal: could not write the pid into {}", lock_path.string());
+  if (options.etcd) {
+    // Witnesses stay out of etcd's log but for small inline ones (the broker
+    // bounds them at submit): none is ever a file here.
+    journal->options_.blob_threshold = UINT64_MAX;
+    journal->store_ = EtcdStore::Open(*options.etcd, options.read_only);
+  } else {
+    std::error_code ec;
+    if (!options.read_only) std::filesystem::create_directories(dir / "blobs", ec);
+    if (ec) throw Error(ErrorCode::kIo, "journal: cannot create " + (dir / "blobs").string() + ": " + ec.message());
+    auto store = LmdbStore::Open(options);
+    journal->options_.map_bytes = store->map_bytes();
+    journal->store_ = std::move(store);
+    journal->blob_dir_fd_ = open((dir / "blobs").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (journal->blob_dir_fd_ < 0 && !options.read_only) {
+      throw Error(ErrorCode::kIo, "journal: cannot open " + (dir / "blobs").string() + ": " + std::strerror(errno));
     }
   }
-  db.blob_dir_fd = open((dir / "blobs").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (db.blob_dir_fd < 0 && !options.read_only) {
-    throw Error(ErrorCode::kIo, "journal: cannot open " + (dir / "blobs").string() + ": " + std::strerror(errno));
-  }
-  journal->OpenEnvironment();
-  journal->OpenDatabases();
   // The meta record says the format: sealed (2), or an older zkbroker's (1).
   journal->sealed_ = false;
   std::optional<std::string_view> raw_meta = journal->Get(kMeta, kMetaKey);
@@ -335,107 +244,16 @@ std::unique_ptr<Journal> Journal::Open(const JournalOptions& options) {
   return journal;
 }
 
-void Journal::OpenEnvironment() {
-  Lmdb& db = *lmdb_;
-  if (!options_.read_only) {
-    // LMDB maps its lock file and writes its reader table through the map: on
-    // a full tmpfs (or any filesystem that allocates on write) that write was
-    // a SIGBUS, not an error. Its blocks are reserved here first, so a full
-    // disk is an error in words ("is full (ENOSPC)") and LMDB finds them there.
-    const std::filesystem::path lock = options_.dir / "lock.mdb";
-    int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
-    if (fd < 0) Fail("creating the store's lock file " + lock.string(), errno);
-    const int err = posix_fallocate(fd, 0, kLockFileBytes);
-    close(fd);
-    if (err != 0 && err != EOPNOTSUPP && err != EINVAL) Fail("reserving the store's lock file " + lock.string(), err);
-  }
-  unsigned flags = MDB_NOTLS;
-  if (options_.sync == SyncMode::kNone) flags |= MDB_NOSYNC;
-  if (options_.read_only) flags |= MDB_RDONLY;
-  int rc = 0;
-  for (;;) {
-    rc = mdb_env_create(&db.env);
-    if (rc != 0) Fail("creating the LMDB environment", rc);
-    mdb_env_set_maxdbs(db.env, kDbCount);
-    rc = mdb_env_set_mapsize(db.env, options_.map_bytes);
-    if (rc != 0) Fail("reserving a map of " + std::to_string(options_.map_bytes) + " bytes", rc);
-    rc = mdb_env_open(db.env, options_.dir.c_str(), flags, 0640);
-    // The map is address space only, but a process may not get that much of
-    // it (a ulimit -v, a sanitizer's shadow memory): take a smaller one
-    // rather than not start. A failed open leaves the environment unusable.
-    if (rc != ENOMEM || options_.map_bytes <= kSmallestMapBytes) break;
-    mdb_env_close(db.env);
-    db.env = nullptr;
-    const uint64_t smaller = std::max<uint64_t>(options_.map_bytes / 4, kSmallestMapBytes);
-    spdlog::warn("journal {}: no address space for a map of {} bytes; trying {}", options_.dir.string(),
-                 options_.map_bytes, smaller);
-    options_.map_bytes = smaller;
-  }
-  if (rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_VERSION_MISMATCH) {
-    throw Error(ErrorCode::kIo, "journal " + options_.dir.string() +
-                                    ": the store (data.mdb) is damaged or not an LMDB store of this version (" +
-                                    mdb_strerror(rc) +
-                                    "); nothing was changed: restore the directory from a backup "
-                                    "(docs/operations.md)");
-  }
-  if (rc != 0) Fail("opening the store", rc);
-}
-
-void Journal::OpenDatabases() {
-  Lmdb& db = *lmdb_;
-  // Handles opened in a transaction last beyond it only if it commits: Open()
-  // commits this one at its end, a reopen here.
-  MDB_txn* txn = nullptr;
-  int rc = mdb_txn_begin(db.env, nullptr, options_.read_only ? MDB_RDONLY : 0, &txn);
-  if (rc != 0) Fail("beginning a transaction", rc);
-  for (unsigned i = 0; i < kDbCount; ++i) {
-    rc = mdb_dbi_open(txn, kDbNames[i], options_.read_only ? 0 : MDB_CREATE, &db.dbi[i]);
-    db.has_dbi[i] = rc == 0;
-    if (rc == MDB_NOTFOUND && options_.read_only && kDbOptional[i]) continue;  // an older journal
-    if (rc != 0) {
-      mdb_txn_abort(txn);
-      Fail(std::string("opening database ") + kDbNames[i], rc);
-    }
-  }
-  lmdb_->txn = txn;
-}
-
-void* Journal::Txn() {
-  if (!lmdb_->txn) {
-    int rc = mdb_txn_begin(lmdb_->env, nullptr, options_.read_only ? MDB_RDONLY : 0, &lmdb_->txn);
-    if (rc == MDB_PANIC && !options_.read_only) {
-      // A write failed in a way LMDB cannot undo in place (its meta page):
-      // the environment must be opened again. What was committed is intact.
-      spdlog::warn("journal: the LMDB environment in {} is opened again after a fatal write error",
-                   options_.dir.string());
-      mdb_env_close(lmdb_->env);
-      lmdb_->env = nullptr;
-      lmdb_->txn = nullptr;
-      OpenEnvironment();
-      OpenDatabases();
-      rc = mdb_txn_commit(lmdb_->txn);  // keeps the database handles
-      lmdb_->txn = nullptr;
-      if (rc != 0) Fail("opening the databases again", rc);
-      rc = mdb_txn_begin(lmdb_->env, nullptr, 0, &lmdb_->txn);
-    }
-    if (rc != 0) {
-      lmdb_->txn = nullptr;
-      Fail("beginning a transaction", rc);
-    }
-  }
-  return lmdb_->txn;
-}
-
 void Journal::Put(unsigned dbi, std::string_view key, std::string_view value) {
   if (options_.read_only) {
     throw Error(ErrorCode::kIo, "journal " + options_.dir.string() + " is open read-only: cannot put into " +
                                     kDbNames[dbi]);
   }
-  std::string sealed;
-  if (sealed_ && IsSealed(dbi)) sealed = Sealed(dbi, key, value);
-  MDB_val k = Val(key), v = Val(sealed_ && IsSealed(dbi) ? std::string_view(sealed) : value);
-  int rc = mdb_put(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[dbi], &k, &v, 0);
-  if (rc != 0) Fail(std::string("putting a record into ") + kDbNames[dbi], rc);
+  if (sealed_ && IsSealed(dbi)) {
+    store_->Put(dbi, key, Sealed(dbi, key, value));
+  } else {
+    store_->Put(dbi, key, value);
+  }
   dirty_ = true;
 }
 
@@ -444,22 +262,15 @@ bool Journal::Del(unsigned dbi, std::string_view key) {
     throw Error(ErrorCode::kIo, "journal " + options_.dir.string() + " is open read-only: cannot delete from " +
                                     kDbNames[dbi]);
   }
-  MDB_val k = Val(key);
-  int rc = mdb_del(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[dbi], &k, nullptr);
-  if (rc == MDB_NOTFOUND) return false;
-  if (rc != 0) Fail(std::string("deleting a record from ") + kDbNames[dbi], rc);
+  if (!store_->Del(dbi, key)) return false;
   dirty_ = true;
   return true;
 }
 
 std::optional<std::string_view> Journal::Get(unsigned dbi, std::string_view key) {
-  MDB_txn* txn = static_cast<MDB_txn*>(Txn());
-  if (!lmdb_->has_dbi[dbi]) return std::nullopt;  // an older journal, opened read-only
-  MDB_val k = Val(key), v{};
-  int rc = mdb_get(txn, lmdb_->dbi[dbi], &k, &v);
-  if (rc == MDB_NOTFOUND) return std::nullopt;
-  if (rc != 0) Fail(std::string("reading a record of ") + kDbNames[dbi], rc);
-  return Checked(dbi, key, View(v));
+  std::optional<std::string_view> value = store_->Get(dbi, key);
+  if (!value) return std::nullopt;
+  return Checked(dbi, key, *value);
 }
 
 std::string_view Journal::Checked(unsigned dbi, std::string_view key, std::string_view value) const {
@@ -476,25 +287,17 @@ std::string DamagedRecord(const std::filesystem::path& dir, std::string_view dat
 }
 
 void Journal::SealRecords() {
-  MDB_txn* txn = static_cast<MDB_txn*>(Txn());
   size_t count = 0;
   for (unsigned dbi = 0; dbi < kDbCount; ++dbi) {
-    if (!IsSealed(dbi) || !lmdb_->has_dbi[dbi]) continue;
-    MDB_cursor* cursor = nullptr;
-    int rc = mdb_cursor_open(txn, lmdb_->dbi[dbi], &cursor);
-    if (rc != 0) Fail(std::string("opening a cursor over ") + kDbNames[dbi], rc);
-    MDB_val key{}, value{};
-    for (rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-      // Copies: the key and value point into the page this put rewrites.
-      std::string k(View(key)), sealed = Sealed(dbi, View(key), View(value));
-      MDB_val kv = Val(k), v = Val(sealed);
-      rc = mdb_cursor_put(cursor, &kv, &v, MDB_CURRENT);
-      if (rc != 0) break;
-      ++count;
-    }
-    mdb_cursor_close(cursor);
-    if (rc != 0 && rc != MDB_NOTFOUND) Fail(std::string("adding checksums to ") + kDbNames[dbi], rc);
+    if (!IsSealed(dbi) || !store_->has(dbi)) continue;
+    // Copied first: a store's views end at the next write.
+    std::vector<std::pair<std::string, std::string>> records;
+    store_->Scan(dbi, "", ScanDirection::kForward, [&](std::string_view key, std::string_view value) {
+      records.emplace_back(std::string(key), Sealed(dbi, key, value));
+      return true;
+    });
+    for (const auto& [key, sealed] : records) store_->Put(dbi, key, sealed);
+    count += records.size();
   }
   meta_.set_format(kFormat);
   meta_dirty_ = true;
@@ -509,7 +312,8 @@ uint64_t Journal::BeginLife() {
   dirty_ = true;
   // Blob files written by a turn that never committed are referenced by no record.
   size_t removed = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(options_.dir / "blobs")) {
+  for (const auto& entry : blob_dir_fd_ < 0 ? std::filesystem::directory_iterator()
+                                            : std::filesystem::directory_iterator(options_.dir / "blobs")) {
     unsigned long long seq = 0;
     unsigned partition = 0;
     std::string name = entry.path().filename().string();
@@ -523,18 +327,11 @@ uint64_t Journal::BeginLife() {
   // Hashes of witnesses that are gone (an older zkbroker deleted the witness
   // and left its hash, which it does not know).
   std::vector<std::string> stale;
-  {
-    MDB_cursor* cursor = nullptr;
-    int rc = mdb_cursor_open(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kWitnessHashes], &cursor);
-    if (rc != 0) Fail("opening a cursor over witness_hashes", rc);
-    MDB_val key{}, value{};
-    for (rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-      std::string k(View(key));
-      if (!Get(kWitnesses, k) && !Get(kWitnessFiles, k)) stale.push_back(std::move(k));
-    }
-    mdb_cursor_close(cursor);
-  }
+  store_->Scan(kWitnessHashes, "", ScanDirection::kForward, [&](std::string_view key, std::string_view) {
+    std::string k(key);
+    if (!Get(kWitnesses, k) && !Get(kWitnessFiles, k)) stale.push_back(std::move(k));
+    return true;
+  });
   for (const std::string& k : stale) Del(kWitnessHashes, k);
   Commit();
   return meta_.epoch();
@@ -741,7 +538,9 @@ std::optional<StoredWitness> Journal::ReadWitness(uint64_t job_seq, uint32_t par
   if (fd < 0) {
     const int err = errno;
     if (err == EMFILE || err == ENFILE || err == ENOMEM) {
-      throw Error(ErrorCode::kResourceExhausted, "journal: " + Explain(err) + " while opening " + path.string());
+      throw Error(ErrorCode::kResourceExhausted,
+                  "journal: " + ExplainStorageError(options_.dir, err, options_.map_bytes) + " while opening " +
+                      path.string());
     }
     *fault = err == ENOENT ? "its witness file " + path.string() +
                                  " is missing (deleted, or a data directory restored from an inconsistent copy)"
@@ -782,7 +581,9 @@ std::optional<StoredWitness> Journal::ReadWitness(uint64_t job_seq, uint32_t par
     const int err = errno;
     close(fd);
     if (err == ENOMEM) {
-      throw Error(ErrorCode::kResourceExhausted, "journal: " + Explain(err) + " while mapping " + path.string());
+      throw Error(ErrorCode::kResourceExhausted,
+                  "journal: " + ExplainStorageError(options_.dir, err, options_.map_bytes) + " while mapping " +
+                      path.string());
     }
     *fault = "its witness file " + path.string() + " cannot be mapped: " + std::strerror(err);
     return std::nullopt;
@@ -828,25 +629,6 @@ std::optional<journal::Request> Journal::GetRequest(const std::string& client_id
   return Parse<journal::Request>(Get(kRequests, RequestKey(client_id, request_id)), "request", options_.dir);
 }
 
-namespace {
-
-// A cursor over one database of the write transaction, closed on scope exit.
-class Cursor {
- public:
-  Cursor(MDB_txn* txn, MDB_dbi dbi) { rc_ = mdb_cursor_open(txn, dbi, &cursor_); }
-  ~Cursor() {
-    if (cursor_) mdb_cursor_close(cursor_);
-  }
-  int open_status() const { return rc_; }
-  int Get(MDB_val* key, MDB_val* value, MDB_cursor_op op) { return mdb_cursor_get(cursor_, key, value, op); }
-  int Del() { return mdb_cursor_del(cursor_, 0); }
-
- private:
-  MDB_cursor* cursor_ = nullptr;
-  int rc_ = 0;
-};
-
-}  // namespace
 
 void Journal::RememberCircuit(const std::string& circuit_id, const std::string& owner) {
   Put(kMeta, std::string(kCircuitKeyPrefix) + circuit_id, owner);
@@ -876,75 +658,54 @@ std::vector<std::pair<std::string, std::string>> Journal::KnownGeneratorOwners()
 
 std::vector<std::pair<std::string, std::string>> Journal::MetaEntries(std::string_view prefix) {
   std::vector<std::pair<std::string, std::string>> names;
-  Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kMeta]);
-  if (cursor.open_status() != 0) Fail("cursor over meta", cursor.open_status());
-  std::string first(prefix);
-  MDB_val key{first.size(), first.data()}, value{};
-  for (int rc = cursor.Get(&key, &value, MDB_SET_RANGE); rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
-    std::string_view name(static_cast<const char*>(key.mv_data), key.mv_size);
-    if (name.substr(0, prefix.size()) != prefix) break;
-    names.emplace_back(name.substr(prefix.size()), std::string(Checked(kMeta, name, View(value))));
-  }
+  store_->Scan(kMeta, prefix, ScanDirection::kForward, [&](std::string_view name, std::string_view value) {
+    if (name.substr(0, prefix.size()) != prefix) return false;
+    names.emplace_back(name.substr(prefix.size()), std::string(Checked(kMeta, name, value)));
+    return true;
+  });
   return names;
 }
 
 void Journal::ForEachJob(const std::function<void(const journal::Job&)>& visit) {
-  Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kJobs]);
-  if (cursor.open_status() != 0) Fail("cursor over jobs", cursor.open_status());
-  MDB_val key{}, value{};
-  for (int rc = cursor.Get(&key, &value, MDB_FIRST); rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
-    visit(*Parse<journal::Job>(Checked(kJobs, View(key), View(value)), "job", options_.dir));
-  }
+  store_->Scan(kJobs, "", ScanDirection::kForward, [&](std::string_view key, std::string_view value) {
+    visit(*Parse<journal::Job>(Checked(kJobs, key, value), "job", options_.dir));
+    return true;
+  });
 }
 
 std::vector<std::pair<uint32_t, journal::Item>> Journal::Items(uint64_t job_seq) {
   std::vector<std::pair<uint32_t, journal::Item>> items;
-  Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kItems]);
-  if (cursor.open_status() != 0) Fail("cursor over items", cursor.open_status());
-  std::string prefix = JobKey(job_seq);
-  MDB_val key = Val(prefix), value{};
-  for (int rc = cursor.Get(&key, &value, MDB_SET_RANGE); rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
-    std::string_view k = View(key);
-    if (k.size() != 12 || k.substr(0, 8) != prefix) break;
-    items.emplace_back(static_cast<uint32_t>(ReadBigEndian(k.data() + 8, 4)),
-                       *Parse<journal::Item>(Checked(kItems, k, View(value)), "item", options_.dir));
-  }
+  const std::string prefix = JobKey(job_seq);
+  store_->Scan(kItems, prefix, ScanDirection::kForward, [&](std::string_view key, std::string_view value) {
+    if (key.size() != 12 || key.substr(0, 8) != prefix) return false;
+    items.emplace_back(static_cast<uint32_t>(ReadBigEndian(key.data() + 8, 4)),
+                       *Parse<journal::Item>(Checked(kItems, key, value), "item", options_.dir));
+    return true;
+  });
   return items;
 }
 
 void Journal::ForEachStub(const std::function<void(uint64_t, const journal::Stub&)>& visit) {
-  Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kStubs]);
-  if (cursor.open_status() != 0) Fail("cursor over stubs", cursor.open_status());
-  MDB_val key{}, value{};
-  for (int rc = cursor.Get(&key, &value, MDB_FIRST); rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
-    visit(ReadBigEndian(static_cast<const char*>(key.mv_data), 8),
-          *Parse<journal::Stub>(Checked(kStubs, View(key), View(value)), "stub", options_.dir));
-  }
+  store_->Scan(kStubs, "", ScanDirection::kForward, [&](std::string_view key, std::string_view value) {
+    visit(ReadBigEndian(key.data(), 8), *Parse<journal::Stub>(Checked(kStubs, key, value), "stub", options_.dir));
+    return true;
+  });
 }
 
-size_t Journal::CountRequests() {
-  MDB_stat stat{};
-  int rc = mdb_stat(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kRequests], &stat);
-  if (rc != 0) Fail("stat of requests", rc);
-  return stat.ms_entries;
-}
+size_t Journal::CountRequests() { return store_->Count(kRequests); }
 
 size_t Journal::ExpireResults(double cutoff_unix_s, size_t budget) {
   std::vector<journal::Job> expired;
-  {
-    Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kJobs]);
-    if (cursor.open_status() != 0) Fail("cursor over jobs", cursor.open_status());
-    MDB_val key{}, value{};
-    size_t looked = 0;
-    for (int rc = cursor.Get(&key, &value, MDB_FIRST); rc == 0 && looked < budget;
-         rc = cursor.Get(&key, &value, MDB_NEXT), ++looked) {
-      journal::Job job = *Parse<journal::Job>(Checked(kJobs, View(key), View(value)), "job", options_.dir);
-      // Jobs are in submission order: later ones cannot have ended before the cutoff.
-      if (job.submitted_unix_s() > cutoff_unix_s) break;
-      if (job.finished_unix_s() == 0 || job.finished_unix_s() > cutoff_unix_s) continue;  // live or recent
-      expired.push_back(std::move(job));
-    }
-  }
+  size_t looked = 0;
+  store_->Scan(kJobs, "", ScanDirection::kForward, [&](std::string_view key, std::string_view value) {
+    if (looked++ >= budget) return false;
+    journal::Job job = *Parse<journal::Job>(Checked(kJobs, key, value), "job", options_.dir);
+    // Jobs are in submission order: later ones cannot have ended before the cutoff.
+    if (job.submitted_unix_s() > cutoff_unix_s) return false;
+    if (job.finished_unix_s() == 0 || job.finished_unix_s() > cutoff_unix_s) return true;  // live or recent
+    expired.push_back(std::move(job));
+    return true;
+  });
   for (const journal::Job& job : expired) {
     journal::Stub stub;
     stub.set_client_id(job.client_id());
@@ -965,17 +726,13 @@ size_t Journal::ExpireResults(double cutoff_unix_s, size_t budget) {
 
 size_t Journal::ExpireRequests(double cutoff_unix_s, size_t budget) {
   std::vector<std::pair<uint64_t, journal::Stub>> expired;
-  {
-    Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kStubs]);
-    if (cursor.open_status() != 0) Fail("cursor over stubs", cursor.open_status());
-    MDB_val key{}, value{};
-    for (int rc = cursor.Get(&key, &value, MDB_FIRST); rc == 0 && expired.size() < budget;
-         rc = cursor.Get(&key, &value, MDB_NEXT)) {
-      journal::Stub stub = *Parse<journal::Stub>(Checked(kStubs, View(key), View(value)), "stub", options_.dir);
-      if (stub.submitted_unix_s() > cutoff_unix_s) break;
-      expired.emplace_back(ReadBigEndian(static_cast<const char*>(key.mv_data), 8), std::move(stub));
-    }
-  }
+  store_->Scan(kStubs, "", ScanDirection::kForward, [&](std::string_view key, std::string_view value) {
+    if (expired.size() >= budget) return false;
+    journal::Stub stub = *Parse<journal::Stub>(Checked(kStubs, key, value), "stub", options_.dir);
+    if (stub.submitted_unix_s() > cutoff_unix_s) return false;
+    expired.emplace_back(ReadBigEndian(key.data(), 8), std::move(stub));
+    return true;
+  });
   for (const auto& [job_seq, stub] : expired) {
     Del(kStubs, JobKey(job_seq));
     std::string request_key = RequestKey(stub.client_id(), stub.request_id());
@@ -990,10 +747,7 @@ size_t Journal::ExpireRequests(double cutoff_unix_s, size_t budget) {
 
 void Journal::Commit() {
   if (options_.read_only) {
-    // Committing (not aborting) a read-only transaction keeps the database
-    // handles it opened.
-    if (lmdb_->txn) mdb_txn_commit(lmdb_->txn);
-    lmdb_->txn = nullptr;
+    store_->Commit();  // ends the read transaction: the next read sees new commits
     return;
   }
   // The meta record goes with a commit that writes: one left over from an
@@ -1004,7 +758,6 @@ void Journal::Commit() {
     Put(kMeta, kMetaKey, meta_.SerializeAsString());
     meta_dirty_ = false;
   }
-  if (!lmdb_->txn) return;
   auto started = std::chrono::steady_clock::now();
   bool sync = options_.sync != SyncMode::kNone;
   // Blob files first: the records that reference them must never be durable
@@ -1017,14 +770,11 @@ void Journal::Commit() {
   const bool wrote_blobs = !blob_fds_to_sync_.empty();
   blob_fds_to_sync_.clear();
   if (sync_error != 0) Fail("syncing a witness file (fdatasync) before committing", sync_error);
-  if (sync && wrote_blobs && fsync(lmdb_->blob_dir_fd) != 0) {
+  if (sync && wrote_blobs && fsync(blob_dir_fd_) != 0) {
     Fail("syncing the directory " + (options_.dir / "blobs").string() + " before committing", errno);
   }
-  MDB_txn* txn = lmdb_->txn;
-  lmdb_->txn = nullptr;
   bool wrote = dirty_;
-  int rc = mdb_txn_commit(txn);  // frees the transaction, committed or not
-  if (rc != 0) Fail("committing", rc);
+  store_->Commit();
   dirty_ = false;
   committed_meta_ = meta_;
   blobs_written_.clear();
@@ -1039,14 +789,11 @@ void Journal::Commit() {
   }
 }
 
+bool Journal::full() const { return store_->full(); }
+
 void Journal::Abort() {
-  if (options_.read_only) {
-    if (lmdb_->txn) mdb_txn_commit(lmdb_->txn);  // a reader: nothing to undo
-    lmdb_->txn = nullptr;
-    return;
-  }
-  if (lmdb_->txn) mdb_txn_abort(lmdb_->txn);
-  lmdb_->txn = nullptr;
+  store_->Abort();
+  if (options_.read_only) return;
   for (int fd : blob_fds_to_sync_) close(fd);
   blob_fds_to_sync_.clear();
   blobs_to_unlink_.clear();  // their records stay, so do they
@@ -1068,8 +815,7 @@ void Journal::Abort() {
     std::error_code ec;
     if (std::filesystem::remove(blob.path, ec)) ++removed;
   }
-  if (lmdb_->txn) mdb_txn_abort(lmdb_->txn);  // the lookups' transaction
-  lmdb_->txn = nullptr;
+  store_->Abort();  // the lookups' transaction
   spdlog::debug("journal: the turn's writes were dropped ({} witness files removed); the journal in {} is as last "
                 "committed",
                 removed, options_.dir.string());
@@ -1081,6 +827,24 @@ bool Journal::ProbeWritable(std::string* why) {
     return false;
   }
   try {
+    if (!options_.etcd) ProbeDisk();
+    // The store takes a transaction (this also persists a job_seq or epoch
+    // taken since the last commit that succeeded).
+    Put(kMeta, kProbeKey, "probe");
+    Del(kMeta, kProbeKey);
+    Commit();
+    why->clear();
+    return true;
+  } catch (const Error& e) {
+    Abort();
+    if (e.code() == ErrorCode::kNotLeader) throw;
+    *why = e.what();
+    return false;
+  }
+}
+
+void Journal::ProbeDisk() {
+  {
     // The disk takes new bytes, and syncs them.
     const std::filesystem::path path = options_.dir / kProbeKey;
     int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0640);
@@ -1098,67 +862,33 @@ bool Journal::ProbeWritable(std::string* why) {
     std::error_code ec;
     std::filesystem::remove(path, ec);
     if (err != 0) Fail("writing the write probe " + path.string(), err);
-    // The store takes a transaction (this also persists a job_seq or epoch
-    // taken since the last commit that succeeded).
-    Put(kMeta, kProbeKey, "probe");
-    Del(kMeta, kProbeKey);
-    Commit();
-    why->clear();
-    return true;
-  } catch (const Error& e) {
-    Abort();
-    *why = e.what();
-    return false;
   }
 }
 
-uint64_t Journal::StoreBytes() {
-  MDB_envinfo info{};
-  MDB_stat stat{};
-  mdb_env_info(lmdb_->env, &info);
-  mdb_env_stat(lmdb_->env, &stat);
-  return (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
-}
+uint64_t Journal::StoreBytes() { return store_->StoreBytes(); }
 
 void Journal::ScanJobIndex(JobIndex index, std::string_view value, uint64_t below,
                            const std::function<bool(uint64_t)>& visit) {
-  if (!lmdb_->has_dbi[kJobIndex]) return;  // an older journal, read-only
   const std::string prefix = IndexPrefix(index, value);
   std::string start = prefix;
   AppendBigEndian(start, below == 0 ? UINT64_MAX : below, 8);
-  Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kJobIndex]);
-  if (cursor.open_status() != 0) Fail("cursor over job_index", cursor.open_status());
-  MDB_val key{start.size(), start.data()}, data{};
   // Newest first: the last key below `start`.
-  int rc = cursor.Get(&key, &data, MDB_SET_RANGE);
-  rc = cursor.Get(&key, &data, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV);
-  for (; rc == 0; rc = cursor.Get(&key, &data, MDB_PREV)) {
-    std::string_view k(static_cast<const char*>(key.mv_data), key.mv_size);
-    if (k.size() != prefix.size() + 8 || k.compare(0, prefix.size(), prefix) != 0) break;
-    if (!visit(ReadBigEndian(k.data() + prefix.size(), 8))) return;
-  }
-  if (rc != 0 && rc != MDB_NOTFOUND) Fail("reading job_index", rc);
+  store_->Scan(kJobIndex, start, ScanDirection::kBackward, [&](std::string_view key, std::string_view) {
+    if (key.size() != prefix.size() + 8 || key.compare(0, prefix.size(), prefix) != 0) return false;
+    return visit(ReadBigEndian(key.data() + prefix.size(), 8));
+  });
 }
 
 void Journal::ScanJobsNewestFirst(uint64_t below, const std::function<bool(const journal::Job&)>& visit) {
-  Cursor cursor(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[kJobs]);
-  if (cursor.open_status() != 0) Fail("cursor over jobs", cursor.open_status());
-  std::string start = JobKey(below == 0 ? UINT64_MAX : below);
-  MDB_val key{start.size(), start.data()}, value{};
-  int rc = cursor.Get(&key, &value, MDB_SET_RANGE);
-  rc = cursor.Get(&key, &value, rc == MDB_NOTFOUND ? MDB_LAST : MDB_PREV);
-  for (; rc == 0; rc = cursor.Get(&key, &value, MDB_PREV)) {
-    if (!visit(*Parse<journal::Job>(Checked(kJobs, View(key), View(value)), "job", options_.dir))) return;
-  }
-  if (rc != 0 && rc != MDB_NOTFOUND) Fail("reading jobs", rc);
+  const std::string start = JobKey(below == 0 ? UINT64_MAX : below);
+  store_->Scan(kJobs, start, ScanDirection::kBackward, [&](std::string_view key, std::string_view value) {
+    return visit(*Parse<journal::Job>(Checked(kJobs, key, value), "job", options_.dir));
+  });
 }
 
 void Journal::RebuildJobIndexIfMissing() {
   if (options_.read_only) return;
-  MDB_stat index{}, jobs{};
-  MDB_txn* txn = static_cast<MDB_txn*>(Txn());
-  if (mdb_stat(txn, lmdb_->dbi[kJobIndex], &index) != 0 || mdb_stat(txn, lmdb_->dbi[kJobs], &jobs) != 0) return;
-  if (index.ms_entries > 0 || jobs.ms_entries == 0) return;
+  if (store_->Count(kJobIndex) > 0 || store_->Count(kJobs) == 0) return;
   // A journal of a zkbroker without the index: built once, in this turn.
   size_t count = 0;
   ForEachJob([&](const journal::Job& job) {
@@ -1173,21 +903,15 @@ std::string_view Journal::database_name(unsigned db) { return db < kDbCount ? kD
 
 void Journal::ForEachRecord(unsigned from_db, std::string_view after,
                             const std::function<void(const RecordView&)>& visit) {
-  MDB_txn* txn = static_cast<MDB_txn*>(Txn());
   for (unsigned dbi = from_db; dbi < kDbCount; ++dbi) {
-    if (!lmdb_->has_dbi[dbi]) continue;
-    Cursor cursor(txn, lmdb_->dbi[dbi]);
-    if (cursor.open_status() != 0) Fail(std::string("cursor over ") + kDbNames[dbi], cursor.open_status());
-    std::string start(dbi == from_db ? after : std::string_view());
-    MDB_val key{start.size(), start.data()}, value{};
-    int rc = start.empty() ? cursor.Get(&key, &value, MDB_FIRST) : cursor.Get(&key, &value, MDB_SET_RANGE);
-    if (rc == 0 && !start.empty() && View(key) == start) rc = cursor.Get(&key, &value, MDB_NEXT);
-    for (; rc == 0; rc = cursor.Get(&key, &value, MDB_NEXT)) {
-      RecordView record{dbi, kDbNames[dbi], View(key), View(value)};
-      if (sealed_ && IsSealed(dbi)) record.payload = Unsealed(dbi, View(key), View(value));
+    const std::string start(dbi == from_db ? after : std::string_view());
+    store_->Scan(dbi, start, ScanDirection::kForward, [&](std::string_view key, std::string_view value) {
+      if (!start.empty() && key == start) return true;  // after it
+      RecordView record{dbi, kDbNames[dbi], key, value};
+      if (sealed_ && IsSealed(dbi)) record.payload = Unsealed(dbi, key, value);
       visit(record);
-    }
-    if (rc != MDB_NOTFOUND) Fail(std::string("reading ") + kDbNames[dbi], rc);
+      return true;
+    });
   }
 }
 

@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "journal.pb.h"
+#include "zkfleet/storage/record_store.hpp"
 
 namespace zkfleet::storage {
 
@@ -74,7 +75,24 @@ enum class SyncMode {
 const char* SyncModeName(SyncMode mode);
 std::optional<SyncMode> ParseSyncMode(std::string_view name);
 
+class EtcdLeadership;
+
+// The journal in an etcd cluster instead of a data directory (etcd_store.hpp).
+struct EtcdJournalOptions {
+  std::vector<std::string> endpoints;  // "host:port" of the members
+  std::string prefix = "zkfleet/";     // every key of this fleet starts with it
+  // The leadership every write is fenced with; not owned, outlives the
+  // journal. Null: read-only inspection (zkctl).
+  const EtcdLeadership* leadership = nullptr;
+  // One etcd transaction's bounds (etcd's --max-txn-ops, default 128, and
+  // --max-request-bytes, default 1.5 MiB, less room for the request's frame).
+  uint32_t max_txn_ops = 128;
+  uint64_t max_txn_bytes = 1u << 20;
+};
+
 struct JournalOptions {
+  // The LMDB journal's data directory; in etcd mode, the journal's etcd://
+  // URL (names it in messages; no file is written).
   std::filesystem::path dir;
   SyncMode sync = SyncMode::kBatch;
   // Address space reserved for the store; the file grows only as it is used.
@@ -84,6 +102,8 @@ struct JournalOptions {
   // Inspection (zkctl journal): reads only, and works while a broker has the
   // store open (LMDB readers never block its writer). Writes throw.
   bool read_only = false;
+  // Set: the journal lives in etcd (zkbroker --journal etcd://...).
+  std::optional<EtcdJournalOptions> etcd;
 };
 
 // A witness as the journal hands it back: its bytes copied out of the store
@@ -247,6 +267,9 @@ class Journal {
   // caller must then Abort().
   void Commit();
   bool dirty() const { return dirty_; }
+  // Whether the turn's writes should be committed before the next message's
+  // (the etcd store: a transaction has a size limit).
+  bool full() const;
 
   // Drops the current turn: its transaction and the witness files it wrote
   // (unlinked, unless a committed record names them); deletions it asked for
@@ -268,14 +291,7 @@ class Journal {
 
  private:
   explicit Journal(JournalOptions options);
-  struct Lmdb;
 
-  // The environment and its databases (Open; again after MDB_PANIC).
-  void OpenEnvironment();
-  void OpenDatabases();
-  // The turn's write transaction, begun on first use. After a failure LMDB
-  // declares fatal (MDB_PANIC), the environment is closed and opened again.
-  void* Txn();
   void Put(unsigned dbi, std::string_view key, std::string_view value);
   bool Del(unsigned dbi, std::string_view key);
   std::optional<std::string_view> Get(unsigned dbi, std::string_view key);
@@ -289,13 +305,14 @@ class Journal {
   // The names of the meta database's keys "<prefix><name>", in name order.
   std::vector<std::pair<std::string, std::string>> MetaEntries(std::string_view prefix);  // (name, value)
   std::filesystem::path BlobPath(uint64_t job_seq, uint32_t partition) const;
-  // `rc` (an LMDB code or an errno) in plain words, naming the data directory.
-  std::string Explain(int rc) const;
-  // Throws Error(kIo): "journal: <Explain(rc)> while <doing>".
+  // ProbeWritable's disk part (LMDB): writes, syncs and deletes a 1 MiB file.
+  void ProbeDisk();
+  // Throws Error(kIo): "journal: <ExplainStorageError(rc)> while <doing>".
   [[noreturn]] void Fail(const std::string& doing, int rc) const;
 
   JournalOptions options_;
-  std::unique_ptr<Lmdb> lmdb_;
+  std::unique_ptr<RecordStore> store_;  // LMDB (options.dir) or etcd (options.etcd)
+  int blob_dir_fd_ = -1;                // the LMDB journal's witness files ("blobs"); -1 in etcd
   journal::Meta meta_;
   journal::Meta committed_meta_;  // as the last successful commit left it
   bool sealed_ = true;  // values carry checksums (format 2); false: an older journal opened read-only

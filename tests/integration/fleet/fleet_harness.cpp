@@ -76,7 +76,8 @@ Process& Fleet::LaunchBroker(std::vector<std::string> extra_args) {
   if (!plaintext_) {
     argv.insert(argv.end(), {"--curve-secret-key", SecretKeyFile("broker"), "--allow-dir", allow_dir()});
   }
-  if (std::find(extra_args.begin(), extra_args.end(), "--data-dir") == extra_args.end()) {
+  if (std::find(extra_args.begin(), extra_args.end(), "--data-dir") == extra_args.end() &&
+      std::find(extra_args.begin(), extra_args.end(), "--journal") == extra_args.end()) {
     argv.insert(argv.end(), {"--data-dir", broker_data_dir()});
   }
   // Most tests' workers do not prove (--instant): their circuits run
