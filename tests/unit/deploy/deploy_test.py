@@ -589,6 +589,68 @@ class KubernetesManifestsTest(unittest.TestCase):
                          float(unit["Service"]["TimeoutStopSec"][0]))
 
 
+class EtcdBrokersTest(unittest.TestCase):
+    """Brokers on an etcd journal (issue 48): deploy/kubernetes/ha/ and
+    deploy/systemd/zkbroker-ha.service, etcd.default."""
+
+    @classmethod
+    def setUpClass(cls):
+        d = os.path.join(DEPLOY, "kubernetes", "ha")
+        cls.objects = {}
+        for name in sorted(os.listdir(d)):
+            if name.endswith((".yaml", ".yml")):
+                for doc in load_yaml_documents(os.path.join(d, name)):
+                    cls.objects[(doc["kind"], doc["metadata"]["name"])] = doc
+        cls.unit = parse_systemd_unit(os.path.join(DEPLOY, "systemd", "zkbroker-ha.service"))
+        cls.etcd_env = parse_env_file(os.path.join(DEPLOY, "systemd", "etcd.default"))
+
+    def test_three_etcd_members_on_their_own_volumes_and_nodes(self):
+        etcd = self.objects[("StatefulSet", "zkfleet-etcd")]
+        self.assertEqual(etcd["spec"]["replicas"], 3)
+        self.assertTrue(etcd["spec"]["volumeClaimTemplates"])
+        anti = etcd["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+        self.assertTrue(anti["requiredDuringSchedulingIgnoredDuringExecution"])
+        (c,) = etcd["spec"]["template"]["spec"]["containers"]
+        command = " ".join(c["args"])
+        for flag in ("--auto-compaction-mode periodic", "--quota-backend-bytes", "--initial-cluster "):
+            self.assertIn(flag, command)
+        for i in range(3):
+            self.assertIn(f"zkfleet-etcd-{i}=http://zkfleet-etcd-{i}.zkfleet-etcd:2380", command)
+        headless = self.objects[("Service", "zkfleet-etcd")]
+        self.assertEqual(headless["spec"]["clusterIP"], "None")
+
+    def test_two_brokers_on_the_journal_only_the_ready_one_serves(self):
+        broker = self.objects[("Deployment", "zkfleet-broker-ha")]
+        self.assertGreaterEqual(broker["spec"]["replicas"], 2)
+        pod = broker["spec"]["template"]
+        (c,) = pod["spec"]["containers"]
+        journals = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--journal=")]
+        self.assertEqual(len(journals), 1)
+        self.assertFalse(any(a.startswith("--data-dir") for a in c["args"]))
+        for i in range(3):
+            self.assertIn(f"zkfleet-etcd-{i}.zkfleet-etcd:2379", journals[0])
+        # The Service's endpoints are the ready pods: a standby answers 503 on /ready.
+        self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/ready")
+        self.assertIn('SetReadiness(false, "standing by")',
+                      open(os.path.join(SOURCE_DIR, "cmd", "zkbroker", "main.cpp")).read())
+        service = self.objects[("Service", "zkfleet-broker")]
+        self.assertLessEqual(service["spec"]["selector"].items(), pod["metadata"]["labels"].items())
+        self.assertFalse(service["spec"].get("publishNotReadyAddresses", False))
+        anti = pod["spec"]["affinity"]["podAntiAffinity"]
+        self.assertTrue(anti["requiredDuringSchedulingIgnoredDuringExecution"])
+
+    def test_systemd_unit_restarts_a_broker_that_lost_the_leadership(self):
+        s = self.unit["Service"]
+        self.assertIn("--journal ${ZKFLEET_JOURNAL}", s["ExecStart"][0])
+        self.assertNotIn("--data-dir", s["ExecStart"][0])
+        # Exit 75 (lost leadership) must come back, as a standby.
+        self.assertEqual(s["Restart"], ["always"])
+        self.assertNotIn("75", " ".join(s.get("RestartPreventExitStatus", [])))
+        self.assertIn("kExitNotLeader = 75", open(os.path.join(SOURCE_DIR, "cmd", "zkbroker", "main.cpp")).read())
+        self.assertEqual(self.etcd_env["ETCD_AUTO_COMPACTION_MODE"].strip('"'), "periodic")
+        self.assertIn("etcd-3=", self.etcd_env["ETCD_INITIAL_CLUSTER"])
+
+
 class InsecurePlaintextTest(unittest.TestCase):
     """CURVE is on by default and the deploy files keep it on."""
 
