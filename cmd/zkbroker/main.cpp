@@ -233,6 +233,11 @@ int main(int argc, char** argv) {
       leadership_options.client.endpoints = url.endpoints;
       leadership_options.prefix = url.prefix;
       leadership_options.ttl = std::chrono::seconds(etcd_lease_ttl_s);
+      // A member that does not answer is left for the next well within the
+      // lease: keep-alives must reach some member before the TTL runs out.
+      leadership_options.client.call_timeout =
+          std::min<std::chrono::milliseconds>(std::chrono::milliseconds(2000),
+                                              std::chrono::milliseconds(leadership_options.ttl) / 4);
       zkfleet::storage::EtcdJournalOptions etcd;
       etcd.endpoints = url.endpoints;
       etcd.prefix = url.prefix;

@@ -138,8 +138,13 @@ int EtcdCluster::Leader() const {
     std::vector<std::string> argv = {kEtcdctl, "--endpoints=" + endpoints()[i], "--command-timeout=1s",
                                      "endpoint", "status", "-w", "fields"};
     if (RunProcess(argv, &output) != 0) continue;
-    // "IsLeader" : true
-    if (output.find("\"IsLeader\" : true") != std::string::npos) return static_cast<int>(i);
+    // The member is the leader when its "MemberID" is the "Leader" it reports.
+    auto field = [&](const std::string& name) {
+      const size_t at = output.find("\"" + name + "\" : ");
+      return at == std::string::npos ? std::string() : output.substr(at + name.size() + 5, output.find('\n', at) - at - name.size() - 5);
+    };
+    const std::string member = field("MemberID");
+    if (!member.empty() && member == field("Leader")) return static_cast<int>(i);
   }
   return -1;
 }

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <exception>
 #include <string_view>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -31,6 +32,8 @@ constexpr auto kFaultLogInterval = std::chrono::seconds(30);
 constexpr auto kTrimInterval = std::chrono::seconds(10);
 // How often a broker leading through etcd looks whether its lease ended.
 constexpr auto kLeadershipCheck = std::chrono::milliseconds(200);
+// How long a new leader waits for a port its predecessor still holds.
+constexpr auto kBindWaitWhileLeading = std::chrono::seconds(30);
 
 // A journal error without its "journal: " prefix (the callers name the journal).
 std::string FaultText(std::string text) {
@@ -265,11 +268,29 @@ Peer BrokerServer::PeerOf(const zmq::message_t& payload) const {
 }
 
 void BrokerServer::Bind() {
-  auto bind = [](zmq::socket_t& socket, const std::string& endpoint, const char* what) {
-    try {
-      socket.bind(endpoint);
-    } catch (const zmq::error_t& e) {
-      throw Error(ErrorCode::kIo, std::string("cannot bind the ") + what + " socket to " + endpoint + ": " + e.what());
+  auto bind = [this](zmq::socket_t& socket, const std::string& endpoint, const char* what) {
+    // A broker that has just become the leader may find its ports still held
+    // by the ex-leader it replaces on the same address (paused, about to
+    // find itself fenced, or about to be killed): it waits for them while it
+    // leads, rather than exiting and campaigning again in a loop.
+    const auto give_up = Clock::now() + kBindWaitWhileLeading;
+    for (bool logged = false;;) {
+      try {
+        socket.bind(endpoint);
+        return;
+      } catch (const zmq::error_t& e) {
+        const bool wait = leadership_ && e.num() == EADDRINUSE && !leadership_->lost() && Clock::now() < give_up;
+        if (!wait) {
+          throw Error(ErrorCode::kIo, std::string("cannot bind the ") + what + " socket to " + endpoint + ": " +
+                                          e.what());
+        }
+        if (!logged) {
+          spdlog::warn("the {} port {} is still in use (by the broker that led before?); waiting for it", what,
+                       endpoint);
+          logged = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
     }
   };
   bind(clients_, options_.client_endpoint, "client");

@@ -112,7 +112,8 @@ void EtcdClient::WithRetry(const std::string& doing, Call&& call) {
   const auto give_up = std::chrono::steady_clock::now() + options_.retry_for;
   std::vector<std::string> last(members_.size());
   for (int attempt = 0;; ++attempt) {
-    const size_t index = current_.load() % members_.size();
+    const size_t turn = current_.load();
+    const size_t index = turn % members_.size();
     Member& member = *members_[index];
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + options_.call_timeout);
@@ -124,8 +125,8 @@ void EtcdClient::WithRetry(const std::string& doing, Call&& call) {
                                       last[index] + ")");
     }
     // The next member, unless another call moved on already.
-    size_t expected = index;
-    current_.compare_exchange_strong(expected, index + 1);
+    size_t expected = turn;
+    current_.compare_exchange_strong(expected, turn + 1);
     if (std::chrono::steady_clock::now() >= give_up) {
       std::string answers;
       for (size_t i = 0; i < members_.size(); ++i) {

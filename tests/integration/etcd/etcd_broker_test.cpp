@@ -9,9 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <atomic>
 #include <map>
+#include <thread>
 #include <memory>
 
+#include "chaos_support.hpp"
 #include "fleet_harness.hpp"
 #include "testutil/etcd_cluster.hpp"
 
@@ -145,6 +148,197 @@ TEST(EtcdBrokers, ALeaderPausedPastItsLeaseWritesAndAnswersNothingWhenItResumes)
   const proto::ListJobsReply listed = successor_client->ListJobs(all, 10s);
   ASSERT_EQ(listed.jobs_size(), 1);
   EXPECT_EQ(listed.jobs(0).request_id(), "acknowledged");
+}
+
+
+size_t EnvSize(const char* name, size_t fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? static_cast<size_t>(std::strtoull(value, nullptr, 10)) : fallback;
+}
+
+// Chaos on the etcd journal: real proofs of the bundled circuit through two
+// workers while faults hit, in turn, the leading broker (kill -9), etcd's
+// Raft leader (kill -9, then SIGSTOP for 3 s), the leading broker again
+// (SIGSTOP for 4 s, past its 2 s lease: it must exit 75 when resumed, having
+// written nothing) and a worker (kill -9). Every request comes back once, as
+// the job its SUBMIT reply named, every proof verifies (snarkjs), the journal
+// holds one job per request id (CheckChaos), and nothing is left unfinished.
+// Brokers that exit come back as standbys, as under systemd's Restart=always.
+//   ZKFLEET_ETCD_CHAOS_JOBS (200)  ZKFLEET_ETCD_CHAOS_FAULTS (6)
+TEST(EtcdBrokers, ChaosOnBrokersEtcdAndWorkersLosesNothingAndProvesEachJobOnce) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << "SKIPPED LOUDLY: etcd is not installed (scripts/install-deps.sh)";
+  ASSERT_TRUE(zkfleet::testing::RequireSnarkjs());
+  using Clock = std::chrono::steady_clock;
+  const size_t jobs = EnvSize("ZKFLEET_ETCD_CHAOS_JOBS", 200);
+  const size_t faults = EnvSize("ZKFLEET_ETCD_CHAOS_FAULTS", 6);
+  auto cluster = StartCluster("chaos");
+  Fleet fleet("etcd-chaos", 200);
+  const std::vector<std::string> args = {"--journal", cluster->Url("fleet/"), "--etcd-lease-ttl", "2",
+                                         "--accept-unrouted", "--max-attempts", "50", "--result-ttl", "86400"};
+  std::vector<Process*> brokers = {&fleet.StartBroker(args), &fleet.LaunchBroker(args)};
+  Process* leader = brokers[0];
+  Process* paused = nullptr;
+  std::vector<int> exits;  // exit statuses of brokers, in order
+  // A broker that exited stands by again.
+  auto supervise = [&] {
+    for (Process*& broker : brokers) {
+      if (broker == paused || broker->running()) continue;
+      exits.push_back(broker->WaitExit(0ms).value_or(-1));
+      if (broker == leader) leader = nullptr;
+      broker = &fleet.LaunchBroker(args);
+    }
+  };
+  auto wait = [&](std::chrono::milliseconds how_long) {
+    for (const auto until = Clock::now() + how_long; Clock::now() < until;) {
+      supervise();
+      std::this_thread::sleep_for(50ms);
+    }
+  };
+  // The broker that serves now (it logged "broker serving" in this life).
+  auto find_leader = [&](std::chrono::seconds patience) -> Process* {
+    for (const auto until = Clock::now() + patience; Clock::now() < until;) {
+      supervise();
+      for (Process* broker : brokers) {
+        if (broker != paused && broker->running() && broker->Log().find("broker serving") != std::string::npos) {
+          return broker;
+        }
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return nullptr;
+  };
+  const std::string zkey = Fixture("bn128_k12/circuit_final.zkey");
+  const auto worker_args = std::vector<std::string>{"--circuit", "bn128=" + zkey, "--threads", "1", "--capacity", "2"};
+  std::vector<Process*> workers = {&fleet.StartWorker("w0", worker_args), &fleet.StartWorker("w1", worker_args)};
+  fleet.WaitWorkerReady("w0", 30s);
+  fleet.WaitWorkerReady("w1", 30s);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+
+  const std::string witness = ReadFile(Fixture("bn128_k12/witness.wtns"));
+  const auto started = Clock::now();
+  const auto deadline = started + zkfleet::testing::Scaled(std::chrono::seconds(120 + jobs / 2));
+  std::atomic<size_t> progress{0};
+  std::vector<ClientLog> logs(2);
+  std::vector<std::thread> threads;
+  for (size_t c = 0; c < logs.size(); ++c) {
+    threads.emplace_back(RunChaosClient, std::ref(fleet), static_cast<int>(c), jobs / 2 + (c < jobs % 2 ? 1 : 0),
+                         kChaosWindow, std::cref(witness), deadline, std::ref(progress), std::ref(logs[c]));
+  }
+  std::vector<std::string> done;  // the faults, as they happened
+  size_t fenced_expected = 0;
+  std::map<std::string, uint64_t> probes;  // SUBMITs sent to a paused leader -> the job_seq answered
+  bool stuck = false;  // a fault could not be made (reported): no more faults
+  auto require = [&](bool ok, const std::string& what) {
+    if (!ok) {
+      ADD_FAILURE() << what;
+      stuck = true;
+    }
+    return ok;
+  };
+  while (progress.load() < jobs && Clock::now() < deadline) {
+    wait(50ms);
+    const double at = 0.1 + 0.7 * static_cast<double>(done.size()) / static_cast<double>(std::max<size_t>(faults, 1));
+    if (stuck || done.size() >= faults || static_cast<double>(progress.load()) < at * static_cast<double>(jobs)) {
+      continue;
+    }
+    switch (done.size() % 5) {
+      case 0: {  // the leading broker dies
+        if (!leader) leader = find_leader(30s);
+        if (!require(leader != nullptr, "no broker leads")) break;
+        leader->Kill9();
+        done.push_back("kill -9 of the leading broker");
+        leader = find_leader(30s);
+        break;
+      }
+      case 1: {  // etcd's Raft leader dies and comes back
+        const int member = cluster->Leader();
+        if (!require(member >= 0, "no etcd member leads:\n" + cluster->Logs())) break;
+        cluster->Kill(member);
+        wait(1000ms);
+        cluster->Restart(member);
+        done.push_back("kill -9 of etcd's leader (member " + std::to_string(member) + ")");
+        break;
+      }
+      case 2: {  // etcd's Raft leader pauses
+        const int member = cluster->Leader();
+        if (!require(member >= 0, "no etcd member leads:\n" + cluster->Logs())) break;
+        cluster->Stop(member);
+        wait(3000ms);
+        cluster->Resume(member);
+        done.push_back("SIGSTOP of etcd's leader for 3 s (member " + std::to_string(member) + ")");
+        break;
+      }
+      case 3: {  // the leading broker pauses past its lease, then resumes: fenced
+        if (!leader) leader = find_leader(30s);
+        if (!require(leader != nullptr, "no broker leads")) break;
+        // A client connected to the leader sends SUBMITs while it is paused:
+        // they wait in its socket and it handles them when it resumes. Fenced,
+        // it writes and answers none of them (the client resends them to the
+        // successor, which takes them); unfenced, it would acknowledge them
+        // under job_seqs its successor also hands out, and the journal would
+        // not hold them as their client was told (CheckChaos).
+        auto probe = fleet.Client();
+        probe->Status(10s);
+        paused = leader;
+        paused->Signal(SIGSTOP);
+        std::map<uint64_t, std::string> probe_of_correlation;
+        for (int i = 0; i < 5; ++i) {
+          proto::Envelope envelope;
+          auto* submit = envelope.mutable_submit();
+          const std::string request_id = "fence-probe-" + std::to_string(i);
+          submit->set_request_id(request_id);
+          submit->set_circuit_id("bn128");
+          submit->add_witness_bytes(witness.size());
+          zkfleet::fleet::Frames frames;
+          frames.push_back(zkfleet::fleet::FrameFromString(witness));
+          probe_of_correlation[probe->Send(std::move(envelope), std::move(frames))] = request_id;
+        }
+        wait(4000ms);
+        paused->Signal(SIGCONT);
+        const std::optional<int> status = paused->WaitExit(15s);
+        EXPECT_EQ(status, std::optional<int>(75)) << "the resumed ex-leader did not stop as fenced:\n" << paused->Log();
+        ++fenced_expected;
+        paused = nullptr;
+        leader = find_leader(30s);
+        for (const auto until = Clock::now() + 20s; probes.size() < probe_of_correlation.size() && Clock::now() < until;) {
+          supervise();
+          auto reply = probe->Receive(100ms);
+          if (!reply || !reply->has_submit_reply()) continue;
+          auto it = probe_of_correlation.find(reply->correlation_id());
+          if (it != probe_of_correlation.end()) probes[it->second] = reply->submit_reply().job_seq();
+        }
+        EXPECT_EQ(probes.size(), probe_of_correlation.size()) << "SUBMITs sent to the paused leader were not taken";
+        done.push_back("SIGSTOP of the leading broker for 4 s (lease 2 s)");
+        break;
+      }
+      case 4: {  // a worker dies mid-proof
+        const size_t w = done.size() % workers.size();
+        workers[w]->Kill9();
+        wait(300ms);
+        workers[w] = &fleet.StartWorker("w" + std::to_string(w), worker_args);
+        done.push_back("kill -9 of worker w" + std::to_string(w));
+        break;
+      }
+    }
+  }
+  for (auto& thread : threads) thread.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  ASSERT_NE(find_leader(30s), nullptr) << "no broker leads at the end";
+  ChaosTally tally;
+  CheckChaos(fleet, logs, jobs, witness, &tally, probes);
+  EXPECT_EQ(tally.lost, 0u);
+  EXPECT_EQ(tally.verified, jobs);
+  EXPECT_EQ(tally.duplicates, 0u);
+  EXPECT_EQ(done.size(), faults);
+  // Every fenced ex-leader said so in its log; none wrote a job (CheckChaos:
+  // one job per request id, the one its client was told).
+  EXPECT_GE(static_cast<size_t>(std::count(exits.begin(), exits.end(), 75)), fenced_expected);
+  std::string list;
+  for (const std::string& fault : done) list += (list.empty() ? "" : "; ") + fault;
+  std::printf("etcd chaos: %zu jobs, %zu faults (%s), %zu delivered, %zu lost, %zu duplicates, %zu verified, broker "
+              "exits %zu, %.1f s\n",
+              jobs, done.size(), list.c_str(), tally.delivered, tally.lost, tally.duplicates, tally.verified,
+              exits.size(), seconds);
 }
 
 }  // namespace
