@@ -8,7 +8,7 @@
 #
 #   bench/fleet/etcd_failover.sh [BUILD_DIR]     (default: build/release)
 #
-# Environment: KILLS (20).
+# Environment: KILLS (20), TTL (the brokers' --etcd-lease-ttl, 5: zkbroker's default).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-build/release}
@@ -16,6 +16,7 @@ BUILD=${1:-build/release}
 TEST="$BUILD/tests/integration/etcd/etcd_broker_tests"
 [[ -x "$TEST" ]] || { echo "etcd_failover.sh: $TEST is not built (cmake --build $BUILD --target etcd_broker_tests)" >&2; exit 1; }
 export ZKFLEET_ETCD_KILLS=${KILLS:-20}
+export ZKFLEET_ETCD_LEASE_TTL=${TTL:-5}
 echo "# $(date -u +%FT%TZ) $(uname -n), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git -C "$ROOT" rev-parse --short HEAD)"
 cd "$BUILD/tests/integration/etcd"
 "$TEST" --gtest_filter='EtcdBrokers.AStandbyTakesOver*' 2>&1 | grep -E '^etcd failover:|^\[  (PASSED|FAILED) |Failure' || true
