@@ -341,10 +341,16 @@ TEST(EtcdBrokers, ChaosOnBrokersEtcdAndWorkersLosesNothingAndProvesEachJobOnce) 
   EXPECT_GE(static_cast<size_t>(std::count(exits.begin(), exits.end(), 75)), fenced_expected);
   std::string list;
   for (const std::string& fault : done) list += (list.empty() ? "" : "; ") + fault;
+  std::map<int, int> by_status;
+  for (int status : exits) ++by_status[status];
+  std::string statuses;
+  for (const auto& [status, count] : by_status) {
+    statuses += (statuses.empty() ? "" : ", ") + std::to_string(count) + " x " + std::to_string(status);
+  }
   std::printf("etcd chaos: %zu jobs, %zu faults (%s), %zu delivered, %zu lost, %zu duplicates, %zu verified, broker "
-              "exits %zu, %.1f s\n",
+              "exits %zu (status: %s), %.1f s\n",
               jobs, done.size(), list.c_str(), tally.delivered, tally.lost, tally.duplicates, tally.verified,
-              exits.size(), seconds);
+              exits.size(), statuses.c_str(), seconds);
 }
 
 }  // namespace

@@ -1264,6 +1264,27 @@ TEST_F(BrokerCoreTest, SubmitLargerThanAConnectionMayHoldIsRefused) {
   EXPECT_TRUE(accepted[0].envelope.has_submit_reply());
 }
 
+// With the journal on etcd (--max-inline-job-bytes, set by --journal etcd://),
+// a SUBMIT whose inline witnesses add up to more than the bound is refused
+// TOO_LARGE, naming the bound and witnesses by reference; nothing is kept.
+TEST_F(BrokerCoreTest, InlineWitnessesOverTheInlineBoundAreRefusedNamingWitnessesByReference) {
+  BrokerOptions options;
+  options.max_inline_job_bytes = 10000;
+  Make(options);
+  Ready("wA", "A", {"c1"}, 0);
+  auto refused = SubmitWitnesses("cl", "big", {std::string(6000, 'w'), std::string(6000, 'w')});
+  ASSERT_EQ(refused.size(), 1u);
+  ASSERT_TRUE(refused[0].envelope.has_error());
+  EXPECT_EQ(refused[0].envelope.error().kind(), proto::ERROR_KIND_TOO_LARGE);
+  const std::string& message = refused[0].envelope.error().message();
+  EXPECT_NE(message.find("--max-inline-job-bytes"), std::string::npos) << message;
+  EXPECT_NE(message.find("by reference"), std::string::npos) << message;
+  EXPECT_EQ(core_->jobs().size(), 0u);
+  auto accepted = SubmitWitnesses("cl", "fits", {std::string(6000, 'w')});
+  ASSERT_EQ(accepted.size(), 1u);
+  EXPECT_TRUE(accepted[0].envelope.has_submit_reply());
+}
+
 // A witness larger than a chunk arrives in several frames: it is journaled
 // whole (one blob file) and leaves in chunks that add up to the same bytes.
 // Frames that do not add up to the announced sizes are refused, nothing kept.
