@@ -160,7 +160,9 @@ uint64_t EtcdStore::Count(unsigned db) {
 }
 
 bool EtcdStore::full() const {
-  return before_.size() >= options_.max_txn_ops / 2 || pending_bytes_ >= options_.max_txn_bytes / 2;
+  if (before_.empty()) return false;
+  return before_.size() + options_.reserve_ops >= options_.max_txn_ops ||
+         pending_bytes_ + options_.reserve_bytes >= options_.max_txn_bytes;
 }
 
 void EtcdStore::SendFenced(etcdserverpb::TxnRequest& request) {

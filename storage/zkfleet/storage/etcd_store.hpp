@@ -9,9 +9,12 @@
 // memory with an undo record each. Commit() sends them as one etcd
 // transaction that compares the leader key's create revision (the fence):
 // etcd applies it only while this broker still leads, and answers only once
-// a quorum of members has it on disk. A turn larger than one transaction
-// allows (EtcdJournalOptions' bounds) is sent as several in order, each
-// fenced; full() asks the broker to commit before that happens.
+// a quorum of members has it on disk. full() asks the broker to commit
+// before the next message could take a transaction past its bounds
+// (EtcdJournalOptions: the bounds, and the room one message needs); writes
+// that still pass them (one message writing more than that room, e.g. a
+// worker re-registering with thousands of items) are sent as several
+// transactions in order, each fenced, and logged.
 //
 // Failure: a transaction etcd refuses for the fence throws Error(kNotLeader)
 // (nothing of it was written); one that fails or times out throws Error(kIo)

@@ -88,6 +88,12 @@ struct EtcdJournalOptions {
   // --max-request-bytes, default 1.5 MiB, less room for the request's frame).
   uint32_t max_txn_ops = 128;
   uint64_t max_txn_bytes = 1u << 20;
+  // Room kept for the next message's writes (the most one message writes:
+  // the broker's largest SUBMIT): Journal::full() asks for a commit before a
+  // message could take a transaction past its bounds, so one message's writes
+  // are never split over two transactions.
+  uint32_t reserve_ops = 0;
+  uint64_t reserve_bytes = 0;
 };
 
 struct JournalOptions {

@@ -45,6 +45,33 @@ int EtcdJobs(const EtcdCluster& cluster, const std::string& prefix) {
   return zkfleet::testing::CountKeys(cluster, prefix + "journal/jobs/");
 }
 
+// Flags that cannot work are refused before anything starts, exit 2, with
+// what to change: both journals, a URL that is not etcd://, a SUBMIT bound
+// that does not fit one etcd transaction.
+TEST(EtcdBrokers, JournalFlagsThatCannotWorkAreRefusedInWords) {
+  const std::string broker = BinaryPath("zkbroker");
+  const std::vector<std::string> base = {broker, "--insecure-plaintext", "--clients", "tcp://127.0.0.1:*",
+                                         "--workers", "tcp://127.0.0.1:*"};
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--data-dir", "/nonexistent/x", "--journal", "etcd://127.0.0.1:2379"}, "exactly one"},
+      {{}, "exactly one"},
+      {{"--journal", "http://127.0.0.1:2379"}, "expected etcd://HOST:PORT"},
+      {{"--journal", "etcd://127.0.0.1:2379", "--max-partitions", "100"}, "does not fit one etcd transaction"},
+      {{"--journal", "etcd://127.0.0.1:2379", "--max-inline-job-bytes", "2000000"}, "does not fit one etcd transaction"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = base;
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    std::string output;
+    EXPECT_EQ(RunCommand(argv, &output), 2) << output;
+    EXPECT_NE(output.find(c.says), std::string::npos) << output;
+  }
+}
+
 // ZKFLEET_ETCD_KILLS (default 2) rounds, lease TTL ZKFLEET_ETCD_LEASE_TTL (2 s), of: 15 jobs acknowledged, kill -9 of
 // the leader, the time until the next SUBMIT is acknowledged (by the
 // standby, now leading), the killed broker started again as a standby.
