@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/broker/broker_server.hpp"
+#include "zkfleet/broker/etcd_journal_bounds.hpp"
 #include "zkfleet/broker/verification_keys.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
 #include "zkfleet/common/error.hpp"
@@ -258,31 +259,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "zkbroker: %s\n", e.what());
       return 2;
     }
-    if (app.count("--max-inline-job-bytes") == 0) options.max_inline_job_bytes = 768u << 10;
-    // A SUBMIT's records (the job, its index entries, its request, the meta
-    // record, and per partition an item, a witness and its hash) must fit one
-    // etcd transaction: a turn split over several is not atomic.
-    const uint32_t fits = (etcd_max_txn_ops - 8) / 3;
-    if (app.count("--max-partitions") == 0) {
-      // Half of what fits leaves room to group several SUBMITs per transaction.
-      options.max_partitions = std::min(options.max_partitions, std::max(1u, fits / 2));
-    } else if (options.max_partitions > fits) {
-      std::fprintf(stderr,
-                   "zkbroker: --max-partitions %u: a SUBMIT of that many partitions does not fit one etcd transaction "
-                   "of --etcd-max-txn-ops %u operations (at most %u partitions); raise --etcd-max-txn-ops (and the "
-                   "members' --max-txn-ops) or lower --max-partitions\n",
-                   options.max_partitions, etcd_max_txn_ops, fits);
-      return 2;
-    }
-    options.journal.etcd->reserve_ops = 8 + 3 * options.max_partitions;
-    options.journal.etcd->reserve_bytes = options.max_inline_job_bytes + (64u << 10);
-    if (options.journal.etcd->reserve_bytes >= options.journal.etcd->max_txn_bytes) {
-      std::fprintf(stderr,
-                   "zkbroker: --max-inline-job-bytes %llu does not fit one etcd transaction of --etcd-max-txn-bytes "
-                   "%llu (with 64 KiB for the job's records): lower it, or raise --etcd-max-txn-bytes (and the "
-                   "members' --max-request-bytes)\n",
-                   static_cast<unsigned long long>(options.max_inline_job_bytes),
-                   static_cast<unsigned long long>(options.journal.etcd->max_txn_bytes));
+    if (auto why = zkfleet::broker::FitSubmitsToEtcdTransactions(options, app.count("--max-partitions") > 0,
+                                                                  app.count("--max-inline-job-bytes") > 0)) {
+      std::fprintf(stderr, "zkbroker: %s\n", why->c_str());
       return 2;
     }
   }
