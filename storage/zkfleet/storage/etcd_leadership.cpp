@@ -22,7 +22,12 @@ EtcdLeadership::~EtcdLeadership() {
   }
   wake_.notify_all();
   if (keepalive_.joinable()) keepalive_.join();
-  if (const int64_t lease = lease_.load(); lease != 0) client_.LeaseRevoke(lease);
+  if (const int64_t lease = lease_.load(); lease != 0) {
+    client_.LeaseRevoke(lease);
+    if (fence_revision_ != 0 && !lost()) {
+      spdlog::info("this broker stops leading (lease revoked): a standby leads at once");
+    }
+  }
 }
 
 std::optional<std::string> EtcdLeadership::lost() const {

@@ -17,6 +17,7 @@
 #include "chaos_support.hpp"
 #include "fleet_harness.hpp"
 #include "testutil/etcd_cluster.hpp"
+#include "unit/metrics/http_client.hpp"
 
 namespace fleet_test {
 namespace {
@@ -92,9 +93,25 @@ TEST(EtcdBrokers, AStandbyTakesOverFromAKilledLeaderAndEveryAcknowledgedJobIsDel
   // LMDB broker restarts in the chaos test).
   const std::vector<std::string> args = {"--journal", cluster->Url("fleet/"), "--etcd-lease-ttl", ttl,
                                          "--max-attempts", "50"};
-  Process* leader = &fleet.StartBroker(args);
-  Process* standby = &fleet.LaunchBroker(args);
+  // Each broker's own metrics port, to see what it reports.
+  auto with_metrics = [&](int port) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {"--metrics-listen", "127.0.0.1:" + std::to_string(port)});
+    return a;
+  };
+  int leader_port = FreePort(), standby_port = FreePort();
+  Process* leader = &fleet.StartBroker(with_metrics(leader_port));
+  Process* standby = &fleet.LaunchBroker(with_metrics(standby_port));
   ASSERT_TRUE(standby->WaitForLog("standing by", 15s)) << standby->Log();
+  // The standby is not ready (a Service sends nothing to it) and says who leads.
+  const auto standby_ready = zkfleet::testing::HttpGet(standby_port, "/ready", 2s);
+  EXPECT_EQ(standby_ready.status, 503) << standby_ready.body << standby_ready.error;
+  EXPECT_NE(standby_ready.body.find("standing by"), std::string::npos) << standby_ready.body;
+  EXPECT_NE(zkfleet::testing::HttpGet(standby_port, "/metrics", 2s).body.find("zkfleet_broker_is_leader 0"),
+            std::string::npos);
+  EXPECT_EQ(zkfleet::testing::HttpGet(leader_port, "/ready", 2s).status, 200);
+  EXPECT_NE(zkfleet::testing::HttpGet(leader_port, "/metrics", 2s).body.find("zkfleet_broker_is_leader 1"),
+            std::string::npos);
   fleet.StartWorker("w1", {"--instant", "--circuit", "c1", "--capacity", "4", "--instant-delay-ms", "50"});
   fleet.WaitWorkerReady("w1");
 
@@ -124,7 +141,8 @@ TEST(EtcdBrokers, AStandbyTakesOverFromAKilledLeaderAndEveryAcknowledgedJobIsDel
     failover_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count());
     EXPECT_TRUE(standby->WaitForLog("this broker leads", 1s));
     std::swap(leader, standby);
-    standby = &fleet.LaunchBroker(args);  // the killed one, back as a standby
+    std::swap(leader_port, standby_port);
+    standby = &fleet.LaunchBroker(with_metrics(standby_port));  // the killed one, back as a standby
     ASSERT_TRUE(standby->WaitForLog("standing by", 15s)) << standby->Log();
   }
   const auto deadline = std::chrono::steady_clock::now() + 120s;
@@ -138,6 +156,13 @@ TEST(EtcdBrokers, AStandbyTakesOverFromAKilledLeaderAndEveryAcknowledgedJobIsDel
   }
   for (const auto& [seq, count] : delivered) EXPECT_EQ(count, 1) << "job " << seq;
   EXPECT_EQ(complete, delivered.size()) << "broker log:\n" << leader->Log();
+  EXPECT_EQ(zkfleet::testing::HttpGet(leader_port, "/ready", 2s).status, 200);
+  // A leader stopped cleanly hands over: it revokes its lease rather than
+  // letting it run out, and the standby leads.
+  leader->Signal(SIGTERM);
+  EXPECT_EQ(leader->WaitExit(20s), std::optional<int>(0)) << leader->Log();
+  EXPECT_NE(leader->Log().find("lease revoked"), std::string::npos) << leader->Log();
+  EXPECT_TRUE(standby->WaitForLog("broker serving", 30s)) << standby->Log();
   std::sort(failover_s.begin(), failover_s.end());
   std::printf("etcd failover: %d kills of the leader (kill -9), lease TTL %s s; kill -> first acknowledged SUBMIT: "
               "median %.2f s, max %.2f s; %zu jobs, each delivered once\n",
