@@ -16,6 +16,7 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/fleet/sockets.hpp"
+#include "zkfleet/storage/etcd_client.hpp"
 #include "zkfleet/storage/journal.hpp"
 #include "zkfleet/storage/journal_check.hpp"
 #include "zkfleet/wire/unix_time.hpp"
@@ -813,7 +814,8 @@ int InspectJob(zkfleet::storage::Journal& journal, const JournalArgs& args) {
       return kExitOk;
     }
     return ReportError(args.json, "UNKNOWN_JOB",
-                       "job " + std::to_string(args.job_seq) + " is not in the journal " + args.data_dir +
+                       "job " + std::to_string(args.job_seq) + " is not in the journal " +
+                           (args.data_dir.empty() ? args.journal_url : args.data_dir) +
                            " (never submitted, or its record expired)",
                        kExitUnknownJob);
   }
@@ -924,14 +926,29 @@ int JournalSalvage(const JournalArgs& args, const std::string& to) {
 }
 
 int JournalInspect(const JournalArgs& args) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(args.data_dir, ec)) {
-    return ReportError(args.json, "INVALID_ARGUMENT",
-                       args.data_dir + " is not a directory (expected a zkbroker --data-dir)", kExitError);
-  }
   zkfleet::storage::JournalOptions options;
-  options.dir = args.data_dir;
   options.read_only = true;
+  if (!args.journal_url.empty()) {
+    // A journal in etcd: read at one revision, beside the brokers (no fence:
+    // read-only).
+    try {
+      const zkfleet::storage::EtcdUrl url = zkfleet::storage::ParseEtcdUrl(args.journal_url);
+      zkfleet::storage::EtcdJournalOptions etcd;
+      etcd.endpoints = url.endpoints;
+      etcd.prefix = url.prefix;
+      options.etcd = etcd;
+    } catch (const std::exception& e) {
+      return ReportError(args.json, "INVALID_ARGUMENT", e.what(), kExitUsage);
+    }
+    options.dir = args.journal_url;
+  } else {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(args.data_dir, ec)) {
+      return ReportError(args.json, "INVALID_ARGUMENT",
+                         args.data_dir + " is not a directory (expected a zkbroker --data-dir)", kExitError);
+    }
+    options.dir = args.data_dir;
+  }
   std::unique_ptr<zkfleet::storage::Journal> journal;
   try {
     journal = zkfleet::storage::Journal::Open(options);
@@ -960,7 +977,7 @@ int JournalInspect(const JournalArgs& args) {
   if (args.json) {
     json jobs = json::array();
     for (const auto& job : shown) jobs.push_back(JournalJobJson(job));
-    std::cout << json{{"data_dir", args.data_dir},
+    std::cout << json{{"data_dir", options.dir.string()},
                       {"epoch", journal->epoch()},
                       {"next_job_seq", journal->next_job_seq()},
                       {"store_bytes", store_bytes},
@@ -974,7 +991,7 @@ int JournalInspect(const JournalArgs& args) {
               << '\n';
     return kExitOk;
   }
-  std::cout << "journal " << args.data_dir << '\n'
+  std::cout << "journal " << options.dir.string() << '\n'
             << "epoch " << journal->epoch() << ", next job_seq " << journal->next_job_seq() << ", store "
             << FormatBytes(store_bytes) << '\n'
             << live << " live jobs, " << finished << " finished jobs with results, " << stubs << " stubs, "

@@ -55,7 +55,8 @@ struct SubmitArgs {
 };
 
 struct JournalArgs {
-  std::string data_dir;
+  std::string data_dir;     // an LMDB journal, or
+  std::string journal_url;  // a journal in etcd (etcd://...)
   bool has_job = false;
   uint64_t job_seq = 0;
   size_t limit = 50;       // jobs listed (the newest); 0 = all

@@ -177,7 +177,9 @@ int main(int argc, char** argv) {
   zkctl::JournalArgs journal_args;
   auto* journal = app.add_subcommand(
       "journal", "inspect a broker's journal read-only (works while the broker runs; no broker connection)");
-  journal->add_option("--data-dir", journal_args.data_dir, "the broker's --data-dir")->required();
+  journal->add_option("--data-dir", journal_args.data_dir, "the broker's --data-dir (an LMDB journal)");
+  journal->add_option("--journal", journal_args.journal_url,
+                      "the broker's --journal etcd://... (a journal in etcd: listings only, no check or salvage)");
   auto* journal_job = journal->add_option("--job", journal_args.job_seq, "show this job's record and its work items");
   journal->add_option("--limit", journal_args.limit, "jobs listed at most (the newest; 0 = all)")
       ->capture_default_str();
@@ -210,6 +212,16 @@ int main(int argc, char** argv) {
     if (journal->parsed()) {
       journal_args.json = json;
       journal_args.has_job = journal_job->count() > 0;
+      const bool lmdb_only = journal_check->parsed() || journal_salvage->parsed();
+      if (journal_args.data_dir.empty() == journal_args.journal_url.empty() ||
+          (lmdb_only && journal_args.data_dir.empty())) {
+        return zkctl::ReportError(json, "USAGE",
+                                  lmdb_only ? "journal check and salvage need --data-dir DIR (an LMDB journal; etcd "
+                                              "checks its own data)"
+                                            : "journal needs --data-dir DIR (an LMDB journal) or --journal "
+                                              "etcd://... (a journal in etcd), exactly one",
+                                  zkctl::kExitUsage);
+      }
       if (journal_check->parsed()) return zkctl::JournalCheck(journal_args);
       if (journal_salvage->parsed()) return zkctl::JournalSalvage(journal_args, salvage_to);
       return zkctl::JournalInspect(journal_args);

@@ -3,6 +3,7 @@
 // a leader paused past its lease is fenced when it resumes (it writes and
 // answers nothing, and exits 75 to be restarted as a standby).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -71,6 +72,31 @@ TEST(EtcdBrokers, JournalFlagsThatCannotWorkAreRefusedInWords) {
     EXPECT_EQ(RunCommand(argv, &output), 2) << output;
     EXPECT_NE(output.find(c.says), std::string::npos) << output;
   }
+}
+
+// `zkctl journal --journal etcd://...` lists what a broker on etcd holds,
+// read-only, beside it; check and salvage stay LMDB's (refused in words).
+TEST(EtcdBrokers, ZkctlListsAJournalInEtcd) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << "SKIPPED LOUDLY: etcd is not installed (scripts/install-deps.sh)";
+  auto cluster = StartCluster("zkctl");
+  Fleet fleet("etcd-zkctl");
+  fleet.StartBroker({"--journal", cluster->Url("fleet/"), "--insecure-plaintext", "--accept-unrouted"});
+  auto client = fleet.Client();
+  client->Submit(Job("listed-1"), 10s);
+  client->Submit(Job("listed-2"), 10s);
+  std::string output;
+  ASSERT_EQ(RunCommand({BinaryPath("zkctl"), "journal", "--journal", cluster->Url("fleet/"), "--json"}, &output), 0)
+      << output;
+  const auto listing = nlohmann::json::parse(output.substr(output.find('{')));
+  EXPECT_EQ(listing["live_jobs"], 2) << output;
+  EXPECT_EQ(listing["epoch"], 1) << output;
+  ASSERT_EQ(listing["jobs"].size(), 2u) << output;
+  EXPECT_EQ(listing["jobs"][1]["request_id"], "listed-2") << output;
+  EXPECT_EQ(RunCommand({BinaryPath("zkctl"), "journal", "check", "--journal", cluster->Url("fleet/")}, &output), 2)
+      << output;
+  EXPECT_NE(output.find("need --data-dir"), std::string::npos) << output;
+  EXPECT_EQ(RunCommand({BinaryPath("zkctl"), "journal"}, &output), 2) << output;
+  EXPECT_NE(output.find("exactly one"), std::string::npos) << output;
 }
 
 // ZKFLEET_ETCD_KILLS (default 2) rounds, lease TTL ZKFLEET_ETCD_LEASE_TTL (2 s), of: 15 jobs acknowledged, kill -9 of
