@@ -49,7 +49,6 @@ class EtcdStore final : public RecordStore {
   void Scan(unsigned db, std::string_view from, ScanDirection direction,
             const std::function<bool(std::string_view, std::string_view)>& visit) override;
   uint64_t Count(unsigned db) override;
-  bool pending() const override { return !before_.empty(); }
   bool full() const override;
   void Commit() override;
   void Abort() override;

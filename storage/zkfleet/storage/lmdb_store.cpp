@@ -212,8 +212,7 @@ void LmdbStore::OpenDatabases() {
       Fail(std::string("opening database ") + kJournalDbNames[i], rc);
     }
   }
-  lmdb_->txn = txn;
-  written_ = !read_only_;  // the database handles are kept only if this commits
+  lmdb_->txn = txn;  // the database handles are kept only if this commits
 }
 
 void* LmdbStore::Txn() {
@@ -230,7 +229,6 @@ void* LmdbStore::Txn() {
       OpenDatabases();
       rc = mdb_txn_commit(lmdb_->txn);  // keeps the database handles
       lmdb_->txn = nullptr;
-      written_ = false;
       if (rc != 0) Fail("opening the databases again", rc);
       rc = mdb_txn_begin(lmdb_->env, nullptr, 0, &lmdb_->txn);
     }
@@ -255,7 +253,6 @@ void LmdbStore::Put(unsigned db, std::string_view key, std::string_view value) {
   MDB_val k = Val(key), v = Val(value);
   int rc = mdb_put(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[db], &k, &v, 0);
   if (rc != 0) Fail(std::string("putting a record into ") + kJournalDbNames[db], rc);
-  written_ = true;
 }
 
 bool LmdbStore::Del(unsigned db, std::string_view key) {
@@ -267,7 +264,6 @@ bool LmdbStore::Del(unsigned db, std::string_view key) {
   int rc = mdb_del(static_cast<MDB_txn*>(Txn()), lmdb_->dbi[db], &k, nullptr);
   if (rc == MDB_NOTFOUND) return false;
   if (rc != 0) Fail(std::string("deleting a record from ") + kJournalDbNames[db], rc);
-  written_ = true;
   return true;
 }
 
@@ -314,12 +310,9 @@ uint64_t LmdbStore::Count(unsigned db) {
   return stat.ms_entries;
 }
 
-bool LmdbStore::pending() const { return written_; }
-
 void LmdbStore::Commit() {
   MDB_txn* txn = lmdb_->txn;
   lmdb_->txn = nullptr;
-  written_ = false;
   if (!txn) return;
   // Committing (not aborting) a read-only transaction keeps the database
   // handles it opened.
@@ -336,7 +329,6 @@ void LmdbStore::Abort() {
     }
   }
   lmdb_->txn = nullptr;
-  written_ = false;
 }
 
 uint64_t LmdbStore::StoreBytes() {

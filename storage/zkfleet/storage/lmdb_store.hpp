@@ -40,7 +40,6 @@ class LmdbStore final : public RecordStore {
   void Scan(unsigned db, std::string_view from, ScanDirection direction,
             const std::function<bool(std::string_view, std::string_view)>& visit) override;
   uint64_t Count(unsigned db) override;
-  bool pending() const override;
   void Commit() override;
   void Abort() override;
   uint64_t StoreBytes() override;
@@ -61,7 +60,6 @@ class LmdbStore final : public RecordStore {
   bool no_sync_;
   uint64_t map_bytes_;
   std::unique_ptr<Lmdb> lmdb_;
-  bool written_ = false;  // this transaction wrote
 };
 
 }  // namespace zkfleet::storage

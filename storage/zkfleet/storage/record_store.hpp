@@ -44,8 +44,6 @@ class RecordStore {
                     const std::function<bool(std::string_view key, std::string_view value)>& visit) = 0;
   virtual uint64_t Count(unsigned db) = 0;
 
-  // Whether this turn has writes the next Commit() sends.
-  virtual bool pending() const = 0;
   // Whether this turn's writes should be committed now, before the next
   // message's (a store whose transactions have a size limit).
   virtual bool full() const { return false; }
