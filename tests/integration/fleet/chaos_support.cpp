@@ -1,15 +1,12 @@
 #include "chaos_support.hpp"
 
-#include <filesystem>
 #include <optional>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 namespace fleet_test {
 namespace {
 namespace proto = zkfleet::proto;
-using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 }  // namespace
 
@@ -119,36 +116,15 @@ void CheckChaos(Fleet& fleet, const std::vector<ClientLog>& logs, size_t jobs, c
   EXPECT_EQ(lost, 0u) << "jobs whose result never came back before the deadline";
 
   // Every proof verifies with snarkjs (one node process for the batch).
-  json cases = json::array();
-  const std::string proofs_dir = fleet.dir() + "/proofs";
-  std::filesystem::create_directories(proofs_dir);
+  std::vector<ProofToVerify> proofs;
   for (size_t c = 0; c < clients; ++c) {
     for (const auto& [seq, result] : logs[c].results) {
       if (result.partitions_size() != 1) continue;
-      const std::string base = proofs_dir + "/" + std::to_string(seq);
-      zkfleet::testing::WriteFile(base + ".proof.json", result.partitions(0).proof_json());
-      zkfleet::testing::WriteFile(base + ".public.json", result.partitions(0).public_json());
-      cases.push_back({{"vk", Fixture("bn128_k12/verification_key.json")},
-                       {"public", base + ".public.json"},
-                       {"proof", base + ".proof.json"}});
+      proofs.push_back({std::to_string(seq), Fixture("bn128_k12/verification_key.json"),
+                        result.partitions(0).proof_json(), result.partitions(0).public_json()});
     }
   }
-  zkfleet::testing::WriteFile(fleet.dir() + "/cases.json", cases.dump());
-  auto run = zkfleet::testing::RunCommand(
-      "node " + zkfleet::testing::Quote(std::string(ZKFLEET_SOURCE_DIR) + "/tests/tools/snarkjs_verify_batch.mjs") +
-      " " + zkfleet::testing::Quote(fleet.dir() + "/cases.json") + " " +
-      zkfleet::testing::Quote(fleet.dir() + "/verdicts.json"));
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  json verdicts = json::parse(ReadFile(fleet.dir() + "/verdicts.json"));
-  ASSERT_EQ(verdicts.size(), cases.size());
-  size_t& verified = tally->verified;
-  for (size_t i = 0; i < verdicts.size(); ++i) {
-    if (verdicts[i]["ok"].get<bool>()) {
-      ++verified;
-    } else {
-      ADD_FAILURE() << cases[i]["proof"] << " does not verify: " << verdicts[i]["error"];
-    }
-  }
+  tally->verified = SnarkjsVerifyBatch(proofs, fleet.dir() + "/proofs");
 
   // A SUBMIT resent after its reply was lost (here: sent again on purpose,
   // from each client's identity, for requests answered in earlier broker

@@ -282,6 +282,39 @@ void ExpectNoResultCopies(zkfleet::client::internal::BrokerClient& client, std::
       << "the broker delivered a job's result to this client more than once (BrokerClient dropped the copies)";
 }
 
+size_t SnarkjsVerifyBatch(const std::vector<ProofToVerify>& proofs, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  nlohmann::json cases = nlohmann::json::array();
+  for (const ProofToVerify& proof : proofs) {
+    const std::string base = dir + "/" + proof.name;
+    zkfleet::testing::WriteFile(base + ".proof.json", proof.proof_json);
+    zkfleet::testing::WriteFile(base + ".public.json", proof.public_json);
+    cases.push_back({{"vk", proof.vk_path}, {"public", base + ".public.json"}, {"proof", base + ".proof.json"}});
+  }
+  zkfleet::testing::WriteFile(dir + "/cases.json", cases.dump());
+  auto run = zkfleet::testing::RunCommand(
+      "node " + zkfleet::testing::Quote(std::string(ZKFLEET_SOURCE_DIR) + "/tests/tools/snarkjs_verify_batch.mjs") +
+      " " + zkfleet::testing::Quote(dir + "/cases.json") + " " + zkfleet::testing::Quote(dir + "/verdicts.json"));
+  if (run.exit_code != 0) {
+    ADD_FAILURE() << "snarkjs_verify_batch.mjs exited " << run.exit_code << ":\n" << run.output;
+    return 0;
+  }
+  const nlohmann::json verdicts = nlohmann::json::parse(ReadFile(dir + "/verdicts.json"));
+  if (verdicts.size() != cases.size()) {
+    ADD_FAILURE() << verdicts.size() << " verdicts for " << cases.size() << " proofs";
+    return 0;
+  }
+  size_t verified = 0;
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    if (verdicts[i]["ok"].get<bool>()) {
+      ++verified;
+    } else {
+      ADD_FAILURE() << cases[i]["proof"] << " does not verify: " << verdicts[i]["error"];
+    }
+  }
+  return verified;
+}
+
 bool SnarkjsVerifies(const std::string& vk_path, const std::string& proof_json, const std::string& public_json,
                      const std::string& scratch_dir) {
   if (auto installed = zkfleet::testing::RequireSnarkjs(); !installed) {

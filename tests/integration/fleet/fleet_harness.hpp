@@ -142,6 +142,18 @@ void ExpectNoResultCopies(zkfleet::client::internal::BrokerClient& client,
 bool SnarkjsVerifies(const std::string& vk_path, const std::string& proof_json, const std::string& public_json,
                      const std::string& scratch_dir);
 
+// The same for many proofs in one node process (tests/tools/snarkjs_verify_batch.mjs):
+// each case's JSON is written under `dir` as NAME.proof.json and
+// NAME.public.json. A failure, with the reason, for each proof that does not
+// verify and for a batch that could not run. Returns how many verified.
+struct ProofToVerify {
+  std::string name;  // unique among the cases (e.g. the job_seq)
+  std::string vk_path;
+  std::string proof_json;
+  std::string public_json;
+};
+size_t SnarkjsVerifyBatch(const std::vector<ProofToVerify>& proofs, const std::string& dir);
+
 // The "processing ..." lines of a worker log, as (priority name, job_seq, partition).
 struct Processed {
   std::string priority;

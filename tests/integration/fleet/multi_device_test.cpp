@@ -15,7 +15,6 @@
 #include <map>
 #include <thread>
 
-#include <nlohmann/json.hpp>
 
 #include "fleet_harness.hpp"
 
@@ -23,7 +22,6 @@ namespace fleet_test {
 namespace {
 
 namespace proto = zkfleet::proto;
-using json = nlohmann::json;
 
 constexpr const char* kCircuit = "c";
 // As in verify_test: proving keeps both CI cores busy; 500 ms heartbeats
@@ -84,9 +82,7 @@ std::map<uint64_t, proto::JobResult> Collect(zkfleet::client::internal::BrokerCl
 // (one node process for the batch).
 void ExpectAllVerify(const std::map<uint64_t, proto::JobResult>& results, const Fleet& fleet,
                      const std::string& worker_id) {
-  json cases = json::array();
-  const std::string dir = fleet.dir() + "/proofs";
-  std::filesystem::create_directories(dir);
+  std::vector<ProofToVerify> proofs;
   for (const auto& [seq, result] : results) {
     EXPECT_EQ(result.state(), proto::JOB_STATE_SUCCEEDED) << "job " << seq << ": " << result.error();
     if (result.partitions_size() != 1) {
@@ -94,22 +90,10 @@ void ExpectAllVerify(const std::map<uint64_t, proto::JobResult>& results, const 
       continue;
     }
     EXPECT_EQ(result.partitions(0).worker_id(), worker_id) << "job " << seq;
-    const std::string base = dir + "/" + std::to_string(seq);
-    zkfleet::testing::WriteFile(base + ".proof.json", result.partitions(0).proof_json());
-    zkfleet::testing::WriteFile(base + ".public.json", result.partitions(0).public_json());
-    cases.push_back({{"vk", Vk()}, {"public", base + ".public.json"}, {"proof", base + ".proof.json"}});
+    proofs.push_back(
+        {std::to_string(seq), Vk(), result.partitions(0).proof_json(), result.partitions(0).public_json()});
   }
-  zkfleet::testing::WriteFile(fleet.dir() + "/cases.json", cases.dump());
-  auto run = zkfleet::testing::RunCommand(
-      "node " + zkfleet::testing::Quote(std::string(ZKFLEET_SOURCE_DIR) + "/tests/tools/snarkjs_verify_batch.mjs") +
-      " " + zkfleet::testing::Quote(fleet.dir() + "/cases.json") + " " +
-      zkfleet::testing::Quote(fleet.dir() + "/verdicts.json"));
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  json verdicts = json::parse(ReadFile(fleet.dir() + "/verdicts.json"));
-  ASSERT_EQ(verdicts.size(), cases.size());
-  for (size_t i = 0; i < verdicts.size(); ++i) {
-    EXPECT_TRUE(verdicts[i]["ok"].get<bool>()) << cases[i]["proof"] << " does not verify: " << verdicts[i]["error"];
-  }
+  EXPECT_EQ(SnarkjsVerifyBatch(proofs, fleet.dir() + "/proofs"), proofs.size());
 }
 
 TEST(FleetMultiDevice, TwoDevicesShareABatchAndEveryProofVerifies) {
