@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   bool json = false;
   double timeout_s = 10;
   double wait_timeout_s = 0;
-  app.add_option("--broker", endpoint, "the broker's client endpoint (default: $ZKFLEET_BROKER, else this)")
+  app.add_option("--broker", endpoint, "the broker's client endpoint, or every broker's (comma-separated: brokers on etcd; zkctl follows the "
+                 "leader) (default: $ZKFLEET_BROKER, else this)")
       ->capture_default_str();
   std::string curve_secret_key = EnvOr("ZKFLEET_CURVE_SECRET_KEY");
   std::string broker_public_key = EnvOr("ZKFLEET_BROKER_PUBLIC_KEY");
@@ -72,7 +73,8 @@ int main(int argc, char** argv) {
                  "this client's NAME.secret (zkctl keygen); the broker knows the client by this key "
                  "(default: $ZKFLEET_CURVE_SECRET_KEY)");
   app.add_option("--broker-public-key", broker_public_key,
-                 "the broker's NAME.pub (default: $ZKFLEET_BROKER_PUBLIC_KEY)");
+                 "the broker's NAME.pub, or one per --broker endpoint, comma-separated (default: "
+                 "$ZKFLEET_BROKER_PUBLIC_KEY)");
   app.add_flag("--insecure-plaintext", insecure_plaintext,
                "no CURVE: unauthenticated, unencrypted (only against a broker run with --insecure-plaintext)");
   app.add_option("--client-id", client_id,

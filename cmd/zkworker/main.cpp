@@ -25,6 +25,7 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/common/logging.hpp"
 #include "zkfleet/fetch/fetcher.hpp"
+#include "zkfleet/fleet/broker_endpoints.hpp"
 #include "zkfleet/engine/types.hpp"
 #include "zkfleet/metrics/metrics_server.hpp"
 #include "zkfleet/metrics/worker_metrics.hpp"
@@ -84,12 +85,16 @@ int main(int argc, char** argv) {
   int test_fake_devices = 0;
   std::string test_memory_limit;
   std::string test_memory_ledger;
-  app.add_option("--broker", connection.broker_endpoint, "the broker's worker endpoint")->capture_default_str();
+  app.add_option("--broker", connection.broker_endpoint,
+                 "the broker's worker endpoint, or every broker's, comma-separated (brokers on etcd: the worker "
+                 "follows the leader)")
+      ->capture_default_str();
   std::string curve_secret_key, broker_public_key;
   bool insecure_plaintext = false;
   app.add_option("--curve-secret-key", curve_secret_key,
                  "this worker's NAME.secret (zkctl keygen); its NAME.pub must be in the broker's allow-dir workers/");
-  app.add_option("--broker-public-key", broker_public_key, "the broker's NAME.pub");
+  app.add_option("--broker-public-key", broker_public_key,
+                 "the broker's NAME.pub, or one per --broker endpoint, comma-separated");
   app.add_flag("--insecure-plaintext", insecure_plaintext,
                "no CURVE: unauthenticated, unencrypted (only against a broker run with --insecure-plaintext)");
   app.add_option("--id", options.worker_id, "worker id (default: host-pid)");
@@ -318,6 +323,7 @@ int main(int argc, char** argv) {
   zkfleet::InitLogging("zkworker", log_level);
   try {
     connection.security = zkfleet::fleet::ClientSecurity::Load(insecure_plaintext, curve_secret_key, broker_public_key);
+    connection.security.CheckFits(zkfleet::fleet::ParseBrokerEndpoints(connection.broker_endpoint).size());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zkworker: %s\n", e.what());
     return 2;

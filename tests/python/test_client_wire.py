@@ -25,8 +25,8 @@ class FakeBroker:
     """A ROUTER bound at a fixed endpoint; ``restart()`` closes it and binds a
     new one there (the clients' DEALERs reconnect, as to a restarted broker)."""
 
-    def __init__(self) -> None:
-        self.endpoint = f"tcp://127.0.0.1:{free_port()}"
+    def __init__(self, endpoint: Optional[str] = None) -> None:
+        self.endpoint = endpoint or f"tcp://127.0.0.1:{free_port()}"
         self._context = zmq.asyncio.Context()
         self._socket: Optional[zmq.asyncio.Socket] = None
         self._bind()
@@ -53,6 +53,8 @@ class FakeBroker:
         self._bind()
 
     def close(self) -> None:
+        if self._context.closed:
+            return
         self._socket.close(linger=0)
         self._context.term()
 
@@ -69,6 +71,11 @@ class FakeBroker:
         got = await self.receive(scaled(timeout))
         assert got is not None, f"the client sent no {body}"
         assert got[1].WhichOneof("body") == body, f"expected {body}, got {got[1]}"
+        return got
+
+    async def expect_any(self, timeout: float = 10) -> Tuple[bytes, "pb.Envelope", List[bytes]]:
+        got = await self.receive(scaled(timeout))
+        assert got is not None, "the client sent nothing"
         return got
 
     async def bodies_within(self, seconds: float) -> List[str]:
@@ -168,6 +175,66 @@ def test_a_refused_submit_is_raised_once_and_never_resent_after_a_reconnect():
             result = await asyncio.wait_for(waiting, scaled(10))
             assert result.job_seq == 7 and result.partitions[0].public == ["5"]
     run(scenario)
+
+
+def test_a_client_given_every_brokers_endpoint_follows_the_one_that_leads():
+    """Brokers on etcd at addresses of their own: only the leader binds. When
+    it dies, what it left unanswered (a SUBMIT, a wait) and what was asked
+    while none led go to the broker that leads next, at the other address."""
+    async def scenario(leader: FakeBroker) -> None:
+        standby_endpoint = f"tcp://127.0.0.1:{free_port()}"  # binds nothing until it leads
+        endpoints = f"{leader.endpoint}, {standby_endpoint}"
+        async with zkfleet.AsyncClient(endpoints, insecure_plaintext=True, reply_timeout=scaled(30)) as client:
+            first = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r1"))
+            peer, envelope, _ = await leader.expect("submit")
+            await leader.submit_reply(peer, envelope.correlation_id, 5)
+            job = await asyncio.wait_for(first, scaled(10))
+            waiting = asyncio.ensure_future(job.result(timeout=None))  # its result is pushed: no AWAIT yet
+            unanswered = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r2"))
+            await leader.expect("submit")
+            leader.close()  # killed: r2 unanswered, job 5 still awaited
+            await asyncio.sleep(scaled(0.3))
+            meanwhile = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r3"))  # no broker leads
+            await asyncio.sleep(scaled(0.3))
+            successor = FakeBroker(standby_endpoint)
+            try:
+                got = {}
+                for _ in range(3):
+                    peer, envelope, _ = await successor.expect_any()
+                    key = envelope.submit.request_id if envelope.WhichOneof("body") == "submit" else "await"
+                    got[key] = (peer, envelope)
+                assert sorted(got) == ["await", "r2", "r3"], got
+                peer, envelope = got["r2"]
+                await successor.submit_reply(peer, envelope.correlation_id, 6)
+                peer, envelope = got["r3"]
+                await successor.submit_reply(peer, envelope.correlation_id, 7)
+                peer, envelope = got["await"]
+                assert getattr(envelope, "await").job_seq == 5
+                await successor.job_result(peer, envelope.correlation_id, 5, GOOD_PROOF, '["5"]')
+                assert (await asyncio.wait_for(unanswered, scaled(10))).job_seq == 6
+                assert (await asyncio.wait_for(meanwhile, scaled(10))).job_seq == 7
+                result = await asyncio.wait_for(waiting, scaled(10))
+                assert result.job_seq == 5 and result.partitions[0].public == ["5"]
+                assert client.reconnections >= 1
+            finally:
+                successor.close()
+    run(scenario)
+
+
+def test_bad_endpoint_lists_and_key_counts_are_refused_in_words(tmp_path):
+    from zkfleet.aio import Security, parse_endpoints
+    assert parse_endpoints("tcp://a:1, tcp://b:2") == ["tcp://a:1", "tcp://b:2"]
+    assert parse_endpoints(["tcp://a:1"]) == ["tcp://a:1"]
+    for bad, says in [("tcp://a:1,,tcp://b:2", "entry 2 is empty"), ("tcp://a:1,", "entry 2 is empty"),
+                      ("a:1", "expected TRANSPORT://ADDRESS"), ("tcp://a:1,tcp://a:1", "given twice"),
+                      (",".join(f"tcp://h:{i}" for i in range(17)), "more than 16")]:
+        with pytest.raises(ValueError, match=says):
+            parse_endpoints(bad)
+    with pytest.raises(ValueError, match="2 broker public keys for 3 broker endpoints"):
+        Security(public_key=b"x", secret_key=b"y", broker_public_key=b"k1",
+                 broker_public_keys=[b"k1", b"k2"]).key_for(0, 3)
+    assert Security(broker_public_key=b"k1", broker_public_keys=[b"k1", b"k2"]).key_for(1, 2) == b"k2"
+    assert Security(broker_public_key=b"k1", broker_public_keys=[b"k1"]).key_for(1, 2) == b"k1"
 
 
 def test_unavailable_is_retried_with_the_same_request_id_then_succeeds():

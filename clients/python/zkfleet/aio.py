@@ -40,7 +40,7 @@ import os
 import random
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from collections.abc import Mapping
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -60,6 +60,7 @@ from .results import CancelResult, JobResult
 WitnessInput = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5555"
+MAX_BROKER_ENDPOINTS = 16  # as the C++ client (fleet/broker_endpoints.hpp)
 _MAX_BACKOFF_S = 30.0
 _MAX_MESSAGE_BYTES = 64 << 20
 
@@ -72,6 +73,17 @@ class Security:
     secret_key: Optional[bytes] = None
     broker_public_key: Optional[bytes] = None
     plaintext: bool = False
+    # Brokers with key pairs of their own: one key per endpoint, in order
+    # (``broker_public_key`` is the first).
+    broker_public_keys: List[bytes] = field(default_factory=list)
+
+    def key_for(self, index: int, endpoints: int) -> bytes:
+        """The public key of broker endpoint ``index`` of ``endpoints``."""
+        keys = self.broker_public_keys or [self.broker_public_key]
+        if len(keys) not in (1, endpoints):
+            raise ValueError(f"{len(keys)} broker public keys for {endpoints} broker endpoints: give one key "
+                             "(brokers sharing a key pair) or one per endpoint, in the endpoints' order")
+        return keys[0 if len(keys) == 1 else index]
 
     @classmethod
     def load(cls, keys: Union[None, str, Tuple[str, str]], insecure_plaintext: bool) -> "Security":
@@ -91,7 +103,13 @@ class Security:
                              "keys=(secret, broker_pub) or set ZKFLEET_CURVE_SECRET_KEY and "
                              "ZKFLEET_BROKER_PUBLIC_KEY (or insecure_plaintext=True against a plaintext broker)")
         public, secret = _keys.read_secret_key(secret_file)
-        return cls(public_key=public, secret_key=secret, broker_public_key=_keys.read_public_key(broker_file))
+        # One file, or one per broker endpoint: FILE,FILE,... (or a list).
+        files = broker_file.split(",") if isinstance(broker_file, str) else list(broker_file)
+        if any(not f for f in files):
+            raise ValueError(f"broker public key files {broker_file!r}: an empty entry "
+                             "(a list is FILE,FILE,... in the endpoints' order)")
+        brokers = [_keys.read_public_key(f) for f in files]
+        return cls(public_key=public, secret_key=secret, broker_public_key=brokers[0], broker_public_keys=brokers)
 
 
 class AsyncJob:
@@ -122,10 +140,13 @@ class AsyncClient:
     Construct it inside a coroutine (it starts tasks on the running loop).
 
     Args:
-        endpoint: the broker's client endpoint, e.g. ``"tcp://broker:5555"``;
+        endpoint: the broker's client endpoint, e.g. ``"tcp://broker:5555"``,
+            or every broker's of a fleet whose brokers share an etcd journal
+            (comma-separated, or a list): the client follows whichever leads;
             ``None`` reads ``$ZKFLEET_BROKER``, else ``tcp://127.0.0.1:5555``.
         keys: ``(client_secret_key_file, broker_public_key_file)`` as written by
-            ``zkctl keygen``; ``None`` reads ``$ZKFLEET_CURVE_SECRET_KEY`` and
+            ``zkctl keygen`` (brokers with keys of their own: one file per
+            endpoint, comma-separated); ``None`` reads ``$ZKFLEET_CURVE_SECRET_KEY`` and
             ``$ZKFLEET_BROKER_PUBLIC_KEY``.
         insecure_plaintext: no CURVE (only against a broker run so).
         client_id: plaintext mode only: the declared identity (at most
@@ -137,8 +158,12 @@ class AsyncClient:
     def __init__(self, endpoint: Optional[str] = None, keys: Union[None, Tuple[str, str]] = None, *,
                  insecure_plaintext: bool = False, client_id: str = "", reply_timeout: float = 10.0,
                  busy_timeout: float = 300.0) -> None:
-        endpoint = default_endpoint(endpoint)
-        self.endpoint = endpoint
+        endpoints = parse_endpoints(default_endpoint(endpoint))
+        self.endpoint = ",".join(endpoints)
+        self._endpoints = endpoints
+        # Following a list: requests only to completed connections (the
+        # leader's: standbys bind nothing); what waits goes on the next one.
+        self._following = len(endpoints) > 1
         self.reply_timeout = reply_timeout
         self.busy_timeout = busy_timeout
         security = Security.load(keys, insecure_plaintext)
@@ -152,14 +177,20 @@ class AsyncClient:
         self._socket.setsockopt(zmq.SNDHWM, 20000)
         self._socket.setsockopt(zmq.RCVHWM, 20000)
         self._socket.setsockopt(zmq.MAXMSGSIZE, 2 * _MAX_MESSAGE_BYTES + (1 << 20))
+        if self._following:
+            self._socket.setsockopt(zmq.IMMEDIATE, 1)
         if not security.plaintext:
             self._socket.curve_publickey = security.public_key
             self._socket.curve_secretkey = security.secret_key
-            self._socket.curve_serverkey = security.broker_public_key
         self._monitor = self._socket.get_monitor_socket(
-            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
-            | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
-        self._socket.connect(endpoint)
+            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+            | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
+        for index, address in enumerate(endpoints):
+            if not security.plaintext:  # CURVE takes the server key in force at connect()
+                self._socket.curve_serverkey = security.key_for(index, len(endpoints))
+            self._socket.connect(address)
+        self._live: Set[bytes] = set()      # endpoints with a completed handshake
+        self._unsent = False                # a request waits for a connection (following a list)
 
         self._next_id = 1
         self._pending: Dict[int, asyncio.Future] = {}             # correlation id -> reply
@@ -416,7 +447,20 @@ class AsyncClient:
 
     async def _send(self, envelope: "pb.Envelope", frames: Sequence[object] = ()) -> None:
         parts: List[object] = [envelope.SerializeToString(), *frames]
-        await self._socket.send_multipart(parts, copy=False)
+        await self._send_parts(parts)
+
+    async def _send_parts(self, parts: List[object]) -> bool:
+        """Sends; following a list with no broker leading, notes that the
+        request waits for the next connection instead and returns False."""
+        if not self._following:
+            await self._socket.send_multipart(parts, copy=False)
+            return True
+        try:
+            await self._socket.send_multipart(parts, copy=False, flags=zmq.NOBLOCK)
+            return True
+        except zmq.Again:
+            self._unsent = True
+            return False
 
     async def _call(self, envelope: "pb.Envelope", frames: Sequence[object] = (), timeout: Optional[float] = -1.0,
                     what: str = "no reply") -> "pb.Envelope":
@@ -558,6 +602,16 @@ class AsyncClient:
                 self._last_handshake_failure = kind
             if kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 self._auth_refused = True
+            if kind == zmq.EVENT_DISCONNECTED:
+                # One of several connections gone while another lives
+                # (following a list): what the lost one held goes again.
+                peer = event.get("endpoint", b"")
+                if peer in self._live:
+                    self._live.discard(peer)
+                    if self._live:
+                        self.reconnections += 1
+                        await self._resend()
+                continue
             if kind != zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 # Nothing will be answered over a handshake that keeps failing: say so now.
                 if self._handshake_problem():
@@ -568,19 +622,50 @@ class AsyncClient:
             self._auth_refused = False
             self._handshakes_failed = 0
             self._handshakes += 1
-            if self._handshakes == 1:
+            self._live.add(event.get("endpoint", b""))
+            if self._handshakes == 1 and not self._unsent:
                 continue
-            # A new connection: the broker may have restarted and know nothing
-            # of this one. Unanswered SUBMITs go again, as does every wait.
+            # A new connection: the broker may have restarted (or a standby
+            # now leads) and know nothing of this one. Unanswered SUBMITs go
+            # again, as does every wait.
             self.reconnections += 1
-            for frames in list(self._unanswered.values()):
-                await self._socket.send_multipart(frames, copy=False)
-            for job_seq, cid in list(self._awaited.items()):
-                if job_seq in self._delivered:
-                    continue
-                envelope = pb.Envelope(version=PROTOCOL_VERSION, correlation_id=cid, client_id=self.client_id)
-                getattr(envelope, "await").job_seq = job_seq
-                await self._send(envelope)
+            await self._resend()
+
+    async def _resend(self) -> None:
+        self._unsent = False
+        for frames in list(self._unanswered.values()):
+            if not await self._send_parts(list(frames)):
+                return  # no broker leads: the rest waits for the next connection too
+        for job_seq, cid in list(self._awaited.items()):
+            if job_seq in self._delivered:
+                continue
+            envelope = pb.Envelope(version=PROTOCOL_VERSION, correlation_id=cid, client_id=self.client_id)
+            getattr(envelope, "await").job_seq = job_seq
+            if not await self._send_parts([envelope.SerializeToString()]):
+                return
+
+
+def parse_endpoints(endpoint: Union[str, Sequence[str]]) -> List[str]:
+    """One endpoint or several (comma-separated, or a list), checked as the
+    C++ client checks them: TRANSPORT://ADDRESS each, none empty or twice,
+    at most ``MAX_BROKER_ENDPOINTS``."""
+    entries = endpoint.split(",") if isinstance(endpoint, str) else list(endpoint)
+    endpoints: List[str] = []
+    for number, entry in enumerate(entries, 1):
+        entry = entry.strip()
+        if not entry:
+            raise ValueError(f"broker endpoint {endpoint!r}: entry {number} is empty "
+                             "(a list is ENDPOINT,ENDPOINT,... with no empty entries)")
+        scheme, sep, address = entry.partition("://")
+        if not sep or not scheme or not address:
+            raise ValueError(f"broker endpoint {entry!r} is not an endpoint: expected TRANSPORT://ADDRESS, "
+                             "e.g. tcp://broker-1:5555")
+        if entry in endpoints:
+            raise ValueError(f"broker endpoint {entry!r} is given twice")
+        endpoints.append(entry)
+    if len(endpoints) > MAX_BROKER_ENDPOINTS:
+        raise ValueError(f"more than {MAX_BROKER_ENDPOINTS} broker endpoints (a fleet runs two or three)")
+    return endpoints
 
 
 def default_endpoint(endpoint: Optional[str]) -> str:

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -402,12 +403,46 @@ ClientSecurity ClientSecurity::Load(bool plaintext, const std::string& secret_ke
                 "--broker-public-key (the broker's NAME.pub), or --insecure-plaintext on a trusted network");
   }
   security.mine = ReadSecretKeyFile(secret_key_file);
-  security.broker_public_z85 = ReadPublicKeyFile(broker_public_file);
+  // One file, or one per broker endpoint: FILE,FILE,...
+  size_t start = 0;
+  while (start <= broker_public_file.size()) {
+    const size_t comma = std::min(broker_public_file.find(',', start), broker_public_file.size());
+    const std::string file = broker_public_file.substr(start, comma - start);
+    if (file.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, "--broker-public-key \"" + broker_public_file +
+                                                   "\": an empty entry (a list is FILE,FILE,... in --broker's order)");
+    }
+    security.broker_public_z85.push_back(ReadPublicKeyFile(file));
+    start = comma + 1;
+  }
   return security;
 }
 
-void ClientSecurity::Apply(zmq::socket_t& socket) const {
-  if (!plaintext) ConfigureCurveClient(socket, mine, broker_public_z85);
+void ClientSecurity::CheckFits(size_t endpoints) const {
+  if (plaintext || broker_public_z85.size() == 1 || broker_public_z85.size() == endpoints) return;
+  throw Error(ErrorCode::kInvalidArgument,
+              "--broker-public-key names " + std::to_string(broker_public_z85.size()) + " keys for " +
+                  std::to_string(endpoints) +
+                  " broker endpoints: give one key (brokers sharing a key pair) or one per endpoint, in --broker's "
+                  "order");
+}
+
+void ClientSecurity::Apply(zmq::socket_t& socket, size_t index) const {
+  if (plaintext) return;
+  if (broker_public_z85.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "no --broker-public-key: CURVE needs the broker's public key");
+  }
+  const size_t key = broker_public_z85.size() == 1 ? 0 : index;
+  if (key >= broker_public_z85.size()) CheckFits(index + 1);  // throws, in words
+  ConfigureCurveClient(socket, mine, broker_public_z85[key]);
+}
+
+void ConnectToBrokers(zmq::socket_t& socket, const std::vector<std::string>& endpoints, const ClientSecurity& security) {
+  security.CheckFits(endpoints.size());
+  for (size_t i = 0; i < endpoints.size(); ++i) {
+    security.Apply(socket, i);  // CURVE takes the server key in force at connect()
+    socket.connect(endpoints[i]);
+  }
 }
 
 }  // namespace zkfleet::fleet

@@ -55,6 +55,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include <zmq.hpp>
@@ -129,18 +130,28 @@ void ConfigureCurveClient(zmq::socket_t& socket, const CurveKeyPair& mine, const
 
 // How a worker or a client protects its connection to the broker: CURVE with
 // its own keypair and the broker's public key (the default), or plaintext
-// (--insecure-plaintext, for a trusted network only).
+// (--insecure-plaintext, for a trusted network only). Brokers that share an
+// etcd journal may share one key pair or each have their own: then
+// --broker-public-key lists one key file per --broker endpoint, in order.
 struct ClientSecurity {
   bool plaintext = false;
   CurveKeyPair mine;
-  std::string broker_public_z85;
+  // The brokers' public keys: one for every endpoint, or one per endpoint.
+  std::vector<std::string> broker_public_z85;
 
   // From --curve-secret-key and --broker-public-key (either may be empty in
-  // plaintext mode). Throws Error saying which option is missing or what is
-  // wrong with the file.
+  // plaintext mode; the latter may be a comma-separated list of files).
+  // Throws Error saying which option is missing or what is wrong with the file.
   static ClientSecurity Load(bool plaintext, const std::string& secret_key_file, const std::string& broker_public_file);
-  // CURVE client options on `socket` (before connect); nothing in plaintext mode.
-  void Apply(zmq::socket_t& socket) const;
+  // Throws Error (kInvalidArgument) unless there is one key, or one per
+  // endpoint, for `endpoints` broker endpoints (nothing to check in plaintext).
+  void CheckFits(size_t endpoints) const;
+  // CURVE client options on `socket` for broker endpoint `index` (before its
+  // connect()); nothing in plaintext mode.
+  void Apply(zmq::socket_t& socket, size_t index = 0) const;
 };
+
+// Connects `socket` to every endpoint, each with its broker's key.
+void ConnectToBrokers(zmq::socket_t& socket, const std::vector<std::string>& endpoints, const ClientSecurity& security);
 
 }  // namespace zkfleet::fleet

@@ -30,7 +30,7 @@ int RunCommand(const std::vector<std::string>& argv, std::string* output) {
 }
 
 Fleet::Fleet(const std::string& test_name, int heartbeat_ms)
-    : heartbeat_ms_(heartbeat_ms), client_port_(FreePort()), worker_port_(FreePort()), context_(1) {
+    : heartbeat_ms_(heartbeat_ms), client_ports_{FreePort()}, worker_ports_{FreePort()}, context_(1) {
   dir_ = (std::filesystem::temp_directory_path() / ("zkfleet-" + test_name + "-" + std::to_string(getpid()))).string();
   std::filesystem::remove_all(dir_);
   std::filesystem::create_directories(dir_);
@@ -63,15 +63,29 @@ Fleet::~Fleet() {
   }
 }
 
-Process& Fleet::StartBroker(std::vector<std::string> extra_args) {
-  Process& broker = LaunchBroker(std::move(extra_args));
+void Fleet::SetBrokerSlots(int n) {
+  while (static_cast<int>(client_ports_.size()) < n) {
+    client_ports_.push_back(FreePort());
+    worker_ports_.push_back(FreePort());
+  }
+}
+
+std::string Fleet::Endpoints(const std::vector<int>& ports) {
+  std::string list;
+  for (int port : ports) list += (list.empty() ? "" : ",") + std::string("tcp://127.0.0.1:") + std::to_string(port);
+  return list;
+}
+
+Process& Fleet::StartBroker(std::vector<std::string> extra_args, int slot) {
+  Process& broker = LaunchBroker(std::move(extra_args), slot);
   if (!broker.WaitForLog("broker serving", 10s)) ADD_FAILURE() << "broker did not start:\n" << broker.Log();
   return broker;
 }
 
-Process& Fleet::LaunchBroker(std::vector<std::string> extra_args) {
-  std::vector<std::string> argv = {BinaryPath("zkbroker"), "--clients", client_endpoint(), "--workers",
-                                   worker_endpoint(), "--heartbeat-ms", std::to_string(heartbeat_ms_)};
+Process& Fleet::LaunchBroker(std::vector<std::string> extra_args, int slot) {
+  std::vector<std::string> argv = {BinaryPath("zkbroker"), "--clients", Endpoints({client_ports_.at(slot)}),
+                                   "--workers", Endpoints({worker_ports_.at(slot)}), "--heartbeat-ms",
+                                   std::to_string(heartbeat_ms_)};
   plaintext_ = std::find(extra_args.begin(), extra_args.end(), "--insecure-plaintext") != extra_args.end();
   if (!plaintext_) {
     argv.insert(argv.end(), {"--curve-secret-key", SecretKeyFile("broker"), "--allow-dir", allow_dir()});

@@ -59,10 +59,15 @@ class Fleet {
   // Starts zkbroker on this fleet's ports with its journal in
   // broker_data_dir() (unless `extra_args` names another --data-dir), so a
   // broker started again resumes from it.
-  Process& StartBroker(std::vector<std::string> extra_args = {});
+  // `slot`: which of the broker addresses (SetBrokerSlots) it binds.
+  Process& StartBroker(std::vector<std::string> extra_args = {}, int slot = 0);
   // The same zkbroker command, without waiting for it to serve (a broker
-  // expected to refuse to start).
-  Process& LaunchBroker(std::vector<std::string> extra_args = {});
+  // expected to refuse to start, or a standby).
+  Process& LaunchBroker(std::vector<std::string> extra_args = {}, int slot = 0);
+  // Brokers on etcd at addresses of their own: `n` pairs of ports, broker i
+  // binding pair i; client_endpoint() and worker_endpoint() then list every
+  // pair's, so clients, zkctl and workers follow the leader.
+  void SetBrokerSlots(int n);
   Process& StartWorker(const std::string& worker_id, std::vector<std::string> args);
   // Waits until the broker lists `worker_id` as READY.
   void WaitWorkerReady(const std::string& worker_id, std::chrono::milliseconds timeout = 20s);
@@ -86,8 +91,9 @@ class Fleet {
 
   const std::string& dir() const { return dir_; }
   std::string broker_data_dir() const { return dir_ + "/broker-data"; }
-  std::string client_endpoint() const { return "tcp://127.0.0.1:" + std::to_string(client_port_); }
-  std::string worker_endpoint() const { return "tcp://127.0.0.1:" + std::to_string(worker_port_); }
+  // Every slot's endpoint, comma-separated (one, unless SetBrokerSlots).
+  std::string client_endpoint() const { return Endpoints(client_ports_); }
+  std::string worker_endpoint() const { return Endpoints(worker_ports_); }
   zmq::context_t& context() { return context_; }
 
   static constexpr int kHeartbeatMs = 100;
@@ -98,8 +104,9 @@ class Fleet {
   int broker_starts_ = 0;
   bool plaintext_ = false;
   int heartbeat_ms_;
-  int client_port_;
-  int worker_port_;
+  static std::string Endpoints(const std::vector<int>& ports);
+  std::vector<int> client_ports_;  // one per broker slot
+  std::vector<int> worker_ports_;
   zmq::context_t context_;
   std::vector<std::unique_ptr<Process>> processes_;  // destroyed (killed) with the Fleet
 };

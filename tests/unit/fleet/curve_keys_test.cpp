@@ -12,6 +12,7 @@
 
 #include "testutil/test_support.hpp"
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/fleet/broker_endpoints.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
 
 namespace zkfleet::fleet {
@@ -285,6 +286,49 @@ TEST(CurveKeys, CurveHandshakeOverTcp) {
   plain.connect(endpoint);
   plain.send(zmq::str_buffer("from-plain"), zmq::send_flags::dontwait);
   EXPECT_FALSE(router.recv(stray)) << "a plaintext client got through: " << stray.to_string();
+}
+
+// --broker lists (brokers on etcd): parsed with blanks around commas, bad
+// entries named; --broker-public-key: one key for all, or one per endpoint.
+TEST(BrokerEndpoints, ListsParseAndBadOnesAreNamed) {
+  EXPECT_EQ(ParseBrokerEndpoints("tcp://a:1"), std::vector<std::string>{"tcp://a:1"});
+  EXPECT_EQ(ParseBrokerEndpoints(" tcp://a:1 , tcp://b:2"), (std::vector<std::string>{"tcp://a:1", "tcp://b:2"}));
+  EXPECT_EQ(DescribeBrokerEndpoints({"tcp://a:1", "tcp://b:2"}), "any of tcp://a:1, tcp://b:2");
+  std::string many;
+  for (int i = 0; i < 17; ++i) many += (i ? "," : "") + std::string("tcp://h:") + std::to_string(i);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "is empty"},          {"tcp://a:1,", "entry 2 is empty"},  {"tcp://a:1,,tcp://b:2", "entry 2 is empty"},
+      {"a:1", "TRANSPORT://ADDRESS"}, {"tcp://", "TRANSPORT://ADDRESS"}, {"tcp://a:1,tcp://a:1", "given twice"},
+      {many, "more than 16"}};
+  for (const auto& [list, says] : bad) {
+    ExpectError([&] { ParseBrokerEndpoints(list); }, ErrorCode::kInvalidArgument, {"--broker", says});
+  }
+}
+
+TEST(BrokerEndpoints, OneBrokerKeyForAllOrOnePerEndpoint) {
+  TempDir tmp;
+  WriteKeyPair(tmp.path(), "me", GenerateCurveKeyPair());
+  const CurveKeyPair b1 = GenerateCurveKeyPair(), b2 = GenerateCurveKeyPair();
+  WriteKeyPair(tmp.path(), "b1", b1);
+  WriteKeyPair(tmp.path(), "b2", b2);
+  const std::string me = (tmp.path() / "me.secret").string();
+  const std::string k1 = (tmp.path() / "b1.pub").string(), k2 = (tmp.path() / "b2.pub").string();
+  ClientSecurity one = ClientSecurity::Load(false, me, k1);
+  one.CheckFits(1);
+  one.CheckFits(3);
+  ClientSecurity two = ClientSecurity::Load(false, me, k1 + "," + k2);
+  EXPECT_EQ(two.broker_public_z85, (std::vector<std::string>{b1.public_z85, b2.public_z85}));
+  two.CheckFits(2);
+  ExpectError([&] { two.CheckFits(3); }, ErrorCode::kInvalidArgument, {"names 2 keys for 3 broker endpoints"});
+  ExpectError([&] { ClientSecurity::Load(false, me, k1 + ","); }, ErrorCode::kInvalidArgument, {"an empty entry"});
+  // Each connect() takes its endpoint's key.
+  zmq::context_t context;
+  zmq::socket_t socket(context, zmq::socket_type::dealer);
+  two.Apply(socket, 1);
+  EXPECT_EQ(socket.get(zmq::sockopt::curve_serverkey, 41), b2.public_z85);
+  two.Apply(socket, 0);
+  EXPECT_EQ(socket.get(zmq::sockopt::curve_serverkey, 41), b1.public_z85);
+  ExpectError([&] { two.Apply(socket, 2); }, ErrorCode::kInvalidArgument, {"names 2 keys for 3"});
 }
 
 }  // namespace

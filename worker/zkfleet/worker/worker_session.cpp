@@ -11,6 +11,7 @@
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "zkfleet/fleet/broker_endpoints.hpp"
 #include "zkfleet/wire/protocol.hpp"
 
 namespace zkfleet::worker {
@@ -37,6 +38,7 @@ WorkerSession::WorkerSession(ConnectionOptions connection, WorkerOptions options
                              std::unique_ptr<CircuitSet> circuits, std::unique_ptr<MemorySource> memory,
                              metrics::WorkerMetrics* metrics)
     : connection_(std::move(connection)),
+      endpoints_(fleet::ParseBrokerEndpoints(connection_.broker_endpoint)),
       metrics_(metrics),
       core_(std::move(options), std::move(circuits), std::move(memory), metrics, Clock::now()) {}
 
@@ -44,13 +46,20 @@ void WorkerSession::Connect() {
   dealer_ = zmq::socket_t(broker_context_, zmq::socket_type::dealer);
   fleet::ConfigureDealer(dealer_, connection_.limits, kCloseLingerMs);
   dealer_.set(zmq::sockopt::sndtimeo, kSendTimeoutMs);
-  connection_.security.Apply(dealer_);
-  dealer_.connect(connection_.broker_endpoint);
+  connection_.security.CheckFits(endpoints_.size());
+  connection_.security.Apply(dealer_, current_);
+  dealer_.connect(endpoints_[current_]);
   broker_last_seen_ = Clock::now();
 }
 
-void WorkerSession::Reconnect(const std::string& why) {
-  spdlog::warn("reconnecting to the broker at {}: {}", connection_.broker_endpoint, why);
+void WorkerSession::Reconnect(const std::string& why, bool next) {
+  const std::string& from = endpoints_[current_];
+  if (next) current_ = (current_ + 1) % endpoints_.size();
+  if (endpoints_[current_] == from) {
+    spdlog::warn("reconnecting to the broker at {}: {}", from, why);
+  } else {
+    spdlog::warn("the broker at {}: {}; trying the broker at {}", from, why, endpoints_[current_]);
+  }
   retry_registration_.reset();
   dealer_.set(zmq::sockopt::linger, 0);
   dealer_.close();
@@ -71,7 +80,7 @@ void WorkerSession::Flush() {
       next_send_failure_log_ = now + std::chrono::minutes(1);
       spdlog::warn("could not send to the broker at {} within {} ms (no connection: is our key in its "
                    "allow-list, is --broker-public-key right?); messages are dropped until it answers",
-                   connection_.broker_endpoint, kSendTimeoutMs);
+                   endpoints_[current_], kSendTimeoutMs);
     }
   }
   core_.outbox().clear();
@@ -84,7 +93,7 @@ int WorkerSession::Run(int signal_fd) {
   Flush();
   const size_t devices = core_.devices().size();
   spdlog::info("worker {} connecting to {} with capacity {}{}, circuits: {}", core_.options().worker_id,
-               connection_.broker_endpoint, core_.ledger().capacity(),
+               fleet::DescribeBrokerEndpoints(endpoints_), core_.ledger().capacity(),
                devices > 1 ? fmt::format(" ({} per device, {} devices)", core_.options().capacity, devices)
                            : std::string(),
                fmt::format("{}", fmt::join(core_.circuits().circuit_ids(), ",")));
@@ -125,9 +134,11 @@ int WorkerSession::Run(int signal_fd) {
     }
     if (now - broker_last_seen_ > silence_limit_) {
       Reconnect("no message for " +
-                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silence_limit_).count()) +
-                " ms (" + std::to_string(connection_.liveness) + " heartbeat intervals, doubled per silent retry)");
-      silence_limit_ = std::min<Clock::duration>(silence_limit_ * 2, kMaxSilence);
+                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(silence_limit_).count()) +
+                    " ms (" + std::to_string(connection_.liveness) + " heartbeat intervals, doubled per silent retry)",
+                /*next=*/true);
+      // A list is tried round by round before the wait grows.
+      if (current_ == 0) silence_limit_ = std::min<Clock::duration>(silence_limit_ * 2, kMaxSilence);
     }
     if (retry_registration_ && now >= retry_registration_->first) Reconnect(retry_registration_->second);
     next_tick = core_.Tick(now);

@@ -9,6 +9,12 @@
 // The session itself only handles DISCONNECT (reconnect, or retry a refused
 // registration a heartbeat later).
 //
+// Brokers on etcd: given several endpoints (one leads and binds; the others
+// bind nothing), the session talks to one at a time and, when it falls
+// silent, tries the next, registering afresh with whichever answers as it
+// would with a restarted broker (its running proofs listed in READY, their
+// results sent to the broker it then talks to).
+//
 // Ownership: the session owns the core (and through it the pipeline) and
 // its socket, in a ZeroMQ context of its own, so that Run() can terminate it
 // (flushing DISCONNECT, up to the linger) even when an abandoned lane still
@@ -22,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <zmq.hpp>
 
@@ -35,7 +42,9 @@ namespace zkfleet::worker {
 
 // How the worker reaches the broker.
 struct ConnectionOptions {
-  std::string broker_endpoint = "tcp://127.0.0.1:5556";  // the broker's worker ROUTER
+  // The broker's worker ROUTER, or every broker's, comma-separated (brokers
+  // sharing an etcd journal).
+  std::string broker_endpoint = "tcp://127.0.0.1:5556";
   // Heartbeat period; a broker silent for `liveness` periods is presumed gone
   // and the worker reconnects.
   std::chrono::milliseconds heartbeat_interval{1000};
@@ -64,8 +73,10 @@ class WorkerSession {
   bool pipeline_abandoned() const { return core_.pipeline_abandoned(); }
 
  private:
+  // Connects to endpoints_[current_].
   void Connect();
-  void Reconnect(const std::string& why);
+  // A new socket, to the next endpoint when `next` (the broker fell silent).
+  void Reconnect(const std::string& why, bool next = false);
   // Sends the core's outbox, in order, and clears it.
   void Flush();
   // Reads every message waiting on the DEALER and hands it to the core.
@@ -74,6 +85,8 @@ class WorkerSession {
   void OnDisconnect(const std::string& reason);
 
   ConnectionOptions connection_;
+  std::vector<std::string> endpoints_;  // connection_.broker_endpoint, parsed
+  size_t current_ = 0;                  // the one talked to
   metrics::WorkerMetrics* metrics_;  // not owned; may be null
   WorkerCore core_;
   zmq::context_t broker_context_{1};
@@ -81,8 +94,8 @@ class WorkerSession {
   Clock::time_point broker_last_seen_;
   Clock::time_point next_send_failure_log_{};  // rate limit of Flush()'s warning
   // Silence after which we reconnect: liveness x heartbeat, doubled after
-  // each fruitless reconnect up to kMaxSilence, back to the start once the
-  // broker speaks.
+  // each fruitless reconnect (each fruitless round of a list) up to
+  // kMaxSilence, back to the start once the broker speaks.
   Clock::duration silence_limit_{};
   // A registration the broker refused (another live process with our id, or
   // an id bound to another key): we try again once, a heartbeat later, not in

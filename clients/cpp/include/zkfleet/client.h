@@ -130,8 +130,12 @@ class Status {
 };
 
 struct Options {
-  std::string endpoint = "tcp://127.0.0.1:5555";  // the broker's client endpoint
-  // CURVE (the default): this client's NAME.secret and the broker's NAME.pub.
+  // The broker's client endpoint, or every broker's of a fleet whose brokers
+  // share an etcd journal, comma-separated ("tcp://b1:5555,tcp://b2:5555"):
+  // the client follows whichever leads, resending what a lost one held.
+  std::string endpoint = "tcp://127.0.0.1:5555";
+  // CURVE (the default): this client's NAME.secret and the broker's NAME.pub
+  // (brokers with keys of their own: one file per endpoint, comma-separated).
   std::string curve_secret_key_file;
   std::string broker_public_key_file;
   // No CURVE: neither encrypted nor authenticated. Trusted networks only.

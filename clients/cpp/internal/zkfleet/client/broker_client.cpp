@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zkfleet/fleet/broker_endpoints.hpp"
 #include "zkfleet/wire/names.hpp"
 #include "zkfleet/wire/protocol.hpp"
 
@@ -113,7 +114,9 @@ BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message, uint
 
 BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint, const fleet::ClientSecurity& security,
                            const fleet::SocketLimits& limits, std::string client_id)
-    : endpoint_(endpoint),
+    : endpoints_(fleet::ParseBrokerEndpoints(endpoint)),
+      endpoint_(fleet::DescribeBrokerEndpoints(endpoints_)),
+      following_(endpoints_.size() > 1),
       plaintext_(security.plaintext),
       limits_(limits),
       client_id_(std::move(client_id)),
@@ -121,28 +124,33 @@ BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint,
       monitor_(context, zmq::socket_type::pair) {
   ConfigureDealer(socket_, limits_, /*linger_ms=*/0);
   socket_.set(zmq::sockopt::sndtimeo, kSendTimeoutMs);
-  security.Apply(socket_);
+  // Following a list: requests only to completed connections (the leader's).
+  if (following_) socket_.set(zmq::sockopt::immediate, 1);
   static std::atomic<uint64_t> monitors{0};
   const std::string address = "inproc://zkfleet-client-monitor-" + std::to_string(monitors++) + "-" +
                               std::to_string(reinterpret_cast<uintptr_t>(this));
   if (zmq_socket_monitor(socket_.handle(), address.c_str(),
-                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
                              ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0) {
     throw Error(ErrorCode::kInternal, "cannot monitor the broker connection: " + std::string(zmq_strerror(zmq_errno())));
   }
   monitor_.set(zmq::sockopt::linger, 0);
   monitor_.connect(address);
-  socket_.connect(endpoint_);
+  fleet::ConnectToBrokers(socket_, endpoints_, security);
 }
 
 BrokerClient::~BrokerClient() { zmq_socket_monitor(socket_.handle(), nullptr, 0); }
 
-void BrokerClient::SendBytes(proto::Envelope& envelope, fleet::Frames* frames) {
+bool BrokerClient::SendBytes(proto::Envelope& envelope, fleet::Frames* frames) {
   // A DEALER with no usable connection (e.g. refused at the CURVE handshake)
   // would block here for ever: the socket has a send timeout instead. Once
   // the first part is queued the whole message is.
   const bool more = frames && !frames->empty();
   if (!socket_.send(zmq::buffer(wire::EncodeEnvelope(envelope)), more ? zmq::send_flags::sndmore : zmq::send_flags::none)) {
+    if (following_) {  // no broker leads now: sent again on the next connection (SUBMITs and waits)
+      unsent_ = true;
+      return false;
+    }
     throw Error(ErrorCode::kIo, "cannot send to the broker at " + endpoint_ +
                                     ": no connection (refused at the handshake? check --curve-secret-key, "
                                     "--broker-public-key and the broker's allow-list)");
@@ -153,6 +161,7 @@ void BrokerClient::SendBytes(proto::Envelope& envelope, fleet::Frames* frames) {
     for (zmq::message_t& frame : *frames) shared.push_back(fleet::ShareFrame(frame));
     fleet::SendFrames(socket_, shared);
   }
+  return true;
 }
 
 uint64_t BrokerClient::Send(proto::Envelope envelope, fleet::Frames frames) {
@@ -239,9 +248,13 @@ std::string BrokerClient::NoReplyMessage(const std::string& what, std::chrono::m
 void BrokerClient::OnMonitorEvents() {
   zmq::message_t event;
   zmq::message_t address;
-  bool reconnected = false;
+  bool resend = false;
   while (monitor_.recv(event, zmq::recv_flags::dontwait)) {
-    if (event.more()) (void)monitor_.recv(address, zmq::recv_flags::none);
+    std::string peer;
+    if (event.more()) {
+      (void)monitor_.recv(address, zmq::recv_flags::none);
+      peer = address.to_string();
+    }
     if (event.size() < sizeof(uint16_t)) continue;
     uint16_t type = 0;
     std::memcpy(&type, event.data(), sizeof(type));
@@ -257,20 +270,34 @@ void BrokerClient::OnMonitorEvents() {
     if (type == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
       auth_refused_ = false;
       handshakes_failed_ = 0;
-      if (++handshakes_ > 1) reconnected = true;
+      live_.insert(peer);
+      if (++handshakes_ > 1 || unsent_) resend = true;
     }
+    // One of several connections gone while another lives (following a
+    // list): what the lost one held goes again, to the one that lives.
+    if (type == ZMQ_EVENT_DISCONNECTED && live_.erase(peer) > 0 && !live_.empty()) resend = true;
   }
-  if (!reconnected) return;
-  // A new connection: the broker may have restarted and know nothing of this
-  // one. Requests it may not have made durable go again, as does every wait.
+  if (!resend) return;
+  // A new connection: the broker may have restarted (or a standby now leads)
+  // and know nothing of this one. Requests it may not have made durable go
+  // again, as does every wait.
   ++reconnections_;
-  for (auto& [id, submit] : unanswered_submits_) SendBytes(submit.envelope, &submit.witnesses);
+  ResendOutstanding();
+}
+
+void BrokerClient::ResendOutstanding() {
+  unsent_ = false;
+  // A send that fails (following a list, no broker leads) leaves the rest
+  // for the next connection too.
+  for (auto& [id, submit] : unanswered_submits_) {
+    if (!SendBytes(submit.envelope, &submit.witnesses)) return;
+  }
   for (const auto& [job_seq, id] : awaited_jobs_) {
     proto::Envelope await;
     await.set_correlation_id(id);
     await.set_client_id(client_id_);
     await.mutable_await()->set_job_seq(job_seq);
-    SendBytes(await);
+    if (!SendBytes(await)) return;
   }
 }
 

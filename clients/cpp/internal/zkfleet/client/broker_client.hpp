@@ -2,7 +2,8 @@
 // (zkfleet/client.h, hence zkctl), internal to zkfleet_client (not
 // installed); the integration tests and the benchmark use it directly to
 // send what the public client would refuse. One BrokerClient owns one DEALER
-// socket connected to the broker's client endpoint.
+// socket connected to the broker's client endpoint, or to every endpoint of a
+// list of brokers sharing an etcd journal (fleet/broker_endpoints.hpp).
 //
 // Surviving a broker restart: the client watches its connection (a ZeroMQ
 // socket monitor). When it is re-established (a new handshake after the
@@ -13,7 +14,17 @@
 // that arrive after the first are dropped. A wait the broker answers
 // UNAVAILABLE (its journal could not be written in the turn that held the
 // job's result or the AWAIT's answer) goes on: the job is AWAITed again after
-// the broker's retry hint. A request the broker answered,
+// the broker's retry hint.
+//
+// Following the leader of a list of brokers: the socket connects to every
+// endpoint with ZMQ_IMMEDIATE, so a request goes only to a completed
+// connection; standbys bind nothing, so that is the leader's. The resends
+// above happen on every new connection (a new leader) and also when one of
+// several connections drops while another lives (a paused ex-leader that
+// held requests exits when it resumes: they go again, to the leader). A
+// request sent while no broker leads waits for the next connection.
+//
+// A request the broker answered,
 // accepted or refused (BAD_REQUEST, TOO_LARGE, FORBIDDEN, REQUEST_ID_REUSED,
 // also with correlation id 0: a request it could not read), is never resent.
 //
@@ -113,10 +124,13 @@ class BrokerClient {
   // request and counts only in plaintext mode, where it scopes request ids
   // and owns the jobs submitted ("" = the broker's "anonymous"). Nothing is
   // checked against the broker's bounds here (see CheckName).
+  // `endpoint`: one endpoint or a comma-separated list (throws Error
+  // kInvalidArgument on a bad one, or on a key count that does not fit it).
   BrokerClient(zmq::context_t& context, const std::string& endpoint, const fleet::ClientSecurity& security,
                const fleet::SocketLimits& limits = {}, std::string client_id = "");
   ~BrokerClient();
 
+  // The endpoint, or "any of A, B" for a list (for messages).
   const std::string& endpoint() const { return endpoint_; }
   const std::string& client_id() const { return client_id_; }
   // Times the connection to the broker was re-established (and requests resent).
@@ -214,12 +228,21 @@ class BrokerClient {
   std::string NoReplyMessage(const std::string& what, std::chrono::milliseconds timeout) const;
   // Reads monitor events; on a re-established connection resends.
   void OnMonitorEvents();
+  // Sends every unanswered SUBMIT and every wait again.
+  void ResendOutstanding();
   // Sends the AWAITs whose time in reawait_at_ has come.
   void SendDueAwaits();
   // Sends the envelope, then shared copies of `frames` (nullptr: none).
-  void SendBytes(proto::Envelope& envelope, fleet::Frames* frames = nullptr);
+  // Throws when nothing can be sent, except while following a list of
+  // brokers: then it notes that the request waits for a connection and
+  // returns false.
+  bool SendBytes(proto::Envelope& envelope, fleet::Frames* frames = nullptr);
 
-  std::string endpoint_;
+  std::vector<std::string> endpoints_;
+  std::string endpoint_;  // DescribeBrokerEndpoints(endpoints_)
+  bool following_ = false;  // several endpoints: ZMQ_IMMEDIATE, follow the leader
+  bool unsent_ = false;     // a request could not be sent: send it on the next connection
+  std::set<std::string> live_;  // endpoints with a completed handshake
   bool plaintext_ = false;  // no CURVE on this side
   fleet::SocketLimits limits_;
   std::string client_id_;
