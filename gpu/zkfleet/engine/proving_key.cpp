@@ -1,5 +1,8 @@
 #include "zkfleet/engine/proving_key.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -109,6 +112,20 @@ Proof Finish(groth16::RawProof raw, Curve curve, const std::vector<BigInt>& sign
   return proof;
 }
 
+// Whether `path` is still the file whose identity was `identity` (false when
+// it cannot even be opened).
+bool SameFileNow(const std::string& path, const FileIdentity& identity) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool same = false;
+  try {
+    same = FileIdentity::OfDescriptor(fd, path).Same(identity);
+  } catch (const Error&) {
+  }
+  ::close(fd);
+  return same;
+}
+
 }  // namespace
 
 bool TakeInjectedMsmFault() { return Take(FaultsLeft().msm); }
@@ -124,7 +141,16 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
   timings.open_s = SecondsSince(t_start);
   EngineOptions load_options = options;  // validate_key off after a cache hit
   KeyCheckReport key_check;
-  if (options.validate_key && options.checked_keys.enabled()) {
+  // Remembered by the file's identity (taken when it was mapped): no digest
+  // of the whole key. Whether the file stayed that file is asked again once
+  // its bytes are copied (below).
+  const FileIdentity& identity = zkey.identity();
+  const bool by_identity = options.validate_key && options.checked_keys.enabled() && identity.inode != 0 &&
+                           options.checked_keys.ContainsFile(identity);
+  if (by_identity) {
+    load_options.validate_key = false;
+    key_check.outcome = KeyCheck::kRemembered;
+  } else if (options.validate_key && options.checked_keys.enabled()) {
     // The digest of the mapped bytes this load checks and copies, not of
     // another read of the path: what was checked is what is remembered.
     const auto t_digest = std::chrono::steady_clock::now();
@@ -161,12 +187,24 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
 #endif
   }
   timings.backend_s = SecondsSince(t_backend);
+  // The mapping shows the file as it is now: a key remembered by identity is
+  // used only if the file is still the one remembered now that its bytes are
+  // copied; otherwise it is loaded again, digested and checked.
+  const bool unchanged = identity.inode != 0 && SameFileNow(zkey_path, identity);
+  if (by_identity && !unchanged) return Load(zkey_path, options);
   if (load_options.validate_key) {
     key_check.outcome = KeyCheck::kChecked;  // every point passed (the CUDA key's too, inside its load)
     if (!key_check.digest.empty()) {
       std::string why = options.checked_keys.Record(key_check.digest, zkey_path);
       if (!why.empty() && options.checked_keys.FirstWarning()) key_check.cache_warning = std::move(why);
     }
+  }
+  // A key that passed (checked now, or remembered by its content) is
+  // remembered by its file's identity too, so that the next load of this
+  // file skips the digest; not when the file changed meanwhile, or too
+  // recently (CheckedKeys::RecordFile).
+  if (!by_identity && !key_check.digest.empty() && unchanged) {
+    (void)options.checked_keys.RecordFile(identity, zkey_path);
   }
   EngineOptions resolved = options;
   resolved.backend = backend;

@@ -40,6 +40,7 @@ MappedFile MappedFile::Open(const std::string& path) {
 
   MappedFile file;
   file.path_ = path;
+  file.identity_ = engine::FileIdentity::OfDescriptor(fd, path);
   file.size_ = static_cast<size_t>(st.st_size);
   if (file.size_ == 0) return file;  // mmap of length 0 is an error; nothing to map
 
@@ -58,7 +59,8 @@ MappedFile::~MappedFile() { Reset(); }
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      path_(std::move(other.path_)) {}
+      path_(std::move(other.path_)),
+      identity_(std::exchange(other.identity_, {})) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
@@ -66,6 +68,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     path_ = std::move(other.path_);
+    identity_ = std::exchange(other.identity_, {});
   }
   return *this;
 }

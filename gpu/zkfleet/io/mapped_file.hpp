@@ -11,6 +11,8 @@
 #include <span>
 #include <string>
 
+#include "zkfleet/engine/file_identity.hpp"
+
 namespace zkfleet::io {
 
 class MappedFile {
@@ -31,6 +33,10 @@ class MappedFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  // What fstat said of the file when it was mapped (the key-check cache
+  // remembers checked keys by it: engine/checked_keys.hpp); all zero for a
+  // default-constructed MappedFile.
+  const engine::FileIdentity& identity() const { return identity_; }
 
  private:
   void Reset();
@@ -38,6 +44,7 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   std::string path_;
+  engine::FileIdentity identity_;
 };
 
 }  // namespace zkfleet::io

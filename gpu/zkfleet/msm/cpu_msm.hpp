@@ -5,8 +5,9 @@
 // Scalars are canonical little-endian integers of 32 bytes (the scalar field
 // of both curves has < 256 bits), read straight from .wtns data or from the
 // H vector. Circom witnesses are mostly 0 and 1: zero scalars (and infinity
-// bases) are skipped, one-valued scalars are summed directly, and only the
-// rest goes through the bucket method with signed windows.
+// bases) are skipped, one-valued scalars are summed directly (affine
+// additions with batched inversions, OnesSum), and only the rest goes
+// through the bucket method with signed windows.
 #pragma once
 
 #include <algorithm>
@@ -194,6 +195,70 @@ class AffineBuckets {
   std::vector<uint32_t> stamp_;  // batch in which the bucket was last used
 };
 
+// The sum of points whose scalar is 1, fed one at a time: kept in blocks of
+// kBlock and reduced pairwise, level by level, with one batched inversion a
+// level (Montgomery's trick), so that an addition costs ~6 multiplications
+// where a mixed XYZZ addition costs ~10. A level stops paying once it has
+// fewer pairs than `min_pairs` (the inversion's share outgrows the saving):
+// the last points take the XYZZ path. A pair with equal x (P + P, or
+// P + (-P)) goes to the XYZZ accumulator too, which handles both.
+template <class Cfg>
+class OnesSum {
+  using Affine = curve::Affine<Cfg>;
+  using Field = typename Cfg::Field;
+  using Xyzz = curve::Xyzz<Cfg>;
+
+ public:
+  static constexpr size_t kBlock = 4096;
+  // `inversion_cost`: an inversion in multiplications of the field (as ChooseWindow).
+  explicit OnesSum(double inversion_cost)
+      : min_pairs_(std::max<size_t>(8, static_cast<size_t>(inversion_cost / 3.0))) {
+    points_.reserve(kBlock);
+  }
+
+  void Add(const Affine& p) {
+    points_.push_back(p);
+    if (points_.size() == kBlock) Reduce();
+  }
+
+  Xyzz Finish() {
+    Reduce();
+    return acc_;
+  }
+
+ private:
+  void Reduce() {
+    size_t n = points_.size();
+    while (n / 2 >= min_pairs_) {
+      const size_t pairs = n / 2;
+      denom_.resize(pairs);
+      scratch_.resize(pairs);
+      for (size_t i = 0; i < pairs; ++i) denom_[i] = points_[2 * i + 1].x - points_[2 * i].x;
+      ff::BatchInverse(denom_.data(), scratch_.data(), pairs);  // zeros (equal x) stay zero
+      size_t out = 0;
+      for (size_t i = 0; i < pairs; ++i) {
+        const Affine a = points_[2 * i], b = points_[2 * i + 1];
+        if (denom_[i].is_zero()) {
+          acc_ = curve::xyzz_add_mixed(curve::xyzz_add_mixed(acc_, a), b);
+          continue;
+        }
+        const Field lambda = (b.y - a.y) * denom_[i];
+        const Field x3 = lambda.sqr() - a.x - b.x;
+        points_[out++] = Affine{x3, lambda * (a.x - x3) - a.y};
+      }
+      if (n % 2 == 1) points_[out++] = points_[n - 1];
+      n = out;
+    }
+    for (size_t i = 0; i < n; ++i) acc_ = curve::xyzz_add_mixed(acc_, points_[i]);
+    points_.clear();
+  }
+
+  size_t min_pairs_;
+  std::vector<Affine> points_;
+  std::vector<Field> denom_, scratch_;
+  Xyzz acc_ = Xyzz::infinity();
+};
+
 }  // namespace msm_detail
 
 template <class Cfg>
@@ -208,21 +273,23 @@ curve::Jacobian<Cfg> Msm(const curve::Affine<Cfg>* bases, const uint8_t* scalars
   const size_t step = (n + nchunks - 1) / nchunks;
   std::vector<std::vector<uint32_t>> big_per_chunk(nchunks);
   std::vector<Xyzz> ones_per_chunk(nchunks, Xyzz::infinity());
+  constexpr bool kExtensionField = requires(typename Cfg::Field f) { f.c0; };
+  const double inversion_cost = kExtensionField ? 130.0 : 380.0;
   pool.RunTasks(nchunks, [&](size_t chunk) {
     size_t begin = chunk * step, end = std::min(n, begin + step);
     auto& big = big_per_chunk[chunk];
-    Xyzz ones = Xyzz::infinity();
+    msm_detail::OnesSum<Cfg> ones(inversion_cost);
     for (size_t i = begin; i < end; ++i) {
       uint64_t s[4];
       msm_detail::LoadScalar(scalars + i * scalar_stride, s);
       if ((s[0] | s[1] | s[2] | s[3]) == 0 || bases[i].is_infinity()) continue;
       if (s[0] == 1 && (s[1] | s[2] | s[3]) == 0) {
-        ones = curve::xyzz_add_mixed(ones, bases[i]);
+        ones.Add(bases[i]);
       } else {
         big.push_back(static_cast<uint32_t>(i));
       }
     }
-    ones_per_chunk[chunk] = ones;
+    ones_per_chunk[chunk] = ones.Finish();
   });
   std::vector<uint32_t> big;
   for (auto& v : big_per_chunk) big.insert(big.end(), v.begin(), v.end());
@@ -234,8 +301,7 @@ curve::Jacobian<Cfg> Msm(const curve::Affine<Cfg>* bases, const uint8_t* scalars
   if (m == 0) return curve::to_jacobian(ones);
 
   // 2. Signed digits for every remaining scalar, window-major.
-  constexpr bool kExtensionField = requires(typename Cfg::Field f) { f.c0; };
-  const msm_detail::WindowPlan plan = msm_detail::ChooseWindow(m, kExtensionField ? 130.0 : 380.0);
+  const msm_detail::WindowPlan plan = msm_detail::ChooseWindow(m, inversion_cost);
   const int c = plan.bits;
   const int windows = (256 + c - 1) / c;
   std::vector<int32_t> digits(static_cast<size_t>(windows) * m);

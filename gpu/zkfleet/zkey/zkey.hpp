@@ -90,6 +90,8 @@ class ZkeyFile {
   const std::string& path() const { return name_; }
   uint64_t file_size() const { return bytes_.size(); }
   std::span<const uint8_t> bytes() const { return bytes_; }  // the whole file, as mapped (or given to Parse)
+  // The file's identity when it was mapped (all zero after Parse).
+  const engine::FileIdentity& identity() const { return file_.identity(); }
 
   Curve curve() const { return curve_; }
   const ZkeyShape& shape() const { return shape_; }

@@ -322,17 +322,23 @@ TEST(EtcdBrokers, ChaosOnBrokersEtcdAndWorkersLosesNothingAndProvesEachJobOnce) 
   Fleet fleet("etcd-chaos", 200);
   const std::vector<std::string> args = {"--journal", cluster->Url("fleet/"), "--etcd-lease-ttl", "2",
                                          "--accept-unrouted", "--max-attempts", "50", "--result-ttl", "86400"};
-  std::vector<Process*> brokers = {&fleet.StartBroker(args), &fleet.LaunchBroker(args)};
+  // Each broker at an address of its own (its slot); clients and workers are
+  // given both and follow the leader, so a paused ex-leader still holds
+  // connections while its successor serves: only fencing keeps it from
+  // writing what it was sent meanwhile.
+  fleet.SetBrokerSlots(2);
+  std::vector<Process*> brokers = {&fleet.StartBroker(args, 0), &fleet.LaunchBroker(args, 1)};
   Process* leader = brokers[0];
   Process* paused = nullptr;
   std::vector<int> exits;  // exit statuses of brokers, in order
   // A broker that exited stands by again.
   auto supervise = [&] {
-    for (Process*& broker : brokers) {
+    for (size_t slot = 0; slot < brokers.size(); ++slot) {
+      Process*& broker = brokers[slot];
       if (broker == paused || broker->running()) continue;
       exits.push_back(broker->WaitExit(0ms).value_or(-1));
       if (broker == leader) leader = nullptr;
-      broker = &fleet.LaunchBroker(args);
+      broker = &fleet.LaunchBroker(args, static_cast<int>(slot));
     }
   };
   auto wait = [&](std::chrono::milliseconds how_long) {

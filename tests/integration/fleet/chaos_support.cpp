@@ -15,6 +15,7 @@ void RunChaosClient(Fleet& fleet, int index, size_t jobs, size_t window, const s
   zkfleet::client::internal::BrokerClient client(fleet.context(), fleet.client_endpoint(), fleet.Security(), {},
                                       "chaos-client-" + std::to_string(index));
   std::map<uint64_t, std::string> request_of_correlation;
+  std::map<uint64_t, proto::JobResult> early_results;  // job_seq -> a result whose SUBMIT reply is not in yet
   size_t next = 0;
   while (log.results.size() < jobs && Clock::now() < deadline) {
     while (next < jobs && next - log.results.size() < window) {
@@ -45,15 +46,25 @@ void RunChaosClient(Fleet& fleet, int index, size_t jobs, size_t window, const s
         log.problems.push_back("job " + std::to_string(seq) + " was given to two requests: " + owner->second +
                                " and " + it->second);
       }
+      // Its result came first (from the broker that leads now, while this
+      // reply waited in a paused ex-leader's queue): it counts now.
+      if (auto early = early_results.find(seq); early != early_results.end()) {
+        if (log.results.emplace(seq, early->second).second) ++progress;
+        early_results.erase(early);
+      }
     } else if (envelope->has_job_result()) {
       const proto::JobResult& result = envelope->job_result();
       // Results map one-to-one onto this client's requests: a job no SUBMIT
       // reply gave (a second job made of a resent request, or another
-      // client's) counts for nothing. The broker sends a job's SUBMIT reply
-      // before its result, on the same connection.
+      // client's) counts for nothing. One broker sends a job's SUBMIT reply
+      // before its result, on the same connection; a client that follows a
+      // list of brokers may get the reply later, from another connection:
+      // such a result waits for its reply, and one still waiting at the end
+      // is the problem.
       if (!log.request_of_job.count(result.job_seq())) {
-        log.problems.push_back("a result for job " + std::to_string(result.job_seq()) + " (request '" +
-                               result.request_id() + "'), which no request of this client was given");
+        if (!early_results.emplace(result.job_seq(), result).second) {
+          log.problems.push_back("job " + std::to_string(result.job_seq()) + " was delivered twice");
+        }
         continue;
       }
       if (!log.results.emplace(result.job_seq(), result).second) {
@@ -64,6 +75,10 @@ void RunChaosClient(Fleet& fleet, int index, size_t jobs, size_t window, const s
     } else if (envelope->has_error()) {
       log.problems.push_back("broker error: " + envelope->error().message());
     }
+  }
+  for (const auto& [seq, result] : early_results) {
+    log.problems.push_back("a result for job " + std::to_string(seq) + " (request '" + result.request_id() +
+                           "'), which no request of this client was given");
   }
   log.copies_dropped = client.duplicate_results_dropped();
   log.reconnections = client.reconnections();

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "testutil/test_support.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/checked_keys.hpp"
@@ -277,6 +279,60 @@ TEST(CheckedKeys, LoadChecksOnceThenRemembers) {
   const auto again = ProvingKey::Load(BundledKey(), unwritable);
   EXPECT_EQ(again->key_check().outcome, KeyCheck::kChecked);
   EXPECT_TRUE(again->key_check().cache_warning.empty()) << "warned once already";
+}
+
+// A key file is remembered by its identity too (fstat: device, inode, size,
+// mtime, ctime), so a later load of that file skips the whole-file digest
+// (issue 45: one-shot zkprove pays it on every call). A copy of it has
+// another identity: found by its digest, then remembered by its own. A file
+// changed in place (even with its bytes and mtime restored) is digested and
+// checked again; a changed key is refused.
+TEST(CheckedKeys, ALoadOfAFileSeenBeforeSkipsTheDigest) {
+  TempDir dir;
+  EngineOptions options{Backend::kCpu, 2};
+  options.checked_keys = CheckedKeys(dir.path() / "checked-keys");
+  options.checked_keys.set_min_file_age(std::chrono::nanoseconds(0));
+  const std::string path = dir.file("k.zkey");
+  const std::string bytes = testing::ReadFile(BundledKey());
+  testing::WriteFile(path, bytes);
+
+  const auto first = ProvingKey::Load(path, options);
+  EXPECT_EQ(first->key_check().outcome, KeyCheck::kChecked);
+  EXPECT_FALSE(first->key_check().digest.empty());
+  const auto second = ProvingKey::Load(path, options);
+  EXPECT_EQ(second->key_check().outcome, KeyCheck::kRemembered);
+  EXPECT_TRUE(second->key_check().digest.empty()) << "remembered by identity: no digest";
+  EXPECT_EQ(second->load_timings().digest_s, 0.0);
+
+  // A copy: its digest is known (no check), then its identity is recorded.
+  const std::string copy = dir.file("copy.zkey");
+  testing::WriteFile(copy, bytes);
+  const auto copied = ProvingKey::Load(copy, options);
+  EXPECT_EQ(copied->key_check().outcome, KeyCheck::kRemembered);
+  EXPECT_FALSE(copied->key_check().digest.empty()) << "a new file is digested";
+  EXPECT_TRUE(ProvingKey::Load(copy, options)->key_check().digest.empty());
+
+  // Rewritten in place with a point off its curve: digested, checked, refused.
+  const auto mtime = std::filesystem::last_write_time(path);
+  std::string bad = bytes;
+  {
+    const io::ZkeyFile view = io::ZkeyFile::Parse(Bytes(bad), "view");
+    bad[static_cast<size_t>(view.b1().data - view.bytes().data()) + 5 * view.g1_size() + 3] ^= 1;
+  }
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::in | std::ios::out);  // same inode
+    out.write(bad.data(), static_cast<std::streamsize>(bad.size()));
+  }
+  EXPECT_THROW(ProvingKey::Load(path, options), Error);
+  // Its good bytes back, its mtime restored: still a changed file (ctime).
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  std::filesystem::last_write_time(path, mtime);
+  const auto restored = ProvingKey::Load(path, options);
+  EXPECT_FALSE(restored->key_check().digest.empty()) << "a changed file is digested again";
+  EXPECT_EQ(restored->key_check().outcome, KeyCheck::kRemembered) << "by its content";
 }
 
 }  // namespace
