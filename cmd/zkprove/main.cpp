@@ -107,8 +107,8 @@ struct WitgenFlags {
 
   void Add(CLI::App& app) {
     app.add_option("--witgen-cache", cache,
-                   "directory of compiled generators, by the wasm's SHA-256 (default: $ZKFLEET_WITGEN_CACHE, else "
-                   "${XDG_CACHE_HOME:-~/.cache}/zkfleet/witgen)")
+                   "directory of compiled generators, by the BLAKE2b-256 digests of the wasm and of the tools "
+                   "(default: $ZKFLEET_WITGEN_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/zkfleet/witgen)")
         ->capture_default_str();
     app.add_flag("--plain-wasm2c", plain, "keep the wasm's own field arithmetic (no native code; benchmarks)");
     app.add_option("--cpu-seconds", cpu_seconds, "CPU-time limit of the generator process")->capture_default_str();

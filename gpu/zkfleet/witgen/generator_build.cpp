@@ -486,6 +486,7 @@ std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const e
   for (const char* arg : {"-I.", "-o", "generator", "circuit.c", "driver.c"}) cc.push_back(arg);
   cc.push_back("-I" + rt_dir.string());
   cc.push_back((rt_dir / "wasm-rt-impl.c").string());
+  if (patched) cc.push_back("-lgmp");  // native_fr.c's modular inverse
   cc.push_back("-lm");
   RunTool(cc, dir, wasm, "the C compiler (" + options.cc + ")", cancel);
   if (!Describe(dir / "generator", options, info, why)) {

@@ -1,4 +1,4 @@
-/* zkfleet-native: Fr_F1m_mul Fr_F1m_square Fr_F1m_add Fr_F1m_sub Fr_F1m_neg Fr_F1m_mReduct Fr_F1m_toMontgomery Fr_F1m_fromMontgomery Fr_copy Fr_rawCopyS2L Fr_toMontgomery Fr_toNormal Fr_add Fr_sub Fr_mul Fr_eqR Fr_isNegative Fr_neg Fr_getLsb32 Fr_toInt Fr_toLongNormal Fr_gtR Fr_isTrue */
+/* zkfleet-native: Fr_F1m_mul Fr_F1m_square Fr_F1m_add Fr_F1m_sub Fr_F1m_neg Fr_F1m_mReduct Fr_F1m_toMontgomery Fr_F1m_fromMontgomery Fr_copy Fr_rawCopyS2L Fr_toMontgomery Fr_toNormal Fr_add Fr_sub Fr_mul Fr_eqR Fr_isNegative Fr_neg Fr_getLsb32 Fr_toInt Fr_toLongNormal Fr_gtR Fr_isTrue Fr_int_inverseMod */
 /*
  * Native field arithmetic for circom's circuit.wasm, translated by wasm2c
  * (issue 31, docs/design/witgen-native-fr.md).
@@ -19,6 +19,7 @@
  *    (it compares Montgomery words directly);
  *  - add/sub/neg follow the wasm's exact carry rules for any 256-bit input.
  */
+#include <gmp.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -863,6 +864,44 @@ static inline int zkf_gt4(const uint64_t x[4], const uint64_t y[4]) {
   for (int i = 3; i > 0; i--) { if (x[i] < y[i]) return 0; if (x[i] > y[i]) return 1; }
   return x[0] > y[0];
 }
+
+/* ---- Modular inverse ----
+ * Fr_inv, Fr_div and the F1m inverse all call int_inverseMod(x, m, r). The
+ * wasm's version (an extended Euclid on 32-bit words through int_div) was
+ * 85% of an 8 x EdDSA-Poseidon witness: BabyJubJub's point additions
+ * divide. GMP's mpz_invert gives the same value (0 <= r < p, the inverse
+ * for any x coprime to p). Zero, a value not below p, or another modulus go
+ * to the wasm's own code, as everything does when the native code is off. */
+static mpz_t zkf_inverse;
+static int zkf_inverse_ready = 0;
+
+static void w2c_Fr_int_inverseMod(Z_circuit_instance_t* instance, u32 w2c_px, u32 w2c_pm, u32 w2c_pr) {
+  if (zkf_on) {
+    uint8_t* M = ZKF_MEM(instance);
+    uint64_t x[4], m[4];
+    zkf_ld4(M, w2c_px, x);
+    zkf_ld4(M, w2c_pm, m);
+    if (memcmp(m, zkf_f.p, sizeof(m)) == 0 && (x[0] | x[1] | x[2] | x[3]) != 0 && zkf_gt4(m, x)) {
+      if (!zkf_inverse_ready) {
+        mpz_init2(zkf_inverse, 256);
+        zkf_inverse_ready = 1;
+      }
+      mpz_t xz, mz;
+      mp_limb_t xl[4] = {x[0], x[1], x[2], x[3]}, ml[4] = {m[0], m[1], m[2], m[3]};
+      mpz_roinit_n(xz, xl, 4);
+      mpz_roinit_n(mz, ml, 4);
+      if (mpz_invert(zkf_inverse, xz, mz)) {
+        uint64_t r[4] = {0, 0, 0, 0};
+        const size_t n = mpz_size(zkf_inverse);
+        for (size_t i = 0; i < n && i < 4; i++) r[i] = mpz_getlimbn(zkf_inverse, i);
+        zkf_st4(M, w2c_pr, r);
+        return;
+      }
+    }
+  }
+  w2c_Fr_int_inverseMod_wasm(instance, w2c_px, w2c_pm, w2c_pr);
+}
+
 
 static inline u32 zkf_is_negative(uint8_t* M, uint32_t pA) {
   if (zkf_flags(M, pA) & ZKF_LONG) {
