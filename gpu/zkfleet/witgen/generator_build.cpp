@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bumped when the build's recipe changes in a way the digests below miss.
-constexpr const char* kRecipe = "zkfleet-witgen-recipe-4";  // 4: giant functions at O1
+constexpr const char* kRecipe = "zkfleet-witgen-recipe-5";  // 4: giant functions at O1; 5: GMP linked in
 constexpr const char* kNativeMarker = "/* zkfleet-native:";
 
 std::string Hex(const unsigned char* p, size_t n) {
@@ -486,7 +486,11 @@ std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const e
   for (const char* arg : {"-I.", "-o", "generator", "circuit.c", "driver.c"}) cc.push_back(arg);
   cc.push_back("-I" + rt_dir.string());
   cc.push_back((rt_dir / "wasm-rt-impl.c").string());
-  if (patched) cc.push_back("-lgmp");  // native_fr.c's modular inverse
+  // native_fr.c's modular inverse, linked in: a generator shipped to a host
+  // without GMP (a GPU image) runs there too.
+  if (patched) {
+    for (const char* arg : {"-Wl,-Bstatic", "-lgmp", "-Wl,-Bdynamic"}) cc.push_back(arg);
+  }
   cc.push_back("-lm");
   RunTool(cc, dir, wasm, "the C compiler (" + options.cc + ")", cancel);
   if (!Describe(dir / "generator", options, info, why)) {
