@@ -15,7 +15,7 @@ import grpc
 import pytest
 
 import zkfleet
-from conftest import FIXTURE, WITGEN_FIXTURES, scaled, snarkjs_verifies
+from conftest import FIXTURE, WITGEN_FIXTURES, free_port, go_example, scaled, snarkjs_verifies
 from zkfleet.grpc_client import GrpcError
 
 
@@ -184,6 +184,62 @@ def test_await_rides_out_a_broker_restart(own_grpc_fleet):
     assert go.returncode == 0, stderr
     assert json.loads(stdout)["state"] == "SUCCEEDED"
     assert "UNAVAILABLE" in stderr   # the Go client did lose the stream and called again
+
+
+def test_clients_given_every_brokers_address_follow_the_one_that_serves(own_grpc_fleet):
+    """Brokers at addresses of their own (brokers on etcd: only the leader
+    listens): both clients are given both gRPC addresses. The broker at the
+    first is killed while they await a running job; one at the second, on
+    the same journal, takes over as a standby that comes to lead would: both
+    get the result from it."""
+    from zkfleet.grpc_client import GrpcClient
+    fleet = own_grpc_fleet
+    first, second = fleet.grpc_port, free_port()
+    both = f"127.0.0.1:{first}, 127.0.0.1:{second}"
+    fleet.start_broker()
+    fleet.start_worker("sleeper", "--instant", "--circuit", "slow", "--instant-delay-ms", str(int(scaled(4000))))
+    fleet.wait_ready("sleeper")
+    with GrpcClient(both, **fleet.tls("alice")) as client:
+        job_seq = client.submit("slow", witnesses=[(FIXTURE / "witness.wtns").read_bytes()])
+        go_argv = fleet.go_argv("alice")
+        go_argv[go_argv.index("--addr") + 1] = both
+        go = subprocess.Popen([*go_argv, "--timeout", f"{int(scaled(120))}s", "await", str(job_seq)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        outcome = {}
+
+        def python_await():
+            try:
+                outcome["result"] = client.await_result(job_seq, timeout=scaled(120))
+            except Exception as e:  # reported by the assertion below
+                outcome["error"] = e
+
+        waiter = threading.Thread(target=python_await)
+        waiter.start()
+        fleet.wait_started(job_seq)
+        fleet.kill_broker()
+        fleet.grpc_port = second  # the next broker listens at the second address only
+        fleet.start_broker()
+        waiter.join(timeout=scaled(150))
+        stdout, stderr = go.communicate(timeout=scaled(150))
+        # A new call goes to the broker that serves now, at the second address.
+        from zkfleet._wire import job_state_name
+        assert job_state_name(client.get(job_seq).state) == "SUCCEEDED"
+    assert not waiter.is_alive()
+    assert "result" in outcome, outcome.get("error")
+    assert outcome["result"].state == "SUCCEEDED" and outcome["result"].job_seq == job_seq
+    assert go.returncode == 0, stderr
+    assert json.loads(stdout)["state"] == "SUCCEEDED"
+
+
+def test_a_bad_address_list_is_refused_in_words():
+    from zkfleet.errors import InvalidRequest
+    from zkfleet.grpc_client import GrpcClient
+    for bad in ("127.0.0.1:1,", "127.0.0.1:1,nohost", "127.0.0.1:1,:5"):
+        with pytest.raises(InvalidRequest, match="is not host:port"):
+            GrpcClient(bad, insecure=True)
+    go = subprocess.run([go_example(), "--addr", "127.0.0.1:1,nohost", "--insecure", "status"],
+                        capture_output=True, text=True, timeout=scaled(30))
+    assert go.returncode == 2 and "entry 2 is not host:port" in go.stderr, go.stderr
 
 
 def test_cancel_and_drain(own_grpc_fleet):

@@ -37,6 +37,7 @@ import (
 	"io"
 	"io/ioutil"
 	mathrand "math/rand"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -49,6 +50,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
 
 	zkfleetpb "zkfleet/proto"
@@ -106,11 +109,11 @@ func newRPCError(method string, err error) rpcError {
 
 func main() {
 	var o options
-	flag.StringVar(&o.addr, "addr", "127.0.0.1:7443", "the broker's gRPC address, host:port")
+	flag.StringVar(&o.addr, "addr", "127.0.0.1:7443", "the broker's gRPC address, host:port, or every broker's, comma-separated (brokers on etcd: the client follows the one that leads)")
 	flag.StringVar(&o.ca, "ca", "", "PEM: the CA that signed the broker's certificate")
 	flag.StringVar(&o.cert, "cert", "", "PEM: this client's certificate (its CN names the caller)")
 	flag.StringVar(&o.key, "key", "", "PEM: the key of --cert")
-	flag.StringVar(&o.serverName, "server-name", "", "the name to check in the broker's certificate (default: the host of --addr)")
+	flag.StringVar(&o.serverName, "server-name", "", "the name to check in the broker's certificate (default: the host of --addr, the first one's of a list)")
 	flag.BoolVar(&o.insecure, "insecure", false, "plaintext (a broker run with --grpc-insecure-plaintext)")
 	flag.StringVar(&o.clientID, "client-id", "", "with --insecure: the caller's name (metadata "+clientIDMetadata+")")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "await: how long to wait for the result, reconnecting; submit: how long to retry")
@@ -300,7 +303,46 @@ func dial(o options) (*grpc.ClientConn, error) {
 		}
 		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(config)))
 	}
-	return grpc.Dial(o.addr, opts...)
+	target, err := dialTarget(o.addr, &opts)
+	if err != nil {
+		return nil, err
+	}
+	return grpc.Dial(target, opts...)
+}
+
+// dialTarget: one address as it is; a list (brokers on etcd: only the
+// leader listens) as one channel over all of them, gRPC's pick_first
+// connecting to the first that answers, and again when it goes.
+func dialTarget(addr string, opts *[]grpc.DialOption) (string, error) {
+	entries := strings.Split(addr, ",")
+	if len(entries) == 1 {
+		return addr, nil
+	}
+	var list []resolver.Address
+	for i, entry := range entries {
+		entry = strings.TrimSpace(entry)
+		if _, _, err := net.SplitHostPort(entry); err != nil {
+			return "", usageError{fmt.Sprintf("--addr %q: entry %d is not host:port", addr, i+1)}
+		}
+		list = append(list, resolver.Address{Addr: entry})
+	}
+	r := manual.NewBuilderWithScheme("zkfleet-brokers")
+	r.InitialState(resolver.State{Addresses: list})
+	*opts = append(*opts, grpc.WithResolvers(r))
+	return r.Scheme() + ":///brokers", nil
+}
+
+// serverName: the name checked in the broker's certificate: --server-name,
+// else the host of --addr (the first one's of a list).
+func serverName(o options) string {
+	if o.serverName != "" {
+		return o.serverName
+	}
+	host, _, err := net.SplitHostPort(strings.TrimSpace(strings.Split(o.addr, ",")[0]))
+	if err != nil {
+		return ""
+	}
+	return host
 }
 
 func tlsConfig(o options) (*tls.Config, error) {
@@ -316,7 +358,7 @@ func tlsConfig(o options) (*tls.Config, error) {
 	if err != nil {
 		return nil, usageError{fmt.Sprintf("--cert/--key: %v", err)}
 	}
-	return &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{pair}, ServerName: o.serverName,
+	return &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{pair}, ServerName: serverName(o),
 		MinVersion: tls.VersionTLS12}, nil
 }
 

@@ -26,6 +26,7 @@ them with grpc_python_plugin).
 from __future__ import annotations
 
 import random
+import socket
 import time
 import uuid
 from pathlib import Path
@@ -117,14 +118,45 @@ class _Backoff:
         return pause
 
 
+def _target(addr: str) -> Tuple[str, str]:
+    """gRPC's target for ``addr`` and the host of its first entry. One
+    ``host:port`` is its own target; a list becomes one ``ipv4:``/``ipv6:``
+    target of every broker's addresses (resolved now), over which gRPC's
+    pick_first connects to the first that answers."""
+    entries = [entry.strip() for entry in addr.split(",")]
+    hosts = []
+    for number, entry in enumerate(entries, 1):
+        host, sep, port = entry.rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise InvalidRequest(f"GrpcClient: addr {addr!r}: entry {number} is not host:port")
+        hosts.append((host.strip("[]"), int(port)))
+    if len(entries) == 1:
+        return addr, hosts[0][0]
+    resolved: List[Tuple[int, str, int]] = []
+    for host, port in hosts:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as e:
+            raise InvalidRequest(f"GrpcClient: addr {addr!r}: cannot resolve {host}: {e}") from None
+        for family, _, _, _, sockaddr in infos:
+            resolved.append((family, sockaddr[0], port))
+    v4 = [f"{ip}:{port}" for family, ip, port in resolved if family == socket.AF_INET]
+    v6 = [f"[{ip}]:{port}" for family, ip, port in resolved if family == socket.AF_INET6]
+    # One scheme per target: IPv4 where every broker has an IPv4 address.
+    target = "ipv4:" + ",".join(dict.fromkeys(v4)) if len(v4) >= len(hosts) else "ipv6:" + ",".join(dict.fromkeys(v6))
+    return target, hosts[0][0]
+
+
 class GrpcClient:
     """One channel to the broker's gRPC front door.
 
-    ``addr``: ``host:port``. TLS (the default): ``ca`` is the CA that signed
-    the broker's certificate; ``cert``/``key`` the client certificate and
-    its key (PEM), whose CN names the caller. ``server_name`` overrides the
-    name checked in the broker's certificate (default: the host of
-    ``addr``). ``insecure=True``: plaintext, and ``client_id`` names the
+    ``addr``: ``host:port``, or every broker's, comma-separated (brokers on
+    etcd: only the leader listens; one channel over all of them connects to
+    the one that answers, and again when it goes). TLS (the default): ``ca``
+    is the CA that signed the broker's certificate; ``cert``/``key`` the
+    client certificate and its key (PEM), whose CN names the caller.
+    ``server_name`` overrides the name checked in the broker's certificate
+    (default: the host of ``addr``, the first one's of a list). ``insecure=True``: plaintext, and ``client_id`` names the
     caller. ``retry_timeout``: how long :meth:`submit` keeps retrying
     UNAVAILABLE and RESOURCE_EXHAUSTED."""
 
@@ -135,13 +167,18 @@ class GrpcClient:
         self.retry_timeout = retry_timeout
         self._metadata: Tuple[Tuple[str, str], ...] = ()
         options = list(_CHANNEL_OPTIONS)
+        target, first_host = _target(addr)
+        if target != addr:  # a list: the name a certificate is checked against is not the target's
+            options.append(("grpc.default_authority", first_host))
+            if not insecure and not server_name:
+                server_name = first_host
         if insecure:
             if ca or cert or key:
                 raise InvalidRequest("GrpcClient: insecure=True takes no ca, cert or key")
             if client_id is not None:
                 check_name("client id", client_id, MAX_CLIENT_ID_BYTES, "MAX_CLIENT_ID_BYTES")
                 self._metadata = ((CLIENT_ID_METADATA, client_id),)
-            self._channel = grpc.insecure_channel(addr, options=options)
+            self._channel = grpc.insecure_channel(target, options=options)
         else:
             if client_id is not None:
                 # Over TLS the certificate names the caller: a declared id
@@ -157,7 +194,7 @@ class GrpcClient:
                                                        certificate_chain=_read(cert, "cert"))
             if server_name:
                 options.append(("grpc.ssl_target_name_override", server_name))
-            self._channel = grpc.secure_channel(addr, credentials, options=options)
+            self._channel = grpc.secure_channel(target, credentials, options=options)
         self._stub = v1_grpc.FleetStub(self._channel)
 
     # ------------------------------------------------------------------ lifetime
