@@ -83,6 +83,26 @@ compile() {  # compile DIR: circuit.circom -> circuit.r1cs, circuit.wasm, circui
   fi
 }
 
+# Baby Jubjub (circomlib's twisted Edwards form) for the EdDSA snippets below:
+# P, the subgroup order L, B8, add(p, q), mul(k, p).
+PY_BABYJUB='
+P = 21888242871839275222246405745257275088548364400416034343698204186575808495617
+L = 2736030358979909402780800718157159386076813972158567259200215660948447373041
+A_, D_ = 168700, 168696
+B8 = (5299619240641551281634865583518297030282874472190772894086521144482721001553,
+      16950150798460657717958625567821834550301663161624707787222815936182638968203)
+def add(p, q):
+    (x1, y1), (x2, y2) = p, q
+    t = D_ * x1 * x2 * y1 * y2 % P
+    return ((x1 * y2 + y1 * x2) * pow(1 + t, P - 2, P) % P, (y1 * y2 - A_ * x1 * x2) * pow(1 - t, P - 2, P) % P)
+def mul(k, p):
+    r = (0, 1)
+    while k:
+        if k & 1: r = add(r, p)
+        p = add(p, p); k >>= 1
+    return r
+'
+
 # wtns reader shared by the Python snippets below: prints nothing, defines wtns_values(path).
 PY_WTNS='
 import struct
@@ -169,22 +189,8 @@ EOF
   # Keys, nonces, messages: deterministic (SHA-256 of fixed labels).
   python3 - "$n" "$h/input.json" "$d/sigs.json" <<EOF
 $PY_WTNS
+$PY_BABYJUB
 import hashlib, json, sys
-P = 21888242871839275222246405745257275088548364400416034343698204186575808495617
-L = 2736030358979909402780800718157159386076813972158567259200215660948447373041  # Baby Jubjub subgroup order
-A_, D_ = 168700, 168696
-B8 = (5299619240641551281634865583518297030282874472190772894086521144482721001553,
-      16950150798460657717958625567821834550301663161624707787222815936182638968203)
-def add(p, q):
-    (x1, y1), (x2, y2) = p, q
-    t = D_ * x1 * x2 * y1 * y2 % P
-    return ((x1 * y2 + y1 * x2) * pow(1 + t, P - 2, P) % P, (y1 * y2 - A_ * x1 * x2) * pow(1 - t, P - 2, P) % P)
-def mul(k, p):
-    r = (0, 1)
-    while k:
-        if k & 1: r = add(r, p)
-        p = add(p, p); k >>= 1
-    return r
 def h(label, mod): return int.from_bytes(hashlib.sha256(label.encode()).digest(), "big") % mod
 n = int(sys.argv[1]); sigs = []
 for i in range(n):
@@ -203,22 +209,8 @@ EOF
   fi
   python3 - "$d/sigs.json" "$h/witness.wtns" <<EOF | put "$d/input.json"
 $PY_WTNS
+$PY_BABYJUB
 import json, sys
-P = 21888242871839275222246405745257275088548364400416034343698204186575808495617
-L = 2736030358979909402780800718157159386076813972158567259200215660948447373041
-A_, D_ = 168700, 168696
-B8 = (5299619240641551281634865583518297030282874472190772894086521144482721001553,
-      16950150798460657717958625567821834550301663161624707787222815936182638968203)
-def add(p, q):
-    (x1, y1), (x2, y2) = p, q
-    t = D_ * x1 * x2 * y1 * y2 % P
-    return ((x1 * y2 + y1 * x2) * pow(1 + t, P - 2, P) % P, (y1 * y2 - A_ * x1 * x2) * pow(1 - t, P - 2, P) % P)
-def mul(k, p):
-    r = (0, 1)
-    while k:
-        if k & 1: r = add(r, p)
-        p = add(p, p); k >>= 1
-    return r
 sigs = json.load(open(sys.argv[1])); hm = wtns_values(sys.argv[2])[1:1 + len(sigs)]
 inp = {k: [] for k in ("Ax", "Ay", "S", "R8x", "R8y", "M")}
 for s, e in zip(sigs, hm):

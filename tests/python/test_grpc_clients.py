@@ -149,6 +149,35 @@ def test_a_certificate_naming_no_client_is_unauthenticated(grpc_fleet):
         assert e.value.code == grpc.StatusCode.UNAUTHENTICATED
 
 
+def _both_await_through(fleet, client, go_argv, job_seq, outage) -> str:
+    """The Python ``client`` and the Go client (``go_argv``) both await the
+    running job ``job_seq`` while ``outage()`` takes the broker away and
+    brings one back; both must get its SUCCEEDED result. Returns the Go
+    client's stderr."""
+    go = subprocess.Popen([*go_argv, "--timeout", f"{int(scaled(120))}s", "await", str(job_seq)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    outcome = {}
+
+    def python_await():
+        try:
+            outcome["result"] = client.await_result(job_seq, timeout=scaled(120))
+        except Exception as e:  # reported by the assertion below
+            outcome["error"] = e
+
+    waiter = threading.Thread(target=python_await)
+    waiter.start()
+    fleet.wait_started(job_seq)
+    outage()
+    waiter.join(timeout=scaled(150))
+    stdout, stderr = go.communicate(timeout=scaled(150))
+    assert not waiter.is_alive()
+    assert "result" in outcome, outcome.get("error")
+    assert outcome["result"].state == "SUCCEEDED" and outcome["result"].job_seq == job_seq
+    assert go.returncode == 0, stderr
+    assert json.loads(stdout)["state"] == "SUCCEEDED"
+    return stderr
+
+
 def test_await_rides_out_a_broker_restart(own_grpc_fleet):
     """SIGKILL of the broker while both clients await a running job, then,
     8 s later, a restart on the same ports: both get the result. (Down for
@@ -158,31 +187,15 @@ def test_await_rides_out_a_broker_restart(own_grpc_fleet):
     fleet.start_broker()
     fleet.start_worker("sleeper", "--instant", "--circuit", "slow", "--instant-delay-ms", str(int(scaled(4000))))
     fleet.wait_ready("sleeper")
-    with fleet.grpc_client("alice") as client:
-        job_seq = client.submit("slow", witnesses=[(FIXTURE / "witness.wtns").read_bytes()])
-        go = subprocess.Popen([*fleet.go_argv("alice"), "--timeout", f"{int(scaled(120))}s", "await", str(job_seq)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        outcome = {}
 
-        def python_await():
-            try:
-                outcome["result"] = client.await_result(job_seq, timeout=scaled(120))
-            except Exception as e:  # reported by the assertion below
-                outcome["error"] = e
-
-        waiter = threading.Thread(target=python_await)
-        waiter.start()
-        fleet.wait_started(job_seq)
+    def restart():
         fleet.kill_broker()
         time.sleep(8)
         fleet.start_broker()
-        waiter.join(timeout=scaled(150))
-        stdout, stderr = go.communicate(timeout=scaled(150))
-    assert not waiter.is_alive()
-    assert "result" in outcome, outcome.get("error")
-    assert outcome["result"].state == "SUCCEEDED" and outcome["result"].job_seq == job_seq
-    assert go.returncode == 0, stderr
-    assert json.loads(stdout)["state"] == "SUCCEEDED"
+
+    with fleet.grpc_client("alice") as client:
+        job_seq = client.submit("slow", witnesses=[(FIXTURE / "witness.wtns").read_bytes()])
+        stderr = _both_await_through(fleet, client, fleet.go_argv("alice"), job_seq, restart)
     assert "UNAVAILABLE" in stderr   # the Go client did lose the stream and called again
 
 
@@ -192,6 +205,7 @@ def test_clients_given_every_brokers_address_follow_the_one_that_serves(own_grpc
     first is killed while they await a running job; one at the second, on
     the same journal, takes over as a standby that comes to lead would: both
     get the result from it."""
+    from zkfleet._wire import job_state_name
     from zkfleet.grpc_client import GrpcClient
     fleet = own_grpc_fleet
     first, second = fleet.grpc_port, free_port()
@@ -199,36 +213,19 @@ def test_clients_given_every_brokers_address_follow_the_one_that_serves(own_grpc
     fleet.start_broker()
     fleet.start_worker("sleeper", "--instant", "--circuit", "slow", "--instant-delay-ms", str(int(scaled(4000))))
     fleet.wait_ready("sleeper")
+
+    def failover():
+        fleet.kill_broker()
+        fleet.grpc_port = second  # the next broker listens at the second address only
+        fleet.start_broker()
+
     with GrpcClient(both, **fleet.tls("alice")) as client:
         job_seq = client.submit("slow", witnesses=[(FIXTURE / "witness.wtns").read_bytes()])
         go_argv = fleet.go_argv("alice")
         go_argv[go_argv.index("--addr") + 1] = both
-        go = subprocess.Popen([*go_argv, "--timeout", f"{int(scaled(120))}s", "await", str(job_seq)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        outcome = {}
-
-        def python_await():
-            try:
-                outcome["result"] = client.await_result(job_seq, timeout=scaled(120))
-            except Exception as e:  # reported by the assertion below
-                outcome["error"] = e
-
-        waiter = threading.Thread(target=python_await)
-        waiter.start()
-        fleet.wait_started(job_seq)
-        fleet.kill_broker()
-        fleet.grpc_port = second  # the next broker listens at the second address only
-        fleet.start_broker()
-        waiter.join(timeout=scaled(150))
-        stdout, stderr = go.communicate(timeout=scaled(150))
+        _both_await_through(fleet, client, go_argv, job_seq, failover)
         # A new call goes to the broker that serves now, at the second address.
-        from zkfleet._wire import job_state_name
         assert job_state_name(client.get(job_seq).state) == "SUCCEEDED"
-    assert not waiter.is_alive()
-    assert "result" in outcome, outcome.get("error")
-    assert outcome["result"].state == "SUCCEEDED" and outcome["result"].job_seq == job_seq
-    assert go.returncode == 0, stderr
-    assert json.loads(stdout)["state"] == "SUCCEEDED"
 
 
 def test_a_bad_address_list_is_refused_in_words():

@@ -47,6 +47,31 @@ int EtcdJobs(const EtcdCluster& cluster, const std::string& prefix) {
   return zkfleet::testing::CountKeys(cluster, prefix + "journal/jobs/");
 }
 
+// Reads `client`'s results until every job in `delivered` (job_seq -> times
+// delivered, 0 at first) came, or `patience` ends: true when each came
+// exactly once, SUCCEEDED (a result for another job fails the test).
+bool EveryResultOnce(zkfleet::client::internal::BrokerClient& client, std::map<uint64_t, int>& delivered,
+                     std::chrono::seconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  size_t complete = 0;
+  while (complete < delivered.size() && std::chrono::steady_clock::now() < deadline) {
+    auto result = client.NextJobResult(2s);
+    if (!result) continue;
+    if (!delivered.count(result->job_seq())) {
+      ADD_FAILURE() << "a result for a job never submitted: " << result->job_seq();
+      return false;
+    }
+    EXPECT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED) << result->error();
+    if (++delivered[result->job_seq()] == 1) ++complete;
+  }
+  bool once = complete == delivered.size();
+  for (const auto& [seq, count] : delivered) {
+    EXPECT_EQ(count, 1) << "job " << seq;
+    once = once && count == 1;
+  }
+  return once;
+}
+
 // Flags that cannot work are refused before anything starts, exit 2, with
 // what to change: both journals, a URL that is not etcd://, a SUBMIT bound
 // that does not fit one etcd transaction.
@@ -171,17 +196,7 @@ TEST(EtcdBrokers, AStandbyTakesOverFromAKilledLeaderAndEveryAcknowledgedJobIsDel
     standby = &fleet.LaunchBroker(with_metrics(standby_port));  // the killed one, back as a standby
     ASSERT_TRUE(standby->WaitForLog("standing by", 15s)) << standby->Log();
   }
-  const auto deadline = std::chrono::steady_clock::now() + 120s;
-  size_t complete = 0;
-  while (complete < delivered.size() && std::chrono::steady_clock::now() < deadline) {
-    auto result = client->NextJobResult(2s);
-    if (!result) continue;
-    ASSERT_TRUE(delivered.count(result->job_seq())) << "a result for a job never submitted: " << result->job_seq();
-    EXPECT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED) << result->error();
-    if (++delivered[result->job_seq()] == 1) ++complete;
-  }
-  for (const auto& [seq, count] : delivered) EXPECT_EQ(count, 1) << "job " << seq;
-  EXPECT_EQ(complete, delivered.size()) << "broker log:\n" << leader->Log();
+  EXPECT_TRUE(EveryResultOnce(*client, delivered, 120s)) << "broker log:\n" << leader->Log();
   EXPECT_EQ(zkfleet::testing::HttpGet(leader_port, "/ready", 2s).status, 200);
   // A leader stopped cleanly hands over: it revokes its lease rather than
   // letting it run out, and the standby leads.
@@ -236,17 +251,7 @@ TEST(EtcdBrokers, ClientsZkctlAndWorkersGivenEveryBrokersAddressFollowTheLeader)
   Process& restarted = fleet.LaunchBroker(args, /*slot=*/0);
   ASSERT_TRUE(restarted.WaitForLog("standing by", 15s)) << restarted.Log();
 
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  size_t complete = 0;
-  while (complete < delivered.size() && std::chrono::steady_clock::now() < deadline) {
-    auto result = client->NextJobResult(2s);
-    if (!result) continue;
-    ASSERT_TRUE(delivered.count(result->job_seq())) << "a result for a job never submitted: " << result->job_seq();
-    EXPECT_EQ(result->state(), proto::JOB_STATE_SUCCEEDED) << result->error();
-    if (++delivered[result->job_seq()] == 1) ++complete;
-  }
-  EXPECT_EQ(complete, delivered.size()) << "new leader:\n" << standby->Log();
-  for (const auto& [seq, count] : delivered) EXPECT_EQ(count, 1) << "job " << seq;
+  EXPECT_TRUE(EveryResultOnce(*client, delivered, 60s)) << "new leader:\n" << standby->Log();
   EXPECT_GE(client->reconnections(), 1u);
   // The worker went over to the new leader by itself.
   const proto::StatusReply status = fleet.Status();
