@@ -484,6 +484,25 @@ static void zkf_fill_small(void) {
   }
 }
 
+/* Bits in and out of Montgomery form (most of a SHA-256 witness converts
+ * 0s and 1s): 0 <-> 0 and 1 <-> R mod p without a product. The same
+ * canonical words as the product's; 0 when `a` is neither (then the caller
+ * multiplies). */
+static inline int zkf_bit_to_mont(uint64_t r[4], const uint64_t a[4]) {
+  if ((a[1] | a[2] | a[3]) != 0 || a[0] > 1) return 0;
+  if (a[0] == 0) { r[0] = r[1] = r[2] = r[3] = 0; }
+  else { r[0] = zkf_f.one[0]; r[1] = zkf_f.one[1]; r[2] = zkf_f.one[2]; r[3] = zkf_f.one[3]; }
+  return 1;
+}
+static inline int zkf_bit_from_mont(uint64_t r[4], const uint64_t a[4]) {
+  if ((a[0] | a[1] | a[2] | a[3]) == 0) { r[0] = r[1] = r[2] = r[3] = 0; return 1; }
+  if (a[0] == zkf_f.one[0] && a[1] == zkf_f.one[1] && a[2] == zkf_f.one[2] && a[3] == zkf_f.one[3]) {
+    r[0] = 1; r[1] = r[2] = r[3] = 0;
+    return 1;
+  }
+  return 0;
+}
+
 /* ---- F1m level: raw 4-limb operands at wasm offsets ---- */
 
 static void w2c_Fr_F1m_mul(Z_circuit_instance_t* instance, u32 w2c_x, u32 w2c_y, u32 w2c_r) {
@@ -571,7 +590,7 @@ static void w2c_Fr_F1m_toMontgomery(Z_circuit_instance_t* instance, u32 w2c_x, u
   uint8_t* M = ZKF_MEM(instance);
   uint64_t a[4], r[4];
   zkf_ld4(M, w2c_x, a);
-  zkf_mont_mul(r, a, zkf_f.r2, &zkf_f);
+  if (!zkf_bit_to_mont(r, a)) zkf_mont_mul(r, a, zkf_f.r2, &zkf_f);
   zkf_st4(M, w2c_r, r);
 }
 
@@ -582,7 +601,7 @@ static void w2c_Fr_F1m_fromMontgomery(Z_circuit_instance_t* instance, u32 w2c_x,
   uint8_t* M = ZKF_MEM(instance);
   uint64_t a[4], r[4];
   zkf_ld4(M, w2c_x, a);
-  zkf_mont_reduce4(r, a, &zkf_f);
+  if (!zkf_bit_from_mont(r, a)) zkf_mont_reduce4(r, a, &zkf_f);
   zkf_st4(M, w2c_r, r);
 }
 
@@ -635,7 +654,7 @@ static inline void zkf_to_mont(uint8_t* M, uint32_t e) {
   if (f & ZKF_LONG) {
     zkf_set_type(M, e, ZKF_T_LONG_MONT);
     zkf_ld4(M, e + 8, a);
-    zkf_mont_mul(r, a, zkf_f.r2, &zkf_f);
+    if (!zkf_bit_to_mont(r, a)) zkf_mont_mul(r, a, zkf_f.r2, &zkf_f);
     zkf_st4(M, e + 8, r);
   } else {
     /* the wasm: rawCopyS2L into the limbs, then F1m_toMontgomery in place */
@@ -663,7 +682,7 @@ static inline void zkf_to_normal(uint8_t* M, uint32_t e) {
     uint64_t a[4], r[4];
     zkf_set_type(M, e, ZKF_T_LONG_NORMAL);
     zkf_ld4(M, e + 8, a);
-    zkf_mont_reduce4(r, a, &zkf_f);
+    if (!zkf_bit_from_mont(r, a)) zkf_mont_reduce4(r, a, &zkf_f);
     zkf_st4(M, e + 8, r);
   }
 }
@@ -833,6 +852,36 @@ __attribute__((noinline)) static void zkf_Fr_mul_full(Z_circuit_instance_t* inst
     return;
   }
   zkf_ld4(M, pA + 8, a); zkf_ld4(M, pB + 8, b);
+  /* Bit-valued signals (99% of a SHA-256 witness: XOR is a + b - 2ab, sums
+   * of bits times powers of two): a factor 0, or 1 (R mod p in Montgomery
+   * form), needs no full product. The same canonical words as the
+   * product's: 0, the other factor, or (normal x normal, whose product is
+   * in Montgomery form) the other factor into Montgomery form. */
+  if ((a[0] | a[1] | a[2] | a[3]) == 0 || (b[0] | b[1] | b[2] | b[3]) == 0) {
+    r[0] = r[1] = r[2] = r[3] = 0;
+    zkf_st4(M, pR + 8, r);
+    return;
+  }
+  if (normal_normal) {
+    const int a_one = a[0] == 1 && (a[1] | a[2] | a[3]) == 0, b_one = b[0] == 1 && (b[1] | b[2] | b[3]) == 0;
+    if (a_one || b_one) {
+      zkf_mont_mul(r, a_one ? b : a, zkf_f.r2, &zkf_f);
+      zkf_st4(M, pR + 8, r);
+      return;
+    }
+  } else {
+    const uint64_t* other = 0;
+    if ((fa & ZKF_MONT) && a[0] == zkf_f.one[0] && a[1] == zkf_f.one[1] && a[2] == zkf_f.one[2] && a[3] == zkf_f.one[3]) {
+      other = b;
+    } else if ((fb & ZKF_MONT) && b[0] == zkf_f.one[0] && b[1] == zkf_f.one[1] && b[2] == zkf_f.one[2] &&
+               b[3] == zkf_f.one[3]) {
+      other = a;
+    }
+    if (other) {
+      zkf_st4(M, pR + 8, other);
+      return;
+    }
+  }
   zkf_mont_mul(r, a, b, &zkf_f);
   if (normal_normal) { uint64_t t[4] = {r[0], r[1], r[2], r[3]}; zkf_mont_mul(r, t, zkf_f.r3, &zkf_f); }
   zkf_st4(M, pR + 8, r);
