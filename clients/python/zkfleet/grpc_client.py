@@ -123,6 +123,8 @@ def _target(addr: str) -> Tuple[str, str]:
     ``host:port`` is its own target; a list becomes one ``ipv4:``/``ipv6:``
     target of every broker's addresses (resolved now), over which gRPC's
     pick_first connects to the first that answers."""
+    if "," not in addr:  # one address, or any target gRPC takes (dns:///..., unix:...), as given
+        return addr, addr.rpartition(":")[0].strip("[]")
     entries = [entry.strip() for entry in addr.split(",")]
     hosts = []
     for number, entry in enumerate(entries, 1):
@@ -130,20 +132,27 @@ def _target(addr: str) -> Tuple[str, str]:
         if not sep or not host or not port.isdigit():
             raise InvalidRequest(f"GrpcClient: addr {addr!r}: entry {number} is not host:port")
         hosts.append((host.strip("[]"), int(port)))
-    if len(entries) == 1:
-        return addr, hosts[0][0]
-    resolved: List[Tuple[int, str, int]] = []
+    v4: List[str] = []
+    v6: List[str] = []
+    every_v4 = every_v6 = True
     for host, port in hosts:
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except socket.gaierror as e:
             raise InvalidRequest(f"GrpcClient: addr {addr!r}: cannot resolve {host}: {e}") from None
-        for family, _, _, _, sockaddr in infos:
-            resolved.append((family, sockaddr[0], port))
-    v4 = [f"{ip}:{port}" for family, ip, port in resolved if family == socket.AF_INET]
-    v6 = [f"[{ip}]:{port}" for family, ip, port in resolved if family == socket.AF_INET6]
+        mine4 = [f"{info[4][0]}:{port}" for info in infos if info[0] == socket.AF_INET]
+        mine6 = [f"[{info[4][0]}]:{port}" for info in infos if info[0] == socket.AF_INET6]
+        every_v4, every_v6 = every_v4 and bool(mine4), every_v6 and bool(mine6)
+        v4 += mine4
+        v6 += mine6
     # One scheme per target: IPv4 where every broker has an IPv4 address.
-    target = "ipv4:" + ",".join(dict.fromkeys(v4)) if len(v4) >= len(hosts) else "ipv6:" + ",".join(dict.fromkeys(v6))
+    if every_v4:
+        target = "ipv4:" + ",".join(dict.fromkeys(v4))
+    elif every_v6:
+        target = "ipv6:" + ",".join(dict.fromkeys(v6))
+    else:
+        raise InvalidRequest(f"GrpcClient: addr {addr!r}: some brokers have only IPv4 addresses, others only IPv6 "
+                             "(one channel takes one kind)")
     return target, hosts[0][0]
 
 
