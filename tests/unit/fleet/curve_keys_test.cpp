@@ -300,8 +300,8 @@ TEST(BrokerEndpoints, ListsParseAndBadOnesAreNamed) {
       {"", "is empty"},          {"tcp://a:1,", "entry 2 is empty"},  {"tcp://a:1,,tcp://b:2", "entry 2 is empty"},
       {"a:1", "TRANSPORT://ADDRESS"}, {"tcp://", "TRANSPORT://ADDRESS"}, {"tcp://a:1,tcp://a:1", "given twice"},
       {many, "more than 16"}};
-  for (const auto& [list, says] : bad) {
-    ExpectError([&] { ParseBrokerEndpoints(list); }, ErrorCode::kInvalidArgument, {"--broker", says});
+  for (const auto& c : bad) {  // (clang before 16 cannot capture a structured binding)
+    ExpectError([&] { ParseBrokerEndpoints(c.first); }, ErrorCode::kInvalidArgument, {"--broker", c.second});
   }
 }
 
