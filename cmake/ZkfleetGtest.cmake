@@ -37,7 +37,7 @@ endif()
 # Registers the cases of an already-built gtest TARGET (used by
 # zkfleet_add_gtest, and by tests/selfcheck on its deliberately bad cases).
 function(zkfleet_discover_gtest_cases target)
-  cmake_parse_arguments(T "" "PREFIX;TIMEOUT;PROCESSORS;CTEST_FILE" "LABELS;ENVIRONMENT" ${ARGN})
+  cmake_parse_arguments(T "" "PREFIX;TIMEOUT;PROCESSORS;CTEST_FILE;SERIAL" "LABELS;ENVIRONMENT" ${ARGN})
   if(NOT T_PREFIX)
     set(T_PREFIX "${target}/")
   endif()
@@ -64,6 +64,7 @@ function(zkfleet_discover_gtest_cases target)
       -D "TEST_LABELS=${labels}"
       -D "TEST_TIMEOUT=${T_TIMEOUT}"
       -D "TEST_PROCESSORS=${T_PROCESSORS}"
+      -D "TEST_SERIAL=${T_SERIAL}"
       -D "TEST_ENVIRONMENT=${env}"
       -P ${ZKFLEET_GTEST_DIR}/ZkfleetGtestDiscover.cmake
     BYPRODUCTS ${T_CTEST_FILE}
@@ -89,8 +90,11 @@ function(zkfleet_no_math_options target)
   endif()
 endfunction()
 
+# SERIAL: a regex of Suite.Case names that must run alone (RUN_SERIAL): cases
+# that judge how much CPU a child process got, which ctest -j beside them
+# takes away.
 function(zkfleet_add_gtest name)
-  cmake_parse_arguments(T "NO_MATH" "LABEL;TIMEOUT;PROCESSORS" "SOURCES;LIBS;ENVIRONMENT" ${ARGN})
+  cmake_parse_arguments(T "NO_MATH" "LABEL;TIMEOUT;PROCESSORS;SERIAL" "SOURCES;LIBS;ENVIRONMENT" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   if(T_NO_MATH)
     zkfleet_no_math_options(${name})
@@ -102,5 +106,5 @@ function(zkfleet_add_gtest name)
     ZKFLEET_BINARY_DIR="${PROJECT_BINARY_DIR}"
     ZKFLEET_SOURCE_DIR="${_zk_gtest_root}")
   zkfleet_discover_gtest_cases(${name} LABELS ${T_LABEL} TIMEOUT ${T_TIMEOUT}
-    PROCESSORS ${T_PROCESSORS} ENVIRONMENT ${T_ENVIRONMENT})
+    PROCESSORS ${T_PROCESSORS} SERIAL "${T_SERIAL}" ENVIRONMENT ${T_ENVIRONMENT})
 endfunction()

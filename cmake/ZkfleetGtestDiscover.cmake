@@ -10,7 +10,8 @@
 #
 # Inputs (-D): TEST_EXECUTABLE, CTEST_FILE, TEST_PREFIX, TEST_LABELS,
 # TEST_TIMEOUT, TEST_PROCESSORS, TEST_ENVIRONMENT (a ;-list written with | as
-# separator, since -D values cannot carry ;), TEST_WORKING_DIRECTORY.
+# separator, since -D values cannot carry ;), TEST_WORKING_DIRECTORY,
+# TEST_SERIAL (a regex of Suite.Case names that run alone: RUN_SERIAL).
 
 foreach(var TEST_EXECUTABLE CTEST_FILE TEST_PREFIX TEST_TIMEOUT)
   if(NOT DEFINED ${var})
@@ -59,6 +60,9 @@ foreach(line IN LISTS lines)
     endif()
     if(TEST_WORKING_DIRECTORY)
       string(APPEND script " WORKING_DIRECTORY [==[${TEST_WORKING_DIRECTORY}]==]")
+    endif()
+    if(TEST_SERIAL AND full MATCHES "${TEST_SERIAL}")
+      string(APPEND script " RUN_SERIAL TRUE")
     endif()
     if(full MATCHES "(^|\\.)DISABLED_")
       string(APPEND script " DISABLED TRUE")
