@@ -190,7 +190,9 @@ std::unique_ptr<ProvingKey> ProvingKey::Load(const std::string& zkey_path, const
   // The mapping shows the file as it is now: a key remembered by identity is
   // used only if the file is still the one remembered now that its bytes are
   // copied; otherwise it is loaded again, digested and checked.
-  const bool unchanged = identity.inode != 0 && SameFileNow(zkey_path, identity);
+  // Asked only where it matters: a load by identity, or one that may record it.
+  const bool unchanged = (by_identity || !key_check.digest.empty()) && identity.inode != 0 &&
+                         SameFileNow(zkey_path, identity);
   if (by_identity && !unchanged) return Load(zkey_path, options);
   if (load_options.validate_key) {
     key_check.outcome = KeyCheck::kChecked;  // every point passed (the CUDA key's too, inside its load)
