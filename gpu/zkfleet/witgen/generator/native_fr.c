@@ -494,9 +494,13 @@ static inline int zkf_bit_to_mont(uint64_t r[4], const uint64_t a[4]) {
   else { r[0] = zkf_f.one[0]; r[1] = zkf_f.one[1]; r[2] = zkf_f.one[2]; r[3] = zkf_f.one[3]; }
   return 1;
 }
+/* a == R mod p: one in Montgomery form. */
+static inline int zkf_is_mont_one(const uint64_t a[4]) {
+  return a[0] == zkf_f.one[0] && a[1] == zkf_f.one[1] && a[2] == zkf_f.one[2] && a[3] == zkf_f.one[3];
+}
 static inline int zkf_bit_from_mont(uint64_t r[4], const uint64_t a[4]) {
   if ((a[0] | a[1] | a[2] | a[3]) == 0) { r[0] = r[1] = r[2] = r[3] = 0; return 1; }
-  if (a[0] == zkf_f.one[0] && a[1] == zkf_f.one[1] && a[2] == zkf_f.one[2] && a[3] == zkf_f.one[3]) {
+  if (zkf_is_mont_one(a)) {
     r[0] = 1; r[1] = r[2] = r[3] = 0;
     return 1;
   }
@@ -871,10 +875,9 @@ __attribute__((noinline)) static void zkf_Fr_mul_full(Z_circuit_instance_t* inst
     }
   } else {
     const uint64_t* other = 0;
-    if ((fa & ZKF_MONT) && a[0] == zkf_f.one[0] && a[1] == zkf_f.one[1] && a[2] == zkf_f.one[2] && a[3] == zkf_f.one[3]) {
+    if ((fa & ZKF_MONT) && zkf_is_mont_one(a)) {
       other = b;
-    } else if ((fb & ZKF_MONT) && b[0] == zkf_f.one[0] && b[1] == zkf_f.one[1] && b[2] == zkf_f.one[2] &&
-               b[3] == zkf_f.one[3]) {
+    } else if ((fb & ZKF_MONT) && zkf_is_mont_one(b)) {
       other = a;
     }
     if (other) {
