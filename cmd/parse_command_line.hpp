@@ -32,7 +32,11 @@ inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv,
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const std::string message = std::string(e.what()) + " (" + program + " --help shows the usage)";
+    std::string what = e.what();
+    // CLI11 words a misspelt name in a --config file as an INI parse error.
+    const std::string extras = "INI was not able to parse ";
+    if (what.rfind(extras, 0) == 0) what = "--config: no option is called '" + what.substr(extras.size()) + "'";
+    const std::string message = what + " (" + program + " --help shows the usage)";
     if (report) {
       report(message);
     } else {

@@ -158,11 +158,11 @@ for phase in $phases; do
       # The process-level integration suites do not run under TSan yet: with
       # TSan-built zkbroker/zkworker on 2 cores, real proofs and broker
       # round trips outrun the tests' timeouts (docs/testing.md, "Sanitizers").
-      tsan_targets=(fleet_unit_tests broker_unit_tests storage_unit_tests worker_unit_tests)
+      tsan_targets=(fleet_unit_tests wire_unit_tests broker_unit_tests storage_unit_tests worker_unit_tests)
       cmake --preset tsan >/dev/null && cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}" || ok=0
       if [ $ok = 1 ]; then
         sanitizer_env "$PWD/build/tsan/sanitizer-logs"
-        run_ctest build/tsan --preset tsan -j "$ctest_jobs" -R '^(fleet|broker|storage|worker)_unit_tests/' "$@" || ok=0
+        run_ctest build/tsan --preset tsan -j "$ctest_jobs" -R '^(fleet|wire|broker|storage|worker)_unit_tests/' "$@" || ok=0
         check_sanitizer_logs "$PWD/build/tsan/sanitizer-logs" || ok=0
         unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS LSAN_OPTIONS
       fi

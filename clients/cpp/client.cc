@@ -398,6 +398,17 @@ Status Client::Undrain(const std::string& worker_id, proto::UndrainWorkerReply* 
   });
 }
 
+Status Client::Reload(const std::vector<std::string>& workers, proto::ReloadReply* reply) {
+  Impl& impl = *impl_;
+  return Guard(impl.broker.get(), [&]() -> Status {
+    for (const std::string& id : workers) {
+      if (id != "*") internal::CheckName("worker id", id, kMaxWorkerIdBytes, "kMaxWorkerIdBytes");
+    }
+    *reply = impl.broker->Reload(workers, impl.options.reply_timeout);
+    return Status();
+  });
+}
+
 Status Client::Drain(const std::string& worker_id, bool wait, std::chrono::milliseconds timeout,
                      proto::DrainWorkerReply* reply) {
   Impl& impl = *impl_;

@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../daemon_options.hpp"
 #include "../parse_command_line.hpp"
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
   CLI::App app{"zkfleet broker: sequences proving jobs and leases them to workers"};
   int64_t heartbeat_ms = options.heartbeat_interval.count();
   double result_ttl_s = std::chrono::duration<double>(options.result_ttl).count();
-  std::string log_level = "info";
+  zkfleet::cmd::LogFlags log_flags;
   std::string metrics_listen;
   std::string data_dir;
   std::string sync_mode = "batch";
@@ -79,12 +80,21 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(16u, 100000u));
   app.add_option("--etcd-max-txn-bytes", etcd_max_txn_bytes,
                  "bytes in one etcd transaction: below the members' --max-request-bytes (etcd's default 1.5 MiB)")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str()->check(CLI::Range(uint64_t{64} << 10, uint64_t{1} << 30));
+  zkfleet::storage::EtcdTls etcd_tls;
+  app.add_option("--etcd-ca", etcd_tls.ca_file,
+                 "with --journal etcd://: talk TLS to the members, whose certificates this CA (PEM) signs (etcd's "
+                 "--cert-file); without it the broker talks plaintext (a private network only)");
+  app.add_option("--etcd-cert", etcd_tls.cert_file,
+                 "this broker's client certificate (PEM) for members run with --client-cert-auth, with --etcd-key");
+  app.add_option("--etcd-key", etcd_tls.key_file, "the private key (PEM) of --etcd-cert");
   app.add_option("--advertise", advertise,
                  "what standbys tell about this broker when it leads (default: its --clients endpoint and host)");
   app.add_option("--max-inline-job-bytes", options.max_inline_job_bytes,
                  "inline witness and input bytes one SUBMIT may carry (0: no bound; with --journal etcd:// the "
-                 "default is 786432: larger witnesses go by reference)");
+                 "default is 786432: larger witnesses go by reference)")
+      ->transform(zkfleet::cmd::ByteSize());
   app.add_option("--sync", sync_mode,
                  "journal durability: batch = one fsync per loop turn, replies wait for it (default); always = one "
                  "fsync per message; none = no fsync (survives a broker crash, not a machine crash)")
@@ -98,12 +108,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-live-witness-bytes", options.admission.max_witness_bytes,
                  "witness bytes of live jobs, all clients; a SUBMIT beyond gets BUSY")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str();
   app.add_option("--max-live-items-per-client", options.admission.max_items_per_client,
                  "work items of live jobs per client")
       ->capture_default_str();
   app.add_option("--max-live-witness-bytes-per-client", options.admission.max_witness_bytes_per_client,
                  "witness bytes of live jobs per client")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str();
   app.add_option("--busy-retry-after", busy_retry_s, "seconds a BUSY refusal suggests waiting before a retry")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
@@ -129,6 +141,7 @@ int main(int argc, char** argv) {
                "zkfleet-client-id");
   app.add_option("--grpc-max-inline-bytes", options.grpc.max_inline_bytes,
                  "inline witness bytes a SubmitJob may carry, all partitions; larger jobs go by reference")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str();
   app.add_option("--grpc-max-calls-per-caller", options.grpc.max_calls_per_caller,
                  "gRPC calls one caller may have open at once (AwaitJob streams included); more are refused "
@@ -136,9 +149,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--grpc-max-inflight-bytes-per-caller", options.grpc.max_inflight_bytes_per_caller,
                  "inline witness bytes of one caller's unanswered SubmitJobs; more are refused RESOURCE_EXHAUSTED")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--witness-file-threshold", options.journal.blob_threshold,
                  "witnesses of at least this many bytes are journaled as their own file, smaller ones in the store")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str();
   app.add_option("--clients", options.client_endpoint, "ZeroMQ endpoint the client ROUTER binds")->capture_default_str();
   app.add_option("--workers", options.worker_endpoint, "ZeroMQ endpoint the worker ROUTER binds")->capture_default_str();
@@ -146,10 +161,12 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--max-witness-bytes", options.limits.max_witness_bytes,
                  "largest witness (.wtns) accepted; witnesses travel in frames of their own")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--max-input-bytes", options.max_input_bytes,
                  "largest input.json accepted per partition of a job from inputs (SubmitRequest.inputs); they travel "
                  "inside the SUBMIT, so --max-message-bytes bounds them together too")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--io-threads", options.io_threads,
                  "ZeroMQ I/O threads (transfers and CURVE encryption run there): half serve workers, half clients")
@@ -169,15 +186,18 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--max-message-bytes", options.limits.max_message_bytes,
                  "larger frames are dropped and counted (libzmq disconnects peers above twice this)")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--max-held-bytes-per-connection", options.max_held_bytes_per_connection,
                  "bytes one client connection may have sent that the broker has not read (libzmq buffers a message "
                  "whole): above it the connection is cut; also the largest SUBMIT (0: --max-message-bytes + 2 x "
                  "--max-witness-bytes + 64 KiB)")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str();
   app.add_option("--max-held-bytes", options.max_held_bytes,
                  "the same for all connections together: the one holding most is cut (0: twice the per-connection "
                  "bound)")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str();
   app.add_option("--hwm", options.limits.hwm, "messages queued per peer and direction")->capture_default_str();
   app.add_option("--max-partitions", options.max_partitions, "witnesses per SUBMIT")->capture_default_str();
@@ -191,6 +211,11 @@ int main(int argc, char** argv) {
                  "CIRCUIT=verification_key.json[@sha256:HEX] (repeatable): every RESULT of CIRCUIT is verified by "
                  "the broker (proof and public signals) before it is stored; a SUBMIT for a circuit without a key "
                  "is refused (UNKNOWN_CIRCUIT) unless it is listed in --unverified-circuits");
+  std::string verification_key_dir;
+  app.add_option("--verification-key-dir", verification_key_dir,
+                 "DIR of verification keys, one per circuit: CIRCUIT.json (snarkjs) or CIRCUIT.vk (bellperson); read "
+                 "again on SIGHUP and `zkctl reload`, so circuits are added and removed without a restart")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--unverified-circuits", unverified_circuits,
                  "circuits whose RESULTs are stored unchecked ('*' = every circuit without a key): benchmark "
                  "circuits whose workers do not prove (zkworker --instant) only, never in production")
@@ -212,7 +237,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(1.0, 1e6));
   app.add_option("--strikes-to-fault", options.strikes_to_fault,
                  "strikes (rejected RESULTs, reclaimed leases, started work lost to a disconnect, messages over a "
-                 "bound) within --strike-window-s that make a worker's key FAULTED until zkctl undrain")
+                 "bound) within --strike-window-s that make a worker FAULTED until zkctl undrain: that worker id when they "
+                 "all came from it, its whole key when they came from several ids")
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--strike-window-s", strike_window_s, "seconds a strike counts (0: for ever)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
@@ -222,8 +248,14 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  zkfleet::cmd::AddLogFlags(app, &log_flags);
+  bool print_config = false;
+  zkfleet::cmd::AddConfigFile(app, &print_config);
   if (auto exit_code = zkfleet::cmd::ParseCommandLine(app, argc, argv, "zkbroker")) return *exit_code;
+  if (print_config) {
+    zkfleet::cmd::PrintConfig(app);
+    return 0;
+  }
   options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
   options.known_circuit_grace = std::chrono::milliseconds(static_cast<int64_t>(known_circuit_grace_s * 1000));
   options.result_ttl = std::chrono::milliseconds(static_cast<int64_t>(result_ttl_s * 1000));
@@ -241,6 +273,7 @@ int main(int argc, char** argv) {
     try {
       const zkfleet::storage::EtcdUrl url = zkfleet::storage::ParseEtcdUrl(journal_url);
       leadership_options.client.endpoints = url.endpoints;
+      leadership_options.client.tls = etcd_tls;
       leadership_options.prefix = url.prefix;
       leadership_options.ttl = std::chrono::seconds(etcd_lease_ttl_s);
       // A member that does not answer is left for the next well within the
@@ -250,6 +283,7 @@ int main(int argc, char** argv) {
                                               std::chrono::milliseconds(leadership_options.ttl) / 4);
       zkfleet::storage::EtcdJournalOptions etcd;
       etcd.endpoints = url.endpoints;
+      etcd.tls = etcd_tls;
       etcd.prefix = url.prefix;
       etcd.max_txn_ops = etcd_max_txn_ops;
       etcd.max_txn_bytes = etcd_max_txn_bytes;
@@ -274,11 +308,22 @@ int main(int argc, char** argv) {
   options.security.plaintext = insecure_plaintext;
   options.security.allow_dir = allow_dir;
 
-  zkfleet::InitLogging("zkbroker", log_level);
+  zkfleet::cmd::InitLogging("zkbroker", log_flags);
   // Checked before the journal is opened: a bad key changes nothing on disk.
   try {
+    std::map<std::string, std::string> failed;
+    std::vector<std::string> notes;
     auto keys = std::make_shared<zkfleet::broker::VerificationKeys>(
-        zkfleet::broker::VerificationKeys::Load(verification_keys));
+        zkfleet::broker::VerificationKeys::LoadAll(verification_keys, verification_key_dir, &failed, &notes));
+    for (const std::string& note : notes) spdlog::info("--verification-key-dir: {}", note);
+    if (!failed.empty()) {
+      // At start a bad file is the operator's to fix now (at a reload it
+      // costs only its circuit).
+      std::fprintf(stderr, "zkbroker: --verification-key-dir: %s\n", failed.begin()->second.c_str());
+      return 2;
+    }
+    options.verification_key_specs = verification_keys;
+    options.verification_key_dir = verification_key_dir;
     for (const auto& key : *keys) {
       spdlog::info("verification key of circuit {}: {} (sha256 {}, {} public signals)", key.circuit, key.path,
                    key.sha256, key.n_public);

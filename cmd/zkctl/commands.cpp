@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
 #include "table.hpp"
@@ -582,21 +583,20 @@ int Cancel(Context& context, uint64_t job_seq) {
 }
 
 namespace {
-json JobInfoJson(const proto::JobInfo& job) {
-  return json{{"job_seq", job.job_seq()},
-              {"request_id", job.request_id()},
-              {"circuit_id", job.circuit_id()},
-              {"client_id", job.client_id()},
-              {"state", JobStateName(job.state())},
-              {"priority", zkfleet::wire::PriorityName(job.priority())},
-              {"partitions", job.partitions()},
-              {"partitions_done", job.partitions_done()},
-              {"max_attempts_used", job.max_attempts_used()},
-              {"submitted_unix_s", job.submitted_unix_s()},
-              {"finished_unix_s", job.finished_unix_s()},
-              {"error", job.error()},
-              {"result_expired", job.result_expired()},
-              {"retries", job.retries()}};
+// A message as Protobuf's JSON mapping writes it (the field names of
+// schema/zkfleet.proto, every field also at its default, enums by name,
+// 64-bit integers as strings): the same JSON a gRPC client gets for it, with
+// no field left behind by a hand-made copy.
+std::string ProtoJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string out;
+  if (auto status = google::protobuf::util::MessageToJsonString(message, &out, options); !status.ok()) {
+    throw zkfleet::Error(zkfleet::ErrorCode::kInternal, "JSON of " + message.GetTypeName() + ": " + status.ToString());
+  }
+  return out;
 }
 }  // namespace
 
@@ -604,7 +604,7 @@ int Job(Context& context, uint64_t job_seq) {
   proto::JobInfo job;
   if (auto s = context.client->GetJob(job_seq, &job); !s.ok()) return Fail(context, s);
   if (context.json) {
-    std::cout << JobInfoJson(job).dump(2) << '\n';
+    std::cout << ProtoJson(job);
     return kExitOk;
   }
   std::cout << "job " << job.job_seq() << " (" << job.client_id() << ", request " << job.request_id() << ", circuit "
@@ -625,7 +625,7 @@ int Retry(Context& context, uint64_t job_seq, uint32_t attempt) {
   proto::JobInfo job;
   if (auto s = context.client->RetryJob(job_seq, attempt, &job); !s.ok()) return Fail(context, s);
   if (context.json) {
-    std::cout << JobInfoJson(job).dump(2) << '\n';
+    std::cout << ProtoJson(job);
   } else {
     std::cout << "job " << job_seq << ": retry " << job.retries() << " " << JobStateName(job.state())
               << " (zkctl await " << job_seq << " for its result)\n";
@@ -649,16 +649,20 @@ int Jobs(Context& context, const JobsArgs& args) {
   proto::ListJobsReply reply;
   if (auto s = context.client->ListJobs(request, &reply); !s.ok()) return Fail(context, s);
   if (context.json) {
-    json jobs = json::array();
-    for (const auto& job : reply.jobs()) jobs.push_back(JobInfoJson(job));
-    std::cout << json{{"jobs", jobs}, {"next_page_token", reply.next_page_token()}}.dump(2) << '\n';
+    std::cout << ProtoJson(reply);
     return kExitOk;
   }
-  for (const auto& job : reply.jobs()) {
-    std::cout << job.job_seq() << "  " << JobStateName(job.state()) << "  " << job.circuit_id() << "  "
-              << job.client_id() << "  " << job.request_id() << "  " << job.partitions_done() << "/"
-              << job.partitions() << '\n';
+  if (reply.jobs().empty()) {
+    std::cout << "no jobs match\n";
+    return kExitOk;
   }
+  Table table({"JOB", "STATE", "CIRCUIT", "CLIENT", "REQUEST", "PROVED", "SUBMITTED"});
+  for (const auto& job : reply.jobs()) {
+    table.Add({std::to_string(job.job_seq()), JobStateName(job.state()), job.circuit_id(), job.client_id(),
+               job.request_id(), std::to_string(job.partitions_done()) + "/" + std::to_string(job.partitions()),
+               zkfleet::wire::IsoUtcTime(job.submitted_unix_s())});
+  }
+  table.Print(std::cout);
   if (!reply.next_page_token().empty()) {
     std::cout << "(more: --page-token " << reply.next_page_token() << ")\n";
   }
@@ -705,6 +709,14 @@ int Undrain(Context& context, const std::string& worker_id) {
     std::cout << json{{"worker_id", reply.worker_id()}, {"state", WorkerStateName(reply.state())}}.dump(2) << '\n';
   } else if (reply.state() == proto::WORKER_STATE_READY) {
     std::cout << "worker " << reply.worker_id() << " is READY again (the broker routes work to it)\n";
+  } else if (reply.state() == proto::WORKER_STATE_FAULTED) {
+    // The broker's holds are cleared, but the worker faulted itself (its
+    // proofs failed its own verification, or its device failed).
+    std::cout << "worker " << reply.worker_id()
+              << " is still FAULTED: it reported its own engine faulted (proofs that failed its own check, or a "
+                 "device error; its log says which). The broker's hold and strikes are cleared; restart that "
+                 "zkworker (after fixing the cause) and it comes back READY\n";
+    return kExitError;
   } else {
     std::cout << "worker " << reply.worker_id() << " undrained; its state now: " << WorkerStateName(reply.state())
               << '\n';
@@ -712,18 +724,48 @@ int Undrain(Context& context, const std::string& worker_id) {
   return kExitOk;
 }
 
-namespace {
-
-// "2024-05-01T12:34:56Z", or "-" for 0 (not yet).
-std::string IsoUtc(double unix_s) {
-  if (unix_s <= 0) return "-";
-  std::time_t seconds = static_cast<std::time_t>(unix_s);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
+int Reload(Context& context, const std::vector<std::string>& workers) {
+  proto::ReloadReply reply;
+  if (auto s = context.client->Reload(workers, &reply); !s.ok()) {
+    if (s.code() == zkfleet::client::Code::kBadRequest) {
+      return ReportError(context.json, "BAD_REQUEST",
+                         s.message() + " (a broker older than RELOAD cannot read the request: send it SIGHUP)",
+                         kExitError);
+    }
+    return Fail(context, s);
+  }
+  const int exit_code = reply.problems_size() > 0 || reply.workers_unknown_size() > 0 ? kExitError : kExitOk;
+  if (context.json) {
+    std::cout << ProtoJson(reply);
+    return exit_code;
+  }
+  std::cout << "reloaded: " << reply.verification_keys() << " verification key(s)";
+  if (reply.allow_lists_reloaded()) {
+    std::cout << ", " << reply.worker_keys() << " worker key(s), " << reply.client_keys() << " client key(s)";
+  }
+  std::cout << '\n';
+  Table table({"CIRCUIT", "CHANGE"});
+  for (const auto& c : reply.circuits_added()) table.Add({c, "added (SUBMITs of it are taken)"});
+  for (const auto& c : reply.circuits_changed()) table.Add({c, "new key"});
+  for (const auto& c : reply.circuits_removed()) table.Add({c, "removed (SUBMITs of it are refused)"});
+  for (const auto& kept : reply.circuits_kept()) {
+    const size_t colon = kept.find(": ");
+    table.Add({kept.substr(0, colon), "kept as it was: " + (colon == std::string::npos ? "" : kept.substr(colon + 2))});
+  }
+  if (table.empty()) {
+    std::cout << "no circuit changed\n";
+  } else {
+    table.Print(std::cout);
+  }
+  for (const auto& problem : reply.problems()) std::cout << "problem: " << problem << '\n';
+  for (const auto& id : reply.workers_told()) {
+    std::cout << "worker " << id << " told to read its circuits again (its log and its next READY say what changed)\n";
+  }
+  for (const auto& id : reply.workers_unknown()) std::cout << "problem: no worker " << id << " is connected\n";
+  return exit_code;
 }
+
+namespace {
 
 std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
 
@@ -808,8 +850,8 @@ int InspectJob(zkfleet::storage::Journal& journal, const JournalArgs& args) {
                   << "  (stub: its results passed the retention)\n"
                   << "client     " << Dash(stub->client_id()) << '\n'
                   << "request    " << stub->request_id() << '\n'
-                  << "submitted  " << IsoUtc(stub->submitted_unix_s()) << '\n'
-                  << "finished   " << IsoUtc(stub->finished_unix_s()) << '\n';
+                  << "submitted  " << zkfleet::wire::IsoUtcTime(stub->submitted_unix_s()) << '\n'
+                  << "finished   " << zkfleet::wire::IsoUtcTime(stub->finished_unix_s()) << '\n';
       }
       return kExitOk;
     }
@@ -838,9 +880,9 @@ int InspectJob(zkfleet::storage::Journal& journal, const JournalArgs& args) {
                                              : FormatBytes(job->witness_bytes()))
             << '\n'
             << "payload hash " << Dash(Hex(job->payload_hash())) << '\n'
-            << "submitted    " << IsoUtc(job->submitted_unix_s()) << '\n'
-            << "deadline     " << IsoUtc(job->deadline_unix_s()) << '\n'
-            << "finished     " << IsoUtc(job->finished_unix_s()) << '\n';
+            << "submitted    " << zkfleet::wire::IsoUtcTime(job->submitted_unix_s()) << '\n'
+            << "deadline     " << zkfleet::wire::IsoUtcTime(job->deadline_unix_s()) << '\n'
+            << "finished     " << zkfleet::wire::IsoUtcTime(job->finished_unix_s()) << '\n';
   if (!job->error().empty()) std::cout << "error        " << job->error() << '\n';
   for (int p = 0; p < job->witness_refs_size(); ++p) {
     const auto& ref = job->witness_refs(p);
@@ -935,6 +977,7 @@ int JournalInspect(const JournalArgs& args) {
       const zkfleet::storage::EtcdUrl url = zkfleet::storage::ParseEtcdUrl(args.journal_url);
       zkfleet::storage::EtcdJournalOptions etcd;
       etcd.endpoints = url.endpoints;
+      etcd.tls = {args.etcd_ca, args.etcd_cert, args.etcd_key};
       etcd.prefix = url.prefix;
       options.etcd = etcd;
     } catch (const std::exception& e) {
@@ -1002,7 +1045,7 @@ int JournalInspect(const JournalArgs& args) {
   for (const auto& job : shown) {
     table.Add({std::to_string(job.job_seq()), Dash(job.client_id()), job.request_id(), job.circuit_id(),
                PriorityName(job.priority()), JobStateName(job.state()), std::to_string(job.partitions()),
-               IsoUtc(job.submitted_unix_s()), IsoUtc(job.finished_unix_s())});
+               zkfleet::wire::IsoUtcTime(job.submitted_unix_s()), zkfleet::wire::IsoUtcTime(job.finished_unix_s())});
   }
   table.Print(std::cout);
   if (shown.size() < total) {

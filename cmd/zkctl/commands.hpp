@@ -57,6 +57,7 @@ struct SubmitArgs {
 struct JournalArgs {
   std::string data_dir;     // an LMDB journal, or
   std::string journal_url;  // a journal in etcd (etcd://...)
+  std::string etcd_ca, etcd_cert, etcd_key;  // TLS to its members (the broker's --etcd-ca ...)
   bool has_job = false;
   uint64_t job_seq = 0;
   size_t limit = 50;       // jobs listed (the newest); 0 = all
@@ -85,6 +86,9 @@ int Jobs(Context& context, const JobsArgs& args);
 int Drain(Context& context, const std::string& worker_id, bool wait);
 // A worker the broker holds DRAINING or FAULTED may take work again (admin).
 int Undrain(Context& context, const std::string& worker_id);
+// The broker reads its allow-lists and verification keys again (admin);
+// exit 1 when something failed to load (what, listed).
+int Reload(Context& context, const std::vector<std::string>& workers);
 // Reads the broker journal in args.data_dir read-only; needs no broker.
 int JournalInspect(const JournalArgs& args);
 // zkctl journal check: reads every record (checksums, parsing) in a child

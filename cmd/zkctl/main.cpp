@@ -2,7 +2,7 @@
 //   zkctl submit --circuit ID [--priority P] [--request-id R] [--deadline S] [--wait] [--out DIR] WITNESS...
 //   zkctl submit --circuit ID --witness-url URL [--sha256 HEX --size N] [--public-signals F | --n-public N] ...
 //   zkctl submit --circuit ID --input input.json [--public-signals F] ...
-//   zkctl await JOB [--out DIR] [--out-proof FILE] | status | workers | cancel JOB | drain WORKER [--wait] | undrain WORKER
+//   zkctl await JOB [--out DIR] [--out-proof FILE] | status | workers | cancel JOB | drain WORKER [--wait] | undrain WORKER | reload
 //   zkctl journal --data-dir DIR [--job N] [--limit N]   (reads the broker's journal; no broker needed)
 //   zkctl keygen --out NAME   (writes a CURVE keypair NAME.pub, NAME.secret; no broker needed)
 // Tables by default, --json for machines. Exit codes: see commands.hpp.
@@ -175,6 +175,13 @@ int main(int argc, char** argv) {
   auto* undrain = app.add_subcommand(
       "undrain", "let a worker the broker holds DRAINING (zkctl drain) or FAULTED take work again (admin)");
   undrain->add_option("worker", worker_id, "worker id")->required();
+  auto* reload = app.add_subcommand(
+      "reload", "the broker reads its allow-lists and --verification-key-dir again, as on SIGHUP (admin)");
+  std::vector<std::string> reload_workers;
+  reload->add_option("--workers", reload_workers,
+                     "worker ids (or '*' for all) told to read their circuit flags and --config again, as on their "
+                     "SIGHUP")
+      ->delimiter(',');
 
   zkctl::JournalArgs journal_args;
   auto* journal = app.add_subcommand(
@@ -182,6 +189,9 @@ int main(int argc, char** argv) {
   journal->add_option("--data-dir", journal_args.data_dir, "the broker's --data-dir (an LMDB journal)");
   journal->add_option("--journal", journal_args.journal_url,
                       "the broker's --journal etcd://... (a journal in etcd: listings only, no check or salvage)");
+  journal->add_option("--etcd-ca", journal_args.etcd_ca, "with --journal: the CA (PEM) of the members' TLS certificates");
+  journal->add_option("--etcd-cert", journal_args.etcd_cert, "with --journal: a client certificate (PEM), with --etcd-key");
+  journal->add_option("--etcd-key", journal_args.etcd_key, "the private key (PEM) of --etcd-cert");
   auto* journal_job = journal->add_option("--job", journal_args.job_seq, "show this job's record and its work items");
   journal->add_option("--limit", journal_args.limit, "jobs listed at most (the newest; 0 = all)")
       ->capture_default_str();
@@ -267,6 +277,7 @@ int main(int argc, char** argv) {
     if (jobs->parsed()) return zkctl::Jobs(ctx, jobs_args);
     if (drain->parsed()) return zkctl::Drain(ctx, worker_id, drain_wait);
     if (undrain->parsed()) return zkctl::Undrain(ctx, worker_id);
+    if (reload->parsed()) return zkctl::Reload(ctx, reload_workers);
   } catch (const std::exception& e) {
     return zkctl::ReportError(json, "ERROR", e.what(), zkctl::kExitError);
   }

@@ -13,6 +13,7 @@ class Table {
   explicit Table(std::vector<std::string> header) : rows_{std::move(header)} {}
   void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   void Print(std::ostream& out) const;
+  bool empty() const { return rows_.size() <= 1; }  // the header only
 
  private:
   std::vector<std::vector<std::string>> rows_;

@@ -35,6 +35,9 @@
 // --memory-mib. An input or circuit error (a missing or unknown signal, a
 // value that is not an integer, the circuit's failing assert) exits 2 with
 // the signal or circom's message; other errors exit 1.
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -42,6 +45,7 @@
 #include <future>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <sstream>
@@ -51,6 +55,7 @@
 #include <CLI/CLI.hpp>
 
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/common/progress_ticker.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness_file.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
@@ -239,6 +244,32 @@ int WtnsBuild(int argc, char** argv) {
   return 0;
 }
 
+// On a terminal (stderr a TTY), a long phase shows that it is alive: after
+// the first second, one line rewritten every half second ("zkprove: loading
+// and checking circuit_final.zkey... 12 s"), cleared when the phase ends.
+// Piped or redirected, as rapidsnark's `prover` is driven, nothing is printed.
+class TerminalProgress {
+ public:
+  explicit TerminalProgress(std::string what) {
+    if (!::isatty(STDERR_FILENO)) return;
+    ticker_.emplace(std::chrono::milliseconds(500), [what = std::move(what), this](double seconds) {
+      if (seconds < 1.0) return;
+      std::fprintf(stderr, "\rzkprove: %s... %.0f s\033[K", what.c_str(), seconds);
+      shown_ = true;
+    });
+  }
+  ~TerminalProgress() {
+    ticker_.reset();  // joined: no line after this
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+  }
+  TerminalProgress(const TerminalProgress&) = delete;
+  TerminalProgress& operator=(const TerminalProgress&) = delete;
+
+ private:
+  std::atomic<bool> shown_{false};
+  std::optional<zkfleet::ProgressTicker> ticker_;
+};
+
 int FullProve(int argc, char** argv) {
   CLI::App app{"zkprove fullprove: witness and Groth16 proof in one step (as snarkjs groth16 fullprove)"};
   app.name("zkprove fullprove");
@@ -288,9 +319,7 @@ int main(int argc, char** argv) {
       "Also: zkprove export-vk <circuit.zkey> <verification_key.json>\n"
       "      zkprove wtns calculate <circuit.wasm> <input.json> <witness.wtns>\n"
       "      zkprove wtns build <circuit.wasm>   (the native generator, ahead of the first witness)\n"
-      "      zkprove fullprove <input.json> <circuit.wasm> <circuit.zkey> <proof.json> <public.json>\n"
-      "TEST ONLY: ZKFLEET_FAULT_INJECT=msm:<n> in the environment corrupts one MSM result in each of the next n "
-      "proofs (to test --verify); device_lost:<n> fails them like a sticky CUDA error. Never set it in production.");
+      "      zkprove fullprove <input.json> <circuit.wasm> <circuit.zkey> <proof.json> <public.json>");
   std::string zkey_path, wtns_path, proof_path, public_path, backend_name = "auto";
   int threads = 0, repeat = 1;
   bool timings = false;
@@ -361,13 +390,21 @@ int main(int argc, char** argv) {
       witness_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return w;
     });
-    auto key = zkfleet::engine::ProvingKey::Load(zkey_path, options);
+    std::unique_ptr<zkfleet::engine::ProvingKey> key;
+    {
+      const TerminalProgress loading("loading and checking " + std::filesystem::path(zkey_path).filename().string());
+      key = zkfleet::engine::ProvingKey::Load(zkey_path, options);
+    }
     double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const zkfleet::engine::WitnessFile witness_file = read_witness.get();
     const zkfleet::engine::Witness& witness = witness_file.witness();
     zkfleet::engine::Proof proof;
     for (int i = 0; i < repeat; ++i) {
-      proof = key->Prove(witness, prove_options);
+      {
+        const TerminalProgress proving(repeat > 1 ? "proving " + std::to_string(i + 1) + " of " + std::to_string(repeat)
+                                                  : std::string("proving"));
+        proof = key->Prove(witness, prove_options);
+      }
       if (!proof.check.engine_fault.empty()) {
         std::fprintf(stderr, "zkprove: warning: engine fault on backend %s: %s; the CPU re-proof verified and is written\n",
                      zkfleet::engine::BackendName(key->backend()), proof.check.engine_fault.c_str());

@@ -19,7 +19,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../daemon_options.hpp"
 #include "../parse_command_line.hpp"
+#include "circuit_flags.hpp"
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/common/error.hpp"
@@ -33,42 +35,18 @@
 #include "zkfleet/worker/backend.hpp"
 #include "zkfleet/worker/worker_session.hpp"
 
-namespace {
-
-// Why `path` cannot be a circuit's .zkey ("" when it may be): missing,
-// unreadable, not a regular file, or without snarkjs' "zkey" magic. The key
-// itself is parsed and checked later, at load; this catches a wrong path
-// before the worker registers.
-std::string ZkeyFileProblem(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) return "no such file: " + path;
-  if (!std::filesystem::is_regular_file(status)) return path + " is not a regular file";
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  if (!in.read(magic, sizeof(magic))) return "cannot read " + path;
-  if (std::string_view(magic, sizeof(magic)) != "zkey") {
-    return path + " is not a .zkey (it does not start with snarkjs' \"zkey\" magic)";
-  }
-  return "";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   zkfleet::worker::WorkerOptions options;
   zkfleet::worker::ConnectionOptions connection;
   CLI::App app{"zkfleet worker: proves the jobs the broker sends it"};
-  std::vector<std::string> circuit_args;
-  std::vector<std::string> instant_circuits;
-  bool instant = false;
   int64_t instant_delay_ms = 0;
   std::string backend = "auto";
   int threads = 0;
   int64_t heartbeat_ms = connection.heartbeat_interval.count();
   double drain_timeout_s = std::chrono::duration<double>(options.drain_timeout).count();
   int64_t start_delay_ms = 0;
-  std::string log_level = "info";
+  zkfleet::cmd::LogFlags log_flags;
   std::string metrics_listen;
   std::string pinned_budget = "64MiB";
   std::string memory_margin = "256MiB";
@@ -98,15 +76,8 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure-plaintext", insecure_plaintext,
                "no CURVE: unauthenticated, unencrypted (only against a broker run with --insecure-plaintext)");
   app.add_option("--id", options.worker_id, "worker id (default: host-pid)");
-  app.add_option("--circuit", circuit_args, "ID=PATH.zkey: a circuit to hold (repeatable); with --instant, ID alone");
-  std::vector<std::string> bellman_args;
-  app.add_option("--bellman-circuit", bellman_args,
-                 "ID=PATH.params: a bellperson-style circuit (Filecoin Groth16, BLS12-381) to hold (repeatable): its "
-                 "jobs carry one assignment file per partition (docs/bellman.md)");
-  std::vector<std::string> generator_args;
-  app.add_option("--generator", generator_args,
-                 "ID=PATH/circuit.wasm: circom's witness generator of circuit ID (repeatable): the worker takes jobs "
-                 "from inputs for it, compiling the wasm at start (cached, see --witgen-cache; needs wasm2c and cc)");
+  zkworker::CircuitFlags circuit_flags;
+  zkworker::AddCircuitFlags(app, circuit_flags);
   app.add_option("--witgen-threads", options.witgen_threads,
                  "witnesses computed from inputs at once, each a child process on one core (while the GPU proves)")
       ->capture_default_str();
@@ -122,10 +93,6 @@ int main(int argc, char** argv) {
   app.add_option("--witgen-wall-seconds", options.witgen.limits.wall_seconds,
                  "wall-clock limit of one witness generation")
       ->capture_default_str();
-  app.add_flag("--instant", instant,
-               "BENCHMARK MODE: answer every job at once without proving (zkeys are not loaded; results carry no proof)");
-  app.add_option("--instant-circuit", instant_circuits,
-                 "BENCHMARK MODE for one more circuit id: answered at once, no proof (repeatable)");
   app.add_option("--instant-delay-ms", instant_delay_ms, "benchmark mode: pretend each proof takes this long")
       ->capture_default_str();
   app.add_option("--backend", backend, "cpu, cuda or auto")->capture_default_str();
@@ -134,10 +101,10 @@ int main(int argc, char** argv) {
                  "CUDA devices to prove on, each with its own copy of every key and its own --pipeline-depth lanes: "
                  "all, or a list like 0,1 (default: device 0 only); items go to the least-loaded device, and a "
                  "device that faults leaves the set while the others go on");
-  app.add_option("--test-fake-devices", test_fake_devices,
+  zkfleet::cmd::TestOnly(app.add_option("--test-fake-devices", test_fake_devices,
                  "TEST ONLY: on the CPU backend, behave as if N devices were present (N CPU copies of every key, "
                  "labelled fake0..), so --gpus and per-device faults can be tested without GPUs")
-      ->check(CLI::Range(1, 16));
+      ->check(CLI::Range(1, 16)));
   app.add_option("--capacity", options.capacity,
                  "work items held at once (queued + proving), per device: the worker holds this times its devices")
       ->capture_default_str()->check(CLI::PositiveNumber);
@@ -147,16 +114,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--drain-timeout", drain_timeout_s, "seconds a drain waits for the running proof before aborting it")
       ->capture_default_str();
-  app.add_option("--dispatch-start-delay-ms", start_delay_ms,
+  zkfleet::cmd::TestOnly(app.add_option("--dispatch-start-delay-ms", start_delay_ms,
                  "testing aid: wait this long after loading before proving the first item")
-      ->capture_default_str();
+      ->capture_default_str());
   app.add_option("--max-message-bytes", connection.limits.max_message_bytes, "largest message accepted")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str();
   app.add_option("--pipeline-depth", options.pipeline_depth,
                  "items proved at once: 2 overlaps one item's host work with another's device work "
                  "(0 = 2 on cuda, 1 on cpu)")
       ->capture_default_str()->check(CLI::Range(0, 8));
   app.add_option("--max-witness-bytes", connection.limits.max_witness_bytes, "largest witness frame accepted")
+      ->transform(zkfleet::cmd::ByteSize())
       ->capture_default_str();
   app.add_option("--pinned-budget", pinned_budget,
                  "pinned host pool for job buffers, allocated once at start: bytes (512MiB, 2GiB) or a share of "
@@ -177,22 +146,22 @@ int main(int argc, char** argv) {
                  "pool bytes pinned before READY (0 = all); the pool is pinned while the keys load, and a smaller value "
                  "pins the rest while the worker proves")
       ->capture_default_str();
-  app.add_option("--test-memory-limit", test_memory_limit,
-                 "TEST ONLY: pretend the workers sharing --test-memory-ledger live in a cgroup of this size");
+  zkfleet::cmd::TestOnly(app.add_option("--test-memory-limit", test_memory_limit,
+                 "TEST ONLY: pretend the workers sharing --test-memory-ledger live in a cgroup of this size"));
   int64_t test_release_pause_ms = 0;
-  app.add_option("--test-release-pause-ms", test_release_pause_ms,
-                 "TEST ONLY: pause between pool chunks while RELEASING, so tests can observe that state");
+  zkfleet::cmd::TestOnly(app.add_option("--test-release-pause-ms", test_release_pause_ms,
+                 "TEST ONLY: pause between pool chunks while RELEASING, so tests can observe that state"));
   int64_t test_hold_started_ms = 0;
-  app.add_option("--test-hold-started-ms", test_hold_started_ms,
+  zkfleet::cmd::TestOnly(app.add_option("--test-hold-started-ms", test_hold_started_ms,
                  "TEST ONLY: withhold STARTED this long after an item starts, so tests can kill the broker before "
-                 "its journal records the start");
+                 "its journal records the start"));
   int64_t test_hold_result_ms = 0;
-  app.add_option("--test-hold-result-ms", test_hold_result_ms,
-                 "TEST ONLY: pause between an item's run ending and its result being sent");
-  app.add_option("--test-memory-ledger", test_memory_ledger, "TEST ONLY: directory where those workers record their pools");
+  zkfleet::cmd::TestOnly(app.add_option("--test-hold-result-ms", test_hold_result_ms,
+                 "TEST ONLY: pause between an item's run ending and its result being sent"));
+  zkfleet::cmd::TestOnly(app.add_option("--test-memory-ledger", test_memory_ledger, "TEST ONLY: directory where those workers record their pools"));
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics, /ready and /healthz on host:port (empty: off)");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str();
+  zkfleet::cmd::AddLogFlags(app, &log_flags);
   app.add_option("--verify", verify,
                  "verify every proof against its key's verification key before sending it (on); off: benchmarks only")
       ->check(CLI::IsMember({"on", "off"}))
@@ -246,18 +215,19 @@ int main(int argc, char** argv) {
   app.add_option("--fetch-timeout", fetch_timeout_s, "seconds one fetch attempt may take")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.footer(
-      "TEST ONLY: ZKFLEET_FAULT_INJECT=msm:<n> in the environment corrupts one MSM result in each of the next n "
-      "proofs (fault-injection tests of --verify); device_lost:<n> makes the next n proofs fail as a sticky CUDA "
-      "error would (the device they ran on leaves the set; with no device left the worker goes FAULTED and exits 1). "
-      "Never set it in production.");
+  bool print_config = false;
+  zkfleet::cmd::AddConfigFile(app, &print_config);
   if (auto exit_code = zkfleet::cmd::ParseCommandLine(app, argc, argv, "zkworker")) return *exit_code;
+  if (print_config) {
+    zkfleet::cmd::PrintConfig(app);
+    return 0;
+  }
   options.test_release_pause = std::chrono::milliseconds(test_release_pause_ms);
   options.test_hold_started = std::chrono::milliseconds(test_hold_started_ms);
   options.test_hold_result = std::chrono::milliseconds(test_hold_result_ms);
   options.fault_window = std::chrono::seconds(fault_window_s);
   options.fetch.max_attempts = fetch_attempts;
-  if (auto bytes = zkfleet::worker::ParseByteSize(max_fetch_bytes); bytes && *bytes > 0) {
+  if (auto bytes = zkfleet::ParseByteSize(max_fetch_bytes); bytes && *bytes > 0) {
     options.max_fetch_bytes = *bytes;
   } else {
     std::fprintf(stderr, "zkworker: --max-fetch-bytes %s is not a size (e.g. 4GiB)\n", max_fetch_bytes.c_str());
@@ -279,9 +249,9 @@ int main(int argc, char** argv) {
     }
   }
   auto budget = zkfleet::worker::ParseMemoryBudget(pinned_budget);
-  auto margin = zkfleet::worker::ParseByteSize(memory_margin);
-  auto chunk = zkfleet::worker::ParseByteSize(pool_chunk);
-  auto ready = zkfleet::worker::ParseByteSize(pool_ready);
+  auto margin = zkfleet::ParseByteSize(memory_margin);
+  auto chunk = zkfleet::ParseByteSize(pool_chunk);
+  auto ready = zkfleet::ParseByteSize(pool_ready);
   if (!budget || !margin || !chunk || !ready) {
     std::fprintf(stderr, "zkworker: --pinned-budget, --memory-margin, --pool-chunk, --pool-ready: expected sizes "
                          "like 512MiB, 2GiB (and a share like 25%% for the budget)\n");
@@ -292,7 +262,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "zkworker: --pool-mode %s: expected auto, hugepage, cuda-host or mmap\n", pool_mode.c_str());
     return 2;
   }
-  const std::optional<uint64_t> device_memory_budget_bytes = zkfleet::worker::ParseByteSize(device_memory_budget);
+  const std::optional<uint64_t> device_memory_budget_bytes = zkfleet::ParseByteSize(device_memory_budget);
   if (!device_memory_budget_bytes) {
     std::fprintf(stderr, "zkworker: --device-memory-budget %s is not a size (e.g. 24GiB; 0 = the device's free memory)\n",
                  device_memory_budget.c_str());
@@ -306,7 +276,7 @@ int main(int argc, char** argv) {
   options.memory_wait_timeout = std::chrono::milliseconds(static_cast<int64_t>(memory_wait_timeout_s * 1000));
   std::unique_ptr<zkfleet::worker::MemorySource> memory;
   if (!test_memory_limit.empty() || !test_memory_ledger.empty()) {
-    auto limit = zkfleet::worker::ParseByteSize(test_memory_limit);
+    auto limit = zkfleet::ParseByteSize(test_memory_limit);
     if (!limit || test_memory_ledger.empty()) {
       std::fprintf(stderr, "zkworker: --test-memory-limit and --test-memory-ledger go together\n");
       return 2;
@@ -320,7 +290,7 @@ int main(int argc, char** argv) {
   options.dispatch_start_delay = std::chrono::milliseconds(start_delay_ms);
   if (options.worker_id.empty()) options.worker_id = zkfleet::worker::DefaultWorkerId();
 
-  zkfleet::InitLogging("zkworker", log_level);
+  zkfleet::cmd::InitLogging("zkworker", log_flags);
   try {
     connection.security = zkfleet::fleet::ClientSecurity::Load(insecure_plaintext, curve_secret_key, broker_public_key);
     connection.security.CheckFits(zkfleet::fleet::ParseBrokerEndpoints(connection.broker_endpoint).size());
@@ -331,85 +301,27 @@ int main(int argc, char** argv) {
   if (insecure_plaintext) spdlog::warn("--insecure-plaintext: the broker connection is neither authenticated nor encrypted");
 
   std::vector<zkfleet::worker::CircuitSpec> specs;
-  for (const std::string& arg : circuit_args) {
-    auto eq = arg.find('=');
-    zkfleet::worker::CircuitSpec spec;
-    spec.id = arg.substr(0, eq);
-    if (eq != std::string::npos) spec.zkey_path = arg.substr(eq + 1);
-    spec.instant = instant;
-    if (spec.id.empty() || (!instant && spec.zkey_path.empty())) {
-      std::fprintf(stderr, "zkworker: --circuit %s: expected ID=PATH.zkey (or ID alone with --instant)\n", arg.c_str());
-      return 2;
-    }
-    // Before anything connects: a mistyped path must not register, fail and
-    // be restarted by systemd every few seconds (exit 2 stops that:
-    // RestartPreventExitStatus in deploy/systemd).
-    if (!spec.instant) {
-      if (std::string problem = ZkeyFileProblem(spec.zkey_path); !problem.empty()) {
-        std::fprintf(stderr, "zkworker: --circuit %s: %s\n", arg.c_str(), problem.c_str());
-        return 2;
-      }
-    }
-    specs.push_back(spec);
-  }
-  for (const std::string& id : instant_circuits) specs.push_back({id, "", true, ""});
-  for (const std::string& arg : bellman_args) {
-    const auto eq = arg.find('=');
-    zkfleet::worker::CircuitSpec spec;
-    spec.id = arg.substr(0, eq);
-    if (eq != std::string::npos) spec.zkey_path = arg.substr(eq + 1);
-    spec.kind = zkfleet::proto::CIRCUIT_KIND_BELLMAN;
-    std::error_code ec;
-    if (spec.id.empty() || spec.zkey_path.empty() || instant) {
-      std::fprintf(stderr, "zkworker: --bellman-circuit %s: expected ID=PATH.params (and no --instant)\n", arg.c_str());
-      return 2;
-    }
-    if (!std::filesystem::is_regular_file(spec.zkey_path, ec)) {
-      std::fprintf(stderr, "zkworker: --bellman-circuit %s: no such file: %s\n", arg.c_str(), spec.zkey_path.c_str());
-      return 2;
-    }
-    if (std::any_of(specs.begin(), specs.end(), [&](const auto& s) { return s.id == spec.id; })) {
-      std::fprintf(stderr, "zkworker: --bellman-circuit %s: circuit %s is given twice\n", arg.c_str(), spec.id.c_str());
-      return 2;
-    }
-    specs.push_back(spec);
-  }
-  if (specs.empty()) {
-    std::fprintf(stderr, "zkworker: give at least one --circuit, --bellman-circuit or --instant-circuit\n");
+  try {
+    specs = zkworker::CircuitSpecsOf(circuit_flags);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "zkworker: %s\n", e.what());
     return 2;
   }
-  for (const std::string& arg : generator_args) {
-    auto eq = arg.find('=');
-    const std::string id = arg.substr(0, eq);
-    const std::string wasm = eq == std::string::npos ? "" : arg.substr(eq + 1);
-    auto spec = std::find_if(specs.begin(), specs.end(), [&](const auto& s) { return s.id == id; });
-    if (id.empty() || wasm.empty() || spec == specs.end() || spec->kind == zkfleet::proto::CIRCUIT_KIND_BELLMAN) {
-      std::fprintf(stderr, "zkworker: --generator %s: expected ID=PATH/circuit.wasm for a circuit given with --circuit\n",
-                   arg.c_str());
-      return 2;
-    }
-    if (std::FILE* f = std::fopen(wasm.c_str(), "rb")) {
-      std::fclose(f);
-    } else {
-      std::fprintf(stderr, "zkworker: --generator %s: cannot read %s\n", arg.c_str(), wasm.c_str());
-      return 2;
-    }
-    spec->wasm_path = wasm;
-  }
   options.witgen.cache_dir = witgen_cache;
-  if (auto bytes = zkfleet::worker::ParseByteSize(witgen_memory); bytes && *bytes > 0) {
+  if (auto bytes = zkfleet::ParseByteSize(witgen_memory); bytes && *bytes > 0) {
     options.witgen.limits.memory_bytes = *bytes;
   } else {
     std::fprintf(stderr, "zkworker: --witgen-memory %s is not a size (e.g. 16GiB)\n", witgen_memory.c_str());
     return 2;
   }
 
-  // SIGINT/SIGTERM are read from a signalfd by the session's thread; block
+  // SIGINT/SIGTERM/SIGHUP are read from a signalfd by the session's thread; block
   // them before any thread exists so none of them takes the signal.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // reads the circuit flags (and --config) again
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
 
@@ -455,8 +367,8 @@ int main(int argc, char** argv) {
       zkfleet::worker::DrainBudgetSeconds(
           options.drain_timeout, pool_bytes,
           zkfleet::worker::PinnedPool::ChooseKind(backend_name == "cuda", options.pool_mode)));
-  circuits->set_load_progress([&metrics](const std::string& circuit_id, uint64_t done, uint64_t) {
-    metrics.SetKeyLoadBytes(circuit_id, done);
+  circuits->set_load_progress([&metrics](const std::string& circuit_id, uint64_t done, uint64_t total) {
+    metrics.SetKeyLoadBytes(circuit_id, done, total);
   });
   if (!metrics_listen.empty()) {
     try {
@@ -472,6 +384,9 @@ int main(int argc, char** argv) {
   bool abandoned = false;
   {
     zkfleet::worker::WorkerSession worker(connection, options, std::move(circuits), std::move(memory), &metrics);
+    worker.set_circuit_reader([args = std::vector<std::string>(argv, argv + argc)] {
+      return zkworker::ReadCircuitSpecsAgain(args);
+    });
     try {
       code = worker.Run(signal_fd);
     } catch (const std::exception& e) {

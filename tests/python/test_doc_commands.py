@@ -9,6 +9,10 @@ Which fences run (by their info string):
                    output): run the same way. (None at present.)
   python, cpp      docs/clients.md's examples: run by test_docs_examples.py,
                    which must find exactly its 2 + 1; here they are counted.
+  toml             a configuration file (docs/operations.md, "Configuration
+                   files"): its first line is "# zkbroker" or "# zkworker",
+                   and that program must read it (`--config FILE
+                   --print-config`, test_config_files_are_read_by_their_program).
   cmake            a fragment of a CMakeLists.txt, not commands (its program,
                    clients/cpp/examples/out_of_tree, is built by the shell
                    block after it and by tests/install).
@@ -77,7 +81,7 @@ what matters):
              `--install`, the out-of-tree example) runs the real cmake.
 
 The front door: README's `./scripts/install-deps.sh && ./scripts/demo.sh` runs
-(install-deps with the shims above: dpkg-query, protoc and the .pth into the
+(install-deps with the shims above: dpkg-query and the .pth into the
 sandbox's home are real; demo.sh with its build shimmed: a real broker, a worker
 and snarkjs verifying the proof, on free ports). `./scripts/install-deps.sh &&
 ./scripts/test.sh` is not run here (it runs this test): it must be, exactly,
@@ -110,6 +114,7 @@ DOCS = ("README.md", "docs/clients.md", "docs/operations.md")
 SHELL = {"sh", "bash", "shell", "console"}
 ELSEWHERE = {"python": 2, "cpp": 1}  # docs/clients.md, run by test_docs_examples.py
 NOT_COMMANDS = {"cmake", ""}
+CONFIG_FILES = {"toml"}
 PROGRAMS = ("zkbroker", "zkworker", "zkctl", "zkprove", "zkverify", "zkfleet-dev")
 TIMEOUT_S = 120
 OUTSIDE = re.compile(r"(?<![\w.~}/-])/(etc|opt|var|srv|usr/local)/")
@@ -261,7 +266,7 @@ def make_sandbox(name: str) -> Sandbox:
             continue
         (box.repo / entry.name).symlink_to(entry)
     shutil.copytree(REPO / "clients", box.repo / "clients", symlinks=True,
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*_pb2.py", ".venv"))
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".venv"))
     (box.repo / "build").mkdir()
     for variant in ("release", "demo"):
         (box.repo / "build" / variant).symlink_to(BUILD.resolve())
@@ -360,6 +365,57 @@ def by_command(doc: str, needle: str) -> Block:
 
 # --------------------------------------------------------------------------- the tests
 
+def test_config_files_are_read_by_their_program(tmp_path):
+    """Each ```toml block is a --config file its program reads: every name
+    known, every value converting (exit 0 from --print-config), and what it
+    sets shows up as set."""
+    seen = 0
+    for doc in DOCS:
+        for block in fences(doc):
+            if block.lang not in CONFIG_FILES:
+                continue
+            seen += 1
+            program = block.text.splitlines()[0][2:]
+            path = tmp_path / f"{seen}.toml"
+            path.write_text(block.text)
+            run = subprocess.run([binary(program), "--config", str(path), "--print-config"], capture_output=True,
+                                 text=True, timeout=60)
+            assert run.returncode == 0, f"{block.where}: {program} refused it: {run.stderr}"
+            names = [line.split("=")[0].strip() for line in block.text.splitlines()
+                     if line.strip() and not line.startswith("#")]
+            printed = [line.split("=")[0] for line in run.stdout.splitlines() if line and not line.startswith("#")]
+            assert sorted(names) == sorted(printed), f"{block.where}: set {names}, printed {printed}"
+    assert seen > 0, "no config file in the docs"
+
+
+def test_every_error_kind_is_documented():
+    """Each ErrorKind of schema/zkfleet.proto has its row in docs/protocol.md's
+    "Error kinds" table."""
+    proto = (REPO / "schema" / "zkfleet.proto").read_text()
+    body = proto[proto.index("enum ErrorKind {"):]
+    body = body[:body.index("}")]
+    kinds = [k for k in re.findall(r"ERROR_KIND_(\w+) = \d+;", body) if k != "UNSPECIFIED"]
+    doc = (REPO / "docs" / "protocol.md").read_text()
+    table = doc[doc.index("| `ErrorKind` | when |"):]
+    table = table[:table.index("\n\n")]
+    missing = [k for k in kinds if f"| `{k}` |" not in table]
+    assert len(kinds) >= 14 and not missing, f"ErrorKinds without a row in docs/protocol.md: {missing}"
+
+
+def test_the_readme_times_a_recent_commit():
+    """README's figure for its first command names the commit it was measured
+    at: that commit is in this history and not far behind it, so the figure
+    is re-measured as the code grows."""
+    readme = (REPO / "README.md").read_text()
+    found = re.search(r"Measured on a\s+fresh clone of `([0-9a-f]{7,40})`", readme)
+    assert found, "README's first command has no 'Measured on a fresh clone of `COMMIT`'"
+    behind = subprocess.run(["git", "rev-list", "--count", f"{found.group(1)}..HEAD"], cwd=REPO, capture_output=True,
+                            text=True)
+    assert behind.returncode == 0, f"README's commit {found.group(1)} is not in this history: {behind.stderr}"
+    assert int(behind.stdout) <= 150, (f"README's figure was measured {behind.stdout.strip()} commits ago at "
+                                       f"{found.group(1)}: time the first command again")
+
+
 def test_every_fence_is_classified():
     count = {lang: 0 for lang in ELSEWHERE}
     for doc in DOCS:
@@ -369,6 +425,9 @@ def test_every_fence_is_classified():
             elif block.lang in ELSEWHERE:
                 assert doc == "docs/clients.md", f"{block.where}: a ```{block.lang} block that no test runs"
                 count[block.lang] += 1
+            elif block.lang in CONFIG_FILES:
+                first = block.text.splitlines()[0] if block.text else ""
+                assert first in ("# zkbroker", "# zkworker"), f"{block.where}: a config file names its program first"
             elif block.lang in NOT_COMMANDS:
                 for line in block.text.splitlines():
                     first = line.split()[0] if line.split() else ""
@@ -446,6 +505,10 @@ def start_ops_broker(box: Sandbox) -> tuple:
     (keys / "allow" / "workers").mkdir(parents=True)
     (keys / "allow" / "clients").mkdir(parents=True)
     (box.root / "hosts" / "broker" / "home").mkdir()
+    # --verification-key-dir, and a key for "Adding and removing a circuit".
+    (keys.parent / "vk").mkdir()
+    shutil.copy(FIXTURE / "verification_key.json",
+                box.root / "hosts" / "broker" / "home" / "transfer_vk.json")
     ops = box.root / "ops"
     for name, out in (("broker", keys / "broker"), ("ops", ops / "ops")):
         subprocess.run([binary("zkctl"), "keygen", "--out", str(out)], check=True, capture_output=True)
@@ -454,7 +517,8 @@ def start_ops_broker(box: Sandbox) -> tuple:
     log = open(box.root / "broker.log", "wb")
     proc = subprocess.Popen([binary("zkbroker"), "--clients", clients, "--workers", workers, "--heartbeat-ms", "100",
                              "--curve-secret-key", str(keys / "broker.secret"), "--allow-dir", str(keys / "allow"),
-                             "--data-dir", str(box.root / "broker-data"), "--unverified-circuits=*"],
+                             "--data-dir", str(box.root / "broker-data"), "--unverified-circuits=*",
+                             "--verification-key-dir", str(keys.parent / "vk")],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     log.close()
     deadline = time.monotonic() + scaled(15)
@@ -479,19 +543,24 @@ def test_operations_commands(sandbox):
                 return None
             root = box.root / "hosts" / host
             keys = root / "etc" / "zkfleet" / "keys"
-            return {"cwd": root / "home", "overrides": {"KEYS": str(keys)},
+            return {"cwd": root / "home", "overrides": {"KEYS": str(keys), "VK": str(keys.parent / "vk")},
                     "env": {"HOME": str(root / "home"), "ZKDOC_HOST_ROOT": str(root),
                             "ZKDOC_BROKER_PID": str(broker.pid)}}
 
-        outputs = run_doc(box, doc, {"KEYS": str(box.root / "unused")}, box.env, per_block=on_host)
+        outputs = run_doc(box, doc, {"KEYS": str(box.root / "unused"), "VK": str(box.root / "unused")}, box.env,
+                          per_block=on_host)
         assert outputs
         # The GPU host's files, made by the blocks.
         gpu_keys = gpu_root / "etc" / "zkfleet" / "keys"
-        for name in ("worker", "drain"):
+        for name in ("worker-gpu0", "worker-gpu1", "drain"):
             assert (gpu_keys / f"{name}.secret").stat().st_mode & 0o077 == 0
         assert (gpu_keys / "broker.pub").read_text() == (broker_keys / "broker.pub").read_text()
-        assert ["chown", "zkfleet:zkfleet", str(gpu_keys / "worker.secret"), str(gpu_keys / "drain.secret")] \
-            in box.shim_calls("chown")
+        assert ["chown", "zkfleet:zkfleet", str(gpu_keys / "worker-gpu0.secret"), str(gpu_keys / "worker-gpu1.secret"),
+                str(gpu_keys / "drain.secret")] in box.shim_calls("chown")
+        # One key per worker: each GPU's public key under its worker's name.
+        for gpu in (0, 1):
+            assert (broker_keys / "allow" / "workers" / f"gpu-host-1-gpu{gpu}.pub").read_text() == \
+                (gpu_keys / f"worker-gpu{gpu}.pub").read_text()
         entry = (broker_keys / "allow" / "clients" / "drain-gpu-host-1.pub").read_text()
         assert entry == (gpu_keys / "drain.pub").read_text() + "role = admin\n"
         # systemctl reload zkbroker reloaded the live broker's allow-lists...
@@ -499,13 +568,19 @@ def test_operations_commands(sandbox):
         while "allow-lists reloaded" not in (box.root / "broker.log").read_text():
             assert time.monotonic() < deadline, (box.root / "broker.log").read_text()
             time.sleep(0.05)
-        assert re.search(r"allow-lists reloaded from \S+: 1 worker keys, 2 client keys",
+        assert re.search(r"allow-lists reloaded from \S+: 2 worker keys, 2 client keys",
                          (box.root / "broker.log").read_text())
+        # The key copied into --verification-key-dir was taken at the reload.
+        deadline = time.monotonic() + scaled(10)
+        while "verification key of circuit transfer added" not in (box.root / "broker.log").read_text():
+            assert time.monotonic() < deadline, (box.root / "broker.log").read_text()
+            time.sleep(0.05)
         # ... so the GPU host's worker key registers and its drain key is an admin.
         log = open(box.root / "worker.log", "wb")
         processes.append(subprocess.Popen(
             [binary("zkworker"), "--broker", workers, "--id", "gpu-host-1-gpu0", "--heartbeat-ms", "100",
-             "--curve-secret-key", str(gpu_keys / "worker.secret"), "--broker-public-key", str(gpu_keys / "broker.pub"),
+             "--curve-secret-key", str(gpu_keys / "worker-gpu0.secret"), "--broker-public-key",
+             str(gpu_keys / "broker.pub"),
              "--instant", "--circuit", "transfer"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
         log.close()
         drain_key = ["--curve-secret-key", str(gpu_keys / "drain.secret"), "--broker-public-key",

@@ -3,8 +3,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <thread>
 
 namespace zkfleet::testing {
@@ -17,8 +21,10 @@ constexpr const char* kEtcdctl = "/usr/bin/etcdctl";
 
 bool EtcdCluster::available() { return access(kEtcd, X_OK) == 0 && access(kEtcdctl, X_OK) == 0; }
 
-EtcdCluster::EtcdCluster(const std::string& dir, int members) : dir_(dir) {
+EtcdCluster::EtcdCluster(const std::string& dir, int members, bool tls)
+    : dir_(dir), tls_(tls), tls_dir_(dir + "/tls") {
   std::filesystem::create_directories(dir_);
+  if (tls_) MakeCertificates();
   for (int i = 0; i < members; ++i) {
     Member member;
     member.name = "m" + std::to_string(i);
@@ -34,15 +40,58 @@ EtcdCluster::EtcdCluster(const std::string& dir, int members) : dir_(dir) {
   }
 }
 
+void EtcdCluster::MakeCertificates() {
+  std::filesystem::create_directories(tls_dir_);
+  const std::string d = tls_dir_;
+  auto run = [](const std::vector<std::string>& argv) {
+    std::string output;
+    if (RunProcess(argv, &output) != 0) {
+      throw std::runtime_error("etcd test certificates: " + argv[0] + " " + argv[1] + " failed: " + output);
+    }
+  };
+  const std::vector<std::string> ec = {"-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"};
+  auto req = [&](const std::string& name, const std::string& cn, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {"/usr/bin/openssl", "req"};
+    argv.insert(argv.end(), ec.begin(), ec.end());
+    argv.insert(argv.end(), {"-keyout", d + "/" + name + ".key", "-subj", "/CN=" + cn});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    run(argv);
+  };
+  req("ca", "zkfleet-test-ca", {"-x509", "-days", "2", "-out", d + "/ca.pem"});
+  auto sign = [&](const std::string& name, const std::string& cn, const std::string& ext) {
+    req(name, cn, {"-out", d + "/" + name + ".csr"});
+    std::ofstream(d + "/" + name + ".ext") << ext;
+    run({"/usr/bin/openssl", "x509", "-req", "-in", d + "/" + name + ".csr", "-CA", d + "/ca.pem", "-CAkey",
+         d + "/ca.key", "-CAcreateserial", "-days", "2", "-out", d + "/" + name + ".pem", "-extfile",
+         d + "/" + name + ".ext"});
+  };
+  sign("server", "127.0.0.1", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n");
+  sign("client", "zkfleet-broker", "extendedKeyUsage=clientAuth\n");
+}
+
+std::vector<std::string> EtcdCluster::EtcdctlArgv(const std::string& endpoints) const {
+  std::vector<std::string> argv = {kEtcdctl, "--endpoints=" + endpoints};
+  if (tls_) {
+    argv.insert(argv.end(), {"--cacert=" + tls_ca(), "--cert=" + tls_client_cert(), "--key=" + tls_client_key()});
+  }
+  return argv;
+}
+
 EtcdCluster::~EtcdCluster() {
   for (Member& member : members_) {
     if (member.process && member.stopped) member.process->Signal(SIGCONT);
     member.process.reset();
   }
+  // The members' data (a 64 MB preallocated WAL each) is kept only for a
+  // test that failed, to read; a passing run leaves nothing behind.
+  if (!::testing::Test::HasFailure()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
 }
 
 void EtcdCluster::Launch(Member& member, bool initial) {
-  const std::string client = "http://127.0.0.1:" + std::to_string(member.client_port);
+  const std::string client = (tls_ ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(member.client_port);
   const std::string peer = "http://127.0.0.1:" + std::to_string(member.peer_port);
   std::vector<std::string> argv = {kEtcd,
                                    "--name", member.name,
@@ -61,6 +110,10 @@ void EtcdCluster::Launch(Member& member, bool initial) {
                                    "--max-request-bytes", "4194304",
                                    "--logger", "zap",
                                    "--log-level", "warn"};
+  if (tls_) {
+    argv.insert(argv.end(), {"--cert-file", tls_dir_ + "/server.pem", "--key-file", tls_dir_ + "/server.key",
+                             "--trusted-ca-file", tls_ca(), "--client-cert-auth"});
+  }
   member.process = std::make_unique<ChildProcess>(argv, member.log);
   member.stopped = false;
 }
@@ -123,8 +176,8 @@ bool EtcdCluster::WaitHealthy(int i, std::chrono::milliseconds timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     std::string output;
-    std::vector<std::string> argv = {kEtcdctl, "--endpoints=" + endpoints()[static_cast<size_t>(i)],
-                                     "--command-timeout=1s", "endpoint", "health"};
+    std::vector<std::string> argv = EtcdctlArgv(endpoints()[static_cast<size_t>(i)]);
+    argv.insert(argv.end(), {"--command-timeout=1s", "endpoint", "health"});
     if (RunProcess(argv, &output) == 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -135,8 +188,8 @@ int EtcdCluster::Leader() const {
   for (size_t i = 0; i < members_.size(); ++i) {
     if (!running(static_cast<int>(i))) continue;
     std::string output;
-    std::vector<std::string> argv = {kEtcdctl, "--endpoints=" + endpoints()[i], "--command-timeout=1s",
-                                     "endpoint", "status", "-w", "fields"};
+    std::vector<std::string> argv = EtcdctlArgv(endpoints()[i]);
+    argv.insert(argv.end(), {"--command-timeout=1s", "endpoint", "status", "-w", "fields"});
     if (RunProcess(argv, &output) != 0) continue;
     // The member is the leader when its "MemberID" is the "Leader" it reports.
     auto field = [&](const std::string& name) {
@@ -152,7 +205,8 @@ int EtcdCluster::Leader() const {
 int EtcdCluster::Etcdctl(const std::vector<std::string>& args, std::string* output) const {
   std::string list;
   for (const std::string& endpoint : endpoints()) list += (list.empty() ? "" : ",") + endpoint;
-  std::vector<std::string> argv = {kEtcdctl, "--endpoints=" + list, "--command-timeout=2s"};
+  std::vector<std::string> argv = EtcdctlArgv(list);
+  argv.push_back("--command-timeout=2s");
   argv.insert(argv.end(), args.begin(), args.end());
   return RunProcess(argv, output);
 }

@@ -4,7 +4,11 @@
 // Raft timeouts (heartbeat 100 ms, election 1 s) so a lost member is replaced
 // within the tests' patience. Members are ChildProcesses: they die with the
 // test. Without the etcd binary the constructor skips the test loudly
-// (GTEST_SKIP from the caller: see available()).
+// (GTEST_SKIP from the caller: see available()). With `tls`, the members
+// serve their clients over TLS with client-certificate authentication
+// (--cert-file, --key-file, --trusted-ca-file, --client-cert-auth; certificates
+// made by openssl in `dir`/tls: a CA, the members' with IP 127.0.0.1, and a
+// client's), and etcdctl is given the client's.
 //
 // Thread-safety: one thread owns a cluster.
 #pragma once
@@ -23,7 +27,7 @@ class EtcdCluster {
   // Whether the etcd binary is installed (scripts/install-deps.sh installs it).
   static bool available();
 
-  EtcdCluster(const std::string& dir, int members = 3);
+  EtcdCluster(const std::string& dir, int members = 3, bool tls = false);
   ~EtcdCluster();
 
   // Starts every member and waits until the cluster has a leader and takes
@@ -51,6 +55,11 @@ class EtcdCluster {
   int Etcdctl(const std::vector<std::string>& args, std::string* output) const;
   std::string Logs() const;
 
+  // With tls: PEM files of the CA, and of a client certificate it signed.
+  std::string tls_ca() const { return tls_dir_ + "/ca.pem"; }
+  std::string tls_client_cert() const { return tls_dir_ + "/client.pem"; }
+  std::string tls_client_key() const { return tls_dir_ + "/client.key"; }
+
  private:
   struct Member {
     std::string name;
@@ -62,8 +71,13 @@ class EtcdCluster {
     bool stopped = false;
   };
   void Launch(Member& member, bool initial);
+  void MakeCertificates();
+  // etcdctl with the cluster's TLS flags, for `endpoints` (comma-separated).
+  std::vector<std::string> EtcdctlArgv(const std::string& endpoints) const;
 
   std::string dir_;
+  bool tls_ = false;
+  std::string tls_dir_;
   std::string initial_cluster_;
   std::vector<Member> members_;
 };

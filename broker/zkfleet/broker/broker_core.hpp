@@ -44,6 +44,8 @@
 // BrokerMetrics it updates is thread-safe (scrapes read it concurrently).
 #pragma once
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -54,7 +56,7 @@
 #include "zkfleet.pb.h"
 #include "zkfleet/broker/counters.hpp"
 #include "zkfleet/broker/admission.hpp"
-#include "zkfleet/broker/allow_list.hpp"
+#include "zkfleet/broker/peer_allow_list.hpp"
 #include "zkfleet/broker/dispatch_queue.hpp"
 #include "zkfleet/broker/job_table.hpp"
 #include "zkfleet/broker/options.hpp"
@@ -156,6 +158,20 @@ class BrokerCore {
   // Never called in plaintext mode: nothing is checked then.
   void SetAllowedKeys(std::set<std::string> worker_keys, std::set<std::string> client_keys, Clock::time_point now);
 
+  // The verification keys from now on (a reload; BrokerServer::Reload
+  // decides them, keeping a busy circuit's key). A registered worker that
+  // announced a circuit of another kind than its new key gets no job of it.
+  void SetVerificationKeys(std::shared_ptr<const VerificationKeys> keys);
+  // An admin's RELOAD naming workers (or "*"): each connected one is sent
+  // a ReloadCommand; `reply` says who was told and which ids are unknown.
+  void TellWorkersToReload(const proto::ReloadRequest& request, proto::ReloadReply& reply);
+  // Circuits with jobs not yet done, and how many.
+  std::map<std::string, size_t> LiveJobsByCircuit() const;
+  // What answers an admin's RELOAD: the server's reload (file I/O on this
+  // thread, as for SIGHUP). Without one, RELOAD is refused.
+  using Reloader = std::function<proto::ReloadReply()>;
+  void set_reloader(Reloader reloader) { reloader_ = std::move(reloader); }
+
   // A frame was dropped unread (the server's decoder, or a message of a type
   // the sender must not send): counts it by reason.
   void CountDroppedFrame(metrics::DropReason reason);
@@ -247,10 +263,23 @@ class BrokerCore {
   // strike against the worker, the item goes to another worker.
   void RejectResult(const std::string& worker_id, const std::string& owner, JobRecord& job, uint32_t partition,
                     metrics::ResultRejectReason reason, const std::string& why, Clock::time_point now);
-  // A fault the broker saw of `owner` (WorkerRecord::owner()); enough of
-  // them within the window make every worker of the owner FAULTED. True when
-  // the owner is FAULTED now.
-  bool Strike(const std::string& owner, StrikeKind kind, const std::string& why, Clock::time_point now);
+  // What a READY announces (circuits and their kinds, generators, fetch
+  // prefixes) into `worker`, at registration or when it announces anew.
+  void TakeAnnouncement(WorkerRecord& worker, const proto::Ready& ready);
+  // A circuit the worker announced of another kind than the operator's
+  // verification key for it (a .zkey where the broker has a .vk, or the
+  // reverse) would only ever send proofs the broker refuses: it is dropped
+  // from the worker's circuits (logged), so no job of it goes there.
+  void DropCircuitsOfAnotherKind(WorkerRecord& worker);
+  // A fault the broker saw of `owner` (WorkerRecord::owner()), earned by its
+  // worker `worker_id` ("": by the key as a whole). Enough of them within the
+  // window make a verdict: FAULTED for that worker id alone when every strike
+  // came from it (one bad GPU does not idle the other workers of its host's
+  // key), for every worker of the owner, live or to come, when they came from
+  // several ids or from none. True when `worker_id` (or the whole owner) is
+  // FAULTED now.
+  bool Strike(const std::string& owner, const std::string& worker_id, StrikeKind kind, const std::string& why,
+              Clock::time_point now);
   // The owner of `worker_id`'s faults: the key it was first registered with, or the id.
   std::string OwnerOf(const std::string& worker_id) const;
   // Items whose client-fault verdict waits for a second opinion, by the
@@ -372,10 +401,16 @@ class BrokerCore {
   // life, and leases recovered from the journal): a worker is its key.
   std::map<std::string, std::string> worker_keys_;
   // States the broker holds for a worker id whatever the worker says:
-  // DRAINING until it leaves, FAULTED until an admin undrains it. FAULTED
-  // also holds for every worker id of the key.
+  // DRAINING until it leaves, FAULTED until an admin undrains it.
   std::map<std::string, proto::WorkerState> held_states_;
+  // Keys whose verdict holds every worker id, new ones included (Strike).
   std::set<std::string> faulted_keys_;
+  // Worker ids that left and have not registered again, with why and when
+  // (the newest kMaxDeparted): an UNDRAIN of one says it left and how to
+  // bring it back, not just that it is unknown.
+  static constexpr size_t kMaxDeparted = 1024;
+  std::map<std::string, std::string> departed_;
+  std::deque<std::string> departed_order_;
   StrikeBook strikes_{options_.strike_window};
   // Circuits workers have announced, in any life of this journal (bounded by
   // kMaxKnownCircuits), and when this life began (the first time seen by a
@@ -403,6 +438,7 @@ class BrokerCore {
   void RememberGenerators(const std::string& owner, const std::set<std::string>& circuits);
   // Allow-listed keys (CURVE only; unset in plaintext mode).
   std::optional<std::set<std::string>> allowed_worker_keys_, allowed_client_keys_;
+  Reloader reloader_;
   // Results waiting for verification, by task id.
   struct Verifying {
     wire::ItemRef ref;

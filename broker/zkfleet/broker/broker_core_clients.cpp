@@ -149,6 +149,30 @@ void BrokerCore::HandleClient(const std::string& identity, proto::Envelope& mess
         OnUndrainWorker(identity, from.correlation_id, message.undrain_worker());
       }
       break;
+    case proto::Envelope::kReload: {
+      if (!allowed({Role::kAdmin}, "RELOAD")) break;
+      if (!reloader_) {
+        SendError(from, proto::ERROR_KIND_BAD_REQUEST, "this broker has nothing to reload from (no reloader)");
+        break;
+      }
+      // Bounded like every field a peer sends: ids as long as worker ids, no more than a fleet's.
+      constexpr int kMaxReloadWorkers = 4096;
+      const auto& ids = message.reload().workers();
+      if (ids.size() > kMaxReloadWorkers ||
+          std::any_of(ids.begin(), ids.end(), [](const std::string& id) { return id.empty() || id.size() > 128; })) {
+        SendError(from, proto::ERROR_KIND_BAD_REQUEST,
+                  "RELOAD names at most " + std::to_string(kMaxReloadWorkers) +
+                      " workers, each a worker id of 1 to 128 bytes (or \"*\")");
+        break;
+      }
+      proto::Envelope reply;
+      reply.set_correlation_id(from.correlation_id);
+      *reply.mutable_reload_reply() = reloader_();
+      TellWorkersToReload(message.reload(), *reply.mutable_reload_reply());
+      spdlog::info("reloaded at the request of {}", client);
+      SendClient(from, std::move(reply));
+      break;
+    }
     case proto::Envelope::kStatus: {
       if (!allowed({Role::kObserve, Role::kAdmin}, "STATUS")) break;
       proto::Envelope reply;
@@ -378,7 +402,8 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
     return refuse(proto::ERROR_KIND_UNKNOWN_CIRCUIT,
                   "the broker has no verification key for circuit '" + request.circuit_id() +
                       "', so it could not check the proof (zkbroker --verification-key " + request.circuit_id() +
-                      "=verification_key.json)");
+                      "=verification_key.json, or " + request.circuit_id() +
+                      ".json in its --verification-key-dir and zkctl reload)");
   }
   if (auto why = CheckPublicSignalsDigests(request, partitions, witnesses)) {
     return refuse(proto::ERROR_KIND_BAD_REQUEST, *why);
@@ -709,6 +734,11 @@ void BrokerCore::OnRetryJob(const ReplyTo& from, const std::string& client, bool
   if (stored->deadline_unix_s() > 0 && stored->deadline_unix_s() <= wire::UnixNow()) {
     return not_retryable("its deadline has passed");
   }
+  if (!TakesJobsFor(stored->circuit_id())) {
+    // Its key was removed (a reload): its proofs could not be checked.
+    return not_retryable("the broker has no verification key for circuit '" + stored->circuit_id() +
+                         "' now (removed by a reload?), so a new proof could not be checked");
+  }
   // What it is proved from again: references are always kept; witnesses and
   // inputs only for a dead-lettered job (FinishJob, JournalJob).
   switch (stored->payload()) {
@@ -813,6 +843,13 @@ void BrokerCore::OnUndrainWorker(const std::string& identity, uint64_t correlati
   WorkerRecord* worker = workers_.FindByWorkerId(id);
   auto held = held_states_.find(id);
   if (!worker && held == held_states_.end()) {
+    if (auto left = departed_.find(id); left != departed_.end()) {
+      return SendError({identity, correlation}, proto::ERROR_KIND_UNKNOWN_WORKER,
+                       "worker '" + id + "' is not connected: it left (" + left->second +
+                           "). A drained worker exits once its work is handed back and its memory released; start "
+                           "it again (systemctl start zkworker@..., or its pod) and it registers READY. Undrain is for "
+                           "a worker the broker holds DRAINING or FAULTED");
+    }
     return SendError({identity, correlation}, proto::ERROR_KIND_UNKNOWN_WORKER,
                      "no worker '" + id + "' is registered or held (see zkctl workers)");
   }
@@ -820,7 +857,13 @@ void BrokerCore::OnUndrainWorker(const std::string& identity, uint64_t correlati
   if (auto bound = worker_keys_.find(id); bound != worker_keys_.end()) faulted_keys_.erase(bound->second);
   proto::WorkerState state = proto::WORKER_STATE_UNSPECIFIED;
   strikes_.Clear(OwnerOf(id));
-  if (worker) {
+  if (worker && worker->reported_faulted) {
+    // Its own engine faulted: it takes no work whatever the broker says
+    // (zkctl says so, and that a restart of that worker clears it).
+    spdlog::warn("worker {} undrained by an admin: the broker's holds and strikes are cleared, but the worker "
+                 "reported its own engine FAULTED and stays so until it is restarted",
+                 id);
+  } else if (worker) {
     if (wire::DrainStep(worker->state) > 0 || worker->state == proto::WORKER_STATE_FAULTED) {
       spdlog::warn("worker {} undrained by an admin: {} -> READY", id, wire::WorkerStateName(worker->state));
       worker->state = proto::WORKER_STATE_READY;
@@ -830,8 +873,8 @@ void BrokerCore::OnUndrainWorker(const std::string& identity, uint64_t correlati
       const auto leased = static_cast<uint32_t>(std::min<size_t>(worker->leased.size(), cap));
       worker->credit = std::min(cap, worker->capacity) > leased ? std::min(cap, worker->capacity) - leased : 0;
     }
-    state = worker->state;
   }
+  if (worker) state = worker->state;
   proto::Envelope reply;
   reply.set_correlation_id(correlation);
   reply.mutable_undrain_worker_reply()->set_worker_id(id);
@@ -859,6 +902,35 @@ void BrokerCore::SetAllowedKeys(std::set<std::string> worker_keys, std::set<std:
     RemoveWorker(identity, "key '" + worker.key_name + "' removed from the allow-list", false, now, {},
                  /*charge_owner=*/false);
   }
+}
+
+}  // namespace zkfleet::broker
+
+namespace zkfleet::broker {
+
+void BrokerCore::SetVerificationKeys(std::shared_ptr<const VerificationKeys> keys) {
+  options_.verification_keys = std::move(keys);
+  for (auto& [identity, worker] : workers_.all()) DropCircuitsOfAnotherKind(worker);
+}
+
+void BrokerCore::TellWorkersToReload(const proto::ReloadRequest& request, proto::ReloadReply& reply) {
+  std::set<std::string> asked(request.workers().begin(), request.workers().end());
+  const bool every = asked.erase("*") > 0;
+  for (auto& [identity, worker] : workers_.all()) {
+    if (worker.state == proto::WORKER_STATE_GONE || (!every && !asked.count(worker.worker_id))) continue;
+    asked.erase(worker.worker_id);
+    proto::Envelope command;
+    command.mutable_reload_command();
+    SendWorker(identity, std::move(command));
+    reply.add_workers_told(worker.worker_id);
+  }
+  for (const std::string& id : asked) reply.add_workers_unknown(id);
+}
+
+std::map<std::string, size_t> BrokerCore::LiveJobsByCircuit() const {
+  std::map<std::string, size_t> live;
+  for (const auto& [seq, job] : jobs_.all()) ++live[job.circuit_id];
+  return live;
 }
 
 }  // namespace zkfleet::broker

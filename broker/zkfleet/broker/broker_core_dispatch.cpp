@@ -467,7 +467,7 @@ void BrokerCore::ReclaimLeases(Clock::time_point now) {
     spdlog::warn("{} ({})", why, ItemName(reclaim.ref.job_seq, reclaim.ref.partition));
     const std::string owner = worker->owner();
     ReturnItem(*job, reclaim.ref.partition, why, now, owner);
-    Strike(owner, StrikeKind::kReclaimedLease, why, now);
+    Strike(owner, worker->worker_id, StrikeKind::kReclaimedLease, why, now);
   }
 }
 

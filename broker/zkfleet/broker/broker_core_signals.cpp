@@ -115,7 +115,7 @@ void BrokerCore::ResolveSignals(JobRecord& job, uint32_t partition, bool wait_ov
     // Another key computed the prover's signals: the proof is delivered.
     ++counters_.signals_confirmed;
     for (const std::string& owner : dissenters_of(mine)) {
-      Strike(owner, StrikeKind::kFalseSignals, name + ": its public signals differ from two other keys'", now);
+      Strike(owner, "", StrikeKind::kFalseSignals, name + ": its public signals differ from two other keys'", now);
     }
     proto::PartitionResult proof = std::move(check.proof);
     proof.set_signals_keys(tally[mine]);
@@ -131,7 +131,7 @@ void BrokerCore::ResolveSignals(JobRecord& job, uint32_t partition, bool wait_ov
     spdlog::error("{}: worker {}'s proof carries public signals that two other keys refute; it is proved again",
                   name, check.prover_worker_id);
     for (const std::string& owner : dissenters_of(digest)) {
-      Strike(owner, StrikeKind::kFalseSignals, name + ": its public signals differ from two other keys'", now);
+      Strike(owner, "", StrikeKind::kFalseSignals, name + ": its public signals differ from two other keys'", now);
     }
     item.failed_on = check.prover;
     item.agreed_public_digest = digest;

@@ -71,7 +71,7 @@ void BrokerCore::HandleWorker(const std::string& identity, proto::Envelope& mess
                             metrics::ResultRejectReason::kMalformed, "RESULT refused: " + *why, now);
       }
     }
-    Strike(sender->owner(), StrikeKind::kOverBound,
+    Strike(sender->owner(), sender->worker_id, StrikeKind::kOverBound,
            "worker " + sender->worker_id + " sent a message over a bound: " + *why, now);
     return;
   }
@@ -151,6 +151,19 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
               " ms ago); a second process with the same id is refused");
     }
   }
+  // The same worker on the same connection announcing what it holds anew
+  // (its circuits changed at run time: zkworker's SIGHUP): an update, not a
+  // new incarnation. Its leases, credit and state stay as they are.
+  if (WorkerRecord* same = workers_.Find(identity); same && same->worker_id == id) {
+    TakeAnnouncement(*same, ready);
+    same->last_seen = now;
+    spdlog::info("worker {} announces circuits={} generates={}", id, fmt::join(same->circuits, ","),
+                 fmt::join(same->generates, ","));
+    if (metrics_) {
+      for (const std::string& circuit : same->circuits) metrics_->ForCircuit(circuit);
+    }
+    return;
+  }
   // What the worker says it is still proving, under which lease.
   std::map<ItemRef, proto::Lease> claimed;
   for (const proto::WorkItemRef& ref : ready.in_progress()) claimed[wire::FromProto(ref)] = ref.lease();
@@ -172,46 +185,20 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
     }
     kept.merge(RemoveWorker(old_identity, why, false, now, keep));
   };
-  if (workers_.Find(identity)) keep_claimed(identity, "sent READY again");
+  if (workers_.Find(identity)) keep_claimed(identity, "sent READY again under another id");
   if (WorkerRecord* old = workers_.FindByWorkerId(ready.worker_id())) {
     keep_claimed(old->identity, "reconnected on a new connection");
   }
   WorkerRecord& worker = workers_.Add(identity, ready.worker_id());
+  departed_.erase(ready.worker_id());  // (its place in departed_order_ goes when the order reaches it)
   if (peer.authenticated) worker_keys_.emplace(id, key);
   worker.key_name = peer.key_name;
   worker.host = ready.host();
   worker.backend = ready.backend();
-  worker.circuits = {ready.circuits().begin(), ready.circuits().end()};
-  for (int c = 0; c < ready.circuits_size(); ++c) {
-    const proto::CircuitKind kind =
-        c < ready.circuit_kinds_size() && ready.circuit_kinds(c) == proto::CIRCUIT_KIND_BELLMAN
-            ? proto::CIRCUIT_KIND_BELLMAN
-            : proto::CIRCUIT_KIND_CIRCOM;
-    worker.circuit_kinds[ready.circuits(c)] = kind;
-    // A circuit of another kind than the operator's verification key for it
-    // (a .zkey where the broker has a .vk, or the reverse) would only ever
-    // send proofs the broker refuses: no job of it goes to this worker.
-    const VerificationKeys::Entry* key =
-        options_.verification_keys ? options_.verification_keys->Find(ready.circuits(c)) : nullptr;
-    if (key && key->kind != kind) {
-      spdlog::warn("worker {} announces circuit {} as {}, its verification key ({}) is {}: it gets no job of it",
-                   ready.worker_id(), ready.circuits(c), wire::CircuitKindName(kind), key->path,
-                   wire::CircuitKindName(key->kind));
-      worker.circuits.erase(ready.circuits(c));
-      worker.circuit_kinds.erase(ready.circuits(c));
-    }
-  }
-  RememberCircuits(worker.owner(), worker.circuits);
-  for (const std::string& circuit : worker.circuits) circuit_owners_[QueueOf(circuit, false)].insert(worker.owner());
-  worker.generates = {ready.generates().begin(), ready.generates().end()};  // of circuits (WorkerMessageProblem)
-  // A day bounds what one worker's word can stretch a lease to.
-  worker.generation_wall = std::chrono::seconds(std::min<uint32_t>(ready.generation_wall_s(), 86400));
-  worker.generation_slots = std::clamp<uint32_t>(ready.generation_slots(), 1, 1024);
-  worker.fetch_prefixes = {ready.fetch_prefixes().begin(), ready.fetch_prefixes().end()};
-  RememberGenerators(worker.owner(), worker.generates);
-  for (const std::string& circuit : worker.generates) circuit_owners_[QueueOf(circuit, true)].insert(worker.owner());
+  TakeAnnouncement(worker, ready);
   worker.capacity = ready.capacity();
   worker.state = ready.state() == proto::WORKER_STATE_UNSPECIFIED ? proto::WORKER_STATE_READY : ready.state();
+  worker.reported_faulted = ready.state() == proto::WORKER_STATE_FAULTED;
   worker.memory = ready.memory();
   worker.last_seen = now;
   worker.last_progress = now;
@@ -265,6 +252,44 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
                kept.empty() ? "" : "; still proving " + std::to_string(kept.size()) + " leased item(s)");
 }
 
+void BrokerCore::TakeAnnouncement(WorkerRecord& worker, const proto::Ready& ready) {
+  worker.circuit_kinds.clear();
+  worker.circuits = {ready.circuits().begin(), ready.circuits().end()};
+  for (int c = 0; c < ready.circuits_size(); ++c) {
+    const proto::CircuitKind kind =
+        c < ready.circuit_kinds_size() && ready.circuit_kinds(c) == proto::CIRCUIT_KIND_BELLMAN
+            ? proto::CIRCUIT_KIND_BELLMAN
+            : proto::CIRCUIT_KIND_CIRCOM;
+    worker.circuit_kinds[ready.circuits(c)] = kind;
+  }
+  DropCircuitsOfAnotherKind(worker);
+  RememberCircuits(worker.owner(), worker.circuits);
+  for (const std::string& circuit : worker.circuits) circuit_owners_[QueueOf(circuit, false)].insert(worker.owner());
+  worker.generates = {ready.generates().begin(), ready.generates().end()};  // of circuits (WorkerMessageProblem)
+  // A day bounds what one worker's word can stretch a lease to.
+  worker.generation_wall = std::chrono::seconds(std::min<uint32_t>(ready.generation_wall_s(), 86400));
+  worker.generation_slots = std::clamp<uint32_t>(ready.generation_slots(), 1, 1024);
+  worker.fetch_prefixes = {ready.fetch_prefixes().begin(), ready.fetch_prefixes().end()};
+  RememberGenerators(worker.owner(), worker.generates);
+  for (const std::string& circuit : worker.generates) circuit_owners_[QueueOf(circuit, true)].insert(worker.owner());
+}
+
+void BrokerCore::DropCircuitsOfAnotherKind(WorkerRecord& worker) {
+  if (!options_.verification_keys) return;
+  for (auto it = worker.circuit_kinds.begin(); it != worker.circuit_kinds.end();) {
+    const VerificationKeys::Entry* key = options_.verification_keys->Find(it->first);
+    if (!key || key->kind == it->second) {
+      ++it;
+      continue;
+    }
+    spdlog::warn("worker {} announces circuit {} as {}, its verification key ({}) is {}: it gets no job of it",
+                 worker.worker_id, it->first, wire::CircuitKindName(it->second), key->path,
+                 wire::CircuitKindName(key->kind));
+    worker.circuits.erase(it->first);
+    it = worker.circuit_kinds.erase(it);
+  }
+}
+
 void BrokerCore::RefuseRegistration(const std::string& identity, const std::string& worker_id, const Peer& peer,
                                     const std::string& why) {
   ++counters_.registrations_refused;
@@ -276,30 +301,56 @@ void BrokerCore::RefuseRegistration(const std::string& identity, const std::stri
   SendWorker(identity, std::move(reply));
 }
 
-bool BrokerCore::Strike(const std::string& owner, StrikeKind kind, const std::string& why, Clock::time_point now) {
-  const uint32_t count = strikes_.Add(owner, kind, now);
+bool BrokerCore::Strike(const std::string& owner, const std::string& worker_id, StrikeKind kind,
+                        const std::string& why, Clock::time_point now) {
+  strikes_.Add(owner, worker_id, kind, now);
+  // A worker id already held alone has had its verdict: its strikes do not
+  // count again towards one for its neighbours.
+  std::set<std::string> held_alone;
+  for (const std::string& id : strikes_.StruckWorkers(owner, now)) {
+    auto held = held_states_.find(id);
+    if (!id.empty() && id != worker_id && held != held_states_.end() && held->second == proto::WORKER_STATE_FAULTED) {
+      held_alone.insert(id);
+    }
+  }
+  const uint32_t count = strikes_.Count(owner, now, held_alone);
   spdlog::warn("{}: strike {} of {} within {} s ({}): {}", owner, count, options_.strikes_to_fault,
                std::chrono::duration_cast<std::chrono::seconds>(options_.strike_window).count(), StrikeKindName(kind),
                why);
   if (count < options_.strikes_to_fault) return false;
-  // The broker's verdict holds for every worker of the owner, live or to
-  // come (a new process or a new --id does not clear it; zkctl undrain does).
+  // Strikes all from one worker id point at that worker (its GPU, its
+  // process); from several ids, or from the key's own word, at the key.
+  std::set<std::string> struck = strikes_.StruckWorkers(owner, now);
+  for (const std::string& id : held_alone) struck.erase(id);
+  const bool whole_owner = struck.size() != 1 || struck.begin()->empty();
+  const std::string& one_id = *struck.begin();
+  if (whole_owner) {
+    spdlog::error("{} is FAULTED, every worker of it (its strikes came from {}): it takes no work until an admin "
+                  "undrains one of its workers",
+                  owner, struck.count("") ? "the key itself" : fmt::format("{} worker ids", struck.size()));
+  } else {
+    spdlog::error("worker {} is FAULTED ({}'s strikes all came from it): its key's other workers keep working",
+                  one_id, owner);
+    held_states_[one_id] = proto::WORKER_STATE_FAULTED;  // also when it comes back with this id
+  }
+  // The verdict holds live workers and ones to come: a new process with the
+  // same id, or with any id of a key held whole (zkctl undrain clears it).
   std::vector<std::string> faulted;
   for (auto& [identity, worker] : workers_.all()) {
-    if (worker.owner() != owner) continue;
+    if (worker.owner() != owner || (!whole_owner && worker.worker_id != one_id)) continue;
     held_states_[worker.worker_id] = proto::WORKER_STATE_FAULTED;
-    if (!worker.key_name.empty()) faulted_keys_.insert(worker.key_name);
+    if (whole_owner && !worker.key_name.empty()) faulted_keys_.insert(worker.key_name);
     if (worker.state == proto::WORKER_STATE_FAULTED || worker.state == proto::WORKER_STATE_GONE) continue;
     SetWorkerState(worker, proto::WORKER_STATE_FAULTED);
     faulted.push_back(identity);
   }
-  if (owner.rfind("key ", 0) == 0) faulted_keys_.insert(owner.substr(4));
+  if (whole_owner && owner.rfind("key ", 0) == 0) faulted_keys_.insert(owner.substr(4));
   for (const std::string& identity : faulted) {
     if (WorkerRecord* worker = workers_.Find(identity)) {
       ReturnAllLeases(*worker, "worker " + worker->worker_id + " is FAULTED (" + owner + ": " + why + ")", now);
     }
   }
-  return true;
+  return whole_owner || one_id == worker_id;
 }
 
 std::string BrokerCore::OwnerOf(const std::string& worker_id) const {
@@ -323,6 +374,7 @@ void BrokerCore::ForgetDrainHold(const std::string& worker_id) {
 }
 
 void BrokerCore::OnWorkerState(WorkerRecord& worker, proto::WorkerState reported, Clock::time_point now) {
+  if (reported == proto::WORKER_STATE_FAULTED) worker.reported_faulted = true;
   if (reported == proto::WORKER_STATE_UNSPECIFIED || reported == worker.state) return;
   SetWorkerState(worker, reported);
   if (worker.state != proto::WORKER_STATE_FAULTED || worker.leased.empty()) return;
@@ -436,7 +488,18 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     out.set_attempts(item.attempts);
     const VerificationKeys::Entry* key =
         options_.verification_keys ? options_.verification_keys->Find(job->circuit_id) : nullptr;
-    if (!key) return AcceptResult(*job, ref.partition, worker.worker_id, worker.owner(), std::move(out), now);
+    if (!key) {
+      if (TakesJobsFor(job->circuit_id)) {
+        return AcceptResult(*job, ref.partition, worker.worker_id, worker.owner(), std::move(out), now);
+      }
+      // Its key went (a restart without it): nothing may be stored unchecked,
+      // and the worker is not to blame.
+      item.verifying = false;
+      return FinishJob(*job, proto::JOB_STATE_FAILED,
+                       "the broker has no verification key for circuit '" + job->circuit_id +
+                           "' any more, so the proof could not be checked; give the broker its key and retry the job",
+                       now);
+    }
     // The broker checks the proof before it stores it: off this thread.
     // A witness by reference or from inputs binds through the client's
     // digest instead (optional for inputs: without it the proof is checked
@@ -573,11 +636,14 @@ WorkItem& BrokerCore::TakeAnswer(WorkerRecord& worker, JobRecord& job, const Ite
 void BrokerCore::AcceptResult(JobRecord& job, uint32_t partition, const std::string& worker_id,
                               const std::string& owner, proto::PartitionResult out, Clock::time_point now) {
   WorkItem& item = job.items[partition];
-  strikes_.ForgiveLostWork(owner);  // it proves: its crashes were not an attack
+  // The key proves: its crashes were not an attack. (Per key, not per worker
+  // id: a job that crashes every prover it meets must not fault a fleet of
+  // one key through the crashes of several of its workers.)
+  strikes_.ForgiveLostWork(owner);
   // Keys that called this provable item the client's fault were wrong.
   for (const std::string& claimant : item.refused_by) {
     if (claimant != owner) {
-      Strike(claimant, StrikeKind::kFalseVerdict,
+      Strike(claimant, "", StrikeKind::kFalseVerdict,
              ItemName(job.job_seq, partition) + " was called the client's fault, and " + owner + " proved it", now);
     }
   }
@@ -610,7 +676,7 @@ void BrokerCore::RejectResult(const std::string& worker_id, const std::string& o
   ReturnItem(job, partition, "worker " + worker_id + "'s RESULT was rejected: " + why, now, owner,
              /*refund_attempt=*/true);
   // Struck even when the worker has gone meanwhile: the strike is its owner's.
-  Strike(owner, StrikeKind::kRejectedResult, "worker " + worker_id + "'s RESULT rejected: " + why, now);
+  Strike(owner, worker_id, StrikeKind::kRejectedResult, "worker " + worker_id + "'s RESULT rejected: " + why, now);
 }
 
 void BrokerCore::OnVerified(const VerifyVerdict& verdict, Clock::time_point now) {
@@ -679,6 +745,14 @@ std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& iden
               why, worker->leased.size() - keep.size(), keep.size());
   SetWorkerState(*worker, proto::WORKER_STATE_GONE);
   const std::string worker_id = worker->worker_id, owner = worker->owner();
+  if (!departed_.count(worker_id)) {
+    departed_order_.push_back(worker_id);
+    if (departed_order_.size() > kMaxDeparted) {
+      departed_.erase(departed_order_.front());
+      departed_order_.pop_front();
+    }
+  }
+  departed_[worker_id] = why + ", at " + wire::IsoUtcTime(wire::UnixNow());
   std::map<ItemRef, proto::Lease> leased = std::move(worker->leased);
   worker->leased.clear();
   // Only a lease that is still the item's: a job retried after it failed
@@ -719,7 +793,7 @@ std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& iden
   // items' attempts are refunded: a key that takes jobs, starts them and
   // leaves cannot use up other clients' attempts.
   if (charge_owner && !requeued.empty() && !dead_lettered) {
-    if (Strike(owner, StrikeKind::kLostWork,
+    if (Strike(owner, worker_id, StrikeKind::kLostWork,
                "worker " + worker_id + " left with " + std::to_string(requeued.size()) + " started item(s) (" + why +
                    ")",
                now)) {

@@ -76,7 +76,7 @@ BrokerServer::BrokerServer(zmq::context_t& context, BrokerOptions options, metri
                  "reaches them can submit, drain and act as a worker");
     return;
   }
-  auto loaded = AllowList::Load(options_.security.allow_dir);
+  auto loaded = PeerAllowList::Load(options_.security.allow_dir);
   for (const auto& warning : loaded.warnings) spdlog::warn("allow-list: {}", warning);
   spdlog::info("allow-lists from {}: {} worker keys, {} client keys", options_.security.allow_dir.string(),
                loaded.list.count(PeerKind::kWorker), loaded.list.count(PeerKind::kClient));
@@ -99,6 +99,7 @@ void BrokerServer::StartCore() {
   std::string fault;
   try {
     core_ = std::make_unique<BrokerCore>(options_, *journal_, metrics_);
+    core_->set_reloader([this] { return Reload(); });
     return;
   } catch (const Error& e) {
     // Reads that fail fail again below; this is for a start that cannot be
@@ -114,6 +115,7 @@ void BrokerServer::StartCore() {
                 "persisted) from what the journal holds, and takes no new work until it can write",
                 options_.journal.dir.string(), fault, resume.epoch);
   core_ = std::make_unique<BrokerCore>(options_, *journal_, metrics_, resume);
+  core_->set_reloader([this] { return Reload(); });
   ++core_->counters().storage_faults;
   if (metrics_) metrics_->StorageFault(metrics::StorageFaultKind::kWrite);
   EnterUnavailable(fault);
@@ -157,6 +159,7 @@ void BrokerServer::OnStorageFault(const Error& error) {
   // (reads only). Throws when the journal cannot be read: the broker exits.
   const BrokerCore::Resume resume = core_->ResumeState();
   core_ = std::make_unique<BrokerCore>(options_, *journal_, metrics_, resume);
+  core_->set_reloader([this] { return Reload(); });
   ++core_->counters().storage_faults;
   if (metrics_) metrics_->StorageFault(metrics::StorageFaultKind::kWrite);
   const bool first = !unavailable_since_;
@@ -228,7 +231,7 @@ void BrokerServer::OnHandshakeFailures() {
   }
 }
 
-void BrokerServer::ApplyAllowList(const AllowList& list) {
+void BrokerServer::ApplyAllowList(const PeerAllowList& list) {
   std::set<std::string> workers, clients;
   for (const AllowedPeer& peer : list.peers()) (peer.kind == PeerKind::kWorker ? workers : clients).insert(peer.name);
   core_->SetAllowedKeys(std::move(workers), std::move(clients), Clock::now());
@@ -238,22 +241,6 @@ void BrokerServer::VerifyResults(Clock::time_point now) {
   for (VerifyTask& task : core_->verify_outbox()) verifier_->Submit(std::move(task));
   core_->verify_outbox().clear();
   for (const VerifyVerdict& verdict : verifier_->TakeFinished()) core_->OnVerified(verdict, now);
-}
-
-void BrokerServer::ReloadAllowLists() {
-  if (!zap_) return;
-  try {
-    auto loaded = AllowList::Load(options_.security.allow_dir);
-    for (const auto& warning : loaded.warnings) spdlog::warn("allow-list: {}", warning);
-    spdlog::info("allow-lists reloaded from {}: {} worker keys, {} client keys (connections kept)",
-                 options_.security.allow_dir.string(), loaded.list.count(PeerKind::kWorker),
-                 loaded.list.count(PeerKind::kClient));
-    ApplyAllowList(loaded.list);
-    if (grpc_) grpc_->SetAllowList(loaded.list);
-    zap_->Reload(std::move(loaded.list));
-  } catch (const std::exception& e) {
-    spdlog::error("allow-lists not reloaded (the current ones stay): {}", e.what());
-  }
 }
 
 Peer BrokerServer::PeerOf(const zmq::message_t& payload) const {
@@ -306,7 +293,7 @@ void BrokerServer::Bind() {
                       : "--grpc-insecure-plaintext needs --insecure-plaintext: CURVE clients are "
                         "authenticated, and a plaintext gRPC caller could claim any of their names");
     }
-    grpc_ = std::make_unique<GrpcFrontDoor>(options_.grpc, initial_allow_list_.value_or(AllowList()), metrics_);
+    grpc_ = std::make_unique<GrpcFrontDoor>(options_.grpc, initial_allow_list_.value_or(PeerAllowList()), metrics_);
   }
   if (initial_allow_list_) {
     ApplyAllowList(*initial_allow_list_);
@@ -347,7 +334,7 @@ void BrokerServer::Run(int signal_fd) {
     if (items[3].revents & ZMQ_POLLIN) {
       signalfd_siginfo info{};
       if (read(signal_fd, &info, sizeof(info)) == sizeof(info) && info.ssi_signo == SIGHUP) {
-        ReloadAllowLists();
+        Reload();
       } else {
         break;
       }

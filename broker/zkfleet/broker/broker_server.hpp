@@ -81,13 +81,16 @@ class BrokerServer {
   int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
 
   // Serves until `signal_fd` (a signalfd for SIGINT/SIGTERM, and SIGHUP,
-  // which reloads the allow-lists; -1 for none) delivers a stop signal.
+  // which reloads: Reload(); -1 for none) delivers a stop signal.
   void Run(int signal_fd);
-  // Re-reads the allow-lists (SIGHUP). A directory that fails to load keeps
-  // the current lists (logged).
-  void ReloadAllowLists();
+  // Re-reads the allow-lists and the verification keys (SIGHUP, zkctl
+  // reload: broker_server_reload.cpp) and says what changed (also logged).
+  // What fails to load keeps what is there: an allow-list directory that
+  // fails keeps the current lists; a key file that fails keeps its
+  // circuit's key as it was; a circuit with jobs not yet done keeps its key.
+  proto::ReloadReply Reload();
   // Tells the core which keys the allow-lists admit now (CURVE only).
-  void ApplyAllowList(const AllowList& list);
+  void ApplyAllowList(const PeerAllowList& list);
   // Hands the core's verification tasks to the verifier and its verdicts
   // back to the core.
   void VerifyResults(Clock::time_point now);
@@ -102,6 +105,9 @@ class BrokerServer {
   BrokerCore& core() { return *core_; }
 
  private:
+  // Reload's two halves; each fills its part of `reply`.
+  void ReloadAllowLists(proto::ReloadReply& reply);
+  void ReloadVerificationKeys(proto::ReloadReply& reply);
   // Receives up to `budget` messages from `socket`; returns how many.
   size_t DrainSocket(zmq::socket_t& socket, bool from_workers, int budget, Clock::time_point now);
   // `payload` is the Envelope frame (`has_payload` false: the message had
@@ -144,7 +150,7 @@ class BrokerServer {
   std::unique_ptr<BrokerCore> core_;
   // Workers a send found unroutable, until SettleUnroutableWorkers.
   std::set<std::string> unroutable_workers_;
-  std::optional<AllowList> initial_allow_list_;  // loaded at construction, applied by Bind()
+  std::optional<PeerAllowList> initial_allow_list_;  // loaded at construction, applied by Bind()
   // Checks RESULTs off the loop thread; the core queues the tasks, the loop
   // hands them over and feeds the verdicts back (VerifyResults).
   std::unique_ptr<ResultVerifier> verifier_;

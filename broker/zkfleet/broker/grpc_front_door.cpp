@@ -2,9 +2,8 @@
 // gRPC's callback API (no thread per open call: a thousand AwaitJob streams
 // are a thousand small objects), and the queue to and from the broker loop.
 #include "zkfleet/broker/grpc_front_door.hpp"
-
-#include <sys/eventfd.h>
-#include <unistd.h>
+#include "zkfleet/broker/grpc_core_log.hpp"
+#include "zkfleet/common/mailbox.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -101,10 +100,9 @@ struct CallHandle {
 struct GrpcFrontDoor::Shared {
   GrpcOptions options;
   metrics::BrokerMetrics* metrics = nullptr;
-  int wake_fd = -1;
+  Mailbox<GrpcRequest> requests{"gRPC front door"};  // to the broker loop
   std::mutex mutex;  // guards everything below
-  AllowList allow_list;
-  std::deque<GrpcRequest> requests;
+  PeerAllowList allow_list;
   std::map<uint64_t, std::shared_ptr<CallHandle>> calls;
   // What each caller holds (GrpcOptions' per-caller bounds), and which
   // caller and bytes each open call counts against.
@@ -168,13 +166,10 @@ struct GrpcFrontDoor::Shared {
   // Queues `envelope` for the loop under the call's identity.
   void Send(const std::string& identity, const Peer& peer, proto::Envelope envelope, fleet::Frames frames = {}) {
     envelope.set_version(wire::kProtocolVersion);
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      envelope.set_correlation_id(next_correlation++);
-      requests.push_back({identity, peer, std::move(envelope), std::move(frames)});
-    }
-    const uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = ::write(wake_fd, &one, sizeof one);
+    // Posted under the lock: the loop sees requests in correlation order.
+    std::lock_guard<std::mutex> lock(mutex);
+    envelope.set_correlation_id(next_correlation++);
+    requests.Post({identity, peer, std::move(envelope), std::move(frames)});
   }
 };
 
@@ -605,16 +600,15 @@ class FleetService final : public v1::Fleet::CallbackService {
   Shared& shared_;
 };
 
-GrpcFrontDoor::GrpcFrontDoor(GrpcOptions options, AllowList allow_list, metrics::BrokerMetrics* metrics)
+GrpcFrontDoor::GrpcFrontDoor(GrpcOptions options, PeerAllowList allow_list, metrics::BrokerMetrics* metrics)
     : shared_(std::make_shared<Shared>()) {
   shared_->options = std::move(options);
   shared_->metrics = metrics;
   shared_->allow_list = std::move(allow_list);
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) throw Error(ErrorCode::kIo, "gRPC front door: eventfd failed");
-  shared_->wake_fd = wake_fd_;
 
   const GrpcOptions& o = shared_->options;
+  // gRPC core's lines (refused TLS handshakes among them) into the broker's log and metrics.
+  RouteGrpcCoreLog(metrics);
   std::shared_ptr<grpc::ServerCredentials> credentials;
   if (o.insecure_plaintext) {
     credentials = grpc::InsecureServerCredentials();
@@ -639,9 +633,11 @@ GrpcFrontDoor::GrpcFrontDoor(GrpcOptions options, AllowList allow_list, metrics:
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<uint64_t>(o.max_inline_bytes + (1u << 20), INT32_MAX)));
   server_ = builder.BuildAndStart();
   if (!server_ || port_ == 0) {
-    ::close(wake_fd_);
     throw Error(ErrorCode::kIo, "the gRPC front door cannot listen on " + o.listen);
   }
+  // Health per service too (a load balancer or a Kubernetes gRPC probe may
+  // ask for "zkfleet.v1.Fleet"; "" is the server as a whole).
+  if (auto* health = server_->GetHealthCheckService()) health->SetServingStatus("zkfleet.v1.Fleet", true);
   spdlog::info("gRPC front door (zkfleet.v1.Fleet) on port {} ({})", port_,
                o.insecure_plaintext ? "PLAINTEXT: callers are not authenticated" : "TLS, client certificates required");
 }
@@ -663,29 +659,17 @@ GrpcFrontDoor::~GrpcFrontDoor() {
   }
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server_->Wait();
-  ::close(wake_fd_);
+  RouteGrpcCoreLog(nullptr);  // the metrics may go with this front door
 }
 
-void GrpcFrontDoor::Requeue(std::vector<GrpcRequest> requests) {
-  if (requests.empty()) return;
-  {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    shared_->requests.insert(shared_->requests.begin(), std::make_move_iterator(requests.begin()),
-                             std::make_move_iterator(requests.end()));
-  }
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
-}
+void GrpcFrontDoor::Requeue(std::vector<GrpcRequest> requests) { shared_->requests.PutBack(std::move(requests)); }
 
 std::vector<GrpcRequest> GrpcFrontDoor::TakeRequests() {
-  uint64_t count = 0;
-  [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof count);
-  std::lock_guard<std::mutex> lock(shared_->mutex);
-  std::vector<GrpcRequest> out(std::make_move_iterator(shared_->requests.begin()),
-                               std::make_move_iterator(shared_->requests.end()));
-  shared_->requests.clear();
-  return out;
+  std::deque<GrpcRequest> taken = shared_->requests.TakeAll();
+  return {std::make_move_iterator(taken.begin()), std::make_move_iterator(taken.end())};
 }
+
+int GrpcFrontDoor::wake_fd() const { return shared_->requests.fd(); }
 
 void GrpcFrontDoor::Deliver(const std::string& identity, const proto::Envelope& reply) {
   std::shared_ptr<CallHandle> handle;
@@ -700,7 +684,7 @@ void GrpcFrontDoor::Deliver(const std::string& identity, const proto::Envelope& 
   if (handle->call->OnReply(reply)) handle->call = nullptr;
 }
 
-void GrpcFrontDoor::SetAllowList(AllowList allow_list) {
+void GrpcFrontDoor::SetAllowList(PeerAllowList allow_list) {
   std::lock_guard<std::mutex> lock(shared_->mutex);
   shared_->allow_list = std::move(allow_list);
 }

@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "zkfleet.pb.h"
-#include "zkfleet/broker/allow_list.hpp"
+#include "zkfleet/broker/peer_allow_list.hpp"
 #include "zkfleet/broker/broker_core.hpp"
 #include "zkfleet/fleet/frames.hpp"
 
@@ -64,7 +64,7 @@ class GrpcFrontDoor {
  public:
   // Starts serving on options.listen. Throws zkfleet::Error naming the file
   // or the address when the certificates cannot be read or it cannot bind.
-  GrpcFrontDoor(GrpcOptions options, AllowList allow_list, metrics::BrokerMetrics* metrics);
+  GrpcFrontDoor(GrpcOptions options, PeerAllowList allow_list, metrics::BrokerMetrics* metrics);
   ~GrpcFrontDoor();  // stops the server: open calls end with UNAVAILABLE
   GrpcFrontDoor(const GrpcFrontDoor&) = delete;
   GrpcFrontDoor& operator=(const GrpcFrontDoor&) = delete;
@@ -72,7 +72,7 @@ class GrpcFrontDoor {
   // The port bound (options.listen may say :0).
   int port() const { return port_; }
   // Readable (eventfd) while requests wait; TakeRequests clears it.
-  int wake_fd() const { return wake_fd_; }
+  int wake_fd() const;
   std::vector<GrpcRequest> TakeRequests();
   // Requests taken but not handled (a storage fault stopped the turn): they
   // go back to the front of the queue, in order.
@@ -81,7 +81,7 @@ class GrpcFrontDoor {
   // continues the call; a call that has gone (cancelled, timed out) drops it.
   void Deliver(const std::string& identity, const proto::Envelope& reply);
   // The allow-list after a reload (SIGHUP): callers are looked up in it.
-  void SetAllowList(AllowList allow_list);
+  void SetAllowList(PeerAllowList allow_list);
 
   // Used by the service (grpc_front_door.cpp).
   class Call;
@@ -93,7 +93,6 @@ class GrpcFrontDoor {
   std::unique_ptr<class FleetService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
-  int wake_fd_ = -1;
 };
 
 }  // namespace zkfleet::broker

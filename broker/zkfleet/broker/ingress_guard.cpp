@@ -75,12 +75,6 @@ void Signal(int fd) {
   }
 }
 
-void Drain(int fd) {
-  uint64_t count = 0;
-  while (read(fd, &count, sizeof count) < 0 && errno == EINTR) {
-  }
-}
-
 }  // namespace
 
 uint64_t IngressGuard::WireBytes(size_t payload_bytes, bool curve) {
@@ -107,12 +101,6 @@ IngressGuard::IngressGuard(zmq::context_t& context, zmq::socket_t& clients, zmq:
   monitor(clients, client_monitor_, "clients");
   monitor(workers, worker_monitor_, "workers");
   stop_fd_ = MakeEventFd("stop");
-  try {
-    wake_fd_ = MakeEventFd("wake");
-  } catch (...) {
-    close(stop_fd_);
-    throw;
-  }
   if (metrics_) metrics_->SetHeldBytes(0);
   thread_ = std::thread([this] { Run(); });
 }
@@ -121,7 +109,6 @@ IngressGuard::~IngressGuard() {
   Signal(stop_fd_);
   thread_.join();
   close(stop_fd_);
-  close(wake_fd_);
 }
 
 void IngressGuard::Taken(int fd, uint64_t wire_bytes) {
@@ -131,9 +118,8 @@ void IngressGuard::Taken(int fd, uint64_t wire_bytes) {
 }
 
 std::vector<HandshakeFailure> IngressGuard::TakeHandshakeFailures() {
-  Drain(wake_fd_);
-  std::lock_guard lock(mutex_);
-  return std::exchange(failures_, {});
+  std::deque<HandshakeFailure> taken = failures_.TakeAll();
+  return {std::make_move_iterator(taken.begin()), std::make_move_iterator(taken.end())};
 }
 
 void IngressGuard::Run() {
@@ -193,11 +179,7 @@ void IngressGuard::OnMonitorEvents(zmq::socket_t& monitor, PeerKind endpoint) {
       }
       case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
       case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL: {
-        {
-          std::lock_guard lock(mutex_);
-          failures_.push_back({endpoint, address.to_string()});
-        }
-        Signal(wake_fd_);
+        failures_.Post({endpoint, address.to_string()});
         break;
       }
       default:
@@ -220,12 +202,15 @@ SteadyClock::time_point IngressGuard::LookAtConnections() {
   for (auto& [fd, watched] : watched_) {
     if (!watched.measurable) continue;
     if (watched.next_look <= now) {
+      // The kernel's count is read under the lock: everything the loop has
+      // credited by then was received before it, so the clamp below only
+      // drops credit left by a connection that had this fd before. (Read
+      // before the lock, a Taken() landing between the two was clamped away
+      // for good and the connection's estimate drifted up.)
+      std::lock_guard lock(mutex_);
       uint64_t received = 0;
       if (!KernelReceived(fd, &received)) continue;  // closing; its event follows
-      std::lock_guard lock(mutex_);
       uint64_t& taken = taken_[fd];
-      // Credit from a connection that had this fd before cannot exceed what
-      // this one received.
       taken = std::min(taken, received);
       watched.received = received;
       watched.held = received - taken;

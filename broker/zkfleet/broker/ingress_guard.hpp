@@ -46,8 +46,9 @@
 
 #include <zmq.hpp>
 
-#include "zkfleet/broker/allow_list.hpp"
+#include "zkfleet/broker/peer_allow_list.hpp"
 #include "zkfleet/broker/options.hpp"
+#include "zkfleet/common/mailbox.hpp"
 
 namespace zkfleet::metrics {
 class BrokerMetrics;
@@ -92,7 +93,7 @@ class IngressGuard {
   static constexpr std::chrono::milliseconds kCutGrace{200};
 
   // Readable (an eventfd) while handshake failures wait to be taken.
-  int wake_fd() const { return wake_fd_; }
+  int wake_fd() const { return failures_.fd(); }
   std::vector<HandshakeFailure> TakeHandshakeFailures();
 
   const IngressBounds& bounds() const { return bounds_; }
@@ -136,7 +137,7 @@ class IngressGuard {
   zmq::socket_t client_monitor_;
   zmq::socket_t worker_monitor_;
   int stop_fd_ = -1;  // eventfd: the destructor asks the thread to stop
-  int wake_fd_ = -1;  // eventfd: handshake failures are queued
+  Mailbox<HandshakeFailure> failures_{"ingress guard"};  // to the broker loop
 
   // The guard thread's own view of the open connections, by fd.
   std::unordered_map<int, Watched> watched_;
@@ -147,7 +148,6 @@ class IngressGuard {
 
   std::mutex mutex_;
   std::unordered_map<int, uint64_t> taken_;  // guarded by mutex_: wire bytes the loop read, by fd
-  std::vector<HandshakeFailure> failures_;   // guarded by mutex_
   std::vector<CutRequest> cut_requests_;     // guarded by mutex_
 
   std::atomic<uint64_t> connections_cut_{0};

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "zkfleet/broker/admission.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
@@ -119,6 +120,12 @@ struct BrokerOptions {
   // one is refused unless the circuit is listed in unverified_circuits (or
   // "*" is): benchmark circuits whose workers do not prove (--instant).
   std::shared_ptr<const VerificationKeys> verification_keys;
+  // Where those keys come from, read again by a reload (SIGHUP, zkctl
+  // reload): the --verification-key specs (fixed for the process's life)
+  // and --verification-key-dir (its CIRCUIT.json / CIRCUIT.vk files; empty:
+  // none). A circuit named in both takes the spec's key.
+  std::vector<std::string> verification_key_specs;
+  std::filesystem::path verification_key_dir;
   std::set<std::string> unverified_circuits;
   unsigned verify_threads = 2;
   JournalOptions journal;  // journal.dir is --data-dir, or journal.etcd is --journal etcd://...

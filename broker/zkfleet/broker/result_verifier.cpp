@@ -2,14 +2,11 @@
 
 #include "zkfleet/wire/public_digest.hpp"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <span>
 #include <utility>
 
@@ -160,10 +157,6 @@ VerifyVerdict VerifyResultNow(const VerifyTask& task) {
 }
 
 ResultVerifier::ResultVerifier(unsigned threads) {
-  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) {
-    throw Error(ErrorCode::kInternal, std::string("result verifier: eventfd: ") + std::strerror(errno));
-  }
   threads = std::max(1u, threads);
   try {
     for (unsigned t = 0; t < threads; ++t) threads_.emplace_back([this] { Run(); });
@@ -175,7 +168,6 @@ ResultVerifier::ResultVerifier(unsigned threads) {
     }
     cv_.notify_all();
     for (std::thread& thread : threads_) thread.join();
-    close(wake_fd_);
     throw;
   }
 }
@@ -187,7 +179,6 @@ ResultVerifier::~ResultVerifier() {
   }
   cv_.notify_all();
   for (std::thread& thread : threads_) thread.join();
-  close(wake_fd_);
 }
 
 void ResultVerifier::Submit(VerifyTask task) {
@@ -200,16 +191,13 @@ void ResultVerifier::Submit(VerifyTask task) {
 }
 
 std::vector<VerifyVerdict> ResultVerifier::TakeFinished() {
-  std::vector<VerifyVerdict> out;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (finished_.empty()) return out;
-  out.swap(finished_);
-  in_flight_ -= out.size();
-  // Under mu_, so the fd is readable exactly while finished_ is non-empty.
-  uint64_t count;
-  while (read(wake_fd_, &count, sizeof count) < 0 && errno == EINTR) {
+  std::deque<VerifyVerdict> taken = finished_.TakeAll();
+  if (taken.empty()) return {};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_ -= taken.size();
   }
-  return out;
+  return {std::make_move_iterator(taken.begin()), std::make_move_iterator(taken.end())};
 }
 
 size_t ResultVerifier::in_flight() const {
@@ -227,14 +215,8 @@ void ResultVerifier::Run() {
     lock.unlock();
     VerifyVerdict verdict = VerifyResultNow(task);
     task = VerifyTask{};  // free the JSON and release the key outside the lock
+    finished_.Post(std::move(verdict));
     lock.lock();
-    const bool was_empty = finished_.empty();
-    finished_.push_back(std::move(verdict));
-    if (was_empty) {
-      const uint64_t one = 1;
-      while (write(wake_fd_, &one, sizeof one) < 0 && errno == EINTR) {
-      }
-    }
   }
 }
 

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "zkfleet.pb.h"
+#include "zkfleet/common/mailbox.hpp"
 #include "zkfleet/fleet/frames.hpp"
 #include "zkfleet/engine/verify.hpp"
 
@@ -102,17 +103,16 @@ class ResultVerifier {
   size_t in_flight() const;
 
   // Readable (POLLIN) exactly while TakeFinished() has verdicts to return.
-  int wake_fd() const { return wake_fd_; }
+  int wake_fd() const { return finished_.fd(); }
 
  private:
   void Run();
 
-  int wake_fd_ = -1;
+  Mailbox<VerifyVerdict> finished_{"result verifier"};  // the threads' verdicts, to the loop
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<VerifyTask> queue_;          // guarded by mu_
-  std::vector<VerifyVerdict> finished_;   // guarded by mu_; non-empty <=> wake_fd_ readable
-  size_t in_flight_ = 0;                  // guarded by mu_
+  size_t in_flight_ = 0;                  // guarded by mu_: submitted, verdict not taken
   bool stopping_ = false;                 // guarded by mu_
   std::vector<std::thread> threads_;
 };

@@ -12,6 +12,13 @@
 //   kFalseVerdict    a worker said a job was the client's fault (not
 //                    retryable), and another key's worker proved it
 //
+// Each strike names the worker id it came from ("" when no one worker can
+// answer for it: a false verdict or false signals are the key's word). The
+// verdict then falls on what the strikes point at (BrokerCore::Strike): the
+// one worker id that earned them all, or the whole key when they came from
+// several ids (a key that changes ids to shed its strikes, or a host whose
+// GPUs fail together) or from none.
+//
 // A crash that loses started work is what an honest worker does too (a
 // killed process, an OOM): a verified RESULT from the owner forgives its
 // kLostWork strikes. The other kinds are forgiven only by age (the window)
@@ -24,6 +31,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 
 #include "zkfleet/broker/job_table.hpp"
@@ -38,10 +46,15 @@ class StrikeBook {
   // Strikes older than `window` no longer count (0: they never expire).
   explicit StrikeBook(std::chrono::milliseconds window) : window_(window) {}
 
-  // Records a strike against `owner`; returns the owner's strikes now counted.
-  uint32_t Add(const std::string& owner, StrikeKind kind, Clock::time_point now);
-  // The owner's strikes within the window.
-  uint32_t Count(const std::string& owner, Clock::time_point now);
+  // Records a strike against `owner`, earned by its worker `worker_id` ("":
+  // by the key as a whole); returns the owner's strikes now counted.
+  uint32_t Add(const std::string& owner, const std::string& worker_id, StrikeKind kind, Clock::time_point now);
+  // The owner's strikes within the window, but those of the worker ids
+  // `except` names.
+  uint32_t Count(const std::string& owner, Clock::time_point now, const std::set<std::string>& except = {});
+  // The worker ids the owner's strikes within the window came from ("" among
+  // them when one was the key's as a whole).
+  std::set<std::string> StruckWorkers(const std::string& owner, Clock::time_point now);
   // A verified RESULT from `owner`: its kLostWork strikes are forgiven.
   void ForgiveLostWork(const std::string& owner);
   // An administrator's pardon (zkctl undrain): every strike of `owner` goes.
@@ -51,6 +64,7 @@ class StrikeBook {
   struct Strike {
     StrikeKind kind;
     Clock::time_point at;
+    std::string worker_id;
   };
   void Expire(std::deque<Strike>& strikes, Clock::time_point now) const;
 

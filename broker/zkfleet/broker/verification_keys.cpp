@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <utility>
 
 #include "zkfleet/engine/bellman_format.hpp"
@@ -145,6 +146,98 @@ VerificationKeys VerificationKeys::Load(const std::vector<std::string>& specs) {
 const VerificationKeys::Entry* VerificationKeys::Find(std::string_view circuit) const {
   const auto it = index_.find(circuit);
   return it == index_.end() ? nullptr : &entries_[it->second];
+}
+
+
+std::vector<std::string> VerificationKeys::SpecsInDirectory(const std::filesystem::path& dir,
+                                                            std::vector<std::string>* skipped) {
+  std::error_code error;
+  std::filesystem::directory_iterator it(dir, error);
+  if (error) {
+    throw Error(error == std::errc::no_such_file_or_directory ? ErrorCode::kNotFound : ErrorCode::kIo,
+                "verification key directory " + dir.string() + ": " + error.message());
+  }
+  std::map<std::string, std::string> by_name;  // file name -> spec
+  for (const auto& entry : it) {
+    const std::string name = entry.path().filename().string();
+    const std::string extension = entry.path().extension().string();
+    const std::string circuit = entry.path().stem().string();
+    if (name[0] == '.') {  // an editor's or a copy's temporary file
+      if (skipped) skipped->push_back(name + ": a hidden file");
+      continue;
+    }
+    if (extension != ".json" && extension != ".vk") {
+      if (skipped) skipped->push_back(name + ": not CIRCUIT.json or CIRCUIT.vk");
+      continue;
+    }
+    if (!entry.is_regular_file(error)) {
+      if (skipped) skipped->push_back(name + ": not a regular file");
+      continue;
+    }
+    by_name[name] = circuit + "=" + entry.path().string();
+  }
+  std::vector<std::string> specs;
+  for (auto& [name, spec] : by_name) specs.push_back(std::move(spec));
+  return specs;
+}
+
+VerificationKeys VerificationKeys::LoadAll(const std::vector<std::string>& specs, const std::filesystem::path& dir,
+                                           std::map<std::string, std::string>* failed,
+                                           std::vector<std::string>* notes) {
+  VerificationKeys keys = Load(specs);
+  if (dir.empty()) return keys;
+  for (const std::string& spec : SpecsInDirectory(dir, notes)) {
+    const std::string circuit = spec.substr(0, spec.find('='));
+    if (keys.Find(circuit)) {
+      if (notes) notes->push_back(spec.substr(circuit.size() + 1) + ": circuit " + circuit +
+                                  " has a --verification-key, which it keeps");
+      continue;
+    }
+    try {
+      VerificationKeys one = Load({spec});
+      keys.index_.emplace(circuit, keys.entries_.size());
+      keys.entries_.push_back(std::move(one.entries_.front()));
+    } catch (const Error& e) {
+      if (failed) (*failed)[circuit] = e.what();
+    }
+  }
+  return keys;
+}
+
+VerificationKeys VerificationKeys::Merge(const VerificationKeys& current, const VerificationKeys& loaded,
+                                         const std::function<std::optional<std::string>(const std::string&)>& keep,
+                                         Change* change) {
+  Change local;
+  Change& out = change ? *change : local;
+  VerificationKeys merged;
+  auto add = [&merged](const Entry& entry) {
+    merged.index_.emplace(entry.circuit, merged.entries_.size());
+    merged.entries_.push_back(entry);
+  };
+  for (const Entry& now : current) {
+    const Entry* next = loaded.Find(now.circuit);
+    if (next && next->sha256 == now.sha256) {
+      add(*next);  // the same key (perhaps at another path)
+    } else if (auto why = keep(now.circuit)) {
+      add(now);
+      out.kept.push_back(now.circuit + ": " + *why);
+    } else if (next) {
+      add(*next);
+      out.changed.push_back(now.circuit);
+    } else {
+      out.removed.push_back(now.circuit);
+    }
+  }
+  for (const Entry& next : loaded) {
+    if (current.Find(next.circuit)) continue;
+    if (auto why = keep(next.circuit)) {  // e.g. jobs submitted unverified, in a bench
+      out.kept.push_back(next.circuit + ": " + *why);
+      continue;
+    }
+    add(next);
+    out.added.push_back(next.circuit);
+  }
+  return merged;
 }
 
 }  // namespace zkfleet::broker

@@ -17,6 +17,11 @@
 // length, coordinates < q, points on their curves and in their subgroups), so
 // a bad key stops the broker at start rather than failing every result.
 //
+// A directory of keys (zkbroker --verification-key-dir) holds one file per
+// circuit, CIRCUIT.json (snarkjs) or CIRCUIT.vk (bellperson), unpinned: its
+// name is the circuit id. The broker reads it at start and again on SIGHUP
+// or `zkctl reload`; Merge decides what a reload may change.
+//
 // Ownership: a VerificationKeys owns its entries; each entry's verifier is
 // shared (a VerifyTask holds it while a ResultVerifier thread uses it, so a
 // set replaced at run time stays valid for the tasks already submitted).
@@ -26,8 +31,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +69,36 @@ class VerificationKeys {
   //   kMismatch         the file's SHA-256 is not the pinned one (both named);
   //   kBadFormat / kUnsupported  not a valid Groth16 verification key.
   static VerificationKeys Load(const std::vector<std::string>& specs);
+
+  // Specs (CIRCUIT=PATH) for the keys in `dir`: every regular file named
+  // CIRCUIT.json or CIRCUIT.vk, in name order. Other entries are skipped and
+  // named in `skipped` (with why). Throws zkfleet::Error (kNotFound, kIo)
+  // when `dir` cannot be listed.
+  static std::vector<std::string> SpecsInDirectory(const std::filesystem::path& dir,
+                                                   std::vector<std::string>* skipped);
+
+  // What Merge did, circuit ids in order; `kept` as "CIRCUIT: why".
+  struct Change {
+    std::vector<std::string> added, removed, changed, kept;
+    bool empty() const { return added.empty() && removed.empty() && changed.empty() && kept.empty(); }
+  };
+  // The keys of `specs` and of the files in `dir` (empty: none), a circuit
+  // named in both taking the spec's. A spec that fails throws (as Load); a
+  // file of `dir` that fails is left out and its circuit named in `failed`
+  // with why ("CIRCUIT: message"), so one bad file costs one circuit.
+  // `notes` gets the skipped directory entries and shadowed files.
+  static VerificationKeys LoadAll(const std::vector<std::string>& specs, const std::filesystem::path& dir,
+                                  std::map<std::string, std::string>* failed, std::vector<std::string>* notes);
+
+  // The set that replaces `current` after a reload read `loaded`. A circuit
+  // for which `keep` gives a reason keeps the key it has: one with jobs not
+  // yet done (their proofs are checked against the key they were submitted
+  // under, and a worker proving an old job must not be struck for it), or
+  // whose new file failed to load; a later reload applies the change.
+  // Everything else becomes as `loaded` says.
+  static VerificationKeys Merge(const VerificationKeys& current, const VerificationKeys& loaded,
+                                const std::function<std::optional<std::string>(const std::string& circuit)>& keep,
+                                Change* change);
 
   // The entry for `circuit`, or null. The pointer lives as long as this set.
   const Entry* Find(std::string_view circuit) const;

@@ -21,7 +21,7 @@ namespace zkfleet::broker {
 // Whether a worker announcing `prefix` (Ready.fetch_prefixes) would fetch
 // `url`: the prefix's scheme and host compared without case, its path as a
 // directory ("https://h/a" covers "https://h/a/x", not "https://h/ab").
-// Only a routing hint: the worker's fetch::AllowList decides.
+// Only a routing hint: the worker's fetch::PeerAllowList decides.
 bool FetchPrefixCovers(const std::string& prefix, const std::string& url);
 
 // The owner of a worker's faults: "key NAME" for a CURVE key, else "worker ID".
@@ -47,6 +47,10 @@ struct WorkerRecord {
   std::vector<std::string> fetch_prefixes;
   uint32_t capacity = 0;
   proto::WorkerState state = proto::WORKER_STATE_STARTING;
+  // The worker itself reported FAULTED (its engine's proofs failed its own
+  // verification, or a device error): only its restart clears that; an
+  // admin's undrain clears the broker's holds, not this.
+  bool reported_faulted = false;
   uint32_t credit = 0;            // JOBs the broker may still send
   // Items leased to it, with the lease each was sent under.
   std::map<wire::ItemRef, proto::Lease> leased;

@@ -65,7 +65,7 @@ struct ZapHandler::Verdict {
   std::string metadata;
 };
 
-ZapHandler::ZapHandler(zmq::context_t& context, AllowList allow_list, ZapOptions options)
+ZapHandler::ZapHandler(zmq::context_t& context, PeerAllowList allow_list, ZapOptions options)
     : socket_(context, zmq::socket_type::rep), allow_list_(std::move(allow_list)), options_(options) {
   socket_.set(zmq::sockopt::linger, 0);
   try {
@@ -81,7 +81,7 @@ ZapHandler::ZapHandler(zmq::context_t& context, AllowList allow_list, ZapOptions
 
 ZapHandler::~ZapHandler() = default;
 
-void ZapHandler::Reload(AllowList allow_list) {
+void ZapHandler::Reload(PeerAllowList allow_list) {
   allow_list_ = std::move(allow_list);
   spdlog::info("ZAP handler: allow-list reloaded: {} worker keys, {} client keys",
                allow_list_.count(PeerKind::kWorker), allow_list_.count(PeerKind::kClient));

@@ -60,7 +60,7 @@
 
 #include <zmq.hpp>
 
-#include "zkfleet/broker/allow_list.hpp"
+#include "zkfleet/broker/peer_allow_list.hpp"
 
 namespace zkfleet::broker {
 
@@ -93,7 +93,7 @@ class ZapHandler {
  public:
   // Binds a ZMQ_REP socket at kZapEndpoint in `context`. Throws Error
   // (kInvalidArgument) when the endpoint is taken (another handler).
-  ZapHandler(zmq::context_t& context, AllowList allow_list, ZapOptions options = {});
+  ZapHandler(zmq::context_t& context, PeerAllowList allow_list, ZapOptions options = {});
   ~ZapHandler();
   ZapHandler(const ZapHandler&) = delete;
   ZapHandler& operator=(const ZapHandler&) = delete;
@@ -108,8 +108,8 @@ class ZapHandler {
   size_t HandleAll();
 
   // Replaces the allow-list; later handshakes use the new one.
-  void Reload(AllowList allow_list);
-  const AllowList& allow_list() const { return allow_list_; }
+  void Reload(PeerAllowList allow_list);
+  const PeerAllowList& allow_list() const { return allow_list_; }
 
   // Handshakes refused on `endpoint` for `reason` since construction.
   uint64_t rejected(PeerKind endpoint, RejectReason reason) const;
@@ -134,7 +134,7 @@ class ZapHandler {
   bool ShouldLog(const std::string& what);
 
   zmq::socket_t socket_;
-  AllowList allow_list_;
+  PeerAllowList allow_list_;
   ZapOptions options_;
   std::array<std::array<uint64_t, kRejectReasonCount>, 2> rejected_{};
   std::array<uint64_t, 2> accepted_{};

@@ -54,8 +54,8 @@ import (
 	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
 
-	zkfleetpb "zkfleet/proto"
-	zkfleetv1 "zkfleet/v1"
+	zkfleetpb "github.com/zkfleet/zkfleet/clients/go/zkfleetpb"
+	zkfleetv1 "github.com/zkfleet/zkfleet/clients/go/zkfleetv1"
 )
 
 const (

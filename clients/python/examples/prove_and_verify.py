@@ -4,8 +4,8 @@
 With a broker and a worker holding the bundled BN254 circuit as "demo-bn128"
 (scripts/demo.sh starts such a fleet; the README's two-worker fleet serves it
 as "transfer": pass --circuit transfer) and zkfleet installed (docs/clients.md:
-python3 -m venv --system-site-packages .venv && .venv/bin/pip install
---no-deps --no-build-isolation ./clients/python), from any directory:
+python3 -m venv --system-site-packages .venv && .venv/bin/python -m pip
+install ./clients/python), from any directory:
 
     export ZKFLEET_CURVE_SECRET_KEY=/path/to/me.secret ZKFLEET_BROKER_PUBLIC_KEY=/path/to/broker.pub
     export ZKFLEET_BROKER=tcp://127.0.0.1:5555     # or --broker

@@ -16,9 +16,8 @@ the witnesses): ``submit(circuit, inputs=[...])`` (:mod:`zkfleet.inputs`). The p
 package: docs/clients.md.
 
 The broker's endpoint, when none is passed, is ``$ZKFLEET_BROKER`` (else
-``tcp://127.0.0.1:5555``). Install: ``python3 -m venv --system-site-packages
-.venv && .venv/bin/pip install --no-deps --no-build-isolation
-./clients/python`` from the repository root (docs/clients.md).
+``tcp://127.0.0.1:5555``). Install: ``python -m pip install ./clients/python``
+into a virtual environment, from the repository root (docs/clients.md).
 """
 
 

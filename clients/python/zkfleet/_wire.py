@@ -1,9 +1,7 @@
 """The wire format (docs/protocol.md): the Envelope frame, witness frames.
 
-The protobuf module is generated from schema/zkfleet.proto at build time
-(``protoc --python_out``) into ``zkfleet/_generated/`` (never committed):
-``pip install ./clients/python`` makes it in the installed package (setup.py),
-scripts/install-deps.sh and the CMake build in the source tree.
+The protobuf module is generated from schema/zkfleet.proto into
+``zkfleet/_generated/`` and committed (clients/python/regenerate.py).
 """
 
 from __future__ import annotations
@@ -14,10 +12,8 @@ try:
     from ._generated import zkfleet_pb2 as pb
 except ImportError as e:  # pragma: no cover - only without the generated module
     raise ImportError(
-        "zkfleet: the protobuf module zkfleet/_generated/zkfleet_pb2.py is missing; install the package "
-        "(pip install --no-deps --no-build-isolation ./clients/python, which generates it; docs/clients.md), or "
-        "generate it in the source tree with scripts/install-deps.sh (or: protoc -Ischema "
-        "--python_out=clients/python/zkfleet/_generated schema/zkfleet.proto, from the repository root)"
+        "zkfleet: the protobuf module zkfleet/_generated/zkfleet_pb2.py is missing from this copy of the package "
+        "(it is committed in the repository; clients/python/regenerate.py remakes it from schema/zkfleet.proto)"
     ) from e
 
 PROTOCOL_VERSION = pb.PROTOCOL_VERSION_CURRENT

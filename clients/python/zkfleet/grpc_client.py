@@ -43,9 +43,8 @@ try:
     from ._generated import zkfleet_v1_pb2_grpc as v1_grpc
 except ImportError as e:
     raise ImportError("zkfleet.grpc_client: the generated modules zkfleet/_generated/zkfleet_v1_pb2.py and "
-                      "zkfleet_v1_pb2_grpc.py are missing: build the package with grpc_python_plugin on PATH "
-                      "(Debian: protobuf-compiler-grpc), or run clients/python/grpc_codegen.py "
-                      "clients/python/zkfleet/_generated from the repository root") from e
+                      "zkfleet_v1_pb2_grpc.py are missing from this copy of the package (they are committed: "
+                      "clients/python/regenerate.py remakes them)") from e
 
 from ._wire import job_state_name, pb, priority_value
 from .errors import InvalidRequest, JobFailed, Timeout, ZkfleetError

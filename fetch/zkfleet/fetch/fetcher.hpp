@@ -49,12 +49,12 @@
 #include <string>
 #include <vector>
 
-#include "zkfleet/fetch/allow_list.hpp"
+#include "zkfleet/fetch/url_allow_list.hpp"
 
 namespace zkfleet::fetch {
 
 struct FetchOptions {
-  std::vector<std::string> allow;       // --fetch-allow prefixes (AllowList)
+  std::vector<std::string> allow;       // --fetch-allow prefixes (UrlAllowList)
   std::string ca_bundle;                // "" = the system's CAs
   std::string client_cert, client_key;  // optional mTLS client certificate (PEM), both or neither
   std::chrono::milliseconds connect_timeout{5000};
@@ -78,11 +78,11 @@ class FetchConfig {
   explicit FetchConfig(FetchOptions options);
 
   const FetchOptions& options() const { return options_; }
-  const AllowList& allow() const { return allow_; }
+  const UrlAllowList& allow() const { return allow_; }
 
  private:
   FetchOptions options_;
-  AllowList allow_;
+  UrlAllowList allow_;
 };
 
 enum class FetchStatus { kOk, kRefused, kClientError, kTransient, kCancelled };

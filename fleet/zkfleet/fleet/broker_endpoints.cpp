@@ -7,7 +7,7 @@
 namespace zkfleet::fleet {
 namespace {
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimBlanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -17,7 +17,7 @@ std::string_view Trim(std::string_view s) {
 
 std::vector<std::string> ParseBrokerEndpoints(std::string_view list, std::string_view what) {
   const std::string option(what);
-  if (Trim(list).empty()) {
+  if (TrimBlanks(list).empty()) {
     throw Error(ErrorCode::kInvalidArgument, option + " is empty: give the broker's endpoint (tcp://HOST:PORT), or "
                                                       "every broker's, comma-separated");
   }
@@ -25,7 +25,7 @@ std::vector<std::string> ParseBrokerEndpoints(std::string_view list, std::string
   size_t start = 0;
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
-    const std::string_view entry = Trim(list.substr(start, comma - start));
+    const std::string_view entry = TrimBlanks(list.substr(start, comma - start));
     const size_t number = endpoints.size() + 1;
     if (entry.empty()) {
       throw Error(ErrorCode::kInvalidArgument, option + " \"" + std::string(list) + "\": entry " +

@@ -13,7 +13,7 @@
 //       secret-key = <40-char Z85>
 //
 // One grammar for every key file: NAME.pub, NAME.secret and the broker's
-// allow-list entries (broker/allow_list.hpp), all read by ParseKeyFile:
+// allow-list entries (broker/peer_allow_list.hpp), all read by ParseKeyFile:
 // one `name = value` per line, names public-key, secret-key and role (the
 // last only meaningful in a broker allow-list's clients/ file); whitespace
 // around the name and the value is ignored (Z85 has no whitespace), and so

@@ -37,9 +37,9 @@ uint64_t Bytes(uint64_t count, uint64_t unit, const char* field, const std::stri
 }
 
 // Consumes the fields in order, each checked against what is left of the file.
-class Cursor {
+class AssignmentCursor {
  public:
-  Cursor(std::span<const uint8_t> bytes, const std::string& origin) : bytes_(bytes), origin_(origin) {}
+  AssignmentCursor(std::span<const uint8_t> bytes, const std::string& origin) : bytes_(bytes), origin_(origin) {}
 
   const uint8_t* Take(uint64_t n, const char* field) {
     const uint64_t left = bytes_.size() - pos_;
@@ -186,7 +186,7 @@ engine::AssignmentView ParseAssignment(std::span<const uint8_t> bytes, const std
     throw Error(ErrorCode::kInvalidArgument,
                 origin + ": assignment file: the bytes are not 8-byte aligned, so they cannot be viewed in place");
   }
-  Cursor in(bytes, origin);
+  AssignmentCursor in(bytes, origin);
   const uint8_t* magic = in.Take(kAssignmentMagic.size(), "the magic");
   if (std::memcmp(magic, kAssignmentMagic.data(), kAssignmentMagic.size()) != 0) {
     BadFormat(origin, "bad magic (expected \"ZKFASGN1\")");

@@ -54,7 +54,7 @@ struct alignas(16) Fp32 {
   // words) had kept portable 64-bit sums while its products were unpaired
   // (with chains its G2 MSM had run 32 % slower); with paired products,
   // chains made its MSMs 1.45x (G1 2^24: 94.8 vs 137.6 ms) and 1.16x (G2
-  // 2^22: 131.3 vs 152.4 ms) faster, in the same run (session 8, run 29).
+  // 2^22: 131.3 vs 152.4 ms) faster, in the same run (docs/benchmarks-gpu.md).
 
   ZK_HD static Fp32 zero() {
     Fp32 r;
@@ -318,11 +318,11 @@ struct alignas(16) Fp32 {
   // the SM's instruction cache holds (Nsight Compute: half of the G1
   // accumulation's stalls were instruction fetch). One copy, called, made
   // BN254's G1 and G2 MSMs 1.21-1.35x faster on the H200, in the same run
-  // (docs/benchmarks-gpu.md, session 7, run 22). ff::Fp2 multiplies by
+  // (docs/benchmarks-gpu.md). ff::Fp2 multiplies by
   // Karatsuba over these calls: with paired products that beat the lazy
   // Fp2 product (double-width products, two reductions instead of three) by
   // 1.12x for BN254's G2 MSM and 1.47x for BLS12-381's (2^22: 40.5 vs 45.5
-  // and 89.1 vs 131.3 ms; session 8, run 31), and the lazy form was removed.
+  // and 89.1 vs 131.3 ms, docs/benchmarks-gpu.md), and the lazy form was removed.
   ZK_HD_NOINLINE static Fp32 product(Fp32 a, Fp32 b) {
     Fp32 r;
     mont_mul(a.v, b.v, r.v);

@@ -8,16 +8,20 @@
 // were decoded. Either way the device gets the lean NTT domain, the a/h
 // vector, the assignment, the density indices, the chunks' window sums and
 // one arena.
-// Prove, on one compute stream (and, streamed, one copy stream):
-//   1. the assignment goes up and becomes canonical (the l scalars);
-//   2. h: a, b, c go up one after another into the arena's first half and
-//      each goes to the coset (the arena's second half is the transform's
-//      scratch): a·b in the a vector, then (a·b - c)/Z, the coset iNTT and
-//      h's scalars, in place;
+// Prove, on one compute stream and one copy stream:
+//   1. the assignment goes up on the copy stream (it is needed only by the
+//      MSMs) while the compute stream starts on h;
+//   2. h: a and b go up one after another, b while a's NTT runs, into the a
+//      vector and the arena's first half, and each goes to the coset (the
+//      arena's second half is the transform's scratch); a·b in the a vector,
+//      then c into the first half, (a·b - c)/Z, the coset iNTT and h's
+//      scalars, in place;
 //   3. the MSMs, chunk by chunk, over the arena (now the MSM workspace, a
-//      chunk of gathered scalars and, streamed, two point buffers: the copy
-//      stream uploads chunk j+1's points while chunk j's MSM runs); each
-//      chunk leaves its window sums in a slot of its own;
+//      chunk of gathered scalars and, streamed, two to four point buffers:
+//      the copy stream runs up to three chunks ahead of the compute stream,
+//      and the streamed order interleaves h's chunks, whose arithmetic is
+//      long, with the assignment's, whose upload is longer than their
+//      arithmetic); each chunk leaves its window sums in a slot of its own;
 //   4. the host combines every chunk's sums and adds them up per MSM.
 #include "zkfleet/runtime/hd_host_inline.hpp"  // first: see there
 
@@ -64,27 +68,42 @@ struct ChunkJob {
   msm::Plan plan;
 };
 
-// The two streams and the events that hand the point buffers between them.
+// Chunk point buffers of a streamed key: at least the two the planner
+// budgets, and as many more (up to four) as the arena's NTT half leaves room
+// for after the workspace, so that the copy stream can run further ahead.
+constexpr int kMinPointBuffers = 2, kMaxPointBuffers = 4;
+
+// The two streams and the events that order them: the point buffers handed
+// between them, the NTT phase's uploads, and one timing mark per chunk job.
 struct StreamPair {
   cudaStream_t compute = nullptr, copy = nullptr;
-  cudaEvent_t uploaded[2] = {}, free[2] = {};
-  cudaEvent_t marks[kSlots + 1] = {};  // timing: where each MSM starts, and the end
-  explicit StreamPair(const std::string& what) {
+  cudaEvent_t uploaded[kMaxPointBuffers] = {}, free[kMaxPointBuffers] = {};
+  // The NTT phase: a, b and the assignment uploaded; a·b formed (the buffer
+  // c goes into is free); c uploaded.
+  cudaEvent_t a_up = nullptr, b_up = nullptr, vars_up = nullptr, product = nullptr, c_up = nullptr;
+  std::vector<cudaEvent_t> marks;  // timing: where each chunk job starts, and the end
+  StreamPair(const std::string& what, size_t jobs) : marks(jobs + 1, nullptr) {
     for (auto& e : marks) ZK_CUDA_CHECK(cudaEventCreate(&e), what + ": events");
     ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), what + ": streams");
     ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking), what + ": streams");
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < kMaxPointBuffers; ++i) {
       ZK_CUDA_CHECK(cudaEventCreateWithFlags(&uploaded[i], cudaEventDisableTiming), what + ": events");
       ZK_CUDA_CHECK(cudaEventCreateWithFlags(&free[i], cudaEventDisableTiming), what + ": events");
+    }
+    for (cudaEvent_t* e : {&a_up, &b_up, &vars_up, &product, &c_up}) {
+      ZK_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming), what + ": events");
     }
   }
   ~StreamPair() {
     for (auto e : marks) {
       if (e) cudaEventDestroy(e);
     }
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < kMaxPointBuffers; ++i) {
       if (uploaded[i]) cudaEventDestroy(uploaded[i]);
       if (free[i]) cudaEventDestroy(free[i]);
+    }
+    for (cudaEvent_t e : {a_up, b_up, vars_up, product, c_up}) {
+      if (e) cudaEventDestroy(e);
     }
     if (copy) cudaStreamDestroy(copy);
     if (compute) cudaStreamDestroy(compute);
@@ -93,16 +112,33 @@ struct StreamPair {
   StreamPair& operator=(const StreamPair&) = delete;
 };
 
-// Every chunk MSM of a proof, in the order they run: h, l, a, b_g1, b_g2.
-std::vector<ChunkJob> ChunkJobs(const engine::BellmanInfo& info, uint64_t chunk) {
+// Every chunk MSM of a proof, in the order they run. Resident: h, l, a,
+// b_g1, b_g2, one MSM after another. Streamed (`interleave`): h's chunks
+// spread evenly among the others, each h chunk followed by its share of
+// them, so that their point uploads (an assignment chunk's arithmetic is a
+// fraction of its upload) run under h's arithmetic (an h chunk of random
+// scalars takes several uploads' time).
+std::vector<ChunkJob> ChunkJobs(const engine::BellmanInfo& info, uint64_t chunk, bool interleave) {
   const uint64_t counts[kSlots] = {info.domain_size > 0 ? info.domain_size - 1u : 0u, info.n_aux, info.n_a, info.n_b,
                                    info.n_b};
-  std::vector<ChunkJob> jobs;
+  std::vector<ChunkJob> h, others;
   for (int k = 0; k < kSlots; ++k) {
     for (uint64_t begin = 0; begin < counts[k]; begin += chunk) {
       const uint64_t count = std::min(chunk, counts[k] - begin);
-      jobs.push_back(ChunkJob{static_cast<Slot>(k), begin, count, msm::MakePlan(count)});
+      (k == kH ? h : others).push_back(ChunkJob{static_cast<Slot>(k), begin, count, msm::MakePlan(count)});
     }
+  }
+  std::vector<ChunkJob> jobs;
+  if (!interleave || h.empty()) {
+    jobs = std::move(h);
+    jobs.insert(jobs.end(), others.begin(), others.end());
+    return jobs;
+  }
+  size_t next = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    jobs.push_back(h[i]);
+    const size_t until = others.size() * (i + 1) / h.size();
+    for (; next < until; ++next) jobs.push_back(others[next]);
   }
   return jobs;
 }
@@ -134,20 +170,27 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
     index_a_ = DeviceBuffer(std::max<size_t>(info_.n_a, 1) * 4, what + " a scalar indices");
     index_b_ = DeviceBuffer(std::max<size_t>(info_.n_b, 1) * 4, what + " b scalar indices");
 
-    jobs_ = ChunkJobs(info_, layout_.chunk_points);
-    // The planner's own figure (one owner: what it budgeted is what is carved).
+    jobs_ = ChunkJobs(info_, layout_.chunk_points, /*interleave=*/!layout_.points_resident);
+    // The planner's own figure (one owner: what it budgeted is what is
+    // carved): the workspace, a chunk of scalars, and (streamed) two point
+    // buffers, or more where the NTT scratch leaves the arena larger.
     const MsmNeeds needs = ChunkWorkspaceNeeds(info_, layout_.chunk_points);
     const uint64_t points_bytes =
         layout_.points_resident ? 0 : AlignUp(layout_.chunk_points * groth16::kG2AffineBytes);
-    msm_offset_points_ = AlignUp(needs.Total());
-    msm_offset_scalars_ = msm_offset_points_ + 2 * points_bytes;
-    const uint64_t msm_bytes = msm_offset_scalars_ + AlignUp(layout_.chunk_points * 32);
-    arena_ = DeviceBuffer(std::max<uint64_t>(2 * n * sizeof(Fr), msm_bytes), what + " arena (NTT scratch, MSM chunks)");
+    msm_offset_scalars_ = AlignUp(needs.Total());
+    msm_offset_points_ = msm_offset_scalars_ + AlignUp(layout_.chunk_points * 32);
+    const uint64_t msm_bytes = msm_offset_points_ + kMinPointBuffers * points_bytes;
+    const uint64_t arena_bytes = std::max<uint64_t>(2 * n * sizeof(Fr), msm_bytes);
+    if (points_bytes) {
+      point_buffers_ = static_cast<int>(std::min<uint64_t>(kMaxPointBuffers, (arena_bytes - msm_offset_points_) / points_bytes));
+    }
+    if (point_buffers_) info_.placement += "; " + std::to_string(point_buffers_) + " chunk point buffers";
+    arena_ = DeviceBuffer(arena_bytes, what + " arena (NTT scratch, MSM chunks)");
     workspace_ = MsmWorkspace(needs, arena_.get());
     points_bytes_ = points_bytes;
     window_sums_ = DeviceBuffer(std::max<size_t>(jobs_.size(), 1) * kSlotBytes, what + " MSM window sums");
     staging_ = PinnedBuffer(std::max<size_t>(jobs_.size(), 1) * kSlotBytes, what + " pinned window-sum staging");
-    streams_ = std::make_unique<StreamPair>(what);
+    streams_ = std::make_unique<StreamPair>(what, jobs_.size());
     ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": set-up");
     if (options.validate_key && !layout_.points_resident) CheckStreamedPointsOnDevice();
     info_.resident_bytes = domain_.resident_bytes() + vector_.bytes() + vars_.bytes() + index_a_.bytes() +
@@ -338,35 +381,54 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
     const auto t_upload = Clock::now();
     indices_.Update(v, info_, index_a_.as<uint32_t>(), index_b_.as<uint32_t>(), st);
     const uint64_t n_vars = uint64_t{info_.n_inputs} + info_.n_aux;
-    uint8_t* vars = vars_.as<uint8_t>();
-    ZK_CUDA_CHECK(cudaMemcpyAsync(vars, v.input.data(), v.input.size() * 32, cudaMemcpyHostToDevice, st),
-                  "assignment upload");
-    if (!v.aux.empty()) {
-      ZK_CUDA_CHECK(cudaMemcpyAsync(vars + v.input.size() * 32, v.aux.data(), v.aux.size() * 32, cudaMemcpyHostToDevice,
-                                    st),
-                    "assignment upload");
-    }
-    CanonicalInPlaceKernel<<<Blocks(n_vars, 256), 256, 0, st>>>(n_vars, vars_.as<uint32_t>());
-    ZK_CUDA_CHECK_LAUNCH("assignment to canonical");
-    timings.witness_transfer_s = SecondsSince(t_upload);
+    const cudaStream_t cp = streams_->copy;
+    auto record = [](cudaEvent_t e, cudaStream_t stream, const char* what) {
+      ZK_CUDA_CHECK(cudaEventRecord(e, stream), what);
+    };
+    auto wait = [](cudaStream_t stream, cudaEvent_t e, const char* what) {
+      ZK_CUDA_CHECK(cudaStreamWaitEvent(stream, e, 0), what);
+    };
 
     // h (step 2). The arena's halves: the vector in hand and the scratch.
+    // The copy stream uploads a, b and the assignment one after another
+    // (each while the compute stream transforms the one before), then c once
+    // a·b has freed its buffer.
     const auto t_ntt = Clock::now();
     Fr* acc = vector_.as<Fr>();
     Fr* other = arena_.as<Fr>();
     Fr* scratch = other + n;
     auto upload = [&](std::span<const engine::FrMont> part, Fr* dst) {
-      ZK_CUDA_CHECK(cudaMemcpyAsync(dst, part.data(), m * sizeof(Fr), cudaMemcpyHostToDevice, st), "a/b/c upload");
-      if (m < n) ZK_CUDA_CHECK(cudaMemsetAsync(dst + m, 0, (n - m) * sizeof(Fr), st), "a/b/c upload");
+      ZK_CUDA_CHECK(cudaMemcpyAsync(dst, part.data(), m * sizeof(Fr), cudaMemcpyHostToDevice, cp), "a/b/c upload");
+      if (m < n) ZK_CUDA_CHECK(cudaMemsetAsync(dst + m, 0, (n - m) * sizeof(Fr), cp), "a/b/c upload");
+    };
+    auto upload_assignment = [&] {
+      uint8_t* vars = vars_.as<uint8_t>();
+      ZK_CUDA_CHECK(cudaMemcpyAsync(vars, v.input.data(), v.input.size() * 32, cudaMemcpyHostToDevice, cp),
+                    "assignment upload");
+      if (!v.aux.empty()) {
+        ZK_CUDA_CHECK(cudaMemcpyAsync(vars + v.input.size() * 32, v.aux.data(), v.aux.size() * 32,
+                                      cudaMemcpyHostToDevice, cp),
+                      "assignment upload");
+      }
+      record(streams_->vars_up, cp, "assignment upload");
     };
     if (n > 1) {
       upload(v.a, acc);
-      domain_.EnqueueToOddCoset(st, acc, scratch, 1, "NTT of a (to the coset)");
+      record(streams_->a_up, cp, "a upload");
       upload(v.b, other);
+      record(streams_->b_up, cp, "b upload");
+      upload_assignment();
+      wait(st, streams_->a_up, "NTT of a");
+      domain_.EnqueueToOddCoset(st, acc, scratch, 1, "NTT of a (to the coset)");
+      wait(st, streams_->b_up, "NTT of b");
       domain_.EnqueueToOddCoset(st, other, scratch, 1, "NTT of b (to the coset)");
       MulInPlaceKernel<<<Blocks(n, 256), 256, 0, st>>>(n, reinterpret_cast<DFr*>(acc), reinterpret_cast<const DFr*>(other));
       ZK_CUDA_CHECK_LAUNCH("a·b");
+      record(streams_->product, st, "a·b");
+      wait(cp, streams_->product, "c upload");
       upload(v.c, other);
+      record(streams_->c_up, cp, "c upload");
+      wait(st, streams_->c_up, "NTT of c");
       domain_.EnqueueToOddCoset(st, other, scratch, 1, "NTT of c (to the coset)");
       SubScaleKernel<<<Blocks(n, 256), 256, 0, st>>>(n, reinterpret_cast<DFr*>(acc), reinterpret_cast<const DFr*>(other),
                                                      BitCopy<DFr>(z_inv_));
@@ -375,7 +437,14 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
       CanonicalScalarKernel<<<Blocks(n - 1, 256), 256, 0, st>>>(n - 1, reinterpret_cast<const DFr*>(acc),
                                                                  vector_.as<uint32_t>());
       ZK_CUDA_CHECK_LAUNCH("h scalars");
+    } else {
+      upload_assignment();
     }
+    // The assignment: the l scalars, gathered into a's and b's.
+    wait(st, streams_->vars_up, "assignment to canonical");
+    CanonicalInPlaceKernel<<<Blocks(n_vars, 256), 256, 0, st>>>(n_vars, vars_.as<uint32_t>());
+    ZK_CUDA_CHECK_LAUNCH("assignment to canonical");
+    timings.witness_transfer_s = SecondsSince(t_upload);
     // The arena turns into MSM buffers only after the NTTs.
     for (cudaEvent_t e : streams_->free) ZK_CUDA_CHECK(cudaEventRecord(e, st), "MSM chunks");
     timings.ntt_s = SecondsSince(t_ntt);
@@ -385,27 +454,37 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
     const uint32_t* scalars_h = vector_.as<uint32_t>();
     const uint32_t* scalars_l = vars_.as<uint32_t>() + 8 * size_t{info_.n_inputs};
     uint32_t* chunk_scalars = reinterpret_cast<uint32_t*>(arena_.as<char>() + msm_offset_scalars_);
-    bool marked[kSlots + 1] = {};
+    auto point_bytes = [](const ChunkJob& job) {
+      return job.slot == kB2 ? groth16::kG2AffineBytes : groth16::kG1AffineBytes;
+    };
+    // Streamed: job u's points go into buffer u % point_buffers_ once the
+    // job before it in that buffer is done. The uploads are enqueued ahead
+    // of the jobs (the compact sort waits on the host for its item count,
+    // so an upload enqueued with its own job would start only then).
+    size_t next_upload = 0;
+    auto enqueue_uploads_until = [&](size_t end) {
+      for (; next_upload < std::min(end, jobs_.size()); ++next_upload) {
+        const ChunkJob& job = jobs_[next_upload];
+        const int buf = static_cast<int>(next_upload % point_buffers_);
+        char* buffer = arena_.as<char>() + msm_offset_points_ + buf * points_bytes_;
+        wait(cp, streams_->free[buf], "MSM chunk upload");
+        ZK_CUDA_CHECK(cudaMemcpyAsync(buffer, host_points_[job.slot] + job.begin * point_bytes(job),
+                                      job.count * point_bytes(job), cudaMemcpyHostToDevice, cp),
+                      "MSM chunk upload");
+        record(streams_->uploaded[buf], cp, "MSM chunk upload");
+      }
+    };
     for (size_t j = 0; j < jobs_.size(); ++j) {
       const ChunkJob& job = jobs_[j];
-      const int buf = static_cast<int>(j % 2);
-      if (!marked[job.slot]) {
-        ZK_CUDA_CHECK(cudaEventRecord(streams_->marks[job.slot], st), "MSM timing");
-        marked[job.slot] = true;
-      }
-      const uint64_t point_bytes = job.slot == kB2 ? groth16::kG2AffineBytes : groth16::kG1AffineBytes;
+      record(streams_->marks[j], st, "MSM timing");
       const char* points = nullptr;
       if (layout_.points_resident) {
-        points = device_points_[job.slot].as<char>() + job.begin * point_bytes;
+        points = device_points_[job.slot].as<char>() + job.begin * point_bytes(job);
       } else {
-        char* buffer = arena_.as<char>() + msm_offset_points_ + buf * points_bytes_;
-        ZK_CUDA_CHECK(cudaStreamWaitEvent(streams_->copy, streams_->free[buf], 0), "MSM chunk upload");
-        ZK_CUDA_CHECK(cudaMemcpyAsync(buffer, host_points_[job.slot] + job.begin * point_bytes,
-                                      job.count * point_bytes, cudaMemcpyHostToDevice, streams_->copy),
-                      "MSM chunk upload");
-        ZK_CUDA_CHECK(cudaEventRecord(streams_->uploaded[buf], streams_->copy), "MSM chunk upload");
-        ZK_CUDA_CHECK(cudaStreamWaitEvent(st, streams_->uploaded[buf], 0), "MSM chunk");
-        points = buffer;
+        enqueue_uploads_until(j + point_buffers_);
+        const int buf = static_cast<int>(j % point_buffers_);
+        wait(st, streams_->uploaded[buf], "MSM chunk");
+        points = arena_.as<char>() + msm_offset_points_ + buf * points_bytes_;
       }
       const uint32_t* scalars = nullptr;
       switch (job.slot) {
@@ -442,22 +521,20 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
         EnqueueMsmBuckets<G1>(st, workspace_, workspace_, plan, reinterpret_cast<const A1*>(points),
                               reinterpret_cast<X1*>(sums), phase);
       }
-      if (!layout_.points_resident) ZK_CUDA_CHECK(cudaEventRecord(streams_->free[buf], st), "MSM chunk");
+      if (!layout_.points_resident) record(streams_->free[j % point_buffers_], st, "MSM chunk");
     }
-    ZK_CUDA_CHECK(cudaEventRecord(streams_->marks[kSlots], st), "MSM timing");
+    record(streams_->marks[jobs_.size()], st, "MSM timing");
     ZK_CUDA_CHECK(cudaMemcpyAsync(staging_.get(), window_sums_.get(), jobs_.size() * kSlotBytes, cudaMemcpyDeviceToHost, st),
                   "MSM result download");
     ZK_CUDA_CHECK(cudaStreamSynchronize(st), "proof (device work)");
     timings.msm_s = SecondsSince(t_msm);
-    // Each MSM's device time: from its first chunk to the next MSM's (the
-    // jobs run in slot order on one stream).
-    for (int k = 0; k < kSlots; ++k) {
-      if (!marked[k]) continue;
-      int next = k + 1;
-      while (next < kSlots && !marked[next]) ++next;
+    // Each MSM's device time: the sum of its chunk jobs' spans on the
+    // compute stream (a streamed job's span includes waiting for its points).
+    for (double& seconds : timings.msm_device_s) seconds = 0;
+    for (size_t j = 0; j < jobs_.size(); ++j) {
       float ms = 0;
-      ZK_CUDA_CHECK(cudaEventElapsedTime(&ms, streams_->marks[k], streams_->marks[next]), "MSM timing");
-      timings.msm_device_s[k] = ms / 1e3;
+      ZK_CUDA_CHECK(cudaEventElapsedTime(&ms, streams_->marks[j], streams_->marks[j + 1]), "MSM timing");
+      timings.msm_device_s[jobs_[j].slot] += ms / 1e3;
     }
   }
 
@@ -479,6 +556,7 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
   Fr z_inv_;
   DeviceBuffer vector_, vars_, index_a_, index_b_, arena_, window_sums_;
   uint64_t msm_offset_points_ = 0, msm_offset_scalars_ = 0, points_bytes_ = 0;  // in arena_, after the NTTs
+  int point_buffers_ = 0;  // streamed: chunk point buffers in arena_ (kMinPointBuffers..kMaxPointBuffers)
   MsmWorkspace workspace_;  // carved from arena_
   std::vector<ChunkJob> jobs_;
   PinnedBuffer staging_;

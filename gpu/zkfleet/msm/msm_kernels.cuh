@@ -29,8 +29,8 @@ __global__ void InitBuckets(curve::Xyzz<Cfg>* buckets, uint64_t count) {
 }
 
 // Level 0 of the accumulation. No launch bounds: with the products as calls
-// (ff/field32.hpp), every bound tried on the H200 was slower (session 7, run
-// 23: BN254 G1 at 5 and 6 blocks per SM 1.05x and 1.06x slower, BN254 G2 at
+// (ff/field32.hpp), every bound tried on the H200 was slower (docs/benchmarks-gpu.md:
+// BN254 G1 at 5 and 6 blocks per SM 1.05x and 1.06x slower, BN254 G2 at
 // 3 blocks, the best bound while the products were inlined, 1.10x slower
 // than ptxas's 218 registers, BLS12-381 G1 at 4 blocks 1.07x slower).
 template <class Cfg>

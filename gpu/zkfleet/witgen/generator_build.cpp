@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/common/progress_ticker.hpp"
 #include "zkfleet/witgen/child_process.hpp"
 #include "zkfleet/witgen/embedded_sources.hpp"
 
@@ -474,6 +475,15 @@ std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const e
     }
   } cleanup{dir};
 
+  // A first compile of a large circuit takes tens of seconds (~37 s at
+  // 2^22): said every 2 s while it runs.
+  std::optional<ProgressTicker> still_compiling;
+  if (options.on_compile) {
+    still_compiling.emplace(std::chrono::seconds(2), [&options, &wasm](double seconds) {
+      options.on_compile("still compiling the witness generator of " + wasm.filename().string() + " (" +
+                         std::to_string(static_cast<int>(seconds)) + " s so far)");
+    });
+  }
   WriteFileOrThrow(dir / "circuit.wasm", wasm_bytes);
   RunTool({options.wasm2c, "circuit.wasm", "-n", "circuit", "-o", "circuit.c"}, dir, wasm, "wasm2c", cancel);
   std::string c_source = ReadFileOrThrow(dir / "circuit.c", "wasm2c output");
@@ -493,6 +503,7 @@ std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const e
   }
   cc.push_back("-lm");
   RunTool(cc, dir, wasm, "the C compiler (" + options.cc + ")", cancel);
+  still_compiling.reset();
   if (!Describe(dir / "generator", options, info, why)) {
     throw Error(ErrorCode::kBadFormat, wasm.string() + " is not a circom witness generator: " + why);
   }

@@ -106,8 +106,15 @@ BrokerMetrics::BrokerMetrics(MetricsServer& server, size_t max_circuits)
                                             "by endpoint (clients, workers)")),
       grpc_requests_family_(CounterFamily(server.registry(), "zkfleet_broker_grpc_requests_total",
                                           "gRPC calls the broker's front door answered, by method and status code "
-                                          "(UNAUTHENTICATED: no certificate the allow-list names)")) {
+                                          "(UNAUTHENTICATED: no certificate the allow-list names)")),
+      grpc_tls_refused_family_(CounterFamily(server.registry(), "zkfleet_broker_grpc_tls_refused_total",
+                                             "TLS handshakes the gRPC front door refused before any call, by reason "
+                                             "(no_certificate, certificate_not_trusted: expired or of another CA, "
+                                             "other)")) {
   prometheus::Registry& registry = server.registry();
+  for (const char* reason : {"no_certificate", "certificate_not_trusted", "other"}) {
+    grpc_tls_refused_family_.Add({{"reason", reason}});
+  }
   // Every RPC's OK and UNAUTHENTICATED series exist from the start (at 0).
   for (const char* method : {"SubmitJob", "GetJob", "AwaitJob", "CancelJob", "ListJobs", "RetryJob", "GetStatus",
                              "ListWorkers", "DrainWorker"}) {

@@ -75,6 +75,10 @@ class BrokerMetrics {
   void GrpcAnswered(const std::string& method, const std::string& code) {
     grpc_requests_family_.Add({{"method", method}, {"code", code}}).Increment();
   }
+  // A TLS handshake the gRPC front door refused, before any call:
+  // zkfleet_broker_grpc_tls_refused_total{reason} (no_certificate,
+  // certificate_not_trusted, other). Any thread (gRPC's).
+  void GrpcTlsRefused(const std::string& reason) { grpc_tls_refused_family_.Add({{"reason", reason}}).Increment(); }
   // Application bytes (the Envelope and the frames after it; not CURVE's
   // overhead) received from and sent to each socket: `workers` false =
   // clients. zkfleet_broker_received_bytes_total{socket},
@@ -156,6 +160,7 @@ class BrokerMetrics {
   prometheus::Family<prometheus::Counter>& auth_rejected_family_;
   prometheus::Family<prometheus::Counter>& connections_cut_family_;
   prometheus::Family<prometheus::Counter>& grpc_requests_family_;
+  prometheus::Family<prometheus::Counter>& grpc_tls_refused_family_;
 
   std::mutex circuits_mutex_;
   std::map<std::string, Circuit, std::less<>> circuits_;  // node-based: references stay valid

@@ -1,6 +1,9 @@
 #include "zkfleet/metrics/worker_metrics.hpp"
 
 #include <algorithm>
+#include <cstdio>
+
+#include <algorithm>
 
 #include "zkfleet/metrics/buckets.hpp"
 #include "zkfleet/metrics/state_clocks.hpp"
@@ -238,8 +241,22 @@ void WorkerMetrics::SetState(proto::WorkerState new_state) {
       break;
     default: clocks_->memory_wait.Stop(); break;
   }
-  bool ready = new_state == proto::WORKER_STATE_READY;
-  server_.SetReadiness(ready, ready ? "READY" : WorkerStateLabel(new_state));
+  {
+    std::lock_guard lock(readiness_mutex_);
+    state_ = new_state;
+  }
+  PublishReadiness();
+}
+
+void WorkerMetrics::PublishReadiness() {
+  std::lock_guard lock(readiness_mutex_);
+  const bool ready = state_ == proto::WORKER_STATE_READY;
+  std::string reason = ready ? "READY" : WorkerStateLabel(state_);
+  if (!ready && !load_detail_.empty() &&
+      (state_ == proto::WORKER_STATE_STARTING || state_ == proto::WORKER_STATE_LOADING)) {
+    reason += ": " + load_detail_;
+  }
+  server_.SetReadiness(ready, reason);
 }
 
 void WorkerMetrics::SetMemory(const proto::MemoryStatus& memory) {
@@ -255,8 +272,18 @@ void WorkerMetrics::JobEnded(const std::string& circuit_id, Outcome outcome) {
   ForCircuit(circuit_id).jobs[static_cast<size_t>(outcome)]->Increment();
 }
 
-void WorkerMetrics::SetKeyLoadBytes(const std::string& circuit_id, uint64_t bytes) {
+void WorkerMetrics::SetKeyLoadBytes(const std::string& circuit_id, uint64_t bytes, uint64_t total_bytes) {
   ForCircuit(circuit_id).key_load_bytes->Set(static_cast<double>(bytes));
+  if (total_bytes == 0) return;
+  char detail[160];
+  std::snprintf(detail, sizeof detail, "circuit %s %.1f of %.1f GB (%.0f%%)", circuit_id.c_str(),
+                static_cast<double>(bytes) / 1e9, static_cast<double>(total_bytes) / 1e9,
+                100.0 * static_cast<double>(std::min(bytes, total_bytes)) / static_cast<double>(total_bytes));
+  {
+    std::lock_guard lock(readiness_mutex_);
+    load_detail_ = detail;
+  }
+  PublishReadiness();
 }
 
 void WorkerMetrics::ObserveVerify(const std::string& circuit_id, double seconds) {

@@ -123,7 +123,9 @@ class WorkerMetrics {
   // (zkfleet_worker_key_load_bytes{circuit}): a bellperson .params file as
   // its points are decoded (every ~2 s), a .zkey once loaded; the file's
   // size once the key is resident.
-  void SetKeyLoadBytes(const std::string& circuit_id, uint64_t bytes);
+  // `total_bytes` > 0: while the worker is not READY, /ready also names the
+  // load's progress ("LOADING: circuit porep 12.3 of 48.4 GB (25%)").
+  void SetKeyLoadBytes(const std::string& circuit_id, uint64_t bytes, uint64_t total_bytes = 0);
 
   Circuit& ForCircuit(const std::string& circuit_id);
 
@@ -174,6 +176,14 @@ class WorkerMetrics {
 
   std::mutex circuits_mutex_;
   std::map<std::string, Circuit, std::less<>> circuits_;  // node-based: references stay valid
+
+  // What /ready says: the state, and while it is not READY the last load
+  // progress reported (SetKeyLoadBytes). Set from the worker's thread and
+  // the loaders'.
+  void PublishReadiness();
+  std::mutex readiness_mutex_;
+  proto::WorkerState state_ = proto::WORKER_STATE_STARTING;
+  std::string load_detail_;
 };
 
 }  // namespace zkfleet::metrics

@@ -1,5 +1,8 @@
 #include "zkfleet/storage/etcd_client.hpp"
 
+#include <fstream>
+#include <sstream>
+
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
@@ -85,8 +88,42 @@ EtcdUrl ParseEtcdUrl(const std::string& url) {
   return parsed;
 }
 
+namespace {
+
+std::string ReadPemFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf()) || text.str().find("-----BEGIN") == std::string::npos) {
+    throw Error(ErrorCode::kInvalidArgument, std::string("etcd TLS: cannot read the ") + what + " " + path +
+                                                 " (a PEM file is expected)");
+  }
+  return text.str();
+}
+
+std::shared_ptr<grpc::ChannelCredentials> Credentials(const EtcdTls& tls) {
+  if (!tls.enabled()) {
+    if (!tls.cert_file.empty() || !tls.key_file.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, "etcd TLS: a client certificate needs the CA file too (--etcd-ca)");
+    }
+    return grpc::InsecureChannelCredentials();
+  }
+  if (tls.cert_file.empty() != tls.key_file.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "etcd TLS: give the client certificate and its key together");
+  }
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ReadPemFile(tls.ca_file, "CA file");
+  if (!tls.cert_file.empty()) {
+    ssl.pem_cert_chain = ReadPemFile(tls.cert_file, "client certificate");
+    ssl.pem_private_key = ReadPemFile(tls.key_file, "client key");
+  }
+  return grpc::SslCredentials(ssl);
+}
+
+}  // namespace
+
 EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options)) {
   if (options_.endpoints.empty()) throw Error(ErrorCode::kInvalidArgument, "etcd: no member endpoints");
+  const std::shared_ptr<grpc::ChannelCredentials> credentials = Credentials(options_.tls);
   url_ = "etcd://";
   for (const std::string& endpoint : options_.endpoints) {
     if (url_.size() > 7) url_ += ",";
@@ -98,7 +135,7 @@ EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options))
     // A member that went away is tried again soon after it is back.
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    member->channel = grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(), args);
+    member->channel = grpc::CreateCustomChannel(endpoint, credentials, args);
     member->kv = etcdserverpb::KV::NewStub(member->channel);
     member->lease = etcdserverpb::Lease::NewStub(member->channel);
     members_.push_back(std::move(member));

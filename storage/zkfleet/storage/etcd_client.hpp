@@ -23,14 +23,17 @@
 #include <string>
 #include <vector>
 
+#include "zkfleet/storage/etcd_tls.hpp"
+
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 
 namespace zkfleet::storage {
 
 struct EtcdClientOptions {
-  std::vector<std::string> endpoints;  // "host:port" of each member's client URL (plain HTTP/2)
+  std::vector<std::string> endpoints;  // "host:port" of each member's client URL
   std::chrono::milliseconds call_timeout{2000};
   std::chrono::milliseconds retry_for{6000};
+  EtcdTls tls;
 };
 
 // "etcd://h1:p1,h2:p2" -> {"h1:p1", "h2:p2"}; the part after a '/' is the

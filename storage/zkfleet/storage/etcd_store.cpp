@@ -25,12 +25,20 @@ std::string PrefixEnd(std::string prefix) {
   return std::string(1, '\0');
 }
 
+// A read-only journal's own client (a broker's shares its leadership's).
+EtcdClientOptions ClientOptionsOf(const EtcdJournalOptions& options) {
+  EtcdClientOptions client;
+  client.endpoints = options.endpoints;
+  client.tls = options.tls;
+  return client;
+}
+
 }  // namespace
 
 EtcdStore::EtcdStore(const EtcdJournalOptions& options, bool read_only)
     : options_(options),
       read_only_(read_only || options.leadership == nullptr),
-      client_(options.leadership ? options.leadership->options().client : EtcdClientOptions{options.endpoints}),
+      client_(options.leadership ? options.leadership->options().client : ClientOptionsOf(options)),
       journal_prefix_(options.prefix + "journal/") {}
 
 std::unique_ptr<EtcdStore> EtcdStore::Open(const EtcdJournalOptions& options, bool read_only) {

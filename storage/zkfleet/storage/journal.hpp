@@ -58,6 +58,8 @@
 #include <string_view>
 #include <vector>
 
+#include "zkfleet/storage/etcd_tls.hpp"
+
 #include "journal.pb.h"
 #include "zkfleet/storage/record_store.hpp"
 
@@ -80,6 +82,7 @@ class EtcdLeadership;
 // The journal in an etcd cluster instead of a data directory (etcd_store.hpp).
 struct EtcdJournalOptions {
   std::vector<std::string> endpoints;  // "host:port" of the members
+  EtcdTls tls;                         // TLS to them (none: plaintext)
   std::string prefix = "zkfleet/";     // every key of this fleet starts with it
   // The leadership every write is fenced with; not owned, outlives the
   // journal. Null: read-only inspection (zkctl).

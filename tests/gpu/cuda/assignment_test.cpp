@@ -4,6 +4,7 @@
 // engine's verifier; bad assignments refused. Skipped without a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <functional>
 
 #include "testutil/require_gpu.hpp"
@@ -157,6 +158,9 @@ TEST_F(CudaAssignment, StreamedUnderADeviceMemoryBudgetSameBytesAsTheCpu) {
           const engine::BellmanKey key = Key(params, true, true, budget);
           const uint64_t held = cuda::AllocationStats().device_bytes_live - live_before;
           EXPECT_NE(key.info().placement.find("streamed"), std::string::npos) << key.info().placement;
+          EXPECT_NE(key.info().placement.find(" chunk point buffers"), std::string::npos) << key.info().placement;
+          std::printf("2^%d trim %d budget %llu: %s\n", log_rows, trim, static_cast<unsigned long long>(budget),
+                      key.info().placement.c_str());
           EXPECT_LE(held, budget) << key.info().placement;
           // The points are page-locked where the parameters were decoded (no
           // copy into cudaHostAlloc'd blocks), and unlocked with the key.

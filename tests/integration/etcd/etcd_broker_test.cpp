@@ -124,6 +124,44 @@ TEST(EtcdBrokers, ZkctlListsAJournalInEtcd) {
   EXPECT_NE(output.find("exactly one"), std::string::npos) << output;
 }
 
+// A cluster that serves clients over TLS with client certificates: a broker
+// given the CA and a client certificate (--etcd-ca/--etcd-cert/--etcd-key)
+// journals there and serves a job; zkctl journal reads it with the same
+// files; without the CA, or with a file that is not PEM, it is refused in words.
+TEST(EtcdBrokers, ABrokerTalksTlsToAnEtcdClusterWithClientCertificates) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << "SKIPPED LOUDLY: etcd is not installed (scripts/install-deps.sh)";
+  auto cluster = std::make_unique<EtcdCluster>(std::filesystem::current_path().string() + "/etcd-tls-" +
+                                                   std::to_string(getpid()),
+                                               3, /*tls=*/true);
+  std::string why;
+  ASSERT_TRUE(cluster->Start(30s, &why)) << why;
+  const std::vector<std::string> tls = {"--etcd-ca", cluster->tls_ca(), "--etcd-cert", cluster->tls_client_cert(),
+                                        "--etcd-key", cluster->tls_client_key()};
+  Fleet fleet("etcd-tls");
+  std::vector<std::string> args = {"--journal", cluster->Url("fleet/"), "--insecure-plaintext", "--accept-unrouted"};
+  args.insert(args.end(), tls.begin(), tls.end());
+  fleet.StartBroker(args);
+  auto client = fleet.Client();
+  const auto submitted = client->Submit(Job("over-tls"), 20s);
+  EXPECT_EQ(EtcdJobs(*cluster, "fleet/"), 1);  // etcdctl, with the client certificate
+  std::string output;
+  std::vector<std::string> zkctl = {BinaryPath("zkctl"), "journal", "--journal", cluster->Url("fleet/"), "--json"};
+  zkctl.insert(zkctl.end(), tls.begin(), tls.end());
+  ASSERT_EQ(RunCommand(zkctl, &output), 0) << output;
+  EXPECT_NE(output.find("\"over-tls\""), std::string::npos) << output;
+  fleet.StartWorker("w1", {"--instant", "--circuit", "c1", "--insecure-plaintext"});
+  std::map<uint64_t, int> delivered = {{submitted.job_seq(), 0}};
+  EXPECT_TRUE(EveryResultOnce(*client, delivered, 60s));
+  // Without the files, the members (which want a client certificate) are
+  // not reached: zkctl gives up with an error, not a listing.
+  EXPECT_NE(RunCommand({BinaryPath("zkctl"), "journal", "--journal", cluster->Url("fleet/"), "--json"}, &output), 0)
+      << output;
+  // A file that is not a PEM certificate is refused before anything is sent.
+  zkctl = {BinaryPath("zkctl"), "journal", "--journal", cluster->Url("fleet/"), "--etcd-ca", cluster->tls_client_key() + ".missing"};
+  EXPECT_NE(RunCommand(zkctl, &output), 0) << output;
+  EXPECT_NE(output.find("etcd TLS: cannot read the CA file"), std::string::npos) << output;
+}
+
 // ZKFLEET_ETCD_KILLS (default 2) rounds, lease TTL ZKFLEET_ETCD_LEASE_TTL (2 s), of: 15 jobs acknowledged, kill -9 of
 // the leader, the time until the next SUBMIT is acknowledged (by the
 // standby, now leading), the killed broker started again as a standby.

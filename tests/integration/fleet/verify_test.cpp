@@ -9,9 +9,12 @@
 // as a client error, once, without retries.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -108,6 +111,11 @@ TEST(FleetVerify, RepeatedEngineFaultsTurnTheWorkerFaultedAndTheBrokerRoutesElse
   std::string out;
   ASSERT_EQ(fleet.Zkctl({"workers"}, &out), 0) << out;
   EXPECT_NE(out.find("FAULTED"), std::string::npos) << out;
+  // An admin's undrain cannot make its engine sound: zkctl says it is still
+  // FAULTED and that a restart is needed, and exits 1.
+  EXPECT_EQ(fleet.Zkctl({"undrain", "bad"}, &out), 1) << out;
+  EXPECT_NE(out.find("worker bad is still FAULTED: it reported its own engine faulted"), std::string::npos) << out;
+  EXPECT_EQ(out.find("READY again"), std::string::npos) << out;
 
   // Nothing is routed to the faulted worker: a job waits for a healthy one.
   proto::SubmitRequest request;
@@ -277,6 +285,55 @@ TEST(FleetVerify, APassedKeyCheckIsRememberedAndAChangedKeyIsCheckedAgain) {
   ASSERT_TRUE(code.has_value()) << third.Log();
   EXPECT_EQ(*code, 1) << third.Log();
   EXPECT_NE(third.Log().find("section B1 point 5 "), std::string::npos) << third.Log();
+}
+
+// Issue 49, item 4: circuits come and go without a restart. A key dropped
+// into --verification-key-dir is taken at `zkctl reload` (admin); removed and
+// SIGHUP'd, its SUBMITs are refused again; a file that does not load is
+// named and costs nothing else.
+TEST(FleetVerify, AKeyAddedToTheDirectoryTakesJobsAfterAReloadAndLeavesOnSighup) {
+  using zkfleet::testing::WriteFile;
+  Fleet fleet("verify_reload");
+  const std::string keys = fleet.dir() + "/vk";
+  std::filesystem::create_directories(keys);
+  Process& broker = fleet.StartBroker({"--verification-key-dir", keys});
+  fleet.StartWorker("prover", WorkerArgs(FreePort()));
+  fleet.WaitWorkerReady("prover");
+  const std::string witness = Fixture("bn128_k12/witness.wtns");
+  std::string out;
+  EXPECT_EQ(fleet.Zkctl({"--json", "submit", "--circuit", kCircuit, witness}, &out), 1) << out;
+  EXPECT_NE(out.find("UNKNOWN_CIRCUIT"), std::string::npos) << out;
+  ASSERT_EQ(fleet.Zkctl({"reload"}, &out), 0) << out;
+  EXPECT_NE(out.find("no circuit changed"), std::string::npos) << out;
+
+  std::filesystem::copy_file(Vk(), keys + "/" + kCircuit + ".json");
+  ASSERT_EQ(fleet.Zkctl({"reload"}, &out), 0) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(std::string("\\n") + kCircuit + "\\s+added"))) << out;
+  ASSERT_EQ(fleet.Zkctl({"--wait-timeout", "120", "submit", "--circuit", kCircuit, "--wait", witness}, &out), 0)
+      << out << broker.Log();
+  EXPECT_NE(out.find("SUCCEEDED"), std::string::npos) << out;
+  // Only an admin reloads.
+  ASSERT_NE(fleet.Zkctl({"--curve-secret-key", fleet.SecretKeyFile("alice"), "--broker-public-key",
+                         fleet.broker_public_key(), "--json", "reload"},
+                        &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("FORBIDDEN"), std::string::npos) << out;
+
+  // A damaged file is named; the key already there stays.
+  WriteFile(keys + "/broken.json", "{ \"protocol\": ");
+  ASSERT_EQ(fleet.Zkctl({"--json", "reload"}, &out), 1) << out;
+  EXPECT_NE(out.find("broken"), std::string::npos) << out;
+  EXPECT_EQ(out.find("circuitsRemoved"), std::string::npos) << out;
+  std::filesystem::remove(keys + "/broken.json");
+
+  // Removed, and the broker told by SIGHUP: its SUBMITs are refused again.
+  std::filesystem::remove(keys + "/" + kCircuit + ".json");
+  broker.Signal(SIGHUP);
+  ASSERT_TRUE(broker.WaitForLog(std::string("verification key of circuit ") + kCircuit + " removed", 10s))
+      << broker.Log();
+  EXPECT_EQ(fleet.Zkctl({"--json", "submit", "--circuit", kCircuit, witness}, &out), 1) << out;
+  EXPECT_NE(out.find("UNKNOWN_CIRCUIT"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -452,6 +452,40 @@ TEST(Zkctl, EnvironmentLookupsAndBoundsAreUsersTerms) {
   EXPECT_EQ(RunCommand({BinaryPath("zkbroker"), "--help"}, &out), 0) << out;
 }
 
+// zkctl job/jobs: JSON is Protobuf's mapping of the broker's JobInfo (every
+// field, the retry history included, as gRPC clients get it); the table has
+// a header, and an empty list says so.
+TEST(Zkctl, JobsTableAndJobJsonAreTheBrokersMessage) {
+  Fleet fleet("zkctl_jobs");
+  fleet.StartBroker();
+  fleet.StartWorker("w1", {"--instant", "--circuit", "c1"});
+  fleet.WaitWorkerReady("w1");
+  std::string out;
+  ASSERT_EQ(fleet.Zkctl({"submit", "--circuit", "c1", "--request-id", "first", "--wait",
+                         Fixture("bn128_k12/witness.wtns")},
+                        &out),
+            0)
+      << out;
+  ASSERT_EQ(fleet.Zkctl({"--json", "job", "1"}, &out), 0) << out;
+  auto job = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(job.is_object()) << out;
+  EXPECT_EQ(job.value("job_seq", ""), "1") << out;
+  EXPECT_EQ(job.value("state", ""), "JOB_STATE_SUCCEEDED") << out;
+  EXPECT_EQ(job.value("request_id", ""), "first") << out;
+  EXPECT_TRUE(job.contains("history") && job["history"].is_array()) << out;
+  EXPECT_TRUE(job.contains("payload") && job.contains("deadline_unix_s")) << out;
+  ASSERT_EQ(fleet.Zkctl({"jobs"}, &out), 0) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(JOB\s+STATE\s+CIRCUIT\s+CLIENT\s+REQUEST\s+PROVED\s+SUBMITTED)")))
+      << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n1\s+SUCCEEDED\s+c1\s+\S+\s+first\s+1/1\s+\d{4}-)"))) << out;
+  ASSERT_EQ(fleet.Zkctl({"jobs", "--state", "failed"}, &out), 0) << out;
+  EXPECT_EQ(out, "no jobs match\n");
+  ASSERT_EQ(fleet.Zkctl({"--json", "jobs", "--state", "failed"}, &out), 0) << out;
+  auto empty = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(empty.is_object()) << out;
+  EXPECT_TRUE(empty["jobs"].is_array() && empty["jobs"].empty()) << out;
+}
+
 // zkctl undrain against a real broker: an admin's request, answered with
 // the worker's state; an unknown worker and a non-admin key are refused.
 // (What undrain does to DRAINING / FAULTED workers: the broker's own tests.)

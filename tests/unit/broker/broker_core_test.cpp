@@ -110,6 +110,20 @@ class BrokerCoreTest : public ::testing::Test {
     core_->HandleWorker(identity, e, now_);
   }
 
+  // An admin's UNDRAIN of `worker_id`: the state the broker answers with.
+  proto::WorkerState UndrainAsAdmin(const std::string& worker_id) {
+    proto::Envelope undrain;
+    undrain.mutable_undrain_worker()->set_worker_id(worker_id);
+    core_->HandleClient("admin", undrain, now_);
+    auto out = Take();
+    EXPECT_EQ(out.size(), 1u);
+    if (out.size() != 1 || !out[0].envelope.has_undrain_worker_reply()) {
+      ADD_FAILURE() << "no UNDRAIN reply";
+      return proto::WORKER_STATE_UNSPECIFIED;
+    }
+    return out[0].envelope.undrain_worker_reply().state();
+  }
+
   // Submits and returns the reply envelope(s) sent to `client` (a routing
   // identity; `client_id` is the client identity, "" = anonymous).
   std::vector<Outgoing> Submit(const std::string& client, const std::string& request_id, proto::Priority priority,
@@ -1751,6 +1765,98 @@ TEST_F(BrokerCoreTest, StrikesBelongToTheKeyNotToTheIdOrTheReady) {
   EXPECT_EQ(core_->workers().all().at("w-c").state, proto::WORKER_STATE_READY) << "one strike after the pardon";
 }
 
+// Issue 49, item 2: a host whose workers share one key, one of them a bad
+// GPU. Its strikes all come from its own worker id, so the verdict holds that
+// id (also when it comes back) and the key's other workers keep working; a
+// third strike from a second id would hold the key whole (the test above).
+TEST_F(BrokerCoreTest, AFaultedWorkerOfASharedKeyIsHeldAloneAndItsNeighboursKeepWorking) {
+  BrokerOptions options;
+  options.lease_start_timeout = milliseconds(100);
+  Make(options);  // three strikes to fault
+  KeyedReady(*core_, "w-gpu1", "gpu1", "host-key", 0, now_);  // no credit: takes nothing yet
+  for (int strike = 0; strike < 3; ++strike) {
+    KeyedReady(*core_, "w-gpu0", "gpu0", "host-key", 1, now_);
+    if (core_->jobs().Find(1) == nullptr) Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+    ASSERT_EQ(core_->workers().all().at("w-gpu0").state, proto::WORKER_STATE_READY) << strike;
+    ASSERT_EQ(Dispatch().size(), 1u) << strike;
+    now_ += milliseconds(200);  // never started: taken back, a strike
+    Heartbeat("w-gpu0", proto::WORKER_STATE_READY);
+    Heartbeat("w-gpu1", proto::WORKER_STATE_READY);
+    core_->Tick(now_);
+    Take();
+  }
+  EXPECT_EQ(core_->workers().all().at("w-gpu0").state, proto::WORKER_STATE_FAULTED);
+  EXPECT_EQ(core_->workers().all().at("w-gpu1").state, proto::WORKER_STATE_READY);
+  // gpu0 restarted (a new connection, the same id): still held.
+  proto::Envelope bye;
+  bye.mutable_disconnect()->set_reason("restarting");
+  core_->HandleWorker("w-gpu0", bye, now_);
+  KeyedReady(*core_, "w-gpu0-again", "gpu0", "host-key", 1, now_);
+  EXPECT_EQ(core_->workers().all().at("w-gpu0-again").state, proto::WORKER_STATE_FAULTED);
+  // A new worker of the key, and the neighbour, take the job.
+  KeyedReady(*core_, "w-gpu2", "gpu2", "host-key", 1, now_);
+  EXPECT_EQ(core_->workers().all().at("w-gpu2").state, proto::WORKER_STATE_READY);
+  KeyedReady(*core_, "w-gpu1", "gpu1", "host-key", 1, now_);
+  const auto leased = Dispatch();
+  ASSERT_EQ(leased.size(), 1u);
+  EXPECT_NE(std::get<0>(leased[0]), "w-gpu0-again");
+  // A neighbour's single strike now is its own, not a third id's on top of
+  // gpu0's three: the key is not held whole for it.
+  now_ += milliseconds(200);  // the lease just made is never started: a strike
+  Heartbeat("w-gpu1", proto::WORKER_STATE_READY);
+  Heartbeat("w-gpu2", proto::WORKER_STATE_READY);
+  core_->Tick(now_);
+  Take();
+  EXPECT_EQ(core_->workers().all().at("w-gpu1").state, proto::WORKER_STATE_READY);
+  EXPECT_EQ(core_->workers().all().at("w-gpu2").state, proto::WORKER_STATE_READY);
+}
+
+// A READY again on the registering connection, same id (zkworker's SIGHUP
+// changed its circuits): an update. Its lease and credit stay; routing
+// follows the new list.
+TEST_F(BrokerCoreTest, AWorkerAnnouncingNewCircuitsKeepsItsLeasesAndCredit) {
+  Ready("w", "w", {"c1"}, 3);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Started("w", 1, 0);
+  const uint32_t credit = core_->workers().all().at("w").credit;
+  Ready("w", "w", {"c1", "c2"}, 0);
+  const WorkerRecord& w = core_->workers().all().at("w");
+  EXPECT_EQ(w.leased.size(), 1u);
+  EXPECT_EQ(w.credit, credit);
+  EXPECT_TRUE(w.circuits.count("c2"));
+  EXPECT_EQ(core_->counters().workers_lost, 0u);
+  Submit("cl", "r2", proto::PRIORITY_NORMAL, 1, "c2");
+  EXPECT_EQ(Dispatch().size(), 1u) << "c2 is routed to it now";
+  // c1 dropped: its running item still answers; no new c1 work comes.
+  Ready("w", "w", {"c2"}, 0);
+  Result("w", 1, 0);
+  Take();
+  EXPECT_EQ(core_->counters().jobs_completed, 1u);
+  Submit("cl", "r3", proto::PRIORITY_NORMAL, 1, "c1");
+  EXPECT_TRUE(Dispatch().empty());
+}
+
+// A job whose circuit has no key any more (the broker restarted without it)
+// is never completed from an unchecked proof: it fails, saying why, and the
+// worker is not struck.
+TEST_F(BrokerCoreTest, AResultForACircuitThatLostItsKeyFailsTheJobUnchecked) {
+  Ready("w", "w", {"c1"}, 1);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  Commit();
+  options_.unverified_circuits.clear();  // no key for c1, and not unverified any more
+  options_.verification_keys = std::make_shared<VerificationKeys>();
+  Restart();
+  Ready("w2", "w", {"c1"}, 1);
+  ASSERT_EQ(Dispatch().size(), 1u);
+  Started("w2", 1, 0);
+  Result("w2", 1, 0);
+  Take();
+  EXPECT_EQ(core_->counters().jobs_completed, 0u);
+  EXPECT_EQ(core_->counters().jobs_failed, 1u);
+  EXPECT_EQ(core_->strikes("w", now_), 0u);
+}
+
 // A witness that crashes every prover is the job's fault, not the key's: in
 // a fleet of one key the job is dead-lettered and the key stays READY; a
 // crash that loses work is forgiven by the key's next verified proof.
@@ -2008,19 +2114,62 @@ TEST_F(BrokerCoreTest, DrainingIsTheBrokersStateToLeaveNotTheWorkers) {
   Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
   EXPECT_EQ(Dispatch().size(), 0u);
   // An admin undrains it.
+  EXPECT_EQ(UndrainAsAdmin("A"), proto::WORKER_STATE_READY);
+  EXPECT_EQ(Dispatch().size(), 1u);
+  // Only an admin may.
+  proto::Envelope undrain;
+  undrain.mutable_undrain_worker()->set_worker_id("A");
+  core_->HandleClient("bob", undrain, now_, KeyPeer("bob", Role::kSubmit));
+  auto out = Take();
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_FORBIDDEN);
+}
+
+// A worker that reported its own engine FAULTED takes no work whatever the
+// broker says: an admin's undrain clears the broker's part and answers
+// FAULTED (zkctl then says a restart of that worker is needed), and nothing
+// is routed to it; restarted (a READY without FAULTED), it serves again.
+TEST_F(BrokerCoreTest, UndrainOfAWorkerThatFaultedItselfLeavesItFaulted) {
+  Ready("wA", "A", {"c1"}, 2);
+  Heartbeat("wA", proto::WORKER_STATE_FAULTED);
+  EXPECT_EQ(core_->workers().all().at("wA").state, proto::WORKER_STATE_FAULTED);
+  EXPECT_EQ(UndrainAsAdmin("A"), proto::WORKER_STATE_FAULTED);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 1);
+  EXPECT_EQ(Dispatch().size(), 0u);
+  // The restarted process (a new connection, the old one silent) registers READY: work flows again.
+  now_ += 2 * options_.heartbeat_interval;
+  Ready("wA-restarted", "A", {"c1"}, 2);
+  EXPECT_EQ(core_->workers().all().at("wA-restarted").state, proto::WORKER_STATE_READY);
+  EXPECT_EQ(Dispatch().size(), 1u);
+}
+
+// A drained worker exits; an UNDRAIN of it afterwards says it left, when and
+// why, and that it is started again, not only "unknown"; once it registers
+// again it is an ordinary worker.
+TEST_F(BrokerCoreTest, UndrainOfAWorkerThatLeftSaysSoAndHowToBringItBack) {
+  Ready("wA", "A", {"c1"}, 2);
+  proto::Envelope bye;
+  bye.mutable_disconnect()->set_reason("drained");
+  core_->HandleWorker("wA", bye, now_);
+  Take();
   proto::Envelope undrain;
   undrain.mutable_undrain_worker()->set_worker_id("A");
   core_->HandleClient("admin", undrain, now_);
   auto out = Take();
   ASSERT_EQ(out.size(), 1u);
-  ASSERT_TRUE(out[0].envelope.has_undrain_worker_reply());
-  EXPECT_EQ(out[0].envelope.undrain_worker_reply().state(), proto::WORKER_STATE_READY);
-  EXPECT_EQ(Dispatch().size(), 1u);
-  // Only an admin may.
-  undrain.mutable_undrain_worker()->set_worker_id("A");
-  core_->HandleClient("bob", undrain, now_, KeyPeer("bob", Role::kSubmit));
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_UNKNOWN_WORKER);
+  const std::string& message = out[0].envelope.error().message();
+  EXPECT_NE(message.find("worker 'A' is not connected: it left (disconnected: drained, at 20"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("start it again"), std::string::npos) << message;
+  // An id never seen is unknown, plainly.
+  undrain.mutable_undrain_worker()->set_worker_id("never");
+  core_->HandleClient("admin", undrain, now_);
   out = Take();
-  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_FORBIDDEN);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].envelope.error().message(), "no worker 'never' is registered or held (see zkctl workers)");
+  // Back again: an ordinary worker.
+  Ready("wA2", "A", {"c1"}, 2);
+  EXPECT_EQ(UndrainAsAdmin("A"), proto::WORKER_STATE_READY);
 }
 
 TEST_F(BrokerCoreTest, ARemovedWorkerKeyIsCutOffAndItsLeasesRequeue) {
@@ -3012,6 +3161,76 @@ TEST_F(SignalsCheckTest, OneKeyVouchesWhereNoOtherServesTheCircuitOrNoneComesInT
   EXPECT_EQ(results[0].partitions(0).signals_keys(), 0u);
 }
 
+
+}  // namespace
+}  // namespace zkfleet::broker
+
+namespace zkfleet::broker {
+namespace {
+
+// Issue 49, item 4: an admin's RELOAD is answered with what the server's
+// reload did; other roles are refused, and a core given no reloader says so.
+// LiveJobsByCircuit is what the reload keeps busy circuits' keys by.
+TEST_F(BrokerCoreTest, AReloadIsAnAdminsAndCountsTheLiveJobsOfEachCircuit) {
+  proto::Envelope reload;
+  reload.set_correlation_id(7);
+  reload.mutable_reload();
+  core_->HandleClient("admin", reload, now_);
+  auto out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].envelope.has_error());
+  EXPECT_NE(out[0].envelope.error().message().find("nothing to reload"), std::string::npos);
+
+  int reloads = 0;
+  core_->set_reloader([&reloads] {
+    ++reloads;
+    proto::ReloadReply reply;
+    reply.add_circuits_added("new-circuit");
+    return reply;
+  });
+  core_->HandleClient("submitter", reload, now_, KeyPeer("submitter", Role::kSubmit));
+  out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].envelope.has_error());
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_FORBIDDEN);
+  core_->HandleClient("observer", reload, now_, KeyPeer("observer", Role::kObserve));
+  out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_FORBIDDEN);
+  EXPECT_EQ(reloads, 0);
+  core_->HandleClient("ops", reload, now_, KeyPeer("ops", Role::kAdmin));
+  out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].envelope.has_reload_reply()) << out[0].envelope.DebugString();
+  EXPECT_EQ(out[0].envelope.correlation_id(), 7u);
+  EXPECT_EQ(out[0].envelope.reload_reply().circuits_added(0), "new-circuit");
+  EXPECT_EQ(reloads, 1);
+
+  // Workers named in the RELOAD are sent a ReloadCommand; unknown ids are said.
+  Ready("w", "w", {"c1", "c2"}, 0);  // no credit: the jobs stay queued
+  proto::Envelope with_workers;
+  with_workers.mutable_reload()->add_workers("w");
+  with_workers.mutable_reload()->add_workers("ghost");
+  core_->HandleClient("ops", with_workers, now_, KeyPeer("ops", Role::kAdmin));
+  out = Take();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].identity, "w");
+  EXPECT_TRUE(out[0].envelope.has_reload_command());
+  ASSERT_TRUE(out[1].envelope.has_reload_reply());
+  EXPECT_EQ(out[1].envelope.reload_reply().workers_told(0), "w");
+  EXPECT_EQ(out[1].envelope.reload_reply().workers_unknown(0), "ghost");
+  proto::Envelope too_many;
+  for (int i = 0; i < 4097; ++i) too_many.mutable_reload()->add_workers("w" + std::to_string(i));
+  core_->HandleClient("ops", too_many, now_, KeyPeer("ops", Role::kAdmin));
+  out = Take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].envelope.error().kind(), proto::ERROR_KIND_BAD_REQUEST);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
+  Submit("cl", "r2", proto::PRIORITY_NORMAL, 1);
+  Submit("cl", "r3", proto::PRIORITY_NORMAL, 1, "c2");
+  Take();
+  EXPECT_EQ(core_->LiveJobsByCircuit(), (std::map<std::string, size_t>{{"c1", 2}, {"c2", 1}}));
+}
 
 }  // namespace
 }  // namespace zkfleet::broker

@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 #include <zmq.hpp>
 
-#include "zkfleet/broker/allow_list.hpp"
+#include "zkfleet/broker/peer_allow_list.hpp"
 #include "zkfleet/broker/zap_handler.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/fleet/curve_keys.hpp"
@@ -72,9 +72,9 @@ AllowedPeer Peer(const std::string& name, PeerKind kind, const Keys& keys, Role 
   return p;
 }
 
-// ---- AllowList ----
+// ---- PeerAllowList ----
 
-TEST(AllowList, LoadsWorkersAndClientsWithRoles) {
+TEST(PeerAllowList, LoadsWorkersAndClientsWithRoles) {
   TempDir dir;
   Keys gpu = NewKeys(), ci = NewKeys(), root = NewKeys(), viewer = NewKeys();
   dir.Write("workers/gpu-1.pub", "# zkfleet CURVE public key\npublic-key = " + gpu.pub + "\n");
@@ -83,9 +83,9 @@ TEST(AllowList, LoadsWorkersAndClientsWithRoles) {
   dir.Write("clients/viewer", "role=observe\npublic-key = \"" + viewer.pub + "\"\n");
   dir.Write("clients/.viewer.pub.swp", "junk");  // hidden: ignored silently
 
-  AllowList::LoadResult loaded = AllowList::Load(dir.path());
+  PeerAllowList::LoadResult loaded = PeerAllowList::Load(dir.path());
   EXPECT_TRUE(loaded.warnings.empty()) << Dump(loaded.warnings);
-  const AllowList& list = loaded.list;
+  const PeerAllowList& list = loaded.list;
   EXPECT_EQ(list.size(), 4u);
   EXPECT_EQ(list.count(PeerKind::kWorker), 1u);
   EXPECT_EQ(list.count(PeerKind::kClient), 3u);
@@ -118,7 +118,7 @@ TEST(AllowList, LoadsWorkersAndClientsWithRoles) {
   EXPECT_EQ(ParseRole("root"), std::nullopt);
 }
 
-TEST(AllowList, KeysWithHashAndEqualsCharactersParse) {
+TEST(PeerAllowList, KeysWithHashAndEqualsCharactersParse) {
   // '#' and '=' are Z85 characters: find keys holding them (about 4 in 10 do).
   std::vector<Keys> keys;
   for (int i = 0; i < 500 && keys.size() < 4; ++i) {
@@ -131,7 +131,7 @@ TEST(AllowList, KeysWithHashAndEqualsCharactersParse) {
   for (size_t i = 0; i < keys.size(); ++i) {
     dir.Write("clients/c" + std::to_string(i) + ".pub", keys[i].pub + (i % 2 ? " # note\n" : "\n"));
   }
-  AllowList::LoadResult loaded = AllowList::Load(dir.path());
+  PeerAllowList::LoadResult loaded = PeerAllowList::Load(dir.path());
   EXPECT_TRUE(loaded.warnings.empty()) << Dump(loaded.warnings);
   for (size_t i = 0; i < keys.size(); ++i) {
     const AllowedPeer* p = loaded.list.FindZ85(keys[i].pub);
@@ -140,7 +140,7 @@ TEST(AllowList, KeysWithHashAndEqualsCharactersParse) {
   }
 }
 
-TEST(AllowList, BadFilesAreSkippedWithWarnings) {
+TEST(PeerAllowList, BadFilesAreSkippedWithWarnings) {
   TempDir dir;
   Keys good = NewKeys(), worker = NewKeys();
   std::string bad_z85 = good.pub;
@@ -161,8 +161,8 @@ TEST(AllowList, BadFilesAreSkippedWithWarnings) {
   dir.Write("workers/roled.pub", NewKeys().pub + "\nrole = admin\n");
   fs::create_directories(dir.path() / "clients/nested");
 
-  AllowList::LoadResult loaded = AllowList::Load(dir.path());
-  const AllowList& list = loaded.list;
+  PeerAllowList::LoadResult loaded = PeerAllowList::Load(dir.path());
+  const PeerAllowList& list = loaded.list;
   EXPECT_EQ(list.size(), 2u) << Dump(loaded.warnings);
   EXPECT_NE(list.FindZ85(good.pub), nullptr);
   EXPECT_NE(list.FindZ85(worker.pub), nullptr);
@@ -177,7 +177,7 @@ TEST(AllowList, BadFilesAreSkippedWithWarnings) {
   EXPECT_TRUE(Mentions(loaded.warnings, "a worker key has no role"));
 }
 
-TEST(AllowList, DuplicateKeysAndNamesKeepTheFirst) {
+TEST(PeerAllowList, DuplicateKeysAndNamesKeepTheFirst) {
   TempDir dir;
   Keys shared = NewKeys(), twice = NewKeys(), a1 = NewKeys(), a2 = NewKeys();
   dir.Write("workers/gpu.pub", shared.pub + "\n");
@@ -187,8 +187,8 @@ TEST(AllowList, DuplicateKeysAndNamesKeepTheFirst) {
   dir.Write("clients/carol.key", a1.pub + "\n");
   dir.Write("clients/carol.pub", a2.pub + "\n");  // same NAME, other key
 
-  AllowList::LoadResult loaded = AllowList::Load(dir.path());
-  const AllowList& list = loaded.list;
+  PeerAllowList::LoadResult loaded = PeerAllowList::Load(dir.path());
+  const PeerAllowList& list = loaded.list;
   EXPECT_EQ(loaded.warnings.size(), 3u) << Dump(loaded.warnings);
   EXPECT_TRUE(Mentions(loaded.warnings, "alice.pub: key " + shared.pub + " is already listed as worker 'gpu'"))
       << Dump(loaded.warnings);
@@ -202,7 +202,7 @@ TEST(AllowList, DuplicateKeysAndNamesKeepTheFirst) {
 
   // The same worker name as a client name is fine: the domains differ.
   std::vector<std::string> warnings;
-  AllowList mixed = AllowList::FromPeers({Peer("x", PeerKind::kWorker, a1), Peer("x", PeerKind::kClient, a2)}, &warnings);
+  PeerAllowList mixed = PeerAllowList::FromPeers({Peer("x", PeerKind::kWorker, a1), Peer("x", PeerKind::kClient, a2)}, &warnings);
   EXPECT_TRUE(warnings.empty()) << Dump(warnings);
   EXPECT_EQ(mixed.size(), 2u);
 }
@@ -214,7 +214,7 @@ TEST(AllowList, DuplicateKeysAndNamesKeepTheFirst) {
 // ReadPublicKeyFile refused a role line ("unknown name 'role'") that makes a
 // client's allow-list entry; they also differed in what they took for a
 // bare key and in their messages.
-TEST(AllowList, KeyFilesReadTheSameAsPublicKeysAndAsAllowListEntries) {
+TEST(PeerAllowList, KeyFilesReadTheSameAsPublicKeysAndAsAllowListEntries) {
   const Keys k = NewKeys();
   struct Case {
     const char* name;
@@ -247,7 +247,7 @@ TEST(AllowList, KeyFilesReadTheSameAsPublicKeysAndAsAllowListEntries) {
     } catch (const Error& e) {
       error = e.what();
     }
-    AllowList::LoadResult loaded = AllowList::Load(dir.path());
+    PeerAllowList::LoadResult loaded = PeerAllowList::Load(dir.path());
     EXPECT_EQ(as_public_key.has_value(), c.valid) << error;
     EXPECT_EQ(loaded.list.size(), c.valid ? 1u : 0u) << Dump(loaded.warnings);
     if (c.valid) {
@@ -269,25 +269,25 @@ TEST(AllowList, KeyFilesReadTheSameAsPublicKeysAndAsAllowListEntries) {
   // a role is for clients/ only, and for no peer's own secret key file.
   TempDir dir;
   dir.Write("workers/w.pub", k.pub + "\nrole = admin\n");
-  EXPECT_TRUE(Mentions(AllowList::Load(dir.path()).warnings, "a worker key has no role"));
+  EXPECT_TRUE(Mentions(PeerAllowList::Load(dir.path()).warnings, "a worker key has no role"));
 }
 
-TEST(AllowList, MissingDirectoryThrowsMissingSubdirectoryWarns) {
+TEST(PeerAllowList, MissingDirectoryThrowsMissingSubdirectoryWarns) {
   TempDir dir;
   try {
-    AllowList::Load(dir.path() / "nope");
+    PeerAllowList::Load(dir.path() / "nope");
     FAIL() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kNotFound);
     EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos) << e.what();
   }
   dir.Write("clients/c.pub", NewKeys().pub + "\n");
-  AllowList::LoadResult loaded = AllowList::Load(dir.path());
+  PeerAllowList::LoadResult loaded = PeerAllowList::Load(dir.path());
   EXPECT_EQ(loaded.list.size(), 1u);
   ASSERT_EQ(loaded.warnings.size(), 1u) << Dump(loaded.warnings);
   EXPECT_TRUE(Mentions(loaded.warnings, "workers: no such directory; no worker keys are allowed"))
       << Dump(loaded.warnings);
-  EXPECT_EQ(AllowList().size(), 0u);
+  EXPECT_EQ(PeerAllowList().size(), 0u);
 }
 
 // ---- ZapHandler: the policy through hand-made ZAP requests ----
@@ -346,7 +346,7 @@ TEST(ZapHandler, PolicyOverTheZapProtocol) {
   zmq::context_t context;
   Keys worker = NewKeys(), client = NewKeys(), stranger = NewKeys();
   ZapHandler zap(context,
-                 AllowList::FromPeers({Peer("gpu-1", PeerKind::kWorker, worker),
+                 PeerAllowList::FromPeers({Peer("gpu-1", PeerKind::kWorker, worker),
                                        Peer("ops", PeerKind::kClient, client, Role::kAdmin)}));
   std::vector<std::pair<PeerKind, RejectReason>> callbacks;
   zap.set_on_rejected([&](PeerKind e, RejectReason r) { callbacks.emplace_back(e, r); });
@@ -407,7 +407,7 @@ TEST(ZapHandler, PlaintextAllowedIsAnonymous) {
   zmq::context_t context;
   ZapOptions options;
   options.allow_plaintext = true;
-  ZapHandler zap(context, AllowList(), options);
+  ZapHandler zap(context, PeerAllowList(), options);
   ZapRequester req(context, zap);
   ZapReply r = req.Ask({"1.0", "1", kClientZapDomain, "10.0.0.9", "", "NULL"});
   EXPECT_EQ(r.status, "200");
@@ -424,7 +424,7 @@ TEST(ZapHandler, RejectionLogsAreRateLimitedPerKeyAndBounded) {
   zmq::context_t context;
   ZapOptions options;
   options.max_log_entries = 3;
-  ZapHandler zap(context, AllowList(), options);
+  ZapHandler zap(context, PeerAllowList(), options);
   ZapRequester req(context, zap);
   std::vector<Keys> keys;
   for (int i = 0; i < 5; ++i) keys.push_back(NewKeys());
@@ -437,7 +437,7 @@ TEST(ZapHandler, RejectionLogsAreRateLimitedPerKeyAndBounded) {
   ZapOptions every;
   every.log_interval = milliseconds(0);
   zmq::context_t context2;
-  ZapHandler zap2(context2, AllowList(), every);
+  ZapHandler zap2(context2, PeerAllowList(), every);
   ZapRequester req2(context2, zap2);
   for (int i = 0; i < 3; ++i) req2.Curve(kClientZapDomain, keys[0].pub);
   EXPECT_EQ(zap2.rejection_logs(), 3u);
@@ -445,9 +445,9 @@ TEST(ZapHandler, RejectionLogsAreRateLimitedPerKeyAndBounded) {
 
 TEST(ZapHandler, OneHandlerPerContext) {
   zmq::context_t context;
-  ZapHandler zap(context, AllowList());
+  ZapHandler zap(context, PeerAllowList());
   try {
-    ZapHandler second(context, AllowList());
+    ZapHandler second(context, PeerAllowList());
     FAIL() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
@@ -469,7 +469,7 @@ class ZapHandlerSocketTest : public ::testing::Test {
 
   // The handler first (its endpoint must exist before any handshake), then
   // a worker and a client ROUTER, as the broker will do.
-  void Start(AllowList list, bool curve = true) {
+  void Start(PeerAllowList list, bool curve = true) {
     zap_ = std::make_unique<ZapHandler>(context_, std::move(list));
     for (auto [socket, domain, endpoint] : {std::tuple{&workers_, kWorkerZapDomain, &worker_endpoint_},
                                             std::tuple{&clients_, kClientZapDomain, &client_endpoint_}}) {
@@ -539,7 +539,7 @@ class ZapHandlerSocketTest : public ::testing::Test {
 
 TEST_F(ZapHandlerSocketTest, AllowedClientsArriveWithNameAndRole) {
   Keys alice = NewKeys(), root = NewKeys();
-  Start(AllowList::FromPeers({Peer("alice", PeerKind::kClient, alice),
+  Start(PeerAllowList::FromPeers({Peer("alice", PeerKind::kClient, alice),
                               Peer("root", PeerKind::kClient, root, Role::kAdmin)}));
   zmq::socket_t a = Dealer(client_endpoint_, &alice);
   std::optional<Received> got = Pump(milliseconds(1500));
@@ -559,7 +559,7 @@ TEST_F(ZapHandlerSocketTest, AllowedClientsArriveWithNameAndRole) {
 
 TEST_F(ZapHandlerSocketTest, UnknownKeyIsRefusedAtTheHandshake) {
   Keys alice = NewKeys(), stranger = NewKeys();
-  Start(AllowList::FromPeers({Peer("alice", PeerKind::kClient, alice)}));
+  Start(PeerAllowList::FromPeers({Peer("alice", PeerKind::kClient, alice)}));
   zmq::socket_t s = Dealer(client_endpoint_, &stranger);
   auto refused = [&] { return zap_->rejected(PeerKind::kClient, RejectReason::kUnknownKey) > 0; };
   EXPECT_FALSE(Pump(milliseconds(1000), refused));
@@ -571,7 +571,7 @@ TEST_F(ZapHandlerSocketTest, UnknownKeyIsRefusedAtTheHandshake) {
 
 TEST_F(ZapHandlerSocketTest, WorkerKeyOnlyOnTheWorkerPort) {
   Keys gpu = NewKeys();
-  Start(AllowList::FromPeers({Peer("gpu-1", PeerKind::kWorker, gpu)}));
+  Start(PeerAllowList::FromPeers({Peer("gpu-1", PeerKind::kWorker, gpu)}));
   zmq::socket_t wrong = Dealer(client_endpoint_, &gpu);
   auto refused = [&] { return zap_->rejected(PeerKind::kClient, RejectReason::kWrongEndpoint) > 0; };
   EXPECT_FALSE(Pump(milliseconds(1000), refused));
@@ -588,14 +588,14 @@ TEST_F(ZapHandlerSocketTest, WorkerKeyOnlyOnTheWorkerPort) {
 
 TEST_F(ZapHandlerSocketTest, ReloadAdmitsANewKey) {
   Keys bob = NewKeys();
-  Start(AllowList());
+  Start(PeerAllowList());
   {
     zmq::socket_t before = Dealer(client_endpoint_, &bob);
     auto refused = [&] { return zap_->rejected(PeerKind::kClient, RejectReason::kUnknownKey) > 0; };
     EXPECT_FALSE(Pump(milliseconds(1000), refused));
     ASSERT_TRUE(refused());
   }
-  zap_->Reload(AllowList::FromPeers({Peer("bob", PeerKind::kClient, bob, Role::kObserve)}));
+  zap_->Reload(PeerAllowList::FromPeers({Peer("bob", PeerKind::kClient, bob, Role::kObserve)}));
   zmq::socket_t after = Dealer(client_endpoint_, &bob);
   std::optional<Received> got = Pump(milliseconds(1000));
   ASSERT_TRUE(got);
@@ -604,7 +604,7 @@ TEST_F(ZapHandlerSocketTest, ReloadAdmitsANewKey) {
 }
 
 TEST_F(ZapHandlerSocketTest, PlaintextPeerIsRefused) {
-  Start(AllowList(), /*curve=*/false);
+  Start(PeerAllowList(), /*curve=*/false);
   zmq::socket_t plain = Dealer(client_endpoint_, nullptr);
   auto refused = [&] { return zap_->rejected(PeerKind::kClient, RejectReason::kMechanism) > 0; };
   EXPECT_FALSE(Pump(milliseconds(1000), refused));

@@ -15,6 +15,8 @@
   --allow-dir, workers and zkctl drains --curve-secret-key and
   --broker-public-key; `systemctl reload zkbroker` sends SIGHUP; Secret
   volumes are mounted 0400/0600; no deploy file says --insecure-plaintext.
+* A key per worker: systemd instances and the Kubernetes StatefulSet's pods
+  each read their own (the broker counts strikes and holds FAULTED per key).
 
 Environment: ZKFLEET_SOURCE_DIR, ZKFLEET_METRIC_NAMES (set by ctest).
 Fails (exit 1, with the reason) without python3-yaml: scripts/install-deps.sh
@@ -167,8 +169,8 @@ class AlertRulesTest(unittest.TestCase):
         # The broker's journal and admission limits (issue 13).
         "ZkfleetBrokerRefusingSubmits", "ZkfleetBrokerLiveWitnessBytesHigh", "ZkfleetJobsExpiring",
         "ZkfleetBrokerRestarted", "ZkfleetBrokerJournalSlow",
-        # CURVE handshakes refused (issue 14).
-        "ZkfleetAuthRejections",
+        # CURVE handshakes refused (issue 14); gRPC callers refused (issue 49).
+        "ZkfleetAuthRejections", "ZkfleetGrpcCallsRefused",
     }
     # page: someone is woken; ticket: looked at in working hours; info: a
     # record (a broker restart), no notification.
@@ -343,6 +345,11 @@ class SystemdUnitsTest(unittest.TestCase):
         self.assertEqual(len(data_dirs), 1, f"--data-dir must be given exactly once: {expanded}")
         self.assertEqual(os.path.normpath(data_dirs[0]), os.path.join("/var/lib", state_dir))
 
+    def test_worker_reload_sends_sighup(self):
+        # `systemctl reload zkworker@X` rereads the worker's circuits (SIGHUP).
+        (reload,) = self.worker["Service"]["ExecReload"]
+        self.assertRegex(reload, r"kill -HUP \$MAINPID")
+
     def test_worker_stop_drains_through_zkctl_and_waits(self):
         s = self.worker["Service"]
         (start,) = s["ExecStart"]
@@ -474,11 +481,27 @@ class KubernetesManifestsTest(unittest.TestCase):
         self.assertIn("ReadWriteOnce", claim["accessModes"])
         self.assertTrue(claim["resources"]["requests"]["storage"])
 
-    def test_worker_deployment(self):
-        worker = self.get("Deployment", "zkfleet-worker")
+    def test_worker_statefulset(self):
+        # A StatefulSet: stable pod names, so each pod has its own CURVE key
+        # (test_worker_key_per_pod).
+        self.assertNotIn(("Deployment", "zkfleet-worker"), self.objects)
+        worker = self.get("StatefulSet", "zkfleet-worker")
         spec = worker["spec"]["template"]["spec"]
         c = self.container(worker)
-        self.assertEqual(worker["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 1)
+        # Rollouts one pod at a time (StatefulSet's RollingUpdate, no surge);
+        # all pods start at once, not each waiting for the previous one's Ready.
+        self.assertEqual(worker["spec"]["updateStrategy"]["type"], "RollingUpdate")
+        self.assertEqual(worker["spec"]["updateStrategy"].get("rollingUpdate", {}).get("maxUnavailable", 1), 1)
+        self.assertEqual(worker["spec"]["podManagementPolicy"], "Parallel")
+        labels = worker["spec"]["template"]["metadata"]["labels"]
+        self.assertLessEqual(worker["spec"]["selector"]["matchLabels"].items(), labels.items())
+        # The governing Service: headless, exists, selects the worker pods.
+        headless = self.get("Service", worker["spec"]["serviceName"])
+        self.assertEqual(headless["spec"].get("clusterIP"), "None", "the worker StatefulSet's Service is not headless")
+        self.assertLessEqual(headless["spec"]["selector"].items(), labels.items())
+        container_ports = {p["name"] for p in c["ports"]}
+        for p in headless["spec"]["ports"]:
+            self.assertIn(p["targetPort"], container_ports)
         args = " ".join(c["args"])
         self.assertIn("--id=$(POD_NAME)", args)
         self.assertIn("--metrics-listen=", args)
@@ -552,7 +575,7 @@ class KubernetesManifestsTest(unittest.TestCase):
             self.assertIn("secret", volume, f"{allow}/{kind} is not a Secret")
 
     def test_worker_curve_keys(self):
-        worker = self.get("Deployment", "zkfleet-worker")
+        worker = self.get("StatefulSet", "zkfleet-worker")
         c = self.container(worker)
         volumes = self.check_secret_volumes(worker)
         args = " ".join(c["args"])
@@ -567,6 +590,38 @@ class KubernetesManifestsTest(unittest.TestCase):
         # No fsGroup on the worker pod: it would make the key files 0440.
         self.assertNotIn("fsGroup", worker["spec"]["template"]["spec"].get("securityContext", {}))
 
+    def test_worker_key_per_pod(self):
+        """Each worker pod reads its own key, named after the pod: the broker
+        counts strikes and holds FAULTED per key, so a key names one pod."""
+        worker = self.get("StatefulSet", "zkfleet-worker")
+        c = self.container(worker)
+        env = {e["name"]: e for e in c["env"]}
+        self.assertEqual(env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"], "metadata.name")
+        (secret,) = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--curve-secret-key=")]
+        self.assertIn("$(POD_NAME)", secret, "the worker's key must be named after its pod")
+        volume, file_name = self.mounted_file(c, self.pod_volumes(worker), secret)
+        self.assertIn("secret", volume)
+        # The preStop drain's client key, in the same Secret; not a worker key.
+        pre_stop = " ".join(c["lifecycle"]["preStop"]["exec"]["command"])
+        drain_key = re.search(r"--curve-secret-key[= ](\S+)", pre_stop).group(1)
+        drain_volume, drain_file = self.mounted_file(c, self.pod_volumes(worker), drain_key)
+        self.assertEqual(drain_volume["name"], volume["name"])
+        # Pods of a StatefulSet are NAME-0 .. NAME-(replicas-1); each has its
+        # key in the Secret and its .pub in the workers' allow-list, named
+        # after it (the peer name in the broker's logs).
+        pods = [f"{worker['metadata']['name']}-{n}" for n in range(worker["spec"]["replicas"])]
+        keys = self.example_secrets.get(volume["secret"]["secretName"])
+        self.assertIsNotNone(keys, f"{volume['secret']['secretName']} is not in deploy/kubernetes/keys/")
+        self.assertEqual(volume["secret"]["secretName"], "zkfleet-worker-keys")
+        key_files = {k for k in keys.get("stringData", {}) if k.endswith(".secret")} - {drain_file}
+        self.assertEqual(key_files, {file_name.replace("$(POD_NAME)", pod) for pod in pods},
+                         "zkfleet-worker-keys must hold one zkfleet-worker-N.secret per replica, and no shared key")
+        self.assertNotIn("items", volume["secret"], "items would leave out some pods' keys")
+        allow = self.example_secrets.get("zkfleet-allow-workers")
+        self.assertIsNotNone(allow, "zkfleet-allow-workers is not in deploy/kubernetes/keys/")
+        self.assertEqual(set(allow.get("stringData", {})), {f"{pod}.pub" for pod in pods},
+                         "zkfleet-allow-workers must hold one zkfleet-worker-N.pub per replica")
+
     def test_example_secrets_are_placeholders(self):
         z85_key = re.compile(r"^\s*(public-key|secret-key)\s*=\s*[0-9a-zA-Z.\-:+=^!/*?&<>()\[\]{}@%$#]{40}\s*$", re.M)
         for name, secret in self.example_secrets.items():
@@ -579,11 +634,11 @@ class KubernetesManifestsTest(unittest.TestCase):
         pdb = self.get("PodDisruptionBudget", "zkfleet-worker")
         self.assertEqual(pdb["apiVersion"], "policy/v1")
         self.assertEqual(pdb["spec"]["maxUnavailable"], 1)
-        labels = self.get("Deployment", "zkfleet-worker")["spec"]["template"]["metadata"]["labels"]
+        labels = self.get("StatefulSet", "zkfleet-worker")["spec"]["template"]["metadata"]["labels"]
         self.assertLessEqual(pdb["spec"]["selector"]["matchLabels"].items(), labels.items())
 
     def test_systemd_and_kubernetes_agree_on_the_stop_budget(self):
-        worker = self.get("Deployment", "zkfleet-worker")
+        worker = self.get("StatefulSet", "zkfleet-worker")
         unit = parse_systemd_unit(os.path.join(DEPLOY, "systemd", "zkworker@.service"))
         self.assertEqual(float(worker["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]),
                          float(unit["Service"]["TimeoutStopSec"][0]))

@@ -52,6 +52,23 @@ TEST(WorkerMetricsTest, KeyLoadBytesFollowTheLoad) {
   EXPECT_EQ(ValueOf(server.Collect(), "zkfleet_worker_key_load_bytes", {{"circuit", "porep"}}), 94564824);
 }
 
+// /ready names a long load's progress while the worker is not READY.
+TEST(WorkerMetricsTest, ReadyNamesTheKeyLoadsProgressWhileLoading) {
+  MetricsServer server;
+  WorkerMetrics metrics(server, Identity(), {"porep"}, 90);
+  server.Listen("127.0.0.1:0");
+  metrics.SetState(proto::WORKER_STATE_LOADING);
+  metrics.SetKeyLoadBytes("porep", 12'300'000'000, 48'400'000'000);
+  auto reply = testing::HttpGet(server.port(), "/ready");
+  EXPECT_EQ(reply.status, 503);
+  EXPECT_EQ(reply.body, "LOADING: circuit porep 12.3 of 48.4 GB (25%)\n");
+  EXPECT_EQ(ValueOf(server.Collect(), "zkfleet_worker_key_load_bytes", {{"circuit", "porep"}}), 12'300'000'000);
+  metrics.SetState(proto::WORKER_STATE_READY);
+  EXPECT_EQ(testing::HttpGet(server.port(), "/ready").body, "READY\n");
+  metrics.SetState(proto::WORKER_STATE_DRAINING);
+  EXPECT_EQ(testing::HttpGet(server.port(), "/ready").body, "DRAINING\n");  // no load detail once loaded
+}
+
 TEST(WorkerMetricsTest, StateGaugeIsOneForTheCurrentStateOnly) {
   MetricsServer server;
   WorkerMetrics metrics(server, Identity(), {"mul"}, 90);

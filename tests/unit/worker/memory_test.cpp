@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "zkfleet/common/byte_size.hpp"
 #include "zkfleet/common/error.hpp"
 
 #include "zkfleet/worker/memory_source.hpp"

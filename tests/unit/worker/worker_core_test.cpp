@@ -4,10 +4,13 @@
 // never started, so no thread but the test's touches the core.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core_test_support.hpp"
@@ -475,6 +478,57 @@ TEST_F(WorkerCoreTest, AJobWhoseWitnessDidNotArriveWholeIsAnsweredFailedAtOnce) 
   EXPECT_EQ(results[0].result().item().lease().number(), 40u);
   EXPECT_EQ(Only(sent, proto::Envelope::kCredit).size(), 1u);  // its credit comes back
   EXPECT_EQ(core_->ledger().held(), 0u);
+}
+
+}  // namespace
+}  // namespace zkfleet::worker
+
+namespace zkfleet::worker {
+namespace {
+
+// Issue 49, item 4: circuits changed at run time. What goes hands its queued
+// items back at once and leaves READY; a JOB of it that crosses the change
+// goes back too; what comes is announced once the set has adopted it.
+TEST_F(WorkerCoreTest, AReloadHandsBackWhatGoesAndAnnouncesWhatComesOnceLoaded) {
+  MakeReady();
+  Sent();
+  Job(1, 5);
+  Job(2, 6);
+  ASSERT_EQ(core_->queue().queued(), 2u);
+  core_->ReloadCircuits({{"d", "", true, ""}}, now_);
+  std::vector<proto::Envelope> sent = Sent();
+  ASSERT_GE(sent.size(), 2u);
+  ASSERT_TRUE(sent[0].has_handback()) << sent[0].DebugString();
+  EXPECT_EQ(sent[0].handback().items_size(), 2);
+  ASSERT_TRUE(sent[1].has_ready()) << sent[1].DebugString();
+  EXPECT_EQ(sent[1].ready().circuits_size(), 0) << "c goes, d is not loaded yet";
+  EXPECT_EQ(core_->queue().queued(), 0u);
+  // A JOB of the circuit that goes, sent before the broker saw that READY.
+  Job(3, 7);
+  sent = Sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].has_handback()) << sent[0].DebugString();
+  // A second change while the first loads is refused.
+  core_->ReloadCircuits({{"e", "", true, ""}}, now_);
+  // The loader thread posts its event; the core announces d.
+  std::deque<PipelineEvent> events;
+  for (int i = 0; i < 500 && events.empty(); ++i) {
+    events = core_->mailbox().TakeAll();
+    if (events.empty()) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(events.size(), 1u);
+  ASSERT_EQ(events.front().kind, PipelineEvent::Kind::kCircuitsChanged);
+  EXPECT_TRUE(events.front().text.empty()) << events.front().text;
+  Post(std::move(events.front()));
+  sent = Sent();
+  const auto ready = std::find_if(sent.begin(), sent.end(), [](const proto::Envelope& e) { return e.has_ready(); });
+  ASSERT_NE(ready, sent.end());
+  EXPECT_EQ(std::vector<std::string>(ready->ready().circuits().begin(), ready->ready().circuits().end()),
+            std::vector<std::string>{"d"});
+  EXPECT_EQ(core_->circuits().circuit_ids(), std::vector<std::string>{"d"});
+  // Nothing changes: nothing sent.
+  core_->ReloadCircuits({{"d", "", true, ""}}, now_);
+  EXPECT_TRUE(Sent().empty());
 }
 
 }  // namespace

@@ -94,6 +94,7 @@ CircuitSet::CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions eng
       keys_(devices_.size()),
       bellman_keys_(devices_.size()),
       device_resident_bytes_(devices_.size()) {
+  released_.assign(devices_.size(), false);
   engine_options_.checked_keys = std::move(checked_keys);
   bool any_engine = false;
   for (const CircuitSpec& spec : specs_) any_engine |= !spec.instant;
@@ -110,13 +111,19 @@ void CircuitSet::Load() {
   // files unchecked, all at once (each has its own copy engine and memory).
   // The generators first: compiled (or found in the cache) before the
   // worker announces anything as READY, never in a job's path.
+  // (Devices that left the set get nothing: a Sibling's load at run time.)
+  std::vector<size_t> active;
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    if (!released_[d]) active.push_back(d);
+  }
   LoadGenerators();
-  LoadDevice(0, /*check=*/true);
-  CheckGeneratorsFitKeys();
-  if (devices_.size() == 1) return;
+  if (active.empty()) return;
+  LoadDevice(active[0], /*check=*/true);
+  CheckGeneratorsFitKeys(active[0]);
+  if (active.size() == 1) return;
   std::vector<std::exception_ptr> errors(devices_.size());
   std::vector<std::thread> loaders;
-  for (size_t d = 1; d < devices_.size(); ++d) {
+  for (size_t d : std::span(active).subspan(1)) {
     loaders.emplace_back([this, d, &errors] {
       try {
         LoadDevice(d, /*check=*/false);
@@ -176,9 +183,9 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
     }
     resident_bytes_ += info.resident_bytes;
     device_resident_bytes_[device] += info.resident_bytes;
-    if (device == 0) public_counts_[spec.id] = info.n_public;  // only device 0's loader writes it
+    if (check_points) public_counts_[spec.id] = info.n_public;  // only the first device's loader writes it
     keys_[device][spec.id] = std::move(key);
-    if (device == 0 && load_progress_) {
+    if (check_points && load_progress_) {
       std::error_code error;
       const uint64_t size = std::filesystem::file_size(spec.zkey_path, error);
       if (!error) load_progress_(spec.id, size, size);
@@ -200,7 +207,7 @@ void CircuitSet::LoadBellman(const CircuitSpec& spec, size_t device, bool check_
   // for the first time takes minutes), and the gauge.
   bool started_reading = false;
   auto progress = [&](uint64_t done, uint64_t total) {
-    if (device == 0 && load_progress_) load_progress_(spec.id, done, total);
+    if (check_points && load_progress_) load_progress_(spec.id, done, total);
     // Not the call before the first point, nor the last: the "loaded" line follows.
     if (!std::exchange(started_reading, true) || done >= total) return;
     const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
@@ -243,8 +250,37 @@ void CircuitSet::LoadBellman(const CircuitSpec& spec, size_t device, bool check_
   bellman_keys_[device][spec.id] = std::move(key);
 }
 
-ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> witness_bytes, size_t device) const {
+// Counts a Prove() in, after any Adopt() under way, and out.
+class CircuitSet::ProveGate {
+ public:
+  explicit ProveGate(const CircuitSet& set) : set_(set) {
+    std::unique_lock lock(set_.gate_mutex_);
+    set_.gate_changed_.wait(lock, [this] { return !set_.changing_; });
+    ++set_.proving_;
+  }
+  ~ProveGate() {
+    std::lock_guard lock(set_.gate_mutex_);
+    if (--set_.proving_ == 0) set_.gate_changed_.notify_all();
+  }
+  ProveGate(const ProveGate&) = delete;
+  ProveGate& operator=(const ProveGate&) = delete;
+
+ private:
+  const CircuitSet& set_;
+};
+
+ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> witness_bytes, size_t device,
+                               uint64_t version) const {
+  const ProveGate gate(*this);
   ProveOutcome outcome;
+  if (version != kAnyVersion) {
+    auto now = versions_.find(job.circuit_id());
+    if ((now == versions_.end() ? 0 : now->second) != version) {
+      outcome.error = "circuit '" + job.circuit_id() + "' was replaced on this worker after the item was queued";
+      outcome.retryable = true;  // not the witness's fault: it is proved again, under the key of its time
+      return outcome;
+    }
+  }
   const auto& bellman = bellman_keys_.at(device);
   if (auto it = bellman.find(job.circuit_id()); it != bellman.end()) return ProveAssignment(job, *it->second, witness_bytes);
   const auto& keys = keys_.at(device);
@@ -320,15 +356,10 @@ uint64_t CircuitSet::Release() {
 }
 
 uint64_t CircuitSet::Release(size_t device) {
+  std::lock_guard lock(gate_mutex_);
+  released_.at(device) = true;
   uint64_t released = device_resident_bytes_.at(device).exchange(0);
-#ifdef ZKFLEET_HAVE_CUDA
-  // A CUDA key's streams, events and buffers are freed with its own device
-  // current: the releasing thread (a lane that never got an item, the start
-  // thread) may have another one current, or none set.
-  if ((!keys_.at(device).empty() || !bellman_keys_.at(device).empty()) && backend_name_ == "cuda") {
-    (void)cudaSetDevice(devices_[device].ordinal);
-  }
-#endif
+  if (!keys_.at(device).empty() || !bellman_keys_.at(device).empty()) SelectForFreeing(device, backend_name_);
   keys_.at(device).clear();
   bellman_keys_.at(device).clear();
   resident_bytes_ -= released;
@@ -367,10 +398,10 @@ void CircuitSet::LoadGenerators() {
   }
 }
 
-void CircuitSet::CheckGeneratorsFitKeys() const {
+void CircuitSet::CheckGeneratorsFitKeys(size_t device) const {
   for (const auto& [id, generator] : generators_) {
-    auto key = keys_.at(0).find(id);
-    if (key == keys_.at(0).end()) continue;  // a benchmark circuit (--instant): no key to fit
+    auto key = keys_.at(device).find(id);
+    if (key == keys_.at(device).end()) continue;  // a benchmark circuit (--instant): no key to fit
     const engine::CircuitInfo& circuit = key->second->info();
     const engine::GeneratorInfo info = generator->info();
     if (info.curve != circuit.curve || info.witness_count != circuit.n_vars) {
@@ -385,6 +416,7 @@ void CircuitSet::CheckGeneratorsFitKeys() const {
 }
 
 std::vector<std::string> CircuitSet::generator_ids() const {
+  std::lock_guard lock(gate_mutex_);
   std::vector<std::string> ids;
   for (const CircuitSpec& spec : specs_) {
     if (!spec.wasm_path.empty()) ids.push_back(spec.id);
@@ -393,28 +425,140 @@ std::vector<std::string> CircuitSet::generator_ids() const {
 }
 
 std::shared_ptr<const engine::WitnessGenerator> CircuitSet::Generator(const std::string& circuit_id) const {
+  std::lock_guard lock(gate_mutex_);
   auto it = generators_.find(circuit_id);
   return it == generators_.end() ? nullptr : it->second;
 }
 
 std::optional<uint32_t> CircuitSet::PublicSignalCount(const std::string& circuit_id) const {
+  std::lock_guard lock(gate_mutex_);
   auto it = public_counts_.find(circuit_id);
   if (it == public_counts_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<std::string> CircuitSet::circuit_ids() const {
+  std::lock_guard lock(gate_mutex_);
   std::vector<std::string> ids;
   for (const CircuitSpec& spec : specs_) ids.push_back(spec.id);
   return ids;
 }
 
 std::vector<proto::CircuitKind> CircuitSet::circuit_kinds() const {
+  std::lock_guard lock(gate_mutex_);
   std::vector<proto::CircuitKind> kinds;
   for (const CircuitSpec& spec : specs_) kinds.push_back(spec.kind);
   return kinds;
 }
 
-std::string CircuitSet::backend_name() const { return backend_name_; }
+std::string CircuitSet::backend_name() const {
+  std::lock_guard lock(gate_mutex_);
+  return backend_name_;
+}
+
+void CircuitSet::StopChanges() {
+  {
+    std::lock_guard lock(gate_mutex_);
+    changes_stopped_ = true;
+  }
+  gate_changed_.notify_all();
+}
+
+int CircuitSet::proofs_running() const {
+  std::lock_guard lock(gate_mutex_);
+  return proving_;
+}
+
+uint64_t CircuitSet::Version(const std::string& circuit_id) const {
+  std::lock_guard lock(gate_mutex_);
+  auto it = versions_.find(circuit_id);
+  return it == versions_.end() ? 0 : it->second;
+}
+
+std::vector<CircuitSpec> CircuitSet::specs() const {
+  std::lock_guard lock(gate_mutex_);
+  return specs_;
+}
+
+std::unique_ptr<CircuitSet> CircuitSet::Sibling(std::vector<CircuitSpec> specs) const {
+  std::lock_guard lock(gate_mutex_);
+  auto sibling = std::make_unique<CircuitSet>(std::move(specs), engine_options_, instant_delay_, verify_,
+                                              engine_options_.checked_keys, devices_);
+  sibling->released_ = released_;
+  sibling->load_progress_ = load_progress_;
+  sibling->generator_options_ = generator_options_;
+  return sibling;
+}
+
+void CircuitSet::SelectForFreeing(size_t device, const std::string& backend) const {
+#ifdef ZKFLEET_HAVE_CUDA
+  // A CUDA key's streams, events and buffers are freed with its own device
+  // current: the freeing thread (a lane that never got an item, the start
+  // thread, a reload's loader) may have another one current, or none set.
+  if (backend == "cuda") (void)cudaSetDevice(devices_[device].ordinal);
+#else
+  (void)device;
+  (void)backend;
+#endif
+}
+
+void CircuitSet::Adopt(std::unique_ptr<CircuitSet> more, const std::set<std::string>& drop) {
+  std::unique_lock lock(gate_mutex_);
+  if (changes_stopped_) return;  // the worker is leaving: `more` is freed with this call
+  changing_ = true;
+  gate_changed_.wait(lock, [this] { return proving_ == 0 || changes_stopped_; });
+  if (changes_stopped_) {
+    changing_ = false;
+    lock.unlock();
+    gate_changed_.notify_all();
+    return;
+  }
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    if (!released_[d]) SelectForFreeing(d, backend_name_);
+    for (const std::string& id : drop) {
+      uint64_t bytes = 0;
+      if (auto key = keys_[d].find(id); key != keys_[d].end()) {
+        bytes += key->second->info().resident_bytes;
+        keys_[d].erase(key);
+      }
+      if (auto key = bellman_keys_[d].find(id); key != bellman_keys_[d].end()) {
+        bytes += key->second->info().resident_bytes;
+        bellman_keys_[d].erase(key);
+      }
+      device_resident_bytes_[d] -= bytes;
+      resident_bytes_ -= bytes;
+    }
+  }
+  for (const std::string& id : drop) {
+    generators_.erase(id);
+    public_counts_.erase(id);
+    ++versions_[id];
+  }
+  std::erase_if(specs_, [&drop](const CircuitSpec& spec) { return drop.count(spec.id) > 0; });
+  if (more) {
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      if (released_[d]) {
+        // The device left the set while the keys loaded: they are freed
+        // (with their device current), not kept where nothing proves.
+        SelectForFreeing(d, more->backend_name_);
+        more->keys_[d].clear();
+        more->bellman_keys_[d].clear();
+        continue;
+      }
+      keys_[d].merge(more->keys_[d]);
+      bellman_keys_[d].merge(more->bellman_keys_[d]);
+      const uint64_t bytes = more->device_resident_bytes_[d].load();
+      device_resident_bytes_[d] += bytes;
+      resident_bytes_ += bytes;
+    }
+    generators_.merge(more->generators_);
+    public_counts_.merge(more->public_counts_);
+    specs_.insert(specs_.end(), more->specs_.begin(), more->specs_.end());
+    if (backend_name_ == "instant") backend_name_ = more->backend_name_;
+  }
+  changing_ = false;
+  lock.unlock();
+  gate_changed_.notify_all();
+}
 
 }  // namespace zkfleet::worker

@@ -10,20 +10,31 @@
 // in devices()), and Release(device) frees one device's copies when that
 // device leaves the set.
 //
+// Circuits change at run time (zkworker's SIGHUP, WorkerCore::ReloadCircuits):
+// Sibling() makes a set of the new circuits with this one's settings, its
+// Load() runs on a thread of its own while this set proves, and Adopt()
+// moves its keys in and drops the circuits that go, once no Prove() runs
+// (the lanes wait at most the proofs running then; new Prove() calls wait
+// for the change).
+//
 // Thread-safety: Load() and Release() are called by one pipeline thread
 // while no Prove() runs; Release(device) by the last lane of that device,
 // once no Prove() on it runs (other devices' lanes may go on proving).
-// Prove() may run on several lanes at once (the keys are immutable; the
-// engine serialises device work per device). circuit_ids(), devices() and
-// resident_bytes() may be read from any thread.
+// Prove() may run on several lanes at once (the keys do not change while any
+// runs; the engine serialises device work per device). Adopt() from any
+// thread (it waits for running proofs). The accessors (circuit_ids(),
+// specs(), Generator(), ...) may be called from any thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <optional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -94,12 +105,34 @@ class CircuitSet {
   // errors become a failed outcome. A witness that does not satisfy the
   // circuit fails (not retryable) with the error "witness does not satisfy
   // circuit <job's circuit id>".
-  // `device`: an index in devices().
-  ProveOutcome Prove(const proto::Job& job, std::span<const uint8_t> witness, size_t device = 0) const;
+  // `device`: an index in devices(). `version`: the circuit's Version() when
+  // the item was queued; a circuit replaced since (Adopt) fails the item as
+  // retryable instead of proving an old circuit's witness with the new key.
+  static constexpr uint64_t kAnyVersion = ~uint64_t{0};
+  ProveOutcome Prove(const proto::Job& job, std::span<const uint8_t> witness, size_t device = 0,
+                     uint64_t version = kAnyVersion) const;
+  // How often `circuit_id` was dropped or replaced by Adopt (0: never).
+  uint64_t Version(const std::string& circuit_id) const;
   // Frees the proving keys (of every device); returns the bytes released.
   uint64_t Release();
   // Frees the proving keys of one device; returns the bytes released.
   uint64_t Release(size_t device);
+
+  // ---- circuits changed at run time
+  // An empty set of `specs` with this set's engine options, devices, checked
+  // keys, progress and generator options; its Load() loads onto the devices
+  // still in this set.
+  std::unique_ptr<CircuitSet> Sibling(std::vector<CircuitSpec> specs) const;
+  // Once no Prove() runs: drops the circuits `drop` names (their keys freed)
+  // and takes `more`'s circuits (loaded; may be null). A circuit of `more`
+  // must not be held here unless `drop` names it.
+  void Adopt(std::unique_ptr<CircuitSet> more, const std::set<std::string>& drop);
+  // No change is adopted from now on (the worker drains, faults or stops):
+  // an Adopt waiting for running proofs returns at once, adopting nothing.
+  void StopChanges();
+  // Prove() calls under way now.
+  int proofs_running() const;
+  std::vector<CircuitSpec> specs() const;
 
   std::vector<std::string> circuit_ids() const;
   // The kind of each of circuit_ids(), same order (READY's circuit_kinds).
@@ -130,6 +163,8 @@ class CircuitSet {
 
  private:
   void LoadDevice(size_t device, bool check_points);
+  // Makes `device` current before keys of `backend` on it are freed.
+  void SelectForFreeing(size_t device, const std::string& backend) const;
   // One BELLMAN circuit's .params onto `device`, logging progress and how it was checked.
   void LoadBellman(const CircuitSpec& spec, size_t device, bool check_points, const std::string& on_device);
   void LoadGenerators();
@@ -138,7 +173,18 @@ class CircuitSet {
   // A generator whose witnesses cannot be this circuit's (another curve,
   // another number of signals) is the operator's mistake: refused at start,
   // not blamed on every client's job. Throws zkfleet::Error.
-  void CheckGeneratorsFitKeys() const;
+  void CheckGeneratorsFitKeys(size_t device) const;
+
+  // Prove() counts itself in `proving_` and waits while `changing_`
+  // (Adopt); every other reader of the maps and specs_ holds gate_mutex_.
+  class ProveGate;
+  mutable std::mutex gate_mutex_;
+  mutable std::condition_variable gate_changed_;
+  mutable int proving_ = 0;
+  bool changing_ = false;
+  bool changes_stopped_ = false;
+  std::vector<bool> released_;  // per device: Release(device) ran (it left the set)
+  std::map<std::string, uint64_t> versions_;  // Version(): bumped by Adopt for what it drops
 
   std::vector<CircuitSpec> specs_;
   engine::EngineOptions engine_options_;

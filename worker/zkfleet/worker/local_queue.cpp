@@ -59,6 +59,20 @@ void LocalQueue::Wake() {
   changed_.notify_all();
 }
 
+std::vector<QueuedItem> LocalQueue::TakeQueuedOf(const std::set<std::string>& circuits) {
+  std::lock_guard lock(mutex_);
+  std::vector<QueuedItem> taken;
+  for (auto it = items_.begin(); it != items_.end();) {
+    if (circuits.count(it->second.job.circuit_id())) {
+      taken.push_back(std::move(it->second));
+      it = items_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return taken;
+}
+
 std::vector<QueuedItem> LocalQueue::TakeAllQueued() {
   std::lock_guard lock(mutex_);
   std::vector<QueuedItem> taken;

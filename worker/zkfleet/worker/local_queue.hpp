@@ -20,6 +20,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <map>
+#include <set>
+#include <string>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -42,6 +44,7 @@ struct QueuedItem {
   std::unique_ptr<uint8_t[]> heap_witness;
   size_t heap_witness_size = 0;
   std::chrono::steady_clock::time_point arrived;  // in this queue (for a generated witness: when it was done)
+  uint64_t circuit_version = 0;  // CircuitSet::Version of its circuit when it was queued
   // A job from inputs (generate_stage.hpp): seconds its witness waited for a
   // generator, and the generator's run.
   double generation_queue_s = 0;
@@ -76,6 +79,8 @@ class LocalQueue {
 
   // Removes and returns every queued (unstarted) item, in key order.
   std::vector<QueuedItem> TakeAllQueued();
+  // The same for the queued items of `circuits` only.
+  std::vector<QueuedItem> TakeQueuedOf(const std::set<std::string>& circuits);
 
   // Wakes PopForRun callers; later pops return nullopt.
   void Close();

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "zkfleet/common/byte_size.hpp"
+
 namespace zkfleet::worker {
 namespace {
 
@@ -139,34 +141,6 @@ void SimulatedMemorySource::OnPoolChanged(const std::string& worker_id, uint64_t
   std::string temp = path + ".tmp";
   std::ofstream(temp) << held_bytes << '\n';
   std::filesystem::rename(temp, path);
-}
-
-std::optional<uint64_t> ParseByteSize(const std::string& text) {
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (...) {
-    return std::nullopt;
-  }
-  if (value < 0 || !std::isfinite(value)) return std::nullopt;
-  std::string unit = text.substr(used);
-  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  double scale = 1;
-  if (unit.empty() || unit == "B") {
-    scale = 1;
-  } else if (unit == "K" || unit == "KB" || unit == "KIB") {
-    scale = 1024.0;
-  } else if (unit == "M" || unit == "MB" || unit == "MIB") {
-    scale = 1024.0 * 1024;
-  } else if (unit == "G" || unit == "GB" || unit == "GIB") {
-    scale = 1024.0 * 1024 * 1024;
-  } else if (unit == "T" || unit == "TB" || unit == "TIB") {
-    scale = 1024.0 * 1024 * 1024 * 1024;
-  } else {
-    return std::nullopt;
-  }
-  return static_cast<uint64_t>(value * scale);
 }
 
 std::optional<MemoryBudget> ParseMemoryBudget(const std::string& text) {

@@ -54,9 +54,6 @@ class SimulatedMemorySource : public MemorySource {
   std::string ledger_dir_;
 };
 
-// "1073741824", "512MiB", "2GiB", "64M", "1.5G" -> bytes. nullopt if invalid.
-std::optional<uint64_t> ParseByteSize(const std::string& text);
-
 // A budget is bytes, or a share of the memory available at start ("25%").
 struct MemoryBudget {
   uint64_t bytes = 0;

@@ -1,10 +1,5 @@
 #include "zkfleet/worker/proving_pipeline.hpp"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -19,36 +14,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+using wire::Seconds;
 }  // namespace
 
 // ------------------------------------------------------------------ mailbox
-
-EventMailbox::EventMailbox() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-  if (fd_ < 0) throw Error(ErrorCode::kInternal, std::string("eventfd: ") + std::strerror(errno));
-}
-
-EventMailbox::~EventMailbox() {
-  if (fd_ >= 0) close(fd_);
-}
-
-void EventMailbox::Post(PipelineEvent event) {
-  {
-    std::lock_guard lock(mutex_);
-    events_.push_back(std::move(event));
-  }
-  uint64_t one = 1;
-  (void)!write(fd_, &one, sizeof(one));
-}
-
-std::deque<PipelineEvent> EventMailbox::TakeAll() {
-  uint64_t count = 0;
-  (void)!read(fd_, &count, sizeof(count));
-  std::lock_guard lock(mutex_);
-  std::deque<PipelineEvent> taken;
-  taken.swap(events_);
-  return taken;
-}
 
 // ------------------------------------------------------------------ pipeline
 
@@ -221,8 +190,18 @@ bool ProvingPipeline::PassMemoryGate() {
 
 bool ProvingPipeline::WaitForPoolReady() {
   if (ready_bytes_ == 0) return true;
+  // A line every 2 s while READY waits for the pool (pinning tens of GiB
+  // takes tens of seconds).
+  auto next_report = Clock::now() + std::chrono::seconds(2);
   for (;;) {
     const PinnedPool::Stats stats = pool_.stats();
+    if (Clock::now() >= next_report && stats.pool_bytes < ready_bytes_) {
+      const double seconds = Seconds(Clock::now() - pin_started_);
+      spdlog::info("pinned pool: {} of {} MiB pinned after {:.1f} s ({:.0f} MiB/s); READY waits for it",
+                   stats.pool_bytes >> 20, ready_bytes_ >> 20, seconds,
+                   static_cast<double>(stats.pool_bytes >> 20) / std::max(seconds, 1e-9));
+      next_report += std::chrono::seconds(2);
+    }
     if (stats.pool_bytes >= ready_bytes_) {
       spdlog::info("pinned pool ({}): {} bytes in {} chunks after {:.3f} s{}", stats.mode, stats.pool_bytes,
                    stats.alloc_calls, Seconds(Clock::now() - pin_started_),
@@ -286,7 +265,7 @@ void ProvingPipeline::LaneMain(int lane) {
       begun.ref = key.ref();
       begun.device = static_cast<int>(device);
       mailbox_.Post(std::move(begun));
-      outcome = circuits_.Prove(item->job, item->witness(), device);
+      outcome = circuits_.Prove(item->job, item->witness(), device, item->circuit_version);
     }
     // A sticky error: nothing more goes to this device (the core takes it
     // out of the set when it reads the result).

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "zkfleet.pb.h"
+#include "zkfleet/common/mailbox.hpp"
 #include "zkfleet/engine/witness_generator.hpp"
 #include "zkfleet/fetch/fetcher.hpp"
 #include "zkfleet/wire/work_key.hpp"
@@ -62,6 +63,8 @@ struct PipelineEvent {
     kReleased,     // every lane has stopped; `bytes` of proving keys were freed by the last
     kFetched,      // the fetch stage is done with `ref`'s witness by reference: `fetch` says how
     kGenerated,    // the generate stage is done with `ref`'s witness from inputs: `generated` says how
+    kCircuitsChanged,  // a run-time circuit change was adopted (WorkerCore::ReloadCircuits); `text`: why its
+                       // new circuits could not be loaded (then only its removals were applied)
   };
   Kind kind = Kind::kState;
   wire::WorkerEvent state_event = wire::WorkerEvent::kMemoryFits;
@@ -81,24 +84,8 @@ struct PipelineEvent {
   uint64_t generation = 0;  // ItemStage::Submit's
 };
 
-// A thread-safe queue of PipelineEvents with an eventfd the session polls.
-class EventMailbox {
- public:
-  EventMailbox();
-  ~EventMailbox();
-  EventMailbox(const EventMailbox&) = delete;
-  EventMailbox& operator=(const EventMailbox&) = delete;
-
-  void Post(PipelineEvent event);
-  // Everything posted so far, in order; clears the eventfd.
-  std::deque<PipelineEvent> TakeAll();
-  int fd() const { return fd_; }
-
- private:
-  int fd_ = -1;
-  std::mutex mutex_;
-  std::deque<PipelineEvent> events_;
-};
+// The pipeline's (and the stages') events to the core; the session polls fd().
+using EventMailbox = Mailbox<PipelineEvent>;
 
 class ProvingPipeline {
  public:

@@ -7,20 +7,23 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <utility>
 
+#include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "zkfleet/engine/snarkjs.hpp"
 #include "zkfleet/engine/wtns.hpp"
 #include "zkfleet/wire/local_paths.hpp"
 #include "zkfleet/wire/names.hpp"
+#include "zkfleet/wire/unix_time.hpp"
 #include "zkfleet/wire/public_digest.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkfleet::worker {
 namespace {
 
-double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+using wire::Seconds;
 
 std::string HostName() {
   char name[256] = {};
@@ -60,8 +63,8 @@ WorkerCore::WorkerCore(WorkerOptions options, std::unique_ptr<CircuitSet> circui
   if (!options_.fetch.allow.empty()) {
     fetch_stage_ = std::make_unique<FetchStage>(options_.fetch, options_.fetch_threads, mailbox_);
   }
+  circuits_->set_generator_options(options_.witgen);  // also for circuits added at run time
   if (!circuits_->generator_ids().empty()) {
-    circuits_->set_generator_options(options_.witgen);
     generate_stage_ = std::make_unique<GenerateStage>(*circuits_, options_.witgen_threads, mailbox_);
   }
 }
@@ -73,6 +76,10 @@ void WorkerCore::StartPipeline() { pipeline_->Start(); }
 void WorkerCore::StopPipeline() {
   if (pipeline_stopped_) return;
   pipeline_stopped_ = true;
+  // A circuit change still loading: it adopts nothing now (a lane may be
+  // inside a proof the drain gave up on), and is waited for.
+  circuits_->StopChanges();
+  if (reload_thread_.joinable()) reload_thread_.join();
   if (fetch_stage_) fetch_stage_->Stop();
   if (generate_stage_) generate_stage_->Stop();
   if (pipeline_abandoned_) {
@@ -131,9 +138,12 @@ void WorkerCore::SendReady() {
   ready->set_worker_id(options_.worker_id);
   ready->set_host(HostName());
   ready->set_backend(circuits_->backend_name());
-  for (const auto& id : circuits_->circuit_ids()) ready->add_circuits(id);
-  for (const proto::CircuitKind kind : circuits_->circuit_kinds()) ready->add_circuit_kinds(kind);
-  for (const auto& id : circuits_->generator_ids()) ready->add_generates(id);
+  for (const CircuitSpec& spec : circuits_->specs()) {
+    if (leaving_.count(spec.id)) continue;  // a reload takes it away or replaces it
+    ready->add_circuits(spec.id);
+    ready->add_circuit_kinds(spec.kind);
+    if (!spec.wasm_path.empty()) ready->add_generates(spec.id);
+  }
   for (const std::string& prefix : options_.fetch.allow) ready->add_fetch_prefixes(prefix);
   if (ready->generates_size() > 0) {
     ready->set_generation_wall_s(static_cast<uint32_t>(std::ceil(options_.witgen.limits.wall_seconds)));
@@ -251,6 +261,7 @@ void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::tim
     HandBack({ref}, {}, "worker is " + wire::WorkerStateName(state_));
     return;
   }
+  if (HandBackIfLeaving(ref, job.circuit_id())) return;  // sent before the broker saw our READY without it
   proto::Priority priority = proto::Priority_IsValid(job.priority()) ? job.priority() : proto::PRIORITY_NORMAL;
   QueuedItem item;
   item.key = {priority, ref.job_seq, ref.partition};
@@ -268,6 +279,7 @@ void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::tim
     if (!chunk.empty()) std::memcpy(into, chunk.data(), chunk.size());
     into += chunk.size();
   }
+  item.circuit_version = circuits_->Version(item.job.circuit_id());
   if (!queue_.Push(std::move(item))) {
     // Its lease (held_, above) is now the broker's newest: the result of the
     // run already here answers it (OnResult).
@@ -361,8 +373,10 @@ void WorkerCore::OnFetched(PipelineEvent& event) {
     started_by_fetch_.erase(ref);
     return HandBack({ref}, {}, "worker is " + wire::WorkerStateName(state_));
   }
+  if (HandBackIfLeaving(ref, item.job.circuit_id())) return;
   spdlog::debug("job_seq={} partition={}: {} witness bytes fetched in {:.3f} s", ref.job_seq, ref.partition,
                 fetched.bytes, fetched.seconds);
+  item.circuit_version = circuits_->Version(item.job.circuit_id());
   if (!queue_.Push(std::move(item))) {
     started_by_fetch_.erase(ref);
     spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
@@ -426,9 +440,11 @@ void WorkerCore::OnGenerated(PipelineEvent& event) {
     started_by_fetch_.erase(ref);
     return HandBack({ref}, {}, "worker is " + wire::WorkerStateName(state_));
   }
+  if (HandBackIfLeaving(ref, item.job.circuit_id())) return;
   spdlog::debug("job_seq={} partition={}: witness computed in {:.3f} s", ref.job_seq, ref.partition, generated.seconds);
   if (item.job.signals_only()) return AnswerSignals(ref, item);
   item.arrived = now_;  // its queue wait starts now
+  item.circuit_version = circuits_->Version(item.job.circuit_id());
   if (!queue_.Push(std::move(item))) {
     started_by_fetch_.erase(ref);
     spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
@@ -576,6 +592,9 @@ void WorkerCore::OnPipelineEvent(PipelineEvent& event, Clock::time_point now) {
       }
       return;
     }
+    case PipelineEvent::Kind::kCircuitsChanged:
+      OnCircuitsChanged(event);
+      return;
     case PipelineEvent::Kind::kReleased:
       if (devices_.size() > 1) {
         spdlog::info("every lane has stopped; the proving keys of every device are released");
@@ -651,6 +670,116 @@ void WorkerCore::HandBack(const std::vector<wire::ItemRef>& unstarted, const std
   spdlog::info("handing back {} unstarted and {} aborted items ({})", handback->items_size(),
                handback->aborted_size(), reason);
   Send(std::move(envelope));
+}
+
+// ------------------------------------------------------------------ circuits changed at run time
+
+namespace {
+
+bool SameCircuit(const CircuitSpec& a, const CircuitSpec& b) {
+  return a.zkey_path == b.zkey_path && a.instant == b.instant && a.wasm_path == b.wasm_path && a.kind == b.kind;
+}
+
+std::string Names(const std::vector<std::string>& ids) { return ids.empty() ? "none" : fmt::format("{}", fmt::join(ids, ", ")); }
+
+}  // namespace
+
+void WorkerCore::ReloadCircuits(std::vector<CircuitSpec> specs, Clock::time_point now) {
+  now_ = now;
+  if (reload_thread_.joinable()) {
+    spdlog::warn("circuits not reloaded: the last change is still loading (send SIGHUP again once the log says it is "
+                 "done)");
+    return;
+  }
+  if (state_ != proto::WORKER_STATE_READY) {
+    spdlog::warn("circuits not reloaded: the worker is {} (a change is taken in READY only)",
+                 wire::WorkerStateName(state_));
+    return;
+  }
+  const std::vector<CircuitSpec> current = circuits_->specs();
+  auto find = [](const std::vector<CircuitSpec>& in, const std::string& id) {
+    return std::find_if(in.begin(), in.end(), [&id](const CircuitSpec& s) { return s.id == id; });
+  };
+  std::vector<CircuitSpec> load;
+  std::set<std::string> drop, removed;
+  std::vector<std::string> added, replaced;
+  for (const CircuitSpec& spec : specs) {
+    auto held = find(current, spec.id);
+    if (held == current.end()) {
+      load.push_back(spec);
+      added.push_back(spec.id);
+    } else if (!SameCircuit(*held, spec)) {
+      load.push_back(spec);
+      drop.insert(spec.id);
+      replaced.push_back(spec.id);
+    }
+  }
+  for (const CircuitSpec& spec : current) {
+    if (find(specs, spec.id) == specs.end()) {
+      drop.insert(spec.id);
+      removed.insert(spec.id);
+    }
+  }
+  if (load.empty() && drop.empty()) {
+    spdlog::info("circuits reloaded: nothing changed");
+    return;
+  }
+  spdlog::info("circuits change: adding {}, removing {}, reloading {}", Names(added),
+               Names({removed.begin(), removed.end()}), Names(replaced));
+  if (!drop.empty()) {
+    // What goes takes no more work: its queued items go back now, and READY
+    // leaves it out (the broker routes them elsewhere).
+    leaving_ = drop;
+    std::vector<wire::ItemRef> back;
+    for (QueuedItem& item : queue_.TakeQueuedOf(drop)) back.push_back(item.key.ref());
+    HandBack(back, {}, "its circuit is being removed or reloaded on this worker");
+    Reannounce();
+  }
+  reload_adds_ = !load.empty();
+  reload_thread_ = std::thread([this, load = std::move(load), drop, removed] {
+    PipelineEvent done;
+    done.kind = PipelineEvent::Kind::kCircuitsChanged;
+    std::unique_ptr<CircuitSet> more;
+    if (!load.empty()) {
+      try {
+        more = circuits_->Sibling(load);
+        more->Load();
+      } catch (const std::exception& e) {
+        done.text = e.what();
+        more.reset();
+      }
+    }
+    // A replacement whose new file failed keeps the old one.
+    circuits_->Adopt(std::move(more), done.text.empty() ? drop : removed);
+    mailbox_.Post(std::move(done));
+  });
+}
+
+void WorkerCore::OnCircuitsChanged(const PipelineEvent& event) {
+  if (reload_thread_.joinable()) reload_thread_.join();
+  leaving_.clear();
+  if (!event.text.empty()) {
+    spdlog::error("circuits not added: {}; the removals were applied, the rest is as it was", event.text);
+  }
+  if (!generate_stage_ && !circuits_->generator_ids().empty()) {
+    generate_stage_ = std::make_unique<GenerateStage>(*circuits_, options_.witgen_threads, mailbox_);
+  }
+  if (metrics_) {
+    for (size_t d = 0; d < devices_.size(); ++d) metrics_->SetDeviceKeyBytes(d, circuits_->resident_bytes(d));
+  }
+  spdlog::info("circuits reloaded: the worker holds {} now", Names(circuits_->circuit_ids()));
+  // Removals were announced when they began; additions (or a failed
+  // replacement, its old key kept) are announced now.
+  if (state_ == proto::WORKER_STATE_READY && std::exchange(reload_adds_, false)) Reannounce();
+}
+
+void WorkerCore::Reannounce() { SendReady(); }
+
+bool WorkerCore::HandBackIfLeaving(const wire::ItemRef& ref, const std::string& circuit) {
+  if (!leaving_.count(circuit)) return false;
+  started_by_fetch_.erase(ref);
+  HandBack({ref}, {}, "circuit " + circuit + " is being removed or reloaded on this worker");
+  return true;
 }
 
 }  // namespace zkfleet::worker

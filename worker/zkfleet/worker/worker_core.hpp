@@ -61,6 +61,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "zkfleet.pb.h"
@@ -129,6 +130,15 @@ class WorkerCore {
   void OnUnreadableJob(const proto::Job& job, const std::string& why);
   // An event a lane or the start thread posted (from mailbox()).
   void OnPipelineEvent(PipelineEvent& event, Clock::time_point now);
+  // Circuits changed at run time (zkworker's SIGHUP): `specs` is the whole
+  // new list. Circuits that go, or whose files changed, take no more work at
+  // once: their queued items are handed back and READY leaves them out. New
+  // ones (and new files) load on a thread of their own while the worker
+  // proves the rest; the CircuitSet then adopts them (the lanes wait for the
+  // proofs running then) and READY announces them (kCircuitsChanged). A load
+  // that fails changes nothing but the removals (logged). One change at a
+  // time, in READY only.
+  void ReloadCircuits(std::vector<CircuitSpec> specs, Clock::time_point now);
   // SIGINT/SIGTERM or the broker's DRAIN: starts (or continues) the drain.
   void BeginDrain(const std::string& why, Clock::time_point now);
   // A HEARTBEAT with the state and memory (the session's timer).
@@ -176,6 +186,14 @@ class WorkerCore {
   bool Transition(wire::WorkerEvent event, const std::string& why);
   void Send(proto::Envelope envelope) { outbox_.push_back(std::move(envelope)); }
   void SendReady();
+  // READY again on this connection (the circuits changed): the broker takes
+  // it as an update of what this worker announces; leases and credit stay.
+  void Reannounce();
+  // An item of a circuit a reload takes away or replaces goes back to the
+  // broker unstarted; true when it did.
+  bool HandBackIfLeaving(const wire::ItemRef& ref, const std::string& circuit);
+  // A reload's load and adoption are done (kCircuitsChanged).
+  void OnCircuitsChanged(const PipelineEvent& event);
   void GrantCredit();
   void OnJob(proto::Job& job, const WitnessChunks& witness, Clock::time_point now);
   // Gives `item` a witness buffer of `size` bytes: in the pinned pool when it
@@ -244,6 +262,12 @@ class WorkerCore {
   std::map<wire::ItemRef, uint64_t> fetching_;
   std::set<wire::ItemRef> started_by_fetch_; // STARTED went out when its fetch (or generation) began
   bool pipeline_stopped_ = false;
+  // A run-time circuit change (ReloadCircuits): the circuits going or being
+  // replaced (their JOBs are handed back, READY leaves them out) and the
+  // thread loading the new ones.
+  std::set<std::string> leaving_;
+  std::thread reload_thread_;
+  bool reload_adds_ = false;  // the change loads circuits: READY again when it is adopted
 
   std::vector<proto::Envelope> outbox_;
   Clock::time_point now_;  // of the call being handled (state change logs)

@@ -73,6 +73,7 @@ void WorkerCore::BeginDrain(const std::string& why, Clock::time_point now) {
     return;
   }
   drain_deadline_ = now + options_.drain_timeout;
+  circuits_->StopChanges();  // a circuit change still loading is not adopted
   SendHeartbeat();  // the broker stops routing to us on this message
   // Items still being fetched go back with the queued ones: nothing was proved.
   std::vector<wire::ItemRef> unstarted = CancelFetches();

@@ -2,6 +2,7 @@
 // receive, poll loop (see worker_session.hpp).
 #include "zkfleet/worker/worker_session.hpp"
 
+#include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -86,6 +87,21 @@ void WorkerSession::Flush() {
   core_.outbox().clear();
 }
 
+void WorkerSession::ReloadCircuits() {
+  if (!circuit_reader_) {
+    spdlog::warn("SIGHUP: this worker has no way to read its circuits again; nothing changes");
+    return;
+  }
+  std::vector<CircuitSpec> specs;
+  try {
+    specs = circuit_reader_();
+  } catch (const std::exception& e) {
+    spdlog::error("SIGHUP: circuits not reloaded (nothing changes): {}", e.what());
+    return;
+  }
+  core_.ReloadCircuits(std::move(specs), Clock::now());
+}
+
 int WorkerSession::Run(int signal_fd) {
   silence_limit_ = connection_.heartbeat_interval * connection_.liveness;
   Connect();
@@ -114,7 +130,11 @@ int WorkerSession::Run(int signal_fd) {
 
     if (signal_fd >= 0 && (items[2].revents & ZMQ_POLLIN)) {
       signalfd_siginfo info{};
-      if (read(signal_fd, &info, sizeof(info)) == sizeof(info)) {
+      if (read(signal_fd, &info, sizeof(info)) != sizeof(info)) {
+        // nothing read
+      } else if (info.ssi_signo == SIGHUP) {
+        ReloadCircuits();
+      } else {
         core_.BeginDrain(std::string("signal ") + strsignal(static_cast<int>(info.ssi_signo)), Clock::now());
       }
     }
@@ -206,6 +226,12 @@ void WorkerSession::OnMessage(proto::Envelope& message, fleet::Frames& frames) {
   }
   if (message.body_case() == proto::Envelope::kDisconnect) {
     OnDisconnect(message.disconnect().reason());
+    return;
+  }
+  if (message.body_case() == proto::Envelope::kReloadCommand) {
+    // An admin's `zkctl reload --workers`: as SIGHUP (the session reads the circuits).
+    spdlog::info("the broker asks this worker to read its circuits again (an admin's reload)");
+    ReloadCircuits();
     return;
   }
   core_.OnBrokerMessage(message, {}, now);

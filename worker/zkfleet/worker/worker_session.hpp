@@ -24,6 +24,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,8 +66,16 @@ class WorkerSession {
 
   // Serves until the worker has drained and left (returns 0) or could not
   // start or lost its device (returns 1). `signal_fd` is a signalfd for
-  // SIGINT/SIGTERM (-1: none); each signal starts (or continues) the drain.
+  // SIGINT/SIGTERM, each of which starts (or continues) the drain, and
+  // SIGHUP, which reads the circuits again (set_circuit_reader) and hands
+  // them to WorkerCore::ReloadCircuits; -1: none.
   int Run(int signal_fd);
+
+  // What SIGHUP reads the circuits with (zkworker: its circuit flags and
+  // --config, read again). It throws std::exception saying why it cannot;
+  // nothing changes then. Without one, SIGHUP is logged and ignored.
+  using CircuitReader = std::function<std::vector<CircuitSpec>()>;
+  void set_circuit_reader(CircuitReader reader) { circuit_reader_ = std::move(reader); }
 
   // True when Run() returned while a lane was still inside an aborted proof:
   // the process must end with std::_Exit, not by unwinding.
@@ -83,12 +92,15 @@ class WorkerSession {
   void ReceiveAll();
   void OnMessage(proto::Envelope& message, fleet::Frames& frames);
   void OnDisconnect(const std::string& reason);
+  // SIGHUP: the circuits read again (circuit_reader_) and handed to the core.
+  void ReloadCircuits();
 
   ConnectionOptions connection_;
   std::vector<std::string> endpoints_;  // connection_.broker_endpoint, parsed
   size_t current_ = 0;                  // the one talked to
   metrics::WorkerMetrics* metrics_;  // not owned; may be null
   WorkerCore core_;
+  CircuitReader circuit_reader_;
   zmq::context_t broker_context_{1};
   zmq::socket_t dealer_;
   Clock::time_point broker_last_seen_;

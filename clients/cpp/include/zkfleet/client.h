@@ -302,6 +302,12 @@ class Client {
   // for an unregistered worker; kBadRequest from a broker that predates
   // UNDRAIN (it cannot read the request).
   Status Undrain(const std::string& worker_id, zkfleet::proto::UndrainWorkerReply* reply);
+  // The broker reads its allow-lists and verification keys again, as on
+  // SIGHUP (admin role); `reply` says which circuits were added, removed,
+  // changed or kept, and what failed to load. `workers` (ids, or "*" for
+  // every connected one) are told to read their circuits again too
+  // (`reply->workers_told()`). kBadRequest from a broker that predates RELOAD.
+  Status Reload(const std::vector<std::string>& workers, zkfleet::proto::ReloadReply* reply);
 
   const Options& options() const;
   // Times the connection was re-established and requests were resent.

@@ -1,3 +1,4 @@
-# Generated protobuf modules (zkfleet_pb2.py from schema/zkfleet.proto), made by
-# scripts/install-deps.sh and by the CMake build (target zkfleet_python);
-# git-ignored, never edited or committed.
+# The protobuf and gRPC modules of schema/zkfleet.proto and
+# schema/grpc/zkfleet_v1.proto, committed as protoc writes them:
+# clients/python/regenerate.py remakes them after a schema change
+# (tests/python/test_generated_modules.py fails while they are stale).

@@ -8,10 +8,10 @@
 // host memory and the witness is a view of them (Witness::View), so every
 // proof's witness upload is a DMA at full speed, as from the worker's pinned
 // pool: 2^22 values (134 MB) take 2.6 ms on the H200, against 18-26 ms from
-// ordinary memory (docs/benchmarks-gpu.md, session 7). For one proof the
+// ordinary memory (docs/benchmarks-gpu.md). For one proof the
 // pinning costs more than it saves (it waits for the CUDA context and pins
-// at ~0.4 s/GiB; one-shot zkprove with the key check took 1.43 s with it
-// in run 24, 1.21 s without in run 22), so it is
+// at ~0.4 s/GiB; one-shot zkprove with the key check took 1.43 s with it,
+// 1.21 s without), so it is
 // Witness::FromFile, as it is for the CPU backend and when page-locked
 // memory is refused. The checks and errors are Witness::FromFile's.
 //

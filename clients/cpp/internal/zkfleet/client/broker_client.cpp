@@ -526,6 +526,15 @@ proto::UndrainWorkerReply BrokerClient::Undrain(const std::string& worker_id, st
   return reply.undrain_worker_reply();
 }
 
+proto::ReloadReply BrokerClient::Reload(const std::vector<std::string>& workers, std::chrono::milliseconds timeout) {
+  proto::Envelope envelope;
+  for (const std::string& id : workers) envelope.mutable_reload()->add_workers(id);
+  envelope.mutable_reload();
+  auto reply = Call(std::move(envelope), timeout);
+  if (!reply.has_reload_reply()) throw Error(ErrorCode::kBadFormat, "broker answered RELOAD with another message type");
+  return reply.reload_reply();
+}
+
 std::optional<proto::JobResult> BrokerClient::NextJobResult(std::chrono::milliseconds timeout) {
   auto envelope = WaitFor([](const proto::Envelope& e) { return e.has_job_result() || e.has_error(); },
                           Clock::now() + timeout);

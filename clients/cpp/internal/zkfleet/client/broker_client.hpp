@@ -203,6 +203,9 @@ class BrokerClient {
   // (admin). The reply says its state now. A broker older than UNDRAIN
   // cannot read the request: BrokerError BAD_REQUEST.
   proto::UndrainWorkerReply Undrain(const std::string& worker_id, std::chrono::milliseconds timeout);
+  // Admin: the broker reads its allow-lists and verification keys again.
+  // `workers`: ids (or "*") also told to read their circuits again.
+  proto::ReloadReply Reload(const std::vector<std::string>& workers, std::chrono::milliseconds timeout);
 
   // The next JobResult the broker pushed for a job this connection submitted
   // (or awaited). nullopt on timeout. Throws BrokerError on an ErrorReply,

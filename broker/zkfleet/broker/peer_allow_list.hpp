@@ -2,7 +2,7 @@
 // name, as what kind of peer (worker or client) and, for clients, with which
 // role. The ZapHandler (zap_handler.hpp) consults one at every handshake.
 //
-// On-disk layout (the directory given to AllowList::Load, e.g. /etc/zkfleet/keys):
+// On-disk layout (the directory given to PeerAllowList::Load, e.g. /etc/zkfleet/keys):
 //
 //   DIR/workers/NAME[.ext]   one file per worker key
 //   DIR/clients/NAME[.ext]   one file per client key
@@ -37,7 +37,7 @@
 // a name used twice within one kind likewise. Callers decide whether warnings
 // are fatal (e.g. at start) or only logged (e.g. on SIGHUP).
 //
-// Thread-safety: an AllowList is an immutable snapshot; copies share it and
+// Thread-safety: an PeerAllowList is an immutable snapshot; copies share it and
 // may be read from any thread. Load is reentrant.
 #pragma once
 
@@ -84,12 +84,12 @@ struct AllowedPeer {
   std::filesystem::path file;      // where it was read from
 };
 
-class AllowList {
+class PeerAllowList {
  public:
   struct LoadResult;
 
   // An empty list: every key is unknown.
-  AllowList();
+  PeerAllowList();
 
   // Reads DIR/workers and DIR/clients (layout above). Throws Error
   // (kNotFound) when `dir` does not exist or is not a directory; everything
@@ -98,10 +98,10 @@ class AllowList {
 
   // Builds a list from peers already in memory (tests, a future single-file
   // format). Duplicates are handled as in Load; warnings are appended.
-  static AllowList FromPeers(std::vector<AllowedPeer> peers, std::vector<std::string>* warnings = nullptr);
+  static PeerAllowList FromPeers(std::vector<AllowedPeer> peers, std::vector<std::string>* warnings = nullptr);
 
   // The peer for a key, or nullptr. The pointer stays valid as long as any
-  // copy of this AllowList lives.
+  // copy of this PeerAllowList lives.
   const AllowedPeer* Find(const CurveKey& key) const;
   const AllowedPeer* Find(const uint8_t* key, size_t size) const;  // size must be 32, else nullptr
   const AllowedPeer* FindZ85(std::string_view z85) const;
@@ -113,12 +113,12 @@ class AllowList {
 
  private:
   struct Snapshot;
-  explicit AllowList(std::shared_ptr<const Snapshot> snapshot);
+  explicit PeerAllowList(std::shared_ptr<const Snapshot> snapshot);
   std::shared_ptr<const Snapshot> snapshot_;
 };
 
-struct AllowList::LoadResult {
-  AllowList list;
+struct PeerAllowList::LoadResult {
+  PeerAllowList list;
   std::vector<std::string> warnings;  // one line each, naming the file
 };
 

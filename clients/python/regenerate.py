@@ -1,18 +1,22 @@
-"""Generates the zkfleet.v1 gRPC modules of the package ``zkfleet``.
+"""Regenerates the package's protobuf and gRPC modules from the schema.
 
-    python3 grpc_codegen.py OUT_DIR [--protoc PROTOC] [--plugin GRPC_PYTHON_PLUGIN]
+    python3 clients/python/regenerate.py [OUT_DIR] [--protoc PROTOC] [--plugin GRPC_PYTHON_PLUGIN]
 
-Writes ``zkfleet_v1_pb2.py`` and ``zkfleet_v1_pb2_grpc.py`` (from
-``schema/grpc/zkfleet_v1.proto``) into OUT_DIR, which already holds
-``zkfleet_pb2.py``. Used by setup.py (the package build) and by the CMake
-build (clients/python/CMakeLists.txt), so that both make the same files.
+Writes ``zkfleet_pb2.py`` (from ``schema/zkfleet.proto``), ``zkfleet_v1_pb2.py``
+and ``zkfleet_v1_pb2_grpc.py`` (from ``schema/grpc/zkfleet_v1.proto``) into
+OUT_DIR (default: ``zkfleet/_generated`` next to this file). They are committed,
+so that building or importing the package needs no compiler:
+run this after changing a .proto and commit what it writes;
+``tests/python/test_generated_modules.py`` fails while they differ from what
+this makes.
 
-The stubs come from Debian's ``grpc_python_plugin`` (protobuf-compiler-grpc),
-not from grpcio-tools. protoc writes ``import zkfleet_pb2 as ...``: an
-absolute import of a top-level module, which does not exist here (the
-modules live in the package ``zkfleet._generated``). Importing it under a
-second name would also register ``zkfleet.proto`` twice in protobuf's
-descriptor pool. So those imports are rewritten to relative ones.
+The modules come from Debian's ``protoc`` (protobuf-compiler) and
+``grpc_python_plugin`` (protobuf-compiler-grpc), not from grpcio-tools. protoc
+writes ``import zkfleet_pb2 as ...``: an absolute import of a top-level module,
+which does not exist here (the modules live in the package
+``zkfleet._generated``). Importing it under a second name would also register
+``zkfleet.proto`` twice in protobuf's descriptor pool. So those imports are
+rewritten to relative ones.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SCHEMA_DIR = HERE.parent.parent / "schema"
 PROTO = SCHEMA_DIR / "grpc" / "zkfleet_v1.proto"
-OUTPUTS = ("zkfleet_v1_pb2.py", "zkfleet_v1_pb2_grpc.py")
+OUTPUTS = ("zkfleet_v1_pb2.py", "zkfleet_v1_pb2_grpc.py")  # besides zkfleet_pb2.py
+GENERATED = ("zkfleet_pb2.py",) + OUTPUTS
+DEFAULT_OUT = HERE / "zkfleet" / "_generated"
 PLUGIN_DEFAULT = "grpc_python_plugin"
 
 # `import zkfleet_pb2 as zkfleet__pb2` -> `from . import zkfleet_pb2 as zkfleet__pb2`
@@ -47,8 +53,12 @@ def find_plugin(wanted: str | None = None) -> str | None:
 
 
 def generate(out: Path, protoc: str, plugin: str) -> list[str]:
-    """Runs protoc into ``out`` and fixes the imports; the command it ran."""
+    """Runs protoc into ``out`` and fixes the imports; the gRPC command it ran."""
     out.mkdir(parents=True, exist_ok=True)
+    base = [protoc, f"-I{SCHEMA_DIR}", f"--python_out={out}", str(SCHEMA_DIR / "zkfleet.proto")]
+    run = subprocess.run(base, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise CodegenError(f"{' '.join(base)} failed (exit {run.returncode}): {(run.stderr or run.stdout).strip()}")
     # schema/grpc first: the file is then "zkfleet_v1.proto", next to its
     # import "zkfleet.proto" (as the C++ build names them).
     command = [protoc, f"-I{SCHEMA_DIR / 'grpc'}", f"-I{SCHEMA_DIR}", f"--python_out={out}",
@@ -71,21 +81,21 @@ def generate(out: Path, protoc: str, plugin: str) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path)
+    parser.add_argument("out", type=Path, nargs="?", default=DEFAULT_OUT)
     parser.add_argument("--protoc", default="protoc")
     parser.add_argument("--plugin", default=None)
     args = parser.parse_args()
     plugin = find_plugin(args.plugin)
     protoc = shutil.which(args.protoc)
     if not plugin or not protoc:
-        print(f"grpc_codegen: needs protoc ({args.protoc}: {protoc or 'not found'}) and grpc_python_plugin "
+        print(f"regenerate: needs protoc ({args.protoc}: {protoc or 'not found'}) and grpc_python_plugin "
               f"({args.plugin or PLUGIN_DEFAULT}: {plugin or 'not found'}; Debian: protobuf-compiler-grpc)",
               file=sys.stderr)
         return 1
     try:
         generate(args.out, protoc, plugin)
     except CodegenError as e:
-        print(f"grpc_codegen: {e}", file=sys.stderr)
+        print(f"regenerate: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,4 +1,4 @@
-#include "zkfleet/broker/allow_list.hpp"
+#include "zkfleet/broker/peer_allow_list.hpp"
 
 #include <zmq.h>
 
@@ -53,7 +53,7 @@ std::string EncodeZ85Key(const CurveKey& key) {
   return std::string(text, 40);
 }
 
-struct AllowList::Snapshot {
+struct PeerAllowList::Snapshot {
   std::vector<AllowedPeer> peers;
   std::unordered_map<std::string, size_t> by_key;  // 32 binary bytes -> index in peers
   size_t workers = 0;
@@ -174,11 +174,11 @@ void LoadKind(const fs::path& dir, PeerKind kind, std::vector<AllowedPeer>& peer
 
 }  // namespace
 
-AllowList::AllowList() : snapshot_(std::make_shared<Snapshot>()) {}
+PeerAllowList::PeerAllowList() : snapshot_(std::make_shared<Snapshot>()) {}
 
-AllowList::AllowList(std::shared_ptr<const Snapshot> snapshot) : snapshot_(std::move(snapshot)) {}
+PeerAllowList::PeerAllowList(std::shared_ptr<const Snapshot> snapshot) : snapshot_(std::move(snapshot)) {}
 
-AllowList::LoadResult AllowList::Load(const fs::path& dir) {
+PeerAllowList::LoadResult PeerAllowList::Load(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     throw Error(ErrorCode::kNotFound, "allow-list directory " + dir.string() +
@@ -193,7 +193,7 @@ AllowList::LoadResult AllowList::Load(const fs::path& dir) {
   return result;
 }
 
-AllowList AllowList::FromPeers(std::vector<AllowedPeer> peers, std::vector<std::string>* warnings) {
+PeerAllowList PeerAllowList::FromPeers(std::vector<AllowedPeer> peers, std::vector<std::string>* warnings) {
   auto snapshot = std::make_shared<Snapshot>();
   std::unordered_map<std::string, size_t> names[2];  // per kind: name -> index
   auto where = [](const AllowedPeer& p) { return p.file.empty() ? "'" + p.name + "'" : p.file.string(); };
@@ -223,28 +223,28 @@ AllowList AllowList::FromPeers(std::vector<AllowedPeer> peers, std::vector<std::
     (peer.kind == PeerKind::kWorker ? snapshot->workers : snapshot->clients)++;
     snapshot->peers.push_back(std::move(peer));
   }
-  return AllowList(std::move(snapshot));
+  return PeerAllowList(std::move(snapshot));
 }
 
-const AllowedPeer* AllowList::Find(const CurveKey& key) const { return Find(key.data(), key.size()); }
+const AllowedPeer* PeerAllowList::Find(const CurveKey& key) const { return Find(key.data(), key.size()); }
 
-const AllowedPeer* AllowList::Find(const uint8_t* key, size_t size) const {
+const AllowedPeer* PeerAllowList::Find(const uint8_t* key, size_t size) const {
   if (size != 32) return nullptr;
   auto it = snapshot_->by_key.find(std::string(reinterpret_cast<const char*>(key), size));
   return it == snapshot_->by_key.end() ? nullptr : &snapshot_->peers[it->second];
 }
 
-const AllowedPeer* AllowList::FindZ85(std::string_view z85) const {
+const AllowedPeer* PeerAllowList::FindZ85(std::string_view z85) const {
   std::optional<CurveKey> key = DecodeZ85Key(z85);
   return key ? Find(*key) : nullptr;
 }
 
-size_t AllowList::size() const { return snapshot_->peers.size(); }
+size_t PeerAllowList::size() const { return snapshot_->peers.size(); }
 
-size_t AllowList::count(PeerKind kind) const {
+size_t PeerAllowList::count(PeerKind kind) const {
   return kind == PeerKind::kWorker ? snapshot_->workers : snapshot_->clients;
 }
 
-const std::vector<AllowedPeer>& AllowList::peers() const { return snapshot_->peers; }
+const std::vector<AllowedPeer>& PeerAllowList::peers() const { return snapshot_->peers; }
 
 }  // namespace zkfleet::broker

@@ -1,4 +1,4 @@
-#include "zkfleet/fetch/allow_list.hpp"
+#include "zkfleet/fetch/url_allow_list.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,10 +7,10 @@
 namespace zkfleet::fetch {
 namespace {
 
-bool Allowed(const AllowList& list, const std::string& url) { return !list.Refusal(url).has_value(); }
+bool Allowed(const UrlAllowList& list, const std::string& url) { return !list.Refusal(url).has_value(); }
 
-TEST(AllowList, AllowsUnderThePrefixOnly) {
-  AllowList list({"https://store.internal/witnesses/", "file:///mnt/witnesses"});
+TEST(UrlAllowList, AllowsUnderThePrefixOnly) {
+  UrlAllowList list({"https://store.internal/witnesses/", "file:///mnt/witnesses"});
   EXPECT_TRUE(Allowed(list, "https://store.internal/witnesses/a.wtns"));
   EXPECT_TRUE(Allowed(list, "https://store.internal/witnesses/deep/er/a.wtns?X-Amz-Signature=abc"));
   EXPECT_TRUE(Allowed(list, "file:///mnt/witnesses/a.wtns"));
@@ -26,8 +26,8 @@ TEST(AllowList, AllowsUnderThePrefixOnly) {
   EXPECT_FALSE(Allowed(list, "not a url"));
 }
 
-TEST(AllowList, ComparesTheParsedHostNotTheText) {
-  AllowList list({"https://store.internal/"});
+TEST(UrlAllowList, ComparesTheParsedHostNotTheText) {
+  UrlAllowList list({"https://store.internal/"});
   EXPECT_FALSE(Allowed(list, "https://store.internal@evil/a.wtns"));
   EXPECT_FALSE(Allowed(list, "https://store.internal:443@evil/a.wtns"));
   EXPECT_FALSE(Allowed(list, "https://store.internal.evil.com/a.wtns"));
@@ -36,19 +36,19 @@ TEST(AllowList, ComparesTheParsedHostNotTheText) {
   EXPECT_TRUE(Allowed(list, "HTTPS://store.internal/a.wtns"));  // scheme case
 }
 
-TEST(AllowList, PortsWithDefaults) {
-  AllowList list({"https://store.internal/", "http://store.internal:8080/w/"});
+TEST(UrlAllowList, PortsWithDefaults) {
+  UrlAllowList list({"https://store.internal/", "http://store.internal:8080/w/"});
   EXPECT_TRUE(Allowed(list, "https://store.internal:443/a"));
   EXPECT_FALSE(Allowed(list, "https://store.internal:8443/a"));
   EXPECT_TRUE(Allowed(list, "http://store.internal:8080/w/a"));
   EXPECT_FALSE(Allowed(list, "http://store.internal/w/a"));
   EXPECT_FALSE(Allowed(list, "http://store.internal:80/w/a"));
-  AllowList plain({"http://store.internal/"});
+  UrlAllowList plain({"http://store.internal/"});
   EXPECT_TRUE(Allowed(plain, "http://store.internal:80/a"));
 }
 
-TEST(AllowList, RefusesDotSegmentsAndEncodings) {
-  AllowList list({"https://store.internal/w/", "file:///mnt/w/"});
+TEST(UrlAllowList, RefusesDotSegmentsAndEncodings) {
+  UrlAllowList list({"https://store.internal/w/", "file:///mnt/w/"});
   for (const char* url : {"https://store.internal/w/../secret", "https://store.internal/w/%2e%2e/secret",
                           "https://store.internal/w/%2E%2e/secret", "https://store.internal/w/./a",
                           "https://store.internal/w/.%2e", "https://store.internal/w/a%2f..%2fb",
@@ -66,8 +66,8 @@ TEST(AllowList, RefusesDotSegmentsAndEncodings) {
             "https://store.internal/w/%2e%2e/x is refused: a '.' or '..' segment in its path");
 }
 
-TEST(AllowList, RefusalRedactsTheUrl) {
-  AllowList list({"https://store.internal/w/"});
+TEST(UrlAllowList, RefusalRedactsTheUrl) {
+  UrlAllowList list({"https://store.internal/w/"});
   const auto refusal = list.Refusal("https://key:secret@elsewhere/w/a?X-Amz-Signature=topsecret");
   ASSERT_TRUE(refusal.has_value());
   EXPECT_EQ(refusal->find("secret"), std::string::npos) << *refusal;
@@ -75,12 +75,12 @@ TEST(AllowList, RefusalRedactsTheUrl) {
   EXPECT_EQ(refusal->find('\n'), std::string::npos);
 }
 
-TEST(AllowList, BadPrefixesAreRefusedAtConstruction) {
+TEST(UrlAllowList, BadPrefixesAreRefusedAtConstruction) {
   for (const char* bad : {"ftp://store.internal/", "store.internal/w/", "https:///w/", "https://u:p@store.internal/",
                           "https://store.internal/w/?x=1", "https://store.internal/w/../", "file://host/mnt/w/",
                           "gopher://store.internal/", ""}) {
     try {
-      AllowList list({bad});
+      UrlAllowList list({bad});
       ADD_FAILURE() << "accepted " << bad;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
@@ -89,15 +89,15 @@ TEST(AllowList, BadPrefixesAreRefusedAtConstruction) {
   }
 }
 
-TEST(AllowList, LocalPathIsDecoded) {
-  AllowList list({"file:///mnt/w", "https://store.internal/"});
+TEST(UrlAllowList, LocalPathIsDecoded) {
+  UrlAllowList list({"file:///mnt/w", "https://store.internal/"});
   const auto local = list.Local("file:///mnt/w/a%20b.wtns");
   ASSERT_TRUE(local.has_value());
   EXPECT_EQ(local->path, "/mnt/w/a b.wtns");
   EXPECT_EQ(local->root, "/mnt/w/");
   EXPECT_FALSE(list.Local("file:///etc/passwd").has_value());
   EXPECT_FALSE(list.Local("https://store.internal/a").has_value());
-  EXPECT_TRUE(AllowList({}).Refusal("https://store.internal/a").has_value());  // empty list: nothing
+  EXPECT_TRUE(UrlAllowList({}).Refusal("https://store.internal/a").has_value());  // empty list: nothing
 }
 
 }  // namespace

@@ -23,13 +23,13 @@
 
 namespace zkfleet::fetch {
 
-class AllowList {
+class UrlAllowList {
  public:
   // Each prefix must be a file://, http:// or https:// URL without query,
   // fragment, userinfo or dot segments. Throws zkfleet::Error
   // (kInvalidArgument) naming the bad prefix otherwise. An empty list allows
   // nothing.
-  explicit AllowList(const std::vector<std::string>& prefixes);
+  explicit UrlAllowList(const std::vector<std::string>& prefixes);
 
   // nullopt when `url` is allowed, else one line naming the redacted URL and
   // the reason.

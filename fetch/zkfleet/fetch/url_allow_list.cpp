@@ -1,4 +1,4 @@
-#include "zkfleet/fetch/allow_list.hpp"
+#include "zkfleet/fetch/url_allow_list.hpp"
 
 #include <curl/curl.h>
 
@@ -99,7 +99,7 @@ std::string Parse(std::string_view url, Parsed* out) {
 
 }  // namespace
 
-AllowList::AllowList(const std::vector<std::string>& prefixes) {
+UrlAllowList::UrlAllowList(const std::vector<std::string>& prefixes) {
   for (const std::string& text : prefixes) {
     Parsed parsed;
     std::string why = Parse(text, &parsed);
@@ -128,7 +128,7 @@ AllowList::AllowList(const std::vector<std::string>& prefixes) {
   }
 }
 
-const AllowList::Prefix* AllowList::Match(std::string_view url, std::string* why,
+const UrlAllowList::Prefix* UrlAllowList::Match(std::string_view url, std::string* why,
                                           std::string* decoded_path) const {
   Parsed parsed;
   *why = Parse(url, &parsed);
@@ -155,13 +155,13 @@ const AllowList::Prefix* AllowList::Match(std::string_view url, std::string* why
   return nullptr;
 }
 
-std::optional<std::string> AllowList::Refusal(std::string_view url) const {
+std::optional<std::string> UrlAllowList::Refusal(std::string_view url) const {
   std::string why;
   if (Match(url, &why, nullptr) != nullptr) return std::nullopt;
   return wire::RedactUrl(url) + " is refused: " + why;
 }
 
-std::optional<AllowList::LocalFile> AllowList::Local(std::string_view url) const {
+std::optional<UrlAllowList::LocalFile> UrlAllowList::Local(std::string_view url) const {
   std::string why, path;
   const Prefix* prefix = Match(url, &why, &path);
   if (prefix == nullptr || prefix->scheme != "file") return std::nullopt;
