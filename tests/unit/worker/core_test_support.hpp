@@ -31,15 +31,16 @@ inline std::vector<proto::Envelope> Only(const std::vector<proto::Envelope>& sen
   return found;
 }
 
-// Hands the mailbox's events to the core until `count` of `kind` came (or
-// `timeout` passed); returns how many came.
-inline size_t HandEventsUntil(WorkerCore& core, PipelineEvent::Kind kind, size_t count, WorkerCore::Clock::time_point now,
-                              std::chrono::seconds timeout) {
+// Hands the mailbox's events to the core until `count` events of type
+// `Event` came (or `timeout` passed); returns how many came.
+template <class Event>
+size_t HandEventsUntil(WorkerCore& core, size_t count, WorkerCore::Clock::time_point now,
+                       std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   size_t seen = 0;
   while (seen < count && std::chrono::steady_clock::now() < deadline) {
     for (PipelineEvent& event : core.mailbox().TakeAll()) {
-      if (event.kind == kind) ++seen;
+      if (std::holds_alternative<Event>(event)) ++seen;
       core.OnPipelineEvent(event, now);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -59,10 +59,8 @@ class FetchStageTest : public ::testing::Test {
     core_ = std::make_unique<WorkerCore>(options, std::move(circuits), std::make_unique<PlentyOfMemory>(), nullptr,
                                          now_);
     core_->OnConnected(false, now_);
-    for (auto kind : {PipelineEvent::Kind::kState, PipelineEvent::Kind::kLoaded}) {
-      PipelineEvent event;
-      event.kind = kind;
-      event.state_event = wire::WorkerEvent::kMemoryFits;
+    for (PipelineEvent event : {PipelineEvent{events::MemoryGate{wire::WorkerEvent::kMemoryFits}},
+                                PipelineEvent{events::KeysLoaded{}}}) {
       core_->OnPipelineEvent(event, now_);
     }
     ASSERT_EQ(core_->state(), proto::WORKER_STATE_READY);
@@ -86,7 +84,7 @@ class FetchStageTest : public ::testing::Test {
   // Hands the fetch stage's events to the core until `count` kFetched came
   // (or 20 s passed).
   void AwaitFetched(size_t count) {
-    ASSERT_EQ(testing::HandEventsUntil(*core_, PipelineEvent::Kind::kFetched, count, now_, 20s), count)
+    ASSERT_EQ(testing::HandEventsUntil<events::WitnessPrepared>(*core_, count, now_, 20s), count)
         << "the fetch stage did not answer in time";
   }
 
@@ -115,9 +113,7 @@ TEST_F(FetchStageTest, AWitnessByReferenceIsFetchedCheckedAndQueuedForALane) {
   ASSERT_TRUE(item);
   const auto bytes = item->witness();
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()), witness_);
-  PipelineEvent started;
-  started.kind = PipelineEvent::Kind::kStarted;
-  started.ref = item->key.ref();
+  PipelineEvent started = events::ProofStarted{item->key.ref(), 0};
   core_->OnPipelineEvent(started, now_);
   core_->FlushStarted(now_);
   EXPECT_TRUE(Only(Sent(), proto::Envelope::kStarted).empty());

@@ -60,10 +60,8 @@ class GenerateStageTest : public ::testing::Test {
     ASSERT_EQ(ready[0].ready().generates_size(), 2);
     EXPECT_EQ(ready[0].ready().generates(0), "arrays");
     EXPECT_EQ(ready[0].ready().generates(1), "loop");
-    for (auto kind : {PipelineEvent::Kind::kState, PipelineEvent::Kind::kLoaded}) {
-      PipelineEvent event;
-      event.kind = kind;
-      event.state_event = wire::WorkerEvent::kMemoryFits;
+    for (PipelineEvent event : {PipelineEvent{events::MemoryGate{wire::WorkerEvent::kMemoryFits}},
+                                PipelineEvent{events::KeysLoaded{}}}) {
       core_->OnPipelineEvent(event, now_);
     }
     ASSERT_EQ(core_->state(), proto::WORKER_STATE_READY);
@@ -85,7 +83,7 @@ class GenerateStageTest : public ::testing::Test {
   // Hands the generate stage's events to the core until `count` kGenerated
   // came (or 60 s passed).
   void AwaitGenerated(size_t count) {
-    ASSERT_EQ(testing::HandEventsUntil(*core_, PipelineEvent::Kind::kGenerated, count, now_, 60s), count)
+    ASSERT_EQ(testing::HandEventsUntil<events::WitnessPrepared>(*core_, count, now_, 60s), count)
         << "the generate stage did not answer in time";
   }
 
@@ -115,9 +113,7 @@ TEST_F(GenerateStageTest, AJobFromInputsIsComputedIntoItsBufferAndQueuedForALane
   const auto bytes = item->witness();
   EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), expected.begin(), expected.end()));
   EXPECT_GT(item->witness_generation_s, 0);
-  PipelineEvent lane_started;
-  lane_started.kind = PipelineEvent::Kind::kStarted;
-  lane_started.ref = item->key.ref();
+  PipelineEvent lane_started = events::ProofStarted{item->key.ref(), 0};
   core_->OnPipelineEvent(lane_started, now_);
   core_->FlushStarted(now_);
   EXPECT_TRUE(Only(Sent(), proto::Envelope::kStarted).empty());

@@ -56,13 +56,8 @@ class WorkerCoreTest : public ::testing::Test {
   // STARTING -> LOADING -> READY, as the start thread reports it.
   void MakeReady(WorkerOptions options = {}) {
     Make(options);
-    PipelineEvent fits;
-    fits.kind = PipelineEvent::Kind::kState;
-    fits.state_event = wire::WorkerEvent::kMemoryFits;
-    Post(fits);
-    PipelineEvent loaded;
-    loaded.kind = PipelineEvent::Kind::kLoaded;
-    Post(loaded);
+    Post(events::MemoryGate{wire::WorkerEvent::kMemoryFits});
+    Post(events::KeysLoaded{});
     ASSERT_EQ(core_->state(), proto::WORKER_STATE_READY);
   }
 
@@ -97,18 +92,13 @@ class WorkerCoreTest : public ::testing::Test {
   }
 
   void Started(const QueuedItem& item) {
-    PipelineEvent event;
-    event.kind = PipelineEvent::Kind::kStarted;
-    event.ref = item.key.ref();
-    event.device = 0;
-    Post(event);
+    Post(events::ProofStarted{item.key.ref(), 0});
   }
 
   // The lane's run ends (FinishRun); the result event it posts next.
-  PipelineEvent Finish(const QueuedItem& item, std::string engine_fault = {}, bool device_lost = false) {
+  events::ProofFinished Finish(const QueuedItem& item, std::string engine_fault = {}, bool device_lost = false) {
     core_->queue().FinishRun(item.key);
-    PipelineEvent event;
-    event.kind = PipelineEvent::Kind::kResult;
+    events::ProofFinished event;
     event.ref = item.key.ref();
     event.device = 0;
     wire::ToProto(item.key.ref(), event.result.mutable_item());
@@ -316,9 +306,7 @@ TEST_F(WorkerCoreTest, DrainHandsBackQueuedItemsAndWaitsForTheRunningOne) {
   EXPECT_FALSE(core_->pipeline_abandoned());
   // The keys are released (the last lane says so), then the pool (none
   // here): DISCONNECT, GONE, exit 0.
-  PipelineEvent released;
-  released.kind = PipelineEvent::Kind::kReleased;
-  Post(released);
+  Post(events::KeysReleased{});
   Sent();
   core_->Tick(now_);
   EXPECT_TRUE(core_->finished());
@@ -396,9 +384,7 @@ TEST_F(WorkerCoreTest, ThePoolIsReleasedChunkByChunkEachReportedInAHeartbeat) {
   // The keys first: nothing is freed until the last lane says they are.
   core_->Tick(now_);
   EXPECT_EQ(core_->pool().stats().pool_bytes, 3 * kMiB);
-  PipelineEvent released;
-  released.kind = PipelineEvent::Kind::kReleased;
-  Post(released);
+  Post(events::KeysReleased{});
   std::vector<uint64_t> reported;
   for (int turn = 0; turn < 5 && !core_->finished(); ++turn) {
     const Clock::time_point next = core_->Tick(now_);
@@ -511,15 +497,16 @@ TEST_F(WorkerCoreTest, AReloadHandsBackWhatGoesAndAnnouncesWhatComesOnceLoaded) 
   // A second change while the first loads is refused.
   core_->ReloadCircuits({{"e", "", true, ""}}, now_);
   // The loader thread posts its event; the core announces d.
-  std::deque<PipelineEvent> events;
-  for (int i = 0; i < 500 && events.empty(); ++i) {
-    events = core_->mailbox().TakeAll();
-    if (events.empty()) std::this_thread::sleep_for(10ms);
+  std::deque<PipelineEvent> posted;
+  for (int i = 0; i < 500 && posted.empty(); ++i) {
+    posted = core_->mailbox().TakeAll();
+    if (posted.empty()) std::this_thread::sleep_for(10ms);
   }
-  ASSERT_EQ(events.size(), 1u);
-  ASSERT_EQ(events.front().kind, PipelineEvent::Kind::kCircuitsChanged);
-  EXPECT_TRUE(events.front().text.empty()) << events.front().text;
-  Post(std::move(events.front()));
+  ASSERT_EQ(posted.size(), 1u);
+  ASSERT_TRUE(std::holds_alternative<events::CircuitsChanged>(posted.front()));
+  const std::string load_error = std::get<events::CircuitsChanged>(posted.front()).load_error;
+  EXPECT_TRUE(load_error.empty()) << load_error;
+  Post(std::move(posted.front()));
   sent = Sent();
   const auto ready = std::find_if(sent.begin(), sent.end(), [](const proto::Envelope& e) { return e.has_ready(); });
   ASSERT_NE(ready, sent.end());

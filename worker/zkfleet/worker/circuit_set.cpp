@@ -91,8 +91,7 @@ CircuitSet::CircuitSet(std::vector<CircuitSpec> specs, engine::EngineOptions eng
       instant_delay_(instant_delay),
       verify_(verify),
       devices_(devices.empty() ? std::vector<Device>{{engine_options.cuda_device, "none"}} : std::move(devices)),
-      keys_(devices_.size()),
-      bellman_keys_(devices_.size()),
+      provers_(devices_.size()),
       device_resident_bytes_(devices_.size()) {
   released_.assign(devices_.size(), false);
   engine_options_.checked_keys = std::move(checked_keys);
@@ -142,7 +141,10 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
   const bool several = devices_.size() > 1;
   const std::string on_device = several ? " on device " + devices_[device].label : "";
   for (const CircuitSpec& spec : specs_) {
-    if (spec.instant) continue;
+    if (spec.instant) {
+      provers_[device][spec.id] = InstantCircuit{};
+      continue;
+    }
     auto started = std::chrono::steady_clock::now();
     if (spec.kind == proto::CIRCUIT_KIND_BELLMAN) {
       LoadBellman(spec, device, check_points, on_device);
@@ -184,7 +186,7 @@ void CircuitSet::LoadDevice(size_t device, bool check_points) {
     resident_bytes_ += info.resident_bytes;
     device_resident_bytes_[device] += info.resident_bytes;
     if (check_points) public_counts_[spec.id] = info.n_public;  // only the first device's loader writes it
-    keys_[device][spec.id] = std::move(key);
+    provers_[device][spec.id] = std::move(key);
     if (check_points && load_progress_) {
       std::error_code error;
       const uint64_t size = std::filesystem::file_size(spec.zkey_path, error);
@@ -247,7 +249,7 @@ void CircuitSet::LoadBellman(const CircuitSpec& spec, size_t device, bool check_
                timings.key_check_s, engine::BackendName(info.backend), timings.backend_s, on_device);
   resident_bytes_ += info.resident_bytes;
   device_resident_bytes_[device] += info.resident_bytes;
-  bellman_keys_[device][spec.id] = std::move(key);
+  provers_[device][spec.id] = std::move(key);
 }
 
 // Counts a Prove() in, after any Adopt() under way, and out.
@@ -281,30 +283,52 @@ ProveOutcome CircuitSet::Prove(const proto::Job& job, std::span<const uint8_t> w
       return outcome;
     }
   }
-  const auto& bellman = bellman_keys_.at(device);
-  if (auto it = bellman.find(job.circuit_id()); it != bellman.end()) return ProveAssignment(job, *it->second, witness_bytes);
-  const auto& keys = keys_.at(device);
-  auto key_it = keys.find(job.circuit_id());
-  if (key_it == keys.end()) {
-    bool instant = false;
-    for (const CircuitSpec& spec : specs_) instant |= spec.instant && spec.id == job.circuit_id();
-    if (!instant) {
-      outcome.error = "this worker does not hold circuit '" + job.circuit_id() + "'";
-      outcome.retryable = true;  // a routing mistake: another worker may hold it
-      return outcome;
-    }
-    if (instant_delay_.count() > 0) std::this_thread::sleep_for(instant_delay_);
-    outcome.ok = true;
-    outcome.proof_json = kInstantProof;
-    outcome.public_json = "[]";
-    outcome.timings.set_prove_total_s(std::chrono::duration<double>(instant_delay_).count());
+  const auto& provers = provers_.at(device);
+  auto found = provers.find(job.circuit_id());
+  if (found == provers.end()) {
+    outcome.error = "this worker does not hold circuit '" + job.circuit_id() + "'";
+    outcome.retryable = true;  // a routing mistake: another worker may hold it
     return outcome;
   }
+  struct Visit {
+    const CircuitSet& set;
+    const proto::Job& job;
+    std::span<const uint8_t> bytes;
+    ProveOutcome operator()(const InstantCircuit&) const { return set.ProveInstant(); }
+    ProveOutcome operator()(const std::unique_ptr<engine::ProvingKey>& key) const {
+      return set.ProveWitness(job, *key, bytes);
+    }
+    ProveOutcome operator()(const std::unique_ptr<engine::BellmanKey>& key) const {
+      return set.ProveAssignment(job, *key, bytes);
+    }
+  };
+  return std::visit(Visit{*this, job, witness_bytes}, found->second);
+}
+
+uint64_t CircuitSet::ResidentBytes(const CircuitProver& prover) {
+  if (const auto* key = std::get_if<std::unique_ptr<engine::ProvingKey>>(&prover)) return (*key)->info().resident_bytes;
+  if (const auto* key = std::get_if<std::unique_ptr<engine::BellmanKey>>(&prover)) return (*key)->info().resident_bytes;
+  return 0;
+}
+
+ProveOutcome CircuitSet::ProveInstant() const {
+  ProveOutcome outcome;
+  if (instant_delay_.count() > 0) std::this_thread::sleep_for(instant_delay_);
+  outcome.ok = true;
+  outcome.proof_json = kInstantProof;
+  outcome.public_json = "[]";
+  outcome.timings.set_prove_total_s(std::chrono::duration<double>(instant_delay_).count());
+  return outcome;
+}
+
+ProveOutcome CircuitSet::ProveWitness(const proto::Job& job, const engine::ProvingKey& key,
+                                      std::span<const uint8_t> witness_bytes) const {
+  ProveOutcome outcome;
   try {
     const engine::Witness witness = engine::Witness::View(witness_bytes, Origin(job));
     engine::ProveOptions prove_options;
     prove_options.verify = verify_;
-    engine::Proof proof = key_it->second->Prove(witness, prove_options);
+    engine::Proof proof = key.Prove(witness, prove_options);
     outcome.ok = true;
     outcome.verify_s = proof.check.verify_s;
     outcome.engine_fault = std::move(proof.check.engine_fault);
@@ -351,7 +375,7 @@ ProveOutcome CircuitSet::ProveAssignment(const proto::Job& job, const engine::Be
 
 uint64_t CircuitSet::Release() {
   uint64_t released = 0;
-  for (size_t d = 0; d < keys_.size(); ++d) released += Release(d);
+  for (size_t d = 0; d < provers_.size(); ++d) released += Release(d);
   return released;
 }
 
@@ -359,9 +383,8 @@ uint64_t CircuitSet::Release(size_t device) {
   std::lock_guard lock(gate_mutex_);
   released_.at(device) = true;
   uint64_t released = device_resident_bytes_.at(device).exchange(0);
-  if (!keys_.at(device).empty() || !bellman_keys_.at(device).empty()) SelectForFreeing(device, backend_name_);
-  keys_.at(device).clear();
-  bellman_keys_.at(device).clear();
+  if (!provers_.at(device).empty()) SelectForFreeing(device, backend_name_);
+  provers_.at(device).clear();
   resident_bytes_ -= released;
   return released;
 }
@@ -400,9 +423,11 @@ void CircuitSet::LoadGenerators() {
 
 void CircuitSet::CheckGeneratorsFitKeys(size_t device) const {
   for (const auto& [id, generator] : generators_) {
-    auto key = keys_.at(device).find(id);
-    if (key == keys_.at(device).end()) continue;  // a benchmark circuit (--instant): no key to fit
-    const engine::CircuitInfo& circuit = key->second->info();
+    auto found = provers_.at(device).find(id);
+    if (found == provers_.at(device).end()) continue;
+    const auto* key = std::get_if<std::unique_ptr<engine::ProvingKey>>(&found->second);
+    if (!key) continue;  // a benchmark circuit (--instant): no key to fit
+    const engine::CircuitInfo& circuit = (*key)->info();
     const engine::GeneratorInfo info = generator->info();
     if (info.curve != circuit.curve || info.witness_count != circuit.n_vars) {
       throw Error(ErrorCode::kMismatch,
@@ -517,13 +542,9 @@ void CircuitSet::Adopt(std::unique_ptr<CircuitSet> more, const std::set<std::str
     if (!released_[d]) SelectForFreeing(d, backend_name_);
     for (const std::string& id : drop) {
       uint64_t bytes = 0;
-      if (auto key = keys_[d].find(id); key != keys_[d].end()) {
-        bytes += key->second->info().resident_bytes;
-        keys_[d].erase(key);
-      }
-      if (auto key = bellman_keys_[d].find(id); key != bellman_keys_[d].end()) {
-        bytes += key->second->info().resident_bytes;
-        bellman_keys_[d].erase(key);
+      if (auto found = provers_[d].find(id); found != provers_[d].end()) {
+        bytes = ResidentBytes(found->second);
+        provers_[d].erase(found);
       }
       device_resident_bytes_[d] -= bytes;
       resident_bytes_ -= bytes;
@@ -541,12 +562,10 @@ void CircuitSet::Adopt(std::unique_ptr<CircuitSet> more, const std::set<std::str
         // The device left the set while the keys loaded: they are freed
         // (with their device current), not kept where nothing proves.
         SelectForFreeing(d, more->backend_name_);
-        more->keys_[d].clear();
-        more->bellman_keys_[d].clear();
+        more->provers_[d].clear();
         continue;
       }
-      keys_[d].merge(more->keys_[d]);
-      bellman_keys_[d].merge(more->bellman_keys_[d]);
+      provers_[d].merge(more->provers_[d]);
       const uint64_t bytes = more->device_resident_bytes_[d].load();
       device_resident_bytes_[d] += bytes;
       resident_bytes_ += bytes;

@@ -37,6 +37,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "zkfleet.pb.h"
@@ -168,6 +169,10 @@ class CircuitSet {
   // One BELLMAN circuit's .params onto `device`, logging progress and how it was checked.
   void LoadBellman(const CircuitSpec& spec, size_t device, bool check_points, const std::string& on_device);
   void LoadGenerators();
+  // The prover of each circuit kind (CircuitProver).
+  ProveOutcome ProveInstant() const;
+  ProveOutcome ProveWitness(const proto::Job& job, const engine::ProvingKey& key,
+                            std::span<const uint8_t> witness_bytes) const;
   ProveOutcome ProveAssignment(const proto::Job& job, const engine::BellmanKey& key,
                                std::span<const uint8_t> assignment_bytes) const;
   // A generator whose witnesses cannot be this circuit's (another curve,
@@ -191,11 +196,17 @@ class CircuitSet {
   std::chrono::milliseconds instant_delay_;
   bool verify_;
   std::vector<Device> devices_;
-  // Per device (same index as devices_): the engine circuits' keys. The
+  // How a circuit is proved, by its kind: the one place that says which
+  // prover a kind uses. A benchmark circuit (--instant) has no key; a
+  // CIRCOM circuit has its zkey's key (a witness in, engine::ProvingKey); a
+  // BELLMAN circuit its .params (an assignment in, engine::BellmanKey).
+  struct InstantCircuit {};
+  using CircuitProver =
+      std::variant<InstantCircuit, std::unique_ptr<engine::ProvingKey>, std::unique_ptr<engine::BellmanKey>>;
+  static uint64_t ResidentBytes(const CircuitProver& prover);
+  // Per device (same index as devices_): every loaded circuit's prover. The
   // vector never changes size after construction.
-  std::vector<std::map<std::string, std::unique_ptr<engine::ProvingKey>>> keys_;
-  // The same for BELLMAN circuits: their .params, resident.
-  std::vector<std::map<std::string, std::unique_ptr<engine::BellmanKey>>> bellman_keys_;
+  std::vector<std::map<std::string, CircuitProver>> provers_;
   std::atomic<uint64_t> resident_bytes_{0};
   std::vector<std::atomic<uint64_t>> device_resident_bytes_;
   std::string backend_name_;  // "cpu", "cuda" or "instant" (benchmark circuits only)

@@ -3,9 +3,10 @@
 // own threads (one fetch::Fetcher each, so connections are reused), while the
 // pipeline's lanes prove earlier items. The core allocates the buffer and
 // hands the item over; the stage fills it (the one copy: libcurl's write
-// callback or pread, hashed as the bytes arrive) and posts a kFetched
-// PipelineEvent with the item back and the FetchResult: the core queues it
-// for a lane only when the size and the SHA-256 matched.
+// callback or pread, hashed as the bytes arrive) and posts an
+// events::WitnessPrepared with the item back and the fetch's verdict: the
+// core queues it for a lane only when it is ready (the size and the SHA-256
+// matched).
 //
 // The threads, generations and cancellation are ItemStage's (item_stage.hpp).
 //
@@ -30,11 +31,11 @@ class FetchStage {
   FetchStage(const fetch::FetchOptions& options, unsigned threads, EventMailbox& mailbox);
 
   // Fetches the witness `item->job.witness_ref()` names into
-  // `item->witness()` (allocated with exactly its size); posts kFetched
-  // carrying the returned generation (ItemStage::Submit).
+  // `item->witness()` (allocated with exactly its size); posts
+  // WitnessPrepared carrying the returned generation (ItemStage::Submit).
   uint64_t Submit(std::unique_ptr<QueuedItem> item) { return stage_.Submit(std::move(item)); }
-  // The item's fetch ends soon (or never starts); its kFetched still comes,
-  // with FetchStatus::kCancelled unless it had already finished.
+  // The item's fetch ends soon (or never starts); its WitnessPrepared still
+  // comes, retryable ("cancelled") unless it had already finished.
   void Cancel(const wire::ItemRef& ref) { stage_.Cancel(ref); }
   size_t in_flight() const { return stage_.in_flight(); }
   void Stop() { stage_.Stop(); }

@@ -4,32 +4,64 @@
 
 namespace zkfleet::worker {
 
-GenerateStage::GenerateStage(const CircuitSet& circuits, unsigned threads, EventMailbox& mailbox)
-    : stage_(PipelineEvent::Kind::kGenerated, threads, mailbox, [&circuits] {
-        return [&circuits](QueuedItem& item, const std::atomic<bool>& cancel, PipelineEvent& event) {
+namespace {
+
+// The core's terms for how a generation ended (events::WitnessPrepared).
+void Judge(const engine::GenerationResult& generated, size_t witness_bytes, const std::string& worker_id,
+           events::WitnessPrepared& event) {
+  event.status = engine::GenerationStatusName(generated.status);
+  event.tier = engine::GeneratorTierName(generated.tier);
+  event.seconds = generated.seconds;
+  event.bytes = generated.ok() ? witness_bytes : 0;
+  switch (generated.status) {
+    case engine::GenerationStatus::kOk:
+      event.verdict = events::WitnessVerdict::kReady;
+      return;
+    case engine::GenerationStatus::kBadInput:
+    case engine::GenerationStatus::kCircuitError:
+    case engine::GenerationStatus::kLimit:
+      // The job's own fault (its input, its circuit, its appetite): never retried.
+      event.verdict = events::WitnessVerdict::kJobFault;
+      event.why = "its witness could not be computed: " + generated.error;
+      return;
+    case engine::GenerationStatus::kCancelled:
+    case engine::GenerationStatus::kInternal:
+      event.verdict = events::WitnessVerdict::kRetryable;
+      event.why = "its witness could not be computed on worker " + worker_id + ": " + generated.error;
+      return;
+  }
+}
+
+}  // namespace
+
+GenerateStage::GenerateStage(const CircuitSet& circuits, std::string worker_id, unsigned threads,
+                             EventMailbox& mailbox)
+    : stage_(events::WitnessSource::kGenerated, threads, mailbox, [&circuits, worker_id] {
+        return [&circuits, worker_id](QueuedItem& item, const std::atomic<bool>& cancel,
+                                      events::WitnessPrepared& event) {
           const auto taken = std::chrono::steady_clock::now();
           item.generation_queue_s = std::chrono::duration<double>(taken - item.arrived).count();
+          engine::GenerationResult generated;
           auto generator = circuits.Generator(item.job.circuit_id());
           if (!generator) {
-            event.generated.status = engine::GenerationStatus::kInternal;
-            event.generated.error = "no witness generator for circuit " + item.job.circuit_id();
-            return;
+            generated.status = engine::GenerationStatus::kInternal;
+            generated.error = "no witness generator for circuit " + item.job.circuit_id();
+          } else {
+            try {
+              generated = generator->Generate(item.job.input_json(), item.writable_witness(), &cancel);
+            } catch (const std::exception& e) {
+              // Out of memory parsing a huge input, and the like: this host's
+              // trouble, another worker may manage.
+              generated.status = engine::GenerationStatus::kInternal;
+              generated.error = std::string("witness generation failed on this worker: ") + e.what();
+            }
           }
-          const std::string& input = item.job.input_json();
-          try {
-            event.generated = generator->Generate(input, item.writable_witness(), &cancel);
-          } catch (const std::exception& e) {
-            // Out of memory parsing a huge input, and the like: this host's
-            // trouble, another worker may manage.
-            event.generated.status = engine::GenerationStatus::kInternal;
-            event.generated.error = std::string("witness generation failed on this worker: ") + e.what();
-          }
-          item.witness_generation_s = event.generated.seconds;
-          if (!event.generated.ok() && event.generated.status != engine::GenerationStatus::kCancelled) {
+          item.witness_generation_s = generated.seconds;
+          if (!generated.ok() && generated.status != engine::GenerationStatus::kCancelled) {
             spdlog::warn("job_seq={} partition={}: its witness could not be computed ({}): {}", event.ref.job_seq,
-                         event.ref.partition, engine::GenerationStatusName(event.generated.status),
-                         event.generated.error);
+                         event.ref.partition, engine::GenerationStatusName(generated.status), generated.error);
           }
+          Judge(generated, item.witness().size(), worker_id, event);
         };
       }) {}
 

@@ -3,9 +3,9 @@
 // (engine::WitnessGenerator, compiled when the circuit loaded) into the
 // item's buffer in the pinned pool (the generator's child process writes the
 // .wtns into a pipe; it is read straight into the buffer), on the stage's own
-// threads, while the pipeline's lanes prove earlier items. Posts kGenerated
-// with the item back and the GenerationResult; the core queues the item for
-// a lane only when it is kOk. With --witgen-threads N, at most N generators
+// threads, while the pipeline's lanes prove earlier items. Posts an
+// events::WitnessPrepared with the item back and the generation's verdict;
+// the core queues the item for a lane only when it is ready. With --witgen-threads N, at most N generators
 // run at once (one child process each, one core each).
 //
 // The threads, generations and cancellation are ItemStage's (item_stage.hpp).
@@ -24,14 +24,15 @@ namespace zkfleet::worker {
 
 class GenerateStage {
  public:
-  GenerateStage(const CircuitSet& circuits, unsigned threads, EventMailbox& mailbox);
+  // `worker_id` names this worker in the errors clients read.
+  GenerateStage(const CircuitSet& circuits, std::string worker_id, unsigned threads, EventMailbox& mailbox);
 
   // Computes the witness of `item->job.input_json()` into `item->witness()`
-  // (allocated with the generator's wtns_bytes()); posts kGenerated carrying
-  // the returned generation (ItemStage::Submit).
+  // (allocated with the generator's wtns_bytes()); posts WitnessPrepared
+  // carrying the returned generation (ItemStage::Submit).
   uint64_t Submit(std::unique_ptr<QueuedItem> item) { return stage_.Submit(std::move(item)); }
-  // Kills the item's generator (or it never starts); its kGenerated still
-  // comes, with kCancelled unless it had already finished.
+  // Kills the item's generator (or it never starts); its WitnessPrepared
+  // still comes, retryable ("cancelled") unless it had already finished.
   void Cancel(const wire::ItemRef& ref) { stage_.Cancel(ref); }
   size_t in_flight() const { return stage_.in_flight(); }
   size_t waiting() const { return stage_.waiting(); }

@@ -2,9 +2,9 @@
 
 namespace zkfleet::worker {
 
-ItemStage::ItemStage(PipelineEvent::Kind kind, unsigned threads, EventMailbox& mailbox,
+ItemStage::ItemStage(events::WitnessSource source, unsigned threads, EventMailbox& mailbox,
                      std::function<Work()> make_work)
-    : kind_(kind), mailbox_(mailbox) {
+    : source_(source), mailbox_(mailbox) {
   for (unsigned i = 0; i < std::max(1u, threads); ++i) {
     threads_.emplace_back([this, make_work] { Run(make_work()); });
   }
@@ -65,8 +65,8 @@ void ItemStage::Run(Work work) {
       task = std::move(pending_.front());
       pending_.pop_front();
     }
-    PipelineEvent event;
-    event.kind = kind_;
+    events::WitnessPrepared event;
+    event.source = source_;
     event.ref = task.item->key.ref();
     event.generation = task.generation;
     try {
@@ -74,13 +74,11 @@ void ItemStage::Run(Work work) {
     } catch (const std::exception& e) {
       // The stage's work reports its own failures; this is the last guard
       // (a thread that throws would end the process).
-      event.text = e.what();
-      event.fetch.status = fetch::FetchStatus::kTransient;
-      event.fetch.why = std::string("failed on this worker: ") + e.what();
-      event.generated.status = engine::GenerationStatus::kInternal;
-      event.generated.error = event.fetch.why;
+      event.verdict = events::WitnessVerdict::kRetryable;
+      event.status = "internal";
+      event.why = std::string("its witness could not be prepared: failed on this worker: ") + e.what();
     }
-    event.fetched = std::shared_ptr<QueuedItem>(std::move(task.item));
+    event.item = std::shared_ptr<QueuedItem>(std::move(task.item));
     {
       std::lock_guard lock(mutex_);
       if (auto it = live_.find(event.ref); it != live_.end() && it->second.generation == task.generation) {

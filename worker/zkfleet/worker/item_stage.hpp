@@ -2,8 +2,8 @@
 // stage (witnesses by reference) and the generate stage (witnesses computed
 // from inputs) are each one of these with their own work. The core
 // allocates the buffer (pinned pool, else heap) and submits the item; a
-// stage thread runs the work into that buffer and posts a PipelineEvent of
-// the stage's kind with the item back (PipelineEvent::fetched) to the
+// stage thread runs the work into that buffer and posts an
+// events::WitnessPrepared of the stage's source, with the item back, to the
 // mailbox. Each submission has a generation, unique per stage, so that a
 // cancelled item's late event is never taken for a newer submission of the
 // same item (a reconnect, then the broker's redelivery).
@@ -26,20 +26,22 @@
 
 #include "zkfleet/wire/work_key.hpp"
 #include "zkfleet/worker/local_queue.hpp"
-#include "zkfleet/worker/proving_pipeline.hpp"
+#include "zkfleet/worker/pipeline_events.hpp"
 
 namespace zkfleet::worker {
 
 class ItemStage {
  public:
-  // Fills `item`'s witness and says how in `event` (kind, ref, generation
-  // and the item are set by the stage). `cancel` turns true when the item is
-  // cancelled: the work should end soon.
-  using Work = std::function<void(QueuedItem& item, const std::atomic<bool>& cancel, PipelineEvent& event)>;
+  // Fills `item`'s witness and says how in `event` (its verdict, why, and
+  // the figures; source, ref, generation and the item are set by the
+  // stage). `cancel` turns true when the item is cancelled: the work should
+  // end soon.
+  using Work =
+      std::function<void(QueuedItem& item, const std::atomic<bool>& cancel, events::WitnessPrepared& event)>;
 
   // Starts max(1, threads) threads; each calls make_work once and keeps
   // what it returns (its own state: a Fetcher and its connections).
-  ItemStage(PipelineEvent::Kind kind, unsigned threads, EventMailbox& mailbox, std::function<Work()> make_work);
+  ItemStage(events::WitnessSource source, unsigned threads, EventMailbox& mailbox, std::function<Work()> make_work);
   ~ItemStage();  // Stop()
   ItemStage(const ItemStage&) = delete;
   ItemStage& operator=(const ItemStage&) = delete;
@@ -68,7 +70,7 @@ class ItemStage {
   };
   void Run(Work work);
 
-  const PipelineEvent::Kind kind_;
+  const events::WitnessSource source_;
   EventMailbox& mailbox_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

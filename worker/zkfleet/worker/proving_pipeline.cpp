@@ -76,41 +76,27 @@ void ProvingPipeline::RetireDevice(size_t device) {
 }
 
 void ProvingPipeline::StartMain() {
-  auto post = [&](PipelineEvent::Kind kind, std::string text = {}) {
-    PipelineEvent event;
-    event.kind = kind;
-    event.text = std::move(text);
-    mailbox_.Post(std::move(event));
-  };
   if (!PassMemoryGate()) {
-    PipelineEvent released;
-    released.kind = PipelineEvent::Kind::kReleased;
     keys_released_ = true;
-    mailbox_.Post(std::move(released));
+    mailbox_.Post(events::KeysReleased{});
     return;
   }
-  {
-    PipelineEvent fits;
-    fits.state_event = wire::WorkerEvent::kMemoryFits;
-    mailbox_.Post(std::move(fits));
-  }
+  mailbox_.Post(events::MemoryGate{wire::WorkerEvent::kMemoryFits});
   try {
     circuits_.Load();  // while the pool is pinned in the background
   } catch (const std::exception& e) {
-    post(PipelineEvent::Kind::kStartFailed, e.what());
+    mailbox_.Post(events::StartFailed{e.what()});
     return;
   }
   if (!WaitForPoolReady()) {
     if (queue_.WaitForClose(Clock::now())) {  // drained while starting
-      PipelineEvent released;
-      released.kind = PipelineEvent::Kind::kReleased;
-      released.bytes = circuits_.Release();
+      const uint64_t freed = circuits_.Release();
       keys_released_ = true;
-      mailbox_.Post(std::move(released));
+      mailbox_.Post(events::KeysReleased{freed});
     }
     return;
   }
-  post(PipelineEvent::Kind::kLoaded);
+  mailbox_.Post(events::KeysLoaded{});
   if (options_.dispatch_start_delay.count() > 0) {
     spdlog::info("dispatcher waits {} ms before the first item (--dispatch-start-delay-ms)",
                  options_.dispatch_start_delay.count());
@@ -152,9 +138,7 @@ bool ProvingPipeline::PassMemoryGate() {
     auto now = Clock::now();
     if (!waiting) {
       waiting = true;
-      PipelineEvent short_event;
-      short_event.state_event = wire::WorkerEvent::kMemoryShort;
-      mailbox_.Post(std::move(short_event));
+      mailbox_.Post(events::MemoryGate{wire::WorkerEvent::kMemoryShort});
     }
     if (now >= next_log) {
       spdlog::info("waiting for memory: need {} bytes (pinned budget {} + margin {}), available {} ({})", need, budget,
@@ -162,9 +146,8 @@ bool ProvingPipeline::PassMemoryGate() {
       next_log = now + std::chrono::seconds(5);
     }
     if (now >= deadline) {
-      PipelineEvent failed;
-      failed.kind = PipelineEvent::Kind::kStartFailed;
-      failed.text = "memory gate: " + std::to_string(need) + " bytes (pinned budget " + std::to_string(budget) +
+      events::StartFailed failed;
+      failed.why = "memory gate: " + std::to_string(need) + " bytes (pinned budget " + std::to_string(budget) +
                     " + margin " + std::to_string(options_.memory_margin) + ") did not fit within " +
                     std::to_string(options_.memory_wait_timeout.count() / 1000) + " s; last seen " +
                     std::to_string(reading.available_bytes) + " available (" + reading.detail + ")";
@@ -210,9 +193,8 @@ bool ProvingPipeline::WaitForPoolReady() {
     }
     if (growth_done_) {
       std::lock_guard lock(threads_mutex_);
-      PipelineEvent failed;
-      failed.kind = PipelineEvent::Kind::kStartFailed;
-      failed.text = growth_error_.empty() ? "the pinned pool stopped growing at " + std::to_string(stats.pool_bytes) +
+      events::StartFailed failed;
+      failed.why = growth_error_.empty() ? "the pinned pool stopped growing at " + std::to_string(stats.pool_bytes) +
                                                 " bytes (draining)"
                                           : growth_error_;
       if (!stop_growth_) mailbox_.Post(std::move(failed));
@@ -260,11 +242,7 @@ void ProvingPipeline::LaneMain(int lane) {
       outcome.retryable = false;
       outcome.error = "its deadline passed before it was proved";
     } else {
-      PipelineEvent begun;
-      begun.kind = PipelineEvent::Kind::kStarted;
-      begun.ref = key.ref();
-      begun.device = static_cast<int>(device);
-      mailbox_.Post(std::move(begun));
+      mailbox_.Post(events::ProofStarted{key.ref(), static_cast<int>(device)});
       outcome = circuits_.Prove(item->job, item->witness(), device, item->circuit_version);
     }
     // A sticky error: nothing more goes to this device (the core takes it
@@ -274,8 +252,7 @@ void ProvingPipeline::LaneMain(int lane) {
     item->pooled_witness.Reset();
     item->heap_witness.reset();
 
-    PipelineEvent done;
-    done.kind = PipelineEvent::Kind::kResult;
+    events::ProofFinished done;
     done.ref = key.ref();
     done.device = static_cast<int>(device);
     proto::Result& result = done.result;
@@ -305,7 +282,7 @@ void ProvingPipeline::LaneMain(int lane) {
     done.verify_s = outcome.verify_s;
     done.engine_fault = std::move(outcome.engine_fault);
     done.device_lost = outcome.device_lost;
-    done.text = outcome.error;
+    done.local_error = outcome.error;
     // The run ends before its result is posted. The other order let the
     // core send the result (under the lease it knew) and then take
     // a new lease of the same item (a restarted broker that had dropped that
@@ -329,18 +306,11 @@ void ProvingPipeline::LaneMain(int lane) {
   uint64_t freed = 0;
   if (device_lanes_running_[device].fetch_sub(1) == 1) {
     freed = circuits_.Release(device);
-    PipelineEvent device_released;
-    device_released.kind = PipelineEvent::Kind::kDeviceReleased;
-    device_released.device = static_cast<int>(device);
-    device_released.bytes = freed;
-    mailbox_.Post(std::move(device_released));
+    mailbox_.Post(events::DeviceReleased{static_cast<int>(device), freed});
   }
   if (lanes_running_.fetch_sub(1) == 1) {
-    PipelineEvent released;
-    released.kind = PipelineEvent::Kind::kReleased;
-    released.bytes = freed;
     keys_released_ = true;
-    mailbox_.Post(std::move(released));
+    mailbox_.Post(events::KeysReleased{freed});
   }
 }
 

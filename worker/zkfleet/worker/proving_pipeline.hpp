@@ -13,10 +13,9 @@
 // rebalance. A device that leaves the set (RetireDevice, or a lane that got
 // a fatal device error on it) takes no more items: its lanes finish what
 // they hold and stop, and the last of them frees that device's keys
-// (kDeviceReleased); the other devices go on. Everything the pipeline has to say
-// reaches the WorkerCore as typed PipelineEvents through an EventMailbox; a
-// result names its item (wire::ItemRef) and never carries a lease: the core
-// holds the only copy and stamps it (worker_core.hpp).
+// (events::DeviceReleased); the other devices go on. Everything the pipeline
+// has to say reaches the WorkerCore as PipelineEvents (pipeline_events.hpp)
+// through an EventMailbox.
 //
 // Ownership: the pipeline owns its threads; everything else is the core's.
 //
@@ -38,54 +37,14 @@
 #include <thread>
 #include <vector>
 
-#include "zkfleet.pb.h"
-#include "zkfleet/common/mailbox.hpp"
-#include "zkfleet/engine/witness_generator.hpp"
-#include "zkfleet/fetch/fetcher.hpp"
-#include "zkfleet/wire/work_key.hpp"
 #include "zkfleet/worker/circuit_set.hpp"
 #include "zkfleet/worker/local_queue.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/options.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
-#include "zkfleet/wire/worker_state.hpp"
+#include "zkfleet/worker/pipeline_events.hpp"
 
 namespace zkfleet::worker {
-
-struct PipelineEvent {
-  enum class Kind {
-    kState,        // startup progress: `state_event` is kMemoryShort or kMemoryFits
-    kLoaded,       // the keys are resident: the worker may take work
-    kStartFailed,  // `text` says why (memory gate timeout, a bad key)
-    kStarted,      // a lane began proving `ref`
-    kResult,       // a lane finished `ref`: `result` is ready to send
-    kDeviceReleased,  // device `device`'s lanes have stopped; `bytes` of its keys were freed
-    kReleased,     // every lane has stopped; `bytes` of proving keys were freed by the last
-    kFetched,      // the fetch stage is done with `ref`'s witness by reference: `fetch` says how
-    kGenerated,    // the generate stage is done with `ref`'s witness from inputs: `generated` says how
-    kCircuitsChanged,  // a run-time circuit change was adopted (WorkerCore::ReloadCircuits); `text`: why its
-                       // new circuits could not be loaded (then only its removals were applied)
-  };
-  Kind kind = Kind::kState;
-  wire::WorkerEvent state_event = wire::WorkerEvent::kMemoryFits;
-  wire::ItemRef ref;
-  int device = -1;           // kStarted, kResult, kDeviceReleased: the device's index
-  proto::Result result;      // its item (without a lease), circuit and request id
-  double verify_s = 0;       // the check before sending (0 when off)
-  std::string engine_fault;  // the engine's first proof was wrong (re-proved on the CPU)
-  bool device_lost = false;  // a sticky device error: the worker must go
-  std::string text;
-  uint64_t bytes = 0;
-  // kFetched, kGenerated: the item (its buffer filled when the status is
-  // ok) and how the fetch or the generation went.
-  std::shared_ptr<QueuedItem> fetched;
-  fetch::FetchResult fetch;
-  engine::GenerationResult generated;
-  uint64_t generation = 0;  // ItemStage::Submit's
-};
-
-// The pipeline's (and the stages') events to the core; the session polls fd().
-using EventMailbox = Mailbox<PipelineEvent>;
 
 class ProvingPipeline {
  public:
@@ -94,18 +53,18 @@ class ProvingPipeline {
                   LocalQueue& queue, EventMailbox& mailbox);
   ~ProvingPipeline();
 
-  // Starts the start thread; it posts kState/kLoaded/kStartFailed, then runs
-  // the lanes until the queue is closed.
+  // Starts the start thread; it posts MemoryGate, then KeysLoaded or
+  // StartFailed, then runs the lanes until the queue is closed.
   void Start();
   // After LocalQueue::Close(): waits for every thread. The last lane to leave
-  // frees the proving keys and posts kReleased.
+  // frees the proving keys and posts KeysReleased.
   void Join();
   // Leaves the threads running (a lane is inside a proof the drain gave up
   // on); the process must then end with std::_Exit.
   void Abandon();
   // Device `device` (an index in CircuitSet::devices()) leaves: its lanes
   // take no more items, finish the one they prove, and stop; the last frees
-  // its keys and posts kDeviceReleased. Idempotent; any thread.
+  // its keys and posts DeviceReleased. Idempotent; any thread.
   void RetireDevice(size_t device);
   // Stops the pool's background growth and waits for it (at most one batch
   // of chunks): the drain calls it before releasing the pool.
@@ -113,8 +72,8 @@ class ProvingPipeline {
 
   int lanes() const { return lanes_; }  // on all devices together
   int depth() const { return depth_; }  // lanes per device
-  // True once every lane has stopped and the keys are freed (kReleased was
-  // posted), e.g. after every device left the set.
+  // True once every lane has stopped and the keys are freed (KeysReleased
+  // was posted), e.g. after every device left the set.
   bool keys_released() const { return keys_released_.load(); }
   uint64_t pool_budget() const { return pool_budget_.load(); }
   uint64_t last_available() const { return last_available_.load(); }
@@ -122,11 +81,11 @@ class ProvingPipeline {
  private:
   void StartMain();
   // Waits until budget + margin fit, then starts pinning the pool on its own
-  // thread. False when the worker should stop (timeout: kStartFailed posted;
+  // thread. False when the worker should stop (timeout: StartFailed posted;
   // or a drain).
   bool PassMemoryGate();
   // Waits until --pool-ready bytes are pinned. False when pinning failed
-  // first (kStartFailed posted) or the worker is draining.
+  // first (StartFailed posted) or the worker is draining.
   bool WaitForPoolReady();
   void LaneMain(int lane);
   void GrowPool(PinnedPool::Kind kind, uint64_t bytes);

@@ -65,7 +65,7 @@ WorkerCore::WorkerCore(WorkerOptions options, std::unique_ptr<CircuitSet> circui
   }
   circuits_->set_generator_options(options_.witgen);  // also for circuits added at run time
   if (!circuits_->generator_ids().empty()) {
-    generate_stage_ = std::make_unique<GenerateStage>(*circuits_, options_.witgen_threads, mailbox_);
+    generate_stage_ = std::make_unique<GenerateStage>(*circuits_, options_.worker_id, options_.witgen_threads, mailbox_);
   }
 }
 
@@ -117,7 +117,7 @@ bool WorkerCore::Transition(wire::WorkerEvent event, const std::string& why) {
 void WorkerCore::OnConnected(bool reconnect, Clock::time_point now) {
   now_ = now;
   if (reconnect) {
-    size_t dropped = queue_.TakeAllQueued().size() + CancelFetches().size();
+    size_t dropped = queue_.TakeAllQueued().size() + CancelPreparations().size();
     if (dropped > 0) spdlog::warn("dropped {} queued items; the broker redelivers them", dropped);
     std::vector<wire::ItemRef> keep;
     for (const wire::WorkKey& running : queue_.running_keys()) {
@@ -267,8 +267,8 @@ void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::tim
   item.key = {priority, ref.job_seq, ref.partition};
   item.job = std::move(job);
   item.arrived = now;
-  if (item.job.has_witness_ref()) return FetchWitness(std::move(item));
-  if (!item.job.input_json().empty()) return GenerateWitness(std::move(item));
+  if (item.job.has_witness_ref()) return PrepareWitness(std::move(item), events::WitnessSource::kFetched);
+  if (!item.job.input_json().empty()) return PrepareWitness(std::move(item), events::WitnessSource::kGenerated);
   // The receive: from the session's frames into the pinned pool, the one
   // copy; the engine checks it there and the device reads it from there.
   size_t size = 0;
@@ -282,7 +282,7 @@ void WorkerCore::OnJob(proto::Job& job, const WitnessChunks& witness, Clock::tim
   item.circuit_version = circuits_->Version(item.job.circuit_id());
   if (!queue_.Push(std::move(item))) {
     // Its lease (held_, above) is now the broker's newest: the result of the
-    // run already here answers it (OnResult).
+    // run already here answers it (On(events::ProofFinished)).
     spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
                  ref.job_seq, ref.partition, held_[ref].lease.ShortDebugString());
   }
@@ -299,154 +299,92 @@ bool WorkerCore::AllocateWitness(QueuedItem& item, size_t size) {
   return true;
 }
 
-void WorkerCore::FetchWitness(QueuedItem item) {
+void WorkerCore::PrepareWitness(QueuedItem item, events::WitnessSource source) {
   const wire::ItemRef ref = item.key.ref();
-  const proto::WitnessRef& witness = item.job.witness_ref();
-  if (fetching_.count(ref)) {
+  const bool fetched = source == events::WitnessSource::kFetched;
+  if (preparing_.count(ref)) {
     // The broker leased it again (a restarted broker that never saw it
-    // start): the fetch under way serves it, answered under the newest lease.
-    spdlog::info("job_seq={} partition={} is already being fetched here; it continues under lease {}", ref.job_seq,
-                 ref.partition, held_[ref].lease.ShortDebugString());
+    // start): the preparation under way serves it, answered under the newest lease.
+    spdlog::info("job_seq={} partition={}: its witness is already being {} here; it continues under lease {}",
+                 ref.job_seq, ref.partition, fetched ? "fetched" : "computed", held_[ref].lease.ShortDebugString());
     return;
   }
-  if (!fetch_stage_) {
-    // Another worker may be allowed to fetch it.
-    return FailItem(ref, item.job,
-                    "worker " + options_.worker_id + " fetches no witnesses by reference (it runs without "
-                    "--fetch-allow); " + wire::RedactUrl(witness.url()) + " was not fetched",
-                    /*retryable=*/true);
-  }
-  if (auto why = wire::WitnessRefProblem(witness, options_.max_fetch_bytes)) {
-    return FailItem(ref, item.job, *why + " (nothing was fetched)", /*retryable=*/false);
-  }
-  if (!AllocateWitness(item, witness.size())) {
-    return FailItem(ref, item.job,
-                    "no memory for its " + std::to_string(witness.size()) + "-byte witness on worker " +
-                        options_.worker_id,
-                    /*retryable=*/true);
-  }
-  // Fetching is work on the item: the broker's start deadline is for workers
-  // that sit on a lease, and a worker that dies now has spent an attempt.
-  started_unsent_.push_back(ref);
-  started_by_fetch_.insert(ref);
-  fetching_[ref] = fetch_stage_->Submit(std::make_unique<QueuedItem>(std::move(item)));
-}
-
-void WorkerCore::OnFetched(PipelineEvent& event) {
-  const wire::ItemRef ref = event.ref;
-  const fetch::FetchResult& fetched = event.fetch;
-  if (metrics_) {
-    metrics_->FetchEnded(fetch::FetchStatusName(fetched.status), fetched.status == fetch::FetchStatus::kOk ? fetched.bytes : 0,
-                         fetched.attempts > 0 ? fetched.attempts - 1 : 0, fetched.seconds);
-  }
-  // A cancelled fetch (handed back or dropped already), or one a newer fetch
-  // of the same item replaced: its event changes nothing.
-  auto live = fetching_.find(ref);
-  if (live == fetching_.end() || live->second != event.generation || !event.fetched) return;
-  fetching_.erase(live);
-  QueuedItem& item = *event.fetched;
-  switch (fetched.status) {
-    case fetch::FetchStatus::kOk: break;
-    case fetch::FetchStatus::kRefused:
-      // Not under this worker's --fetch-allow: the job's reference, never retried.
-      return FailItem(ref, item.job, "its witness could not be used: " + fetched.why, /*retryable=*/false);
-    case fetch::FetchStatus::kClientError: {
-      // The job's own fault, never retried. The client is told that its
-      // reference gave no object of its size and digest, not which of
-      // missing, unreadable, another size or other bytes: those would let a
-      // client probe the store for other clients' objects and their sizes.
-      // This worker's log has the detail.
-      const proto::WitnessRef& witness = item.job.witness_ref();
-      spdlog::warn("job_seq={} partition={}: its witness reference failed: {}", ref.job_seq, ref.partition,
-                   fetched.why);
+  // The witness's size, or why this worker cannot prepare it.
+  size_t bytes = 0;
+  if (fetched) {
+    const proto::WitnessRef& witness = item.job.witness_ref();
+    if (!fetch_stage_) {
+      // Another worker may be allowed to fetch it.
       return FailItem(ref, item.job,
-                      "its witness could not be used: " + wire::RedactUrl(witness.url()) + ": no object of " +
-                          std::to_string(witness.size()) + " bytes with sha256 " + wire::DigestHex(witness.sha256()) +
-                          " is there (missing, unreadable, another size or other bytes)",
-                      /*retryable=*/false);
+                      "worker " + options_.worker_id + " fetches no witnesses by reference (it runs without "
+                      "--fetch-allow); " + wire::RedactUrl(witness.url()) + " was not fetched",
+                      /*retryable=*/true);
     }
-    case fetch::FetchStatus::kTransient:
-    case fetch::FetchStatus::kCancelled:
-      return FailItem(ref, item.job, "its witness could not be fetched: " + fetched.why, /*retryable=*/true);
+    if (auto why = wire::WitnessRefProblem(witness, options_.max_fetch_bytes)) {
+      return FailItem(ref, item.job, *why + " (nothing was fetched)", /*retryable=*/false);
+    }
+    bytes = witness.size();
+  } else {
+    auto generator = circuits_->Generator(item.job.circuit_id());
+    if (!generator || !generate_stage_) {
+      // The broker routes inputs only to workers announcing the circuit in
+      // `generates`; another worker may have its generator.
+      return FailItem(ref, item.job,
+                      "worker " + options_.worker_id + " has no witness generator for circuit " +
+                          item.job.circuit_id(),
+                      /*retryable=*/true);
+    }
+    bytes = generator->wtns_bytes();
   }
-  if (state_ != proto::WORKER_STATE_READY) {
-    started_by_fetch_.erase(ref);
-    return HandBack({ref}, {}, "worker is " + wire::WorkerStateName(state_));
-  }
-  if (HandBackIfLeaving(ref, item.job.circuit_id())) return;
-  spdlog::debug("job_seq={} partition={}: {} witness bytes fetched in {:.3f} s", ref.job_seq, ref.partition,
-                fetched.bytes, fetched.seconds);
-  item.circuit_version = circuits_->Version(item.job.circuit_id());
-  if (!queue_.Push(std::move(item))) {
-    started_by_fetch_.erase(ref);
-    spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
-                 ref.job_seq, ref.partition, held_[ref].lease.ShortDebugString());
-  }
-}
-
-void WorkerCore::GenerateWitness(QueuedItem item) {
-  const wire::ItemRef ref = item.key.ref();
-  if (fetching_.count(ref)) {
-    spdlog::info("job_seq={} partition={} is already being generated here; it continues under lease {}", ref.job_seq,
-                 ref.partition, held_[ref].lease.ShortDebugString());
-    return;
-  }
-  auto generator = circuits_->Generator(item.job.circuit_id());
-  if (!generator || !generate_stage_) {
-    // The broker routes inputs only to workers announcing the circuit in
-    // `generates`; another worker may have its generator.
+  if (!AllocateWitness(item, bytes)) {
     return FailItem(ref, item.job,
-                    "worker " + options_.worker_id + " has no witness generator for circuit " + item.job.circuit_id(),
+                    "no memory for its " + std::to_string(bytes) + "-byte witness on worker " + options_.worker_id,
                     /*retryable=*/true);
   }
-  if (!AllocateWitness(item, generator->wtns_bytes())) {
-    return FailItem(ref, item.job,
-                    "no memory for its " + std::to_string(generator->wtns_bytes()) + "-byte witness on worker " +
-                        options_.worker_id,
-                    /*retryable=*/true);
-  }
+  // Preparing the witness is work on the item: the broker's start deadline
+  // is for workers that sit on a lease, and a worker that dies now has spent
+  // an attempt.
   started_unsent_.push_back(ref);
-  started_by_fetch_.insert(ref);
-  fetching_[ref] = generate_stage_->Submit(std::make_unique<QueuedItem>(std::move(item)));
-  if (metrics_) metrics_->SetGenerationQueue(generate_stage_->waiting());
+  started_when_prepared_.insert(ref);
+  auto submitted = std::make_unique<QueuedItem>(std::move(item));
+  preparing_[ref] = fetched ? fetch_stage_->Submit(std::move(submitted)) : generate_stage_->Submit(std::move(submitted));
+  if (!fetched && metrics_) metrics_->SetGenerationQueue(generate_stage_->waiting());
 }
 
-void WorkerCore::OnGenerated(PipelineEvent& event) {
+void WorkerCore::On(events::WitnessPrepared& event) {
   const wire::ItemRef ref = event.ref;
-  const engine::GenerationResult& generated = event.generated;
+  const bool fetched = event.source == events::WitnessSource::kFetched;
   if (metrics_) {
-    metrics_->GenerationEnded(engine::GenerationStatusName(generated.status), engine::GeneratorTierName(generated.tier),
-                              generated.seconds,
-                              generated.ok() && event.fetched ? event.fetched->witness().size() : 0);
-    if (generate_stage_) metrics_->SetGenerationQueue(generate_stage_->waiting());
+    if (fetched) {
+      metrics_->FetchEnded(event.status, event.bytes, event.retries, event.seconds);
+    } else {
+      metrics_->GenerationEnded(event.status, event.tier, event.seconds, event.bytes);
+      if (generate_stage_) metrics_->SetGenerationQueue(generate_stage_->waiting());
+    }
   }
-  auto live = fetching_.find(ref);
-  if (live == fetching_.end() || live->second != event.generation || !event.fetched) return;
-  fetching_.erase(live);
-  QueuedItem& item = *event.fetched;
-  switch (generated.status) {
-    case engine::GenerationStatus::kOk: break;
-    case engine::GenerationStatus::kBadInput:
-    case engine::GenerationStatus::kCircuitError:
-    case engine::GenerationStatus::kLimit:
-      // The job's own fault (its input, its circuit, its appetite): never retried.
-      return FailItem(ref, item.job, "its witness could not be computed: " + generated.error, /*retryable=*/false);
-    case engine::GenerationStatus::kCancelled:
-    case engine::GenerationStatus::kInternal:
-      return FailItem(ref, item.job, "its witness could not be computed on worker " + options_.worker_id + ": " +
-                                         generated.error, /*retryable=*/true);
+  // A cancelled preparation (handed back or dropped already), or one a newer
+  // submission of the same item replaced: its event changes nothing.
+  auto live = preparing_.find(ref);
+  if (live == preparing_.end() || live->second != event.generation || !event.item) return;
+  preparing_.erase(live);
+  QueuedItem& item = *event.item;
+  if (event.verdict != events::WitnessVerdict::kReady) {
+    return FailItem(ref, item.job, event.why, /*retryable=*/event.verdict == events::WitnessVerdict::kRetryable);
   }
   if (state_ != proto::WORKER_STATE_READY) {
-    started_by_fetch_.erase(ref);
+    started_when_prepared_.erase(ref);
     return HandBack({ref}, {}, "worker is " + wire::WorkerStateName(state_));
   }
   if (HandBackIfLeaving(ref, item.job.circuit_id())) return;
-  spdlog::debug("job_seq={} partition={}: witness computed in {:.3f} s", ref.job_seq, ref.partition, generated.seconds);
-  if (item.job.signals_only()) return AnswerSignals(ref, item);
-  item.arrived = now_;  // its queue wait starts now
+  spdlog::debug("job_seq={} partition={}: {} witness bytes {} in {:.3f} s", ref.job_seq, ref.partition, event.bytes,
+                events::WitnessSourceName(event.source), event.seconds);
+  if (!fetched) {
+    if (item.job.signals_only()) return AnswerSignals(ref, item);
+    item.arrived = now_;  // its queue wait starts now
+  }
   item.circuit_version = circuits_->Version(item.job.circuit_id());
   if (!queue_.Push(std::move(item))) {
-    started_by_fetch_.erase(ref);
+    started_when_prepared_.erase(ref);
     spdlog::warn("job_seq={} partition={} is already queued or running here; the run continues under lease {}",
                  ref.job_seq, ref.partition, held_[ref].lease.ShortDebugString());
   }
@@ -465,7 +403,7 @@ void WorkerCore::AnswerSignals(const wire::ItemRef& ref, const QueuedItem& item)
   auto signals = engine::PublicSignalsOfWtns({&whole, 1}, *n_public, &why);
   if (!signals) return FailItem(ref, item.job, "its computed witness is unreadable: " + why, /*retryable=*/true);
   std::erase(started_unsent_, ref);  // its RESULT says it started
-  started_by_fetch_.erase(ref);
+  started_when_prepared_.erase(ref);
   if (!ledger_.Release(ref)) return;
   proto::Envelope envelope;
   auto* result = envelope.mutable_result();
@@ -481,22 +419,22 @@ void WorkerCore::AnswerSignals(const wire::ItemRef& ref, const QueuedItem& item)
   GrantCredit();
 }
 
-std::vector<wire::ItemRef> WorkerCore::CancelFetches() {
+std::vector<wire::ItemRef> WorkerCore::CancelPreparations() {
   std::vector<wire::ItemRef> cancelled;
-  for (const auto& [ref, generation] : fetching_) cancelled.push_back(ref);
+  for (const auto& [ref, generation] : preparing_) cancelled.push_back(ref);
   for (const wire::ItemRef& ref : cancelled) {
     if (fetch_stage_) fetch_stage_->Cancel(ref);
     if (generate_stage_) generate_stage_->Cancel(ref);
-    started_by_fetch_.erase(ref);
+    started_when_prepared_.erase(ref);
     std::erase(started_unsent_, ref);
   }
-  fetching_.clear();
+  preparing_.clear();
   return cancelled;
 }
 
 void WorkerCore::FailItem(const wire::ItemRef& ref, const proto::Job& job, const std::string& why, bool retryable) {
   std::erase(started_unsent_, ref);  // its RESULT says it started
-  started_by_fetch_.erase(ref);
+  started_when_prepared_.erase(ref);
   if (!ledger_.Release(ref)) return;
   spdlog::warn("job_seq={} partition={} failed here{}: {}", ref.job_seq, ref.partition,
                retryable ? " (another worker may take it)" : "", why);
@@ -539,80 +477,71 @@ void WorkerCore::OnUnreadableJob(const proto::Job& job, const std::string& why) 
 void WorkerCore::OnPipelineEvent(PipelineEvent& event, Clock::time_point now) {
   now_ = now;
   if (finished()) return;
-  switch (event.kind) {
-    case PipelineEvent::Kind::kFetched:
-      OnFetched(event);
-      return;
-    case PipelineEvent::Kind::kGenerated:
-      OnGenerated(event);
-      return;
-    case PipelineEvent::Kind::kStarted:
-      if (started_by_fetch_.erase(event.ref)) return;  // announced when its fetch began
-      if (options_.test_hold_started.count() > 0) {
-        // The batch goes out a hold after its first item started.
-        if (started_unsent_.empty()) started_hold_until_ = now + options_.test_hold_started;
-        spdlog::warn("TEST ONLY (--test-hold-started-ms): STARTED of job_seq={} partition={} withheld", event.ref.job_seq,
-                     event.ref.partition);
-      }
-      started_unsent_.push_back(event.ref);
-      return;
-    case PipelineEvent::Kind::kResult:
-      OnResult(event, now);
-      return;
-    case PipelineEvent::Kind::kState:
-      // Startup progress; a drain may have overtaken it.
-      if (state_ == proto::WORKER_STATE_STARTING || state_ == proto::WORKER_STATE_WAITING_FOR_MEMORY) {
-        if (Transition(event.state_event, "memory gate")) SendHeartbeat();
-      }
-      return;
-    case PipelineEvent::Kind::kLoaded:
-      if (metrics_) {
-        for (size_t d = 0; d < devices_.size(); ++d) metrics_->SetDeviceKeyBytes(d, circuits_->resident_bytes(d));
-      }
-      if (state_ == proto::WORKER_STATE_LOADING && Transition(wire::WorkerEvent::kLoaded, "proving keys resident")) {
-        SendHeartbeat();  // the broker may dispatch from now on
-        GrantCredit();
-      }
-      return;
-    case PipelineEvent::Kind::kStartFailed: {
-      spdlog::error("cannot start: {}", event.text);
-      proto::Envelope envelope;
-      envelope.mutable_disconnect()->set_reason("failed to load circuits: " + event.text);
-      Send(std::move(envelope));
-      Transition(wire::WorkerEvent::kStartFailed, event.text);
-      exit_code_ = 1;
-      return;
-    }
-    case PipelineEvent::Kind::kDeviceReleased: {
-      const auto device = static_cast<size_t>(event.device);
-      if (metrics_) metrics_->SetDeviceKeyBytes(device, 0);
-      if (devices_.size() > 1) {
-        spdlog::info("device {}: its lanes stopped, released {} bytes of its proving keys",
-                     devices_.device(device).label, event.bytes);
-      }
-      return;
-    }
-    case PipelineEvent::Kind::kCircuitsChanged:
-      OnCircuitsChanged(event);
-      return;
-    case PipelineEvent::Kind::kReleased:
-      if (devices_.size() > 1) {
-        spdlog::info("every lane has stopped; the proving keys of every device are released");
-      } else {
-        spdlog::info("released {} bytes of proving keys", event.bytes);
-      }
-      release_step_ = ReleaseStep::kPool;  // Tick now frees the pool chunk by chunk
-      return;
+  std::visit([this](auto& e) { On(e); }, event);
+}
+
+void WorkerCore::On(events::ProofStarted& event) {
+  if (started_when_prepared_.erase(event.ref)) return;  // announced when its witness's preparation began
+  if (options_.test_hold_started.count() > 0) {
+    // The batch goes out a hold after its first item started.
+    if (started_unsent_.empty()) started_hold_until_ = now_ + options_.test_hold_started;
+    spdlog::warn("TEST ONLY (--test-hold-started-ms): STARTED of job_seq={} partition={} withheld", event.ref.job_seq,
+                 event.ref.partition);
+  }
+  started_unsent_.push_back(event.ref);
+}
+
+void WorkerCore::On(events::MemoryGate& event) {
+  // Startup progress; a drain may have overtaken it.
+  if (state_ == proto::WORKER_STATE_STARTING || state_ == proto::WORKER_STATE_WAITING_FOR_MEMORY) {
+    if (Transition(event.verdict, "memory gate")) SendHeartbeat();
   }
 }
 
-void WorkerCore::OnResult(PipelineEvent& event, Clock::time_point now) {
+void WorkerCore::On(events::KeysLoaded&) {
+  if (metrics_) {
+    for (size_t d = 0; d < devices_.size(); ++d) metrics_->SetDeviceKeyBytes(d, circuits_->resident_bytes(d));
+  }
+  if (state_ == proto::WORKER_STATE_LOADING && Transition(wire::WorkerEvent::kLoaded, "proving keys resident")) {
+    SendHeartbeat();  // the broker may dispatch from now on
+    GrantCredit();
+  }
+}
+
+void WorkerCore::On(events::StartFailed& event) {
+  spdlog::error("cannot start: {}", event.why);
+  proto::Envelope envelope;
+  envelope.mutable_disconnect()->set_reason("failed to load circuits: " + event.why);
+  Send(std::move(envelope));
+  Transition(wire::WorkerEvent::kStartFailed, event.why);
+  exit_code_ = 1;
+}
+
+void WorkerCore::On(events::DeviceReleased& event) {
+  const auto device = static_cast<size_t>(event.device);
+  if (metrics_) metrics_->SetDeviceKeyBytes(device, 0);
+  if (devices_.size() > 1) {
+    spdlog::info("device {}: its lanes stopped, released {} bytes of its proving keys", devices_.device(device).label,
+                 event.bytes);
+  }
+}
+
+void WorkerCore::On(events::KeysReleased& event) {
+  if (devices_.size() > 1) {
+    spdlog::info("every lane has stopped; the proving keys of every device are released");
+  } else {
+    spdlog::info("released {} bytes of proving keys", event.bytes);
+  }
+  release_step_ = ReleaseStep::kPool;  // Tick now frees the pool chunk by chunk
+}
+
+void WorkerCore::On(events::ProofFinished& event) {
   const wire::ItemRef ref = event.ref;
   const auto device = static_cast<size_t>(event.device);
   const std::string circuit = event.result.circuit_id();
   // Its RESULT says it started; no separate STARTED needed.
   std::erase(started_unsent_, ref);
-  started_by_fetch_.erase(ref);
+  started_when_prepared_.erase(ref);
   if (!ledger_.Release(ref)) {
     spdlog::info("result of job_seq={} partition={} discarded: no longer held (reconnect or drain abort)", ref.job_seq,
                  ref.partition);
@@ -645,9 +574,9 @@ void WorkerCore::OnResult(PipelineEvent& event, Clock::time_point now) {
     OnEngineFault(circuit, device,
                   "job_seq=" + std::to_string(ref.job_seq) + " partition=" + std::to_string(ref.partition) + ": " +
                       event.engine_fault,
-                  now);
+                  now_);
   }
-  if (event.device_lost) RetireDevice(device, "fatal device error: " + event.text, /*lost=*/true);
+  if (event.device_lost) RetireDevice(device, "fatal device error: " + event.local_error, /*lost=*/true);
 }
 
 void WorkerCore::HandBack(const std::vector<wire::ItemRef>& unstarted, const std::vector<wire::ItemRef>& aborted,
@@ -737,32 +666,31 @@ void WorkerCore::ReloadCircuits(std::vector<CircuitSpec> specs, Clock::time_poin
   }
   reload_adds_ = !load.empty();
   reload_thread_ = std::thread([this, load = std::move(load), drop, removed] {
-    PipelineEvent done;
-    done.kind = PipelineEvent::Kind::kCircuitsChanged;
+    events::CircuitsChanged done;
     std::unique_ptr<CircuitSet> more;
     if (!load.empty()) {
       try {
         more = circuits_->Sibling(load);
         more->Load();
       } catch (const std::exception& e) {
-        done.text = e.what();
+        done.load_error = e.what();
         more.reset();
       }
     }
     // A replacement whose new file failed keeps the old one.
-    circuits_->Adopt(std::move(more), done.text.empty() ? drop : removed);
+    circuits_->Adopt(std::move(more), done.load_error.empty() ? drop : removed);
     mailbox_.Post(std::move(done));
   });
 }
 
-void WorkerCore::OnCircuitsChanged(const PipelineEvent& event) {
+void WorkerCore::On(events::CircuitsChanged& event) {
   if (reload_thread_.joinable()) reload_thread_.join();
   leaving_.clear();
-  if (!event.text.empty()) {
-    spdlog::error("circuits not added: {}; the removals were applied, the rest is as it was", event.text);
+  if (!event.load_error.empty()) {
+    spdlog::error("circuits not added: {}; the removals were applied, the rest is as it was", event.load_error);
   }
   if (!generate_stage_ && !circuits_->generator_ids().empty()) {
-    generate_stage_ = std::make_unique<GenerateStage>(*circuits_, options_.witgen_threads, mailbox_);
+    generate_stage_ = std::make_unique<GenerateStage>(*circuits_, options_.worker_id, options_.witgen_threads, mailbox_);
   }
   if (metrics_) {
     for (size_t d = 0; d < devices_.size(); ++d) metrics_->SetDeviceKeyBytes(d, circuits_->resident_bytes(d));
@@ -777,7 +705,7 @@ void WorkerCore::Reannounce() { SendReady(); }
 
 bool WorkerCore::HandBackIfLeaving(const wire::ItemRef& ref, const std::string& circuit) {
   if (!leaving_.count(circuit)) return false;
-  started_by_fetch_.erase(ref);
+  started_when_prepared_.erase(ref);
   HandBack({ref}, {}, "circuit " + circuit + " is being removed or reloaded on this worker");
   return true;
 }

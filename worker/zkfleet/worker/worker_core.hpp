@@ -10,17 +10,16 @@
 //    takes decoded envelopes, pipeline events and ticks, each with the time
 //    `now`, and fills an outbox; unit tests drive it directly
 //    (tests/unit/worker/worker_core_test.cpp);
-//  * the fetch stage (fetch_stage.hpp, its own threads, only with
-//    --fetch-allow): witnesses by reference fetched into the pinned pool
-//    while the lanes prove, posted back as kFetched events;
-//  * the generate stage (generate_stage.hpp, --witgen-threads, only with
-//    --generator): witnesses computed from a job's input.json by the
-//    circuit's compiled generator, one child process each, into the pinned
-//    pool while the lanes prove, posted back as kGenerated events;
+//  * two witness stages, siblings that prepare an item's witness in the
+//    pinned pool while the lanes prove, each on its own threads and posting
+//    back an events::WitnessPrepared: the fetch stage (fetch_stage.hpp,
+//    only with --fetch-allow) for witnesses by reference, the generate stage
+//    (generate_stage.hpp, --witgen-threads, only with --generator) for
+//    witnesses computed from a job's input.json;
 //  * the proving pipeline (proving_pipeline.hpp, its own threads): memory
 //    gate, pool, keys, then lanes that pop items from the LocalQueue, prove
-//    them and post PipelineEvents (an item reference and its outcome, never a
-//    lease) to the core's EventMailbox.
+//    them and post PipelineEvents (pipeline_events.hpp: an item reference and
+//    its outcome, never a lease) to the core's EventMailbox.
 //
 // Leases: the broker's lease of each held item lives in one place, the
 // core's held-item map, replaced by the newest JOB for that item. Items go
@@ -128,14 +127,14 @@ class WorkerCore {
   // A JOB whose witness frames are not what it announced: answered at once as
   // failed (not retryable), so its lease does not hang.
   void OnUnreadableJob(const proto::Job& job, const std::string& why);
-  // An event a lane or the start thread posted (from mailbox()).
+  // An event a lane, the start thread or a witness stage posted (from mailbox()).
   void OnPipelineEvent(PipelineEvent& event, Clock::time_point now);
   // Circuits changed at run time (zkworker's SIGHUP): `specs` is the whole
   // new list. Circuits that go, or whose files changed, take no more work at
   // once: their queued items are handed back and READY leaves them out. New
   // ones (and new files) load on a thread of their own while the worker
   // proves the rest; the CircuitSet then adopts them (the lanes wait for the
-  // proofs running then) and READY announces them (kCircuitsChanged). A load
+  // proofs running then) and READY announces them (CircuitsChanged). A load
   // that fails changes nothing but the removals (logged). One change at a
   // time, in READY only.
   void ReloadCircuits(std::vector<CircuitSpec> specs, Clock::time_point now);
@@ -192,33 +191,36 @@ class WorkerCore {
   // An item of a circuit a reload takes away or replaces goes back to the
   // broker unstarted; true when it did.
   bool HandBackIfLeaving(const wire::ItemRef& ref, const std::string& circuit);
-  // A reload's load and adoption are done (kCircuitsChanged).
-  void OnCircuitsChanged(const PipelineEvent& event);
+  // One handler per event (OnPipelineEvent visits them).
+  void On(events::MemoryGate& event);
+  void On(events::KeysLoaded& event);
+  void On(events::StartFailed& event);
+  void On(events::ProofStarted& event);
+  void On(events::ProofFinished& event);
+  void On(events::DeviceReleased& event);
+  void On(events::KeysReleased& event);
+  // A witness stage is done with an item: queued for a lane, or answered.
+  void On(events::WitnessPrepared& event);
+  // A reload's load and adoption are done.
+  void On(events::CircuitsChanged& event);
   void GrantCredit();
   void OnJob(proto::Job& job, const WitnessChunks& witness, Clock::time_point now);
   // Gives `item` a witness buffer of `size` bytes: in the pinned pool when it
   // has room (the device DMAs from there), else on the heap (a slower,
   // pageable upload). False when not even the heap has it.
   bool AllocateWitness(QueuedItem& item, size_t size);
-  // A JOB whose witness is a reference: its buffer allocated, then to the
-  // fetch stage (STARTED goes out now: fetching is work on the item).
-  void FetchWitness(QueuedItem item);
-  // The fetch stage is done with an item: queued for a lane, or answered.
-  void OnFetched(PipelineEvent& event);
-  // A JOB from inputs: its buffer allocated, then to the generate stage
-  // (STARTED goes out now, as for a fetch).
-  void GenerateWitness(QueuedItem item);
-  // The generate stage is done with an item: queued for a lane, or answered.
-  void OnGenerated(PipelineEvent& event);
+  // A JOB whose witness is a reference (to the fetch stage) or is computed
+  // from inputs (to the generate stage): its buffer allocated, then to the
+  // stage. STARTED goes out now: preparing the witness is work on the item.
+  void PrepareWitness(QueuedItem item, events::WitnessSource source);
   // A signals_only JOB: answers with its computed witness's public signals.
   void AnswerSignals(const wire::ItemRef& ref, const QueuedItem& item);
   // Answers a held item as failed without proving it (`retryable`: the
   // worker's trouble, another worker may succeed; else the job's).
   void FailItem(const wire::ItemRef& ref, const proto::Job& job, const std::string& why, bool retryable);
-  // Items being fetched or generated stop (drain, fault, reconnect); their
-  // events are then discarded. Returns them.
-  std::vector<wire::ItemRef> CancelFetches();
-  void OnResult(PipelineEvent& event, Clock::time_point now);
+  // Items whose witness is being prepared stop (drain, fault, reconnect);
+  // their events are then discarded. Returns them.
+  std::vector<wire::ItemRef> CancelPreparations();
   proto::MemoryStatus Memory() const;
   // The circuit of a held item, forgotten (with its lease) once its result or
   // handback is sent.
@@ -258,9 +260,11 @@ class WorkerCore {
   std::unique_ptr<ProvingPipeline> pipeline_;
   std::unique_ptr<FetchStage> fetch_stage_;  // only with --fetch-allow
   std::unique_ptr<GenerateStage> generate_stage_;  // only with circuits that have a generator
-  // Handed to the fetch or the generate stage (with the stage's generation), not back yet.
-  std::map<wire::ItemRef, uint64_t> fetching_;
-  std::set<wire::ItemRef> started_by_fetch_; // STARTED went out when its fetch (or generation) began
+  // Handed to a witness stage (with the stage's generation), not back yet.
+  std::map<wire::ItemRef, uint64_t> preparing_;
+  // STARTED went out when its witness's preparation began (the lane's
+  // ProofStarted sends none again).
+  std::set<wire::ItemRef> started_when_prepared_;
   bool pipeline_stopped_ = false;
   // A run-time circuit change (ReloadCircuits): the circuits going or being
   // replaced (their JOBs are handed back, READY leaves them out) and the

@@ -59,7 +59,7 @@ void WorkerCore::EnterFaulted(const std::string& why, bool fatal) {
     spdlog::error("worker FAULTED: {} (backend={} device={}); taking no more work{}", why, circuits_->backend_name(),
                   options_.device_label, fatal ? ", exiting" : "");
     SendHeartbeat();  // the broker stops routing to us and requeues our leases
-    std::vector<wire::ItemRef> unstarted = CancelFetches();
+    std::vector<wire::ItemRef> unstarted = CancelPreparations();
     for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
     HandBack(unstarted, {}, "faulted: " + why);
   }
@@ -76,7 +76,7 @@ void WorkerCore::BeginDrain(const std::string& why, Clock::time_point now) {
   circuits_->StopChanges();  // a circuit change still loading is not adopted
   SendHeartbeat();  // the broker stops routing to us on this message
   // Items still being fetched go back with the queued ones: nothing was proved.
-  std::vector<wire::ItemRef> unstarted = CancelFetches();
+  std::vector<wire::ItemRef> unstarted = CancelPreparations();
   for (const QueuedItem& item : queue_.TakeAllQueued()) unstarted.push_back(item.key.ref());
   HandBack(unstarted, {}, "draining");
   // Taken after the queue was emptied, so it names every item a lane took
