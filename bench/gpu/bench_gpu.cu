@@ -37,6 +37,7 @@
 #include "zkfleet/runtime/cuda_check.hpp"
 #include "zkfleet/curve/device_curve.hpp"
 #include "zkfleet/msm/cuda_msm.hpp"
+#include "zkfleet/msm/msm_steps.hpp"
 #include "zkfleet/ntt/cuda_ntt.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness_file.hpp"
@@ -58,6 +59,7 @@ struct Options {
   int msm_min_log = 16, proofs = 1;  // --msm-min-log, --proofs 0: MSM sizes from 2^min; skip the k12 proofs
   int msm_max_log = 22, g2_max_log = 20, ntt_max_log = 24, cpu_max_log = 20, reps = 5, synthetic_log = 20;
   int msm_tables = 16;  // MSMs and proofs also with up to this many table copies (1: only without)
+  std::vector<int> msm_widths;  // --msm-widths 16,18,20: only the G1 MSMs, at each window width (SweepWidths)
   std::string fixtures = ZKFLEET_BENCH_FIXTURES;
   std::string markdown;
 };
@@ -343,6 +345,46 @@ void BenchSyntheticProof(int log_n, const Options& opt) {
 
 }  // namespace
 
+// The G1 MSM of 2^min..2^max points at each given window width, without
+// tables (the automatic width first, as the reference every other width's
+// result must equal): where the width chooser (msm::ChooseShape) stands
+// against the widths it does not try.
+template <class HostCfg, class Fr>
+void SweepWidths(const char* name, const Options& opt) {
+  for (int log_n = opt.msm_min_log; log_n <= opt.msm_max_log; ++log_n) {
+    const size_t n = size_t{1} << log_n;
+    const auto bases = RandomBases<HostCfg, Fr>(n, 1000 + log_n);
+    const auto scalars = RandomScalars<Fr>(n, 2000 + log_n);
+    zk::curve::Jacobian<HostCfg> reference;
+    double auto_ms = 0;
+    std::vector<int> widths{0};
+    widths.insert(widths.end(), opt.msm_widths.begin(), opt.msm_widths.end());
+    for (int c : widths) {
+      zk::cuda::DeviceMsm<HostCfg> msm(bases.data(), n, c);
+      msm.UploadScalars(scalars.data(), n);
+      const auto result = msm.RunUploaded(n);  // warm-up
+      if (c == 0) reference = result;
+      std::vector<double> times;
+      for (int r = 0; r < opt.reps; ++r) {
+        const auto t0 = Clock::now();
+        msm.RunUploaded(n);
+        times.push_back(Seconds(t0) * 1e3);
+      }
+      zk::cuda::MsmPhaseMs phases;
+      float device_ms = 0;
+      msm.RunUploaded(n, &device_ms, &phases);
+      const double ms = Median(times);
+      if (c == 0) auto_ms = ms;
+      std::printf("%s 2^%d width %s: %.2f ms (x%.3f of auto), sort %.2f, accumulate %.2f, spills %.2f, slices %.2f, "
+                  "window sums %.2f, %s\n",
+                  name, log_n, c == 0 ? ("auto (" + std::to_string(zk::cuda::msm::ChooseWindowBits(n)) + ")").c_str()
+                                      : std::to_string(c).c_str(),
+                  ms, ms / auto_ms, phases.sort, phases.accumulate, phases.spills, phases.slices, phases.window_sums,
+                  zk::curve::equal(result, reference) ? "equal" : "MISMATCH");
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   Options opt;
@@ -360,6 +402,13 @@ int main(int argc, char** argv) {
     else if (a == "--synthetic-log") opt.synthetic_log = std::stoi(v);
     else if (a == "--markdown") opt.markdown = v;
     else if (a == "--msm-tables") opt.msm_tables = std::stoi(v);
+    else if (a == "--msm-widths") {
+      for (size_t at = 0; at < v.size();) {
+        const size_t comma = std::min(v.find(',', at), v.size());
+        opt.msm_widths.push_back(std::stoi(v.substr(at, comma - at)));
+        at = comma + 1;
+      }
+    }
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -389,6 +438,12 @@ int main(int argc, char** argv) {
       std::printf("%s FAILED: %s\n", what, e.what());
     }
   };
+  if (!opt.msm_widths.empty()) {
+    section("G1 MSM BLS12-381 widths", [&] { SweepWidths<zk::curve::Bls12_381G1, zk::ff::Bls12_381Fr>("G1 MSM BLS12-381", opt); });
+    section("G1 MSM BN254 widths", [&] { SweepWidths<zk::curve::Bn254G1, zk::ff::Bn254Fr>("G1 MSM BN254", opt); });
+    std::printf("done, %d section(s) failed\n", failures);
+    return failures ? 1 : 0;
+  }
   if (opt.proofs) section("proofs k12", [&] {
     BenchProof("proof BN254 k12 fixture", opt.fixtures + "/bn128_k12/circuit_final.zkey",
                opt.fixtures + "/bn128_k12/witness.wtns", 12, opt, 20, 5);
