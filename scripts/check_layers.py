@@ -39,8 +39,9 @@ COMPONENT_OF_PATH = [
     (r"^storage/", "storage"),
     (r"^fetch/", "fetch"),
     (r"^broker/", "broker"),
-    # The worker: its session owns the socket; everything else is the core.
-    (r"^worker/zkfleet/worker/worker_session\.", "worker"),
+    # The worker: its session owns the socket, its flags resolve into the
+    # session's options; everything else is the core.
+    (r"^worker/zkfleet/worker/(worker_session|worker_flags)\.", "worker"),
     (r"^worker/", "worker_core"),
     (r"^clients/cpp/", "client"),
     (r"^devtools/", "devtools"),

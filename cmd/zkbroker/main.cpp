@@ -11,8 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "../daemon_options.hpp"
-#include "../parse_command_line.hpp"
+#include "zkfleet/common/daemon_options.hpp"
+#include "zkfleet/common/command_line.hpp"
 #include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 

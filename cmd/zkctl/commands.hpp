@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "zkfleet/client.h"
-#include "../parse_command_line.hpp"
+#include "zkfleet/common/command_line.hpp"
 #include "witness_refs.hpp"
 
 namespace zkctl {

@@ -15,7 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "../parse_command_line.hpp"
+#include "zkfleet/common/command_line.hpp"
 
 #include "commands.hpp"
 #include "zkfleet/common/error.hpp"

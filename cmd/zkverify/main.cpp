@@ -18,7 +18,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "../parse_command_line.hpp"
+#include "zkfleet/common/command_line.hpp"
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/snarkjs.hpp"

@@ -1,4 +1,4 @@
-// The daemons' configuration files (cmd/daemon_options.hpp, docs/operations.md
+// The daemons' configuration files (common/zkfleet/common/daemon_options.hpp, docs/operations.md
 // "Configuration files"): --print-config writes a file --config reads back
 // unchanged, flags override the file, sizes take units, mistakes exit 2 in
 // words, test aids stay out of --help and out of files, and a broker and a

@@ -12,7 +12,7 @@
 
 #include "zkfleet/worker/circuit_set.hpp"
 
-namespace zkworker {
+namespace zkfleet::worker {
 
 struct CircuitFlags {
   std::vector<std::string> circuits;          // ID=PATH.zkey (ID alone with --instant)
@@ -28,11 +28,11 @@ void AddCircuitFlags(CLI::App& app, CircuitFlags& flags);
 // The circuits the flags name, each file checked to exist (a .zkey by its
 // magic). Throws std::invalid_argument with the message zkworker prints,
 // naming the flag ("--circuit a=x.zkey: no such file: x.zkey").
-std::vector<zkfleet::worker::CircuitSpec> CircuitSpecsOf(const CircuitFlags& flags);
+std::vector<CircuitSpec> CircuitSpecsOf(const CircuitFlags& flags);
 
 // The circuit flags read again from `args` (the command line as started,
 // program name first) and the --config file it names, other flags ignored.
 // Throws std::invalid_argument (CircuitSpecsOf's, or the parser's message).
-std::vector<zkfleet::worker::CircuitSpec> ReadCircuitSpecsAgain(const std::vector<std::string>& args);
+std::vector<CircuitSpec> ReadCircuitSpecsAgain(const std::vector<std::string>& args);
 
-}  // namespace zkworker
+}  // namespace zkfleet::worker

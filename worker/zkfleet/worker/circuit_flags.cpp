@@ -1,4 +1,4 @@
-#include "circuit_flags.hpp"
+#include "zkfleet/worker/circuit_flags.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,10 +7,8 @@
 #include <stdexcept>
 #include <string_view>
 
-namespace zkworker {
+namespace zkfleet::worker {
 namespace {
-
-using zkfleet::worker::CircuitSpec;
 
 // Why `path` cannot be a circuit's .zkey ("" when it may be): missing,
 // unreadable, not a regular file, or without snarkjs' "zkey" magic. The key
@@ -32,6 +30,16 @@ std::string ZkeyFileProblem(const std::string& path) {
 
 [[noreturn]] void Refuse(const std::string& flag, const std::string& arg, const std::string& why) {
   throw std::invalid_argument(flag + " " + arg + ": " + why);
+}
+
+// "ID=PATH" as the circuit flags write it: the id and the path ("" when
+// there is no '=').
+struct IdAndPath {
+  std::string id, path;
+};
+IdAndPath SplitIdPath(const std::string& arg) {
+  const auto eq = arg.find('=');
+  return {arg.substr(0, eq), eq == std::string::npos ? std::string() : arg.substr(eq + 1)};
 }
 
 }  // namespace
@@ -58,10 +66,10 @@ std::vector<CircuitSpec> CircuitSpecsOf(const CircuitFlags& flags) {
     return std::any_of(specs.begin(), specs.end(), [&](const CircuitSpec& s) { return s.id == id; });
   };
   for (const std::string& arg : flags.circuits) {
-    const auto eq = arg.find('=');
+    auto [id, path] = SplitIdPath(arg);
     CircuitSpec spec;
-    spec.id = arg.substr(0, eq);
-    if (eq != std::string::npos) spec.zkey_path = arg.substr(eq + 1);
+    spec.id = std::move(id);
+    spec.zkey_path = std::move(path);
     spec.instant = flags.instant;
     if (spec.id.empty() || (!flags.instant && spec.zkey_path.empty())) {
       Refuse("--circuit", arg, "expected ID=PATH.zkey (or ID alone with --instant)");
@@ -80,11 +88,11 @@ std::vector<CircuitSpec> CircuitSpecsOf(const CircuitFlags& flags) {
     specs.push_back({id, "", true, ""});
   }
   for (const std::string& arg : flags.bellman_circuits) {
-    const auto eq = arg.find('=');
+    auto [id, path] = SplitIdPath(arg);
     CircuitSpec spec;
-    spec.id = arg.substr(0, eq);
-    if (eq != std::string::npos) spec.zkey_path = arg.substr(eq + 1);
-    spec.kind = zkfleet::proto::CIRCUIT_KIND_BELLMAN;
+    spec.id = std::move(id);
+    spec.zkey_path = std::move(path);
+    spec.kind = proto::CIRCUIT_KIND_BELLMAN;
     std::error_code ec;
     if (spec.id.empty() || spec.zkey_path.empty() || flags.instant) {
       Refuse("--bellman-circuit", arg, "expected ID=PATH.params (and no --instant)");
@@ -99,11 +107,11 @@ std::vector<CircuitSpec> CircuitSpecsOf(const CircuitFlags& flags) {
     throw std::invalid_argument("give at least one --circuit, --bellman-circuit or --instant-circuit");
   }
   for (const std::string& arg : flags.generators) {
-    const auto eq = arg.find('=');
-    const std::string id = arg.substr(0, eq);
-    const std::string wasm = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    const IdAndPath parsed = SplitIdPath(arg);
+    const std::string& id = parsed.id;
+    const std::string& wasm = parsed.path;
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const CircuitSpec& s) { return s.id == id; });
-    if (id.empty() || wasm.empty() || spec == specs.end() || spec->kind == zkfleet::proto::CIRCUIT_KIND_BELLMAN) {
+    if (id.empty() || wasm.empty() || spec == specs.end() || spec->kind == proto::CIRCUIT_KIND_BELLMAN) {
       Refuse("--generator", arg, "expected ID=PATH/circuit.wasm for a circuit given with --circuit");
     }
     if (std::FILE* f = std::fopen(wasm.c_str(), "rb")) {
@@ -132,4 +140,4 @@ std::vector<CircuitSpec> ReadCircuitSpecsAgain(const std::vector<std::string>& a
   return CircuitSpecsOf(flags);
 }
 
-}  // namespace zkworker
+}  // namespace zkfleet::worker
