@@ -45,14 +45,14 @@ void BrokerCore::ReturnItem(JobRecord& job, uint32_t partition, const std::strin
   if (!failed_on.empty()) item.failed_on = failed_on;
   if (was_started && refund_attempt && item.attempts > 0) --item.attempts;
   if (was_started && !refund_attempt && item.attempts >= options_.max_attempts) {
-    item.state = WorkItem::State::kDropped;
+    MoveItem(job, partition, ItemEvent::kDropped);
     FinishJob(job, proto::JOB_STATE_DEAD_LETTERED,
               "partition " + std::to_string(partition) + " started " + std::to_string(item.attempts) +
                   " times (--max-attempts " + std::to_string(options_.max_attempts) + ") without a result; last: " + why,
               now);
     return;
   }
-  item.state = WorkItem::State::kQueued;
+  MoveItem(job, partition, ItemEvent::kReturned);
   if (was_started) JournalItem(job, partition);  // the journal said STARTED
   queue_.Insert(job.queue(), job.key(partition));  // original key: ahead of newer jobs
   ++counters_.items_redelivered;
@@ -77,10 +77,10 @@ void BrokerCore::FinishJob(JobRecord& job, proto::JobState state, const std::str
     // so its in-flight count stays true; the answer is then dropped.
     if (item.state != WorkItem::State::kDone) {
       if (item.state == WorkItem::State::kLeased && item.started) {
-        item.state = WorkItem::State::kDropped;
+        MoveItem(job, p, ItemEvent::kDropped);
         JournalItem(job, p);
       }
-      item.state = WorkItem::State::kDropped;
+      MoveItem(job, p, ItemEvent::kDropped);
       // A dead-lettered job's witnesses stay until its result expires (the
       // journal drops them then): RetryJob proves them again. Its workers
       // failed it, not its payload; a FAILED job's payload is its own fault
@@ -251,7 +251,7 @@ void BrokerCore::Dispatch(Clock::time_point now) {
       // The broker's storage failed this job, not its client: it alone ends.
       ++counters_.storage_faults;
       if (metrics_) metrics_->StorageFault(metrics::StorageFaultKind::kWitness);
-      job->items[key.partition].state = WorkItem::State::kDropped;
+      MoveItem(*job, key.partition, ItemEvent::kDropped);
       FinishJob(*job, proto::JOB_STATE_FAILED,
                 "broker storage fault: the stored witness of partition " + std::to_string(key.partition) +
                     " cannot be served (" + fault + "); the client's submission was fine: submit it again "
@@ -268,7 +268,7 @@ void BrokerCore::Dispatch(Clock::time_point now) {
         if (auto values = PublicSignalsOfWitness(*witness, vk->n_public, &why)) {
           item.expected_public = std::move(*values);
         } else {
-          item.state = WorkItem::State::kDropped;
+          MoveItem(*job, key.partition, ItemEvent::kDropped);
           FinishJob(*job, proto::JOB_STATE_FAILED,
                     "the witness of partition " + std::to_string(key.partition) + " does not fit circuit '" +
                         job->circuit_id + "' (" + why + ")",
@@ -277,7 +277,7 @@ void BrokerCore::Dispatch(Clock::time_point now) {
         }
       }
     }
-    item.state = WorkItem::State::kLeased;
+    MoveItem(*job, key.partition, ItemEvent::kLeased);
     item.leased_at = now;
     item.started_at = {};
     item.worker_identity = best_worker->identity;

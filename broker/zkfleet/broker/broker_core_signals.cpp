@@ -44,7 +44,7 @@ void BrokerCore::RequeueForCheck(JobRecord& job, uint32_t partition) {
   // A finished proof or a finished check is no failed attempt.
   if (item.started && item.attempts > 0) --item.attempts;
   item.started = false;
-  item.state = WorkItem::State::kQueued;
+  MoveItem(job, partition, ItemEvent::kReturned);
   queue_.Insert(job.queue(), job.key(partition));
 }
 
@@ -173,7 +173,7 @@ void BrokerCore::ResolveSignals(JobRecord& job, uint32_t partition, bool wait_ov
   ++counters_.signals_disputed;
   if (item.state == WorkItem::State::kQueued) queue_.Erase(job.queue(), job.key(partition));
   item.signals_check.reset();
-  item.state = WorkItem::State::kDropped;
+  MoveItem(job, partition, ItemEvent::kDropped);
   FinishJob(job, proto::JOB_STATE_FAILED,
             "partition " + std::to_string(partition) + ": workers of " + std::to_string(tally.size()) +
                 " keys computed different public signals from its inputs and no other key could decide; no proof "

@@ -521,7 +521,7 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
       if (item.expected_public.empty()) {
         ++counters_.storage_faults;
         if (metrics_) metrics_->StorageFault(metrics::StorageFaultKind::kWitness);
-        item.state = WorkItem::State::kDropped;
+        MoveItem(*job, ref.partition, ItemEvent::kDropped);
         item.worker_identity.clear();
         return FinishJob(*job, proto::JOB_STATE_FAILED,
                          "broker storage fault: the stored witness of partition " + std::to_string(ref.partition) +
@@ -581,7 +581,7 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
                worker.owner(), /*refund_attempt=*/true);
     return;
   }
-  item.state = WorkItem::State::kDropped;
+  MoveItem(*job, ref.partition, ItemEvent::kDropped);
   FinishJob(*job, proto::JOB_STATE_FAILED, item.first_refusal, now);
 }
 
@@ -616,7 +616,7 @@ void BrokerCore::ExpireVerdicts(Clock::time_point now) {
     spdlog::warn("{}: no worker of another key confirmed or refuted '{}' within {} ms: it is final",
                  ItemName(ref.job_seq, ref.partition), item.first_refusal, options_.verdict_confirm_wait.count());
     queue_.Erase(job->queue(), job->key(ref.partition));
-    item.state = WorkItem::State::kDropped;
+    MoveItem(*job, ref.partition, ItemEvent::kDropped);
     FinishJob(*job, proto::JOB_STATE_FAILED, item.first_refusal, now);
   }
 }
@@ -657,7 +657,7 @@ void BrokerCore::AcceptResult(JobRecord& job, uint32_t partition, const std::str
   }
   item.worker_identity.clear();
   item.verifying = false;
-  item.state = WorkItem::State::kDone;
+  MoveItem(job, partition, ItemEvent::kProved);
   JournalItem(job, partition, &out);
   journal_.DeleteWitness(job.job_seq, partition);
   if (++job.items_done == job.items.size()) FinishJob(job, proto::JOB_STATE_SUCCEEDED, "", now);

@@ -47,6 +47,9 @@ struct BrokerCounters {
   uint64_t auth_rejected_unknown_key = 0;
   uint64_t auth_rejected_wrong_endpoint = 0;
   uint64_t auth_rejected_mechanism = 0;
+  // Work-item moves the table refused (job_table.hpp, ItemNext): a broker
+  // bug, logged; tests expect 0.
+  uint64_t invalid_item_moves = 0;
 };
 
 }  // namespace zkfleet::broker

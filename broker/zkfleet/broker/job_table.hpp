@@ -26,6 +26,15 @@ namespace zkfleet::broker {
 
 using Clock = std::chrono::steady_clock;
 
+// What happens to a work item; ItemNext says where each takes it.
+enum class ItemEvent {
+  kLeased,    // dispatched to a worker
+  kReturned,  // back to the queue: handed back, its lease reclaimed, a retryable failure, a signals check
+  kProved,    // its verified proof is stored (from its lease, or held while its signals were checked)
+  kDropped,   // its job ended without it (failed, cancelled, dead-lettered, expired)
+};
+const char* ItemEventName(ItemEvent event);
+
 // One partition of a job.
 struct WorkItem {
   enum class State {
@@ -34,6 +43,11 @@ struct WorkItem {
     kDone,     // its result is in the journal
     kDropped,  // the job ended before this item did
   };
+  // Moves `state` by the table (ItemNext); false, the state unchanged, for a
+  // move the table has not (a bug, never a client's: BrokerCore::MoveItem
+  // reports it).
+  // The journal's recovery sets `state` directly (an item's starting point).
+  bool Move(ItemEvent event);
   State state = State::kQueued;
   uint32_t attempts = 0;        // leases that started (STARTED or a RESULT)
   uint64_t witness_bytes = 0;
@@ -93,6 +107,17 @@ struct WorkItem {
   std::string agreed_public_digest;
   uint32_t agreed_public_keys = 0;
 };
+
+// The one table of a work item's moves: kQueued -> kLeased (dispatch);
+// kLeased -> kQueued (returned); kQueued or kLeased -> kDone (proved: a proof
+// held through a signals check is stored while the item waits in the queue or
+// on a signals lease); kQueued or kLeased -> kDropped, and kDropped stays
+// kDropped (a job's end drops every item not done, some already dropped).
+// Nothing leaves kDone. nullopt: no such move.
+std::optional<WorkItem::State> ItemNext(WorkItem::State from, ItemEvent event);
+// Where `event` takes an item from any state it is allowed in.
+WorkItem::State ItemEventTarget(ItemEvent event);
+const char* ItemStateName(WorkItem::State state);
 
 // Someone to send the JobResult to: routing id and the correlation id to echo.
 struct ReplyTo {

@@ -29,6 +29,15 @@ using std::chrono::milliseconds;
 class BrokerCoreTest : public ::testing::Test {
  protected:
   BrokerCoreTest() { Make({}); }
+  // Every move of every work item went by the table (job_table.hpp,
+  // ItemNext), in every broker life of the test.
+  void TearDown() override {
+    CountInvalidMoves();
+    EXPECT_EQ(invalid_item_moves_, 0u) << "a work item moved against its state table (the log names it)";
+  }
+  void CountInvalidMoves() {
+    if (core_) invalid_item_moves_ += std::exchange(core_->counters().invalid_item_moves, 0);
+  }
   ~BrokerCoreTest() override {
     core_.reset();
     journal_.reset();
@@ -41,6 +50,7 @@ class BrokerCoreTest : public ::testing::Test {
     // These tests' workers send no real proofs (the verification tests set keys).
     if (!options.verification_keys) options.unverified_circuits.insert("*");
     options.liveness = 3;
+    CountInvalidMoves();
     core_.reset();  // before the metrics and the journal it points to
     journal_.reset();
     std::filesystem::remove_all(dir_);
@@ -60,6 +70,7 @@ class BrokerCoreTest : public ::testing::Test {
   // The broker process dies (what was not committed is lost) and starts
   // again on the same data directory.
   void Restart() {
+    CountInvalidMoves();
     core_.reset();
     journal_.reset();
     journal_ = Journal::Open(options_.journal);
@@ -221,6 +232,7 @@ class BrokerCoreTest : public ::testing::Test {
   std::unique_ptr<metrics::BrokerMetrics> metrics_;
   std::unique_ptr<Journal> journal_;
   std::unique_ptr<BrokerCore> core_;
+  uint64_t invalid_item_moves_ = 0;  // summed over the test's broker lives (CountInvalidMoves)
   Clock::time_point now_;
   std::map<std::pair<uint64_t, uint32_t>, proto::Job> leases_;  // last JOB sent per item
 };
