@@ -242,73 +242,9 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
     ++counters_.jobs_refused;
     SendError(from, kind, why, retry_after_ms);
   };
-  if (request.request_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without request_id");
+  if (auto refusal = SubmitShapeProblem(request, !frames.empty(), options_)) return refuse(refusal->kind, refusal->why);
   const bool by_reference = request.witness_refs_size() > 0;
   const bool from_inputs = request.inputs_size() > 0;
-  if (from_inputs && (by_reference || request.witness_bytes_size() > 0 || !frames.empty())) {
-    return refuse(proto::ERROR_KIND_BAD_REQUEST,
-                  "a SUBMIT carries inputs (one input.json per partition), witnesses inline (witness_bytes and "
-                  "frames) or witnesses by reference (witness_refs): one of them for all its partitions, not a mix");
-  }
-  for (int p = 0; p < request.inputs_size(); ++p) {
-    const std::string& input = request.inputs(p);
-    if (input.size() > options_.max_input_bytes) {
-      return refuse(proto::ERROR_KIND_TOO_LARGE, "input of partition " + std::to_string(p) + " is " +
-                                                     std::to_string(input.size()) + " bytes; the broker accepts at most " +
-                                                     std::to_string(options_.max_input_bytes) + " (--max-input-bytes)");
-    }
-    if (auto why = wire::InputJsonProblem(input)) {
-      return refuse(proto::ERROR_KIND_BAD_REQUEST,
-                    "input of partition " + std::to_string(p) + " is not an input.json: " + *why +
-                        " (nothing was accepted)");
-    }
-  }
-  if (by_reference && (request.witness_bytes_size() > 0 || !frames.empty())) {
-    return refuse(proto::ERROR_KIND_BAD_REQUEST,
-                  "a SUBMIT carries its witnesses inline (witness_bytes and frames) or by reference (witness_refs), "
-                  "not both");
-  }
-  for (int p = 0; p < request.witness_refs_size(); ++p) {
-    if (request.witness_refs(p).size() > options_.limits.max_witness_bytes) {
-      return refuse(proto::ERROR_KIND_TOO_LARGE, "witness of partition " + std::to_string(p) + " (" +
-                                                     wire::RedactUrl(request.witness_refs(p).url()) + ") is " +
-                                                     std::to_string(request.witness_refs(p).size()) +
-                                                     " bytes; the broker accepts at most " +
-                                                     std::to_string(options_.limits.max_witness_bytes) +
-                                                     " (--max-witness-bytes)");
-    }
-  }
-  for (int p = 0; p < request.witness_bytes_size(); ++p) {
-    if (request.witness_bytes(p) > options_.limits.max_witness_bytes) {
-      return refuse(proto::ERROR_KIND_TOO_LARGE, "witness of partition " + std::to_string(p) + " is " +
-                                                     std::to_string(request.witness_bytes(p)) +
-                                                     " bytes; the broker accepts at most " +
-                                                     std::to_string(options_.limits.max_witness_bytes) +
-                                                     " (--max-witness-bytes)");
-    }
-  }
-  uint64_t submit_bytes = 0;
-  for (uint64_t bytes : request.witness_bytes()) submit_bytes += bytes;
-  if (options_.max_inline_job_bytes > 0) {
-    uint64_t inline_bytes = submit_bytes;
-    for (const std::string& input : request.inputs()) inline_bytes += input.size();
-    if (inline_bytes > options_.max_inline_job_bytes) {
-      return refuse(proto::ERROR_KIND_TOO_LARGE,
-                    "SUBMIT carries " + std::to_string(inline_bytes) + " bytes of witnesses or inputs inline; this "
-                    "broker journals in etcd, which replicates every byte it keeps, and takes at most " +
-                        std::to_string(options_.max_inline_job_bytes) +
-                        " inline (--max-inline-job-bytes): send the witnesses by reference (witness_refs, "
-                        "docs/protocol.md)");
-    }
-  }
-  if (const uint64_t bound = IngressBounds::From(options_).per_client_connection; submit_bytes > bound) {
-    // Larger ones cannot even arrive whole: the ingress guard cuts the
-    // connection first. This answer is for one that slipped between its looks.
-    return refuse(proto::ERROR_KIND_TOO_LARGE, "SUBMIT carries " + std::to_string(submit_bytes) +
-                                                   " witness bytes; a connection may hold at most " +
-                                                   std::to_string(bound) +
-                                                   " unread (--max-held-bytes-per-connection): split the job");
-  }
   std::string why;
   auto split = fleet::SplitWitnesses(std::move(frames), {request.witness_bytes().begin(), request.witness_bytes().end()},
                                      &why);
@@ -349,21 +285,9 @@ void BrokerCore::OnSubmit(const ReplyTo& from, const std::string& client, proto:
                       "' is not known to the broker (never submitted by you, or past the dedup window): submit it "
                       "with its witnesses");
   }
-  if (request.circuit_id().empty()) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without circuit_id");
-  if (partitions == 0) return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without witnesses");
-  if (partitions > options_.max_partitions) {
-    return refuse(proto::ERROR_KIND_BAD_REQUEST, "SUBMIT with " + std::to_string(partitions) +
-                                                     (from_inputs ? " inputs" : " witnesses") + "; at most " +
-                                                     std::to_string(options_.max_partitions) + " (--max-partitions)");
-  }
-  proto::Priority priority = request.priority();
-  if (priority == proto::PRIORITY_UNSPECIFIED) priority = proto::PRIORITY_NORMAL;
-  if (!proto::Priority_IsValid(priority)) {
-    return refuse(proto::ERROR_KIND_BAD_REQUEST, "unknown priority value " + std::to_string(priority));
-  }
-  if (!std::isfinite(request.deadline_unix_s()) || request.deadline_unix_s() < 0) {
-    return refuse(proto::ERROR_KIND_BAD_REQUEST, "deadline_unix_s must be a time since the epoch, or 0 for none");
-  }
+  if (auto refusal = NewJobShapeProblem(request, partitions, options_)) return refuse(refusal->kind, refusal->why);
+  const proto::Priority priority =
+      request.priority() == proto::PRIORITY_UNSPECIFIED ? proto::PRIORITY_NORMAL : request.priority();
   // A witness by reference that no registered worker of the circuit may
   // fetch (their --fetch-allow prefixes, Ready.fetch_prefixes) is refused
   // now, not queued for a worker that would only refuse it.

@@ -1,9 +1,11 @@
 #include "zkfleet/broker/field_checks.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "zkfleet/engine/bellman_format.hpp"
+#include "zkfleet/wire/input_json.hpp"
 #include "zkfleet/wire/witness_ref.hpp"
 
 namespace zkfleet::broker {
@@ -124,6 +126,96 @@ std::optional<std::string> WorkerMessageProblem(const proto::Envelope& message, 
       return TooLong("disconnect reason", message.disconnect().reason().size(), limits.max_text_bytes);
     default: return std::nullopt;
   }
+}
+
+std::optional<Refusal> SubmitShapeProblem(const proto::SubmitRequest& request, bool has_frames,
+                                          const BrokerOptions& options) {
+  if (request.request_id().empty()) return Refusal{proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without request_id"};
+  const bool by_reference = request.witness_refs_size() > 0;
+  const bool from_inputs = request.inputs_size() > 0;
+  if (from_inputs && (by_reference || request.witness_bytes_size() > 0 || has_frames)) {
+    return Refusal{proto::ERROR_KIND_BAD_REQUEST,
+                   "a SUBMIT carries inputs (one input.json per partition), witnesses inline (witness_bytes and "
+                   "frames) or witnesses by reference (witness_refs): one of them for all its partitions, not a mix"};
+  }
+  for (int p = 0; p < request.inputs_size(); ++p) {
+    const std::string& input = request.inputs(p);
+    if (input.size() > options.max_input_bytes) {
+      return Refusal{proto::ERROR_KIND_TOO_LARGE, "input of partition " + std::to_string(p) + " is " +
+                                                      std::to_string(input.size()) +
+                                                      " bytes; the broker accepts at most " +
+                                                      std::to_string(options.max_input_bytes) + " (--max-input-bytes)"};
+    }
+    if (auto why = wire::InputJsonProblem(input)) {
+      return Refusal{proto::ERROR_KIND_BAD_REQUEST, "input of partition " + std::to_string(p) +
+                                                        " is not an input.json: " + *why + " (nothing was accepted)"};
+    }
+  }
+  if (by_reference && (request.witness_bytes_size() > 0 || has_frames)) {
+    return Refusal{proto::ERROR_KIND_BAD_REQUEST,
+                   "a SUBMIT carries its witnesses inline (witness_bytes and frames) or by reference (witness_refs), "
+                   "not both"};
+  }
+  for (int p = 0; p < request.witness_refs_size(); ++p) {
+    if (request.witness_refs(p).size() > options.limits.max_witness_bytes) {
+      return Refusal{proto::ERROR_KIND_TOO_LARGE,
+                     "witness of partition " + std::to_string(p) + " (" +
+                         wire::RedactUrl(request.witness_refs(p).url()) + ") is " +
+                         std::to_string(request.witness_refs(p).size()) + " bytes; the broker accepts at most " +
+                         std::to_string(options.limits.max_witness_bytes) + " (--max-witness-bytes)"};
+    }
+  }
+  for (int p = 0; p < request.witness_bytes_size(); ++p) {
+    if (request.witness_bytes(p) > options.limits.max_witness_bytes) {
+      return Refusal{proto::ERROR_KIND_TOO_LARGE,
+                     "witness of partition " + std::to_string(p) + " is " + std::to_string(request.witness_bytes(p)) +
+                         " bytes; the broker accepts at most " + std::to_string(options.limits.max_witness_bytes) +
+                         " (--max-witness-bytes)"};
+    }
+  }
+  uint64_t submit_bytes = 0;
+  for (uint64_t bytes : request.witness_bytes()) submit_bytes += bytes;
+  if (options.max_inline_job_bytes > 0) {
+    uint64_t inline_bytes = submit_bytes;
+    for (const std::string& input : request.inputs()) inline_bytes += input.size();
+    if (inline_bytes > options.max_inline_job_bytes) {
+      return Refusal{proto::ERROR_KIND_TOO_LARGE,
+                     "SUBMIT carries " + std::to_string(inline_bytes) +
+                         " bytes of witnesses or inputs inline; this "
+                         "broker journals in etcd, which replicates every byte it keeps, and takes at most " +
+                         std::to_string(options.max_inline_job_bytes) +
+                         " inline (--max-inline-job-bytes): send the witnesses by reference (witness_refs, "
+                         "docs/protocol.md)"};
+    }
+  }
+  if (const uint64_t bound = IngressBounds::From(options).per_client_connection; submit_bytes > bound) {
+    // Larger ones cannot even arrive whole: the ingress guard cuts the
+    // connection first. This answer is for one that slipped between its looks.
+    return Refusal{proto::ERROR_KIND_TOO_LARGE,
+                   "SUBMIT carries " + std::to_string(submit_bytes) + " witness bytes; a connection may hold at most " +
+                       std::to_string(bound) + " unread (--max-held-bytes-per-connection): split the job"};
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> NewJobShapeProblem(const proto::SubmitRequest& request, size_t partitions,
+                                          const BrokerOptions& options) {
+  if (request.circuit_id().empty()) return Refusal{proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without circuit_id"};
+  if (partitions == 0) return Refusal{proto::ERROR_KIND_BAD_REQUEST, "SUBMIT without witnesses"};
+  if (partitions > options.max_partitions) {
+    return Refusal{proto::ERROR_KIND_BAD_REQUEST, "SUBMIT with " + std::to_string(partitions) +
+                                                      (request.inputs_size() > 0 ? " inputs" : " witnesses") +
+                                                      "; at most " + std::to_string(options.max_partitions) +
+                                                      " (--max-partitions)"};
+  }
+  const proto::Priority priority = request.priority();
+  if (!proto::Priority_IsValid(priority)) {
+    return Refusal{proto::ERROR_KIND_BAD_REQUEST, "unknown priority value " + std::to_string(priority)};
+  }
+  if (!std::isfinite(request.deadline_unix_s()) || request.deadline_unix_s() < 0) {
+    return Refusal{proto::ERROR_KIND_BAD_REQUEST, "deadline_unix_s must be a time since the epoch, or 0 for none"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace zkfleet::broker

@@ -32,4 +32,24 @@ std::optional<std::string> ClientRequestProblem(const proto::Envelope& message, 
 // DISCONNECT).
 std::optional<std::string> WorkerMessageProblem(const proto::Envelope& message, const FieldLimits& limits);
 
+// Why a request is refused, and how the client is told (its ErrorKind).
+struct Refusal {
+  proto::ErrorKind kind = proto::ERROR_KIND_BAD_REQUEST;
+  std::string why;
+};
+
+// A SUBMIT's shape, before anything is looked up: a request id; inline
+// witnesses, witnesses by reference or inputs, one of them for every
+// partition; each input an input.json within --max-input-bytes; each witness
+// within --max-witness-bytes; the inline bytes within --max-inline-job-bytes
+// and what a connection may hold. `has_frames`: witness frames came with it.
+std::optional<Refusal> SubmitShapeProblem(const proto::SubmitRequest& request, bool has_frames,
+                                          const BrokerOptions& options);
+
+// A SUBMIT that would make a new job (not a lookup of a known request id),
+// on its own terms: a circuit, 1..--max-partitions partitions, a known
+// priority, a deadline that is a time (or 0).
+std::optional<Refusal> NewJobShapeProblem(const proto::SubmitRequest& request, size_t partitions,
+                                          const BrokerOptions& options);
+
 }  // namespace zkfleet::broker
