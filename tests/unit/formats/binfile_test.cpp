@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "io_test_util.hpp"
+#include "formats_test_util.hpp"
 #include "zkfleet/io/mapped_file.hpp"
 #include "zkfleet/zkey/zkey.hpp"
 

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "gmp_oracle.hpp"
-#include "io_test_util.hpp"
+#include "formats_test_util.hpp"
 
 namespace zkfleet::io {
 namespace {

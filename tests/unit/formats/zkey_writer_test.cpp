@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "io_test_util.hpp"
+#include "formats_test_util.hpp"
 #include "zkfleet/zkey/zkey.hpp"
 
 namespace zkfleet::io {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gmp_oracle.hpp"
-#include "io_test_util.hpp"
+#include "formats_test_util.hpp"
 
 namespace zkfleet::io {
 namespace {

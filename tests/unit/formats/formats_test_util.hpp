@@ -1,4 +1,4 @@
-// Helpers shared by the io tests: fixture paths, a scratch directory, byte
+// Helpers shared by the file-format tests: fixture paths, a scratch directory, byte
 // patching, container re-assembly and "expect this error" checks.
 #pragma once
 

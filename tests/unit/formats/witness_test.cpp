@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "gmp_oracle.hpp"
-#include "io_test_util.hpp"
+#include "formats_test_util.hpp"
 #include "zkfleet/io/binfile.hpp"
 #include "zkfleet/io/curve_primes.hpp"
 #include "zkfleet/wtns/wtns_writer.hpp"

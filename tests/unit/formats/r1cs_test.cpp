@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io_test_util.hpp"
+#include "formats_test_util.hpp"
 #include "zkfleet/io/curve_primes.hpp"
 
 namespace zkfleet::io {
