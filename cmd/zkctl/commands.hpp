@@ -1,11 +1,14 @@
-// zkctl's subcommands. Each returns the process exit code (docs/clients.md,
-// "Exit codes", lists them for users):
+// zkctl's subcommands (commands.cpp; the journal's in journal_commands.cpp).
+// Each returns the process exit code (docs/clients.md, "Exit codes", lists
+// them for users):
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "zkfleet/client.h"
 #include "zkfleet/common/command_line.hpp"
@@ -97,5 +100,9 @@ int JournalCheck(const JournalArgs& args);
 // zkctl journal salvage --to NEW_DIR: copies every intact record and witness
 // file into a new journal; lists what was lost. Exit 0 when it was written.
 int JournalSalvage(const JournalArgs& args, const std::string& to);
+
+// A job's inputs as `--json` shows them: each one's bytes and SHA-256
+// (commands.cpp; the journal's inspection shows them the same way).
+nlohmann::json InputsJson(const std::vector<std::string>& inputs);
 
 }  // namespace zkctl
