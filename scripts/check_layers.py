@@ -9,7 +9,10 @@ Fails (exit 1, one line per finding) when
   * a CUDA host-memory call (cudaHostAlloc, cudaHostRegister, ...) appears
     outside the engine's runtime layer;
   * a comment, or a `path` in README.md and docs/, names a source file that no
-    longer exists (left behind by a rename).
+    longer exists (left behind by a rename);
+  * the public API's schema (schema/grpc/*.proto, package zkfleet.v1) imports
+    the internal one (schema/zkfleet.proto): zkfleet.v1 owns its messages, so
+    an internal change is never a public break.
 
 Usage: check_layers.py [--root DIR]   (default: the repository holding this file)
 tests/layering runs it on the tree and on fixture trees with one planted
@@ -205,6 +208,29 @@ def mention_exists(mention, names, paths):
     return any(p == mention or p.endswith("/" + mention) for p in paths)
 
 
+PROTO_IMPORT = re.compile(r'^\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"')
+PUBLIC_SCHEMA_DIR = os.path.join("schema", "grpc")
+
+
+def public_schema_findings(root):
+    """The public schema imports nothing of the internal one."""
+    findings = []
+    base = os.path.join(root, PUBLIC_SCHEMA_DIR)
+    if not os.path.isdir(base):
+        return findings
+    for name in sorted(os.listdir(base)):
+        if not name.endswith(".proto"):
+            continue
+        rel = os.path.join(PUBLIC_SCHEMA_DIR, name)
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                m = PROTO_IMPORT.match(line)
+                if m and not m.group(1).startswith("google/protobuf/"):
+                    findings.append(f"{rel}:{number}: the public schema imports {m.group(1)}; zkfleet.v1 owns its "
+                                    f"messages (map them at the front door: broker/zkfleet/broker/public_api.hpp)")
+    return findings
+
+
 def check(root):
     findings = []
     roots = include_roots(root)
@@ -243,6 +269,7 @@ def check(root):
             for mention in FILE_MENTION.findall(comment_of(line)):
                 if not mention_exists(mention, names, paths):
                     findings.append(f"{rel}:{number}: the comment names {mention}, which does not exist")
+    findings += public_schema_findings(root)
     doc_files = [d for d in DOC_FILES if os.path.isfile(os.path.join(root, d))]
     for d in DOC_DIRS:
         base = os.path.join(root, d)

@@ -26,7 +26,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace v1 = zkfleet::v1;
-namespace proto = zkfleet::proto;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -135,10 +134,10 @@ int main(int argc, char** argv) {
     std::vector<double> ms;
     size_t listed = 0;
     for (int i = 0; i < c.list_calls; ++i) {
-      proto::ListJobsRequest request;
+      v1::ListJobsRequest request;
       request.set_circuit_id(c.list_circuit);
       request.set_page_size(c.page_size);
-      proto::ListJobsReply reply;
+      v1::ListJobsReply reply;
       grpc::ClientContext context;
       auto t0 = Clock::now();
       grpc::Status s = stub->ListJobs(&context, request, &reply);

@@ -17,7 +17,6 @@ import pytest
 
 import zkfleet
 from conftest import FIXTURE, go_example, scaled
-from zkfleet._generated import zkfleet_pb2 as pb
 from zkfleet._generated import zkfleet_v1_pb2 as v1
 from zkfleet._generated import zkfleet_v1_pb2_grpc as v1_grpc
 from zkfleet.grpc_client import GrpcClient, GrpcError
@@ -26,9 +25,9 @@ PROOF = (FIXTURE / "proof.json").read_text()
 PUBLIC = (FIXTURE / "public.json").read_text()
 
 
-def succeeded(job_seq: int, partitions: int = 1) -> pb.JobResult:
-    return pb.JobResult(job_seq=job_seq, request_id="r", circuit_id="c", state=pb.JOB_STATE_SUCCEEDED,
-                        partitions=[pb.PartitionResult(partition=i, proof_json=PROOF, public_json=PUBLIC,
+def succeeded(job_seq: int, partitions: int = 1) -> v1.JobResult:
+    return v1.JobResult(job_seq=job_seq, request_id="r", circuit_id="c", state=v1.JOB_STATE_SUCCEEDED,
+                        partitions=[v1.PartitionResult(partition=i, proof_json=PROOF, public_json=PUBLIC,
                                                        worker_id="w") for i in range(partitions)])
 
 
@@ -56,12 +55,12 @@ class FakeFleet(v1_grpc.FleetServicer):
             if refusal == grpc.StatusCode.RESOURCE_EXHAUSTED:
                 context.set_trailing_metadata((("retry-after-ms", "50"),))
             context.abort(refusal, "fake refusal")
-        return v1.SubmitJobReply(job_seq=41, state=pb.JOB_STATE_QUEUED)
+        return v1.SubmitJobReply(job_seq=41, state=v1.JOB_STATE_QUEUED)
 
     def AwaitJob(self, request, context):
         self._record("AwaitJob", request, context)
         step = self.awaits.pop(0)
-        yield v1.JobUpdate(state=pb.JobInfo(job_seq=request.job_seq, state=pb.JOB_STATE_RUNNING, partitions=1))
+        yield v1.JobUpdate(state=v1.JobInfo(job_seq=request.job_seq, state=v1.JOB_STATE_RUNNING, partitions=1))
         if isinstance(step, grpc.StatusCode):
             context.abort(step, "fake: broker restarting")
         yield v1.JobUpdate(result=step)
@@ -112,8 +111,8 @@ def test_go_await_calls_again_after_unavailable_and_prints_the_proofs(fake):
 
 
 def test_a_job_that_did_not_succeed_is_never_a_success(fake):
-    failed = pb.JobResult(job_seq=8, state=pb.JOB_STATE_FAILED, error="bad witness")
-    no_proof = pb.JobResult(job_seq=9, state=pb.JOB_STATE_SUCCEEDED)   # SUCCEEDED, but no partition
+    failed = v1.JobResult(job_seq=8, state=v1.JOB_STATE_FAILED, error="bad witness")
+    no_proof = v1.JobResult(job_seq=9, state=v1.JOB_STATE_SUCCEEDED)   # SUCCEEDED, but no partition
     not_json = succeeded(10)
     not_json.partitions[0].proof_json = "{not json"
     fake.awaits = [failed, no_proof, not_json, failed, no_proof, not_json]
@@ -141,7 +140,7 @@ def test_submit_sends_the_inputs_and_retries_with_the_same_request_id(fake, tmp_
     sent = [c for c in fake.calls if c[0] == "SubmitJob"]
     assert len(sent) == 3 and len({c[1].request_id for c in sent}) == 1 and sent[0][1].request_id
     request = sent[0][1]
-    assert request.circuit_id == "arrays" and request.priority == pb.PRIORITY_HIGH
+    assert request.circuit_id == "arrays" and request.priority == v1.PRIORITY_HIGH
     assert [json.loads(i) for i in request.inputs] == [{"a": "3"}, {"a": "4"}]
     assert not request.witnesses and not request.witness_refs and all(c[2] == "carol" for c in sent)
 

@@ -3,6 +3,7 @@
 // are a thousand small objects), and the queue to and from the broker loop.
 #include "zkfleet/broker/grpc_front_door.hpp"
 #include "zkfleet/broker/grpc_core_log.hpp"
+#include "zkfleet/broker/public_api.hpp"
 #include "zkfleet/common/mailbox.hpp"
 
 #include <fstream>
@@ -38,6 +39,22 @@ std::string ReadPem(const std::string& path, const char* what) {
 }
 
 // The broker's ErrorReply as a gRPC status (docs/grpc.md, "Status codes").
+// Enums between the two schemas, by their values' names (public_api.hpp).
+v1::JobState ToPublic(proto::JobState state) {
+  v1::JobState out = v1::JOB_STATE_UNSPECIFIED;
+  v1::JobState_Parse(proto::JobState_Name(state), &out);
+  return out;
+}
+proto::Priority ToInternal(v1::Priority priority) {
+  proto::Priority out = proto::PRIORITY_UNSPECIFIED;
+  if (!proto::Priority_Parse(v1::Priority_Name(priority), &out)) {
+    // A number this broker's public schema does not name: passed on, so the
+    // broker refuses it as it refuses any unknown priority.
+    out = static_cast<proto::Priority>(priority);
+  }
+  return out;
+}
+
 grpc::Status StatusOf(const proto::ErrorReply& error) {
   grpc::StatusCode code = grpc::StatusCode::INTERNAL;
   switch (error.kind()) {
@@ -372,7 +389,7 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
     }
     v1::JobUpdate update;
     if (reply.has_job_info()) {
-      *update.mutable_state() = reply.job_info();
+      public_api::CopyByName(reply.job_info(), update.mutable_state());
       pending_.push_back(std::move(update));
       got_state_ = true;
       if (held_result_) {
@@ -381,7 +398,7 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
         result_queued_ = true;
       }
     } else if (reply.has_job_result()) {
-      *update.mutable_result() = reply.job_result();
+      public_api::CopyByName(reply.job_result(), update.mutable_result());
       if (got_state_) {
         pending_.push_back(std::move(update));
         result_queued_ = true;
@@ -461,7 +478,7 @@ class FleetService final : public v1::Fleet::CallbackService {
           if (!reply.has_submit_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
           out->set_job_seq(reply.submit_reply().job_seq());
           out->set_duplicate(reply.submit_reply().duplicate());
-          out->set_state(reply.submit_reply().state());
+          out->set_state(ToPublic(reply.submit_reply().state()));
           return grpc::Status::OK;
         });
     const int kinds = (request->inputs_size() > 0) + (request->witness_refs_size() > 0) + (request->witnesses_size() > 0);
@@ -484,10 +501,10 @@ class FleetService final : public v1::Fleet::CallbackService {
     proto::SubmitRequest& submit = *envelope.mutable_submit();
     submit.set_request_id(request->request_id());
     submit.set_circuit_id(request->circuit_id());
-    submit.set_priority(request->priority());
+    submit.set_priority(ToInternal(request->priority()));
     submit.set_deadline_unix_s(request->deadline_unix_s());
     for (const std::string& input : request->inputs()) submit.add_inputs(input);
-    for (const proto::WitnessRef& ref : request->witness_refs()) *submit.add_witness_refs() = ref;
+    for (const v1::WitnessRef& ref : request->witness_refs()) public_api::CopyByName(ref, submit.add_witness_refs());
     for (const std::string& digest : request->public_signals_sha256()) submit.add_public_signals_sha256(digest);
     std::vector<fleet::WitnessFrames> witnesses;
     for (const std::string& w : request->witnesses()) {
@@ -499,7 +516,7 @@ class FleetService final : public v1::Fleet::CallbackService {
   }
 
   grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
-                                   proto::JobInfo* response) override {
+                                   v1::JobInfo* response) override {
     proto::Envelope envelope;
     envelope.mutable_get_job()->set_job_seq(request->job_seq());
     return Forward(context, "GetJob", std::move(envelope), response, &proto::Envelope::has_job_info,
@@ -514,31 +531,31 @@ class FleetService final : public v1::Fleet::CallbackService {
   }
 
   grpc::ServerUnaryReactor* CancelJob(grpc::CallbackServerContext* context, const v1::CancelJobRequest* request,
-                                      proto::CancelReply* response) override {
+                                      v1::CancelReply* response) override {
     proto::Envelope envelope;
     envelope.mutable_cancel()->set_job_seq(request->job_seq());
     return Forward(context, "CancelJob", std::move(envelope), response, &proto::Envelope::has_cancel_reply,
                    &proto::Envelope::cancel_reply);
   }
 
-  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context, const proto::ListJobsRequest* request,
-                                     proto::ListJobsReply* response) override {
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context, const v1::ListJobsRequest* request,
+                                     v1::ListJobsReply* response) override {
     proto::Envelope envelope;
-    *envelope.mutable_list_jobs() = *request;
+    public_api::CopyByName(*request, envelope.mutable_list_jobs());
     return Forward(context, "ListJobs", std::move(envelope), response, &proto::Envelope::has_list_jobs_reply,
                    &proto::Envelope::list_jobs_reply);
   }
 
-  grpc::ServerUnaryReactor* RetryJob(grpc::CallbackServerContext* context, const proto::RetryJobRequest* request,
-                                     proto::JobInfo* response) override {
+  grpc::ServerUnaryReactor* RetryJob(grpc::CallbackServerContext* context, const v1::RetryJobRequest* request,
+                                     v1::JobInfo* response) override {
     proto::Envelope envelope;
-    *envelope.mutable_retry_job() = *request;
+    public_api::CopyByName(*request, envelope.mutable_retry_job());
     return Forward(context, "RetryJob", std::move(envelope), response, &proto::Envelope::has_job_info,
                    &proto::Envelope::job_info);
   }
 
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* context, const v1::GetStatusRequest*,
-                                      proto::StatusReply* response) override {
+                                      v1::StatusReply* response) override {
     proto::Envelope envelope;
     envelope.mutable_status();
     return Forward(context, "GetStatus", std::move(envelope), response, &proto::Envelope::has_status_reply,
@@ -551,7 +568,9 @@ class FleetService final : public v1::Fleet::CallbackService {
         shared_, "ListWorkers", response,
         [](const proto::Envelope& reply, v1::ListWorkersReply* out) -> std::optional<grpc::Status> {
           if (!reply.has_status_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
-          for (const proto::WorkerInfo& w : reply.status_reply().workers()) *out->add_workers() = w;
+          for (const proto::WorkerInfo& w : reply.status_reply().workers()) {
+            public_api::CopyByName(w, out->add_workers());
+          }
           return grpc::Status::OK;
         });
     proto::Envelope envelope;
@@ -561,36 +580,36 @@ class FleetService final : public v1::Fleet::CallbackService {
   }
 
   grpc::ServerUnaryReactor* DrainWorker(grpc::CallbackServerContext* context,
-                                        const proto::DrainWorkerRequest* request,
-                                        proto::DrainWorkerReply* response) override {
+                                        const v1::DrainWorkerRequest* request,
+                                        v1::DrainWorkerReply* response) override {
     const bool wait = request->wait();
-    auto* call = new UnaryCall<proto::DrainWorkerReply>(
+    auto* call = new UnaryCall<v1::DrainWorkerReply>(
         shared_, "DrainWorker", response,
-        [wait](const proto::Envelope& reply, proto::DrainWorkerReply* out) -> std::optional<grpc::Status> {
+        [wait](const proto::Envelope& reply, v1::DrainWorkerReply* out) -> std::optional<grpc::Status> {
           if (!reply.has_drain_worker_reply()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
           // With wait, the broker answers twice: accepted, then gone.
           if (wait && !reply.drain_worker_reply().finished()) return std::nullopt;
-          *out = reply.drain_worker_reply();
+          public_api::CopyByName(reply.drain_worker_reply(), out);
           return grpc::Status::OK;
         });
     proto::Envelope envelope;
-    *envelope.mutable_drain_worker() = *request;
+    public_api::CopyByName(*request, envelope.mutable_drain_worker());
     call->Start(context, std::move(envelope));
     return call;
   }
 
  private:
-  // The usual call: `request` to the loop, and the reply's `Response` field
-  // (has/get: the Envelope's accessors of that body) as the response.
-  template <typename Response>
+  // The usual call: `request` to the loop, and the reply's body (has/get:
+  // the Envelope's accessors of that body) as the public `Response`.
+  template <typename Response, typename Internal>
   grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* context, const char* method, proto::Envelope request,
                                     Response* response, bool (proto::Envelope::*has)() const,
-                                    const Response& (proto::Envelope::*get)() const) {
+                                    const Internal& (proto::Envelope::*get)() const) {
     auto* call = new UnaryCall<Response>(
         shared_, method, response,
         [has, get](const proto::Envelope& reply, Response* out) -> std::optional<grpc::Status> {
           if (!(reply.*has)()) return grpc::Status(grpc::StatusCode::INTERNAL, "unexpected reply");
-          *out = (reply.*get)();
+          public_api::CopyByName((reply.*get)(), out);
           return grpc::Status::OK;
         });
     call->Start(context, std::move(request));

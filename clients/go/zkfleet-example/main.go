@@ -54,7 +54,6 @@ import (
 	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
 
-	zkfleetpb "github.com/zkfleet/zkfleet/clients/go/zkfleetpb"
 	zkfleetv1 "github.com/zkfleet/zkfleet/clients/go/zkfleetv1"
 )
 
@@ -203,14 +202,14 @@ func run(o options, args []string) error {
 		if err := fs.Parse(args); err != nil {
 			return usageError{"jobs: " + err.Error()}
 		}
-		request := &zkfleetpb.ListJobsRequest{CircuitId: *circuit, ClientId: *client, PageSize: uint32(*pageSize),
+		request := &zkfleetv1.ListJobsRequest{CircuitId: *circuit, ClientId: *client, PageSize: uint32(*pageSize),
 			PageToken: *pageToken}
 		for _, name := range states {
-			value, ok := zkfleetpb.JobState_value["JOB_STATE_"+strings.ToUpper(name)]
+			value, ok := zkfleetv1.JobState_value["JOB_STATE_"+strings.ToUpper(name)]
 			if !ok {
 				return usageError{fmt.Sprintf("jobs: unknown --state %q", name)}
 			}
-			request.States = append(request.States, zkfleetpb.JobState(value))
+			request.States = append(request.States, zkfleetv1.JobState(value))
 		}
 		call = func(ctx context.Context, c zkfleetv1.FleetClient) error {
 			return unary(ctx, o, "ListJobs", func(ctx context.Context) (proto.Message, error) {
@@ -239,7 +238,7 @@ func run(o options, args []string) error {
 				n = info.Retries + 1
 			}
 			return unary(ctx, o, "RetryJob", func(ctx context.Context) (proto.Message, error) {
-				return c.RetryJob(ctx, &zkfleetpb.RetryJobRequest{JobSeq: seq, Attempt: n})
+				return c.RetryJob(ctx, &zkfleetv1.RetryJobRequest{JobSeq: seq, Attempt: n})
 			})
 		}
 	case "status", "workers":
@@ -394,7 +393,7 @@ func parseSubmit(args []string) (submitArgs, error) {
 	if (len(inputs) == 0) == (len(witnesses) == 0) {
 		return submitArgs{}, usageError{"submit: give --input (input.json per partition) or --witness (.wtns per partition), not both"}
 	}
-	p, ok := zkfleetpb.Priority_value["PRIORITY_"+strings.ToUpper(*priority)]
+	p, ok := zkfleetv1.Priority_value["PRIORITY_"+strings.ToUpper(*priority)]
 	if !ok || p == 0 {
 		return submitArgs{}, usageError{fmt.Sprintf("submit: --priority %q: low, normal, high or critical", *priority)}
 	}
@@ -406,7 +405,7 @@ func parseSubmit(args []string) (submitArgs, error) {
 		}
 		id = "go-" + hex.EncodeToString(b[:])
 	}
-	request := &zkfleetv1.SubmitJobRequest{RequestId: id, CircuitId: *circuit, Priority: zkfleetpb.Priority(p)}
+	request := &zkfleetv1.SubmitJobRequest{RequestId: id, CircuitId: *circuit, Priority: zkfleetv1.Priority(p)}
 	for _, path := range inputs {
 		data, err := ioutil.ReadFile(path)
 		if err != nil {
@@ -525,7 +524,7 @@ func await(ctx context.Context, o options, c zkfleetv1.FleetClient, seq uint64) 
 
 // awaitOnce: one AwaitJob stream. The result, or (nil, the error that ended
 // the stream; nil when it ended without a result).
-func awaitOnce(ctx context.Context, c zkfleetv1.FleetClient, seq uint64, b *backoffState) (*zkfleetpb.JobResult, error) {
+func awaitOnce(ctx context.Context, c zkfleetv1.FleetClient, seq uint64, b *backoffState) (*zkfleetv1.JobResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the stream whatever happens
 	stream, err := c.AwaitJob(ctx, &zkfleetv1.AwaitJobRequest{JobSeq: seq})
@@ -551,7 +550,7 @@ func awaitOnce(ctx context.Context, c zkfleetv1.FleetClient, seq uint64, b *back
 	}
 }
 
-func stateName(s zkfleetpb.JobState) string { return strings.TrimPrefix(s.String(), "JOB_STATE_") }
+func stateName(s zkfleetv1.JobState) string { return strings.TrimPrefix(s.String(), "JOB_STATE_") }
 
 type partitionOut struct {
 	Partition uint32          `json:"partition"`
@@ -582,7 +581,7 @@ func rawJSON(text string) (json.RawMessage, bool) {
 // printResult prints the result as JSON on stdout; an error (exit non-zero)
 // unless it SUCCEEDED with a proof per partition, each proof and public
 // signals JSON: "no proof" is never a success.
-func printResult(r *zkfleetpb.JobResult) error {
+func printResult(r *zkfleetv1.JobResult) error {
 	out := resultOut{JobSeq: r.GetJobSeq(), RequestID: r.GetRequestId(), CircuitID: r.GetCircuitId(),
 		State: stateName(r.GetState()), Error: r.GetError(), Partitions: []partitionOut{}}
 	var invalid []string
@@ -601,7 +600,7 @@ func printResult(r *zkfleetpb.JobResult) error {
 	}
 	fmt.Println(string(text))
 	switch {
-	case r.GetState() != zkfleetpb.JobState_JOB_STATE_SUCCEEDED:
+	case r.GetState() != zkfleetv1.JobState_JOB_STATE_SUCCEEDED:
 		msg := fmt.Sprintf("job %d ended %s", r.GetJobSeq(), out.State)
 		if r.GetError() != "" {
 			msg += ": " + r.GetError()

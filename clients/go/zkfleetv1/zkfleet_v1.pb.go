@@ -6,7 +6,6 @@ package zkfleetv1
 import (
 	fmt "fmt"
 	proto "github.com/golang/protobuf/proto"
-	zkfleetpb "github.com/zkfleet/zkfleet/clients/go/zkfleetpb"
 	math "math"
 )
 
@@ -21,16 +20,215 @@ var _ = math.Inf
 // proto package needs to be updated.
 const _ = proto.ProtoPackageIsVersion3 // please upgrade the proto package
 
+// The one worker-state enum, used in code, protocol, zkctl output, logs and
+// metrics (the string form is the name without the prefix).
+type WorkerState int32
+
+const (
+	WorkerState_WORKER_STATE_UNSPECIFIED        WorkerState = 0
+	WorkerState_WORKER_STATE_STARTING           WorkerState = 1
+	WorkerState_WORKER_STATE_WAITING_FOR_MEMORY WorkerState = 2
+	WorkerState_WORKER_STATE_LOADING            WorkerState = 3
+	WorkerState_WORKER_STATE_READY              WorkerState = 4
+	WorkerState_WORKER_STATE_DRAINING           WorkerState = 5
+	WorkerState_WORKER_STATE_RELEASING          WorkerState = 6
+	WorkerState_WORKER_STATE_GONE               WorkerState = 7
+	// Its engine produced wrong proofs repeatedly (--fault-threshold within
+	// --fault-window) or hit a fatal (sticky) device error. The broker routes
+	// nothing more to it and requeues its leased items without charging an
+	// attempt; after a fatal device error the worker then exits non-zero.
+	WorkerState_WORKER_STATE_FAULTED WorkerState = 8
+)
+
+var WorkerState_name = map[int32]string{
+	0: "WORKER_STATE_UNSPECIFIED",
+	1: "WORKER_STATE_STARTING",
+	2: "WORKER_STATE_WAITING_FOR_MEMORY",
+	3: "WORKER_STATE_LOADING",
+	4: "WORKER_STATE_READY",
+	5: "WORKER_STATE_DRAINING",
+	6: "WORKER_STATE_RELEASING",
+	7: "WORKER_STATE_GONE",
+	8: "WORKER_STATE_FAULTED",
+}
+
+var WorkerState_value = map[string]int32{
+	"WORKER_STATE_UNSPECIFIED":        0,
+	"WORKER_STATE_STARTING":           1,
+	"WORKER_STATE_WAITING_FOR_MEMORY": 2,
+	"WORKER_STATE_LOADING":            3,
+	"WORKER_STATE_READY":              4,
+	"WORKER_STATE_DRAINING":           5,
+	"WORKER_STATE_RELEASING":          6,
+	"WORKER_STATE_GONE":               7,
+	"WORKER_STATE_FAULTED":            8,
+}
+
+func (x WorkerState) String() string {
+	return proto.EnumName(WorkerState_name, int32(x))
+}
+
+func (WorkerState) EnumDescriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{0}
+}
+
+// What a circuit is, so what its jobs carry and its proofs look like. The
+// one circuit-kind enum (code, protocol, zkctl output).
+type CircuitKind int32
+
+const (
+	CircuitKind_CIRCUIT_KIND_UNSPECIFIED CircuitKind = 0
+	// snarkjs/circom: a .zkey; .wtns witnesses (frames, references, or inputs);
+	// proof.json and public.json.
+	CircuitKind_CIRCUIT_KIND_CIRCOM CircuitKind = 1
+	// bellperson-style (Filecoin, BLS12-381): a .params file; one assignment
+	// file (engine/assignment_file.hpp) per partition, as a frame or a
+	// reference; the 192-byte proof (Result.proof_bytes) besides proof.json's
+	// points and the public inputs in public_json (docs/bellman.md).
+	CircuitKind_CIRCUIT_KIND_BELLMAN CircuitKind = 2
+)
+
+var CircuitKind_name = map[int32]string{
+	0: "CIRCUIT_KIND_UNSPECIFIED",
+	1: "CIRCUIT_KIND_CIRCOM",
+	2: "CIRCUIT_KIND_BELLMAN",
+}
+
+var CircuitKind_value = map[string]int32{
+	"CIRCUIT_KIND_UNSPECIFIED": 0,
+	"CIRCUIT_KIND_CIRCOM":      1,
+	"CIRCUIT_KIND_BELLMAN":     2,
+}
+
+func (x CircuitKind) String() string {
+	return proto.EnumName(CircuitKind_name, int32(x))
+}
+
+func (CircuitKind) EnumDescriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{1}
+}
+
+// Job priority. Higher value = served first. The one priority enum.
+type Priority int32
+
+const (
+	Priority_PRIORITY_UNSPECIFIED Priority = 0
+	Priority_PRIORITY_LOW         Priority = 1
+	Priority_PRIORITY_NORMAL      Priority = 2
+	Priority_PRIORITY_HIGH        Priority = 3
+	Priority_PRIORITY_CRITICAL    Priority = 4
+)
+
+var Priority_name = map[int32]string{
+	0: "PRIORITY_UNSPECIFIED",
+	1: "PRIORITY_LOW",
+	2: "PRIORITY_NORMAL",
+	3: "PRIORITY_HIGH",
+	4: "PRIORITY_CRITICAL",
+}
+
+var Priority_value = map[string]int32{
+	"PRIORITY_UNSPECIFIED": 0,
+	"PRIORITY_LOW":         1,
+	"PRIORITY_NORMAL":      2,
+	"PRIORITY_HIGH":        3,
+	"PRIORITY_CRITICAL":    4,
+}
+
+func (x Priority) String() string {
+	return proto.EnumName(Priority_name, int32(x))
+}
+
+func (Priority) EnumDescriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{2}
+}
+
+// Life of a job as the broker sees it.
+type JobState int32
+
+const (
+	JobState_JOB_STATE_UNSPECIFIED   JobState = 0
+	JobState_JOB_STATE_QUEUED        JobState = 1
+	JobState_JOB_STATE_RUNNING       JobState = 2
+	JobState_JOB_STATE_SUCCEEDED     JobState = 3
+	JobState_JOB_STATE_FAILED        JobState = 4
+	JobState_JOB_STATE_DEAD_LETTERED JobState = 5
+	JobState_JOB_STATE_CANCELLED     JobState = 6
+	JobState_JOB_STATE_EXPIRED       JobState = 7
+)
+
+var JobState_name = map[int32]string{
+	0: "JOB_STATE_UNSPECIFIED",
+	1: "JOB_STATE_QUEUED",
+	2: "JOB_STATE_RUNNING",
+	3: "JOB_STATE_SUCCEEDED",
+	4: "JOB_STATE_FAILED",
+	5: "JOB_STATE_DEAD_LETTERED",
+	6: "JOB_STATE_CANCELLED",
+	7: "JOB_STATE_EXPIRED",
+}
+
+var JobState_value = map[string]int32{
+	"JOB_STATE_UNSPECIFIED":   0,
+	"JOB_STATE_QUEUED":        1,
+	"JOB_STATE_RUNNING":       2,
+	"JOB_STATE_SUCCEEDED":     3,
+	"JOB_STATE_FAILED":        4,
+	"JOB_STATE_DEAD_LETTERED": 5,
+	"JOB_STATE_CANCELLED":     6,
+	"JOB_STATE_EXPIRED":       7,
+}
+
+func (x JobState) String() string {
+	return proto.EnumName(JobState_name, int32(x))
+}
+
+func (JobState) EnumDescriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{3}
+}
+
+type JobInfo_Payload int32
+
+const (
+	JobInfo_PAYLOAD_UNSPECIFIED JobInfo_Payload = 0
+	JobInfo_PAYLOAD_WITNESSES   JobInfo_Payload = 1
+	JobInfo_PAYLOAD_REFERENCES  JobInfo_Payload = 2
+	JobInfo_PAYLOAD_INPUTS      JobInfo_Payload = 3
+)
+
+var JobInfo_Payload_name = map[int32]string{
+	0: "PAYLOAD_UNSPECIFIED",
+	1: "PAYLOAD_WITNESSES",
+	2: "PAYLOAD_REFERENCES",
+	3: "PAYLOAD_INPUTS",
+}
+
+var JobInfo_Payload_value = map[string]int32{
+	"PAYLOAD_UNSPECIFIED": 0,
+	"PAYLOAD_WITNESSES":   1,
+	"PAYLOAD_REFERENCES":  2,
+	"PAYLOAD_INPUTS":      3,
+}
+
+func (x JobInfo_Payload) String() string {
+	return proto.EnumName(JobInfo_Payload_name, int32(x))
+}
+
+func (JobInfo_Payload) EnumDescriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{14, 0}
+}
+
 type SubmitJobRequest struct {
-	RequestId     string             `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	CircuitId     string             `protobuf:"bytes,2,opt,name=circuit_id,json=circuitId,proto3" json:"circuit_id,omitempty"`
-	Priority      zkfleetpb.Priority `protobuf:"varint,3,opt,name=priority,proto3,enum=zkfleet.proto.Priority" json:"priority,omitempty"`
-	DeadlineUnixS float64            `protobuf:"fixed64,4,opt,name=deadline_unix_s,json=deadlineUnixS,proto3" json:"deadline_unix_s,omitempty"`
+	RequestId     string   `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	CircuitId     string   `protobuf:"bytes,2,opt,name=circuit_id,json=circuitId,proto3" json:"circuit_id,omitempty"`
+	Priority      Priority `protobuf:"varint,3,opt,name=priority,proto3,enum=zkfleet.v1.Priority" json:"priority,omitempty"`
+	DeadlineUnixS float64  `protobuf:"fixed64,4,opt,name=deadline_unix_s,json=deadlineUnixS,proto3" json:"deadline_unix_s,omitempty"`
 	// Exactly one of the three, one entry per partition.
-	Inputs      [][]byte                `protobuf:"bytes,5,rep,name=inputs,proto3" json:"inputs,omitempty"`
-	WitnessRefs []*zkfleetpb.WitnessRef `protobuf:"bytes,6,rep,name=witness_refs,json=witnessRefs,proto3" json:"witness_refs,omitempty"`
-	Witnesses   [][]byte                `protobuf:"bytes,7,rep,name=witnesses,proto3" json:"witnesses,omitempty"`
-	// Optional, none or one per partition (zkfleet.proto.SubmitRequest).
+	Inputs      [][]byte      `protobuf:"bytes,5,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	WitnessRefs []*WitnessRef `protobuf:"bytes,6,rep,name=witness_refs,json=witnessRefs,proto3" json:"witness_refs,omitempty"`
+	Witnesses   [][]byte      `protobuf:"bytes,7,rep,name=witnesses,proto3" json:"witnesses,omitempty"`
+	// Optional, none or one per partition: SHA-256 of the partition's public
+	// signals (decimal strings joined with ','), bound to its proof.
 	PublicSignalsSha256  [][]byte `protobuf:"bytes,8,rep,name=public_signals_sha256,json=publicSignalsSha256,proto3" json:"public_signals_sha256,omitempty"`
 	XXX_NoUnkeyedLiteral struct{} `json:"-"`
 	XXX_unrecognized     []byte   `json:"-"`
@@ -76,11 +274,11 @@ func (m *SubmitJobRequest) GetCircuitId() string {
 	return ""
 }
 
-func (m *SubmitJobRequest) GetPriority() zkfleetpb.Priority {
+func (m *SubmitJobRequest) GetPriority() Priority {
 	if m != nil {
 		return m.Priority
 	}
-	return zkfleetpb.Priority_PRIORITY_UNSPECIFIED
+	return Priority_PRIORITY_UNSPECIFIED
 }
 
 func (m *SubmitJobRequest) GetDeadlineUnixS() float64 {
@@ -97,7 +295,7 @@ func (m *SubmitJobRequest) GetInputs() [][]byte {
 	return nil
 }
 
-func (m *SubmitJobRequest) GetWitnessRefs() []*zkfleetpb.WitnessRef {
+func (m *SubmitJobRequest) GetWitnessRefs() []*WitnessRef {
 	if m != nil {
 		return m.WitnessRefs
 	}
@@ -119,12 +317,12 @@ func (m *SubmitJobRequest) GetPublicSignalsSha256() [][]byte {
 }
 
 type SubmitJobReply struct {
-	JobSeq               uint64             `protobuf:"varint,1,opt,name=job_seq,json=jobSeq,proto3" json:"job_seq,omitempty"`
-	Duplicate            bool               `protobuf:"varint,2,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
-	State                zkfleetpb.JobState `protobuf:"varint,3,opt,name=state,proto3,enum=zkfleet.proto.JobState" json:"state,omitempty"`
-	XXX_NoUnkeyedLiteral struct{}           `json:"-"`
-	XXX_unrecognized     []byte             `json:"-"`
-	XXX_sizecache        int32              `json:"-"`
+	JobSeq               uint64   `protobuf:"varint,1,opt,name=job_seq,json=jobSeq,proto3" json:"job_seq,omitempty"`
+	Duplicate            bool     `protobuf:"varint,2,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	State                JobState `protobuf:"varint,3,opt,name=state,proto3,enum=zkfleet.v1.JobState" json:"state,omitempty"`
+	XXX_NoUnkeyedLiteral struct{} `json:"-"`
+	XXX_unrecognized     []byte   `json:"-"`
+	XXX_sizecache        int32    `json:"-"`
 }
 
 func (m *SubmitJobReply) Reset()         { *m = SubmitJobReply{} }
@@ -166,11 +364,11 @@ func (m *SubmitJobReply) GetDuplicate() bool {
 	return false
 }
 
-func (m *SubmitJobReply) GetState() zkfleetpb.JobState {
+func (m *SubmitJobReply) GetState() JobState {
 	if m != nil {
 		return m.State
 	}
-	return zkfleetpb.JobState_JOB_STATE_UNSPECIFIED
+	return JobState_JOB_STATE_UNSPECIFIED
 }
 
 type GetJobRequest struct {
@@ -292,11 +490,11 @@ type isJobUpdate_Update interface {
 }
 
 type JobUpdate_State struct {
-	State *zkfleetpb.JobInfo `protobuf:"bytes,1,opt,name=state,proto3,oneof"`
+	State *JobInfo `protobuf:"bytes,1,opt,name=state,proto3,oneof"`
 }
 
 type JobUpdate_Result struct {
-	Result *zkfleetpb.JobResult `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
+	Result *JobResult `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
 }
 
 func (*JobUpdate_State) isJobUpdate_Update() {}
@@ -310,14 +508,14 @@ func (m *JobUpdate) GetUpdate() isJobUpdate_Update {
 	return nil
 }
 
-func (m *JobUpdate) GetState() *zkfleetpb.JobInfo {
+func (m *JobUpdate) GetState() *JobInfo {
 	if x, ok := m.GetUpdate().(*JobUpdate_State); ok {
 		return x.State
 	}
 	return nil
 }
 
-func (m *JobUpdate) GetResult() *zkfleetpb.JobResult {
+func (m *JobUpdate) GetResult() *JobResult {
 	if x, ok := m.GetUpdate().(*JobUpdate_Result); ok {
 		return x.Result
 	}
@@ -434,10 +632,10 @@ func (m *ListWorkersRequest) XXX_DiscardUnknown() {
 var xxx_messageInfo_ListWorkersRequest proto.InternalMessageInfo
 
 type ListWorkersReply struct {
-	Workers              []*zkfleetpb.WorkerInfo `protobuf:"bytes,1,rep,name=workers,proto3" json:"workers,omitempty"`
-	XXX_NoUnkeyedLiteral struct{}                `json:"-"`
-	XXX_unrecognized     []byte                  `json:"-"`
-	XXX_sizecache        int32                   `json:"-"`
+	Workers              []*WorkerInfo `protobuf:"bytes,1,rep,name=workers,proto3" json:"workers,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}      `json:"-"`
+	XXX_unrecognized     []byte        `json:"-"`
+	XXX_sizecache        int32         `json:"-"`
 }
 
 func (m *ListWorkersReply) Reset()         { *m = ListWorkersReply{} }
@@ -465,14 +663,1614 @@ func (m *ListWorkersReply) XXX_DiscardUnknown() {
 
 var xxx_messageInfo_ListWorkersReply proto.InternalMessageInfo
 
-func (m *ListWorkersReply) GetWorkers() []*zkfleetpb.WorkerInfo {
+func (m *ListWorkersReply) GetWorkers() []*WorkerInfo {
 	if m != nil {
 		return m.Workers
 	}
 	return nil
 }
 
+// A witness the worker fetches itself instead of receiving its bytes through
+// the broker (docs/protocol.md, "Witnesses by reference"): the broker journals
+// this reference, never the bytes; the worker fetches them straight into its
+// pinned pool, only under the operator's --fetch-allow prefixes, and proves
+// only if the size and the SHA-256 match. URLs appear redacted (no userinfo,
+// query or fragment) in logs, metrics, results and listings; the store must
+// keep the object until the job's result is in.
+type WitnessRef struct {
+	Url                  string   `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Size                 uint64   `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	Sha256               []byte   `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	XXX_NoUnkeyedLiteral struct{} `json:"-"`
+	XXX_unrecognized     []byte   `json:"-"`
+	XXX_sizecache        int32    `json:"-"`
+}
+
+func (m *WitnessRef) Reset()         { *m = WitnessRef{} }
+func (m *WitnessRef) String() string { return proto.CompactTextString(m) }
+func (*WitnessRef) ProtoMessage()    {}
+func (*WitnessRef) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{9}
+}
+
+func (m *WitnessRef) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_WitnessRef.Unmarshal(m, b)
+}
+func (m *WitnessRef) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_WitnessRef.Marshal(b, m, deterministic)
+}
+func (m *WitnessRef) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_WitnessRef.Merge(m, src)
+}
+func (m *WitnessRef) XXX_Size() int {
+	return xxx_messageInfo_WitnessRef.Size(m)
+}
+func (m *WitnessRef) XXX_DiscardUnknown() {
+	xxx_messageInfo_WitnessRef.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_WitnessRef proto.InternalMessageInfo
+
+func (m *WitnessRef) GetUrl() string {
+	if m != nil {
+		return m.Url
+	}
+	return ""
+}
+
+func (m *WitnessRef) GetSize() uint64 {
+	if m != nil {
+		return m.Size
+	}
+	return 0
+}
+
+func (m *WitnessRef) GetSha256() []byte {
+	if m != nil {
+		return m.Sha256
+	}
+	return nil
+}
+
+// Seconds spent in each proving phase (mirrors engine::PhaseTimings).
+type PhaseTimings struct {
+	QueueWaitS       float64 `protobuf:"fixed64,1,opt,name=queue_wait_s,json=queueWaitS,proto3" json:"queue_wait_s,omitempty"`
+	WitnessTransferS float64 `protobuf:"fixed64,2,opt,name=witness_transfer_s,json=witnessTransferS,proto3" json:"witness_transfer_s,omitempty"`
+	BuildAbcS        float64 `protobuf:"fixed64,3,opt,name=build_abc_s,json=buildAbcS,proto3" json:"build_abc_s,omitempty"`
+	NttS             float64 `protobuf:"fixed64,4,opt,name=ntt_s,json=nttS,proto3" json:"ntt_s,omitempty"`
+	MsmS             float64 `protobuf:"fixed64,5,opt,name=msm_s,json=msmS,proto3" json:"msm_s,omitempty"`
+	ProveTotalS      float64 `protobuf:"fixed64,6,opt,name=prove_total_s,json=proveTotalS,proto3" json:"prove_total_s,omitempty"`
+	// Jobs from inputs: the worker computed the witness from input.json.
+	WitnessGenerationS   float64  `protobuf:"fixed64,7,opt,name=witness_generation_s,json=witnessGenerationS,proto3" json:"witness_generation_s,omitempty"`
+	GenerationQueueS     float64  `protobuf:"fixed64,8,opt,name=generation_queue_s,json=generationQueueS,proto3" json:"generation_queue_s,omitempty"`
+	XXX_NoUnkeyedLiteral struct{} `json:"-"`
+	XXX_unrecognized     []byte   `json:"-"`
+	XXX_sizecache        int32    `json:"-"`
+}
+
+func (m *PhaseTimings) Reset()         { *m = PhaseTimings{} }
+func (m *PhaseTimings) String() string { return proto.CompactTextString(m) }
+func (*PhaseTimings) ProtoMessage()    {}
+func (*PhaseTimings) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{10}
+}
+
+func (m *PhaseTimings) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_PhaseTimings.Unmarshal(m, b)
+}
+func (m *PhaseTimings) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_PhaseTimings.Marshal(b, m, deterministic)
+}
+func (m *PhaseTimings) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_PhaseTimings.Merge(m, src)
+}
+func (m *PhaseTimings) XXX_Size() int {
+	return xxx_messageInfo_PhaseTimings.Size(m)
+}
+func (m *PhaseTimings) XXX_DiscardUnknown() {
+	xxx_messageInfo_PhaseTimings.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_PhaseTimings proto.InternalMessageInfo
+
+func (m *PhaseTimings) GetQueueWaitS() float64 {
+	if m != nil {
+		return m.QueueWaitS
+	}
+	return 0
+}
+
+func (m *PhaseTimings) GetWitnessTransferS() float64 {
+	if m != nil {
+		return m.WitnessTransferS
+	}
+	return 0
+}
+
+func (m *PhaseTimings) GetBuildAbcS() float64 {
+	if m != nil {
+		return m.BuildAbcS
+	}
+	return 0
+}
+
+func (m *PhaseTimings) GetNttS() float64 {
+	if m != nil {
+		return m.NttS
+	}
+	return 0
+}
+
+func (m *PhaseTimings) GetMsmS() float64 {
+	if m != nil {
+		return m.MsmS
+	}
+	return 0
+}
+
+func (m *PhaseTimings) GetProveTotalS() float64 {
+	if m != nil {
+		return m.ProveTotalS
+	}
+	return 0
+}
+
+func (m *PhaseTimings) GetWitnessGenerationS() float64 {
+	if m != nil {
+		return m.WitnessGenerationS
+	}
+	return 0
+}
+
+func (m *PhaseTimings) GetGenerationQueueS() float64 {
+	if m != nil {
+		return m.GenerationQueueS
+	}
+	return 0
+}
+
+type PartitionResult struct {
+	Partition  uint32        `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	ProofJson  string        `protobuf:"bytes,2,opt,name=proof_json,json=proofJson,proto3" json:"proof_json,omitempty"`
+	PublicJson string        `protobuf:"bytes,3,opt,name=public_json,json=publicJson,proto3" json:"public_json,omitempty"`
+	Timings    *PhaseTimings `protobuf:"bytes,4,opt,name=timings,proto3" json:"timings,omitempty"`
+	WorkerId   string        `protobuf:"bytes,5,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Attempts   uint32        `protobuf:"varint,6,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	// CIRCUIT_KIND_BELLMAN: the partition's 192-byte proof (public_json holds
+	// its public inputs as decimal strings). Empty for circom. A job's
+	// bellperson multi-partition proof is these, concatenated in partition order.
+	ProofBytes []byte `protobuf:"bytes,7,opt,name=proof_bytes,json=proofBytes,proto3" json:"proof_bytes,omitempty"`
+	// For a job from inputs without a public-signals digest: how many worker
+	// keys computed these public signals from its inputs (2: the prover's and
+	// another key's agree; 1: no other key served the circuit within
+	// --signals-confirm-wait-s). 0 when the client's witness or digest binds them.
+	SignalsKeys          uint32   `protobuf:"varint,8,opt,name=signals_keys,json=signalsKeys,proto3" json:"signals_keys,omitempty"`
+	XXX_NoUnkeyedLiteral struct{} `json:"-"`
+	XXX_unrecognized     []byte   `json:"-"`
+	XXX_sizecache        int32    `json:"-"`
+}
+
+func (m *PartitionResult) Reset()         { *m = PartitionResult{} }
+func (m *PartitionResult) String() string { return proto.CompactTextString(m) }
+func (*PartitionResult) ProtoMessage()    {}
+func (*PartitionResult) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{11}
+}
+
+func (m *PartitionResult) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_PartitionResult.Unmarshal(m, b)
+}
+func (m *PartitionResult) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_PartitionResult.Marshal(b, m, deterministic)
+}
+func (m *PartitionResult) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_PartitionResult.Merge(m, src)
+}
+func (m *PartitionResult) XXX_Size() int {
+	return xxx_messageInfo_PartitionResult.Size(m)
+}
+func (m *PartitionResult) XXX_DiscardUnknown() {
+	xxx_messageInfo_PartitionResult.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_PartitionResult proto.InternalMessageInfo
+
+func (m *PartitionResult) GetPartition() uint32 {
+	if m != nil {
+		return m.Partition
+	}
+	return 0
+}
+
+func (m *PartitionResult) GetProofJson() string {
+	if m != nil {
+		return m.ProofJson
+	}
+	return ""
+}
+
+func (m *PartitionResult) GetPublicJson() string {
+	if m != nil {
+		return m.PublicJson
+	}
+	return ""
+}
+
+func (m *PartitionResult) GetTimings() *PhaseTimings {
+	if m != nil {
+		return m.Timings
+	}
+	return nil
+}
+
+func (m *PartitionResult) GetWorkerId() string {
+	if m != nil {
+		return m.WorkerId
+	}
+	return ""
+}
+
+func (m *PartitionResult) GetAttempts() uint32 {
+	if m != nil {
+		return m.Attempts
+	}
+	return 0
+}
+
+func (m *PartitionResult) GetProofBytes() []byte {
+	if m != nil {
+		return m.ProofBytes
+	}
+	return nil
+}
+
+func (m *PartitionResult) GetSignalsKeys() uint32 {
+	if m != nil {
+		return m.SignalsKeys
+	}
+	return 0
+}
+
+// How a job ended, with its proofs (AwaitJob's last message).
+type JobResult struct {
+	JobSeq               uint64             `protobuf:"varint,1,opt,name=job_seq,json=jobSeq,proto3" json:"job_seq,omitempty"`
+	RequestId            string             `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	CircuitId            string             `protobuf:"bytes,3,opt,name=circuit_id,json=circuitId,proto3" json:"circuit_id,omitempty"`
+	State                JobState           `protobuf:"varint,4,opt,name=state,proto3,enum=zkfleet.v1.JobState" json:"state,omitempty"`
+	Partitions           []*PartitionResult `protobuf:"bytes,5,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	Error                string             `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	Priority             Priority           `protobuf:"varint,7,opt,name=priority,proto3,enum=zkfleet.v1.Priority" json:"priority,omitempty"`
+	SubmittedUnixS       float64            `protobuf:"fixed64,8,opt,name=submitted_unix_s,json=submittedUnixS,proto3" json:"submitted_unix_s,omitempty"`
+	FinishedUnixS        float64            `protobuf:"fixed64,9,opt,name=finished_unix_s,json=finishedUnixS,proto3" json:"finished_unix_s,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}           `json:"-"`
+	XXX_unrecognized     []byte             `json:"-"`
+	XXX_sizecache        int32              `json:"-"`
+}
+
+func (m *JobResult) Reset()         { *m = JobResult{} }
+func (m *JobResult) String() string { return proto.CompactTextString(m) }
+func (*JobResult) ProtoMessage()    {}
+func (*JobResult) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{12}
+}
+
+func (m *JobResult) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_JobResult.Unmarshal(m, b)
+}
+func (m *JobResult) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_JobResult.Marshal(b, m, deterministic)
+}
+func (m *JobResult) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_JobResult.Merge(m, src)
+}
+func (m *JobResult) XXX_Size() int {
+	return xxx_messageInfo_JobResult.Size(m)
+}
+func (m *JobResult) XXX_DiscardUnknown() {
+	xxx_messageInfo_JobResult.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_JobResult proto.InternalMessageInfo
+
+func (m *JobResult) GetJobSeq() uint64 {
+	if m != nil {
+		return m.JobSeq
+	}
+	return 0
+}
+
+func (m *JobResult) GetRequestId() string {
+	if m != nil {
+		return m.RequestId
+	}
+	return ""
+}
+
+func (m *JobResult) GetCircuitId() string {
+	if m != nil {
+		return m.CircuitId
+	}
+	return ""
+}
+
+func (m *JobResult) GetState() JobState {
+	if m != nil {
+		return m.State
+	}
+	return JobState_JOB_STATE_UNSPECIFIED
+}
+
+func (m *JobResult) GetPartitions() []*PartitionResult {
+	if m != nil {
+		return m.Partitions
+	}
+	return nil
+}
+
+func (m *JobResult) GetError() string {
+	if m != nil {
+		return m.Error
+	}
+	return ""
+}
+
+func (m *JobResult) GetPriority() Priority {
+	if m != nil {
+		return m.Priority
+	}
+	return Priority_PRIORITY_UNSPECIFIED
+}
+
+func (m *JobResult) GetSubmittedUnixS() float64 {
+	if m != nil {
+		return m.SubmittedUnixS
+	}
+	return 0
+}
+
+func (m *JobResult) GetFinishedUnixS() float64 {
+	if m != nil {
+		return m.FinishedUnixS
+	}
+	return 0
+}
+
+// One earlier round of a job that was retried: round 0 is the submission.
+type JobRound struct {
+	Round                uint32   `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	State                JobState `protobuf:"varint,2,opt,name=state,proto3,enum=zkfleet.v1.JobState" json:"state,omitempty"`
+	Error                string   `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	FinishedUnixS        float64  `protobuf:"fixed64,4,opt,name=finished_unix_s,json=finishedUnixS,proto3" json:"finished_unix_s,omitempty"`
+	XXX_NoUnkeyedLiteral struct{} `json:"-"`
+	XXX_unrecognized     []byte   `json:"-"`
+	XXX_sizecache        int32    `json:"-"`
+}
+
+func (m *JobRound) Reset()         { *m = JobRound{} }
+func (m *JobRound) String() string { return proto.CompactTextString(m) }
+func (*JobRound) ProtoMessage()    {}
+func (*JobRound) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{13}
+}
+
+func (m *JobRound) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_JobRound.Unmarshal(m, b)
+}
+func (m *JobRound) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_JobRound.Marshal(b, m, deterministic)
+}
+func (m *JobRound) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_JobRound.Merge(m, src)
+}
+func (m *JobRound) XXX_Size() int {
+	return xxx_messageInfo_JobRound.Size(m)
+}
+func (m *JobRound) XXX_DiscardUnknown() {
+	xxx_messageInfo_JobRound.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_JobRound proto.InternalMessageInfo
+
+func (m *JobRound) GetRound() uint32 {
+	if m != nil {
+		return m.Round
+	}
+	return 0
+}
+
+func (m *JobRound) GetState() JobState {
+	if m != nil {
+		return m.State
+	}
+	return JobState_JOB_STATE_UNSPECIFIED
+}
+
+func (m *JobRound) GetError() string {
+	if m != nil {
+		return m.Error
+	}
+	return ""
+}
+
+func (m *JobRound) GetFinishedUnixS() float64 {
+	if m != nil {
+		return m.FinishedUnixS
+	}
+	return 0
+}
+
+type JobInfo struct {
+	JobSeq               uint64          `protobuf:"varint,1,opt,name=job_seq,json=jobSeq,proto3" json:"job_seq,omitempty"`
+	RequestId            string          `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	CircuitId            string          `protobuf:"bytes,3,opt,name=circuit_id,json=circuitId,proto3" json:"circuit_id,omitempty"`
+	ClientId             string          `protobuf:"bytes,4,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	State                JobState        `protobuf:"varint,5,opt,name=state,proto3,enum=zkfleet.v1.JobState" json:"state,omitempty"`
+	Priority             Priority        `protobuf:"varint,6,opt,name=priority,proto3,enum=zkfleet.v1.Priority" json:"priority,omitempty"`
+	Partitions           uint32          `protobuf:"varint,7,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	PartitionsDone       uint32          `protobuf:"varint,8,opt,name=partitions_done,json=partitionsDone,proto3" json:"partitions_done,omitempty"`
+	MaxAttemptsUsed      uint32          `protobuf:"varint,9,opt,name=max_attempts_used,json=maxAttemptsUsed,proto3" json:"max_attempts_used,omitempty"`
+	SubmittedUnixS       float64         `protobuf:"fixed64,10,opt,name=submitted_unix_s,json=submittedUnixS,proto3" json:"submitted_unix_s,omitempty"`
+	DeadlineUnixS        float64         `protobuf:"fixed64,11,opt,name=deadline_unix_s,json=deadlineUnixS,proto3" json:"deadline_unix_s,omitempty"`
+	FinishedUnixS        float64         `protobuf:"fixed64,12,opt,name=finished_unix_s,json=finishedUnixS,proto3" json:"finished_unix_s,omitempty"`
+	Error                string          `protobuf:"bytes,13,opt,name=error,proto3" json:"error,omitempty"`
+	ResultExpired        bool            `protobuf:"varint,14,opt,name=result_expired,json=resultExpired,proto3" json:"result_expired,omitempty"`
+	Payload              JobInfo_Payload `protobuf:"varint,15,opt,name=payload,proto3,enum=zkfleet.v1.JobInfo_Payload" json:"payload,omitempty"`
+	Retries              uint32          `protobuf:"varint,16,opt,name=retries,proto3" json:"retries,omitempty"`
+	History              []*JobRound     `protobuf:"bytes,17,rep,name=history,proto3" json:"history,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}        `json:"-"`
+	XXX_unrecognized     []byte          `json:"-"`
+	XXX_sizecache        int32           `json:"-"`
+}
+
+func (m *JobInfo) Reset()         { *m = JobInfo{} }
+func (m *JobInfo) String() string { return proto.CompactTextString(m) }
+func (*JobInfo) ProtoMessage()    {}
+func (*JobInfo) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{14}
+}
+
+func (m *JobInfo) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_JobInfo.Unmarshal(m, b)
+}
+func (m *JobInfo) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_JobInfo.Marshal(b, m, deterministic)
+}
+func (m *JobInfo) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_JobInfo.Merge(m, src)
+}
+func (m *JobInfo) XXX_Size() int {
+	return xxx_messageInfo_JobInfo.Size(m)
+}
+func (m *JobInfo) XXX_DiscardUnknown() {
+	xxx_messageInfo_JobInfo.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_JobInfo proto.InternalMessageInfo
+
+func (m *JobInfo) GetJobSeq() uint64 {
+	if m != nil {
+		return m.JobSeq
+	}
+	return 0
+}
+
+func (m *JobInfo) GetRequestId() string {
+	if m != nil {
+		return m.RequestId
+	}
+	return ""
+}
+
+func (m *JobInfo) GetCircuitId() string {
+	if m != nil {
+		return m.CircuitId
+	}
+	return ""
+}
+
+func (m *JobInfo) GetClientId() string {
+	if m != nil {
+		return m.ClientId
+	}
+	return ""
+}
+
+func (m *JobInfo) GetState() JobState {
+	if m != nil {
+		return m.State
+	}
+	return JobState_JOB_STATE_UNSPECIFIED
+}
+
+func (m *JobInfo) GetPriority() Priority {
+	if m != nil {
+		return m.Priority
+	}
+	return Priority_PRIORITY_UNSPECIFIED
+}
+
+func (m *JobInfo) GetPartitions() uint32 {
+	if m != nil {
+		return m.Partitions
+	}
+	return 0
+}
+
+func (m *JobInfo) GetPartitionsDone() uint32 {
+	if m != nil {
+		return m.PartitionsDone
+	}
+	return 0
+}
+
+func (m *JobInfo) GetMaxAttemptsUsed() uint32 {
+	if m != nil {
+		return m.MaxAttemptsUsed
+	}
+	return 0
+}
+
+func (m *JobInfo) GetSubmittedUnixS() float64 {
+	if m != nil {
+		return m.SubmittedUnixS
+	}
+	return 0
+}
+
+func (m *JobInfo) GetDeadlineUnixS() float64 {
+	if m != nil {
+		return m.DeadlineUnixS
+	}
+	return 0
+}
+
+func (m *JobInfo) GetFinishedUnixS() float64 {
+	if m != nil {
+		return m.FinishedUnixS
+	}
+	return 0
+}
+
+func (m *JobInfo) GetError() string {
+	if m != nil {
+		return m.Error
+	}
+	return ""
+}
+
+func (m *JobInfo) GetResultExpired() bool {
+	if m != nil {
+		return m.ResultExpired
+	}
+	return false
+}
+
+func (m *JobInfo) GetPayload() JobInfo_Payload {
+	if m != nil {
+		return m.Payload
+	}
+	return JobInfo_PAYLOAD_UNSPECIFIED
+}
+
+func (m *JobInfo) GetRetries() uint32 {
+	if m != nil {
+		return m.Retries
+	}
+	return 0
+}
+
+func (m *JobInfo) GetHistory() []*JobRound {
+	if m != nil {
+		return m.History
+	}
+	return nil
+}
+
+type CancelReply struct {
+	Cancelled            bool     `protobuf:"varint,1,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	State                JobState `protobuf:"varint,2,opt,name=state,proto3,enum=zkfleet.v1.JobState" json:"state,omitempty"`
+	XXX_NoUnkeyedLiteral struct{} `json:"-"`
+	XXX_unrecognized     []byte   `json:"-"`
+	XXX_sizecache        int32    `json:"-"`
+}
+
+func (m *CancelReply) Reset()         { *m = CancelReply{} }
+func (m *CancelReply) String() string { return proto.CompactTextString(m) }
+func (*CancelReply) ProtoMessage()    {}
+func (*CancelReply) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{15}
+}
+
+func (m *CancelReply) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_CancelReply.Unmarshal(m, b)
+}
+func (m *CancelReply) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_CancelReply.Marshal(b, m, deterministic)
+}
+func (m *CancelReply) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_CancelReply.Merge(m, src)
+}
+func (m *CancelReply) XXX_Size() int {
+	return xxx_messageInfo_CancelReply.Size(m)
+}
+func (m *CancelReply) XXX_DiscardUnknown() {
+	xxx_messageInfo_CancelReply.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_CancelReply proto.InternalMessageInfo
+
+func (m *CancelReply) GetCancelled() bool {
+	if m != nil {
+		return m.Cancelled
+	}
+	return false
+}
+
+func (m *CancelReply) GetState() JobState {
+	if m != nil {
+		return m.State
+	}
+	return JobState_JOB_STATE_UNSPECIFIED
+}
+
+// Jobs, newest first, filtered (zkctl jobs, gRPC ListJobs), from the
+// journal's indexes: the jobs the broker still holds (live, or ended within
+// --result-ttl). A submit key lists its own only.
+type ListJobsRequest struct {
+	States               []JobState `protobuf:"varint,1,rep,packed,name=states,proto3,enum=zkfleet.v1.JobState" json:"states,omitempty"`
+	CircuitId            string     `protobuf:"bytes,2,opt,name=circuit_id,json=circuitId,proto3" json:"circuit_id,omitempty"`
+	ClientId             string     `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	SubmittedAfterUnixS  float64    `protobuf:"fixed64,4,opt,name=submitted_after_unix_s,json=submittedAfterUnixS,proto3" json:"submitted_after_unix_s,omitempty"`
+	SubmittedBeforeUnixS float64    `protobuf:"fixed64,5,opt,name=submitted_before_unix_s,json=submittedBeforeUnixS,proto3" json:"submitted_before_unix_s,omitempty"`
+	PageSize             uint32     `protobuf:"varint,6,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken            string     `protobuf:"bytes,7,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}   `json:"-"`
+	XXX_unrecognized     []byte     `json:"-"`
+	XXX_sizecache        int32      `json:"-"`
+}
+
+func (m *ListJobsRequest) Reset()         { *m = ListJobsRequest{} }
+func (m *ListJobsRequest) String() string { return proto.CompactTextString(m) }
+func (*ListJobsRequest) ProtoMessage()    {}
+func (*ListJobsRequest) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{16}
+}
+
+func (m *ListJobsRequest) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_ListJobsRequest.Unmarshal(m, b)
+}
+func (m *ListJobsRequest) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_ListJobsRequest.Marshal(b, m, deterministic)
+}
+func (m *ListJobsRequest) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_ListJobsRequest.Merge(m, src)
+}
+func (m *ListJobsRequest) XXX_Size() int {
+	return xxx_messageInfo_ListJobsRequest.Size(m)
+}
+func (m *ListJobsRequest) XXX_DiscardUnknown() {
+	xxx_messageInfo_ListJobsRequest.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_ListJobsRequest proto.InternalMessageInfo
+
+func (m *ListJobsRequest) GetStates() []JobState {
+	if m != nil {
+		return m.States
+	}
+	return nil
+}
+
+func (m *ListJobsRequest) GetCircuitId() string {
+	if m != nil {
+		return m.CircuitId
+	}
+	return ""
+}
+
+func (m *ListJobsRequest) GetClientId() string {
+	if m != nil {
+		return m.ClientId
+	}
+	return ""
+}
+
+func (m *ListJobsRequest) GetSubmittedAfterUnixS() float64 {
+	if m != nil {
+		return m.SubmittedAfterUnixS
+	}
+	return 0
+}
+
+func (m *ListJobsRequest) GetSubmittedBeforeUnixS() float64 {
+	if m != nil {
+		return m.SubmittedBeforeUnixS
+	}
+	return 0
+}
+
+func (m *ListJobsRequest) GetPageSize() uint32 {
+	if m != nil {
+		return m.PageSize
+	}
+	return 0
+}
+
+func (m *ListJobsRequest) GetPageToken() string {
+	if m != nil {
+		return m.PageToken
+	}
+	return ""
+}
+
+type ListJobsReply struct {
+	Jobs                 []*JobInfo `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	NextPageToken        string     `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}   `json:"-"`
+	XXX_unrecognized     []byte     `json:"-"`
+	XXX_sizecache        int32      `json:"-"`
+}
+
+func (m *ListJobsReply) Reset()         { *m = ListJobsReply{} }
+func (m *ListJobsReply) String() string { return proto.CompactTextString(m) }
+func (*ListJobsReply) ProtoMessage()    {}
+func (*ListJobsReply) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{17}
+}
+
+func (m *ListJobsReply) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_ListJobsReply.Unmarshal(m, b)
+}
+func (m *ListJobsReply) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_ListJobsReply.Marshal(b, m, deterministic)
+}
+func (m *ListJobsReply) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_ListJobsReply.Merge(m, src)
+}
+func (m *ListJobsReply) XXX_Size() int {
+	return xxx_messageInfo_ListJobsReply.Size(m)
+}
+func (m *ListJobsReply) XXX_DiscardUnknown() {
+	xxx_messageInfo_ListJobsReply.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_ListJobsReply proto.InternalMessageInfo
+
+func (m *ListJobsReply) GetJobs() []*JobInfo {
+	if m != nil {
+		return m.Jobs
+	}
+	return nil
+}
+
+func (m *ListJobsReply) GetNextPageToken() string {
+	if m != nil {
+		return m.NextPageToken
+	}
+	return ""
+}
+
+// A new round of a FAILED or DEAD_LETTERED job (zkctl retry, gRPC RetryJob):
+// the same job_seq, its partitions not yet proved queued again with fresh
+// attempts, the proved ones kept. `attempt` is the retry asked for (1 for
+// the first): one already made returns the job as it is (idempotent); only
+// the next one is made. Submit and admin keys; a submit key its own jobs.
+type RetryJobRequest struct {
+	JobSeq               uint64   `protobuf:"varint,1,opt,name=job_seq,json=jobSeq,proto3" json:"job_seq,omitempty"`
+	Attempt              uint32   `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	XXX_NoUnkeyedLiteral struct{} `json:"-"`
+	XXX_unrecognized     []byte   `json:"-"`
+	XXX_sizecache        int32    `json:"-"`
+}
+
+func (m *RetryJobRequest) Reset()         { *m = RetryJobRequest{} }
+func (m *RetryJobRequest) String() string { return proto.CompactTextString(m) }
+func (*RetryJobRequest) ProtoMessage()    {}
+func (*RetryJobRequest) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{18}
+}
+
+func (m *RetryJobRequest) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_RetryJobRequest.Unmarshal(m, b)
+}
+func (m *RetryJobRequest) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_RetryJobRequest.Marshal(b, m, deterministic)
+}
+func (m *RetryJobRequest) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_RetryJobRequest.Merge(m, src)
+}
+func (m *RetryJobRequest) XXX_Size() int {
+	return xxx_messageInfo_RetryJobRequest.Size(m)
+}
+func (m *RetryJobRequest) XXX_DiscardUnknown() {
+	xxx_messageInfo_RetryJobRequest.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_RetryJobRequest proto.InternalMessageInfo
+
+func (m *RetryJobRequest) GetJobSeq() uint64 {
+	if m != nil {
+		return m.JobSeq
+	}
+	return 0
+}
+
+func (m *RetryJobRequest) GetAttempt() uint32 {
+	if m != nil {
+		return m.Attempt
+	}
+	return 0
+}
+
+type QueueStatus struct {
+	Priority             Priority `protobuf:"varint,1,opt,name=priority,proto3,enum=zkfleet.v1.Priority" json:"priority,omitempty"`
+	Depth                uint32   `protobuf:"varint,2,opt,name=depth,proto3" json:"depth,omitempty"`
+	OldestAgeS           float64  `protobuf:"fixed64,3,opt,name=oldest_age_s,json=oldestAgeS,proto3" json:"oldest_age_s,omitempty"`
+	XXX_NoUnkeyedLiteral struct{} `json:"-"`
+	XXX_unrecognized     []byte   `json:"-"`
+	XXX_sizecache        int32    `json:"-"`
+}
+
+func (m *QueueStatus) Reset()         { *m = QueueStatus{} }
+func (m *QueueStatus) String() string { return proto.CompactTextString(m) }
+func (*QueueStatus) ProtoMessage()    {}
+func (*QueueStatus) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{19}
+}
+
+func (m *QueueStatus) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_QueueStatus.Unmarshal(m, b)
+}
+func (m *QueueStatus) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_QueueStatus.Marshal(b, m, deterministic)
+}
+func (m *QueueStatus) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_QueueStatus.Merge(m, src)
+}
+func (m *QueueStatus) XXX_Size() int {
+	return xxx_messageInfo_QueueStatus.Size(m)
+}
+func (m *QueueStatus) XXX_DiscardUnknown() {
+	xxx_messageInfo_QueueStatus.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_QueueStatus proto.InternalMessageInfo
+
+func (m *QueueStatus) GetPriority() Priority {
+	if m != nil {
+		return m.Priority
+	}
+	return Priority_PRIORITY_UNSPECIFIED
+}
+
+func (m *QueueStatus) GetDepth() uint32 {
+	if m != nil {
+		return m.Depth
+	}
+	return 0
+}
+
+func (m *QueueStatus) GetOldestAgeS() float64 {
+	if m != nil {
+		return m.OldestAgeS
+	}
+	return 0
+}
+
+// Host pinned-pool accounting reported by workers.
+type MemoryStatus struct {
+	PoolBytes      uint64 `protobuf:"varint,1,opt,name=pool_bytes,json=poolBytes,proto3" json:"pool_bytes,omitempty"`
+	PoolInUseBytes uint64 `protobuf:"varint,2,opt,name=pool_in_use_bytes,json=poolInUseBytes,proto3" json:"pool_in_use_bytes,omitempty"`
+	BytesToRelease uint64 `protobuf:"varint,3,opt,name=bytes_to_release,json=bytesToRelease,proto3" json:"bytes_to_release,omitempty"`
+	AllocCalls     uint64 `protobuf:"varint,4,opt,name=alloc_calls,json=allocCalls,proto3" json:"alloc_calls,omitempty"`
+	BudgetBytes    uint64 `protobuf:"varint,5,opt,name=budget_bytes,json=budgetBytes,proto3" json:"budget_bytes,omitempty"`
+	AvailableBytes uint64 `protobuf:"varint,6,opt,name=available_bytes,json=availableBytes,proto3" json:"available_bytes,omitempty"`
+	// How the pool is pinned: "hugepage-registered" (anonymous memory with
+	// transparent huge pages, registered with cudaHostRegister), "cuda-host-alloc",
+	// "mmap-locked" (CPU backend), "mmap-unlocked" (mlock refused) or "none".
+	PoolMode string `protobuf:"bytes,7,opt,name=pool_mode,json=poolMode,proto3" json:"pool_mode,omitempty"`
+	// Bytes the pool will hold once pinning finishes (it may pin in the
+	// background after READY; pool_bytes grows towards this).
+	PoolTargetBytes      uint64   `protobuf:"varint,8,opt,name=pool_target_bytes,json=poolTargetBytes,proto3" json:"pool_target_bytes,omitempty"`
+	XXX_NoUnkeyedLiteral struct{} `json:"-"`
+	XXX_unrecognized     []byte   `json:"-"`
+	XXX_sizecache        int32    `json:"-"`
+}
+
+func (m *MemoryStatus) Reset()         { *m = MemoryStatus{} }
+func (m *MemoryStatus) String() string { return proto.CompactTextString(m) }
+func (*MemoryStatus) ProtoMessage()    {}
+func (*MemoryStatus) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{20}
+}
+
+func (m *MemoryStatus) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_MemoryStatus.Unmarshal(m, b)
+}
+func (m *MemoryStatus) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_MemoryStatus.Marshal(b, m, deterministic)
+}
+func (m *MemoryStatus) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_MemoryStatus.Merge(m, src)
+}
+func (m *MemoryStatus) XXX_Size() int {
+	return xxx_messageInfo_MemoryStatus.Size(m)
+}
+func (m *MemoryStatus) XXX_DiscardUnknown() {
+	xxx_messageInfo_MemoryStatus.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_MemoryStatus proto.InternalMessageInfo
+
+func (m *MemoryStatus) GetPoolBytes() uint64 {
+	if m != nil {
+		return m.PoolBytes
+	}
+	return 0
+}
+
+func (m *MemoryStatus) GetPoolInUseBytes() uint64 {
+	if m != nil {
+		return m.PoolInUseBytes
+	}
+	return 0
+}
+
+func (m *MemoryStatus) GetBytesToRelease() uint64 {
+	if m != nil {
+		return m.BytesToRelease
+	}
+	return 0
+}
+
+func (m *MemoryStatus) GetAllocCalls() uint64 {
+	if m != nil {
+		return m.AllocCalls
+	}
+	return 0
+}
+
+func (m *MemoryStatus) GetBudgetBytes() uint64 {
+	if m != nil {
+		return m.BudgetBytes
+	}
+	return 0
+}
+
+func (m *MemoryStatus) GetAvailableBytes() uint64 {
+	if m != nil {
+		return m.AvailableBytes
+	}
+	return 0
+}
+
+func (m *MemoryStatus) GetPoolMode() string {
+	if m != nil {
+		return m.PoolMode
+	}
+	return ""
+}
+
+func (m *MemoryStatus) GetPoolTargetBytes() uint64 {
+	if m != nil {
+		return m.PoolTargetBytes
+	}
+	return 0
+}
+
+type DrainPhase struct {
+	State                WorkerState `protobuf:"varint,1,opt,name=state,proto3,enum=zkfleet.v1.WorkerState" json:"state,omitempty"`
+	StartedUnixS         float64     `protobuf:"fixed64,2,opt,name=started_unix_s,json=startedUnixS,proto3" json:"started_unix_s,omitempty"`
+	DurationS            float64     `protobuf:"fixed64,3,opt,name=duration_s,json=durationS,proto3" json:"duration_s,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}    `json:"-"`
+	XXX_unrecognized     []byte      `json:"-"`
+	XXX_sizecache        int32       `json:"-"`
+}
+
+func (m *DrainPhase) Reset()         { *m = DrainPhase{} }
+func (m *DrainPhase) String() string { return proto.CompactTextString(m) }
+func (*DrainPhase) ProtoMessage()    {}
+func (*DrainPhase) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{21}
+}
+
+func (m *DrainPhase) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_DrainPhase.Unmarshal(m, b)
+}
+func (m *DrainPhase) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_DrainPhase.Marshal(b, m, deterministic)
+}
+func (m *DrainPhase) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_DrainPhase.Merge(m, src)
+}
+func (m *DrainPhase) XXX_Size() int {
+	return xxx_messageInfo_DrainPhase.Size(m)
+}
+func (m *DrainPhase) XXX_DiscardUnknown() {
+	xxx_messageInfo_DrainPhase.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_DrainPhase proto.InternalMessageInfo
+
+func (m *DrainPhase) GetState() WorkerState {
+	if m != nil {
+		return m.State
+	}
+	return WorkerState_WORKER_STATE_UNSPECIFIED
+}
+
+func (m *DrainPhase) GetStartedUnixS() float64 {
+	if m != nil {
+		return m.StartedUnixS
+	}
+	return 0
+}
+
+func (m *DrainPhase) GetDurationS() float64 {
+	if m != nil {
+		return m.DurationS
+	}
+	return 0
+}
+
+type WorkerInfo struct {
+	WorkerId             string        `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Host                 string        `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"`
+	Backend              string        `protobuf:"bytes,3,opt,name=backend,proto3" json:"backend,omitempty"`
+	State                WorkerState   `protobuf:"varint,4,opt,name=state,proto3,enum=zkfleet.v1.WorkerState" json:"state,omitempty"`
+	Circuits             []string      `protobuf:"bytes,5,rep,name=circuits,proto3" json:"circuits,omitempty"`
+	Credit               uint32        `protobuf:"varint,6,opt,name=credit,proto3" json:"credit,omitempty"`
+	InFlight             uint32        `protobuf:"varint,7,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	QueueDepth           uint32        `protobuf:"varint,8,opt,name=queue_depth,json=queueDepth,proto3" json:"queue_depth,omitempty"`
+	Memory               *MemoryStatus `protobuf:"bytes,9,opt,name=memory,proto3" json:"memory,omitempty"`
+	LastSeenS            float64       `protobuf:"fixed64,10,opt,name=last_seen_s,json=lastSeenS,proto3" json:"last_seen_s,omitempty"`
+	Capacity             uint32        `protobuf:"varint,11,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	ItemsCompleted       uint64        `protobuf:"varint,12,opt,name=items_completed,json=itemsCompleted,proto3" json:"items_completed,omitempty"`
+	KeyName              string        `protobuf:"bytes,13,opt,name=key_name,json=keyName,proto3" json:"key_name,omitempty"`
+	Generates            []string      `protobuf:"bytes,14,rep,name=generates,proto3" json:"generates,omitempty"`
+	CircuitKinds         []CircuitKind `protobuf:"varint,15,rep,packed,name=circuit_kinds,json=circuitKinds,proto3,enum=zkfleet.v1.CircuitKind" json:"circuit_kinds,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}      `json:"-"`
+	XXX_unrecognized     []byte        `json:"-"`
+	XXX_sizecache        int32         `json:"-"`
+}
+
+func (m *WorkerInfo) Reset()         { *m = WorkerInfo{} }
+func (m *WorkerInfo) String() string { return proto.CompactTextString(m) }
+func (*WorkerInfo) ProtoMessage()    {}
+func (*WorkerInfo) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{22}
+}
+
+func (m *WorkerInfo) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_WorkerInfo.Unmarshal(m, b)
+}
+func (m *WorkerInfo) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_WorkerInfo.Marshal(b, m, deterministic)
+}
+func (m *WorkerInfo) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_WorkerInfo.Merge(m, src)
+}
+func (m *WorkerInfo) XXX_Size() int {
+	return xxx_messageInfo_WorkerInfo.Size(m)
+}
+func (m *WorkerInfo) XXX_DiscardUnknown() {
+	xxx_messageInfo_WorkerInfo.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_WorkerInfo proto.InternalMessageInfo
+
+func (m *WorkerInfo) GetWorkerId() string {
+	if m != nil {
+		return m.WorkerId
+	}
+	return ""
+}
+
+func (m *WorkerInfo) GetHost() string {
+	if m != nil {
+		return m.Host
+	}
+	return ""
+}
+
+func (m *WorkerInfo) GetBackend() string {
+	if m != nil {
+		return m.Backend
+	}
+	return ""
+}
+
+func (m *WorkerInfo) GetState() WorkerState {
+	if m != nil {
+		return m.State
+	}
+	return WorkerState_WORKER_STATE_UNSPECIFIED
+}
+
+func (m *WorkerInfo) GetCircuits() []string {
+	if m != nil {
+		return m.Circuits
+	}
+	return nil
+}
+
+func (m *WorkerInfo) GetCredit() uint32 {
+	if m != nil {
+		return m.Credit
+	}
+	return 0
+}
+
+func (m *WorkerInfo) GetInFlight() uint32 {
+	if m != nil {
+		return m.InFlight
+	}
+	return 0
+}
+
+func (m *WorkerInfo) GetQueueDepth() uint32 {
+	if m != nil {
+		return m.QueueDepth
+	}
+	return 0
+}
+
+func (m *WorkerInfo) GetMemory() *MemoryStatus {
+	if m != nil {
+		return m.Memory
+	}
+	return nil
+}
+
+func (m *WorkerInfo) GetLastSeenS() float64 {
+	if m != nil {
+		return m.LastSeenS
+	}
+	return 0
+}
+
+func (m *WorkerInfo) GetCapacity() uint32 {
+	if m != nil {
+		return m.Capacity
+	}
+	return 0
+}
+
+func (m *WorkerInfo) GetItemsCompleted() uint64 {
+	if m != nil {
+		return m.ItemsCompleted
+	}
+	return 0
+}
+
+func (m *WorkerInfo) GetKeyName() string {
+	if m != nil {
+		return m.KeyName
+	}
+	return ""
+}
+
+func (m *WorkerInfo) GetGenerates() []string {
+	if m != nil {
+		return m.Generates
+	}
+	return nil
+}
+
+func (m *WorkerInfo) GetCircuitKinds() []CircuitKind {
+	if m != nil {
+		return m.CircuitKinds
+	}
+	return nil
+}
+
+type StatusReply struct {
+	Queues           []*QueueStatus `protobuf:"bytes,1,rep,name=queues,proto3" json:"queues,omitempty"`
+	Workers          []*WorkerInfo  `protobuf:"bytes,2,rep,name=workers,proto3" json:"workers,omitempty"`
+	JobsSubmitted    uint64         `protobuf:"varint,3,opt,name=jobs_submitted,json=jobsSubmitted,proto3" json:"jobs_submitted,omitempty"`
+	JobsCompleted    uint64         `protobuf:"varint,4,opt,name=jobs_completed,json=jobsCompleted,proto3" json:"jobs_completed,omitempty"`
+	JobsFailed       uint64         `protobuf:"varint,5,opt,name=jobs_failed,json=jobsFailed,proto3" json:"jobs_failed,omitempty"`
+	JobsDeadLettered uint64         `protobuf:"varint,6,opt,name=jobs_dead_lettered,json=jobsDeadLettered,proto3" json:"jobs_dead_lettered,omitempty"`
+	ItemsRedelivered uint64         `protobuf:"varint,7,opt,name=items_redelivered,json=itemsRedelivered,proto3" json:"items_redelivered,omitempty"`
+	NextJobSeq       uint64         `protobuf:"varint,8,opt,name=next_job_seq,json=nextJobSeq,proto3" json:"next_job_seq,omitempty"`
+	// Frames the broker dropped (both sockets): not a protobuf Envelope or
+	// wrong frame count, another protocol version, above --max-message-bytes.
+	FramesMalformed      uint64 `protobuf:"varint,9,opt,name=frames_malformed,json=framesMalformed,proto3" json:"frames_malformed,omitempty"`
+	FramesWrongVersion   uint64 `protobuf:"varint,10,opt,name=frames_wrong_version,json=framesWrongVersion,proto3" json:"frames_wrong_version,omitempty"`
+	FramesOversized      uint64 `protobuf:"varint,11,opt,name=frames_oversized,json=framesOversized,proto3" json:"frames_oversized,omitempty"`
+	ResultsStale         uint64 `protobuf:"varint,12,opt,name=results_stale,json=resultsStale,proto3" json:"results_stale,omitempty"`
+	RepliesUndeliverable uint64 `protobuf:"varint,13,opt,name=replies_undeliverable,json=repliesUndeliverable,proto3" json:"replies_undeliverable,omitempty"`
+	ItemsHandedBack      uint64 `protobuf:"varint,14,opt,name=items_handed_back,json=itemsHandedBack,proto3" json:"items_handed_back,omitempty"`
+	JobsCancelled        uint64 `protobuf:"varint,15,opt,name=jobs_cancelled,json=jobsCancelled,proto3" json:"jobs_cancelled,omitempty"`
+	JobsInTable          uint64 `protobuf:"varint,16,opt,name=jobs_in_table,json=jobsInTable,proto3" json:"jobs_in_table,omitempty"`
+	JobsExpired          uint64 `protobuf:"varint,17,opt,name=jobs_expired,json=jobsExpired,proto3" json:"jobs_expired,omitempty"`
+	SubmitsBusy          uint64 `protobuf:"varint,18,opt,name=submits_busy,json=submitsBusy,proto3" json:"submits_busy,omitempty"`
+	QueuedWitnessBytes   uint64 `protobuf:"varint,19,opt,name=queued_witness_bytes,json=queuedWitnessBytes,proto3" json:"queued_witness_bytes,omitempty"`
+	BrokerEpoch          uint64 `protobuf:"varint,20,opt,name=broker_epoch,json=brokerEpoch,proto3" json:"broker_epoch,omitempty"`
+	JournalCommits       uint64 `protobuf:"varint,21,opt,name=journal_commits,json=journalCommits,proto3" json:"journal_commits,omitempty"`
+	JobsRecovered        uint64 `protobuf:"varint,22,opt,name=jobs_recovered,json=jobsRecovered,proto3" json:"jobs_recovered,omitempty"`
+	// Peers refused at the CURVE handshake (both ports), and requests refused
+	// for their key's role.
+	AuthRejectedUnknownKey    uint64   `protobuf:"varint,23,opt,name=auth_rejected_unknown_key,json=authRejectedUnknownKey,proto3" json:"auth_rejected_unknown_key,omitempty"`
+	AuthRejectedWrongEndpoint uint64   `protobuf:"varint,24,opt,name=auth_rejected_wrong_endpoint,json=authRejectedWrongEndpoint,proto3" json:"auth_rejected_wrong_endpoint,omitempty"`
+	AuthRejectedMechanism     uint64   `protobuf:"varint,25,opt,name=auth_rejected_mechanism,json=authRejectedMechanism,proto3" json:"auth_rejected_mechanism,omitempty"`
+	RequestsForbidden         uint64   `protobuf:"varint,26,opt,name=requests_forbidden,json=requestsForbidden,proto3" json:"requests_forbidden,omitempty"`
+	ResultsRejected           uint64   `protobuf:"varint,27,opt,name=results_rejected,json=resultsRejected,proto3" json:"results_rejected,omitempty"`
+	LeasesReclaimed           uint64   `protobuf:"varint,28,opt,name=leases_reclaimed,json=leasesReclaimed,proto3" json:"leases_reclaimed,omitempty"`
+	RegistrationsRefused      uint64   `protobuf:"varint,29,opt,name=registrations_refused,json=registrationsRefused,proto3" json:"registrations_refused,omitempty"`
+	StorageFaults             uint64   `protobuf:"varint,30,opt,name=storage_faults,json=storageFaults,proto3" json:"storage_faults,omitempty"`
+	Unavailable               bool     `protobuf:"varint,31,opt,name=unavailable,proto3" json:"unavailable,omitempty"`
+	UnavailableReason         string   `protobuf:"bytes,32,opt,name=unavailable_reason,json=unavailableReason,proto3" json:"unavailable_reason,omitempty"`
+	JobsRetried               uint64   `protobuf:"varint,33,opt,name=jobs_retried,json=jobsRetried,proto3" json:"jobs_retried,omitempty"`
+	XXX_NoUnkeyedLiteral      struct{} `json:"-"`
+	XXX_unrecognized          []byte   `json:"-"`
+	XXX_sizecache             int32    `json:"-"`
+}
+
+func (m *StatusReply) Reset()         { *m = StatusReply{} }
+func (m *StatusReply) String() string { return proto.CompactTextString(m) }
+func (*StatusReply) ProtoMessage()    {}
+func (*StatusReply) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{23}
+}
+
+func (m *StatusReply) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_StatusReply.Unmarshal(m, b)
+}
+func (m *StatusReply) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_StatusReply.Marshal(b, m, deterministic)
+}
+func (m *StatusReply) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_StatusReply.Merge(m, src)
+}
+func (m *StatusReply) XXX_Size() int {
+	return xxx_messageInfo_StatusReply.Size(m)
+}
+func (m *StatusReply) XXX_DiscardUnknown() {
+	xxx_messageInfo_StatusReply.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_StatusReply proto.InternalMessageInfo
+
+func (m *StatusReply) GetQueues() []*QueueStatus {
+	if m != nil {
+		return m.Queues
+	}
+	return nil
+}
+
+func (m *StatusReply) GetWorkers() []*WorkerInfo {
+	if m != nil {
+		return m.Workers
+	}
+	return nil
+}
+
+func (m *StatusReply) GetJobsSubmitted() uint64 {
+	if m != nil {
+		return m.JobsSubmitted
+	}
+	return 0
+}
+
+func (m *StatusReply) GetJobsCompleted() uint64 {
+	if m != nil {
+		return m.JobsCompleted
+	}
+	return 0
+}
+
+func (m *StatusReply) GetJobsFailed() uint64 {
+	if m != nil {
+		return m.JobsFailed
+	}
+	return 0
+}
+
+func (m *StatusReply) GetJobsDeadLettered() uint64 {
+	if m != nil {
+		return m.JobsDeadLettered
+	}
+	return 0
+}
+
+func (m *StatusReply) GetItemsRedelivered() uint64 {
+	if m != nil {
+		return m.ItemsRedelivered
+	}
+	return 0
+}
+
+func (m *StatusReply) GetNextJobSeq() uint64 {
+	if m != nil {
+		return m.NextJobSeq
+	}
+	return 0
+}
+
+func (m *StatusReply) GetFramesMalformed() uint64 {
+	if m != nil {
+		return m.FramesMalformed
+	}
+	return 0
+}
+
+func (m *StatusReply) GetFramesWrongVersion() uint64 {
+	if m != nil {
+		return m.FramesWrongVersion
+	}
+	return 0
+}
+
+func (m *StatusReply) GetFramesOversized() uint64 {
+	if m != nil {
+		return m.FramesOversized
+	}
+	return 0
+}
+
+func (m *StatusReply) GetResultsStale() uint64 {
+	if m != nil {
+		return m.ResultsStale
+	}
+	return 0
+}
+
+func (m *StatusReply) GetRepliesUndeliverable() uint64 {
+	if m != nil {
+		return m.RepliesUndeliverable
+	}
+	return 0
+}
+
+func (m *StatusReply) GetItemsHandedBack() uint64 {
+	if m != nil {
+		return m.ItemsHandedBack
+	}
+	return 0
+}
+
+func (m *StatusReply) GetJobsCancelled() uint64 {
+	if m != nil {
+		return m.JobsCancelled
+	}
+	return 0
+}
+
+func (m *StatusReply) GetJobsInTable() uint64 {
+	if m != nil {
+		return m.JobsInTable
+	}
+	return 0
+}
+
+func (m *StatusReply) GetJobsExpired() uint64 {
+	if m != nil {
+		return m.JobsExpired
+	}
+	return 0
+}
+
+func (m *StatusReply) GetSubmitsBusy() uint64 {
+	if m != nil {
+		return m.SubmitsBusy
+	}
+	return 0
+}
+
+func (m *StatusReply) GetQueuedWitnessBytes() uint64 {
+	if m != nil {
+		return m.QueuedWitnessBytes
+	}
+	return 0
+}
+
+func (m *StatusReply) GetBrokerEpoch() uint64 {
+	if m != nil {
+		return m.BrokerEpoch
+	}
+	return 0
+}
+
+func (m *StatusReply) GetJournalCommits() uint64 {
+	if m != nil {
+		return m.JournalCommits
+	}
+	return 0
+}
+
+func (m *StatusReply) GetJobsRecovered() uint64 {
+	if m != nil {
+		return m.JobsRecovered
+	}
+	return 0
+}
+
+func (m *StatusReply) GetAuthRejectedUnknownKey() uint64 {
+	if m != nil {
+		return m.AuthRejectedUnknownKey
+	}
+	return 0
+}
+
+func (m *StatusReply) GetAuthRejectedWrongEndpoint() uint64 {
+	if m != nil {
+		return m.AuthRejectedWrongEndpoint
+	}
+	return 0
+}
+
+func (m *StatusReply) GetAuthRejectedMechanism() uint64 {
+	if m != nil {
+		return m.AuthRejectedMechanism
+	}
+	return 0
+}
+
+func (m *StatusReply) GetRequestsForbidden() uint64 {
+	if m != nil {
+		return m.RequestsForbidden
+	}
+	return 0
+}
+
+func (m *StatusReply) GetResultsRejected() uint64 {
+	if m != nil {
+		return m.ResultsRejected
+	}
+	return 0
+}
+
+func (m *StatusReply) GetLeasesReclaimed() uint64 {
+	if m != nil {
+		return m.LeasesReclaimed
+	}
+	return 0
+}
+
+func (m *StatusReply) GetRegistrationsRefused() uint64 {
+	if m != nil {
+		return m.RegistrationsRefused
+	}
+	return 0
+}
+
+func (m *StatusReply) GetStorageFaults() uint64 {
+	if m != nil {
+		return m.StorageFaults
+	}
+	return 0
+}
+
+func (m *StatusReply) GetUnavailable() bool {
+	if m != nil {
+		return m.Unavailable
+	}
+	return false
+}
+
+func (m *StatusReply) GetUnavailableReason() string {
+	if m != nil {
+		return m.UnavailableReason
+	}
+	return ""
+}
+
+func (m *StatusReply) GetJobsRetried() uint64 {
+	if m != nil {
+		return m.JobsRetried
+	}
+	return 0
+}
+
+type DrainWorkerRequest struct {
+	WorkerId             string   `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Wait                 bool     `protobuf:"varint,2,opt,name=wait,proto3" json:"wait,omitempty"`
+	XXX_NoUnkeyedLiteral struct{} `json:"-"`
+	XXX_unrecognized     []byte   `json:"-"`
+	XXX_sizecache        int32    `json:"-"`
+}
+
+func (m *DrainWorkerRequest) Reset()         { *m = DrainWorkerRequest{} }
+func (m *DrainWorkerRequest) String() string { return proto.CompactTextString(m) }
+func (*DrainWorkerRequest) ProtoMessage()    {}
+func (*DrainWorkerRequest) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{24}
+}
+
+func (m *DrainWorkerRequest) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_DrainWorkerRequest.Unmarshal(m, b)
+}
+func (m *DrainWorkerRequest) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_DrainWorkerRequest.Marshal(b, m, deterministic)
+}
+func (m *DrainWorkerRequest) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_DrainWorkerRequest.Merge(m, src)
+}
+func (m *DrainWorkerRequest) XXX_Size() int {
+	return xxx_messageInfo_DrainWorkerRequest.Size(m)
+}
+func (m *DrainWorkerRequest) XXX_DiscardUnknown() {
+	xxx_messageInfo_DrainWorkerRequest.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_DrainWorkerRequest proto.InternalMessageInfo
+
+func (m *DrainWorkerRequest) GetWorkerId() string {
+	if m != nil {
+		return m.WorkerId
+	}
+	return ""
+}
+
+func (m *DrainWorkerRequest) GetWait() bool {
+	if m != nil {
+		return m.Wait
+	}
+	return false
+}
+
+type DrainWorkerReply struct {
+	WorkerId             string        `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Finished             bool          `protobuf:"varint,2,opt,name=finished,proto3" json:"finished,omitempty"`
+	Phases               []*DrainPhase `protobuf:"bytes,3,rep,name=phases,proto3" json:"phases,omitempty"`
+	XXX_NoUnkeyedLiteral struct{}      `json:"-"`
+	XXX_unrecognized     []byte        `json:"-"`
+	XXX_sizecache        int32         `json:"-"`
+}
+
+func (m *DrainWorkerReply) Reset()         { *m = DrainWorkerReply{} }
+func (m *DrainWorkerReply) String() string { return proto.CompactTextString(m) }
+func (*DrainWorkerReply) ProtoMessage()    {}
+func (*DrainWorkerReply) Descriptor() ([]byte, []int) {
+	return fileDescriptor_cfc3f9f81048ae3f, []int{25}
+}
+
+func (m *DrainWorkerReply) XXX_Unmarshal(b []byte) error {
+	return xxx_messageInfo_DrainWorkerReply.Unmarshal(m, b)
+}
+func (m *DrainWorkerReply) XXX_Marshal(b []byte, deterministic bool) ([]byte, error) {
+	return xxx_messageInfo_DrainWorkerReply.Marshal(b, m, deterministic)
+}
+func (m *DrainWorkerReply) XXX_Merge(src proto.Message) {
+	xxx_messageInfo_DrainWorkerReply.Merge(m, src)
+}
+func (m *DrainWorkerReply) XXX_Size() int {
+	return xxx_messageInfo_DrainWorkerReply.Size(m)
+}
+func (m *DrainWorkerReply) XXX_DiscardUnknown() {
+	xxx_messageInfo_DrainWorkerReply.DiscardUnknown(m)
+}
+
+var xxx_messageInfo_DrainWorkerReply proto.InternalMessageInfo
+
+func (m *DrainWorkerReply) GetWorkerId() string {
+	if m != nil {
+		return m.WorkerId
+	}
+	return ""
+}
+
+func (m *DrainWorkerReply) GetFinished() bool {
+	if m != nil {
+		return m.Finished
+	}
+	return false
+}
+
+func (m *DrainWorkerReply) GetPhases() []*DrainPhase {
+	if m != nil {
+		return m.Phases
+	}
+	return nil
+}
+
 func init() {
+	proto.RegisterEnum("zkfleet.v1.WorkerState", WorkerState_name, WorkerState_value)
+	proto.RegisterEnum("zkfleet.v1.CircuitKind", CircuitKind_name, CircuitKind_value)
+	proto.RegisterEnum("zkfleet.v1.Priority", Priority_name, Priority_value)
+	proto.RegisterEnum("zkfleet.v1.JobState", JobState_name, JobState_value)
+	proto.RegisterEnum("zkfleet.v1.JobInfo_Payload", JobInfo_Payload_name, JobInfo_Payload_value)
 	proto.RegisterType((*SubmitJobRequest)(nil), "zkfleet.v1.SubmitJobRequest")
 	proto.RegisterType((*SubmitJobReply)(nil), "zkfleet.v1.SubmitJobReply")
 	proto.RegisterType((*GetJobRequest)(nil), "zkfleet.v1.GetJobRequest")
@@ -482,6 +2280,23 @@ func init() {
 	proto.RegisterType((*GetStatusRequest)(nil), "zkfleet.v1.GetStatusRequest")
 	proto.RegisterType((*ListWorkersRequest)(nil), "zkfleet.v1.ListWorkersRequest")
 	proto.RegisterType((*ListWorkersReply)(nil), "zkfleet.v1.ListWorkersReply")
+	proto.RegisterType((*WitnessRef)(nil), "zkfleet.v1.WitnessRef")
+	proto.RegisterType((*PhaseTimings)(nil), "zkfleet.v1.PhaseTimings")
+	proto.RegisterType((*PartitionResult)(nil), "zkfleet.v1.PartitionResult")
+	proto.RegisterType((*JobResult)(nil), "zkfleet.v1.JobResult")
+	proto.RegisterType((*JobRound)(nil), "zkfleet.v1.JobRound")
+	proto.RegisterType((*JobInfo)(nil), "zkfleet.v1.JobInfo")
+	proto.RegisterType((*CancelReply)(nil), "zkfleet.v1.CancelReply")
+	proto.RegisterType((*ListJobsRequest)(nil), "zkfleet.v1.ListJobsRequest")
+	proto.RegisterType((*ListJobsReply)(nil), "zkfleet.v1.ListJobsReply")
+	proto.RegisterType((*RetryJobRequest)(nil), "zkfleet.v1.RetryJobRequest")
+	proto.RegisterType((*QueueStatus)(nil), "zkfleet.v1.QueueStatus")
+	proto.RegisterType((*MemoryStatus)(nil), "zkfleet.v1.MemoryStatus")
+	proto.RegisterType((*DrainPhase)(nil), "zkfleet.v1.DrainPhase")
+	proto.RegisterType((*WorkerInfo)(nil), "zkfleet.v1.WorkerInfo")
+	proto.RegisterType((*StatusReply)(nil), "zkfleet.v1.StatusReply")
+	proto.RegisterType((*DrainWorkerRequest)(nil), "zkfleet.v1.DrainWorkerRequest")
+	proto.RegisterType((*DrainWorkerReply)(nil), "zkfleet.v1.DrainWorkerReply")
 }
 
 func init() {
@@ -489,47 +2304,191 @@ func init() {
 }
 
 var fileDescriptor_cfc3f9f81048ae3f = []byte{
-	// 670 bytes of a gzipped FileDescriptorProto
-	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0x8c, 0x93, 0xdd, 0x52, 0xd3, 0x40,
-	0x14, 0xc7, 0x09, 0xd0, 0x90, 0x9e, 0xf2, 0xd1, 0x59, 0x05, 0x42, 0xad, 0x5a, 0x7b, 0xe1, 0x74,
-	0x74, 0x0c, 0x36, 0x8c, 0xce, 0x38, 0x78, 0xa1, 0x28, 0x02, 0xd5, 0x0b, 0xdd, 0x0e, 0xc3, 0x8c,
-	0x37, 0x99, 0x7c, 0x6c, 0x61, 0x21, 0x24, 0x21, 0xbb, 0x69, 0xa9, 0x6f, 0xe0, 0x03, 0xfa, 0x3e,
-	0xce, 0xe6, 0xab, 0x69, 0x4a, 0x95, 0xab, 0xee, 0x9e, 0xdf, 0xbf, 0xe7, 0xfc, 0xcf, 0x39, 0x1b,
-	0xa8, 0xff, 0xba, 0x1a, 0xb8, 0x84, 0x70, 0x63, 0xd8, 0xd5, 0x82, 0xd0, 0xe7, 0x3e, 0x82, 0x34,
-	0xa2, 0x0d, 0xbb, 0x8d, 0xb5, 0xec, 0x1c, 0xa3, 0xf6, 0x9f, 0x45, 0xa8, 0xf7, 0x23, 0xeb, 0x9a,
-	0xf2, 0x9e, 0x6f, 0x61, 0x72, 0x13, 0x11, 0xc6, 0xd1, 0x63, 0x80, 0x30, 0x39, 0x1a, 0xd4, 0x51,
-	0xa5, 0x96, 0xd4, 0xa9, 0xe2, 0x6a, 0x1a, 0x39, 0x71, 0x04, 0xb6, 0x69, 0x68, 0x47, 0x34, 0xc6,
-	0x8b, 0x09, 0x4e, 0x23, 0x27, 0x0e, 0xda, 0x03, 0x25, 0x08, 0xa9, 0x1f, 0x52, 0x3e, 0x56, 0x97,
-	0x5a, 0x52, 0x67, 0x5d, 0xdf, 0xd6, 0xa6, 0x8a, 0x6a, 0xdf, 0x53, 0x8c, 0x73, 0x21, 0x7a, 0x0e,
-	0x1b, 0x0e, 0x31, 0x1d, 0x97, 0x7a, 0xc4, 0x88, 0x3c, 0x7a, 0x6b, 0x30, 0x75, 0xb9, 0x25, 0x75,
-	0x24, 0xbc, 0x96, 0x85, 0x4f, 0x3d, 0x7a, 0xdb, 0x47, 0x5b, 0x20, 0x53, 0x2f, 0x88, 0x38, 0x53,
-	0x2b, 0xad, 0xa5, 0xce, 0x2a, 0x4e, 0x6f, 0xe8, 0x3d, 0xac, 0x8e, 0x28, 0xf7, 0x08, 0x63, 0x46,
-	0x48, 0x06, 0x4c, 0x95, 0x5b, 0x4b, 0x9d, 0x9a, 0xbe, 0x53, 0x2a, 0x7c, 0x96, 0x48, 0x30, 0x19,
-	0xe0, 0xda, 0x28, 0x3f, 0x33, 0xd4, 0x84, 0x6a, 0x7a, 0x25, 0x4c, 0x5d, 0x89, 0x13, 0x4f, 0x02,
-	0x48, 0x87, 0xcd, 0x20, 0xb2, 0x5c, 0x6a, 0x1b, 0x8c, 0x9e, 0x7b, 0xa6, 0xcb, 0x0c, 0x76, 0x61,
-	0xea, 0x6f, 0xde, 0xaa, 0x4a, 0xac, 0x7c, 0x90, 0xc0, 0x7e, 0xc2, 0xfa, 0x31, 0x6a, 0x0f, 0x61,
-	0xbd, 0x30, 0xd6, 0xc0, 0x1d, 0xa3, 0x6d, 0x58, 0xb9, 0xf4, 0x2d, 0x83, 0x91, 0x9b, 0x78, 0xa2,
-	0xcb, 0x58, 0xbe, 0xf4, 0xad, 0x3e, 0xb9, 0x11, 0xc5, 0x9d, 0x28, 0x70, 0xa9, 0x6d, 0x72, 0x12,
-	0x4f, 0x53, 0xc1, 0x93, 0x00, 0x7a, 0x05, 0x15, 0xc6, 0x05, 0xb9, 0x7b, 0x94, 0x3d, 0xdf, 0xea,
-	0x0b, 0x8c, 0x13, 0x55, 0xbb, 0x03, 0x6b, 0x47, 0xa4, 0xb8, 0xcb, 0x79, 0x65, 0xdb, 0x2f, 0x60,
-	0xe3, 0xe3, 0xc8, 0xa4, 0xf7, 0xd2, 0x8e, 0xa1, 0xda, 0xf3, 0xad, 0xd3, 0xc0, 0x11, 0x8e, 0xb4,
-	0xcc, 0x91, 0xd0, 0xd4, 0xf4, 0xad, 0x59, 0x47, 0x27, 0xde, 0xc0, 0x3f, 0x5e, 0x48, 0x2d, 0x21,
-	0x1d, 0xe4, 0x90, 0xb0, 0xc8, 0xe5, 0x71, 0x73, 0x35, 0x5d, 0x9d, 0xfd, 0x03, 0x8e, 0xf9, 0xf1,
-	0x02, 0x4e, 0x95, 0x07, 0x0a, 0xc8, 0x51, 0x5c, 0xad, 0xfd, 0x12, 0xea, 0x9f, 0x4c, 0xcf, 0x26,
-	0xee, 0x7d, 0x7c, 0x22, 0xa8, 0x1f, 0x11, 0x2e, 0x06, 0x12, 0xb1, 0x54, 0xdc, 0x7e, 0x08, 0xe8,
-	0x1b, 0x65, 0xfc, 0xcc, 0x0f, 0xaf, 0x48, 0x98, 0x47, 0x8f, 0xa0, 0x3e, 0x15, 0x15, 0x1b, 0xda,
-	0x83, 0x95, 0x51, 0x72, 0x57, 0xa5, 0xbb, 0x9f, 0x4f, 0x4c, 0x45, 0x77, 0x38, 0x53, 0xea, 0xbf,
-	0x2b, 0x50, 0xf9, 0x22, 0x34, 0xe8, 0x10, 0xaa, 0xf9, 0xca, 0x51, 0x53, 0x9b, 0x7c, 0x73, 0x5a,
-	0xf9, 0x03, 0x6b, 0x34, 0xe6, 0x50, 0xe1, 0x62, 0x1f, 0xe4, 0x64, 0x83, 0x68, 0xa7, 0xa8, 0x9a,
-	0xda, 0x6a, 0x63, 0xce, 0xd0, 0xd1, 0x07, 0x50, 0xb2, 0xa5, 0xa2, 0x47, 0xc5, 0xbf, 0x97, 0x56,
-	0xdd, 0xd8, 0x2c, 0xc2, 0x7c, 0xb7, 0xaf, 0x25, 0xd1, 0x45, 0x3e, 0xef, 0xe9, 0x2e, 0xca, 0x6b,
-	0x28, 0x74, 0x91, 0x98, 0x48, 0x04, 0x49, 0x17, 0xc7, 0xa0, 0x88, 0xf9, 0xf6, 0x7c, 0x8b, 0xa1,
-	0x27, 0x25, 0x5d, 0x06, 0xb2, 0x3c, 0xcd, 0xb9, 0x5c, 0x64, 0x3a, 0x00, 0x05, 0x13, 0x1e, 0x8e,
-	0x85, 0x9f, 0x72, 0xa6, 0x0c, 0xfc, 0x6f, 0x2c, 0x87, 0x50, 0xcd, 0xdf, 0xc5, 0x74, 0x53, 0xe5,
-	0xe7, 0x32, 0xd3, 0x54, 0x46, 0x85, 0x95, 0xaf, 0x50, 0x2b, 0x3c, 0x9a, 0x82, 0x9b, 0x61, 0x57,
-	0x9b, 0x7d, 0x63, 0x8d, 0xe6, 0x5c, 0x2e, 0x92, 0xfd, 0x80, 0xda, 0xe7, 0xd0, 0xa4, 0x5e, 0x12,
-	0x44, 0xcf, 0x4a, 0x75, 0x0b, 0x2c, 0xcb, 0xf7, 0xf4, 0x5f, 0x92, 0xc0, 0x1d, 0x1f, 0xec, 0xff,
-	0x7c, 0x77, 0x4e, 0xf9, 0x45, 0x64, 0x69, 0xb6, 0x7f, 0xbd, 0x9b, 0x8a, 0xf3, 0x5f, 0xdb, 0xa5,
-	0xc4, 0xe3, 0x6c, 0xf7, 0xdc, 0xcf, 0x42, 0xc3, 0xee, 0x7e, 0x7e, 0xb2, 0xe4, 0x38, 0xe9, 0xde,
-	0xdf, 0x00, 0x00, 0x00, 0xff, 0xff, 0xa3, 0x99, 0x94, 0x34, 0x3f, 0x06, 0x00, 0x00,
+	// 2966 bytes of a gzipped FileDescriptorProto
+	0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xff, 0xb4, 0x59, 0xdb, 0x72, 0xdb, 0xc6,
+	0x19, 0x0e, 0x29, 0x8a, 0x87, 0x9f, 0xa2, 0x08, 0xad, 0x24, 0x0b, 0x92, 0x1d, 0x5b, 0x61, 0xda,
+	0x44, 0x71, 0x12, 0xd9, 0x51, 0x26, 0x99, 0x66, 0x92, 0x99, 0x96, 0x22, 0x21, 0x9b, 0xb2, 0x4e,
+	0x59, 0x50, 0x55, 0xdd, 0x8b, 0xa2, 0x20, 0xb1, 0x94, 0x60, 0x81, 0x00, 0x8d, 0x05, 0x2d, 0x2b,
+	0xbd, 0xe9, 0x4d, 0x7b, 0xd1, 0xa7, 0xe8, 0x4c, 0xaf, 0x3a, 0xd3, 0x07, 0xe8, 0x53, 0xb4, 0x4f,
+	0xd1, 0xdb, 0xf6, 0x15, 0x3a, 0xff, 0xee, 0xe2, 0x44, 0xcb, 0xb1, 0x7a, 0xd1, 0x2b, 0x62, 0xbf,
+	0xef, 0xc7, 0x1e, 0xfe, 0xfd, 0x8f, 0x04, 0x68, 0x3f, 0x5c, 0x8e, 0x3c, 0xc6, 0x22, 0xeb, 0xd5,
+	0x17, 0xdb, 0x93, 0x30, 0x88, 0x02, 0x02, 0x0a, 0xd9, 0x7e, 0xf5, 0x45, 0xeb, 0x9f, 0x45, 0xd0,
+	0xcc, 0xe9, 0x60, 0xec, 0x46, 0xfb, 0xc1, 0x80, 0xb2, 0x97, 0x53, 0xc6, 0x23, 0xf2, 0x3e, 0x40,
+	0x28, 0x1f, 0x2d, 0xd7, 0xd1, 0x0b, 0x9b, 0x85, 0xad, 0x1a, 0xad, 0x29, 0xa4, 0xe7, 0x20, 0x3d,
+	0x74, 0xc3, 0xe1, 0xd4, 0x15, 0x74, 0x51, 0xd2, 0x0a, 0xe9, 0x39, 0xe4, 0x31, 0x54, 0x27, 0xa1,
+	0x1b, 0x84, 0x6e, 0x74, 0xad, 0xcf, 0x6d, 0x16, 0xb6, 0x16, 0x77, 0x56, 0xb6, 0xd3, 0x15, 0xb7,
+	0x4f, 0x14, 0x47, 0x13, 0x29, 0xf2, 0x11, 0x34, 0x1d, 0x66, 0x3b, 0x9e, 0xeb, 0x33, 0x6b, 0xea,
+	0xbb, 0xaf, 0x2d, 0xae, 0x97, 0x36, 0x0b, 0x5b, 0x05, 0xda, 0x88, 0xe1, 0x53, 0xdf, 0x7d, 0x6d,
+	0x92, 0x3b, 0x50, 0x76, 0xfd, 0xc9, 0x34, 0xe2, 0xfa, 0xfc, 0xe6, 0xdc, 0xd6, 0x02, 0x55, 0x23,
+	0xf2, 0x0d, 0x2c, 0x5c, 0xb9, 0x91, 0xcf, 0x38, 0xb7, 0x42, 0x36, 0xe2, 0x7a, 0x79, 0x73, 0x6e,
+	0xab, 0xbe, 0x73, 0x27, 0xbb, 0xea, 0x99, 0xe4, 0x29, 0x1b, 0xd1, 0xfa, 0x55, 0xf2, 0xcc, 0xc9,
+	0x3d, 0xa8, 0xa9, 0x21, 0xe3, 0x7a, 0x45, 0xcc, 0x9a, 0x02, 0x64, 0x07, 0x56, 0x27, 0xd3, 0x81,
+	0xe7, 0x0e, 0x2d, 0xee, 0x9e, 0xfb, 0xb6, 0xc7, 0x2d, 0x7e, 0x61, 0xef, 0x7c, 0xf5, 0xb5, 0x5e,
+	0x15, 0x92, 0xcb, 0x92, 0x34, 0x25, 0x67, 0x0a, 0xaa, 0xc5, 0x61, 0x31, 0xa3, 0xd0, 0x89, 0x77,
+	0x4d, 0xd6, 0xa0, 0xf2, 0x22, 0x18, 0x58, 0x9c, 0xbd, 0x14, 0xba, 0x2c, 0xd1, 0xf2, 0x8b, 0x60,
+	0x60, 0xb2, 0x97, 0xb8, 0xb8, 0x33, 0x9d, 0x78, 0xee, 0xd0, 0x8e, 0x98, 0xd0, 0x63, 0x95, 0xa6,
+	0x00, 0x79, 0x08, 0xf3, 0x3c, 0x42, 0xe6, 0x06, 0x25, 0xee, 0x07, 0x03, 0x13, 0x39, 0x2a, 0x45,
+	0x5a, 0x5b, 0xd0, 0x78, 0xc2, 0xb2, 0x57, 0xf8, 0xb6, 0x35, 0x5b, 0x0f, 0xa1, 0xd9, 0xbe, 0xb2,
+	0xdd, 0x5b, 0xc9, 0x72, 0xa8, 0xed, 0x07, 0x83, 0xd3, 0x89, 0x83, 0xdb, 0xf9, 0x34, 0xde, 0x0e,
+	0xca, 0xd4, 0x77, 0x96, 0x67, 0xb6, 0xd3, 0xf3, 0x47, 0xc1, 0xd3, 0xf7, 0xd4, 0x7e, 0xc8, 0x23,
+	0x28, 0x87, 0x8c, 0x4f, 0xbd, 0x48, 0x1c, 0xab, 0xbe, 0xb3, 0x3a, 0x23, 0x4d, 0x05, 0xf9, 0xf4,
+	0x3d, 0xaa, 0xc4, 0x76, 0xab, 0x50, 0x9e, 0x8a, 0x75, 0x5a, 0x9f, 0x82, 0xd6, 0xb1, 0xfd, 0x21,
+	0xf3, 0x6e, 0xb3, 0x43, 0x02, 0xda, 0x13, 0x16, 0xa1, 0x2a, 0xa6, 0x5c, 0x09, 0xb7, 0x56, 0x80,
+	0x1c, 0xb8, 0x3c, 0x3a, 0x0b, 0xc2, 0x4b, 0x16, 0x26, 0x68, 0x17, 0xb4, 0x1c, 0x8a, 0x17, 0xf3,
+	0x18, 0x2a, 0x57, 0x72, 0xac, 0x17, 0x6e, 0x30, 0x19, 0x41, 0xe1, 0xb9, 0x68, 0x2c, 0xd6, 0xda,
+	0x07, 0x48, 0x2d, 0x89, 0x68, 0x30, 0x37, 0x0d, 0x3d, 0xe5, 0x20, 0xf8, 0x48, 0x08, 0x94, 0xb8,
+	0xfb, 0x83, 0xbc, 0xcc, 0x12, 0x15, 0xcf, 0x68, 0xb5, 0xca, 0x6a, 0xf0, 0x22, 0x17, 0xa8, 0x1a,
+	0xb5, 0xfe, 0x56, 0x84, 0x85, 0x93, 0x0b, 0x9b, 0xb3, 0xbe, 0x3b, 0x76, 0xfd, 0x73, 0x4e, 0x36,
+	0x61, 0xe1, 0xe5, 0x94, 0x4d, 0x99, 0x85, 0xf7, 0x63, 0x71, 0x31, 0x6f, 0x81, 0x82, 0xc0, 0xce,
+	0x6c, 0x37, 0x32, 0xc9, 0x67, 0x40, 0x62, 0x43, 0x8f, 0x42, 0xdb, 0xe7, 0x23, 0x16, 0x5a, 0x5c,
+	0x2c, 0x56, 0xa0, 0x9a, 0x62, 0xfa, 0x8a, 0x30, 0xc9, 0x7d, 0xa8, 0x0f, 0xa6, 0xae, 0xe7, 0x58,
+	0xf6, 0x60, 0x68, 0x71, 0xb1, 0x7a, 0x81, 0xd6, 0x04, 0xd4, 0x1e, 0x0c, 0x4d, 0xb2, 0x0c, 0xf3,
+	0x7e, 0x14, 0x25, 0xce, 0x56, 0xf2, 0xa3, 0x48, 0x80, 0x63, 0x3e, 0xb6, 0xd0, 0xc5, 0x04, 0x38,
+	0xe6, 0x63, 0x93, 0xb4, 0xa0, 0x31, 0x09, 0x83, 0x57, 0xcc, 0x8a, 0x82, 0xc8, 0xf6, 0x2c, 0xf4,
+	0x30, 0x24, 0xeb, 0x02, 0xec, 0x23, 0x66, 0x92, 0xc7, 0xb0, 0x12, 0xef, 0xed, 0x9c, 0xf9, 0x2c,
+	0xb4, 0x23, 0x37, 0xf0, 0x2d, 0x74, 0x2a, 0x14, 0x8d, 0xf7, 0xfd, 0x24, 0xa1, 0xc4, 0x69, 0x32,
+	0x92, 0xf2, 0xe8, 0x5c, 0xaf, 0xca, 0xd3, 0xa4, 0xcc, 0xf7, 0x48, 0x98, 0xad, 0x3f, 0x17, 0xa1,
+	0x79, 0x62, 0x87, 0x91, 0x8b, 0x98, 0xb4, 0x1f, 0x74, 0xa0, 0x49, 0x0c, 0x09, 0x75, 0x35, 0x68,
+	0x0a, 0x60, 0x9c, 0x9a, 0x84, 0x41, 0x30, 0xb2, 0x5e, 0xf0, 0xc0, 0x8f, 0xe3, 0x94, 0x40, 0xf6,
+	0x79, 0xe0, 0x93, 0x07, 0x50, 0x57, 0xce, 0x2d, 0xf8, 0x39, 0xc1, 0x83, 0x84, 0x84, 0xc0, 0x0e,
+	0x54, 0x22, 0x79, 0x35, 0x42, 0x43, 0xf5, 0x1d, 0x3d, 0x17, 0xc7, 0x32, 0x57, 0x47, 0x63, 0x41,
+	0x72, 0x17, 0x6a, 0xd2, 0x56, 0x30, 0x34, 0xce, 0x8b, 0x29, 0xab, 0x12, 0xe8, 0x39, 0x64, 0x03,
+	0xaa, 0x76, 0x14, 0xb1, 0xf1, 0x24, 0x92, 0x1a, 0x6c, 0xd0, 0x64, 0x2c, 0x76, 0x23, 0x36, 0x3b,
+	0xb8, 0x8e, 0x98, 0xd4, 0xda, 0x02, 0x95, 0xfb, 0xdf, 0x45, 0x84, 0x7c, 0x00, 0x0b, 0x71, 0x10,
+	0xba, 0x64, 0xd7, 0x52, 0x4f, 0x0d, 0x5a, 0x57, 0xd8, 0x33, 0x76, 0xcd, 0x5b, 0xff, 0x2a, 0x0a,
+	0x87, 0x55, 0xca, 0x79, 0x6b, 0xd8, 0xc9, 0x87, 0xf7, 0xe2, 0x8f, 0x87, 0xf7, 0xb9, 0xd9, 0xf0,
+	0x9e, 0x84, 0xa5, 0xd2, 0x3b, 0xc3, 0x12, 0xf9, 0x16, 0x20, 0xb9, 0x0e, 0x19, 0xb4, 0xeb, 0x3b,
+	0x77, 0x73, 0x4a, 0xcc, 0x5f, 0x28, 0xcd, 0x88, 0x93, 0x15, 0x98, 0x67, 0x61, 0x18, 0x84, 0x42,
+	0x55, 0x35, 0x2a, 0x07, 0xb9, 0xec, 0x52, 0xb9, 0x55, 0x76, 0xd9, 0x02, 0x8d, 0x8b, 0x80, 0x1c,
+	0x31, 0x27, 0x4e, 0x2f, 0xd2, 0xc8, 0x16, 0x13, 0x5c, 0xe6, 0x97, 0x8f, 0xa0, 0x39, 0x72, 0x7d,
+	0x97, 0x5f, 0xa4, 0x82, 0x35, 0x99, 0x87, 0x62, 0x58, 0xc8, 0xb5, 0xfe, 0x54, 0x80, 0x2a, 0xea,
+	0x39, 0x98, 0xfa, 0x0e, 0x6e, 0x33, 0xc4, 0x07, 0x65, 0x7f, 0x72, 0x90, 0x6a, 0xa9, 0xf8, 0x6e,
+	0x2d, 0x25, 0x07, 0x9d, 0xcb, 0x1e, 0xf4, 0x86, 0xcd, 0x94, 0x6e, 0xda, 0xcc, 0x7f, 0xe6, 0xa1,
+	0xa2, 0xe2, 0xef, 0xff, 0xeb, 0xca, 0xef, 0x42, 0x6d, 0xe8, 0xb9, 0xcc, 0x17, 0x6c, 0x49, 0x1a,
+	0xb5, 0x04, 0xb2, 0xf6, 0x30, 0xff, 0xee, 0x93, 0x66, 0x2f, 0xaf, 0x7c, 0xab, 0xcb, 0xbb, 0x9f,
+	0xb3, 0xa0, 0x8a, 0x50, 0x71, 0xd6, 0x48, 0x3e, 0x86, 0x66, 0x3a, 0xb2, 0x9c, 0xc0, 0x67, 0xca,
+	0x31, 0x16, 0x53, 0xb8, 0x1b, 0xf8, 0x98, 0x4d, 0x97, 0xc6, 0xf6, 0x6b, 0x2b, 0xf6, 0x37, 0x6b,
+	0xca, 0x99, 0x23, 0x6e, 0xb7, 0x41, 0x9b, 0x63, 0xfb, 0x75, 0x5b, 0xe1, 0xa7, 0x9c, 0x39, 0x37,
+	0x5a, 0x0c, 0xbc, 0xcd, 0x62, 0x66, 0x2b, 0x97, 0xfa, 0x4d, 0x95, 0xcb, 0x0d, 0x97, 0xb9, 0x70,
+	0xc3, 0x65, 0xa6, 0xa6, 0xd0, 0xc8, 0x9a, 0xc2, 0x4f, 0x61, 0x51, 0xa6, 0x49, 0x8b, 0xbd, 0x9e,
+	0xb8, 0x21, 0x73, 0xf4, 0x45, 0x51, 0x2c, 0x34, 0x24, 0x6a, 0x48, 0x90, 0x7c, 0x05, 0x95, 0x89,
+	0x7d, 0xed, 0x05, 0xb6, 0xa3, 0x37, 0x85, 0x72, 0xef, 0xde, 0x90, 0xa3, 0xb7, 0x4f, 0xa4, 0x08,
+	0x8d, 0x65, 0x89, 0x0e, 0x95, 0x90, 0x45, 0xa1, 0xcb, 0xb8, 0xae, 0x09, 0x7d, 0xc4, 0x43, 0xb2,
+	0x0d, 0x95, 0x0b, 0x97, 0x47, 0x41, 0x78, 0xad, 0x2f, 0x09, 0xdf, 0x9d, 0xbd, 0x5c, 0xe1, 0x01,
+	0x34, 0x16, 0x6a, 0x31, 0xa8, 0xa8, 0xd9, 0xc9, 0x1a, 0x2c, 0x9f, 0xb4, 0x9f, 0x1f, 0x1c, 0xb7,
+	0xbb, 0xd6, 0xe9, 0x91, 0x79, 0x62, 0x74, 0x7a, 0x7b, 0x3d, 0xa3, 0xab, 0xbd, 0x47, 0x56, 0x61,
+	0x29, 0x26, 0xce, 0x7a, 0xfd, 0x23, 0xc3, 0x34, 0x0d, 0x53, 0x2b, 0x90, 0x3b, 0x40, 0x62, 0x98,
+	0x1a, 0x7b, 0x06, 0x35, 0x8e, 0x3a, 0x86, 0xa9, 0x15, 0x09, 0x81, 0xc5, 0x18, 0xef, 0x1d, 0x9d,
+	0x9c, 0xf6, 0x4d, 0x6d, 0xae, 0x75, 0x06, 0x75, 0x59, 0x21, 0xc8, 0x2c, 0x7e, 0x0f, 0x6a, 0x43,
+	0x31, 0xf4, 0x98, 0x74, 0xc2, 0x2a, 0x4d, 0x81, 0xff, 0xc5, 0x11, 0x5b, 0x7f, 0x29, 0x42, 0x13,
+	0x8b, 0x84, 0xfd, 0x60, 0x10, 0xd7, 0x0d, 0xe4, 0x33, 0x28, 0x0b, 0x52, 0x96, 0x08, 0x6f, 0x9b,
+	0x40, 0xc9, 0xbc, 0xab, 0x34, 0xce, 0x39, 0xd2, 0xdc, 0x8c, 0x23, 0x7d, 0x09, 0x77, 0x52, 0xab,
+	0xb3, 0x47, 0x11, 0x0b, 0xf3, 0x7e, 0xbf, 0x9c, 0xb0, 0x6d, 0x24, 0xa5, 0xc1, 0x7c, 0x05, 0x6b,
+	0xe9, 0x4b, 0x03, 0x36, 0x0a, 0xc2, 0xc4, 0x10, 0x65, 0x02, 0x5f, 0x49, 0xe8, 0x5d, 0xc1, 0xca,
+	0xd7, 0xee, 0x62, 0xe2, 0x3c, 0x67, 0x96, 0x28, 0x56, 0x54, 0x2a, 0x42, 0xc0, 0xc4, 0x82, 0x05,
+	0xf3, 0x26, 0x92, 0x51, 0x70, 0xc9, 0x7c, 0xe1, 0x73, 0x98, 0x37, 0xed, 0x73, 0xd6, 0x47, 0xa0,
+	0xf5, 0x5b, 0x68, 0xa4, 0x4a, 0xc2, 0x0b, 0xf8, 0x18, 0x4a, 0x2f, 0x82, 0x41, 0x5c, 0x43, 0xdd,
+	0x54, 0x18, 0x52, 0x21, 0x80, 0x5e, 0xe0, 0xb3, 0xd7, 0x91, 0x95, 0x99, 0x5d, 0xaa, 0xa8, 0x81,
+	0xf0, 0x49, 0xb2, 0x42, 0x17, 0x9a, 0x94, 0x45, 0xe1, 0xf5, 0x2d, 0x2a, 0x40, 0xb4, 0x5e, 0xe5,
+	0xd3, 0x62, 0xae, 0x06, 0x8d, 0x87, 0xad, 0x2b, 0xa8, 0xcb, 0xd2, 0x41, 0x54, 0x87, 0xb9, 0xd8,
+	0x53, 0xb8, 0x55, 0xec, 0x59, 0x81, 0x79, 0x87, 0x4d, 0xa2, 0x0b, 0x35, 0xb1, 0x1c, 0x60, 0x95,
+	0x16, 0x78, 0x0e, 0x46, 0x52, 0xa1, 0x40, 0x55, 0x56, 0x81, 0xc4, 0xda, 0xe7, 0xcc, 0x6c, 0xfd,
+	0xbd, 0x08, 0x0b, 0x87, 0x6c, 0x1c, 0x84, 0xd7, 0x6a, 0x69, 0x54, 0x68, 0x10, 0x78, 0x2a, 0xb5,
+	0xcb, 0xfd, 0xd7, 0x10, 0x91, 0x99, 0xfd, 0x13, 0x58, 0x12, 0xb4, 0xeb, 0x63, 0x54, 0x52, 0x52,
+	0xb2, 0x82, 0x5c, 0x44, 0xa2, 0xe7, 0x9f, 0x72, 0x26, 0x45, 0xb7, 0x40, 0x13, 0xb4, 0x15, 0x05,
+	0x56, 0xc8, 0x3c, 0x66, 0x73, 0xd9, 0x1e, 0x94, 0xe8, 0xa2, 0xc0, 0xfb, 0x01, 0x95, 0x28, 0xd6,
+	0x13, 0xb6, 0xe7, 0x05, 0x43, 0x6b, 0x68, 0x7b, 0x9e, 0x34, 0xa1, 0x12, 0x05, 0x01, 0x75, 0x10,
+	0xc1, 0x7a, 0x62, 0x30, 0x75, 0xce, 0x59, 0xa4, 0x16, 0x9c, 0x17, 0x12, 0x75, 0x89, 0xc9, 0xd5,
+	0x3e, 0x86, 0xa6, 0xfd, 0xca, 0x76, 0x3d, 0x7b, 0xe0, 0xc5, 0xdb, 0x2a, 0xcb, 0xc5, 0x12, 0x58,
+	0x0a, 0xa2, 0x39, 0xe1, 0x09, 0xc6, 0x81, 0xc3, 0x94, 0xc1, 0x54, 0x11, 0x38, 0x0c, 0x1c, 0x11,
+	0x79, 0x05, 0x19, 0xd9, 0x61, 0xba, 0x5a, 0x55, 0xcc, 0xd3, 0x44, 0xa2, 0x2f, 0x70, 0x31, 0x51,
+	0xeb, 0xf7, 0x05, 0x80, 0x6e, 0x68, 0xbb, 0xbe, 0xa8, 0xae, 0xc8, 0xe7, 0xd9, 0x9e, 0x63, 0x71,
+	0x67, 0xed, 0xcd, 0xf2, 0x3c, 0x97, 0x5e, 0x7e, 0x02, 0x8b, 0x3c, 0xb2, 0xc3, 0x4c, 0xd4, 0x96,
+	0xa5, 0xf1, 0x82, 0x42, 0xa5, 0xed, 0xbf, 0x0f, 0xe0, 0x4c, 0x93, 0xf2, 0x54, 0x55, 0xc5, 0x31,
+	0x62, 0xb6, 0xfe, 0x58, 0x02, 0x48, 0x4b, 0xff, 0x7c, 0x41, 0x57, 0x98, 0x29, 0xe8, 0x08, 0x94,
+	0x2e, 0x02, 0x1e, 0x29, 0x2b, 0x16, 0xcf, 0x68, 0x90, 0x03, 0x7b, 0x78, 0xc9, 0xfc, 0xd8, 0xc3,
+	0xe3, 0x61, 0x7a, 0x9a, 0xd2, 0xad, 0x4e, 0xb3, 0x01, 0x55, 0x15, 0x39, 0x64, 0xe9, 0x84, 0xb1,
+	0x42, 0x8d, 0xb1, 0xa7, 0x18, 0x86, 0xcc, 0x71, 0x23, 0xe5, 0xbc, 0x6a, 0x84, 0xbb, 0x75, 0x7d,
+	0x6b, 0xe4, 0xb9, 0xe7, 0x17, 0x91, 0xca, 0x96, 0x55, 0xd7, 0xdf, 0x13, 0x63, 0x34, 0x09, 0x59,
+	0x64, 0x4b, 0xab, 0x96, 0x79, 0x52, 0xb6, 0x17, 0x5d, 0x61, 0xda, 0x8f, 0xa1, 0x3c, 0x16, 0x76,
+	0x2b, 0x12, 0xe3, 0x4c, 0xbd, 0x9b, 0xb5, 0x68, 0xaa, 0xe4, 0xb0, 0xc5, 0xf0, 0x6c, 0x1e, 0x59,
+	0x9c, 0x31, 0x3f, 0x49, 0x92, 0x35, 0x84, 0x4c, 0xc6, 0x7c, 0x53, 0x9c, 0xc1, 0x9e, 0xd8, 0x43,
+	0x74, 0xba, 0xba, 0xdc, 0x4e, 0x3c, 0x46, 0xeb, 0x72, 0x23, 0x36, 0xe6, 0xd6, 0x30, 0x18, 0x4f,
+	0x3c, 0x16, 0x31, 0x47, 0xe4, 0xc4, 0x12, 0x5d, 0x14, 0x70, 0x27, 0x46, 0xc9, 0x3a, 0x54, 0x2f,
+	0xd9, 0xb5, 0xe5, 0xdb, 0x63, 0xa6, 0xf2, 0x62, 0xe5, 0x92, 0x5d, 0x1f, 0xd9, 0x63, 0x86, 0xb1,
+	0x5f, 0x35, 0x0a, 0x8c, 0xeb, 0x8b, 0x42, 0x49, 0x29, 0x40, 0xbe, 0x83, 0x46, 0x1c, 0x8d, 0x2f,
+	0x5d, 0xdf, 0xe1, 0x7a, 0x53, 0x84, 0xf0, 0x9c, 0xe2, 0x3b, 0x52, 0xe0, 0x99, 0xeb, 0x3b, 0x74,
+	0x61, 0x98, 0x0e, 0x78, 0xeb, 0xaf, 0x75, 0xa8, 0xc7, 0x9d, 0x25, 0x86, 0xb9, 0x47, 0x50, 0x16,
+	0xba, 0x8a, 0x03, 0x5d, 0x6e, 0x9a, 0x4c, 0xa4, 0xa1, 0x4a, 0x2c, 0xdb, 0x5e, 0x16, 0x6f, 0xd5,
+	0x5e, 0x62, 0xa2, 0xc7, 0x40, 0x69, 0x25, 0x31, 0x5b, 0x39, 0x77, 0x03, 0x51, 0x33, 0x06, 0x13,
+	0xb1, 0x54, 0x71, 0xa5, 0x54, 0x2c, 0xd5, 0xdb, 0x03, 0xa8, 0x0b, 0xb1, 0x91, 0xed, 0x62, 0x6a,
+	0x94, 0x0e, 0x0e, 0x08, 0xed, 0x09, 0x04, 0x1b, 0x30, 0x21, 0x80, 0xb5, 0x8a, 0xe5, 0xb1, 0x28,
+	0x62, 0x58, 0x5b, 0x48, 0x17, 0xd7, 0x90, 0xe9, 0x32, 0xdb, 0x39, 0x50, 0x38, 0xf9, 0x14, 0x96,
+	0xe4, 0x7d, 0x85, 0xcc, 0x61, 0x9e, 0xfb, 0x4a, 0x08, 0x57, 0xa4, 0xb0, 0x20, 0x68, 0x8a, 0x63,
+	0x94, 0x14, 0xa1, 0x3e, 0x0e, 0xda, 0xd2, 0xdf, 0x01, 0xb1, 0x7d, 0x19, 0xb8, 0x3f, 0x01, 0x6d,
+	0x14, 0xda, 0x63, 0xc6, 0xad, 0xb1, 0xed, 0x8d, 0x82, 0x70, 0xac, 0xea, 0xb1, 0x12, 0x6d, 0x4a,
+	0xfc, 0x30, 0x86, 0xb1, 0xb5, 0x54, 0xa2, 0x57, 0x61, 0xe0, 0x9f, 0x5b, 0xaf, 0x58, 0xc8, 0xb1,
+	0xe3, 0x03, 0x21, 0x4e, 0x24, 0x77, 0x86, 0xd4, 0x2f, 0x25, 0x93, 0x99, 0x3c, 0x10, 0xc2, 0x3f,
+	0x30, 0x47, 0xd8, 0x5f, 0x32, 0xf9, 0x71, 0x0c, 0x93, 0x0f, 0x41, 0x95, 0x51, 0xdc, 0xe2, 0x91,
+	0xed, 0x31, 0x65, 0x84, 0x0b, 0x0a, 0x34, 0x11, 0x23, 0x5f, 0xc2, 0x6a, 0xc8, 0x26, 0x9e, 0xcb,
+	0xb8, 0x35, 0xf5, 0xd5, 0x29, 0x31, 0xfc, 0x09, 0x7b, 0x2c, 0xd1, 0x15, 0x45, 0x9e, 0x66, 0x39,
+	0x0c, 0x7c, 0x52, 0x61, 0x17, 0xb6, 0xef, 0x60, 0x7a, 0xb6, 0x87, 0x97, 0xa2, 0x72, 0x2b, 0x51,
+	0x69, 0xf9, 0x4f, 0x05, 0xbe, 0x6b, 0x0f, 0x2f, 0xd3, 0x2b, 0x4d, 0x2a, 0x99, 0x66, 0xe6, 0x4a,
+	0x93, 0x6a, 0xa6, 0x05, 0x02, 0xc0, 0x54, 0x11, 0x89, 0xf5, 0x35, 0x19, 0xb5, 0x11, 0xec, 0xf9,
+	0x7d, 0xb1, 0xec, 0x07, 0xb0, 0x20, 0x64, 0xe2, 0x5a, 0x71, 0x29, 0x15, 0x89, 0x2b, 0x45, 0xec,
+	0x25, 0x85, 0x35, 0x71, 0x6b, 0x30, 0xe5, 0xd7, 0x3a, 0x91, 0x22, 0x0a, 0xdb, 0x9d, 0xf2, 0x6b,
+	0xd4, 0xb9, 0x30, 0x63, 0xc7, 0x8a, 0xbb, 0x7a, 0x19, 0xb8, 0x97, 0xa5, 0xce, 0x25, 0xa7, 0xfe,
+	0x0b, 0x49, 0x1a, 0xd4, 0x41, 0x18, 0x60, 0xa4, 0x64, 0x93, 0x60, 0x78, 0xa1, 0xaf, 0xa8, 0x84,
+	0x22, 0x30, 0x03, 0x21, 0x74, 0xf9, 0x17, 0xc1, 0x34, 0xf4, 0x6d, 0x0f, 0x6d, 0x17, 0xd7, 0xd2,
+	0x57, 0xa5, 0xcb, 0x2b, 0xb8, 0x23, 0xd1, 0x44, 0x1d, 0x21, 0x1b, 0x06, 0xd2, 0xd0, 0xee, 0xa4,
+	0xea, 0xa0, 0x31, 0x48, 0xbe, 0x81, 0x75, 0x7b, 0x1a, 0x5d, 0x58, 0x21, 0x7b, 0xc1, 0x86, 0x32,
+	0xec, 0x5f, 0xfa, 0xc1, 0x95, 0x8f, 0x1d, 0xb2, 0xbe, 0x26, 0xde, 0xb8, 0x83, 0x02, 0x54, 0xf1,
+	0xa7, 0x92, 0x7e, 0xc6, 0xae, 0xc9, 0xcf, 0xe1, 0x5e, 0xfe, 0x55, 0x69, 0x5a, 0xcc, 0x77, 0x26,
+	0x81, 0xeb, 0x47, 0xba, 0x2e, 0xde, 0x5e, 0xcf, 0xbe, 0x2d, 0x2c, 0xcc, 0x50, 0x02, 0xe4, 0x6b,
+	0x58, 0xcb, 0x4f, 0x30, 0x66, 0xc3, 0x0b, 0xdb, 0x77, 0xf9, 0x58, 0x5f, 0x17, 0xef, 0xae, 0x66,
+	0xdf, 0x3d, 0x8c, 0x49, 0xf2, 0x39, 0x10, 0xd5, 0x78, 0x71, 0x6b, 0x14, 0x84, 0x03, 0xd7, 0x71,
+	0x98, 0xaf, 0x6f, 0x88, 0x57, 0x96, 0x62, 0x66, 0x2f, 0x26, 0xd0, 0x92, 0x63, 0xf3, 0x8c, 0x57,
+	0xd2, 0xef, 0x4a, 0x1b, 0x52, 0x78, 0xbc, 0x04, 0x8a, 0x8a, 0xdc, 0x2f, 0xd4, 0xe6, 0xd9, 0x2e,
+	0x7a, 0xd4, 0x3d, 0x29, 0x2a, 0x71, 0x1a, 0xc3, 0xd2, 0x9e, 0xcf, 0x5d, 0x1e, 0xc9, 0xac, 0x27,
+	0xfe, 0x37, 0x15, 0x1d, 0xd1, 0xfb, 0xb1, 0x3d, 0x67, 0x48, 0x2a, 0x39, 0xbc, 0x14, 0xac, 0xf3,
+	0xb1, 0xec, 0x19, 0xd9, 0xb8, 0xb2, 0x7e, 0x5f, 0x5e, 0x8a, 0x42, 0xf7, 0x04, 0x48, 0x36, 0xa1,
+	0x3e, 0xf5, 0x93, 0x02, 0x41, 0x7f, 0x20, 0x2a, 0xf2, 0x2c, 0x84, 0x2a, 0xc8, 0x0c, 0xad, 0x90,
+	0xd9, 0x3c, 0xf0, 0xf5, 0x4d, 0x11, 0xda, 0x97, 0x32, 0x0c, 0x15, 0x44, 0x62, 0xd0, 0xb2, 0x2d,
+	0x71, 0xf4, 0x0f, 0x52, 0x83, 0xa6, 0x12, 0x6a, 0x19, 0x40, 0x44, 0xd9, 0x20, 0x83, 0x6a, 0x5c,
+	0x34, 0xbe, 0x2b, 0x77, 0x5f, 0xd9, 0x6e, 0xa4, 0xfe, 0x77, 0x15, 0xcf, 0xad, 0xdf, 0x81, 0x96,
+	0x9b, 0x06, 0xc3, 0xfe, 0x8f, 0x4e, 0xb2, 0x01, 0xd5, 0xb8, 0x81, 0x53, 0x13, 0x25, 0x63, 0xb2,
+	0x0d, 0xe5, 0x09, 0x56, 0x31, 0x58, 0x63, 0xbc, 0x11, 0xfd, 0xd3, 0x22, 0x87, 0x2a, 0xa9, 0x87,
+	0x7f, 0x28, 0x42, 0x3d, 0x53, 0x06, 0x90, 0x7b, 0xa0, 0x9f, 0x1d, 0xd3, 0x67, 0x06, 0xb5, 0xcc,
+	0x7e, 0xbb, 0x6f, 0xcc, 0xf4, 0x51, 0xeb, 0xb0, 0x9a, 0x63, 0xcd, 0x7e, 0x9b, 0xf6, 0x7b, 0x47,
+	0x4f, 0xb4, 0x02, 0xf9, 0x10, 0x1e, 0xe4, 0xa8, 0xb3, 0x76, 0x0f, 0x19, 0x6b, 0xef, 0x98, 0x5a,
+	0x87, 0xc6, 0xe1, 0x31, 0x7d, 0xae, 0x15, 0x89, 0x0e, 0x2b, 0x39, 0x21, 0x6c, 0xb1, 0xf0, 0xf5,
+	0x39, 0x6c, 0xc5, 0x72, 0x0c, 0x35, 0xda, 0xdd, 0xe7, 0x5a, 0xe9, 0x8d, 0x15, 0xbb, 0xb4, 0xdd,
+	0x3b, 0xc2, 0x57, 0xe6, 0xc9, 0x06, 0xdc, 0x99, 0x79, 0xe5, 0xc0, 0x68, 0x9b, 0xc8, 0x95, 0xb1,
+	0xe1, 0xcb, 0x71, 0x4f, 0x8e, 0x8f, 0x0c, 0xad, 0xf2, 0xc6, 0xfa, 0x7b, 0xed, 0xd3, 0x83, 0xbe,
+	0xd1, 0xd5, 0xaa, 0x0f, 0x7f, 0x03, 0xf5, 0x4c, 0x52, 0x46, 0x35, 0x74, 0x7a, 0xb4, 0x73, 0xda,
+	0xeb, 0x5b, 0xcf, 0x7a, 0x47, 0xb3, 0xed, 0xe4, 0x1a, 0x2c, 0xe7, 0x58, 0x1c, 0x1c, 0x1f, 0x6a,
+	0x05, 0x9c, 0x3f, 0x47, 0xec, 0x1a, 0x07, 0x07, 0x87, 0xed, 0x23, 0xad, 0xf8, 0x70, 0x0a, 0xd5,
+	0xb8, 0xd8, 0x47, 0xa9, 0x13, 0xda, 0x3b, 0xa6, 0xbd, 0xfe, 0xf3, 0x99, 0x89, 0x35, 0x58, 0x48,
+	0x98, 0x83, 0xe3, 0x33, 0xad, 0x40, 0x96, 0xa1, 0x99, 0x20, 0x47, 0xc7, 0xf4, 0xb0, 0x7d, 0xa0,
+	0x15, 0xc9, 0x12, 0x34, 0x12, 0xf0, 0x69, 0xef, 0xc9, 0x53, 0x6d, 0x4e, 0x74, 0xb8, 0x31, 0xd4,
+	0xa1, 0xbd, 0x7e, 0xaf, 0xd3, 0x3e, 0xd0, 0x4a, 0x0f, 0xff, 0x21, 0xff, 0x34, 0x92, 0x77, 0xbb,
+	0x0e, 0xab, 0xfb, 0xc7, 0xbb, 0x37, 0x5e, 0xec, 0x0a, 0x68, 0x29, 0xf5, 0xfd, 0xa9, 0x71, 0x6a,
+	0x74, 0xb5, 0x02, 0x4e, 0x9a, 0xa2, 0xf4, 0xf4, 0x48, 0x28, 0xbe, 0x88, 0xc7, 0x4f, 0x61, 0xf3,
+	0xb4, 0xd3, 0x31, 0x8c, 0xae, 0xd1, 0xd5, 0xe6, 0xf2, 0xb3, 0xec, 0xb5, 0x7b, 0x07, 0x46, 0x57,
+	0x2b, 0x91, 0xbb, 0xb0, 0x96, 0xa2, 0x5d, 0xa3, 0xdd, 0xb5, 0x0e, 0x8c, 0x7e, 0xdf, 0xa0, 0x46,
+	0x57, 0x9b, 0xcf, 0xcf, 0xd5, 0x69, 0x1f, 0x75, 0x8c, 0x03, 0x7c, 0xab, 0x9c, 0x5f, 0xdb, 0xf8,
+	0xd5, 0x49, 0x0f, 0xe5, 0x2b, 0x3b, 0xff, 0x2e, 0xc1, 0xfc, 0x1e, 0xda, 0x33, 0x31, 0xa0, 0x96,
+	0x7c, 0xf2, 0x20, 0xf7, 0xb2, 0x66, 0x3e, 0xfb, 0x69, 0x69, 0x63, 0xe3, 0x2d, 0x2c, 0x7a, 0xda,
+	0xcf, 0xa0, 0x2c, 0x3f, 0x62, 0x90, 0xf5, 0xac, 0x54, 0xee, 0xc3, 0xc6, 0xc6, 0x4d, 0xed, 0x25,
+	0xf9, 0x05, 0x54, 0xe3, 0x8f, 0x1a, 0x24, 0xf7, 0xa7, 0xc7, 0xcc, 0xa7, 0x8e, 0x8d, 0xd9, 0xef,
+	0x10, 0xf2, 0xdb, 0xc6, 0xe3, 0x02, 0xd9, 0x85, 0x5a, 0xf2, 0xd5, 0x21, 0x7f, 0x84, 0xd9, 0x8f,
+	0x11, 0x1b, 0x6b, 0x6f, 0xb2, 0x72, 0xff, 0xbb, 0x50, 0x8d, 0x1b, 0xe3, 0xfc, 0x2e, 0x66, 0xfe,
+	0x53, 0xd8, 0x58, 0xbf, 0x99, 0xc4, 0x39, 0xbe, 0x83, 0x6a, 0xdc, 0xfa, 0xe6, 0xe7, 0x98, 0x69,
+	0x88, 0x6f, 0xd6, 0xc3, 0x2e, 0xd4, 0x92, 0xcf, 0x21, 0xf9, 0x53, 0xcc, 0x7e, 0x25, 0xc9, 0x9f,
+	0x22, 0x5b, 0xe6, 0x3e, 0x83, 0x7a, 0xe6, 0x43, 0x09, 0xb9, 0x3f, 0xbb, 0xd7, 0xfc, 0x77, 0x95,
+	0x8d, 0x7b, 0x6f, 0xe5, 0xd5, 0x64, 0x99, 0x80, 0x9a, 0x9f, 0xec, 0xcd, 0x80, 0x9d, 0x9f, 0x6c,
+	0x36, 0x12, 0xef, 0x7e, 0xfb, 0xeb, 0x6f, 0xce, 0xdd, 0xe8, 0x62, 0x3a, 0xd8, 0x1e, 0x06, 0xe3,
+	0x47, 0x4a, 0x32, 0xf9, 0x95, 0xff, 0xa3, 0xf0, 0x47, 0xe7, 0x41, 0x0c, 0xbd, 0xfa, 0xe2, 0xdb,
+	0xe4, 0x69, 0x50, 0x16, 0xdf, 0x3e, 0xbf, 0xfc, 0x6f, 0x00, 0x00, 0x00, 0xff, 0xff, 0x7f, 0x40,
+	0xff, 0xa6, 0x0f, 0x1d, 0x00, 0x00,
 }

@@ -4,7 +4,6 @@ package zkfleetv1
 
 import (
 	context "context"
-	zkfleetpb "github.com/zkfleet/zkfleet/clients/go/zkfleetpb"
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"
@@ -24,24 +23,24 @@ type FleetClient interface {
 	// request_id again returns the existing job (duplicate = true).
 	SubmitJob(ctx context.Context, in *SubmitJobRequest, opts ...grpc.CallOption) (*SubmitJobReply, error)
 	// One job's state (live or ended within --result-ttl).
-	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*zkfleetpb.JobInfo, error)
+	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*JobInfo, error)
 	// The job's state now, then its result when it ends (the last message).
 	// A broker restart ends the stream with UNAVAILABLE: call again.
 	AwaitJob(ctx context.Context, in *AwaitJobRequest, opts ...grpc.CallOption) (Fleet_AwaitJobClient, error)
-	CancelJob(ctx context.Context, in *CancelJobRequest, opts ...grpc.CallOption) (*zkfleetpb.CancelReply, error)
+	CancelJob(ctx context.Context, in *CancelJobRequest, opts ...grpc.CallOption) (*CancelReply, error)
 	// Jobs, newest first, filtered by state, circuit, client and time, a page
 	// at a time (the journal's indexes, not a scan). A submit key lists its own.
-	ListJobs(ctx context.Context, in *zkfleetpb.ListJobsRequest, opts ...grpc.CallOption) (*zkfleetpb.ListJobsReply, error)
+	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsReply, error)
 	// A new round of a FAILED or DEAD_LETTERED job under the same job_seq
-	// (zkfleet.proto.RetryJobRequest: idempotent per attempt number); its
+	// (idempotent per attempt number); its
 	// earlier rounds in JobInfo.history. Await it with AwaitJob.
-	RetryJob(ctx context.Context, in *zkfleetpb.RetryJobRequest, opts ...grpc.CallOption) (*zkfleetpb.JobInfo, error)
+	RetryJob(ctx context.Context, in *RetryJobRequest, opts ...grpc.CallOption) (*JobInfo, error)
 	// Queues, counters and workers (observe, admin).
-	GetStatus(ctx context.Context, in *GetStatusRequest, opts ...grpc.CallOption) (*zkfleetpb.StatusReply, error)
+	GetStatus(ctx context.Context, in *GetStatusRequest, opts ...grpc.CallOption) (*StatusReply, error)
 	ListWorkers(ctx context.Context, in *ListWorkersRequest, opts ...grpc.CallOption) (*ListWorkersReply, error)
 	// Admin: stop routing to a worker and ask it to drain; with wait, the
 	// reply comes when it has left (with its phases).
-	DrainWorker(ctx context.Context, in *zkfleetpb.DrainWorkerRequest, opts ...grpc.CallOption) (*zkfleetpb.DrainWorkerReply, error)
+	DrainWorker(ctx context.Context, in *DrainWorkerRequest, opts ...grpc.CallOption) (*DrainWorkerReply, error)
 }
 
 type fleetClient struct {
@@ -61,8 +60,8 @@ func (c *fleetClient) SubmitJob(ctx context.Context, in *SubmitJobRequest, opts 
 	return out, nil
 }
 
-func (c *fleetClient) GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*zkfleetpb.JobInfo, error) {
-	out := new(zkfleetpb.JobInfo)
+func (c *fleetClient) GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*JobInfo, error) {
+	out := new(JobInfo)
 	err := c.cc.Invoke(ctx, "/zkfleet.v1.Fleet/GetJob", in, out, opts...)
 	if err != nil {
 		return nil, err
@@ -102,8 +101,8 @@ func (x *fleetAwaitJobClient) Recv() (*JobUpdate, error) {
 	return m, nil
 }
 
-func (c *fleetClient) CancelJob(ctx context.Context, in *CancelJobRequest, opts ...grpc.CallOption) (*zkfleetpb.CancelReply, error) {
-	out := new(zkfleetpb.CancelReply)
+func (c *fleetClient) CancelJob(ctx context.Context, in *CancelJobRequest, opts ...grpc.CallOption) (*CancelReply, error) {
+	out := new(CancelReply)
 	err := c.cc.Invoke(ctx, "/zkfleet.v1.Fleet/CancelJob", in, out, opts...)
 	if err != nil {
 		return nil, err
@@ -111,8 +110,8 @@ func (c *fleetClient) CancelJob(ctx context.Context, in *CancelJobRequest, opts 
 	return out, nil
 }
 
-func (c *fleetClient) ListJobs(ctx context.Context, in *zkfleetpb.ListJobsRequest, opts ...grpc.CallOption) (*zkfleetpb.ListJobsReply, error) {
-	out := new(zkfleetpb.ListJobsReply)
+func (c *fleetClient) ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsReply, error) {
+	out := new(ListJobsReply)
 	err := c.cc.Invoke(ctx, "/zkfleet.v1.Fleet/ListJobs", in, out, opts...)
 	if err != nil {
 		return nil, err
@@ -120,8 +119,8 @@ func (c *fleetClient) ListJobs(ctx context.Context, in *zkfleetpb.ListJobsReques
 	return out, nil
 }
 
-func (c *fleetClient) RetryJob(ctx context.Context, in *zkfleetpb.RetryJobRequest, opts ...grpc.CallOption) (*zkfleetpb.JobInfo, error) {
-	out := new(zkfleetpb.JobInfo)
+func (c *fleetClient) RetryJob(ctx context.Context, in *RetryJobRequest, opts ...grpc.CallOption) (*JobInfo, error) {
+	out := new(JobInfo)
 	err := c.cc.Invoke(ctx, "/zkfleet.v1.Fleet/RetryJob", in, out, opts...)
 	if err != nil {
 		return nil, err
@@ -129,8 +128,8 @@ func (c *fleetClient) RetryJob(ctx context.Context, in *zkfleetpb.RetryJobReques
 	return out, nil
 }
 
-func (c *fleetClient) GetStatus(ctx context.Context, in *GetStatusRequest, opts ...grpc.CallOption) (*zkfleetpb.StatusReply, error) {
-	out := new(zkfleetpb.StatusReply)
+func (c *fleetClient) GetStatus(ctx context.Context, in *GetStatusRequest, opts ...grpc.CallOption) (*StatusReply, error) {
+	out := new(StatusReply)
 	err := c.cc.Invoke(ctx, "/zkfleet.v1.Fleet/GetStatus", in, out, opts...)
 	if err != nil {
 		return nil, err
@@ -147,8 +146,8 @@ func (c *fleetClient) ListWorkers(ctx context.Context, in *ListWorkersRequest, o
 	return out, nil
 }
 
-func (c *fleetClient) DrainWorker(ctx context.Context, in *zkfleetpb.DrainWorkerRequest, opts ...grpc.CallOption) (*zkfleetpb.DrainWorkerReply, error) {
-	out := new(zkfleetpb.DrainWorkerReply)
+func (c *fleetClient) DrainWorker(ctx context.Context, in *DrainWorkerRequest, opts ...grpc.CallOption) (*DrainWorkerReply, error) {
+	out := new(DrainWorkerReply)
 	err := c.cc.Invoke(ctx, "/zkfleet.v1.Fleet/DrainWorker", in, out, opts...)
 	if err != nil {
 		return nil, err
@@ -166,24 +165,24 @@ type FleetServer interface {
 	// request_id again returns the existing job (duplicate = true).
 	SubmitJob(context.Context, *SubmitJobRequest) (*SubmitJobReply, error)
 	// One job's state (live or ended within --result-ttl).
-	GetJob(context.Context, *GetJobRequest) (*zkfleetpb.JobInfo, error)
+	GetJob(context.Context, *GetJobRequest) (*JobInfo, error)
 	// The job's state now, then its result when it ends (the last message).
 	// A broker restart ends the stream with UNAVAILABLE: call again.
 	AwaitJob(*AwaitJobRequest, Fleet_AwaitJobServer) error
-	CancelJob(context.Context, *CancelJobRequest) (*zkfleetpb.CancelReply, error)
+	CancelJob(context.Context, *CancelJobRequest) (*CancelReply, error)
 	// Jobs, newest first, filtered by state, circuit, client and time, a page
 	// at a time (the journal's indexes, not a scan). A submit key lists its own.
-	ListJobs(context.Context, *zkfleetpb.ListJobsRequest) (*zkfleetpb.ListJobsReply, error)
+	ListJobs(context.Context, *ListJobsRequest) (*ListJobsReply, error)
 	// A new round of a FAILED or DEAD_LETTERED job under the same job_seq
-	// (zkfleet.proto.RetryJobRequest: idempotent per attempt number); its
+	// (idempotent per attempt number); its
 	// earlier rounds in JobInfo.history. Await it with AwaitJob.
-	RetryJob(context.Context, *zkfleetpb.RetryJobRequest) (*zkfleetpb.JobInfo, error)
+	RetryJob(context.Context, *RetryJobRequest) (*JobInfo, error)
 	// Queues, counters and workers (observe, admin).
-	GetStatus(context.Context, *GetStatusRequest) (*zkfleetpb.StatusReply, error)
+	GetStatus(context.Context, *GetStatusRequest) (*StatusReply, error)
 	ListWorkers(context.Context, *ListWorkersRequest) (*ListWorkersReply, error)
 	// Admin: stop routing to a worker and ask it to drain; with wait, the
 	// reply comes when it has left (with its phases).
-	DrainWorker(context.Context, *zkfleetpb.DrainWorkerRequest) (*zkfleetpb.DrainWorkerReply, error)
+	DrainWorker(context.Context, *DrainWorkerRequest) (*DrainWorkerReply, error)
 	mustEmbedUnimplementedFleetServer()
 }
 
@@ -194,28 +193,28 @@ type UnimplementedFleetServer struct {
 func (UnimplementedFleetServer) SubmitJob(context.Context, *SubmitJobRequest) (*SubmitJobReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method SubmitJob not implemented")
 }
-func (UnimplementedFleetServer) GetJob(context.Context, *GetJobRequest) (*zkfleetpb.JobInfo, error) {
+func (UnimplementedFleetServer) GetJob(context.Context, *GetJobRequest) (*JobInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetJob not implemented")
 }
 func (UnimplementedFleetServer) AwaitJob(*AwaitJobRequest, Fleet_AwaitJobServer) error {
 	return status.Errorf(codes.Unimplemented, "method AwaitJob not implemented")
 }
-func (UnimplementedFleetServer) CancelJob(context.Context, *CancelJobRequest) (*zkfleetpb.CancelReply, error) {
+func (UnimplementedFleetServer) CancelJob(context.Context, *CancelJobRequest) (*CancelReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CancelJob not implemented")
 }
-func (UnimplementedFleetServer) ListJobs(context.Context, *zkfleetpb.ListJobsRequest) (*zkfleetpb.ListJobsReply, error) {
+func (UnimplementedFleetServer) ListJobs(context.Context, *ListJobsRequest) (*ListJobsReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListJobs not implemented")
 }
-func (UnimplementedFleetServer) RetryJob(context.Context, *zkfleetpb.RetryJobRequest) (*zkfleetpb.JobInfo, error) {
+func (UnimplementedFleetServer) RetryJob(context.Context, *RetryJobRequest) (*JobInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RetryJob not implemented")
 }
-func (UnimplementedFleetServer) GetStatus(context.Context, *GetStatusRequest) (*zkfleetpb.StatusReply, error) {
+func (UnimplementedFleetServer) GetStatus(context.Context, *GetStatusRequest) (*StatusReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetStatus not implemented")
 }
 func (UnimplementedFleetServer) ListWorkers(context.Context, *ListWorkersRequest) (*ListWorkersReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListWorkers not implemented")
 }
-func (UnimplementedFleetServer) DrainWorker(context.Context, *zkfleetpb.DrainWorkerRequest) (*zkfleetpb.DrainWorkerReply, error) {
+func (UnimplementedFleetServer) DrainWorker(context.Context, *DrainWorkerRequest) (*DrainWorkerReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method DrainWorker not implemented")
 }
 func (UnimplementedFleetServer) mustEmbedUnimplementedFleetServer() {}
@@ -307,7 +306,7 @@ func _Fleet_CancelJob_Handler(srv interface{}, ctx context.Context, dec func(int
 }
 
 func _Fleet_ListJobs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(zkfleetpb.ListJobsRequest)
+	in := new(ListJobsRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -319,13 +318,13 @@ func _Fleet_ListJobs_Handler(srv interface{}, ctx context.Context, dec func(inte
 		FullMethod: "/zkfleet.v1.Fleet/ListJobs",
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(FleetServer).ListJobs(ctx, req.(*zkfleetpb.ListJobsRequest))
+		return srv.(FleetServer).ListJobs(ctx, req.(*ListJobsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
 func _Fleet_RetryJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(zkfleetpb.RetryJobRequest)
+	in := new(RetryJobRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -337,7 +336,7 @@ func _Fleet_RetryJob_Handler(srv interface{}, ctx context.Context, dec func(inte
 		FullMethod: "/zkfleet.v1.Fleet/RetryJob",
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(FleetServer).RetryJob(ctx, req.(*zkfleetpb.RetryJobRequest))
+		return srv.(FleetServer).RetryJob(ctx, req.(*RetryJobRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -379,7 +378,7 @@ func _Fleet_ListWorkers_Handler(srv interface{}, ctx context.Context, dec func(i
 }
 
 func _Fleet_DrainWorker_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(zkfleetpb.DrainWorkerRequest)
+	in := new(DrainWorkerRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -391,7 +390,7 @@ func _Fleet_DrainWorker_Handler(srv interface{}, ctx context.Context, dec func(i
 		FullMethod: "/zkfleet.v1.Fleet/DrainWorker",
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(FleetServer).DrainWorker(ctx, req.(*zkfleetpb.DrainWorkerRequest))
+		return srv.(FleetServer).DrainWorker(ctx, req.(*DrainWorkerRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }

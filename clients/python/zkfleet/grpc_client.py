@@ -46,7 +46,7 @@ except ImportError as e:
                       "zkfleet_v1_pb2_grpc.py are missing from this copy of the package (they are committed: "
                       "clients/python/regenerate.py remakes them)") from e
 
-from ._wire import job_state_name, pb, priority_value
+from ._wire import priority_value
 from .errors import InvalidRequest, JobFailed, Timeout, ZkfleetError
 from .inputs import input_json_bytes
 from .limits import MAX_CLIENT_ID_BYTES, check_name, check_submit, public_signals_digest
@@ -300,7 +300,7 @@ class GrpcClient:
                     raise
                 self._pause(pause, until_connected=e.code == grpc.StatusCode.UNAVAILABLE)
 
-    def get(self, job_seq: int, timeout: Optional[float] = 30) -> "pb.JobInfo":
+    def get(self, job_seq: int, timeout: Optional[float] = 30) -> "v1.JobInfo":
         """The job's state (zkfleet.proto.JobInfo): live, or ended within the broker's --result-ttl."""
         return self._call("GetJob", v1.GetJobRequest(job_seq=job_seq), timeout)
 
@@ -350,31 +350,32 @@ class GrpcClient:
     def cancel(self, job_seq: int, timeout: Optional[float] = 30) -> CancelResult:
         """Cancels the job; ``cancelled`` is False when it had already ended."""
         reply = self._call("CancelJob", v1.CancelJobRequest(job_seq=job_seq), timeout)
-        return CancelResult(job_seq=job_seq, cancelled=reply.cancelled, state=job_state_name(reply.state))
+        return CancelResult(job_seq=job_seq, cancelled=reply.cancelled,
+                            state=v1.JobState.Name(reply.state).removeprefix("JOB_STATE_"))
 
-    def status(self, timeout: Optional[float] = 30) -> "pb.StatusReply":
+    def status(self, timeout: Optional[float] = 30) -> "v1.StatusReply":
         """Queues, counters and workers (observe and admin roles)."""
         return self._call("GetStatus", v1.GetStatusRequest(), timeout)
 
-    def workers(self, timeout: Optional[float] = 30) -> List["pb.WorkerInfo"]:
+    def workers(self, timeout: Optional[float] = 30) -> List["v1.WorkerInfo"]:
         """The workers the broker knows (observe and admin roles)."""
         return list(self._call("ListWorkers", v1.ListWorkersRequest(), timeout).workers)
 
     def list_jobs(self, states: Sequence[str] = (), circuit_id: str = "", client_id: str = "",
                   submitted_after_unix_s: float = 0.0, submitted_before_unix_s: float = 0.0,
-                  page_size: int = 100, timeout: Optional[float] = 30) -> List["pb.JobInfo"]:
+                  page_size: int = 100, timeout: Optional[float] = 30) -> List["v1.JobInfo"]:
         """Every job the filters match, newest first, page after page
         (ListJobs): a submit key's own; observe and admin keys', everyone's.
         ``states``: names such as "failed", "dead_lettered", "queued"."""
-        request = pb.ListJobsRequest(circuit_id=circuit_id, client_id=client_id,
+        request = v1.ListJobsRequest(circuit_id=circuit_id, client_id=client_id,
                                      submitted_after_unix_s=submitted_after_unix_s,
                                      submitted_before_unix_s=submitted_before_unix_s, page_size=page_size)
         for name in states:
             key = name.upper() if name.upper().startswith("JOB_STATE_") else "JOB_STATE_" + name.upper()
-            if key not in pb.JobState.keys():
+            if key not in v1.JobState.keys():
                 raise InvalidRequest(f"list_jobs: unknown job state {name!r}; nothing was sent")
-            request.states.append(pb.JobState.Value(key))
-        jobs: List["pb.JobInfo"] = []
+            request.states.append(v1.JobState.Value(key))
+        jobs: List["v1.JobInfo"] = []
         while True:
             reply = self._call("ListJobs", request, timeout)
             jobs.extend(reply.jobs)
@@ -382,18 +383,18 @@ class GrpcClient:
                 return jobs
             request.page_token = reply.next_page_token
 
-    def retry(self, job_seq: int, attempt: Optional[int] = None, timeout: Optional[float] = 30) -> "pb.JobInfo":
+    def retry(self, job_seq: int, attempt: Optional[int] = None, timeout: Optional[float] = 30) -> "v1.JobInfo":
         """RetryJob: a new round of a FAILED or DEAD_LETTERED job, same
         job_seq; ``attempt`` (default: the next one) makes it idempotent.
         Then :meth:`await_result`."""
         if attempt is None:
             attempt = self.get(job_seq, timeout).retries + 1
-        return self._call("RetryJob", pb.RetryJobRequest(job_seq=job_seq, attempt=attempt), timeout)
+        return self._call("RetryJob", v1.RetryJobRequest(job_seq=job_seq, attempt=attempt), timeout)
 
-    def drain(self, worker_id: str, wait: bool = False, timeout: Optional[float] = None) -> "pb.DrainWorkerReply":
+    def drain(self, worker_id: str, wait: bool = False, timeout: Optional[float] = None) -> "v1.DrainWorkerReply":
         """Admin: stops routing to the worker and asks it to drain; with
         ``wait``, returns when it has left (``finished``, with its phases)."""
-        return self._call("DrainWorker", pb.DrainWorkerRequest(worker_id=worker_id, wait=wait), timeout)
+        return self._call("DrainWorker", v1.DrainWorkerRequest(worker_id=worker_id, wait=wait), timeout)
 
 
 __all__ = ["CLIENT_ID_METADATA", "GrpcClient", "GrpcError"]

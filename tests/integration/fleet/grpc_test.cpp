@@ -97,7 +97,7 @@ grpc::Status Submit(v1::Fleet::Stub& stub, const v1::SubmitJobRequest& request, 
 struct Awaited {
   std::vector<v1::JobUpdate> updates;
   grpc::Status status;
-  const proto::JobResult* result() const {
+  const v1::JobResult* result() const {
     return !updates.empty() && updates.back().has_result() ? &updates.back().result() : nullptr;
   }
 };
@@ -133,7 +133,7 @@ TEST(Grpc, SubmitAwaitGetCancelOverMutualTls) {
   ASSERT_GE(awaited.updates.size(), 2u) << "the state first, then the result";
   EXPECT_TRUE(awaited.updates.front().has_state());
   ASSERT_NE(awaited.result(), nullptr);
-  EXPECT_EQ(awaited.result()->state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(awaited.result()->state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(awaited.result()->partitions_size(), 1);
 
   // The same request id again: the same job (idempotent), duplicate.
@@ -150,23 +150,23 @@ TEST(Grpc, SubmitAwaitGetCancelOverMutualTls) {
   auto context = Context();
   v1::GetJobRequest get;
   get.set_job_seq(submitted.job_seq());
-  proto::JobInfo info;
+  v1::JobInfo info;
   s = alice->GetJob(context.get(), get, &info);
   ASSERT_TRUE(s.ok()) << s.error_message();
-  EXPECT_EQ(info.state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(info.state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(info.client_id(), "alice");
   EXPECT_EQ(info.request_id(), "r1");
   EXPECT_EQ(info.partitions_done(), 1u);
-  EXPECT_EQ(info.payload(), proto::JobInfo::PAYLOAD_WITNESSES);
+  EXPECT_EQ(info.payload(), v1::JobInfo::PAYLOAD_WITNESSES);
 
   // Cancelling an ended job cancels nothing and says how it ended.
   context = Context();
   v1::CancelJobRequest cancel;
   cancel.set_job_seq(submitted.job_seq());
-  proto::CancelReply cancelled;
+  v1::CancelReply cancelled;
   ASSERT_TRUE(alice->CancelJob(context.get(), cancel, &cancelled).ok());
   EXPECT_FALSE(cancelled.cancelled());
-  EXPECT_EQ(cancelled.state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(cancelled.state(), v1::JOB_STATE_SUCCEEDED);
 
   // An unknown job: NOT_FOUND, for every RPC that names one.
   get.set_job_seq(999999);
@@ -196,13 +196,13 @@ TEST(Grpc, RolesAndOwnershipAreTheAllowListsOnBothTransports) {
   // bob (submit) cannot see, await or cancel it: NOT_FOUND, as if it did not exist.
   v1::GetJobRequest get;
   get.set_job_seq(zmq_job);
-  proto::JobInfo info;
+  v1::JobInfo info;
   auto context = Context();
   EXPECT_EQ(bob->GetJob(context.get(), get, &info).error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(Await(*bob, zmq_job).status.error_code(), grpc::StatusCode::NOT_FOUND);
   v1::CancelJobRequest cancel;
   cancel.set_job_seq(zmq_job);
-  proto::CancelReply cancelled;
+  v1::CancelReply cancelled;
   context = Context();
   EXPECT_EQ(bob->CancelJob(context.get(), cancel, &cancelled).error_code(), grpc::StatusCode::NOT_FOUND);
 
@@ -239,7 +239,7 @@ TEST(Grpc, RolesAndOwnershipAreTheAllowListsOnBothTransports) {
   context = Context();
   EXPECT_TRUE(watcher->GetJob(context.get(), get, &info).ok());
   EXPECT_EQ(info.client_id(), "alice");
-  proto::StatusReply status;
+  v1::StatusReply status;
   context = Context();
   EXPECT_TRUE(watcher->GetStatus(context.get(), v1::GetStatusRequest(), &status).ok());
   v1::ListWorkersReply workers;
@@ -251,9 +251,9 @@ TEST(Grpc, RolesAndOwnershipAreTheAllowListsOnBothTransports) {
   EXPECT_EQ(Submit(*watcher, WitnessJob("c1", "w-1"), &no).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   context = Context();
   EXPECT_EQ(watcher->CancelJob(context.get(), cancel, &cancelled).error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  proto::DrainWorkerRequest drain;
+  v1::DrainWorkerRequest drain;
   drain.set_worker_id("w1");
-  proto::DrainWorkerReply drained;
+  v1::DrainWorkerReply drained;
   context = Context();
   EXPECT_EQ(watcher->DrainWorker(context.get(), drain, &drained).error_code(), grpc::StatusCode::PERMISSION_DENIED);
 
@@ -282,7 +282,7 @@ v1::SubmitJobRequest ReferenceJob(const std::string& circuit, const std::string&
   v1::SubmitJobRequest request;
   request.set_circuit_id(circuit);
   request.set_request_id(request_id);
-  proto::WitnessRef& ref = *request.add_witness_refs();
+  v1::WitnessRef& ref = *request.add_witness_refs();
   ref.set_url("file:///nowhere/" + request_id + ".wtns");
   ref.set_size(1000);
   ref.set_sha256(std::string(32, 'h'));
@@ -312,7 +312,7 @@ TEST(Grpc, EveryRoleAgainstEveryRpc) {
       {"GetJob", Code::NOT_FOUND, [](v1::Fleet::Stub& stub) {
          v1::GetJobRequest r;
          r.set_job_seq(424242);
-         proto::JobInfo out;
+         v1::JobInfo out;
          auto c = Context();
          return stub.GetJob(c.get(), r, &out);
        }},
@@ -320,25 +320,25 @@ TEST(Grpc, EveryRoleAgainstEveryRpc) {
       {"CancelJob", Code::NOT_FOUND, [](v1::Fleet::Stub& stub) {
          v1::CancelJobRequest r;
          r.set_job_seq(424242);
-         proto::CancelReply out;
+         v1::CancelReply out;
          auto c = Context();
          return stub.CancelJob(c.get(), r, &out);
        }},
       {"ListJobs", Code::OK, [](v1::Fleet::Stub& stub) {
-         proto::ListJobsReply out;
+         v1::ListJobsReply out;
          auto c = Context();
-         return stub.ListJobs(c.get(), proto::ListJobsRequest(), &out);
+         return stub.ListJobs(c.get(), v1::ListJobsRequest(), &out);
        }},
       {"RetryJob", Code::NOT_FOUND, [](v1::Fleet::Stub& stub) {
-         proto::RetryJobRequest r;
+         v1::RetryJobRequest r;
          r.set_job_seq(424242);
          r.set_attempt(1);
-         proto::JobInfo out;
+         v1::JobInfo out;
          auto c = Context();
          return stub.RetryJob(c.get(), r, &out);
        }},
       {"GetStatus", Code::OK, [](v1::Fleet::Stub& stub) {
-         proto::StatusReply out;
+         v1::StatusReply out;
          auto c = Context();
          return stub.GetStatus(c.get(), v1::GetStatusRequest(), &out);
        }},
@@ -348,9 +348,9 @@ TEST(Grpc, EveryRoleAgainstEveryRpc) {
          return stub.ListWorkers(c.get(), v1::ListWorkersRequest(), &out);
        }},
       {"DrainWorker", Code::NOT_FOUND, [](v1::Fleet::Stub& stub) {
-         proto::DrainWorkerRequest r;
+         v1::DrainWorkerRequest r;
          r.set_worker_id("nobody-here");
-         proto::DrainWorkerReply out;
+         v1::DrainWorkerReply out;
          auto c = Context();
          return stub.DrainWorker(c.get(), r, &out);
        }},
@@ -463,7 +463,7 @@ TEST(Grpc, CertificatesThatDoNotNameAnAllowedClientAreRefused) {
   Process& broker = g.StartBroker({"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port)});
   v1::GetJobRequest get;
   get.set_job_seq(1);
-  proto::JobInfo info;
+  v1::JobInfo info;
   auto call = [&](const std::string& cert, const std::string& ca = "ca.pem") {
     auto stub = g.Stub(cert, ca);
     auto context = Context(5s);
@@ -529,7 +529,7 @@ TEST(Grpc, PlaintextOnlyWithAPlaintextBrokerAndCallersStillOwnTheirJobs) {
   ASSERT_TRUE(stub->SubmitJob(context.get(), WitnessJob("c1", "p-1"), &submitted).ok());
   v1::GetJobRequest get;
   get.set_job_seq(submitted.job_seq());
-  proto::JobInfo info;
+  v1::JobInfo info;
   context = as("carol");
   ASSERT_TRUE(stub->GetJob(context.get(), get, &info).ok());
   EXPECT_EQ(info.client_id(), "carol");
@@ -571,9 +571,9 @@ TEST(Grpc, MalformedRequestsAreRefusedAndLoseNothing) {
   s = Submit(*alice, not_json, &reply);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
   // A page token this broker did not give.
-  proto::ListJobsRequest list;
+  v1::ListJobsRequest list;
   list.set_page_token("x12");
-  proto::ListJobsReply listed;
+  v1::ListJobsReply listed;
   auto context = Context();
   EXPECT_EQ(alice->ListJobs(context.get(), list, &listed).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   // Nothing was accepted.
@@ -581,17 +581,17 @@ TEST(Grpc, MalformedRequestsAreRefusedAndLoseNothing) {
 }
 
 // Every page of a listing; fails on a repeated job or a page out of order.
-std::vector<proto::JobInfo> ListAll(v1::Fleet::Stub& stub, proto::ListJobsRequest request, size_t* pages) {
-  std::vector<proto::JobInfo> all;
+std::vector<v1::JobInfo> ListAll(v1::Fleet::Stub& stub, v1::ListJobsRequest request, size_t* pages) {
+  std::vector<v1::JobInfo> all;
   *pages = 0;
   for (;;) {
-    proto::ListJobsReply reply;
+    v1::ListJobsReply reply;
     auto context = Context();
     grpc::Status s = stub.ListJobs(context.get(), request, &reply);
     EXPECT_TRUE(s.ok()) << s.error_message();
     if (!s.ok()) break;
     ++*pages;
-    for (const proto::JobInfo& job : reply.jobs()) {
+    for (const v1::JobInfo& job : reply.jobs()) {
       if (!all.empty()) EXPECT_LT(job.job_seq(), all.back().job_seq()) << "newest first, each job once";
       all.push_back(job);
     }
@@ -628,7 +628,7 @@ TEST(Grpc, ListJobsPagesThroughTenThousandJobsByIndex) {
   ASSERT_EQ(failures.load(), 0);
 
   // alice's own jobs, 1,000 a page: all 10,000 of them, in 10 pages, none of bob's.
-  proto::ListJobsRequest mine;
+  v1::ListJobsRequest mine;
   mine.set_page_size(1000);
   size_t pages = 0;
   auto all = ListAll(*alice, mine, &pages);
@@ -636,7 +636,7 @@ TEST(Grpc, ListJobsPagesThroughTenThousandJobsByIndex) {
   EXPECT_EQ(pages, 10u);
   for (const auto& job : all) ASSERT_EQ(job.client_id(), "alice");
   // The 1 % of one circuit, 30 a page: 100 jobs in 4 pages (through the circuit index).
-  proto::ListJobsRequest rare;
+  v1::ListJobsRequest rare;
   rare.set_circuit_id("rare");
   rare.set_page_size(30);
   auto rares = ListAll(*alice, rare, &pages);
@@ -644,15 +644,15 @@ TEST(Grpc, ListJobsPagesThroughTenThousandJobsByIndex) {
   EXPECT_EQ(pages, 4u);
   for (const auto& job : rares) ASSERT_EQ(job.circuit_id(), "rare");
   // States: all are queued (no worker), none succeeded.
-  proto::ListJobsRequest queued;
-  queued.add_states(proto::JOB_STATE_QUEUED);
+  v1::ListJobsRequest queued;
+  queued.add_states(v1::JOB_STATE_QUEUED);
   queued.set_circuit_id("rare");
   EXPECT_EQ(ListAll(*alice, queued, &pages).size(), 100u);
-  proto::ListJobsRequest succeeded;
-  succeeded.add_states(proto::JOB_STATE_SUCCEEDED);
+  v1::ListJobsRequest succeeded;
+  succeeded.add_states(v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(ListAll(*alice, succeeded, &pages).size(), 0u);
   // Time: alice's jobs submitted from her 5,000th newest on, and bob's, all after hers.
-  proto::ListJobsRequest later;
+  v1::ListJobsRequest later;
   later.set_submitted_after_unix_s(all[4999].submitted_unix_s());
   later.set_page_size(1000);
   size_t expected = 0;
@@ -660,23 +660,23 @@ TEST(Grpc, ListJobsPagesThroughTenThousandJobsByIndex) {
   EXPECT_GE(expected, 5000u);
   EXPECT_LT(expected, static_cast<size_t>(kJobs));
   EXPECT_EQ(ListAll(*alice, later, &pages).size(), expected);
-  proto::ListJobsRequest bobs_later;
+  v1::ListJobsRequest bobs_later;
   bobs_later.set_client_id("bob");
   bobs_later.set_submitted_after_unix_s(all.front().submitted_unix_s());
   EXPECT_EQ(ListAll(*watcher, bobs_later, &pages).size(), 100u) << "bob's came after alice's last";
-  proto::ListJobsRequest earlier;
+  v1::ListJobsRequest earlier;
   earlier.set_client_id("bob");
   earlier.set_submitted_before_unix_s(all.front().submitted_unix_s());
   EXPECT_EQ(ListAll(*watcher, earlier, &pages).size(), 0u);
   // Roles: bob lists his own; asking for alice's is refused; an observer sees everyone's.
-  proto::ListJobsRequest bobs_view;
+  v1::ListJobsRequest bobs_view;
   EXPECT_EQ(ListAll(*bob, bobs_view, &pages).size(), 100u);
-  proto::ListJobsRequest others;
+  v1::ListJobsRequest others;
   others.set_client_id("alice");
-  proto::ListJobsReply refused;
+  v1::ListJobsReply refused;
   auto context = Context();
   EXPECT_EQ(bob->ListJobs(context.get(), others, &refused).error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  proto::ListJobsRequest everyone;
+  v1::ListJobsRequest everyone;
   everyone.set_page_size(1000);
   EXPECT_EQ(ListAll(*watcher, everyone, &pages).size(), static_cast<size_t>(kJobs + 100));
 }
@@ -792,16 +792,16 @@ TEST(Grpc, RetryJobGivesADeadLetteredJobANewRound) {
   Awaited dead = Await(*alice, seq);
   ASSERT_TRUE(dead.status.ok()) << dead.status.error_message();
   ASSERT_NE(dead.result(), nullptr);
-  ASSERT_EQ(dead.result()->state(), proto::JOB_STATE_DEAD_LETTERED);
+  ASSERT_EQ(dead.result()->state(), v1::JOB_STATE_DEAD_LETTERED);
 
-  auto retry = [&](v1::Fleet::Stub& stub, uint32_t attempt, proto::JobInfo* info) {
-    proto::RetryJobRequest request;
+  auto retry = [&](v1::Fleet::Stub& stub, uint32_t attempt, v1::JobInfo* info) {
+    v1::RetryJobRequest request;
     request.set_job_seq(seq);
     request.set_attempt(attempt);
     auto context = Context();
     return stub.RetryJob(context.get(), request, info);
   };
-  proto::JobInfo info;
+  v1::JobInfo info;
   EXPECT_EQ(retry(*bob, 1, &info).error_code(), grpc::StatusCode::NOT_FOUND) << "another client's job";
   EXPECT_EQ(retry(*watcher, 1, &info).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(retry(*alice, 2, &info).error_code(), grpc::StatusCode::FAILED_PRECONDITION) << "not the next retry";
@@ -813,28 +813,28 @@ TEST(Grpc, RetryJobGivesADeadLetteredJobANewRound) {
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(info.job_seq(), seq);
   EXPECT_EQ(info.retries(), 1u);
-  EXPECT_TRUE(info.state() == proto::JOB_STATE_QUEUED || info.state() == proto::JOB_STATE_RUNNING)
-      << proto::JobState_Name(info.state());
+  EXPECT_TRUE(info.state() == v1::JOB_STATE_QUEUED || info.state() == v1::JOB_STATE_RUNNING)
+      << v1::JobState_Name(info.state());
   // The same retry again changes nothing.
-  proto::JobInfo again;
+  v1::JobInfo again;
   ASSERT_TRUE(retry(*alice, 1, &again).ok());
   EXPECT_EQ(again.retries(), 1u);
 
   Awaited done = Await(*alice, seq);
   ASSERT_TRUE(done.status.ok()) << done.status.error_message();
   ASSERT_NE(done.result(), nullptr);
-  EXPECT_EQ(done.result()->state(), proto::JOB_STATE_SUCCEEDED) << done.result()->error();
+  EXPECT_EQ(done.result()->state(), v1::JOB_STATE_SUCCEEDED) << done.result()->error();
   ASSERT_EQ(done.result()->partitions_size(), 1);
 
   auto context = Context();
   v1::GetJobRequest get;
   get.set_job_seq(seq);
   ASSERT_TRUE(alice->GetJob(context.get(), get, &info).ok());
-  EXPECT_EQ(info.state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(info.state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(info.retries(), 1u);
   ASSERT_EQ(info.history_size(), 1);
   EXPECT_EQ(info.history(0).round(), 0u);
-  EXPECT_EQ(info.history(0).state(), proto::JOB_STATE_DEAD_LETTERED);
+  EXPECT_EQ(info.history(0).state(), v1::JOB_STATE_DEAD_LETTERED);
   EXPECT_FALSE(info.history(0).error().empty());
   // A job that succeeded is not retried; its retry 1 is still answered as made.
   EXPECT_EQ(retry(*alice, 2, &info).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
@@ -880,8 +880,8 @@ TEST(Grpc, AnAwaitSurvivesABrokerRestartByCallingAgain) {
   EXPECT_EQ(broken.status.error_code(), grpc::StatusCode::UNAVAILABLE) << broken.status.error_message();
   ASSERT_EQ(broken.updates.size(), 1u) << "the state, and nothing after it, before the broker died";
   ASSERT_TRUE(broken.updates[0].has_state());
-  EXPECT_EQ(broken.updates[0].state().state(), proto::JOB_STATE_RUNNING)
-      << proto::JobState_Name(broken.updates[0].state().state());
+  EXPECT_EQ(broken.updates[0].state().state(), v1::JOB_STATE_RUNNING)
+      << v1::JobState_Name(broken.updates[0].state().state());
   EXPECT_EQ(broken.result(), nullptr);
   g.StartBroker();
   Awaited awaited;
@@ -892,7 +892,7 @@ TEST(Grpc, AnAwaitSurvivesABrokerRestartByCallingAgain) {
   }
   ASSERT_TRUE(awaited.status.ok()) << awaited.status.error_message();
   ASSERT_NE(awaited.result(), nullptr);
-  EXPECT_EQ(awaited.result()->state(), proto::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(awaited.result()->state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(awaited.result()->job_seq(), submitted.job_seq());
 }
 
@@ -943,7 +943,7 @@ TEST(Grpc, AThousandConcurrentAwaitsEachGetTheirResult) {
       continue;
     }
     if (st == 1 && ok && o->update.has_result()) {
-      o->got_result = o->update.result().state() == proto::JOB_STATE_SUCCEEDED &&
+      o->got_result = o->update.result().state() == v1::JOB_STATE_SUCCEEDED &&
                       o->update.result().job_seq() == o->job_seq;
     }
     if (ok) {

@@ -11,10 +11,9 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
-from . import zkfleet_pb2 as zkfleet__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x10zkfleet_v1.proto\x12\nzkfleet.v1\x1a\rzkfleet.proto\"\xf1\x01\n\x10SubmitJobRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\ncircuit_id\x18\x02 \x01(\t\x12)\n\x08priority\x18\x03 \x01(\x0e\x32\x17.zkfleet.proto.Priority\x12\x17\n\x0f\x64\x65\x61\x64line_unix_s\x18\x04 \x01(\x01\x12\x0e\n\x06inputs\x18\x05 \x03(\x0c\x12/\n\x0cwitness_refs\x18\x06 \x03(\x0b\x32\x19.zkfleet.proto.WitnessRef\x12\x11\n\twitnesses\x18\x07 \x03(\x0c\x12\x1d\n\x15public_signals_sha256\x18\x08 \x03(\x0c\"\\\n\x0eSubmitJobReply\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\x12\x11\n\tduplicate\x18\x02 \x01(\x08\x12&\n\x05state\x18\x03 \x01(\x0e\x32\x17.zkfleet.proto.JobState\" \n\rGetJobRequest\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\"\"\n\x0f\x41waitJobRequest\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\"j\n\tJobUpdate\x12\'\n\x05state\x18\x01 \x01(\x0b\x32\x16.zkfleet.proto.JobInfoH\x00\x12*\n\x06result\x18\x02 \x01(\x0b\x32\x18.zkfleet.proto.JobResultH\x00\x42\x08\n\x06update\"#\n\x10\x43\x61ncelJobRequest\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\"\x12\n\x10GetStatusRequest\"\x14\n\x12ListWorkersRequest\">\n\x10ListWorkersReply\x12*\n\x07workers\x18\x01 \x03(\x0b\x32\x19.zkfleet.proto.WorkerInfo2\x89\x05\n\x05\x46leet\x12\x45\n\tSubmitJob\x12\x1c.zkfleet.v1.SubmitJobRequest\x1a\x1a.zkfleet.v1.SubmitJobReply\x12;\n\x06GetJob\x12\x19.zkfleet.v1.GetJobRequest\x1a\x16.zkfleet.proto.JobInfo\x12@\n\x08\x41waitJob\x12\x1b.zkfleet.v1.AwaitJobRequest\x1a\x15.zkfleet.v1.JobUpdate0\x01\x12\x45\n\tCancelJob\x12\x1c.zkfleet.v1.CancelJobRequest\x1a\x1a.zkfleet.proto.CancelReply\x12H\n\x08ListJobs\x12\x1e.zkfleet.proto.ListJobsRequest\x1a\x1c.zkfleet.proto.ListJobsReply\x12\x42\n\x08RetryJob\x12\x1e.zkfleet.proto.RetryJobRequest\x1a\x16.zkfleet.proto.JobInfo\x12\x45\n\tGetStatus\x12\x1c.zkfleet.v1.GetStatusRequest\x1a\x1a.zkfleet.proto.StatusReply\x12K\n\x0bListWorkers\x12\x1e.zkfleet.v1.ListWorkersRequest\x1a\x1c.zkfleet.v1.ListWorkersReply\x12Q\n\x0b\x44rainWorker\x12!.zkfleet.proto.DrainWorkerRequest\x1a\x1f.zkfleet.proto.DrainWorkerReplyB;Z9github.com/zkfleet/zkfleet/clients/go/zkfleetv1;zkfleetv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x10zkfleet_v1.proto\x12\nzkfleet.v1\"\xeb\x01\n\x10SubmitJobRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\ncircuit_id\x18\x02 \x01(\t\x12&\n\x08priority\x18\x03 \x01(\x0e\x32\x14.zkfleet.v1.Priority\x12\x17\n\x0f\x64\x65\x61\x64line_unix_s\x18\x04 \x01(\x01\x12\x0e\n\x06inputs\x18\x05 \x03(\x0c\x12,\n\x0cwitness_refs\x18\x06 \x03(\x0b\x32\x16.zkfleet.v1.WitnessRef\x12\x11\n\twitnesses\x18\x07 \x03(\x0c\x12\x1d\n\x15public_signals_sha256\x18\x08 \x03(\x0c\"Y\n\x0eSubmitJobReply\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\x12\x11\n\tduplicate\x18\x02 \x01(\x08\x12#\n\x05state\x18\x03 \x01(\x0e\x32\x14.zkfleet.v1.JobState\" \n\rGetJobRequest\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\"\"\n\x0f\x41waitJobRequest\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\"d\n\tJobUpdate\x12$\n\x05state\x18\x01 \x01(\x0b\x32\x13.zkfleet.v1.JobInfoH\x00\x12\'\n\x06result\x18\x02 \x01(\x0b\x32\x15.zkfleet.v1.JobResultH\x00\x42\x08\n\x06update\"#\n\x10\x43\x61ncelJobRequest\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\"\x12\n\x10GetStatusRequest\"\x14\n\x12ListWorkersRequest\";\n\x10ListWorkersReply\x12\'\n\x07workers\x18\x01 \x03(\x0b\x32\x16.zkfleet.v1.WorkerInfo\"7\n\nWitnessRef\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12\x0e\n\x06sha256\x18\x03 \x01(\x0c\"\xc4\x01\n\x0cPhaseTimings\x12\x14\n\x0cqueue_wait_s\x18\x01 \x01(\x01\x12\x1a\n\x12witness_transfer_s\x18\x02 \x01(\x01\x12\x13\n\x0b\x62uild_abc_s\x18\x03 \x01(\x01\x12\r\n\x05ntt_s\x18\x04 \x01(\x01\x12\r\n\x05msm_s\x18\x05 \x01(\x01\x12\x15\n\rprove_total_s\x18\x06 \x01(\x01\x12\x1c\n\x14witness_generation_s\x18\x07 \x01(\x01\x12\x1a\n\x12generation_queue_s\x18\x08 \x01(\x01\"\xc8\x01\n\x0fPartitionResult\x12\x11\n\tpartition\x18\x01 \x01(\r\x12\x12\n\nproof_json\x18\x02 \x01(\t\x12\x13\n\x0bpublic_json\x18\x03 \x01(\t\x12)\n\x07timings\x18\x04 \x01(\x0b\x32\x18.zkfleet.v1.PhaseTimings\x12\x11\n\tworker_id\x18\x05 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\r\x12\x13\n\x0bproof_bytes\x18\x07 \x01(\x0c\x12\x14\n\x0csignals_keys\x18\x08 \x01(\r\"\x84\x02\n\tJobResult\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x12\n\ncircuit_id\x18\x03 \x01(\t\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.zkfleet.v1.JobState\x12/\n\npartitions\x18\x05 \x03(\x0b\x32\x1b.zkfleet.v1.PartitionResult\x12\r\n\x05\x65rror\x18\x06 \x01(\t\x12&\n\x08priority\x18\x07 \x01(\x0e\x32\x14.zkfleet.v1.Priority\x12\x18\n\x10submitted_unix_s\x18\x08 \x01(\x01\x12\x17\n\x0f\x66inished_unix_s\x18\t \x01(\x01\"f\n\x08JobRound\x12\r\n\x05round\x18\x01 \x01(\r\x12#\n\x05state\x18\x02 \x01(\x0e\x32\x14.zkfleet.v1.JobState\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x17\n\x0f\x66inished_unix_s\x18\x04 \x01(\x01\"\xaa\x04\n\x07JobInfo\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x12\n\ncircuit_id\x18\x03 \x01(\t\x12\x11\n\tclient_id\x18\x04 \x01(\t\x12#\n\x05state\x18\x05 \x01(\x0e\x32\x14.zkfleet.v1.JobState\x12&\n\x08priority\x18\x06 \x01(\x0e\x32\x14.zkfleet.v1.Priority\x12\x12\n\npartitions\x18\x07 \x01(\r\x12\x17\n\x0fpartitions_done\x18\x08 \x01(\r\x12\x19\n\x11max_attempts_used\x18\t \x01(\r\x12\x18\n\x10submitted_unix_s\x18\n \x01(\x01\x12\x17\n\x0f\x64\x65\x61\x64line_unix_s\x18\x0b \x01(\x01\x12\x17\n\x0f\x66inished_unix_s\x18\x0c \x01(\x01\x12\r\n\x05\x65rror\x18\r \x01(\t\x12\x16\n\x0eresult_expired\x18\x0e \x01(\x08\x12,\n\x07payload\x18\x0f \x01(\x0e\x32\x1b.zkfleet.v1.JobInfo.Payload\x12\x0f\n\x07retries\x18\x10 \x01(\r\x12%\n\x07history\x18\x11 \x03(\x0b\x32\x14.zkfleet.v1.JobRound\"e\n\x07Payload\x12\x17\n\x13PAYLOAD_UNSPECIFIED\x10\x00\x12\x15\n\x11PAYLOAD_WITNESSES\x10\x01\x12\x16\n\x12PAYLOAD_REFERENCES\x10\x02\x12\x12\n\x0ePAYLOAD_INPUTS\x10\x03\"E\n\x0b\x43\x61ncelReply\x12\x11\n\tcancelled\x18\x01 \x01(\x08\x12#\n\x05state\x18\x02 \x01(\x0e\x32\x14.zkfleet.v1.JobState\"\xc6\x01\n\x0fListJobsRequest\x12$\n\x06states\x18\x01 \x03(\x0e\x32\x14.zkfleet.v1.JobState\x12\x12\n\ncircuit_id\x18\x02 \x01(\t\x12\x11\n\tclient_id\x18\x03 \x01(\t\x12\x1e\n\x16submitted_after_unix_s\x18\x04 \x01(\x01\x12\x1f\n\x17submitted_before_unix_s\x18\x05 \x01(\x01\x12\x11\n\tpage_size\x18\x06 \x01(\r\x12\x12\n\npage_token\x18\x07 \x01(\t\"K\n\rListJobsReply\x12!\n\x04jobs\x18\x01 \x03(\x0b\x32\x13.zkfleet.v1.JobInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"3\n\x0fRetryJobRequest\x12\x0f\n\x07job_seq\x18\x01 \x01(\x04\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\r\"Z\n\x0bQueueStatus\x12&\n\x08priority\x18\x01 \x01(\x0e\x32\x14.zkfleet.v1.Priority\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\r\x12\x14\n\x0coldest_age_s\x18\x03 \x01(\x01\"\xc9\x01\n\x0cMemoryStatus\x12\x12\n\npool_bytes\x18\x01 \x01(\x04\x12\x19\n\x11pool_in_use_bytes\x18\x02 \x01(\x04\x12\x18\n\x10\x62ytes_to_release\x18\x03 \x01(\x04\x12\x13\n\x0b\x61lloc_calls\x18\x04 \x01(\x04\x12\x14\n\x0c\x62udget_bytes\x18\x05 \x01(\x04\x12\x17\n\x0f\x61vailable_bytes\x18\x06 \x01(\x04\x12\x11\n\tpool_mode\x18\x07 \x01(\t\x12\x19\n\x11pool_target_bytes\x18\x08 \x01(\x04\"`\n\nDrainPhase\x12&\n\x05state\x18\x01 \x01(\x0e\x32\x17.zkfleet.v1.WorkerState\x12\x16\n\x0estarted_unix_s\x18\x02 \x01(\x01\x12\x12\n\nduration_s\x18\x03 \x01(\x01\"\xef\x02\n\nWorkerInfo\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0f\n\x07\x62\x61\x63kend\x18\x03 \x01(\t\x12&\n\x05state\x18\x04 \x01(\x0e\x32\x17.zkfleet.v1.WorkerState\x12\x10\n\x08\x63ircuits\x18\x05 \x03(\t\x12\x0e\n\x06\x63redit\x18\x06 \x01(\r\x12\x11\n\tin_flight\x18\x07 \x01(\r\x12\x13\n\x0bqueue_depth\x18\x08 \x01(\r\x12(\n\x06memory\x18\t \x01(\x0b\x32\x18.zkfleet.v1.MemoryStatus\x12\x13\n\x0blast_seen_s\x18\n \x01(\x01\x12\x10\n\x08\x63\x61pacity\x18\x0b \x01(\r\x12\x17\n\x0fitems_completed\x18\x0c \x01(\x04\x12\x10\n\x08key_name\x18\r \x01(\t\x12\x11\n\tgenerates\x18\x0e \x03(\t\x12.\n\rcircuit_kinds\x18\x0f \x03(\x0e\x32\x17.zkfleet.v1.CircuitKind\"\x8c\x07\n\x0bStatusReply\x12\'\n\x06queues\x18\x01 \x03(\x0b\x32\x17.zkfleet.v1.QueueStatus\x12\'\n\x07workers\x18\x02 \x03(\x0b\x32\x16.zkfleet.v1.WorkerInfo\x12\x16\n\x0ejobs_submitted\x18\x03 \x01(\x04\x12\x16\n\x0ejobs_completed\x18\x04 \x01(\x04\x12\x13\n\x0bjobs_failed\x18\x05 \x01(\x04\x12\x1a\n\x12jobs_dead_lettered\x18\x06 \x01(\x04\x12\x19\n\x11items_redelivered\x18\x07 \x01(\x04\x12\x14\n\x0cnext_job_seq\x18\x08 \x01(\x04\x12\x18\n\x10\x66rames_malformed\x18\t \x01(\x04\x12\x1c\n\x14\x66rames_wrong_version\x18\n \x01(\x04\x12\x18\n\x10\x66rames_oversized\x18\x0b \x01(\x04\x12\x15\n\rresults_stale\x18\x0c \x01(\x04\x12\x1d\n\x15replies_undeliverable\x18\r \x01(\x04\x12\x19\n\x11items_handed_back\x18\x0e \x01(\x04\x12\x16\n\x0ejobs_cancelled\x18\x0f \x01(\x04\x12\x15\n\rjobs_in_table\x18\x10 \x01(\x04\x12\x14\n\x0cjobs_expired\x18\x11 \x01(\x04\x12\x14\n\x0csubmits_busy\x18\x12 \x01(\x04\x12\x1c\n\x14queued_witness_bytes\x18\x13 \x01(\x04\x12\x14\n\x0c\x62roker_epoch\x18\x14 \x01(\x04\x12\x17\n\x0fjournal_commits\x18\x15 \x01(\x04\x12\x16\n\x0ejobs_recovered\x18\x16 \x01(\x04\x12!\n\x19\x61uth_rejected_unknown_key\x18\x17 \x01(\x04\x12$\n\x1c\x61uth_rejected_wrong_endpoint\x18\x18 \x01(\x04\x12\x1f\n\x17\x61uth_rejected_mechanism\x18\x19 \x01(\x04\x12\x1a\n\x12requests_forbidden\x18\x1a \x01(\x04\x12\x18\n\x10results_rejected\x18\x1b \x01(\x04\x12\x18\n\x10leases_reclaimed\x18\x1c \x01(\x04\x12\x1d\n\x15registrations_refused\x18\x1d \x01(\x04\x12\x16\n\x0estorage_faults\x18\x1e \x01(\x04\x12\x13\n\x0bunavailable\x18\x1f \x01(\x08\x12\x1a\n\x12unavailable_reason\x18  \x01(\t\x12\x14\n\x0cjobs_retried\x18! \x01(\x04\"5\n\x12\x44rainWorkerRequest\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x0c\n\x04wait\x18\x02 \x01(\x08\"_\n\x10\x44rainWorkerReply\x12\x11\n\tworker_id\x18\x01 \x01(\t\x12\x10\n\x08\x66inished\x18\x02 \x01(\x08\x12&\n\x06phases\x18\x03 \x03(\x0b\x32\x16.zkfleet.v1.DrainPhase*\x85\x02\n\x0bWorkerState\x12\x1c\n\x18WORKER_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15WORKER_STATE_STARTING\x10\x01\x12#\n\x1fWORKER_STATE_WAITING_FOR_MEMORY\x10\x02\x12\x18\n\x14WORKER_STATE_LOADING\x10\x03\x12\x16\n\x12WORKER_STATE_READY\x10\x04\x12\x19\n\x15WORKER_STATE_DRAINING\x10\x05\x12\x1a\n\x16WORKER_STATE_RELEASING\x10\x06\x12\x15\n\x11WORKER_STATE_GONE\x10\x07\x12\x18\n\x14WORKER_STATE_FAULTED\x10\x08*^\n\x0b\x43ircuitKind\x12\x1c\n\x18\x43IRCUIT_KIND_UNSPECIFIED\x10\x00\x12\x17\n\x13\x43IRCUIT_KIND_CIRCOM\x10\x01\x12\x18\n\x14\x43IRCUIT_KIND_BELLMAN\x10\x02*u\n\x08Priority\x12\x18\n\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x10\n\x0cPRIORITY_LOW\x10\x01\x12\x13\n\x0fPRIORITY_NORMAL\x10\x02\x12\x11\n\rPRIORITY_HIGH\x10\x03\x12\x15\n\x11PRIORITY_CRITICAL\x10\x04*\xce\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10JOB_STATE_QUEUED\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x12\x1b\n\x17JOB_STATE_DEAD_LETTERED\x10\x05\x12\x17\n\x13JOB_STATE_CANCELLED\x10\x06\x12\x15\n\x11JOB_STATE_EXPIRED\x10\x07\x32\xee\x04\n\x05\x46leet\x12\x45\n\tSubmitJob\x12\x1c.zkfleet.v1.SubmitJobRequest\x1a\x1a.zkfleet.v1.SubmitJobReply\x12\x38\n\x06GetJob\x12\x19.zkfleet.v1.GetJobRequest\x1a\x13.zkfleet.v1.JobInfo\x12@\n\x08\x41waitJob\x12\x1b.zkfleet.v1.AwaitJobRequest\x1a\x15.zkfleet.v1.JobUpdate0\x01\x12\x42\n\tCancelJob\x12\x1c.zkfleet.v1.CancelJobRequest\x1a\x17.zkfleet.v1.CancelReply\x12\x42\n\x08ListJobs\x12\x1b.zkfleet.v1.ListJobsRequest\x1a\x19.zkfleet.v1.ListJobsReply\x12<\n\x08RetryJob\x12\x1b.zkfleet.v1.RetryJobRequest\x1a\x13.zkfleet.v1.JobInfo\x12\x42\n\tGetStatus\x12\x1c.zkfleet.v1.GetStatusRequest\x1a\x17.zkfleet.v1.StatusReply\x12K\n\x0bListWorkers\x12\x1e.zkfleet.v1.ListWorkersRequest\x1a\x1c.zkfleet.v1.ListWorkersReply\x12K\n\x0b\x44rainWorker\x12\x1e.zkfleet.v1.DrainWorkerRequest\x1a\x1c.zkfleet.v1.DrainWorkerReplyB;Z9github.com/zkfleet/zkfleet/clients/go/zkfleetv1;zkfleetv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'zkfleet_v1_pb2', globals())
@@ -22,24 +21,68 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z9github.com/zkfleet/zkfleet/clients/go/zkfleetv1;zkfleetv1'
-  _SUBMITJOBREQUEST._serialized_start=48
-  _SUBMITJOBREQUEST._serialized_end=289
-  _SUBMITJOBREPLY._serialized_start=291
-  _SUBMITJOBREPLY._serialized_end=383
-  _GETJOBREQUEST._serialized_start=385
-  _GETJOBREQUEST._serialized_end=417
-  _AWAITJOBREQUEST._serialized_start=419
-  _AWAITJOBREQUEST._serialized_end=453
-  _JOBUPDATE._serialized_start=455
-  _JOBUPDATE._serialized_end=561
-  _CANCELJOBREQUEST._serialized_start=563
-  _CANCELJOBREQUEST._serialized_end=598
-  _GETSTATUSREQUEST._serialized_start=600
-  _GETSTATUSREQUEST._serialized_end=618
-  _LISTWORKERSREQUEST._serialized_start=620
-  _LISTWORKERSREQUEST._serialized_end=640
-  _LISTWORKERSREPLY._serialized_start=642
-  _LISTWORKERSREPLY._serialized_end=704
-  _FLEET._serialized_start=707
-  _FLEET._serialized_end=1356
+  _WORKERSTATE._serialized_start=4286
+  _WORKERSTATE._serialized_end=4547
+  _CIRCUITKIND._serialized_start=4549
+  _CIRCUITKIND._serialized_end=4643
+  _PRIORITY._serialized_start=4645
+  _PRIORITY._serialized_end=4762
+  _JOBSTATE._serialized_start=4765
+  _JOBSTATE._serialized_end=4971
+  _SUBMITJOBREQUEST._serialized_start=33
+  _SUBMITJOBREQUEST._serialized_end=268
+  _SUBMITJOBREPLY._serialized_start=270
+  _SUBMITJOBREPLY._serialized_end=359
+  _GETJOBREQUEST._serialized_start=361
+  _GETJOBREQUEST._serialized_end=393
+  _AWAITJOBREQUEST._serialized_start=395
+  _AWAITJOBREQUEST._serialized_end=429
+  _JOBUPDATE._serialized_start=431
+  _JOBUPDATE._serialized_end=531
+  _CANCELJOBREQUEST._serialized_start=533
+  _CANCELJOBREQUEST._serialized_end=568
+  _GETSTATUSREQUEST._serialized_start=570
+  _GETSTATUSREQUEST._serialized_end=588
+  _LISTWORKERSREQUEST._serialized_start=590
+  _LISTWORKERSREQUEST._serialized_end=610
+  _LISTWORKERSREPLY._serialized_start=612
+  _LISTWORKERSREPLY._serialized_end=671
+  _WITNESSREF._serialized_start=673
+  _WITNESSREF._serialized_end=728
+  _PHASETIMINGS._serialized_start=731
+  _PHASETIMINGS._serialized_end=927
+  _PARTITIONRESULT._serialized_start=930
+  _PARTITIONRESULT._serialized_end=1130
+  _JOBRESULT._serialized_start=1133
+  _JOBRESULT._serialized_end=1393
+  _JOBROUND._serialized_start=1395
+  _JOBROUND._serialized_end=1497
+  _JOBINFO._serialized_start=1500
+  _JOBINFO._serialized_end=2054
+  _JOBINFO_PAYLOAD._serialized_start=1953
+  _JOBINFO_PAYLOAD._serialized_end=2054
+  _CANCELREPLY._serialized_start=2056
+  _CANCELREPLY._serialized_end=2125
+  _LISTJOBSREQUEST._serialized_start=2128
+  _LISTJOBSREQUEST._serialized_end=2326
+  _LISTJOBSREPLY._serialized_start=2328
+  _LISTJOBSREPLY._serialized_end=2403
+  _RETRYJOBREQUEST._serialized_start=2405
+  _RETRYJOBREQUEST._serialized_end=2456
+  _QUEUESTATUS._serialized_start=2458
+  _QUEUESTATUS._serialized_end=2548
+  _MEMORYSTATUS._serialized_start=2551
+  _MEMORYSTATUS._serialized_end=2752
+  _DRAINPHASE._serialized_start=2754
+  _DRAINPHASE._serialized_end=2850
+  _WORKERINFO._serialized_start=2853
+  _WORKERINFO._serialized_end=3220
+  _STATUSREPLY._serialized_start=3223
+  _STATUSREPLY._serialized_end=4131
+  _DRAINWORKERREQUEST._serialized_start=4133
+  _DRAINWORKERREQUEST._serialized_end=4186
+  _DRAINWORKERREPLY._serialized_start=4188
+  _DRAINWORKERREPLY._serialized_end=4283
+  _FLEET._serialized_start=4974
+  _FLEET._serialized_end=5596
 # @@protoc_insertion_point(module_scope)

@@ -2,7 +2,6 @@
 """Client and server classes corresponding to protobuf-defined services."""
 import grpc
 
-from . import zkfleet_pb2 as zkfleet__pb2
 from . import zkfleet_v1_pb2 as zkfleet__v1__pb2
 
 
@@ -23,7 +22,7 @@ class FleetStub(object):
         self.GetJob = channel.unary_unary(
                 '/zkfleet.v1.Fleet/GetJob',
                 request_serializer=zkfleet__v1__pb2.GetJobRequest.SerializeToString,
-                response_deserializer=zkfleet__pb2.JobInfo.FromString,
+                response_deserializer=zkfleet__v1__pb2.JobInfo.FromString,
                 )
         self.AwaitJob = channel.unary_stream(
                 '/zkfleet.v1.Fleet/AwaitJob',
@@ -33,22 +32,22 @@ class FleetStub(object):
         self.CancelJob = channel.unary_unary(
                 '/zkfleet.v1.Fleet/CancelJob',
                 request_serializer=zkfleet__v1__pb2.CancelJobRequest.SerializeToString,
-                response_deserializer=zkfleet__pb2.CancelReply.FromString,
+                response_deserializer=zkfleet__v1__pb2.CancelReply.FromString,
                 )
         self.ListJobs = channel.unary_unary(
                 '/zkfleet.v1.Fleet/ListJobs',
-                request_serializer=zkfleet__pb2.ListJobsRequest.SerializeToString,
-                response_deserializer=zkfleet__pb2.ListJobsReply.FromString,
+                request_serializer=zkfleet__v1__pb2.ListJobsRequest.SerializeToString,
+                response_deserializer=zkfleet__v1__pb2.ListJobsReply.FromString,
                 )
         self.RetryJob = channel.unary_unary(
                 '/zkfleet.v1.Fleet/RetryJob',
-                request_serializer=zkfleet__pb2.RetryJobRequest.SerializeToString,
-                response_deserializer=zkfleet__pb2.JobInfo.FromString,
+                request_serializer=zkfleet__v1__pb2.RetryJobRequest.SerializeToString,
+                response_deserializer=zkfleet__v1__pb2.JobInfo.FromString,
                 )
         self.GetStatus = channel.unary_unary(
                 '/zkfleet.v1.Fleet/GetStatus',
                 request_serializer=zkfleet__v1__pb2.GetStatusRequest.SerializeToString,
-                response_deserializer=zkfleet__pb2.StatusReply.FromString,
+                response_deserializer=zkfleet__v1__pb2.StatusReply.FromString,
                 )
         self.ListWorkers = channel.unary_unary(
                 '/zkfleet.v1.Fleet/ListWorkers',
@@ -57,8 +56,8 @@ class FleetStub(object):
                 )
         self.DrainWorker = channel.unary_unary(
                 '/zkfleet.v1.Fleet/DrainWorker',
-                request_serializer=zkfleet__pb2.DrainWorkerRequest.SerializeToString,
-                response_deserializer=zkfleet__pb2.DrainWorkerReply.FromString,
+                request_serializer=zkfleet__v1__pb2.DrainWorkerRequest.SerializeToString,
+                response_deserializer=zkfleet__v1__pb2.DrainWorkerReply.FromString,
                 )
 
 
@@ -106,7 +105,7 @@ class FleetServicer(object):
 
     def RetryJob(self, request, context):
         """A new round of a FAILED or DEAD_LETTERED job under the same job_seq
-        (zkfleet.proto.RetryJobRequest: idempotent per attempt number); its
+        (idempotent per attempt number); its
         earlier rounds in JobInfo.history. Await it with AwaitJob.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -145,7 +144,7 @@ def add_FleetServicer_to_server(servicer, server):
             'GetJob': grpc.unary_unary_rpc_method_handler(
                     servicer.GetJob,
                     request_deserializer=zkfleet__v1__pb2.GetJobRequest.FromString,
-                    response_serializer=zkfleet__pb2.JobInfo.SerializeToString,
+                    response_serializer=zkfleet__v1__pb2.JobInfo.SerializeToString,
             ),
             'AwaitJob': grpc.unary_stream_rpc_method_handler(
                     servicer.AwaitJob,
@@ -155,22 +154,22 @@ def add_FleetServicer_to_server(servicer, server):
             'CancelJob': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelJob,
                     request_deserializer=zkfleet__v1__pb2.CancelJobRequest.FromString,
-                    response_serializer=zkfleet__pb2.CancelReply.SerializeToString,
+                    response_serializer=zkfleet__v1__pb2.CancelReply.SerializeToString,
             ),
             'ListJobs': grpc.unary_unary_rpc_method_handler(
                     servicer.ListJobs,
-                    request_deserializer=zkfleet__pb2.ListJobsRequest.FromString,
-                    response_serializer=zkfleet__pb2.ListJobsReply.SerializeToString,
+                    request_deserializer=zkfleet__v1__pb2.ListJobsRequest.FromString,
+                    response_serializer=zkfleet__v1__pb2.ListJobsReply.SerializeToString,
             ),
             'RetryJob': grpc.unary_unary_rpc_method_handler(
                     servicer.RetryJob,
-                    request_deserializer=zkfleet__pb2.RetryJobRequest.FromString,
-                    response_serializer=zkfleet__pb2.JobInfo.SerializeToString,
+                    request_deserializer=zkfleet__v1__pb2.RetryJobRequest.FromString,
+                    response_serializer=zkfleet__v1__pb2.JobInfo.SerializeToString,
             ),
             'GetStatus': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStatus,
                     request_deserializer=zkfleet__v1__pb2.GetStatusRequest.FromString,
-                    response_serializer=zkfleet__pb2.StatusReply.SerializeToString,
+                    response_serializer=zkfleet__v1__pb2.StatusReply.SerializeToString,
             ),
             'ListWorkers': grpc.unary_unary_rpc_method_handler(
                     servicer.ListWorkers,
@@ -179,8 +178,8 @@ def add_FleetServicer_to_server(servicer, server):
             ),
             'DrainWorker': grpc.unary_unary_rpc_method_handler(
                     servicer.DrainWorker,
-                    request_deserializer=zkfleet__pb2.DrainWorkerRequest.FromString,
-                    response_serializer=zkfleet__pb2.DrainWorkerReply.SerializeToString,
+                    request_deserializer=zkfleet__v1__pb2.DrainWorkerRequest.FromString,
+                    response_serializer=zkfleet__v1__pb2.DrainWorkerReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -222,7 +221,7 @@ class Fleet(object):
             metadata=None):
         return grpc.experimental.unary_unary(request, target, '/zkfleet.v1.Fleet/GetJob',
             zkfleet__v1__pb2.GetJobRequest.SerializeToString,
-            zkfleet__pb2.JobInfo.FromString,
+            zkfleet__v1__pb2.JobInfo.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
@@ -256,7 +255,7 @@ class Fleet(object):
             metadata=None):
         return grpc.experimental.unary_unary(request, target, '/zkfleet.v1.Fleet/CancelJob',
             zkfleet__v1__pb2.CancelJobRequest.SerializeToString,
-            zkfleet__pb2.CancelReply.FromString,
+            zkfleet__v1__pb2.CancelReply.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
@@ -272,8 +271,8 @@ class Fleet(object):
             timeout=None,
             metadata=None):
         return grpc.experimental.unary_unary(request, target, '/zkfleet.v1.Fleet/ListJobs',
-            zkfleet__pb2.ListJobsRequest.SerializeToString,
-            zkfleet__pb2.ListJobsReply.FromString,
+            zkfleet__v1__pb2.ListJobsRequest.SerializeToString,
+            zkfleet__v1__pb2.ListJobsReply.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
@@ -289,8 +288,8 @@ class Fleet(object):
             timeout=None,
             metadata=None):
         return grpc.experimental.unary_unary(request, target, '/zkfleet.v1.Fleet/RetryJob',
-            zkfleet__pb2.RetryJobRequest.SerializeToString,
-            zkfleet__pb2.JobInfo.FromString,
+            zkfleet__v1__pb2.RetryJobRequest.SerializeToString,
+            zkfleet__v1__pb2.JobInfo.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
@@ -307,7 +306,7 @@ class Fleet(object):
             metadata=None):
         return grpc.experimental.unary_unary(request, target, '/zkfleet.v1.Fleet/GetStatus',
             zkfleet__v1__pb2.GetStatusRequest.SerializeToString,
-            zkfleet__pb2.StatusReply.FromString,
+            zkfleet__v1__pb2.StatusReply.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
@@ -340,7 +339,7 @@ class Fleet(object):
             timeout=None,
             metadata=None):
         return grpc.experimental.unary_unary(request, target, '/zkfleet.v1.Fleet/DrainWorker',
-            zkfleet__pb2.DrainWorkerRequest.SerializeToString,
-            zkfleet__pb2.DrainWorkerReply.FromString,
+            zkfleet__v1__pb2.DrainWorkerRequest.SerializeToString,
+            zkfleet__v1__pb2.DrainWorkerReply.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
