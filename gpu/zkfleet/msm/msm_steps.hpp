@@ -93,8 +93,12 @@ inline int WindowsFor(int c) { return (256 + c - 1) / c; }
 // The shape for n points with up to max_copies table copies: the window
 // width that minimises windows·n + groups·3·B, the accumulation work plus
 // the bucket reduction (a bucket costs about three mixed additions' worth).
-// Widths up to 16 bits without tables, 24 with (the bucket sets, now few,
-// may be larger). force_c > 0 fixes the width.
+// Widths up to 21 bits without tables, 24 with (the bucket sets, now few,
+// may be larger). force_c > 0 fixes the width. Measured on an H100
+// (bench_gpu --msm-widths, docs/benchmarks-gpu.md): the model's choice was
+// the fastest width, or within 1 %, at 2^22 (16 bits), 2^23 (19) and 2^24
+// (20: 7.5 % faster than 16 on both curves); wider, the bucket reduction
+// doubles with each bit.
 inline Shape ChooseShape(uint64_t n, int max_copies = 1, int force_c = 0) {
   max_copies = std::max(1, std::min(max_copies, kMaxCopies));
   auto shape_for = [max_copies](int c) {
@@ -106,7 +110,7 @@ inline Shape ChooseShape(uint64_t n, int max_copies = 1, int force_c = 0) {
     return s;
   };
   if (force_c > 0) return shape_for(force_c);
-  const int max_c = max_copies > 1 ? 24 : 16;
+  const int max_c = max_copies > 1 ? 24 : 21;
   Shape best = shape_for(2);
   double best_cost = 1e300;
   for (int c = 2; c <= max_c; ++c) {

@@ -432,7 +432,8 @@ TEST(MsmSteps, TableCopiesAreTheMultiples) {
 }
 
 TEST(MsmSteps, PlanShapes) {
-  for (uint64_t n : {uint64_t{1}, uint64_t{100}, uint64_t{1} << 16, uint64_t{1} << 20, uint64_t{1} << 22}) {
+  for (uint64_t n : {uint64_t{1}, uint64_t{100}, uint64_t{1} << 16, uint64_t{1} << 20, uint64_t{1} << 22,
+                     uint64_t{1} << 24, uint64_t{1} << 27}) {
     for (int max_copies : {1, 4, 16}) {
       const msm::Plan p = msm::MakePlan(n, msm::ChooseShape(n, max_copies), n);
       EXPECT_GE(p.windows * p.c, 256);
@@ -446,7 +447,10 @@ TEST(MsmSteps, PlanShapes) {
       EXPECT_EQ(p.later_levels == 0 ? p.threads0 : msm::LevelThreads(p, p.later_levels), 1u);
     }
   }
+  // Without tables, the widths the H100 measured fastest (docs/benchmarks-gpu.md).
   EXPECT_EQ(msm::MakePlan(uint64_t{1} << 22).c, 16);
+  EXPECT_EQ(msm::MakePlan(uint64_t{1} << 23).c, 19);
+  EXPECT_EQ(msm::MakePlan(uint64_t{1} << 24).c, 20);
   // MatchesCpuBn254G1's wide-window case sums several level-1 runs per
   // level-2 thread; the small cases one.
   EXPECT_EQ(msm::MakePlan(300, 16).run_segments * 8, msm::MakePlan(300, 16).segments);
