@@ -35,8 +35,10 @@
 // Tick() (at least every second). Without one (unit tests) it counts only.
 //
 // Sources, by seam: broker_core.cpp (construction, recovery, journal
-// records, output, status), broker_core_clients.cpp (client requests),
-// broker_core_workers.cpp (worker messages and results),
+// records, output, status), broker_core_clients.cpp (the client dispatch,
+// SUBMIT), broker_core_jobs.cpp (requests about jobs), broker_core_admin.cpp
+// (the admin's requests, reloads), broker_core_workers.cpp (worker messages
+// and results),
 // broker_core_dispatch.cpp (returns, finishing, dispatch, the tick); what
 // they share beyond this header is in broker_core_detail.hpp.
 //
@@ -211,7 +213,7 @@ class BrokerCore {
   // A job just added to the table from the journal takes its items' states
   // from their records, and its place in the queue, admission and deadlines.
   void ResumeJob(JobRecord& job);
-  // RetryJob (broker_core_clients.cpp).
+  // RetryJob (broker_core_jobs.cpp).
   void OnRetryJob(const ReplyTo& from, const std::string& client, bool any_job, const proto::RetryJobRequest& request,
                   Clock::time_point now);
 

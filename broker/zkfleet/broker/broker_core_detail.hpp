@@ -1,5 +1,6 @@
 // What BrokerCore's source files (broker_core.cpp, broker_core_clients.cpp,
-// broker_core_workers.cpp, broker_core_dispatch.cpp) share beyond
+// broker_core_jobs.cpp, broker_core_admin.cpp, broker_core_workers.cpp,
+// broker_core_dispatch.cpp) share beyond
 // broker_core.hpp; no part of the broker's interface: include it only there.
 // Thread-safety: pure functions.
 #pragma once
