@@ -2,8 +2,8 @@
 // journal, the journal records of jobs and items, what goes out (replies,
 // errors, worker messages) and the status report. The other parts:
 // broker_core_clients.cpp, broker_core_jobs.cpp and broker_core_admin.cpp
-// (client requests), broker_core_workers.cpp (worker
-// messages and results), broker_core_dispatch.cpp (returns, finishing,
+// (client requests), broker_core_workers.cpp and broker_core_results.cpp
+// (worker messages and results), broker_core_dispatch.cpp (returns, finishing,
 // dispatch, the tick). Thread-safety: as BrokerCore (one thread).
 #include "zkfleet/broker/broker_core.hpp"
 

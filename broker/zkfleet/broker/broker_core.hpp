@@ -37,8 +37,9 @@
 // Sources, by seam: broker_core.cpp (construction, recovery, journal
 // records, output, status), broker_core_clients.cpp (the client dispatch,
 // SUBMIT), broker_core_jobs.cpp (requests about jobs), broker_core_admin.cpp
-// (the admin's requests, reloads), broker_core_workers.cpp (worker messages
-// and results),
+// (the admin's requests, reloads), broker_core_workers.cpp (worker
+// registration, state, strikes, removal), broker_core_results.cpp (STARTED,
+// RESULT, verdicts, HANDBACK),
 // broker_core_dispatch.cpp (returns, finishing, dispatch, the tick); what
 // they share beyond this header is in broker_core_detail.hpp.
 //
