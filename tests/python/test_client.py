@@ -105,6 +105,23 @@ def test_auth_errors(fleet, witness):
             watcher.submit("fast", [witness])
 
 
+def test_a_send_that_never_completes_ends_within_the_reply_timeout(fleet):
+    """A connection whose CURVE handshake the broker refused leaves the socket
+    without a pipe: a send then waits for one for ever. When the request went
+    out before the client had seen the refusal, status() hung (CI, once in a
+    fresh-clone run: test_auth_errors past ctest's 300 s). The send is under
+    the reply timeout now."""
+    with fleet.client("stranger", reply_timeout=1.0) as stranger:
+        async def never_sent(*args, **kwargs):
+            await asyncio.Event().wait()
+        stranger._async._send = never_sent
+        stranger._async._handshake_problem = lambda: ""  # the refusal not seen yet
+        started = time.monotonic()
+        with pytest.raises(zkfleet.Timeout):
+            stranger.status()
+        assert time.monotonic() - started < scaled(10)
+
+
 def test_a_wrong_broker_public_key_is_reported_at_once_saying_so(fleet):
     """Another key as the broker's: the handshake never completes. Said within
     a few failed handshakes, not after the 60 s reply timeout."""

@@ -481,16 +481,30 @@ class AsyncClient:
             self._unanswered[cid] = [envelope.SerializeToString(), *frames]
         elif body == "await":
             self._awaited[getattr(envelope, "await").job_seq] = cid
+        send: Optional[asyncio.Future] = None
         try:
             if self._handshake_problem():
                 raise self._no_reply(what, timeout)
-            await self._send(envelope, frames)
-            reply = await asyncio.wait_for(asyncio.shield(future), timeout)
+            # The send is under the timeout too: a connection whose handshake
+            # the broker refused leaves the socket without a pipe, and a send
+            # then waits for one for ever. The watcher fails `future` as soon
+            # as the refusal is seen, which ends the wait either way.
+            deadline = None if timeout is None else self._loop.time() + timeout
+            send = asyncio.ensure_future(self._send(envelope, frames))
+            await asyncio.wait_for(asyncio.wait({send, future}, return_when=asyncio.FIRST_COMPLETED), timeout)
+            if not future.done():
+                send.result()  # sent (or its error)
+                remaining = None if deadline is None else max(deadline - self._loop.time(), 0.0)
+                reply = await asyncio.wait_for(asyncio.shield(future), remaining)
+            else:
+                reply = future.result()
         except asyncio.TimeoutError:
             # The request may still reach the broker later (a queued SUBMIT when
             # it starts): the caller decides, with the same request id.
             raise self._no_reply(what, timeout) from None
         finally:
+            if send is not None and not send.done():
+                send.cancel()
             self._pending.pop(cid, None)
             self._pending_bodies.pop(cid, None)
             self._unanswered.pop(cid, None)
