@@ -47,7 +47,10 @@ void Judge(const fetch::FetchResult& fetched, const proto::WitnessRef& witness, 
 
 FetchStage::FetchStage(const fetch::FetchOptions& options, unsigned threads, EventMailbox& mailbox)
     : config_(std::make_shared<const fetch::FetchConfig>(options)),
-      stage_(events::WitnessSource::kFetched, threads, mailbox, [config = config_] { return MakeWork(config); }) {}
+      stage_(events::WitnessSource::kFetched,
+             {fetch::FetchStatusName(fetch::FetchStatus::kTransient),
+              "its witness could not be fetched: failed on this worker: "},
+             threads, mailbox, [config = config_] { return MakeWork(config); }) {}
 
 ItemStage::Work FetchStage::MakeWork(std::shared_ptr<const fetch::FetchConfig> config) {
   // One Fetcher per thread: its connections are reused from fetch to fetch.

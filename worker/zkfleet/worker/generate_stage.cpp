@@ -36,7 +36,10 @@ void Judge(const engine::GenerationResult& generated, size_t witness_bytes, cons
 
 GenerateStage::GenerateStage(const CircuitSet& circuits, std::string worker_id, unsigned threads,
                              EventMailbox& mailbox)
-    : stage_(events::WitnessSource::kGenerated, threads, mailbox, [&circuits, worker_id] {
+    : stage_(events::WitnessSource::kGenerated,
+             {engine::GenerationStatusName(engine::GenerationStatus::kInternal),
+              "its witness could not be computed on worker " + worker_id + ": failed on this worker: "},
+             threads, mailbox, [&circuits, worker_id] {
         return [&circuits, worker_id](QueuedItem& item, const std::atomic<bool>& cancel,
                                       events::WitnessPrepared& event) {
           const auto taken = std::chrono::steady_clock::now();

@@ -2,9 +2,9 @@
 
 namespace zkfleet::worker {
 
-ItemStage::ItemStage(events::WitnessSource source, unsigned threads, EventMailbox& mailbox,
+ItemStage::ItemStage(events::WitnessSource source, Unexpected unexpected, unsigned threads, EventMailbox& mailbox,
                      std::function<Work()> make_work)
-    : source_(source), mailbox_(mailbox) {
+    : source_(source), unexpected_(std::move(unexpected)), mailbox_(mailbox) {
   for (unsigned i = 0; i < std::max(1u, threads); ++i) {
     threads_.emplace_back([this, make_work] { Run(make_work()); });
   }
@@ -75,8 +75,8 @@ void ItemStage::Run(Work work) {
       // The stage's work reports its own failures; this is the last guard
       // (a thread that throws would end the process).
       event.verdict = events::WitnessVerdict::kRetryable;
-      event.status = "internal";
-      event.why = std::string("its witness could not be prepared: failed on this worker: ") + e.what();
+      event.status = unexpected_.status;
+      event.why = unexpected_.why_prefix + e.what();
     }
     event.item = std::shared_ptr<QueuedItem>(std::move(task.item));
     {

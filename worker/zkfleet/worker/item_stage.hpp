@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -39,9 +40,18 @@ class ItemStage {
   using Work =
       std::function<void(QueuedItem& item, const std::atomic<bool>& cancel, events::WitnessPrepared& event)>;
 
+  // How the stage reports work that threw (the last guard: a thread that
+  // throws would end the process): retryable, with the stage's own status
+  // label (its metric's) and `why_prefix` + the exception's text.
+  struct Unexpected {
+    std::string status;
+    std::string why_prefix;
+  };
+
   // Starts max(1, threads) threads; each calls make_work once and keeps
   // what it returns (its own state: a Fetcher and its connections).
-  ItemStage(events::WitnessSource source, unsigned threads, EventMailbox& mailbox, std::function<Work()> make_work);
+  ItemStage(events::WitnessSource source, Unexpected unexpected, unsigned threads, EventMailbox& mailbox,
+            std::function<Work()> make_work);
   ~ItemStage();  // Stop()
   ItemStage(const ItemStage&) = delete;
   ItemStage& operator=(const ItemStage&) = delete;
@@ -71,6 +81,7 @@ class ItemStage {
   void Run(Work work);
 
   const events::WitnessSource source_;
+  const Unexpected unexpected_;
   EventMailbox& mailbox_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
