@@ -204,10 +204,6 @@ void DeclareBrokerFlags(CLI::App& app, BrokerFlags& flags) {
 
 namespace {
 
-std::chrono::milliseconds Millis(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
-
 std::string Hostname() {
   char name[256] = {};
   return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("?");
@@ -220,14 +216,14 @@ BrokerSetup ResolveBrokerFlags(const BrokerFlags& flags) {
   BrokerOptions& options = setup.options;
   options = flags.options;
   options.heartbeat_interval = std::chrono::milliseconds(flags.heartbeat_ms);
-  options.known_circuit_grace = Millis(flags.known_circuit_grace_s);
-  options.result_ttl = Millis(flags.result_ttl_s);
-  options.dedup_window = Millis(flags.dedup_window_s);
-  options.busy_retry_after = Millis(flags.busy_retry_s);
-  options.lease_start_timeout = Millis(flags.lease_start_timeout_s);
-  options.strike_window = Millis(flags.strike_window_s);
-  options.verdict_confirm_wait = Millis(flags.verdict_wait_s);
-  options.lease_overrun_min = Millis(flags.lease_overrun_min_s);
+  options.known_circuit_grace = cmd::MillisecondsOf(flags.known_circuit_grace_s);
+  options.result_ttl = cmd::MillisecondsOf(flags.result_ttl_s);
+  options.dedup_window = cmd::MillisecondsOf(flags.dedup_window_s);
+  options.busy_retry_after = cmd::MillisecondsOf(flags.busy_retry_s);
+  options.lease_start_timeout = cmd::MillisecondsOf(flags.lease_start_timeout_s);
+  options.strike_window = cmd::MillisecondsOf(flags.strike_window_s);
+  options.verdict_confirm_wait = cmd::MillisecondsOf(flags.verdict_wait_s);
+  options.lease_overrun_min = cmd::MillisecondsOf(flags.lease_overrun_min_s);
   options.unverified_circuits = {flags.unverified_circuits.begin(), flags.unverified_circuits.end()};
   options.journal.sync = *ParseSyncMode(flags.sync_mode);  // checked by the option
   options.security.plaintext = flags.insecure_plaintext;

@@ -58,11 +58,8 @@ struct BrokerFlags {
 // defaults are the broker's), then --config and --print-config.
 void DeclareBrokerFlags(CLI::App& app, BrokerFlags& flags);
 
-// A flag whose value cannot be used: the message names the flag and what is
-// expected; zkbroker prints it and exits 2.
-struct FlagError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
+// A flag whose value cannot be used (daemon_options.hpp).
+using cmd::FlagError;
 
 // What the broker runs with, the flags checked: the journal named (exactly
 // one of --data-dir and --journal etcd://), the SUBMIT bounds fitted to etcd's

@@ -12,8 +12,11 @@
 // docs/operations.md, "Configuration files".
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -121,6 +124,17 @@ inline void InitLogging(const std::string& program, const LogFlags& flags) {
   LogFormat format = LogFormat::kText;
   ParseLogFormat(flags.format, &format);  // checked by the option
   zkfleet::InitLogging(program, flags.level, format);
+}
+
+// A flag whose value cannot be used: the message names the flag and what is
+// expected; a daemon prints it and exits 2 (kExitUsage, command_line.hpp).
+struct FlagError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// A flag given in seconds (fractions allowed), as the daemons keep it.
+inline std::chrono::milliseconds MillisecondsOf(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
 // Marks an option as a test aid: not in --help, not settable from a file.

@@ -186,10 +186,6 @@ uint64_t SizeOf(const std::string& flag, const std::string& text, const std::str
   return *bytes;
 }
 
-std::chrono::milliseconds Millis(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
-
 }  // namespace
 
 WorkerSetup ResolveWorkerFlags(const WorkerFlags& flags) {
@@ -202,9 +198,9 @@ WorkerSetup ResolveWorkerFlags(const WorkerFlags& flags) {
   options.test_hold_started = std::chrono::milliseconds(flags.test_hold_started_ms);
   options.test_hold_result = std::chrono::milliseconds(flags.test_hold_result_ms);
   options.fault_window = std::chrono::seconds(flags.fault_window_s);
-  options.drain_timeout = Millis(flags.drain_timeout_s);
+  options.drain_timeout = cmd::MillisecondsOf(flags.drain_timeout_s);
   options.dispatch_start_delay = std::chrono::milliseconds(flags.start_delay_ms);
-  options.memory_wait_timeout = Millis(flags.memory_wait_timeout_s);
+  options.memory_wait_timeout = cmd::MillisecondsOf(flags.memory_wait_timeout_s);
   setup.connection.heartbeat_interval = std::chrono::milliseconds(flags.heartbeat_ms);
   if (options.worker_id.empty()) options.worker_id = DefaultWorkerId();
 

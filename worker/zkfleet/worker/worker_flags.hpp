@@ -76,11 +76,8 @@ struct WorkerFlags {
 // defaults are the worker's), then --config and --print-config.
 void DeclareWorkerFlags(CLI::App& app, WorkerFlags& flags);
 
-// A flag whose value cannot be used: the message names the flag and what is
-// expected; zkworker prints it and exits 2.
-struct FlagError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
+// A flag whose value cannot be used (daemon_options.hpp).
+using cmd::FlagError;
 
 // What the worker runs with, the flags checked: every size parsed, the
 // circuits' files found, the CURVE keys read, the devices resolved.
