@@ -43,12 +43,9 @@ constexpr std::string_view kGeneratorKeyPrefix = "generates:";
 constexpr size_t kProbeFileBytes = 1u << 20;
 
 using detail::AppendBigEndian;
+using detail::ItemKey;
+using detail::JobKey;
 using detail::ReadBigEndian;
-std::string JobKey(uint64_t job_seq) {
-  std::string key;
-  AppendBigEndian(key, job_seq, 8);
-  return key;
-}
 // Database "job_index" (ListJobs): an empty value under each of a job's
 // keys, one per index, the job_seq last so that one value's jobs are
 // contiguous and in job_seq order: 's' + state (1 byte), 'c' + circuit_id +
@@ -68,11 +65,6 @@ std::vector<std::string> IndexKeys(const journal::Job& job) {
                                    IndexPrefix(JobIndex::kClient, job.client_id())};
   for (std::string& key : keys) AppendBigEndian(key, job.job_seq(), 8);
   return keys;
-}
-std::string ItemKey(uint64_t job_seq, uint32_t partition) {
-  std::string key = JobKey(job_seq);
-  AppendBigEndian(key, partition, 4);
-  return key;
 }
 std::string RequestKey(const std::string& client_id, const std::string& request_id) {
   std::string key = client_id;
@@ -126,7 +118,6 @@ std::optional<Message> Parse(std::optional<std::string_view> bytes, const char* 
 
 }  // namespace
 
-std::string detail::ItemRecordKey(uint64_t job_seq, uint32_t partition) { return ItemKey(job_seq, partition); }
 
 const char* SyncModeName(SyncMode mode) {
   switch (mode) {

@@ -18,8 +18,17 @@ inline uint64_t ReadBigEndian(const char* p, int bytes) {
   return value;
 }
 
-// The key of a work item's record (and of its witness's records): the job's
-// key, then the partition, big-endian, so they sort as numbers.
-std::string ItemRecordKey(uint64_t job_seq, uint32_t partition);
+// A job's key (its job_seq), and a work item's (and its witness's records'):
+// the job's key, then the partition.
+inline std::string JobKey(uint64_t job_seq) {
+  std::string key;
+  AppendBigEndian(key, job_seq, 8);
+  return key;
+}
+inline std::string ItemKey(uint64_t job_seq, uint32_t partition) {
+  std::string key = JobKey(job_seq);
+  AppendBigEndian(key, partition, 4);
+  return key;
+}
 
 }  // namespace zkfleet::storage::detail

@@ -28,6 +28,7 @@ namespace zkfleet::storage {
 namespace {
 
 using detail::AppendBigEndian;
+using detail::ItemKey;
 using detail::ReadBigEndian;
 
 constexpr size_t kHashBytes = 16;  // XXH3-128, canonical (big-endian) form
@@ -110,7 +111,7 @@ void Journal::PutWitness(uint64_t job_seq, uint32_t partition, std::string_view 
 void Journal::PutWitness(uint64_t job_seq, uint32_t partition, std::span<const std::string_view> chunks) {
   uint64_t total = 0;
   for (std::string_view chunk : chunks) total += chunk.size();
-  std::string key = detail::ItemRecordKey(job_seq, partition);
+  std::string key = ItemKey(job_seq, partition);
   // Over the received chunks, before they are written: what ReadWitness
   // checks the stored bytes against.
   const std::string hash = Digest128().Add(chunks).Finish();
@@ -165,7 +166,7 @@ void Journal::PutWitness(uint64_t job_seq, uint32_t partition, std::span<const s
 }
 
 void Journal::DeleteWitness(uint64_t job_seq, uint32_t partition) {
-  std::string key = detail::ItemRecordKey(job_seq, partition);
+  std::string key = ItemKey(job_seq, partition);
   Del(kWitnessHashes, key);
   if (Del(kWitnesses, key)) return;
   if (Del(kWitnessFiles, key)) blobs_to_unlink_.push_back(BlobPath(job_seq, partition));
@@ -173,7 +174,7 @@ void Journal::DeleteWitness(uint64_t job_seq, uint32_t partition) {
 
 std::optional<StoredWitness> Journal::ReadWitness(uint64_t job_seq, uint32_t partition, std::string* fault) {
   fault->clear();
-  std::string key = detail::ItemRecordKey(job_seq, partition);
+  std::string key = ItemKey(job_seq, partition);
   // Recorded when it was written; absent for a witness an older zkbroker wrote.
   std::optional<std::string> recorded_hash;
   if (auto hash = Get(kWitnessHashes, key)) {
