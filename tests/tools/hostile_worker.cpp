@@ -1,5 +1,5 @@
 // hostile_worker: a worker that holds a valid CURVE key and lies (issue 27),
-// for the process tests in tests/integration/fleet/hostile_test.cpp.
+// for the process tests in tests/integration/fleet/hostile_*_test.cpp.
 //
 // It speaks the worker protocol as zkworker does (a DEALER socket, CURVE with
 // its own key and the broker's public key, one Envelope per message), but
