@@ -6,8 +6,11 @@ Fails (exit 1, one line per finding) when
     reaching up, or a sideways reach the table below does not allow);
   * a component that must stay socket-free (the wire, storage, the worker's
     core, the engine) includes ZeroMQ;
-  * a CUDA host-memory call (cudaHostAlloc, cudaHostRegister, ...) appears
-    outside the engine's runtime layer;
+  * a CUDA runtime call (cudaMalloc, cudaStreamCreate, cudaMemcpyAsync,
+    cudaSetDevice, ...) appears outside the engine's runtime layer
+    (gpu/zkfleet/runtime/), in any source, .c, .proto or CMake file of the
+    tree (tests, benchmarks, fuzzers and clients included; kernel launches
+    take a stream and are not calls of the runtime);
   * a comment, or a `path` in README.md and docs/, names a source file that no
     longer exists (left behind by a rename);
   * the public API's schema (schema/grpc/*.proto, package zkfleet.v1) imports
@@ -113,14 +116,21 @@ IMPLEMENTS = {
 NO_ZEROMQ = {"common", "wire", "storage", "fetch", "worker_core", "metrics"} | set(ENGINE_API) | set(ENGINE_INTERNAL)
 ZEROMQ_HEADER = re.compile(r"^(zmq\.h|zmq\.hpp|zmq_addon\.hpp)$")
 
-# CUDA host-memory calls: only the engine's runtime layer makes them.
-CUDA_HOST_CALL = re.compile(r"\b(cudaHostAlloc|cudaMallocHost|cudaFreeHost|cudaHostRegister|cudaHostUnregister|"
-                            r"cudaHostGetDevicePointer)\s*\(")
-CUDA_HOST_ALLOWED = re.compile(r"^gpu/zkfleet/runtime/")
+# CUDA runtime calls: only the engine's runtime layer makes them (streams,
+# events, devices, buffers, copies: gpu/zkfleet/runtime/cuda_device.hpp and
+# cuda_stream.hpp). Types (cudaStream_t) and constants are not calls.
+CUDA_CALL = re.compile(r"\b(cuda[A-Z]\w*)\s*\(")
+CUDA_ALLOWED = re.compile(r"^gpu/zkfleet/runtime/")
+# Where the rule looks: every tracked kind of file that could hold a call.
+CUDA_SCAN_EXT = (".cpp", ".hpp", ".cc", ".h", ".cu", ".cuh", ".c", ".proto", ".cmake")
+CUDA_SCAN_SKIP = ("tests/layering/fixtures/",)
 
 SOURCE_DIRS = ["common", "wire", "gpu", "fleet", "metrics", "storage", "fetch", "broker", "worker", "clients/cpp", "devtools",
                "cmd"]
 SOURCE_EXT = (".cpp", ".hpp", ".cc", ".h", ".cu", ".cuh")
+# The CUDA rule looks further: the clients, tests, benchmarks, fuzzers and
+# the schema too.
+CUDA_SCAN_DIRS = SOURCE_DIRS + ["clients", "tests", "bench", "fuzz", "schema", "cmake"]
 # Where stale file names are looked for besides source comments.
 DOC_FILES = ["README.md"]
 DOC_DIRS = ["docs"]
@@ -231,6 +241,41 @@ def public_schema_findings(root):
     return findings
 
 
+def without_comments(text, rel):
+    """The text with comments blanked (newlines kept, so line numbers hold):
+    /* */ and // in C, C++, CUDA and .proto files, # in CMake files."""
+    if rel.endswith((".cmake", "CMakeLists.txt")):
+        return "\n".join(line.split("#")[0] for line in text.split("\n"))
+    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+    return "\n".join(strip_strings(line).split("//")[0] for line in text.split("\n"))
+
+
+def cuda_call_findings(root):
+    findings = []
+    for top in CUDA_SCAN_DIRS + [""]:
+        base = os.path.join(root, top)
+        if not os.path.isdir(base):
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            if top == "":  # the top level only: CMakeLists.txt
+                dirnames[:] = []
+            dirnames[:] = sorted(d for d in dirnames if d not in ("build", "node_modules", "__pycache__", ".git"))
+            for name in sorted(filenames):
+                if not (name.endswith(CUDA_SCAN_EXT) or name == "CMakeLists.txt"):
+                    continue
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                if CUDA_ALLOWED.search(rel) or rel.startswith(CUDA_SCAN_SKIP):
+                    continue
+                with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                    code = without_comments(f.read(), rel)
+                for number, line in enumerate(code.split("\n"), 1):
+                    for call in CUDA_CALL.findall(line):
+                        findings.append(f"{rel}:{number}: {call} outside the engine's runtime layer "
+                                        f"(gpu/zkfleet/runtime/); use its Stream, Event, Buffer and copy calls "
+                                        f"(cuda_device.hpp, cuda_stream.hpp) or engine::PinnedMemory")
+    return findings
+
+
 def check(root):
     findings = []
     roots = include_roots(root)
@@ -262,14 +307,11 @@ def check(root):
                     findings.append(f"{rel}:{number}: {comp} may not include {target} ({dep}); "
                                     f"{comp} may include: {', '.join(MAY_INCLUDE.get(comp, [])) or 'nothing else'}")
                 continue
-            if CUDA_HOST_CALL.search(strip_strings(line).split("//")[0]) and not CUDA_HOST_ALLOWED.search(rel):
-                call = CUDA_HOST_CALL.search(line).group(1)
-                findings.append(f"{rel}:{number}: {call} outside the engine's runtime layer (gpu/zkfleet/runtime/); "
-                                f"ask the engine API for pinned memory")
             for mention in FILE_MENTION.findall(comment_of(line)):
                 if not mention_exists(mention, names, paths):
                     findings.append(f"{rel}:{number}: the comment names {mention}, which does not exist")
     findings += public_schema_findings(root)
+    findings += cuda_call_findings(root)
     doc_files = [d for d in DOC_FILES if os.path.isfile(os.path.join(root, d))]
     for d in DOC_DIRS:
         base = os.path.join(root, d)

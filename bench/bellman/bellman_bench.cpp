@@ -107,13 +107,15 @@ bellman::Parameters FakeParameters(const bellman::Assignment& asg, size_t domain
 // fails (the pageable copy is used then).
 struct PinnedAssignment {
   uint8_t* base = nullptr;
+  size_t bytes = 0;
   engine::AssignmentView view;
   ~PinnedAssignment() {
-    if (base) engine::PinnedMemory::Free(base);
+    if (base) engine::PinnedMemory::Free(base, bytes);
   }
   bool Make(const bellman::Assignment& a) {
     const size_t scalars = a.a.size() + a.b.size() + a.c.size() + a.input.size() + a.aux.size();
     if (!engine::PinnedMemory::Allocate(scalars * 32, &base).empty()) return false;
+    bytes = scalars * 32;
     auto* out = reinterpret_cast<engine::FrMont*>(base);
     auto copy = [&](const std::vector<engine::FrMont>& v) {
       std::memcpy(static_cast<void*>(out), v.data(), v.size() * 32);

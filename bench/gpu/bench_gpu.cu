@@ -128,7 +128,7 @@ void CheckDeviceGenerator(const char* name) {
   DeviceGenerator<HostCfg><<<1, 1>>>(buf.as<zk::curve::Affine<HostCfg>>());
   ZK_CUDA_CHECK_LAUNCH("device generator");
   zk::curve::Affine<HostCfg> got;
-  ZK_CUDA_CHECK(cudaMemcpy(&got, buf.get(), sizeof(got), cudaMemcpyDeviceToHost), "device generator");
+  zk::cuda::CopyToHost(&got, buf.get(), sizeof(got), "device generator");
   const auto want = HostCfg::generator();
   const bool same = std::memcmp(&got, &want, sizeof(got)) == 0;
   std::printf("    ff::Fp device code check: %s generator() on the device %s the host's\n", name,
@@ -418,12 +418,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "zkfleet_bench_gpu: no CUDA device\n");
     return 1;
   }
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
+  const zk::cuda::DeviceDescription gpu = zk::cuda::DescribeDevice(0);
   zk::cpu::ThreadPool pool(0);
   char header[512];
-  std::snprintf(header, sizeof(header), "GPU: %s (%d SMs); CPU path: %d threads (%u hardware threads)", prop.name,
-                prop.multiProcessorCount, pool.size(), std::thread::hardware_concurrency());
+  std::snprintf(header, sizeof(header), "GPU: %s (%d SMs); CPU path: %d threads (%u hardware threads)",
+                gpu.name.c_str(), gpu.multiprocessors, pool.size(), std::thread::hardware_concurrency());
   std::printf("%s\n", header);
   CheckDeviceGenerator<zk::curve::Bn254G1>("BN254 G1");
   CheckDeviceGenerator<zk::curve::Bn254G2>("BN254 G2");

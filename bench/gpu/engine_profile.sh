@@ -11,7 +11,8 @@
 # returns what it printed. Environment:
 #   POWER [22]       circuit domain (zkfleet-dev gen-circuit --domain-power)
 #   MSM_MAX [24]     G1 MSM sizes 2^16..2^MSM_MAX (step 2); G2 up to G2_MAX [22]
-#   TESTS [1]        run zkfleet_cuda_test first
+#   TESTS [1]        run the GPU test suites first (zkfleet_cuda_test, and
+#                    zkfleet_cuda_parameters_test and ff_gpu_test where packed)
 #   BENCH [1]        run zkfleet_bench_gpu
 #   ONESHOT [3]      one-shot zkprove runs (--no-key-check), plus one with the key check
 #   REPEAT [10]      zkprove --repeat N, key resident, without MSM tables and with
@@ -58,8 +59,11 @@ log nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.us
 say "commit $(cat .carry/gpu-engine/COMMIT 2>/dev/null)"
 status=0
 if [[ "${TESTS:-1}" == 1 ]]; then
-  say "zkfleet_cuda_test"
-  log timeout 300 "$B/zkfleet_cuda_test" || status=1
+  for suite in zkfleet_cuda_test zkfleet_cuda_parameters_test ff_gpu_test; do
+    [[ -x "$B/$suite" ]] || { [[ $suite == zkfleet_cuda_test ]] && { say "missing $suite"; status=1; }; continue; }
+    say "$suite"
+    log timeout 300 "$B/$suite" || status=1
+  done
 fi
 if [[ "${BENCH:-1}" == 1 ]]; then
   say "zkfleet_bench_gpu --msm-max-log $MSM_MAX --g2-max-log $G2_MAX"

@@ -3,7 +3,8 @@
 #
 #   bench/gpu/pack_engine_carry.sh [OUT_DIR]      (default OUT_DIR: <repo>/.carry/gpu-engine)
 #
-# builds zkprove, zkverify, zkfleet-dev, zkfleet_cuda_test, zkfleet_cuda_parameters_test and zkfleet_bench_gpu
+# builds zkprove, zkverify, zkfleet-dev, the GPU test suites (zkfleet_cuda_test,
+# zkfleet_cuda_parameters_test, ff_gpu_test) and zkfleet_bench_gpu
 # in BUILD_DIR (default build/gpu-fleet, configured with ZKFLEET_CUDA=ON and
 # tests and benchmarks on) and writes OUT_DIR/bin.tar.xz (stripped) and
 # OUT_DIR/lib.tar.xz (the shared libraries the GPU image lacks, as
@@ -14,12 +15,13 @@ OUT_DIR=${1:-$ROOT/.carry/gpu-engine}
 BUILD_DIR=${BUILD_DIR:-$ROOT/build/gpu-fleet}
 grep -q 'ZKFLEET_BUILD_TESTS:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" && grep -q 'ZKFLEET_BUILD_BENCH:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" ||
   cmake -B "$BUILD_DIR" -DZKFLEET_BUILD_TESTS=ON -DZKFLEET_BUILD_BENCH=ON >/dev/null
-cmake --build "$BUILD_DIR" --target zkprove zkverify zkfleet-dev zkfleet_cuda_test zkfleet_cuda_parameters_test zkfleet_bench_gpu zkfleet_bellman_bench -j"${JOBS:-2}"
+cmake --build "$BUILD_DIR" --target zkprove zkverify zkfleet-dev zkfleet_cuda_test zkfleet_cuda_parameters_test ff_gpu_test \
+  zkfleet_bench_gpu zkfleet_bellman_bench -j"${JOBS:-2}"
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$OUT_DIR"
 for b in cmd/zkprove/zkprove cmd/zkverify/zkverify cmd/zkfleet-dev/zkfleet-dev tests/gpu/cuda/zkfleet_cuda_test \
-         tests/gpu/cuda/zkfleet_cuda_parameters_test \
+         tests/gpu/cuda/zkfleet_cuda_parameters_test tests/gpu/ff/ff_gpu_test \
          bench/gpu/zkfleet_bench_gpu bench/bellman/zkfleet_bellman_bench; do
   strip -o "$STAGE/bin/$(basename "$b")" "$BUILD_DIR/$b"
 done

@@ -78,14 +78,14 @@ std::vector<zkfleet::curve::Affine<HostCfg>> RandomBases(size_t n, uint64_t seed
   const auto mult_bytes = RandomScalars<Fr>(2 * k, seed);
   zkfleet::cuda::DeviceBuffer mult(mult_bytes.size(), "bench"), table(2 * k * sizeof(DA), "bench"),
       bases(n * sizeof(DA), "bench");
-  ZK_CUDA_CHECK(cudaMemcpy(mult.get(), mult_bytes.data(), mult_bytes.size(), cudaMemcpyHostToDevice), "bench");
+  zkfleet::cuda::CopyToDevice(mult.get(), mult_bytes.data(), mult_bytes.size(), "bench");
   MakeTable<HostCfg><<<(2 * k + 63) / 64, 64>>>(zkfleet::cuda::BitCopy<DA>(HostCfg::generator()), mult.as<uint64_t>(),
                                                 2 * k, table.as<DA>());
   ZK_CUDA_CHECK_LAUNCH("bench bases");
   MakeBases<HostCfg><<<static_cast<unsigned>((n + 127) / 128), 128>>>(table.as<DA>(), k, n, bases.as<DA>());
   ZK_CUDA_CHECK_LAUNCH("bench bases");
   std::vector<zkfleet::curve::Affine<HostCfg>> out(n);
-  ZK_CUDA_CHECK(cudaMemcpy(out.data(), bases.get(), n * sizeof(DA), cudaMemcpyDeviceToHost), "bench");
+  zkfleet::cuda::CopyToHost(out.data(), bases.get(), n * sizeof(DA), "bench");
   return out;
 }
 

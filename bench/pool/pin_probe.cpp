@@ -37,12 +37,12 @@
 #include <thread>
 #include <vector>
 
-#include <cuda_runtime_api.h>
-
+#include "zkfleet/runtime/cuda_device.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
 
 namespace {
 
+namespace cuda = zkfleet::cuda;
 using zkfleet::worker::PinnedPool;
 using zkfleet::worker::PoolBuffer;
 using Clock = std::chrono::steady_clock;
@@ -138,62 +138,56 @@ void MeasureH2D(PinnedPool& pool, const std::string& kind, uint64_t chunk_bytes)
     std::printf("h2d kind=%s error=no-buffer\n", kind.c_str());
     return;
   }
-  cudaPointerAttributes attributes{};
-  const char* type = "?";
-  if (cudaPointerGetAttributes(&attributes, buffers.front().data()) == cudaSuccess) {
-    type = attributes.type == cudaMemoryTypeHost           ? "host-pinned"
-           : attributes.type == cudaMemoryTypeUnregistered ? "unregistered"
-                                                           : "other";
+  const std::string type = cuda::HostMemoryKind(buffers.front().data());
+  try {
+    cuda::DeviceBuffer device(total, "the h2d probe");
+    auto copy_all = [&] {
+      uint64_t offset = 0;
+      for (const PoolBuffer& buffer : buffers) {
+        cuda::CopyToDevice(device.as<uint8_t>() + offset, buffer.data(), buffer.size(), "h2d probe");
+        offset += buffer.size();
+      }
+    };
+    copy_all();  // warm-up
+    cuda::SynchronizeDevice("h2d probe");
+    constexpr int kRepeats = 5;
+    auto start = Clock::now();
+    for (int i = 0; i < kRepeats; ++i) copy_all();
+    cuda::SynchronizeDevice("h2d probe");
+    double seconds = Since(start);
+    std::printf("h2d kind=%s bytes=%llu buffers=%zu gbps=%.2f memory_type=%s status=ok\n", kind.c_str(),
+                static_cast<unsigned long long>(total), buffers.size(),
+                static_cast<double>(total) * kRepeats / seconds / 1e9, type.c_str());
+  } catch (const std::exception& e) {
+    std::printf("h2d kind=%s error=\"%s\"\n", kind.c_str(), e.what());
   }
-  void* device = nullptr;
-  if (cudaError_t status = cudaMalloc(&device, total); status != cudaSuccess) {
-    std::printf("h2d kind=%s error=%s\n", kind.c_str(), cudaGetErrorString(status));
-    return;
-  }
-  auto copy_all = [&] {
-    uint64_t offset = 0;
-    for (const PoolBuffer& buffer : buffers) {
-      cudaMemcpy(static_cast<uint8_t*>(device) + offset, buffer.data(), buffer.size(), cudaMemcpyHostToDevice);
-      offset += buffer.size();
-    }
-  };
-  copy_all();  // warm-up
-  cudaDeviceSynchronize();
-  constexpr int kRepeats = 5;
-  auto start = Clock::now();
-  for (int i = 0; i < kRepeats; ++i) copy_all();
-  cudaDeviceSynchronize();
-  double seconds = Since(start);
-  cudaError_t status = cudaGetLastError();
-  std::printf("h2d kind=%s bytes=%llu buffers=%zu gbps=%.2f memory_type=%s status=%s\n", kind.c_str(),
-              static_cast<unsigned long long>(total), buffers.size(),
-              static_cast<double>(total) * kRepeats / seconds / 1e9, type, cudaGetErrorString(status));
-  cudaFree(device);
 }
 
 // The same copy from ordinary (pageable) memory: what the pool must beat.
 int PageableReference() {
   std::vector<uint8_t> host(kGiB, 0x5a);
-  void* device = nullptr;
-  if (cudaError_t status = cudaMalloc(&device, kGiB); status != cudaSuccess) {
-    std::printf("h2d kind=pageable-reference error=\"%s\"\n", cudaGetErrorString(status));
+  try {
+    cuda::DeviceBuffer device(kGiB, "the pageable h2d reference");
+    cuda::CopyToDevice(device.get(), host.data(), kGiB, "pageable h2d reference");
+    auto start = Clock::now();
+    for (int i = 0; i < 5; ++i) cuda::CopyToDevice(device.get(), host.data(), kGiB, "pageable h2d reference");
+    cuda::SynchronizeDevice("pageable h2d reference");
+    std::printf("h2d kind=pageable-reference bytes=%llu gbps=%.2f\n", static_cast<unsigned long long>(kGiB),
+                5.0 * kGiB / Since(start) / 1e9);
+  } catch (const std::exception& e) {
+    std::printf("h2d kind=pageable-reference error=\"%s\"\n", e.what());
     return 1;
   }
-  cudaMemcpy(device, host.data(), kGiB, cudaMemcpyHostToDevice);
-  auto start = Clock::now();
-  for (int i = 0; i < 5; ++i) cudaMemcpy(device, host.data(), kGiB, cudaMemcpyHostToDevice);
-  cudaDeviceSynchronize();
-  std::printf("h2d kind=pageable-reference bytes=%llu gbps=%.2f\n", static_cast<unsigned long long>(kGiB),
-              5.0 * kGiB / Since(start) / 1e9);
-  cudaFree(device);
   return 0;
 }
 
 // Pin, copy, release, in this (child) process.
 int PinCopyRelease(const Options& options, const std::string& kind_name) {
   // Create the context first: its cost is not the pool's.
-  if (cudaError_t status = cudaFree(nullptr); status != cudaSuccess) {
-    std::printf("pin kind=%s error=\"no CUDA context: %s\"\n", kind_name.c_str(), cudaGetErrorString(status));
+  try {
+    cuda::CreateContext(0, "the pin probe");
+  } catch (const std::exception& e) {
+    std::printf("pin kind=%s error=\"no CUDA context: %s\"\n", kind_name.c_str(), e.what());
     return 1;
   }
   PinnedPool pool;

@@ -10,6 +10,7 @@
 #include "zkfleet/curve/device_curve.hpp"
 #include "zkfleet/ff/field32.hpp"
 #include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/runtime/cuda_stream.hpp"
 #include "zkfleet/runtime/cuda_device.hpp"
 
 namespace zkfleet::bellman {
@@ -51,20 +52,15 @@ struct CudaFixedBase<HostCfg>::Impl {
   cuda::DeviceBuffer table;
   cuda::DeviceBuffer scalars[kSlots], xyzz[kSlots], points[kSlots];
   cuda::PinnedBuffer scalars_host[kSlots], points_host[kSlots];
-  cudaStream_t streams[kSlots] = {};
-  cudaEvent_t done[kSlots] = {};
+  cuda::Stream streams[kSlots];
+  cuda::Event done[kSlots];
 
   ~Impl() {
     // Pending work may still read or write the buffers: let it finish first
     // (errors are ignored here; the failing call has already thrown).
-    for (int s = 0; s < kSlots; ++s) {
-      if (streams[s]) {
-        cudaStreamSynchronize(streams[s]);
-        cudaStreamDestroy(streams[s]);
-      }
-      if (done[s]) cudaEventDestroy(done[s]);
+    for (const cuda::Stream& stream : streams) {
+      if (stream) cuda::SynchronizeStreamIgnoringErrors(stream);
     }
-    cuda::ClearPendingError();
   }
 };
 
@@ -77,16 +73,15 @@ CudaFixedBase<HostCfg>::CudaFixedBase(const Affine& base, int device, size_t chu
   cuda::SetDevice(device, what);
   const std::vector<Affine> table = fixed_base::BuildTable(base);
   m.table = cuda::DeviceBuffer(table.size() * sizeof(Affine), what + ": table");
-  ZK_CUDA_CHECK(cudaMemcpy(m.table.get(), table.data(), table.size() * sizeof(Affine), cudaMemcpyHostToDevice),
-                what + ": table upload");
+  cuda::CopyToDevice(m.table.get(), table.data(), table.size() * sizeof(Affine), what + ": table upload");
   for (int s = 0; s < Impl::kSlots; ++s) {
     m.scalars[s] = cuda::DeviceBuffer(m.chunk * sizeof(ff::Bls12_381Fr), what + ": scalars");
     m.xyzz[s] = cuda::DeviceBuffer(m.chunk * sizeof(typename Impl::DXyzz), what + ": XYZZ points");
     m.points[s] = cuda::DeviceBuffer(m.chunk * sizeof(Affine), what + ": affine points");
     m.scalars_host[s] = cuda::PinnedBuffer(m.chunk * sizeof(ff::Bls12_381Fr), what + ": pinned scalars");
     m.points_host[s] = cuda::PinnedBuffer(m.chunk * sizeof(Affine), what + ": pinned points");
-    ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&m.streams[s], cudaStreamNonBlocking), what + ": stream");
-    ZK_CUDA_CHECK(cudaEventCreateWithFlags(&m.done[s], cudaEventDisableTiming), what + ": event");
+    m.streams[s] = cuda::Stream(what);
+    m.done[s] = cuda::Event(cuda::EventTiming::kOff, what);
   }
 }
 
@@ -113,7 +108,7 @@ void CudaFixedBase<HostCfg>::Mul(size_t count, const ScalarFill& fill, Affine* o
   // Chunk c's points, once computed, into out.
   auto drain = [&](size_t c) {
     const int s = static_cast<int>(c % Impl::kSlots);
-    ZK_CUDA_CHECK(cudaEventSynchronize(m.done[s]), what);
+    m.done[s].Synchronize(what);
     const size_t lo = c * m.chunk, n = std::min(m.chunk, count - lo);
     const auto* src = m.points_host[s].template as<const Affine>();
     pool.ParallelFor(n, [&](size_t a, size_t b) { std::memcpy(out + lo + a, src + a, (b - a) * sizeof(Affine)); });
@@ -126,9 +121,8 @@ void CudaFixedBase<HostCfg>::Mul(size_t count, const ScalarFill& fill, Affine* o
     auto* scalars_host = m.scalars_host[s].template as<ff::Bls12_381Fr>();
     pool.ParallelFor(n, [&](size_t a, size_t b) { fill(lo + a, lo + b, scalars_host + a); });
     const cudaStream_t stream = m.streams[s];
-    ZK_CUDA_CHECK(cudaMemcpyAsync(m.scalars[s].get(), scalars_host, n * sizeof(ff::Bls12_381Fr), cudaMemcpyHostToDevice,
-                                  stream),
-                  what + ": scalar upload");
+    cuda::CopyToDeviceAsync(m.scalars[s].get(), scalars_host, n * sizeof(ff::Bls12_381Fr), stream,
+                            what + ": scalar upload");
     k::Mul<Cfg><<<k::Blocks(n, k::kThreads), k::kThreads, 0, stream>>>(
         n, m.scalars[s].template as<const k::DeviceFr>(), m.table.template as<const DAffine>(),
         m.xyzz[s].template as<DXyzz>());
@@ -137,10 +131,9 @@ void CudaFixedBase<HostCfg>::Mul(size_t count, const ScalarFill& fill, Affine* o
     k::ToAffine<Cfg><<<k::Blocks(runs, k::kThreads), k::kThreads, 0, stream>>>(
         n, fixed_base::kDefaultRun, m.xyzz[s].template as<const DXyzz>(), m.points[s].template as<DAffine>());
     ZK_CUDA_CHECK_LAUNCH(what + ": affine conversion");
-    ZK_CUDA_CHECK(cudaMemcpyAsync(m.points_host[s].get(), m.points[s].get(), n * sizeof(Affine), cudaMemcpyDeviceToHost,
-                                  stream),
-                  what + ": point download");
-    ZK_CUDA_CHECK(cudaEventRecord(m.done[s], stream), what);
+    cuda::CopyToHostAsync(m.points_host[s].get(), m.points[s].get(), n * sizeof(Affine), stream,
+                          what + ": point download");
+    m.done[s].Record(stream, what);
   }
   for (size_t c = chunks > Impl::kSlots ? chunks - Impl::kSlots : 0; c < chunks; ++c) drain(c);
 }

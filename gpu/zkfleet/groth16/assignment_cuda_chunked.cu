@@ -76,40 +76,20 @@ constexpr int kMinPointBuffers = 2, kMaxPointBuffers = 4;
 // The two streams and the events that order them: the point buffers handed
 // between them, the NTT phase's uploads, and one timing mark per chunk job.
 struct StreamPair {
-  cudaStream_t compute = nullptr, copy = nullptr;
-  cudaEvent_t uploaded[kMaxPointBuffers] = {}, free[kMaxPointBuffers] = {};
+  Stream compute, copy;
+  Event uploaded[kMaxPointBuffers], free[kMaxPointBuffers];
   // The NTT phase: a, b and the assignment uploaded; a·b formed (the buffer
   // c goes into is free); c uploaded.
-  cudaEvent_t a_up = nullptr, b_up = nullptr, vars_up = nullptr, product = nullptr, c_up = nullptr;
-  std::vector<cudaEvent_t> marks;  // timing: where each chunk job starts, and the end
-  StreamPair(const std::string& what, size_t jobs) : marks(jobs + 1, nullptr) {
-    for (auto& e : marks) ZK_CUDA_CHECK(cudaEventCreate(&e), what + ": events");
-    ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), what + ": streams");
-    ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking), what + ": streams");
+  Event a_up, b_up, vars_up, product, c_up;
+  std::vector<Event> marks;  // timing: where each chunk job starts, and the end
+  StreamPair(const std::string& what, size_t jobs) : compute(what), copy(what) {
+    for (size_t j = 0; j <= jobs; ++j) marks.emplace_back(EventTiming::kOn, what);
     for (int i = 0; i < kMaxPointBuffers; ++i) {
-      ZK_CUDA_CHECK(cudaEventCreateWithFlags(&uploaded[i], cudaEventDisableTiming), what + ": events");
-      ZK_CUDA_CHECK(cudaEventCreateWithFlags(&free[i], cudaEventDisableTiming), what + ": events");
+      uploaded[i] = Event(EventTiming::kOff, what);
+      free[i] = Event(EventTiming::kOff, what);
     }
-    for (cudaEvent_t* e : {&a_up, &b_up, &vars_up, &product, &c_up}) {
-      ZK_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming), what + ": events");
-    }
+    for (Event* e : {&a_up, &b_up, &vars_up, &product, &c_up}) *e = Event(EventTiming::kOff, what);
   }
-  ~StreamPair() {
-    for (auto e : marks) {
-      if (e) cudaEventDestroy(e);
-    }
-    for (int i = 0; i < kMaxPointBuffers; ++i) {
-      if (uploaded[i]) cudaEventDestroy(uploaded[i]);
-      if (free[i]) cudaEventDestroy(free[i]);
-    }
-    for (cudaEvent_t e : {a_up, b_up, vars_up, product, c_up}) {
-      if (e) cudaEventDestroy(e);
-    }
-    if (copy) cudaStreamDestroy(copy);
-    if (compute) cudaStreamDestroy(compute);
-  }
-  StreamPair(const StreamPair&) = delete;
-  StreamPair& operator=(const StreamPair&) = delete;
 };
 
 // Every chunk MSM of a proof, in the order they run. Resident: h, l, a,
@@ -191,7 +171,7 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
     window_sums_ = DeviceBuffer(std::max<size_t>(jobs_.size(), 1) * kSlotBytes, what + " MSM window sums");
     staging_ = PinnedBuffer(std::max<size_t>(jobs_.size(), 1) * kSlotBytes, what + " pinned window-sum staging");
     streams_ = std::make_unique<StreamPair>(what, jobs_.size());
-    ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": set-up");
+    SynchronizeDevice(what + ": set-up");
     if (options.validate_key && !layout_.points_resident) CheckStreamedPointsOnDevice();
     info_.resident_bytes = domain_.resident_bytes() + vector_.bytes() + vars_.bytes() + index_a_.bytes() +
                            index_b_.bytes() + arena_.bytes() + window_sums_.bytes();
@@ -214,8 +194,8 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
       try {
         RunDevice(v, proof.timings);
       } catch (...) {
-        cudaStreamSynchronize(streams_->copy);
-        cudaStreamSynchronize(streams_->compute);
+        SynchronizeStreamIgnoringErrors(streams_->copy);
+        SynchronizeStreamIgnoringErrors(streams_->compute);
         ClearPendingError();
         throw;
       }
@@ -365,8 +345,7 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
       for (uint64_t begin = 0; begin < count; begin += per_chunk) {
         const uint64_t n = std::min(per_chunk, count - begin);
         const char* host = host_points_[k] + begin * point_bytes;
-        ZK_CUDA_CHECK(cudaMemcpyAsync(arena_.get(), host, n * point_bytes, cudaMemcpyHostToDevice, streams_->compute),
-                      "bellman parameters: point check upload");
+        CopyToDeviceAsync(arena_.get(), host, n * point_bytes, streams_->compute, "bellman parameters: point check upload");
         CheckBellmanPointsOnDevice(names[k], arena_.get(), host, n, k == kB2, begin, streams_->compute);
       }
     }
@@ -375,19 +354,15 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
   // Steps 1-3 (top of the file); the window sums end in staging_. Called
   // with mutex_ held.
   void RunDevice(const engine::AssignmentView& v, groth16::PhaseTimings& timings) const {
-    ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
+    SetDevice(device_, "selecting the device");
     const cudaStream_t st = streams_->compute;
     const uint64_t n = info_.domain_size, m = v.a.size();
     const auto t_upload = Clock::now();
     indices_.Update(v, info_, index_a_.as<uint32_t>(), index_b_.as<uint32_t>(), st);
     const uint64_t n_vars = uint64_t{info_.n_inputs} + info_.n_aux;
     const cudaStream_t cp = streams_->copy;
-    auto record = [](cudaEvent_t e, cudaStream_t stream, const char* what) {
-      ZK_CUDA_CHECK(cudaEventRecord(e, stream), what);
-    };
-    auto wait = [](cudaStream_t stream, cudaEvent_t e, const char* what) {
-      ZK_CUDA_CHECK(cudaStreamWaitEvent(stream, e, 0), what);
-    };
+    auto record = [](const Event& e, cudaStream_t stream, const char* what) { e.Record(stream, what); };
+    auto wait = [](cudaStream_t stream, const Event& e, const char* what) { WaitFor(stream, e, what); };
 
     // h (step 2). The arena's halves: the vector in hand and the scratch.
     // The copy stream uploads a, b and the assignment one after another
@@ -398,18 +373,13 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
     Fr* other = arena_.as<Fr>();
     Fr* scratch = other + n;
     auto upload = [&](std::span<const engine::FrMont> part, Fr* dst) {
-      ZK_CUDA_CHECK(cudaMemcpyAsync(dst, part.data(), m * sizeof(Fr), cudaMemcpyHostToDevice, cp), "a/b/c upload");
-      if (m < n) ZK_CUDA_CHECK(cudaMemsetAsync(dst + m, 0, (n - m) * sizeof(Fr), cp), "a/b/c upload");
+      CopyToDeviceAsync(dst, part.data(), m * sizeof(Fr), cp, "a/b/c upload");
+      if (m < n) ZeroAsync(dst + m, (n - m) * sizeof(Fr), cp, "a/b/c upload");
     };
     auto upload_assignment = [&] {
       uint8_t* vars = vars_.as<uint8_t>();
-      ZK_CUDA_CHECK(cudaMemcpyAsync(vars, v.input.data(), v.input.size() * 32, cudaMemcpyHostToDevice, cp),
-                    "assignment upload");
-      if (!v.aux.empty()) {
-        ZK_CUDA_CHECK(cudaMemcpyAsync(vars + v.input.size() * 32, v.aux.data(), v.aux.size() * 32,
-                                      cudaMemcpyHostToDevice, cp),
-                      "assignment upload");
-      }
+      CopyToDeviceAsync(vars, v.input.data(), v.input.size() * 32, cp, "assignment upload");
+      CopyToDeviceAsync(vars + v.input.size() * 32, v.aux.data(), v.aux.size() * 32, cp, "assignment upload");
       record(streams_->vars_up, cp, "assignment upload");
     };
     if (n > 1) {
@@ -446,7 +416,7 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
     ZK_CUDA_CHECK_LAUNCH("assignment to canonical");
     timings.witness_transfer_s = SecondsSince(t_upload);
     // The arena turns into MSM buffers only after the NTTs.
-    for (cudaEvent_t e : streams_->free) ZK_CUDA_CHECK(cudaEventRecord(e, st), "MSM chunks");
+    for (const Event& e : streams_->free) e.Record(st, "MSM chunks");
     timings.ntt_s = SecondsSince(t_ntt);
 
     // The MSMs (step 3).
@@ -468,9 +438,8 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
         const int buf = static_cast<int>(next_upload % point_buffers_);
         char* buffer = arena_.as<char>() + msm_offset_points_ + buf * points_bytes_;
         wait(cp, streams_->free[buf], "MSM chunk upload");
-        ZK_CUDA_CHECK(cudaMemcpyAsync(buffer, host_points_[job.slot] + job.begin * point_bytes(job),
-                                      job.count * point_bytes(job), cudaMemcpyHostToDevice, cp),
-                      "MSM chunk upload");
+        CopyToDeviceAsync(buffer, host_points_[job.slot] + job.begin * point_bytes(job), job.count * point_bytes(job),
+                          cp, "MSM chunk upload");
         record(streams_->uploaded[buf], cp, "MSM chunk upload");
       }
     };
@@ -524,16 +493,14 @@ class ChunkedAssignmentKey final : public groth16::AssignmentKey {
       if (!layout_.points_resident) record(streams_->free[j % point_buffers_], st, "MSM chunk");
     }
     record(streams_->marks[jobs_.size()], st, "MSM timing");
-    ZK_CUDA_CHECK(cudaMemcpyAsync(staging_.get(), window_sums_.get(), jobs_.size() * kSlotBytes, cudaMemcpyDeviceToHost, st),
-                  "MSM result download");
-    ZK_CUDA_CHECK(cudaStreamSynchronize(st), "proof (device work)");
+    CopyToHostAsync(staging_.get(), window_sums_.get(), jobs_.size() * kSlotBytes, st, "MSM result download");
+    SynchronizeStream(st, "proof (device work)");
     timings.msm_s = SecondsSince(t_msm);
     // Each MSM's device time: the sum of its chunk jobs' spans on the
     // compute stream (a streamed job's span includes waiting for its points).
     for (double& seconds : timings.msm_device_s) seconds = 0;
     for (size_t j = 0; j < jobs_.size(); ++j) {
-      float ms = 0;
-      ZK_CUDA_CHECK(cudaEventElapsedTime(&ms, streams_->marks[j], streams_->marks[j + 1]), "MSM timing");
+      const float ms = streams_->marks[j + 1].MillisecondsSince(streams_->marks[j], "MSM timing");
       timings.msm_device_s[jobs_[j].slot] += ms / 1e3;
     }
   }

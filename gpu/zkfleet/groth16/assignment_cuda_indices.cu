@@ -45,10 +45,8 @@ void DensityIndexCache::Update(const engine::AssignmentView& v, const engine::Be
   }
   a_idx_ = std::move(a_idx);
   b_idx_ = std::move(b_idx);
-  ZK_CUDA_CHECK(cudaMemcpyAsync(index_a, a_idx_.data(), a_idx_.size() * 4, cudaMemcpyHostToDevice, stream),
-                "a scalar indices");
-  ZK_CUDA_CHECK(cudaMemcpyAsync(index_b, b_idx_.data(), b_idx_.size() * 4, cudaMemcpyHostToDevice, stream),
-                "b scalar indices");
+  CopyToDeviceAsync(index_a, a_idx_.data(), a_idx_.size() * 4, stream, "a scalar indices");
+  CopyToDeviceAsync(index_b, b_idx_.data(), b_idx_.size() * 4, stream, "b scalar indices");
   a_aux_ = std::move(a_aux);
   b_inp_ = std::move(b_inp);
   b_aux_ = std::move(b_aux);

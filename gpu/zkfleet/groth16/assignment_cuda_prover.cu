@@ -19,6 +19,7 @@
 #include "zkfleet/ntt/ntt_device.hpp"
 #include "zkfleet/runtime/cuda_check.hpp"
 #include "zkfleet/runtime/cuda_device.hpp"
+#include "zkfleet/runtime/cuda_stream.hpp"
 
 namespace zkfleet::cuda {
 namespace {
@@ -67,25 +68,13 @@ ResidentLayout ResidentLayoutFor(const engine::BellmanInfo& info) {
 // The key's streams and events, destroyed with it (or when its constructor
 // throws after making them).
 struct StreamSet {
-  cudaStream_t streams[kStreams] = {};
-  cudaEvent_t joins[kStreams] = {};
-  cudaEvent_t scalars_ready = nullptr;
-  explicit StreamSet(const std::string& what) {
-    for (auto& s : streams) ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), what + ": streams");
-    for (auto& e : joins) ZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), what + ": events");
-    ZK_CUDA_CHECK(cudaEventCreateWithFlags(&scalars_ready, cudaEventDisableTiming), what + ": events");
+  Stream streams[kStreams];
+  Event joins[kStreams];
+  Event scalars_ready;
+  explicit StreamSet(const std::string& what) : scalars_ready(EventTiming::kOff, what) {
+    for (auto& s : streams) s = Stream(what);
+    for (auto& e : joins) e = Event(EventTiming::kOff, what);
   }
-  ~StreamSet() {
-    if (scalars_ready) cudaEventDestroy(scalars_ready);
-    for (auto e : joins) {
-      if (e) cudaEventDestroy(e);
-    }
-    for (auto s : streams) {
-      if (s) cudaStreamDestroy(s);
-    }
-  }
-  StreamSet(const StreamSet&) = delete;
-  StreamSet& operator=(const StreamSet&) = delete;
 };
 
 // Every point resident, the five MSMs overlapped on four streams, each with
@@ -123,7 +112,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     }
     if (options.validate_key) {
       // On the uploaded points: milliseconds, where 16 CPU cores take minutes at 2^27.
-      ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
+      SynchronizeDevice(what + ": upload");
       CheckBellmanPointsOnDevice("h", h_.get(), params.h.data(), params.h.size(), false, 0, nullptr);
       CheckBellmanPointsOnDevice("l", l_.get(), params.l.data(), params.l.size(), false, 0, nullptr);
       CheckBellmanPointsOnDevice("a", a_.get(), params.a.data(), params.a.size(), false, 0, nullptr);
@@ -133,7 +122,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     window_sums_ = DeviceBuffer(kSlots * kSlotBytes, what + " MSM window sums");
     staging_ = PinnedBuffer(kSlots * kSlotBytes, what + " pinned window-sum staging");
     sync_ = std::make_unique<StreamSet>(what);
-    ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
+    SynchronizeDevice(what + ": upload");
     info_.resident_bytes = h_.bytes() + l_.bytes() + a_.bytes() + b1_.bytes() + b2_.bytes() + domain_.resident_bytes() +
                            abc_.bytes() + tmp_.bytes() + vars_.bytes() + scalars_a_.bytes() + scalars_b_.bytes() +
                            index_a_.bytes() + index_b_.bytes() +
@@ -171,7 +160,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
         }
         proof.timings.msm_s = SecondsSince(t0);
       } catch (...) {
-        for (auto st : sync_->streams) cudaStreamSynchronize(st);
+        for (const Stream& st : sync_->streams) SynchronizeStreamIgnoringErrors(st);
         ClearPendingError();
         throw;
       }
@@ -192,7 +181,7 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
   // Everything from the uploads to the window sums in staging_; called with
   // mutex_ held.
   void RunDevice(const engine::AssignmentView& v, groth16::PhaseTimings& timings) const {
-    ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
+    SetDevice(device_, "selecting the device");
     const cudaStream_t main = sync_->streams[0];
     const size_t n = info_.domain_size, m = v.a.size();
     Fr* abc = abc_.as<Fr>();
@@ -202,16 +191,13 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
     // value), and the a and b scalars are gathered from it by index arrays
     // made from the densities (cached: a circuit's densities do not change).
     const auto t_index = Clock::now();
-    indices_.Update(v, info_, index_a_.as<uint32_t>(), index_b_.as<uint32_t>(), Stream(1));
+    indices_.Update(v, info_, index_a_.as<uint32_t>(), index_b_.as<uint32_t>(), StreamAt(1));
     timings.build_abc_s = SecondsSince(t_index);
-    const cudaStream_t s1 = Stream(1);
+    const cudaStream_t s1 = StreamAt(1);
     const size_t n_vars = size_t{info_.n_inputs} + info_.n_aux;
     uint8_t* vars = vars_.as<uint8_t>();
-    ZK_CUDA_CHECK(cudaMemcpyAsync(vars, v.input.data(), v.input.size() * 32, cudaMemcpyHostToDevice, s1), "assignment upload");
-    if (!v.aux.empty()) {
-      ZK_CUDA_CHECK(cudaMemcpyAsync(vars + v.input.size() * 32, v.aux.data(), v.aux.size() * 32, cudaMemcpyHostToDevice, s1),
-                    "assignment upload");
-    }
+    CopyToDeviceAsync(vars, v.input.data(), v.input.size() * 32, s1, "assignment upload");
+    CopyToDeviceAsync(vars + v.input.size() * 32, v.aux.data(), v.aux.size() * 32, s1, "assignment upload");
     CanonicalInPlaceKernel<<<Blocks(n_vars, 256), 256, 0, s1>>>(n_vars, vars_.as<uint32_t>());
     ZK_CUDA_CHECK_LAUNCH("assignment to canonical");
     if (info_.n_a) {
@@ -224,17 +210,16 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
                                                                   scalars_b_.as<uint4>());
       ZK_CUDA_CHECK_LAUNCH("b scalars");
     }
-    ZK_CUDA_CHECK(cudaEventRecord(sync_->scalars_ready, s1), "scalars");
-    for (int k = 2; k < kStreams; ++k) ZK_CUDA_CHECK(cudaStreamWaitEvent(Stream(k), sync_->scalars_ready, 0), "scalars");
+    sync_->scalars_ready.Record(s1, "scalars");
+    for (int k = 2; k < kStreams; ++k) WaitFor(StreamAt(k), sync_->scalars_ready, "scalars");
     timings.witness_transfer_s = SecondsSince(t_upload);
 
     // a, b, c as the caller holds them (Montgomery = the device's layout),
     // zero past abc_size.
     const std::span<const engine::FrMont> parts[3] = {v.a, v.b, v.c};
     for (int k = 0; k < 3; ++k) {
-      ZK_CUDA_CHECK(cudaMemcpyAsync(abc + k * n, parts[k].data(), m * sizeof(Fr), cudaMemcpyHostToDevice, main),
-                    "a/b/c upload");
-      if (m < n) ZK_CUDA_CHECK(cudaMemsetAsync(abc + k * n + m, 0, (n - m) * sizeof(Fr), main), "a/b/c upload");
+      CopyToDeviceAsync(abc + k * n, parts[k].data(), m * sizeof(Fr), main, "a/b/c upload");
+      if (m < n) ZeroAsync(abc + k * n + m, (n - m) * sizeof(Fr), main, "a/b/c upload");
     }
     // h: coset NTTs of a, b, c (batched), the quotient, the coset iNTT. A
     // 1-point domain has no h points: nothing to compute.
@@ -258,16 +243,16 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
       EnqueueMsmBuckets<G1>(s1, Workspace(kL), Workspace(kL), plan, l_.as<A1>(), reinterpret_cast<X1*>(sums(kL)), "MSM l");
     }
     if (info_.n_a) {
-      const msm::Plan plan = EnqueueMsmSortCompact(Stream(2), Workspace(kA), plans_[kA], scalars_a_.as<uint32_t>(), "MSM a");
-      EnqueueMsmBuckets<G1>(Stream(2), Workspace(kA), Workspace(kA), plan, a_.as<A1>(), reinterpret_cast<X1*>(sums(kA)),
+      const msm::Plan plan = EnqueueMsmSortCompact(StreamAt(2), Workspace(kA), plans_[kA], scalars_a_.as<uint32_t>(), "MSM a");
+      EnqueueMsmBuckets<G1>(StreamAt(2), Workspace(kA), Workspace(kA), plan, a_.as<A1>(), reinterpret_cast<X1*>(sums(kA)),
                             "MSM a");
     }
     if (info_.n_b) {
       const msm::Plan plan =
-          EnqueueMsmSortCompact(Stream(3), Workspace(kB1), plans_[kB1], scalars_b_.as<uint32_t>(), "MSM b_g1");
-      EnqueueMsmBuckets<G1>(Stream(3), Workspace(kB1), Workspace(kB1), plan, b1_.as<A1>(),
+          EnqueueMsmSortCompact(StreamAt(3), Workspace(kB1), plans_[kB1], scalars_b_.as<uint32_t>(), "MSM b_g1");
+      EnqueueMsmBuckets<G1>(StreamAt(3), Workspace(kB1), Workspace(kB1), plan, b1_.as<A1>(),
                             reinterpret_cast<X1*>(sums(kB1)), "MSM b_g1");
-      EnqueueMsmBuckets<G2>(Stream(3), Workspace(kB2), Workspace(kB1), plan, b2_.as<A2>(),
+      EnqueueMsmBuckets<G2>(StreamAt(3), Workspace(kB2), Workspace(kB1), plan, b2_.as<A2>(),
                             reinterpret_cast<X2*>(sums(kB2)), "MSM b_g2");
     }
     if (n > 1) {
@@ -275,15 +260,14 @@ class CudaAssignmentKey final : public groth16::AssignmentKey {
                      "MSM h");
     }
     for (int k = 1; k < kStreams; ++k) {
-      ZK_CUDA_CHECK(cudaEventRecord(sync_->joins[k], sync_->streams[k]), "MSM join");
-      ZK_CUDA_CHECK(cudaStreamWaitEvent(main, sync_->joins[k], 0), "MSM join");
+      sync_->joins[k].Record(sync_->streams[k], "MSM join");
+      WaitFor(main, sync_->joins[k], "MSM join");
     }
-    ZK_CUDA_CHECK(cudaMemcpyAsync(staging_.get(), window_sums_.get(), kSlots * kSlotBytes, cudaMemcpyDeviceToHost, main),
-                  "MSM result download");
-    ZK_CUDA_CHECK(cudaStreamSynchronize(main), "proof (device work)");
+    CopyToHostAsync(staging_.get(), window_sums_.get(), kSlots * kSlotBytes, main, "MSM result download");
+    SynchronizeStream(main, "proof (device work)");
   }
 
-  cudaStream_t Stream(int k) const { return sync_->streams[k]; }
+  cudaStream_t StreamAt(int k) const { return sync_->streams[k]; }
   const MsmWorkspace& Workspace(Slot k) const { return workspaces_[k]; }
 
   char* staging_dev(Slot k) const { return window_sums_.as<char>() + k * kSlotBytes; }

@@ -25,6 +25,7 @@
 #include "zkfleet/groth16/cuda_steps.hpp"
 #include "zkfleet/runtime/cuda_check.hpp"
 #include "zkfleet/runtime/cuda_device.hpp"
+#include "zkfleet/runtime/cuda_stream.hpp"
 
 namespace zkfleet::cuda::assignment {
 
@@ -54,7 +55,7 @@ DeviceBuffer UploadVector(const Vector& v, const std::string& what) {
   if (bytes == 0) return buf;
   HostRegistration locked;
   if (bytes >= (size_t{64} << 20)) locked = HostRegistration::Try(const_cast<T*>(v.data()), bytes, nullptr);
-  ZK_CUDA_CHECK(cudaMemcpy(buf.get(), v.data(), bytes, cudaMemcpyHostToDevice), what);
+  CopyToDevice(buf.get(), v.data(), bytes, what);
   return buf;
 }
 

@@ -24,6 +24,7 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/runtime/cuda_device.hpp"
 #include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/runtime/cuda_stream.hpp"
 #include "zkfleet/curve/device_curve.hpp"
 #include "zkfleet/groth16/cuda_prover.hpp"
 #include "zkfleet/groth16/cuda_steps.hpp"
@@ -71,53 +72,36 @@ class StreamAndEvents {
  public:
   static constexpr int kEvents = 5;
   static constexpr int kSideStreams = 4;
-  explicit StreamAndEvents(const std::string& what) {
-    ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), what + ": stream");
-    for (auto& s : side_) ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), what + ": stream");
-    for (auto& e : events_) ZK_CUDA_CHECK(cudaEventCreate(&e), what + ": events");
-    for (auto& e : side_done_) ZK_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), what + ": events");
-    ZK_CUDA_CHECK(cudaEventCreateWithFlags(&witness_sorted_, cudaEventDisableTiming), what + ": events");
+  explicit StreamAndEvents(const std::string& what) : stream_(what) {
+    for (auto& s : side_) s = Stream(what);
+    for (auto& e : events_) e = Event(EventTiming::kOn, what);
+    for (auto& e : side_done_) e = Event(EventTiming::kOff, what);
+    witness_sorted_ = Event(EventTiming::kOff, what);
   }
-  ~StreamAndEvents() {
-    for (auto& e : events_) {
-      if (e) cudaEventDestroy(e);
-    }
-    for (auto& e : side_done_) {
-      if (e) cudaEventDestroy(e);
-    }
-    if (witness_sorted_) cudaEventDestroy(witness_sorted_);
-    for (auto& s : side_) {
-      if (s) cudaStreamDestroy(s);
-    }
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  StreamAndEvents(const StreamAndEvents&) = delete;
-  StreamAndEvents& operator=(const StreamAndEvents&) = delete;
-  cudaStream_t stream() const { return stream_; }
-  cudaStream_t side(int i) const { return side_[i]; }
-  cudaEvent_t event(int i) const { return events_[i]; }
-  cudaEvent_t side_done(int i) const { return side_done_[i]; }
+  const Stream& stream() const { return stream_; }
+  const Stream& side(int i) const { return side_[i]; }
+  const Event& event(int i) const { return events_[i]; }
+  const Event& side_done(int i) const { return side_done_[i]; }
   // The witness's MSM items are sorted (the witness MSMs share them).
-  cudaEvent_t witness_sorted() const { return witness_sorted_; }
+  const Event& witness_sorted() const { return witness_sorted_; }
   // Seconds between events i and j (after they completed).
   double Seconds(int i, int j, const std::string& phase) const {
-    float ms = 0;
-    ZK_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i], events_[j]), phase);
-    return ms / 1000.0;
+    return events_[j].MillisecondsSince(events_[i], phase) / 1000.0;
   }
   // Waits for everything queued on every stream (errors ignored: used when
   // recovering from one).
   void SyncAllIgnoringErrors() const {
-    cudaStreamSynchronize(stream_);
-    for (auto s : side_) cudaStreamSynchronize(s);
+    SynchronizeStreamIgnoringErrors(stream_);
+    for (const Stream& s : side_) SynchronizeStreamIgnoringErrors(s);
   }
 
  private:
-  cudaStream_t stream_ = nullptr;
-  cudaStream_t side_[kSideStreams] = {};
-  cudaEvent_t events_[kEvents] = {};
-  cudaEvent_t side_done_[kSideStreams] = {};
-  cudaEvent_t witness_sorted_ = nullptr;
+  // Destroyed in reverse: the events before the streams they were recorded on.
+  Stream stream_;
+  Stream side_[kSideStreams];
+  Event events_[kEvents];
+  Event side_done_[kSideStreams];
+  Event witness_sorted_;
 };
 
 template <class C>
@@ -244,14 +228,14 @@ class CudaGroth16Key final : public groth16::Key {
     // The uploads above are plain cudaMemcpy calls, which may return before
     // their DMA lands; proofs run on non-blocking streams that do not wait
     // for them, so wait here.
-    ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": upload");
+    SynchronizeDevice(what + ": upload");
     if (options.validate_key) CheckPointsOnDevice(zkey);
     info_.msm_copies = std::max(shape_vars_.copies, shape_h_.copies);
     if (info_.msm_copies > 1) {
       tables_ = std::make_unique<TableBuild>(what);
       BuildTables();
       if (!options.cuda_msm_tables_in_background) {
-        ZK_CUDA_CHECK(cudaStreamSynchronize(tables_->stream), what + ": MSM tables");
+        SynchronizeStream(tables_->stream, what + ": MSM tables");
         (void)TablesReady();
       }
     }
@@ -263,7 +247,7 @@ class CudaGroth16Key final : public groth16::Key {
 
   ~CudaGroth16Key() override {
     // The table build may still read and write the point buffers.
-    if (tables_) cudaStreamSynchronize(tables_->stream);
+    if (tables_) SynchronizeStreamIgnoringErrors(tables_->stream);
   }
 
   const groth16::CircuitInfo& info() const override { return info_; }
@@ -272,7 +256,7 @@ class CudaGroth16Key final : public groth16::Key {
     if (!tables_) return false;
     // The build's last step records `done`; a failed build returns its error
     // here, and TablesReady() then clears it and answers false.
-    (void)cudaEventSynchronize(tables_->done);
+    (void)tables_->done.SynchronizeIgnoringErrors();
     return TablesReady();
   }
 
@@ -319,8 +303,8 @@ class CudaGroth16Key final : public groth16::Key {
   static DeviceBuffer Upload(const io::PointArray& points, size_t point_bytes, size_t room, const std::string& what,
                              size_t prefix = 0) {
     DeviceBuffer buf(std::max<size_t>({room, prefix + points.count, 1}) * point_bytes, what);
-    if (prefix) ZK_CUDA_CHECK(cudaMemset(buf.get(), 0, prefix * point_bytes), what + " upload");
-    CopyToDevice(buf.template as<uint8_t>() + prefix * point_bytes, points.data, points.count * point_bytes, what);
+    Zero(buf.get(), prefix * point_bytes, what + " upload");
+    UploadPageable(buf.template as<uint8_t>() + prefix * point_bytes, points.data, points.count * point_bytes, what);
     return buf;
   }
 
@@ -343,8 +327,7 @@ class CudaGroth16Key final : public groth16::Key {
     choose(std::min(max_copies, index_limit));
     const size_t vars_points = (share_c_ ? 3 : 2) * sizeof(A1) + sizeof(A2);
     const size_t extra = (shape_vars_.copies - 1) * nv * vars_points + (shape_h_.copies - 1) * n * sizeof(A1);
-    size_t free_bytes = 0, total_bytes = 0;
-    ZK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), info_.path + ": device memory for MSM tables");
+    const uint64_t free_bytes = DeviceMemoryInfo().free;
     if (extra > free_bytes / 2) {
       info_.msm_tables_skipped = "their " + std::to_string(extra >> 20) + " MiB exceed half the device's free " +
                                  std::to_string(free_bytes >> 20) + " MiB";
@@ -365,7 +348,7 @@ class CudaGroth16Key final : public groth16::Key {
     EnqueueMsmTables<G2>(stream, p.vars, nv, b2_.template as<A2>(), info_.path + " B2");
     if (share_c_) EnqueueMsmTables<G1>(stream, p.vars, nv, c_.template as<A1>(), info_.path + " C");
     EnqueueMsmTables<G1>(stream, p.h, info_.domain_size, h_.template as<A1>(), info_.path + " H");
-    ZK_CUDA_CHECK(cudaEventRecord(tables_->done, stream), info_.path + ": MSM tables");
+    tables_->done.Record(stream, info_.path + ": MSM tables");
   }
 
   // Whether the tables are built (once true, stays true). A failed build
@@ -373,13 +356,9 @@ class CudaGroth16Key final : public groth16::Key {
   bool TablesReady() const {
     if (!tables_) return false;
     if (tables_->ready.load(std::memory_order_acquire)) return true;
-    const cudaError_t status = cudaEventQuery(tables_->done);
-    if (status == cudaSuccess) {
-      tables_->ready.store(true, std::memory_order_release);
-      return true;
-    }
-    if (status != cudaErrorNotReady) ClearPendingError();
-    return false;
+    if (!tables_->done.Done()) return false;
+    tables_->ready.store(true, std::memory_order_release);
+    return true;
   }
 
   size_t CPrefix() const { return size_t{info_.n_public} + 1; }
@@ -389,7 +368,7 @@ class CudaGroth16Key final : public groth16::Key {
   // two pinned chunks on the calling thread's own stream: the copy into one
   // chunk overlaps the DMA of the other, and copies on several threads run
   // at once (pageable cudaMemcpy would stage them one at a time).
-  static void CopyToDevice(void* dst, const void* src, size_t bytes, const std::string& what) {
+  static void UploadPageable(void* dst, const void* src, size_t bytes, const std::string& what) {
     if (bytes == 0) return;
     constexpr size_t kChunk = size_t{8} << 20;
     const size_t chunk = std::min(bytes, kChunk);
@@ -399,14 +378,14 @@ class CudaGroth16Key final : public groth16::Key {
     auto* to = static_cast<uint8_t*>(dst);
     for (size_t off = 0, k = 0; off < bytes; off += chunk, ++k) {
       const int slot = static_cast<int>(k % 2);
-      if (k >= 2) ZK_CUDA_CHECK(cudaEventSynchronize(copy.event(slot)), what + " upload");
+      if (k >= 2) copy.event(slot).Synchronize(what + " upload");
       const size_t len = std::min(chunk, bytes - off);
       uint8_t* staged = stage.template as<uint8_t>() + slot * chunk;
       std::memcpy(staged, from + off, len);
-      ZK_CUDA_CHECK(cudaMemcpyAsync(to + off, staged, len, cudaMemcpyHostToDevice, copy.stream()), what + " upload");
-      ZK_CUDA_CHECK(cudaEventRecord(copy.event(slot), copy.stream()), what + " upload");
+      CopyToDeviceAsync(to + off, staged, len, copy.stream(), what + " upload");
+      copy.event(slot).Record(copy.stream(), what + " upload");
     }
-    ZK_CUDA_CHECK(cudaStreamSynchronize(copy.stream()), what + " upload");
+    SynchronizeStream(copy.stream(), what + " upload");
   }
 
   // groth16::ValidateZkeyPoints's checks of sections A, B1, B2, C and H, on
@@ -481,16 +460,15 @@ class CudaGroth16Key final : public groth16::Key {
   // with `plans` (plans_[0] or [1]). Called with DeviceMutex(device_) held.
   void RunDevice(const io::Witness& witness, const Plans& plans, groth16::PhaseTimings& timings,
                  WindowSums& sums) const {
-    ZK_CUDA_CHECK(cudaSetDevice(device_), "selecting the device");
+    SetDevice(device_, "selecting the device");
     const cudaStream_t stream = setup_.stream();
     const size_t n = info_.domain_size, nv = info_.n_vars, skip = info_.n_public + 1;
 
     // 1. Witness: straight from the caller's bytes to the device (no host
     // copy; they stay alive until the synchronisation below, or Recover()).
-    ZK_CUDA_CHECK(cudaEventRecord(setup_.event(0), stream), "witness transfer");
-    ZK_CUDA_CHECK(cudaMemcpyAsync(witness_.get(), witness.values(), nv * 32, cudaMemcpyHostToDevice, stream),
-                  "witness transfer");
-    ZK_CUDA_CHECK(cudaEventRecord(setup_.event(1), stream), "witness transfer");
+    setup_.event(0).Record(stream, "witness transfer");
+    CopyToDeviceAsync(witness_.get(), witness.values(), nv * 32, stream, "witness transfer");
+    setup_.event(1).Record(stream, "witness transfer");
     InjectFaultIfRequested(stream);
 
     const uint32_t* w = witness_.template as<uint32_t>();
@@ -503,9 +481,9 @@ class CudaGroth16Key final : public groth16::Key {
     auto enqueue_witness_msms = [&](cudaStream_t sa, cudaStream_t sb1, cudaStream_t sb2, cudaStream_t sc) {
       const MsmWorkspace& sorted = Workspace(kSlotA);
       EnqueueMsmSort(sa, sorted, plans.vars, w, "MSM A/B/C (witness digits)");
-      ZK_CUDA_CHECK(cudaEventRecord(setup_.witness_sorted(), sa), "MSM fork");
+      setup_.witness_sorted().Record(sa, "MSM fork");
       for (cudaStream_t other : {sb1, sb2, sc}) {
-        if (other != sa) ZK_CUDA_CHECK(cudaStreamWaitEvent(other, setup_.witness_sorted(), 0), "MSM fork");
+        if (other != sa) WaitFor(other, setup_.witness_sorted(), "MSM fork");
       }
       EnqueueMsmBuckets<G1>(sa, Workspace(kSlotA), sorted, plans.vars, a_.template as<A1>(),
                             reinterpret_cast<X1*>(SlotDevice(kSlotA)), "MSM A");
@@ -523,11 +501,11 @@ class CudaGroth16Key final : public groth16::Key {
     };
     if (overlap_) {
       for (int k = 0; k < StreamAndEvents::kSideStreams; ++k) {
-        ZK_CUDA_CHECK(cudaStreamWaitEvent(setup_.side(k), setup_.event(1), 0), "MSM fork");
+        WaitFor(setup_.side(k), setup_.event(1), "MSM fork");
       }
       enqueue_witness_msms(setup_.side(0), setup_.side(1), setup_.side(2), setup_.side(3));
       for (int k = 0; k < StreamAndEvents::kSideStreams; ++k) {
-        ZK_CUDA_CHECK(cudaEventRecord(setup_.side_done(k), setup_.side(k)), "MSM fork");
+        setup_.side_done(k).Record(setup_.side(k), "MSM fork");
       }
     }
 
@@ -535,13 +513,13 @@ class CudaGroth16Key final : public groth16::Key {
     EvaluateRowsKernel<DFr><<<static_cast<unsigned>((n + 127) / 128), 128, 0, stream>>>(
         static_cast<uint32_t>(n), Rows(0), Rows(1), w, a, a + n, a + 2 * n);
     ZK_CUDA_CHECK_LAUNCH("A/B/C evaluation");
-    ZK_CUDA_CHECK(cudaEventRecord(setup_.event(2), stream), "A/B/C evaluation");
+    setup_.event(2).Record(stream, "A/B/C evaluation");
 
     // 3. Odd coset (3 iNTT + 3 NTT, batched) and the H scalars into tmp.
     domain_.EnqueueToOddCoset(stream, abc_.template as<Fr>(), tmp_.template as<Fr>(), 3, "NTT");
     HScalarsKernel<DFr><<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(n, a, a + n, a + 2 * n, h_scalars);
     ZK_CUDA_CHECK_LAUNCH("H scalars");
-    ZK_CUDA_CHECK(cudaEventRecord(setup_.event(3), stream), "NTT");
+    setup_.event(3).Record(stream, "NTT");
 
     // 4. The remaining MSMs (spec §8.4), window sums into their slots; join.
     if (!overlap_) enqueue_witness_msms(stream, stream, stream, stream);
@@ -549,14 +527,12 @@ class CudaGroth16Key final : public groth16::Key {
                    reinterpret_cast<X1*>(SlotDevice(kSlotH)), "MSM H");
     if (overlap_) {
       for (int k = 0; k < StreamAndEvents::kSideStreams; ++k) {
-        ZK_CUDA_CHECK(cudaStreamWaitEvent(stream, setup_.side_done(k), 0), "MSM join");
+        WaitFor(stream, setup_.side_done(k), "MSM join");
       }
     }
-    ZK_CUDA_CHECK(cudaEventRecord(setup_.event(4), stream), "MSM");
-    ZK_CUDA_CHECK(cudaMemcpyAsync(staging_.get(), window_sums_.get(), kSlots * kSlotBytes, cudaMemcpyDeviceToHost,
-                                  stream),
-                  "MSM result download");
-    ZK_CUDA_CHECK(cudaStreamSynchronize(stream), "proof (device work)");
+    setup_.event(4).Record(stream, "MSM");
+    CopyToHostAsync(staging_.get(), window_sums_.get(), kSlots * kSlotBytes, stream, "MSM result download");
+    SynchronizeStream(stream, "proof (device work)");
 
     // A few KiB per MSM: copy them out so the next proof may reuse staging_.
     CopyOut(SlotHost(kSlotA), plans.vars, sums.a);
@@ -585,8 +561,7 @@ class CudaGroth16Key final : public groth16::Key {
       case InjectedFault::kBadCopy:
         // An invalid copy direction: rejected by the runtime, context unharmed.
         // (The source is the window-sum staging: any valid host pointer does.)
-        ZK_CUDA_CHECK(cudaMemcpyAsync(witness_.get(), staging_.get(), 32, static_cast<cudaMemcpyKind>(42), stream),
-                      "witness transfer (injected fault)");
+        QueueInvalidCopyForTesting(witness_.get(), staging_.get(), stream, "witness transfer (injected fault)");
         return;
     }
   }
@@ -628,19 +603,11 @@ class CudaGroth16Key final : public groth16::Key {
   Plans plans_[2];  // [0] over the points alone, [1] over the tables (as [0] without tables)
   // The background build of the tables (null without tables).
   struct TableBuild {
-    explicit TableBuild(const std::string& what) {
-      int least = 0, greatest = 0;
-      ZK_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest), what + ": MSM tables stream");
-      // Lowest priority: proofs' blocks go first.
-      ZK_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, least), what + ": MSM tables stream");
-      ZK_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), what + ": MSM tables event");
-    }
-    ~TableBuild() {
-      if (done) cudaEventDestroy(done);
-      if (stream) cudaStreamDestroy(stream);
-    }
-    cudaStream_t stream = nullptr;
-    cudaEvent_t done = nullptr;
+    // Lowest priority: proofs' blocks go first.
+    explicit TableBuild(const std::string& what)
+        : stream(what + ": MSM tables", StreamPriority::kLowest), done(EventTiming::kOff, what + ": MSM tables") {}
+    Stream stream;
+    Event done;
     std::atomic<bool> ready{false};
   };
   std::unique_ptr<TableBuild> tables_;

@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "zkfleet/runtime/cuda_device.hpp"
+#include "zkfleet/runtime/cuda_stream.hpp"
 #include "zkfleet/runtime/cuda_check.hpp"
 #include "zkfleet/curve/device_curve.hpp"
 #include "zkfleet/curve/subgroup.hpp"
@@ -106,15 +107,15 @@ uint64_t FirstBadPoint(const void* device_points, uint64_t count, cudaStream_t s
   if (count == 0) return 0;
   DeviceBuffer first(sizeof(unsigned long long), what + ": point check");
   const unsigned long long none = count;
-  ZK_CUDA_CHECK(cudaMemcpyAsync(first.get(), &none, sizeof(none), cudaMemcpyHostToDevice, stream), what);
+  CopyToDeviceAsync(first.get(), &none, sizeof(none), stream, what);
   constexpr int kThreads = 128;
   point_check::FindBadPoints<HostCfg><<<static_cast<unsigned>((count + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
       static_cast<const curve::Affine<DeviceCurve<HostCfg>>*>(device_points), count,
       point_check::SubgroupTest<HostCfg>::Make(), first.template as<unsigned long long>());
   ZK_CUDA_CHECK_LAUNCH(what + ": point check");
   unsigned long long result = count;
-  ZK_CUDA_CHECK(cudaMemcpyAsync(&result, first.get(), sizeof(result), cudaMemcpyDeviceToHost, stream), what);
-  ZK_CUDA_CHECK(cudaStreamSynchronize(stream), what + ": point check");
+  CopyToHostAsync(&result, first.get(), sizeof(result), stream, what);
+  SynchronizeStream(stream, what + ": point check");
   return result;
 }
 

@@ -6,6 +6,7 @@
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/runtime/cuda_stream.hpp"
 #include "zkfleet/msm/cuda_msm.hpp"
 #include "zkfleet/msm/msm_kernels.cuh"
 
@@ -20,16 +21,9 @@ struct DeviceMsm<HostCfg>::Impl {
   DeviceBuffer bases, scalars, window_sums;
   MsmNeeds needs;  // what `workspace` was sized for
   MsmWorkspace workspace;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
+  Stream stream;
+  Event start, stop;
   MsmMarks marks;  // phase boundaries
-
-  ~Impl() {
-    for (cudaEvent_t e : {start, stop, marks.sorted, marks.accumulated, marks.spills, marks.slices}) {
-      if (e) cudaEventDestroy(e);
-    }
-    if (stream) cudaStreamDestroy(stream);
-  }
 };
 
 template <class HostCfg>
@@ -46,28 +40,24 @@ DeviceMsm<HostCfg>::DeviceMsm(const curve::Affine<HostCfg>* bases, size_t n, int
   m.window_sums = DeviceBuffer(msm::kMaxSums * sizeof(curve::Xyzz<HostCfg>), "MSM window sums");
   m.needs = MsmNeedsFor(msm::MakePlan(count, m.shape, count), sizeof(curve::Xyzz<HostCfg>));
   m.workspace = MsmWorkspace(m.needs, "MSM workspace");
-  ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "MSM setup");
-  ZK_CUDA_CHECK(cudaEventCreate(&m.start), "MSM setup");
-  ZK_CUDA_CHECK(cudaEventCreate(&m.stop), "MSM setup");
-  for (cudaEvent_t* e : {&m.marks.sorted, &m.marks.accumulated, &m.marks.spills, &m.marks.slices}) {
-    ZK_CUDA_CHECK(cudaEventCreate(e), "MSM setup");
+  m.stream = Stream("MSM setup");
+  for (Event* e : {&m.start, &m.stop, &m.marks.sorted, &m.marks.accumulated, &m.marks.spills, &m.marks.slices}) {
+    *e = Event(EventTiming::kOn, "MSM setup");
   }
   // Uploads go on the MSM's own stream: a plain cudaMemcpy from pageable
   // memory may return before its DMA lands, and the non-blocking stream does
   // not wait for the legacy stream.
   if (n) {
-    ZK_CUDA_CHECK(cudaMemcpyAsync(m.bases.get(), bases, n * sizeof(curve::Affine<HostCfg>), cudaMemcpyHostToDevice,
-                                  m.stream),
-                  "MSM bases upload");
-    ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "MSM bases upload");
+    CopyToDeviceAsync(m.bases.get(), bases, n * sizeof(curve::Affine<HostCfg>), m.stream, "MSM bases upload");
+    SynchronizeStream(m.stream, "MSM bases upload");
   }
   if (n && m.shape.copies > 1) {
-    ZK_CUDA_CHECK(cudaEventRecord(m.start, m.stream), "MSM tables");
+    m.start.Record(m.stream, "MSM tables");
     EnqueueMsmTables<HostCfg>(m.stream, msm::MakePlan(n, m.shape, n), n, m.bases.template as<curve::Affine<HostCfg>>(),
                               "MSM");
-    ZK_CUDA_CHECK(cudaEventRecord(m.stop, m.stream), "MSM tables");
-    ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "MSM tables");
-    ZK_CUDA_CHECK(cudaEventElapsedTime(&m.tables_ms, m.start, m.stop), "MSM tables");
+    m.stop.Record(m.stream, "MSM tables");
+    SynchronizeStream(m.stream, "MSM tables");
+    m.tables_ms = m.stop.MillisecondsSince(m.start, "MSM tables");
   }
 }
 
@@ -93,9 +83,8 @@ template <class HostCfg>
 void DeviceMsm<HostCfg>::UploadScalars(const uint8_t* scalars, size_t count) {
   if (count > impl_->n) throw Error(ErrorCode::kInvalidArgument, "DeviceMsm: more scalars than bases");
   if (count) {
-    ZK_CUDA_CHECK(cudaMemcpyAsync(impl_->scalars.get(), scalars, count * 32, cudaMemcpyHostToDevice, impl_->stream),
-                  "MSM scalar upload");
-    ZK_CUDA_CHECK(cudaStreamSynchronize(impl_->stream), "MSM scalar upload");
+    CopyToDeviceAsync(impl_->scalars.get(), scalars, count * 32, impl_->stream, "MSM scalar upload");
+    SynchronizeStream(impl_->stream, "MSM scalar upload");
   }
 }
 
@@ -116,22 +105,20 @@ curve::Jacobian<HostCfg> DeviceMsm<HostCfg>::RunUploaded(size_t count, float* de
     m.workspace = MsmWorkspace(m.needs, "MSM workspace");
   }
   auto* sums = m.window_sums.template as<curve::Xyzz<HostCfg>>();
-  ZK_CUDA_CHECK(cudaEventRecord(m.start, m.stream), "MSM");
+  m.start.Record(m.stream, "MSM");
   EnqueueMsm<HostCfg>(m.stream, m.workspace, plan, m.bases.template as<curve::Affine<HostCfg>>(), m.scalars.template as<uint32_t>(), sums,
                       "MSM", &m.marks);
-  ZK_CUDA_CHECK(cudaEventRecord(m.stop, m.stream), "MSM");
+  m.stop.Record(m.stream, "MSM");
   std::vector<curve::Xyzz<HostCfg>> host(plan.sums);
-  ZK_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums, plan.sums * sizeof(curve::Xyzz<HostCfg>), cudaMemcpyDeviceToHost,
-                                m.stream),
-                "MSM result download");
-  ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "MSM");
-  if (device_ms) ZK_CUDA_CHECK(cudaEventElapsedTime(device_ms, m.start, m.stop), "MSM timing");
+  CopyToHostAsync(host.data(), sums, plan.sums * sizeof(curve::Xyzz<HostCfg>), m.stream, "MSM result download");
+  SynchronizeStream(m.stream, "MSM");
+  if (device_ms) *device_ms = m.stop.MillisecondsSince(m.start, "MSM timing");
   if (phases) {
-    ZK_CUDA_CHECK(cudaEventElapsedTime(&phases->sort, m.start, m.marks.sorted), "MSM timing");
-    ZK_CUDA_CHECK(cudaEventElapsedTime(&phases->accumulate, m.marks.sorted, m.marks.accumulated), "MSM timing");
-    ZK_CUDA_CHECK(cudaEventElapsedTime(&phases->spills, m.marks.accumulated, m.marks.spills), "MSM timing");
-    ZK_CUDA_CHECK(cudaEventElapsedTime(&phases->slices, m.marks.spills, m.marks.slices), "MSM timing");
-    ZK_CUDA_CHECK(cudaEventElapsedTime(&phases->window_sums, m.marks.slices, m.stop), "MSM timing");
+    phases->sort = m.marks.sorted.MillisecondsSince(m.start, "MSM timing");
+    phases->accumulate = m.marks.accumulated.MillisecondsSince(m.marks.sorted, "MSM timing");
+    phases->spills = m.marks.spills.MillisecondsSince(m.marks.accumulated, "MSM timing");
+    phases->slices = m.marks.slices.MillisecondsSince(m.marks.spills, "MSM timing");
+    phases->window_sums = m.stop.MillisecondsSince(m.marks.slices, "MSM timing");
   }
   return msm::CombineWindows(host.data(), plan);
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "zkfleet/runtime/cuda_device.hpp"
+#include "zkfleet/runtime/cuda_stream.hpp"
 #include "zkfleet/msm/msm_steps.hpp"
 #include "zkfleet/curve/point.hpp"
 
@@ -72,12 +73,12 @@ class MsmWorkspace {
   DeviceBuffer block_;  // one allocation, carved into the pointers above (empty when lent)
 };
 
-// Events recorded between an MSM's phases, for benchmarks (any may be null).
+// Events recorded between an MSM's phases, for benchmarks (any may be empty).
 struct MsmMarks {
-  cudaEvent_t sorted = nullptr;       // after digits and sort
-  cudaEvent_t accumulated = nullptr;  // after level-0 bucket accumulation
-  cudaEvent_t spills = nullptr;       // after the spill levels
-  cudaEvent_t slices = nullptr;       // after the bucket slices (before the window sums)
+  Event sorted;       // after digits and sort
+  Event accumulated;  // after level-0 bucket accumulation
+  Event spills;       // after the spill levels
+  Event slices;       // after the bucket slices (before the window sums)
 };
 
 // Steps 1-2 (msm_steps.hpp): recodes plan.n scalars (device pointer, 8 words
@@ -124,7 +125,7 @@ void EnqueueMsm(cudaStream_t stream, const MsmWorkspace& ws, const msm::Plan& pl
                 const curve::Affine<HostCfg>* bases, const uint32_t* scalars, curve::Xyzz<HostCfg>* window_sums,
                 const std::string& phase, const MsmMarks* marks = nullptr) {
   EnqueueMsmSort(stream, ws, plan, scalars, phase);
-  if (marks && marks->sorted) cudaEventRecord(marks->sorted, stream);
+  if (marks && marks->sorted) marks->sorted.Record(stream, phase + ": MSM phase mark");
   EnqueueMsmBuckets<HostCfg>(stream, ws, ws, plan, bases, window_sums, phase, marks);
 }
 

@@ -100,8 +100,8 @@ void EnqueueMsmBuckets(cudaStream_t stream, const MsmWorkspace& ws, const MsmWor
   auto* buckets = static_cast<Xyzz*>(ws.buckets);
   auto* spill0 = static_cast<Xyzz*>(ws.spill_values[0]);
   const auto* dev_bases = reinterpret_cast<const curve::Affine<Cfg>*>(bases);
-  auto mark = [&](cudaEvent_t event) {
-    if (event) ZK_CUDA_CHECK(cudaEventRecord(event, stream), phase + ": MSM phase mark");
+  auto mark = [&](const Event& event) {
+    if (event) event.Record(stream, phase + ": MSM phase mark");
   };
 
   InitBuckets<Cfg><<<std::min<unsigned>(4096, Blocks(plan.sentinel, 256)), 256, 0, stream>>>(buckets, plan.sentinel);

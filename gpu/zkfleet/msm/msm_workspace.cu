@@ -78,11 +78,9 @@ msm::Plan EnqueueMsmSortCompact(cudaStream_t stream, const MsmWorkspace& ws, con
                                               static_cast<int64_t>(plan.n), stream),
                 phase + ": MSM digit offsets");
   uint32_t last[2] = {0, 0};  // the last scalar's offset and count
-  ZK_CUDA_CHECK(cudaMemcpyAsync(&last[0], ws.values_out + plan.n - 1, 4, cudaMemcpyDeviceToHost, stream),
-                phase + ": MSM item count");
-  ZK_CUDA_CHECK(cudaMemcpyAsync(&last[1], ws.keys_out + plan.n - 1, 4, cudaMemcpyDeviceToHost, stream),
-                phase + ": MSM item count");
-  ZK_CUDA_CHECK(cudaStreamSynchronize(stream), phase + ": MSM item count");
+  CopyToHostAsync(&last[0], ws.values_out + plan.n - 1, 4, stream, phase + ": MSM item count");
+  CopyToHostAsync(&last[1], ws.keys_out + plan.n - 1, 4, stream, phase + ": MSM item count");
+  SynchronizeStream(stream, phase + ": MSM item count");
   msm::Plan compact = plan;
   msm::SetItems(compact, uint64_t{last[0]} + last[1]);
   MsmCompactDigits<<<blocks, 256, 0, stream>>>(plan, scalars, ws.values_out, ws.keys_in, ws.values_in);

@@ -9,6 +9,7 @@
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/runtime/cuda_stream.hpp"
 #include "zkfleet/ff/field32.hpp"
 #include "zkfleet/ntt/cuda_ntt.hpp"
 #include "zkfleet/ntt/ntt_steps.hpp"
@@ -106,7 +107,7 @@ DeviceNttDomain<HostFr>::DeviceNttDomain(int log_n, const std::string& what) : l
   FillPowers(twiddles_, half, w, HostFr::one(), what);
   FillPowers(inv_twiddles_, half, w.inverse(), HostFr::one(), what);
   FillPowers(coset_, n, inc, n_inv_, what);
-  ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": NTT twiddle tables");
+  SynchronizeDevice(what + ": NTT twiddle tables");
 }
 
 template <class HostFr>
@@ -139,7 +140,7 @@ DeviceNttDomain<HostFr>::DeviceNttDomain(int log_n, const std::string& what, con
     FillPowers(coset_, n, shift, n_inv_, what);
     FillPowers(coset_inv_, n, shift.inverse(), n_inv_, what);
   }
-  ZK_CUDA_CHECK(cudaDeviceSynchronize(), what + ": NTT twiddle tables");
+  SynchronizeDevice(what + ": NTT twiddle tables");
 }
 
 template <class HostFr>
@@ -149,7 +150,7 @@ void DeviceNttDomain<HostFr>::EnqueueTransform(cudaStream_t stream, const HostFr
   const size_t n = size();
   if (log_n_ == 0) {
     // A 1-point transform is the identity (times the scale).
-    ZK_CUDA_CHECK(cudaMemcpyAsync(dst, src, batch * sizeof(HostFr), cudaMemcpyDeviceToDevice, stream), phase);
+    CopyOnDeviceAsync(dst, src, batch * sizeof(HostFr), stream, phase);
     if (scale) throw Error(ErrorCode::kInternal, "NTT: coset step on a 1-point domain");
     return;
   }
@@ -232,13 +233,8 @@ struct DeviceNtt<HostFr>::Impl {
   DeviceNttDomain<HostFr> domain;
   DeviceBuffer data, tmp;
   int batch = 1;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  ~Impl() {
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-    if (stream) cudaStreamDestroy(stream);
-  }
+  Stream stream;
+  Event start, stop;
 };
 
 template <class HostFr>
@@ -248,9 +244,9 @@ DeviceNtt<HostFr>::DeviceNtt(int log_n, int batch) : impl_(std::make_unique<Impl
   m.domain = DeviceNttDomain<HostFr>(log_n, "DeviceNtt");
   m.data = DeviceBuffer(m.domain.size() * batch * sizeof(HostFr), "DeviceNtt data");
   m.tmp = DeviceBuffer(m.domain.size() * batch * sizeof(HostFr), "DeviceNtt scratch");
-  ZK_CUDA_CHECK(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), "DeviceNtt setup");
-  ZK_CUDA_CHECK(cudaEventCreate(&m.start), "DeviceNtt setup");
-  ZK_CUDA_CHECK(cudaEventCreate(&m.stop), "DeviceNtt setup");
+  m.stream = Stream("DeviceNtt setup");
+  m.start = Event(EventTiming::kOn, "DeviceNtt setup");
+  m.stop = Event(EventTiming::kOn, "DeviceNtt setup");
 }
 
 template <class HostFr>
@@ -261,9 +257,8 @@ void DeviceNtt<HostFr>::Upload(const HostFr* values) {
   // On the transform stream, then wait: a plain cudaMemcpy from pageable
   // memory may return before its DMA lands, and our non-blocking stream does
   // not wait for the legacy stream (a race seen on the H200).
-  ZK_CUDA_CHECK(cudaMemcpyAsync(impl_->data.get(), values, impl_->data.bytes(), cudaMemcpyHostToDevice, impl_->stream),
-                "DeviceNtt upload");
-  ZK_CUDA_CHECK(cudaStreamSynchronize(impl_->stream), "DeviceNtt upload");
+  CopyToDeviceAsync(impl_->data.get(), values, impl_->data.bytes(), impl_->stream, "DeviceNtt upload");
+  SynchronizeStream(impl_->stream, "DeviceNtt upload");
 }
 
 template <class HostFr>
@@ -271,7 +266,7 @@ float DeviceNtt<HostFr>::RunUploaded(NttOp op) {
   Impl& m = *impl_;
   auto* data = m.data.template as<HostFr>();
   auto* tmp = m.tmp.template as<HostFr>();
-  ZK_CUDA_CHECK(cudaEventRecord(m.start, m.stream), "DeviceNtt");
+  m.start.Record(m.stream, "DeviceNtt");
   switch (op) {
     case NttOp::kForward:
       m.domain.EnqueueForward(m.stream, data, tmp, m.batch, "DeviceNtt");
@@ -283,18 +278,16 @@ float DeviceNtt<HostFr>::RunUploaded(NttOp op) {
       m.domain.EnqueueToOddCoset(m.stream, data, tmp, m.batch, "DeviceNtt");
       break;
   }
-  ZK_CUDA_CHECK(cudaEventRecord(m.stop, m.stream), "DeviceNtt");
-  ZK_CUDA_CHECK(cudaStreamSynchronize(m.stream), "DeviceNtt");
+  m.stop.Record(m.stream, "DeviceNtt");
+  SynchronizeStream(m.stream, "DeviceNtt");
   // Forward and inverse leave the result in tmp: swap so data holds it.
   if (op != NttOp::kToOddCoset) std::swap(m.data, m.tmp);
-  float ms = 0;
-  ZK_CUDA_CHECK(cudaEventElapsedTime(&ms, m.start, m.stop), "DeviceNtt timing");
-  return ms;
+  return m.stop.MillisecondsSince(m.start, "DeviceNtt timing");
 }
 
 template <class HostFr>
 void DeviceNtt<HostFr>::Download(HostFr* values) {
-  ZK_CUDA_CHECK(cudaMemcpy(values, impl_->data.get(), impl_->data.bytes(), cudaMemcpyDeviceToHost), "DeviceNtt download");
+  CopyToHost(values, impl_->data.get(), impl_->data.bytes(), "DeviceNtt download");
 }
 
 template <class HostFr>

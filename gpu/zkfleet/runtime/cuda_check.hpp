@@ -33,6 +33,10 @@ bool IsStickyError(cudaError_t err);
 // reported again by an unrelated later call. Returns what was pending.
 cudaError_t ClearPendingError();
 
+// Makes `device` current unless it already is; a failure is cleared, not
+// thrown (destructors free a stream, event or buffer on its own device).
+void SelectQuietly(int device) noexcept;
+
 }  // namespace zkfleet::cuda
 
 #define ZK_CUDA_CHECK(call, phase)                                               \

@@ -79,76 +79,154 @@ void ThrowCudaError(cudaError_t err, const char* call, const std::string& phase)
               msg);
 }
 
-DeviceBuffer::DeviceBuffer(size_t bytes, const std::string& what) {
-  if (bytes == 0) return;
-  const cudaError_t err = cudaMalloc(&ptr_, bytes);
-  if (err != cudaSuccess) {
-    ptr_ = nullptr;
-    g_failed_allocs++;
-    ThrowCudaError(err, "cudaMalloc", "allocating " + Mib(bytes) + " of device memory for " + what);
-  }
-  bytes_ = bytes;
-  g_device_allocs++;
-  g_device_bytes += bytes;
-}
-
-void DeviceBuffer::Reset() {
-  if (ptr_) {
-    cudaFree(ptr_);  // cannot fail usefully here; a sticky error already lost the memory
-    g_device_bytes -= bytes_;
-  }
-  ptr_ = nullptr;
-  bytes_ = 0;
-}
-
-void* PinnedAlloc(size_t bytes, const std::string& what) {
+void* TryPinnedAlloc(size_t bytes, std::string* why) {
   if (bytes == 0) return nullptr;
   void* ptr = nullptr;
+  // Portable: one pool serves every device of the process.
   const cudaError_t err = cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable);
   if (err != cudaSuccess) {
+    ClearPendingError();  // a refused allocation is not a sticky error
     g_failed_allocs++;
-    ThrowCudaError(err, "cudaHostAlloc", "allocating " + Mib(bytes) + " of pinned host memory for " + what);
+    if (why) *why = std::string("cudaHostAlloc of ") + Mib(bytes) + ": " + cudaGetErrorString(err);
+    return nullptr;
   }
   g_pinned_allocs++;
   g_pinned_bytes += bytes;
   return ptr;
 }
 
-void PinnedFree(void* ptr, size_t bytes) {
+void PinnedFree(void* ptr, size_t bytes) noexcept {
   if (!ptr) return;
   cudaFreeHost(ptr);
   g_pinned_bytes -= bytes;
 }
 
-PinnedBuffer::PinnedBuffer(size_t bytes, const std::string& what) : ptr_(PinnedAlloc(bytes, what)), bytes_(ptr_ ? bytes : 0) {}
+bool TryRegisterHost(void* ptr, size_t bytes, int device, std::string* why) {
+  if (ptr == nullptr || bytes == 0) return false;
+  if (cudaSetDevice(device) != cudaSuccess) ClearPendingError();
+  const cudaError_t err = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+  if (err != cudaSuccess) {
+    ClearPendingError();  // a refused registration is not a sticky error
+    if (why) *why = std::string("cudaHostRegister of ") + Mib(bytes) + ": " + cudaGetErrorString(err);
+    return false;
+  }
+  g_registered_bytes += bytes;
+  return true;
+}
 
-void PinnedBuffer::Reset() {
-  PinnedFree(ptr_, bytes_);
+void UnregisterHost(void* ptr, size_t bytes) noexcept {
+  if (!ptr) return;
+  cudaHostUnregister(ptr);
+  g_registered_bytes -= bytes;
+}
+
+template <Memory kind>
+Buffer<kind>::Buffer(size_t bytes, const std::string& what) {
+  if (bytes == 0) return;
+  device_ = CurrentDevice();
+  if constexpr (kind == Memory::kDevice) {
+    const cudaError_t err = cudaMalloc(&ptr_, bytes);
+    if (err != cudaSuccess) {
+      ptr_ = nullptr;
+      g_failed_allocs++;
+      ThrowCudaError(err, "cudaMalloc", "allocating " + Mib(bytes) + " of device memory for " + what);
+    }
+    g_device_allocs++;
+    g_device_bytes += bytes;
+  } else {
+    std::string why;
+    ptr_ = TryPinnedAlloc(bytes, &why);
+    if (!ptr_) {
+      throw Error(ErrorCode::kResourceExhausted,
+                  "allocating " + Mib(bytes) + " of pinned host memory for " + what + ": " + why);
+    }
+  }
+  bytes_ = bytes;
+}
+
+template <Memory kind>
+void Buffer<kind>::Reset() noexcept {
+  if (ptr_) {
+    SelectQuietly(device_);
+    if constexpr (kind == Memory::kDevice) {
+      cudaFree(ptr_);  // cannot fail usefully here; a sticky error already lost the memory
+      g_device_bytes -= bytes_;
+    } else {
+      PinnedFree(ptr_, bytes_);
+    }
+  }
   ptr_ = nullptr;
   bytes_ = 0;
 }
 
+template class Buffer<Memory::kDevice>;
+template class Buffer<Memory::kPinnedHost>;
+
 HostRegistration HostRegistration::Try(void* ptr, size_t bytes, std::string* why) {
   HostRegistration out;
-  if (ptr == nullptr || bytes == 0) return out;
-  const cudaError_t err = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // a refused registration is not a sticky error: clear it
-    if (why) *why = std::string("cudaHostRegister of ") + Mib(bytes) + ": " + cudaGetErrorString(err);
-    return out;
-  }
+  const int device = CurrentDevice();
+  if (!TryRegisterHost(ptr, bytes, device, why)) return out;
   out.ptr_ = ptr;
   out.bytes_ = bytes;
-  g_registered_bytes += bytes;
+  out.device_ = device;
   return out;
 }
 
 void HostRegistration::Reset() {
-  if (!ptr_) return;
-  cudaHostUnregister(ptr_);
-  g_registered_bytes -= bytes_;
+  if (ptr_) SelectQuietly(device_);
+  UnregisterHost(ptr_, bytes_);
   ptr_ = nullptr;
   bytes_ = 0;
+}
+
+void CopyToDevice(void* device_dst, const void* host_src, size_t bytes, const std::string& phase) {
+  if (bytes == 0) return;
+  ZK_CUDA_CHECK(cudaMemcpy(device_dst, host_src, bytes, cudaMemcpyHostToDevice), phase);
+}
+
+void CopyToHost(void* host_dst, const void* device_src, size_t bytes, const std::string& phase) {
+  if (bytes == 0) return;
+  ZK_CUDA_CHECK(cudaMemcpy(host_dst, device_src, bytes, cudaMemcpyDeviceToHost), phase);
+}
+
+void Zero(void* device_dst, size_t bytes, const std::string& phase) {
+  if (bytes == 0) return;
+  ZK_CUDA_CHECK(cudaMemset(device_dst, 0, bytes), phase);
+}
+
+void SynchronizeDevice(const std::string& phase) { ZK_CUDA_CHECK(cudaDeviceSynchronize(), phase); }
+
+int CurrentDevice() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    ClearPendingError();
+    return 0;
+  }
+  return device;
+}
+
+void SelectQuietly(int device) noexcept {
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess || current != device) {
+    if (cudaSetDevice(device) != cudaSuccess) ClearPendingError();
+  }
+}
+
+DeviceDescription DescribeDevice(int device) {
+  cudaDeviceProp prop{};
+  ZK_CUDA_CHECK(cudaGetDeviceProperties(&prop, device), "describing CUDA device " + std::to_string(device));
+  return DeviceDescription{prop.name, prop.multiProcessorCount};
+}
+
+std::string HostMemoryKind(const void* ptr) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+    ClearPendingError();
+    return "unknown";
+  }
+  return attributes.type == cudaMemoryTypeHost           ? "host-pinned"
+         : attributes.type == cudaMemoryTypeUnregistered ? "unregistered"
+                                                         : "other";
 }
 
 void SetDevice(int device, const std::string& what) {

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "testutil/require_gpu.hpp"
+#include "zkfleet/runtime/cuda_check.hpp"
+#include "zkfleet/runtime/cuda_device.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/bn254.hpp"
 #include "zkfleet/ff/fp2.hpp"
@@ -19,22 +21,12 @@
 namespace zkfleet {
 namespace {
 
-#define CUDA_ASSERT(call)                                                             \
-  do {                                                                                \
-    cudaError_t err_ = (call);                                                        \
-    ASSERT_EQ(err_, cudaSuccess) << #call << ": " << cudaGetErrorString(err_);        \
-  } while (0)
-
 // Skips (not passes) the test on a machine without a usable GPU; fails it
 // instead under ZKFLEET_REQUIRE_GPU=1.
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    ZKFLEET_SKIP_UNLESS_GPU(err == cudaSuccess && count > 0,
-                            std::string("no CUDA device: ") +
-                                (err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount returned 0"));
+    ZKFLEET_SKIP_UNLESS_GPU(cuda::DeviceCount() > 0, "no CUDA device (the runtime reports none)");
   }
 };
 
@@ -45,22 +37,19 @@ bool same_bytes(const T& a, const T& b) {
   return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
-// Runs kernel<<<blocks, 64>>> on copies of the inputs and fetches the outputs.
+// Runs kernel<<<blocks, 64>>> on copies of the inputs and fetches the
+// outputs (through the engine's runtime layer; a failure throws, which
+// fails the test).
 template <class In, class Out, class Kernel>
 void run_on_device(Kernel kernel, const std::vector<In>& in, std::vector<Out>& out) {
-  In* d_in = nullptr;
-  Out* d_out = nullptr;
   const int n = static_cast<int>(in.size());
-  CUDA_ASSERT(cudaMalloc(&d_in, sizeof(In) * n));
-  CUDA_ASSERT(cudaMalloc(&d_out, sizeof(Out) * n));
-  CUDA_ASSERT(cudaMemcpy(d_in, in.data(), sizeof(In) * n, cudaMemcpyHostToDevice));
-  kernel<<<(n + 63) / 64, 64>>>(d_in, d_out, n);
-  CUDA_ASSERT(cudaGetLastError());
-  CUDA_ASSERT(cudaDeviceSynchronize());
+  cuda::DeviceBuffer d_in(sizeof(In) * n, "test inputs"), d_out(sizeof(Out) * n, "test outputs");
+  cuda::CopyToDevice(d_in.get(), in.data(), sizeof(In) * n, "test inputs");
+  kernel<<<(n + 63) / 64, 64>>>(d_in.as<In>(), d_out.as<Out>(), n);
+  ZK_CUDA_CHECK_LAUNCH("test kernel");
+  cuda::SynchronizeDevice("test kernel");
   out.resize(n);
-  CUDA_ASSERT(cudaMemcpy(out.data(), d_out, sizeof(Out) * n, cudaMemcpyDeviceToHost));
-  CUDA_ASSERT(cudaFree(d_in));
-  CUDA_ASSERT(cudaFree(d_out));
+  cuda::CopyToHost(out.data(), d_out.get(), sizeof(Out) * n, "test outputs");
 }
 
 // ---- prime fields -------------------------------------------------------------

@@ -15,10 +15,6 @@
 #include "zkfleet/engine/snarkjs.hpp"
 #include "zkfleet/engine/witness.hpp"
 
-#ifdef ZKFLEET_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 namespace zkfleet::worker {
 namespace {
 
@@ -383,7 +379,6 @@ uint64_t CircuitSet::Release(size_t device) {
   std::lock_guard lock(gate_mutex_);
   released_.at(device) = true;
   uint64_t released = device_resident_bytes_.at(device).exchange(0);
-  if (!provers_.at(device).empty()) SelectForFreeing(device, backend_name_);
   provers_.at(device).clear();
   resident_bytes_ -= released;
   return released;
@@ -515,18 +510,6 @@ std::unique_ptr<CircuitSet> CircuitSet::Sibling(std::vector<CircuitSpec> specs) 
   return sibling;
 }
 
-void CircuitSet::SelectForFreeing(size_t device, const std::string& backend) const {
-#ifdef ZKFLEET_HAVE_CUDA
-  // A CUDA key's streams, events and buffers are freed with its own device
-  // current: the freeing thread (a lane that never got an item, the start
-  // thread, a reload's loader) may have another one current, or none set.
-  if (backend == "cuda") (void)cudaSetDevice(devices_[device].ordinal);
-#else
-  (void)device;
-  (void)backend;
-#endif
-}
-
 void CircuitSet::Adopt(std::unique_ptr<CircuitSet> more, const std::set<std::string>& drop) {
   std::unique_lock lock(gate_mutex_);
   if (changes_stopped_) return;  // the worker is leaving: `more` is freed with this call
@@ -539,7 +522,6 @@ void CircuitSet::Adopt(std::unique_ptr<CircuitSet> more, const std::set<std::str
     return;
   }
   for (size_t d = 0; d < devices_.size(); ++d) {
-    if (!released_[d]) SelectForFreeing(d, backend_name_);
     for (const std::string& id : drop) {
       uint64_t bytes = 0;
       if (auto found = provers_[d].find(id); found != provers_[d].end()) {
@@ -560,8 +542,8 @@ void CircuitSet::Adopt(std::unique_ptr<CircuitSet> more, const std::set<std::str
     for (size_t d = 0; d < devices_.size(); ++d) {
       if (released_[d]) {
         // The device left the set while the keys loaded: they are freed
-        // (with their device current), not kept where nothing proves.
-        SelectForFreeing(d, more->backend_name_);
+        // (each CUDA buffer, stream and event on its own device), not kept
+        // where nothing proves.
         more->provers_[d].clear();
         continue;
       }

@@ -164,8 +164,6 @@ class CircuitSet {
 
  private:
   void LoadDevice(size_t device, bool check_points);
-  // Makes `device` current before keys of `backend` on it are freed.
-  void SelectForFreeing(size_t device, const std::string& backend) const;
   // One BELLMAN circuit's .params onto `device`, logging progress and how it was checked.
   void LoadBellman(const CircuitSpec& spec, size_t device, bool check_points, const std::string& on_device);
   void LoadGenerators();

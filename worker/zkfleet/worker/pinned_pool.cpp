@@ -169,10 +169,10 @@ void PinnedPool::Notify(std::unique_lock<std::mutex>& lock) {
 void PinnedPool::Unpin(uint8_t* base, size_t size, Kind kind) {
   switch (kind) {
     case Kind::kCudaHost:
-      engine::PinnedMemory::Free(base);
+      engine::PinnedMemory::Free(base, size);
       return;
     case Kind::kHugepageRegistered:
-      engine::PinnedMemory::Unregister(base);
+      engine::PinnedMemory::Unregister(base, size);
       munmap(base, size);
       return;
     case Kind::kLockedMmap: munmap(base, size); return;  // munmap unlocks too

@@ -1,8 +1,9 @@
 // Page-locked (pinned) host memory for buffers the CUDA backend uploads from:
 // a witness in pinned memory is copied to the device by a true async DMA.
-// Part of the engine's public API; every CUDA host-memory call of the
-// project (cudaHostAlloc, cudaHostRegister and their inverses) is made here,
-// in the engine's runtime layer.
+// Part of the engine's public API; it is the face of the engine's runtime
+// layer (gpu/zkfleet/runtime), which makes every CUDA host-memory call of the
+// project (cudaHostAlloc, cudaHostRegister and their inverses) and counts
+// what they hold.
 //
 // Two ways to pin, as the worker's pool uses them:
 //   * Allocate / Free: cudaHostAlloc'd memory (portable: pinned for every
@@ -39,13 +40,13 @@ class PinnedMemory {
  public:
   // cudaHostAlloc(bytes, portable) into *out (null on failure).
   static std::string Allocate(size_t bytes, uint8_t** out);
-  // cudaFreeHost of memory from Allocate.
-  static void Free(uint8_t* base);
+  // cudaFreeHost of `bytes` from Allocate.
+  static void Free(uint8_t* base, size_t bytes);
 
   // cudaHostRegister(base, bytes, portable) on `device`.
   static std::string Register(uint8_t* base, size_t bytes, int device);
-  // cudaHostUnregister of memory pinned by Register (the mapping stays).
-  static void Unregister(uint8_t* base);
+  // cudaHostUnregister of `bytes` pinned by Register (the mapping stays).
+  static void Unregister(uint8_t* base, size_t bytes);
 
   // The calling thread's current CUDA device (0 without CUDA or on error).
   static int CurrentDevice();
