@@ -31,6 +31,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc python3-grpcio  # the gRPC front door (zkfleet.v1), its C++ and Python stubs
   golang-go golang-google-grpc-dev protoc-gen-go protoc-gen-go-grpc  # the Go example client (clients/go), built offline
   etcd-server etcd-client  # the etcd journal (zkbroker --journal etcd://): the tests' members, etcdctl
+  stress-ng                # scripts/test-under-load.sh: the tests beside 2 busy CPU workers per core
 )
 # Node.js: any install that provides node >= 18 and npm will do (Debian's
 # nodejs/npm, or NodeSource's, whose nodejs bundles npm and conflicts with
