@@ -1,51 +1,223 @@
 #!/usr/bin/env python3
-"""Prints the bodies of mont_mul_x86.hpp (x86-64 mulx/adcx/adox Montgomery
-multiplication for 4 and 6 limbs). Usage: paste the output between the
-header's namespace lines, or regenerate the file as described there."""
-def gen(N):
+"""Writes the x86-64 mulx/adcx/adox Montgomery multiplication in both places
+that use it, so that the two cannot drift apart:
+
+  gpu/zkfleet/ff/mont_mul_x86.hpp
+      C++, 4 and 6 limbs: the host's field arithmetic (field.hpp);
+  gpu/zkfleet/witgen/generator/native_fr_mont_x86.h
+      C, 4 limbs: the witness generator's Montgomery product and reduction
+      (native_fr_limbs.h includes it), the same instruction sequences.
+
+Both files are this script's output byte for byte: edit the script, never
+them, and run it again.
+
+Usage: gen_mont_mul_x86.py [--root DIR] [--check]
+  writes both files under DIR (default: the repository holding this script);
+  --check writes nothing and fails (exit 1, with a diff) where a file is not
+  what the script would write; ctest runs it as ff_mont_mul_x86_generated.
+"""
+import argparse
+import difflib
+import os
+import sys
+
+HPP = "gpu/zkfleet/ff/mont_mul_x86.hpp"
+NATIVE_H = "gpu/zkfleet/witgen/generator/native_fr_mont_x86.h"
+
+
+def rows(N):
+    """The CIOS rounds as (product rows, reduction rows) per word i of b; the
+    N+1 accumulators rotate through r0..rN (T[j] is the word of weight j)."""
     R = [f"%[r{k}]" for k in range(N + 1)]
-    lines = []
-    def e(s): lines.append(s)
-    for k in range(N + 1):
-        e(f"xorl %k[r{k}], %k[r{k}]")  # zero the accumulators
+    rounds = []
     for i in range(N):
         T = [R[(i + j) % (N + 1)] for j in range(N + 1)]
-        e(f"movq {8*i}(%[b]), %%rdx")
-        e("xorl %k[lo], %k[lo]")            # CF = OF = 0
+        product = [f"movq {8*i}(%[b]), %%rdx",
+                   "xorl %k[lo], %k[lo]"]  # CF = OF = 0
         for j in range(N):
-            e(f"mulxq {8*j}(%[a]), %[lo], %[hi]")
-            e(f"adcxq %[lo], {T[j]}")
-            e(f"adoxq %[hi], {T[j+1]}")
-        e("movl $0, %k[lo]")
-        e(f"adcxq %[lo], {T[N]}")
-        e(f"movq {T[0]}, %%rdx")
-        e("imulq %[inv], %%rdx")
-        e("xorl %k[lo], %k[lo]")
+            product += [f"mulxq {8*j}(%[a]), %[lo], %[hi]",
+                        f"adcxq %[lo], {T[j]}",
+                        f"adoxq %[hi], {T[j+1]}"]
+        product += ["movl $0, %k[lo]",
+                    f"adcxq %[lo], {T[N]}"]
+        reduction = [f"movq {T[0]}, %%rdx",
+                     "imulq %[inv], %%rdx",
+                     "xorl %k[lo], %k[lo]"]
         for j in range(N):
-            e(f"mulxq {8*j}(%[p]), %[lo], %[hi]")
-            e(f"adcxq %[lo], {T[j]}")
-            e(f"adoxq %[hi], {T[j+1]}")
-        e("movl $0, %k[lo]")
-        e(f"adcxq %[lo], {T[N]}")
-    final = [(N + j) % (N + 1) for j in range(N)]
+            reduction += [f"mulxq {8*j}(%[p]), %[lo], %[hi]",
+                          f"adcxq %[lo], {T[j]}",
+                          f"adoxq %[hi], {T[j+1]}"]
+        reduction += ["movl $0, %k[lo]",
+                      f"adcxq %[lo], {T[N]}"]
+        rounds.append((product, reduction))
+    final = [(N + j) % (N + 1) for j in range(N)]  # the result's words, low first
+    return rounds, final
+
+
+def mont_mul_lines(N):
+    rounds, final = rows(N)
+    lines = [f"xorl %k[r{k}], %k[r{k}]" for k in range(N + 1)]  # zero the accumulators
+    for product, reduction in rounds:
+        lines += product + reduction
     return lines, final
 
-for N in (4, 6):
-    lines, final = gen(N)
-    print(f"// ---- {N} limbs: {len(lines)} instructions; result in r{', r'.join(map(str, final))}")
-    print(f"inline void mont_mul_adx_{N}(const uint64_t* a, const uint64_t* b, const uint64_t* p, uint64_t inv,")
-    print(f"                            uint64_t* out) {{")
-    print("  uint64_t " + ", ".join(f"r{k}" for k in range(N + 1)) + ", lo, hi;")
-    print("  asm(")
-    for l in lines:
-        print(f'      "{l}\\n\\t"')
-    outs = ", ".join(f'[r{k}] "=&r"(r{k})' for k in range(N + 1))
-    print(f'      : {outs}, [lo] "=&r"(lo), [hi] "=&r"(hi)')
-    print(f'      : [a] "r"(a), [b] "r"(b), [p] "r"(p), [inv] "m"(inv),')
-    print(f'        "m"(*reinterpret_cast<const uint64_t(*)[{N}]>(a)), "m"(*reinterpret_cast<const uint64_t(*)[{N}]>(b)),')
-    print(f'        "m"(*reinterpret_cast<const uint64_t(*)[{N}]>(p))')
-    print('      : "rdx", "cc");')
-    for j, k in enumerate(final):
-        print(f"  out[{j}] = r{k};")
-    print("}")
-    print()
+
+def mont_reduce_lines(N):
+    rounds, final = rows(N)
+    return [line for _, reduction in rounds for line in reduction], final
+
+
+HPP_HEAD = """\
+// Montgomery multiplication for x86-64 with BMI2 (mulx) and ADX (adcx/adox),
+// the host's hot loop. g++ turns the portable unsigned __int128 CIOS into
+// roughly three times as many instructions; these run two independent carry
+// chains (CF for the low halves, OF for the high halves) as rapidsnark's and
+// blst's assembly do.
+//
+// The algorithm is Fp::mont_mul_inline's CIOS, one outer iteration per word
+// of b: t += a·b[i] (N+1 words), m = t[0]·inv, t += m·p, drop the zero word.
+// The N+1 accumulators rotate through registers r0..rN instead of moving: the
+// word that becomes zero is reused as the next top word. The result, < 2p and
+// not yet reduced, is written to out.
+//
+// Requires a < p < 2^(64N-1) (so the top word never overflows, see field.hpp);
+// b may be any N-word value. The function bodies are generated by
+// gen_mont_mul_x86.py (do not edit them by hand); tests/unit/ff checks them
+// against GMP, and ff_portable_test checks the portable code path.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__) && defined(__OPTIMIZE__) && \\
+    !defined(__CUDA_ARCH__) && !defined(ZKFLEET_FF_PORTABLE)
+#define ZKFLEET_FF_X86_ADX 1
+
+namespace zkfleet::ff::detail {
+
+"""
+
+HPP_TAIL = """\
+}  // namespace zkfleet::ff::detail
+
+#endif
+"""
+
+
+def hpp():
+    out = [HPP_HEAD]
+    for N in (4, 6):
+        lines, final = mont_mul_lines(N)
+        cast = f"*reinterpret_cast<const uint64_t(*)[{N}]>"
+        outs = ", ".join(f'[r{k}] "=&r"(r{k})' for k in range(N + 1))
+        out.append(f"// ---- {N} limbs: {len(lines)} instructions; result in r{', r'.join(map(str, final))}\n"
+                   f"inline void mont_mul_adx_{N}(const uint64_t* a, const uint64_t* b, const uint64_t* p, uint64_t inv,\n"
+                   f"                            uint64_t* out) {{\n"
+                   f"  uint64_t {', '.join(f'r{k}' for k in range(N + 1))}, lo, hi;\n"
+                   f"  asm(\n")
+        out += [f'      "{line}\\n\\t"\n' for line in lines]
+        out.append(f'      : {outs}, [lo] "=&r"(lo), [hi] "=&r"(hi)\n'
+                   f'      : [a] "r"(a), [b] "r"(b), [p] "r"(p), [inv] "m"(inv),\n'
+                   f'        "m"({cast}(a)), "m"({cast}(b)),\n'
+                   f'        "m"({cast}(p))\n'
+                   f'      : "rdx", "cc");\n')
+        out += [f"  out[{j}] = r{k};\n" for j, k in enumerate(final)]
+        out.append("}\n\n")
+    out.append(HPP_TAIL)
+    return "".join(out)
+
+
+NATIVE_HEAD = """\
+/* Generated by gpu/zkfleet/ff/gen_mont_mul_x86.py: do not edit. */
+/*
+ * The witness generator's Montgomery product and reduction on x86-64 with
+ * BMI2 (mulx) and ADX (adcx/adox): the instruction sequence of
+ * gpu/zkfleet/ff/mont_mul_x86.hpp's mont_mul_adx_4 (its comment explains the
+ * rotating accumulators), in C. native_fr_limbs.h includes this file where
+ * those instructions are available (after zkf_field_t and zkf_reduce_once),
+ * and uses its portable CIOS elsewhere. Both results are < 2p before the
+ * one conditional subtraction.
+ */
+"""
+
+
+def asm_block(lines, indent="      "):
+    first, rest = lines[0], lines[1:]
+    return f'  asm("{first}\\n\\t"\n' + "".join(f'{indent}"{line}\\n\\t"\n' for line in rest)
+
+
+def native_h():
+    N = 4
+    mul, final = mont_mul_lines(N)
+    red, red_final = mont_reduce_lines(N)
+    assert final == red_final
+    t = ", ".join(f"r{k}" for k in final)
+    cast = f"*(const uint64_t(*)[{N}])"
+    mul_outs = ", ".join(f'[r{k}] "=&r"(r{k})' for k in range(N + 1))
+    red_outs = ", ".join(f'[r{k}] "+&r"(r{k})' for k in range(N + 1))
+    return (
+        NATIVE_HEAD + "\n"
+        "/* Montgomery product a*b*2^-256 mod p, canonical; needs a, b < p. */\n"
+        "static inline void zkf_mont_mul(uint64_t* out, const uint64_t* a, const uint64_t* b, const zkf_field_t* F) {\n"
+        f"  uint64_t {', '.join(f'r{k}' for k in range(N + 1))}, lo, hi;\n"
+        "  const uint64_t* p = F->p;\n"
+        "  uint64_t inv = F->inv;\n"
+        + asm_block(mul) +
+        f'      : {mul_outs}, [lo] "=&r"(lo), [hi] "=&r"(hi)\n'
+        '      : [a] "r"(a), [b] "r"(b), [p] "r"(p), [inv] "m"(inv),\n'
+        f'        "m"({cast}a), "m"({cast}b), "m"({cast}p)\n'
+        '      : "rdx", "cc");\n'
+        f"  uint64_t t[{N}] = {{{t}}};\n"
+        "  zkf_reduce_once(out, t, p);\n"
+        "}\n"
+        "\n"
+        f"/* Montgomery reduction of a {N}-word a: a * 2^-256 mod p, canonical (any a < 2^256:\n"
+        " * (a + m p) / 2^256 <= p). The reduction rows of zkf_mont_mul, without its product rows. */\n"
+        "static inline void zkf_mont_reduce4(uint64_t* out, const uint64_t* a, const zkf_field_t* F) {\n"
+        f"  uint64_t {', '.join(f'r{k} = a[{k}]' for k in range(N))}, r{N} = 0, lo, hi;\n"
+        "  const uint64_t* p = F->p;\n"
+        "  uint64_t inv = F->inv;\n"
+        + asm_block(red) +
+        f'      : {red_outs}, [lo] "=&r"(lo), [hi] "=&r"(hi)\n'
+        f'      : [p] "r"(p), [inv] "m"(inv), "m"({cast}p)\n'
+        '      : "rdx", "cc");\n'
+        f"  uint64_t t[{N}] = {{{t}}};\n"
+        "  zkf_reduce_once(out, t, p);\n"
+        "}\n")
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=os.path.normpath(os.path.join(here, "..", "..", "..")),
+                        help="the repository to write into (default: the one holding this script)")
+    parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
+    args = parser.parse_args()
+    differ = False
+    for rel, text in ((HPP, hpp()), (NATIVE_H, native_h())):
+        path = os.path.join(args.root, rel)
+        if not args.check:
+            with open(path, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+            continue
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                have = f.read()
+        except FileNotFoundError:
+            have = None
+        if have == text:
+            continue
+        differ = True
+        if have is None:
+            print(f"{rel}: missing", file=sys.stderr)
+            continue
+        sys.stderr.writelines(difflib.unified_diff(have.splitlines(keepends=True), text.splitlines(keepends=True),
+                                                   f"{rel} (checked in)", f"{rel} (gen_mont_mul_x86.py)"))
+    if differ:
+        print("not what gpu/zkfleet/ff/gen_mont_mul_x86.py writes: edit the script and run it, never the files",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

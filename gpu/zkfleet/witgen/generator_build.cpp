@@ -53,6 +53,21 @@ std::string DigestHex(std::string_view bytes) {
   return Hex(out, sizeof out);
 }
 
+// native_fr.c followed by each header it includes (name, size, text), for
+// the tools' digest: an edit to any of them builds new generators. Empty
+// without the native field code: the headers are no part of a plain build.
+std::string NativeSources(const std::string& native) {
+  std::string all = native;
+  if (native.empty()) return all;
+  for (const embedded::File& header : embedded::NativeFrHeaders()) {
+    all += "\n";
+    all += header.name;
+    all += "\n" + std::to_string(header.text.size()) + "\n";
+    all += header.text;
+  }
+  return all;
+}
+
 std::string ReadFileOrThrow(const fs::path& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(ErrorCode::kNotFound, "cannot read " + what + " " + path.string());
@@ -427,7 +442,7 @@ std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const e
                                      " holds no generator built elsewhere for " + wasm.string());
   }
   for (const std::string& f : flags) tools += f + " ";
-  tools += "\n" + DigestHex(embedded::DriverC()) + DigestHex(native) + DigestHex(rt_impl);
+  tools += "\n" + DigestHex(embedded::DriverC()) + DigestHex(NativeSources(native)) + DigestHex(rt_impl);
   const fs::path final_dir = cache / (info.wasm_digest + "-" + DigestHex(tools).substr(0, 16));
   std::string why;
   auto cached = [&] {
@@ -488,7 +503,10 @@ std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const e
   RunTool({options.wasm2c, "circuit.wasm", "-n", "circuit", "-o", "circuit.c"}, dir, wasm, "wasm2c", cancel);
   std::string c_source = ReadFileOrThrow(dir / "circuit.c", "wasm2c output");
   const bool patched = !native.empty() && PatchNativeField(c_source, native);
-  if (patched) WriteFileOrThrow(dir / "native_fr.c", native);
+  if (patched) {
+    WriteFileOrThrow(dir / "native_fr.c", native);
+    for (const embedded::File& header : embedded::NativeFrHeaders()) WriteFileOrThrow(dir / header.name, header.text);
+  }
   if (MarkGiantFunctions(c_source) > 0 || patched) WriteFileOrThrow(dir / "circuit.c", c_source);
   WriteFileOrThrow(dir / "driver.c", embedded::DriverC());
   std::vector<std::string> cc = {options.cc};

@@ -3,11 +3,11 @@
 // Steps, in a fresh directory under the cache: copy the wasm (the bytes that
 // were hashed), `wasm2c circuit.wasm -n circuit -o circuit.c`, patch the
 // field functions listed on native_fr.c's first line (PatchNativeField),
-// write driver.c and native_fr.c (embedded in this library), and
+// write driver.c and native_fr.c with its headers (embedded in this library), and
 // `cc -O3 circuit.c driver.c wasm-rt-impl.c -o generator`. Then
 // `generator --describe` tells the field and the sizes, and the directory is
 // renamed into place: <cache>/<BLAKE2b-256 of the wasm>-<16 hex of the tools' digest>.
-// The tools' digest covers driver.c, native_fr.c, wasm-rt-impl.c, the wasm2c
+// The tools' digest covers driver.c, native_fr.c and its headers, wasm-rt-impl.c, the wasm2c
 // and cc binaries (path, size, mtime) and the flags, so a new zkfleet or
 // compiler builds anew.
 // Two processes building the same circuit at once: the second waits on the

@@ -18,6 +18,12 @@
  *  - every result is reduced to the canonical value, as the wasm does
  *    (it compares Montgomery words directly);
  *  - add/sub/neg follow the wasm's exact carry rules for any 256-bit input.
+ *
+ * The limb arithmetic is native_fr_limbs.h (its x86-64 assembly
+ * native_fr_mont_x86.h, written by gpu/zkfleet/ff/gen_mont_mul_x86.py with
+ * the host's mont_mul_x86.hpp), circom's tagged elements native_fr_tagged.h;
+ * the build writes them next to this file. Here: the fields, the functions
+ * that replace the wasm's, and the one-pass witness readout.
  */
 #include <gmp.h>
 #include <stdint.h>
@@ -34,14 +40,7 @@
 #define ZKF_FAST_PATH __attribute__((always_inline)) static inline
 #endif
 
-typedef struct {
-  uint64_t p[4];    /* the prime, little-endian words */
-  uint64_t inv;     /* -p^-1 mod 2^64 */
-  uint64_t r2[4];   /* R^2 mod p, R = 2^256 */
-  uint64_t one[4];  /* R mod p (Montgomery one) */
-  uint64_t r3[4];   /* R^3 mod p */
-  uint64_t half[4]; /* (p - 1) / 2 */
-} zkf_field_t;
+#include "native_fr_limbs.h"
 
 static const zkf_field_t zkf_bn254 = {
     {0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL},
@@ -71,7 +70,13 @@ static zkf_field_t zkf_f;  /* the active field's constants */
  * (constants, loop-dependent coefficients) are below 65536. */
 #define ZKF_SMALL 256
 static uint64_t zkf_small_mont[2][ZKF_SMALL][4];
-static void zkf_fill_small(void);
+
+static void zkf_fill_small(void) {
+  for (uint64_t v = 0; v < ZKF_SMALL; v++) {
+    zkf_mont_mul_1w(zkf_small_mont[0][v], v, zkf_f.r2, &zkf_f);
+    zkf_mont_mul_1w(zkf_small_mont[1][v], v * ZKF_SMALL, zkf_f.r2, &zkf_f);
+  }
+}
 
 int zkfleet_native_fr_select(const uint32_t* prime_words, uint32_t n32) {
   const zkf_field_t* fields[2] = {&zkf_bn254, &zkf_bls12_381};
@@ -93,419 +98,10 @@ int zkfleet_native_fr_select(const uint32_t* prime_words, uint32_t n32) {
   return 0;
 }
 
-/* ---- memory access: offsets into the wasm linear memory ---- */
+/* The wasm's linear memory, where the functions' offsets point. */
 #define ZKF_MEM(inst) ((inst)->w2c_memory.data)
-static inline uint64_t zkf_ld64(const uint8_t* m, uint32_t off) { uint64_t v; memcpy(&v, m + off, 8); return v; }
-static inline void zkf_st64(uint8_t* m, uint32_t off, uint64_t v) { memcpy(m + off, &v, 8); }
-/* Word by word, not as one 32-byte memcpy: gcc turns that into a 256-bit
- * vector load/store, and a vector load of limbs just written by 64-bit
- * stores (or the reverse) stalls on store forwarding, which cost a third
- * of the time of Fr_add. */
-static inline void zkf_ld4(const uint8_t* m, uint32_t off, uint64_t a[4]) {
-  a[0] = zkf_ld64(m, off); a[1] = zkf_ld64(m, off + 8); a[2] = zkf_ld64(m, off + 16); a[3] = zkf_ld64(m, off + 24);
-}
-static inline void zkf_st4(uint8_t* m, uint32_t off, const uint64_t a[4]) {
-  zkf_st64(m, off, a[0]); zkf_st64(m, off + 8, a[1]); zkf_st64(m, off + 16, a[2]); zkf_st64(m, off + 24, a[3]);
-}
 
-/* ---- 256-bit helpers ---- */
-typedef unsigned __int128 zkf_u128;
-
-/* add/subtract with carry: adc/sbb through the x86 intrinsics, else __int128 */
-#if defined(__x86_64__)
-#include <x86intrin.h>
-static inline unsigned char zkf_adc(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
-  unsigned long long t;
-  c = _addcarry_u64(c, a, b, &t);
-  *r = t;
-  return c;
-}
-static inline unsigned char zkf_sbb(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
-  unsigned long long t;
-  c = _subborrow_u64(c, a, b, &t);
-  *r = t;
-  return c;
-}
-#else
-static inline unsigned char zkf_adc(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
-  zkf_u128 t = (zkf_u128)a + b + c;
-  *r = (uint64_t)t;
-  return (unsigned char)(t >> 64);
-}
-static inline unsigned char zkf_sbb(unsigned char c, uint64_t a, uint64_t b, uint64_t* r) {
-  zkf_u128 t = (zkf_u128)a - b - c;
-  *r = (uint64_t)t;
-  return (unsigned char)((t >> 64) & 1);
-}
-#endif
-
-/* r = (take ? t : s), without a branch (the condition is data-dependent) */
-static inline void zkf_select(uint64_t r[4], uint64_t take, const uint64_t t[4], const uint64_t s[4]) {
-  if (take) { r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3]; }
-  else { r[0] = s[0]; r[1] = s[1]; r[2] = s[2]; r[3] = s[3]; }
-}
-
-/* r = a - p if a >= p (a < 2p), canonical result. */
-static inline void zkf_reduce_once(uint64_t r[4], const uint64_t a[4], const uint64_t p[4]) {
-  uint64_t t[4];
-  unsigned char b = 0;
-  b = zkf_sbb(b, a[0], p[0], &t[0]);
-  b = zkf_sbb(b, a[1], p[1], &t[1]);
-  b = zkf_sbb(b, a[2], p[2], &t[2]);
-  b = zkf_sbb(b, a[3], p[3], &t[3]);
-  zkf_select(r, b ^ 1, t, a);
-}
-
-/* Fr_F1m_add semantics: s = x + y (mod 2^256, carry c); if c or s >= p: s -= p (mod 2^256). */
-static inline void zkf_add(uint64_t r[4], const uint64_t x[4], const uint64_t y[4], const uint64_t p[4]) {
-  uint64_t s[4], t[4];
-  unsigned char c = 0, b = 0;
-  c = zkf_adc(c, x[0], y[0], &s[0]);
-  c = zkf_adc(c, x[1], y[1], &s[1]);
-  c = zkf_adc(c, x[2], y[2], &s[2]);
-  c = zkf_adc(c, x[3], y[3], &s[3]);
-  b = zkf_sbb(b, s[0], p[0], &t[0]);
-  b = zkf_sbb(b, s[1], p[1], &t[1]);
-  b = zkf_sbb(b, s[2], p[2], &t[2]);
-  b = zkf_sbb(b, s[3], p[3], &t[3]);
-  /* s >= p  <=>  no borrow */
-  zkf_select(r, (uint64_t)(c | (b ^ 1)), t, s);
-}
-
-/* Fr_F1m_sub semantics: s = x - y (mod 2^256, borrow b); if b: s += p (mod 2^256). */
-static inline void zkf_sub(uint64_t r[4], const uint64_t x[4], const uint64_t y[4], const uint64_t p[4]) {
-  uint64_t s[4];
-  unsigned char b = 0, c = 0;
-  b = zkf_sbb(b, x[0], y[0], &s[0]);
-  b = zkf_sbb(b, x[1], y[1], &s[1]);
-  b = zkf_sbb(b, x[2], y[2], &s[2]);
-  b = zkf_sbb(b, x[3], y[3], &s[3]);
-  uint64_t mask = (uint64_t)0 - (uint64_t)b;
-  c = zkf_adc(c, s[0], p[0] & mask, &r[0]);
-  c = zkf_adc(c, s[1], p[1] & mask, &r[1]);
-  c = zkf_adc(c, s[2], p[2] & mask, &r[2]);
-  c = zkf_adc(c, s[3], p[3] & mask, &r[3]);
-}
-
-/* Montgomery product a*b*2^-256 mod p, canonical; needs a, b < p. */
-#if defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__)
-/* The asm is gpu/zkfleet/ff/mont_mul_x86.hpp's mont_mul_adx_4 (generated by
- * gen_mont_mul_x86.py there), copied into C; its result is < 2p and is then
- * reduced once. */
-static inline void zkf_mont_mul(uint64_t* out, const uint64_t* a, const uint64_t* b, const zkf_field_t* F) {
-  uint64_t r0, r1, r2, r3, r4, lo, hi;
-  const uint64_t* p = F->p;
-  uint64_t inv = F->inv;
-  asm("xorl %k[r0], %k[r0]\n\t"
-      "xorl %k[r1], %k[r1]\n\t"
-      "xorl %k[r2], %k[r2]\n\t"
-      "xorl %k[r3], %k[r3]\n\t"
-      "xorl %k[r4], %k[r4]\n\t"
-      "movq 0(%[b]), %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "adoxq %[hi], %[r1]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "adoxq %[hi], %[r2]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      "adoxq %[hi], %[r3]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "movq %[r0], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "adoxq %[hi], %[r1]\n\t"
-      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "adoxq %[hi], %[r2]\n\t"
-      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      "adoxq %[hi], %[r3]\n\t"
-      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "movq 8(%[b]), %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "adoxq %[hi], %[r2]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      "adoxq %[hi], %[r3]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "adoxq %[hi], %[r0]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "movq %[r1], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "adoxq %[hi], %[r2]\n\t"
-      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      "adoxq %[hi], %[r3]\n\t"
-      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "adoxq %[hi], %[r0]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "movq 16(%[b]), %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      "adoxq %[hi], %[r3]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "adoxq %[hi], %[r0]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "adoxq %[hi], %[r1]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "movq %[r2], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      "adoxq %[hi], %[r3]\n\t"
-      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "adoxq %[hi], %[r0]\n\t"
-      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "adoxq %[hi], %[r1]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "movq 24(%[b]), %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "adoxq %[hi], %[r0]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "adoxq %[hi], %[r1]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "adoxq %[hi], %[r2]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      "movq %[r3], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "adoxq %[hi], %[r0]\n\t"
-      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "adoxq %[hi], %[r1]\n\t"
-      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "adoxq %[hi], %[r2]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      : [r0] "=&r"(r0), [r1] "=&r"(r1), [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [lo] "=&r"(lo), [hi] "=&r"(hi)
-      : [a] "r"(a), [b] "r"(b), [p] "r"(p), [inv] "m"(inv),
-        "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b), "m"(*(const uint64_t(*)[4])p)
-      : "rdx", "cc");
-  uint64_t t[4] = {r4, r0, r1, r2};
-  zkf_reduce_once(out, t, p);
-}
-#else
-/* Portable CIOS with unsigned __int128 (same algorithm, result < 2p, then reduced once). */
-static inline void zkf_mont_mul(uint64_t* out, const uint64_t* a, const uint64_t* b, const zkf_field_t* F) {
-  const uint64_t* p = F->p;
-  uint64_t t[6] = {0, 0, 0, 0, 0, 0};
-  for (int i = 0; i < 4; i++) {
-    zkf_u128 c = 0;
-    for (int j = 0; j < 4; j++) {
-      c = (zkf_u128)a[j] * b[i] + t[j] + (uint64_t)(c >> 64);
-      t[j] = (uint64_t)c;
-    }
-    c = (zkf_u128)t[4] + (uint64_t)(c >> 64);
-    t[4] = (uint64_t)c;
-    t[5] = (uint64_t)(c >> 64);
-    uint64_t m = t[0] * F->inv;
-    c = (zkf_u128)m * p[0] + t[0];
-    for (int j = 1; j < 4; j++) {
-      c = (zkf_u128)m * p[j] + t[j] + (uint64_t)(c >> 64);
-      t[j - 1] = (uint64_t)c;
-    }
-    c = (zkf_u128)t[4] + (uint64_t)(c >> 64);
-    t[3] = (uint64_t)c;
-    t[4] = t[5] + (uint64_t)(c >> 64);
-  }
-  zkf_reduce_once(out, t, p);
-}
-#endif
-
-/* v * B * 2^-256 mod p for a one-word v (B < p): t = v*B (5 words), then 4
- * Montgomery reduction rounds; (t + m p) / 2^256 < 2p, reduced once. Used for
- * fromMontgomery (v = 1) and toMontgomery of positive shorts (B = R^2): a
- * quarter of the products of a full Montgomery product, same canonical result. */
-static inline void zkf_mont_mul_1w(uint64_t* out, uint64_t v, const uint64_t* B, const zkf_field_t* F) {
-  const uint64_t* p = F->p;
-  uint64_t t[5];
-  zkf_u128 c = 0;
-  for (int j = 0; j < 4; j++) { c = (zkf_u128)B[j] * v + (uint64_t)(c >> 64); t[j] = (uint64_t)c; }
-  t[4] = (uint64_t)(c >> 64);
-  for (int i = 0; i < 4; i++) {
-    uint64_t m = t[0] * F->inv;
-    c = (zkf_u128)m * p[0] + t[0];
-    for (int j = 1; j < 4; j++) { c = (zkf_u128)m * p[j] + t[j] + (uint64_t)(c >> 64); t[j - 1] = (uint64_t)c; }
-    c = (zkf_u128)t[4] + (uint64_t)(c >> 64);
-    t[3] = (uint64_t)c;
-    t[4] = (uint64_t)(c >> 64);
-  }
-  zkf_reduce_once(out, t, p);
-}
-
-/* Montgomery reduction of a 4-word a: a * 2^-256 mod p, canonical (any a < 2^256:
- * (a + m p) / 2^256 <= p, reduced once). fromMontgomery and toNormal. */
-#if defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__)
-/* The reduction rounds of mont_mul_adx_4 above, without the product rows. */
-static inline void zkf_mont_reduce4(uint64_t* out, const uint64_t* a, const zkf_field_t* F) {
-  uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = 0, lo, hi;
-  const uint64_t* p = F->p;
-  uint64_t inv = F->inv;
-  asm("movq %[r0], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "adoxq %[hi], %[r1]\n\t"
-      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "adoxq %[hi], %[r2]\n\t"
-      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      "adoxq %[hi], %[r3]\n\t"
-      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "movq %[r1], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "adoxq %[hi], %[r2]\n\t"
-      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      "adoxq %[hi], %[r3]\n\t"
-      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "adoxq %[hi], %[r0]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "movq %[r2], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      "adoxq %[hi], %[r3]\n\t"
-      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "adoxq %[hi], %[r0]\n\t"
-      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "adoxq %[hi], %[r1]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "movq %[r3], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq 0(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r3]\n\t"
-      "adoxq %[hi], %[r4]\n\t"
-      "mulxq 8(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r4]\n\t"
-      "adoxq %[hi], %[r0]\n\t"
-      "mulxq 16(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r0]\n\t"
-      "adoxq %[hi], %[r1]\n\t"
-      "mulxq 24(%[p]), %[lo], %[hi]\n\t"
-      "adcxq %[lo], %[r1]\n\t"
-      "adoxq %[hi], %[r2]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adcxq %[lo], %[r2]\n\t"
-      : [r0] "+&r"(r0), [r1] "+&r"(r1), [r2] "+&r"(r2), [r3] "+&r"(r3), [r4] "+&r"(r4), [lo] "=&r"(lo), [hi] "=&r"(hi)
-      : [p] "r"(p), [inv] "m"(inv), "m"(*(const uint64_t(*)[4])p)
-      : "rdx", "cc");
-  uint64_t t[4] = {r4, r0, r1, r2};
-  zkf_reduce_once(out, t, p);
-}
-#else
-static inline void zkf_mont_reduce4(uint64_t* out, const uint64_t* a, const zkf_field_t* F) {
-  zkf_mont_mul_1w(out, 1, a, F);
-}
-#endif
-
-static void zkf_fill_small(void) {
-  for (uint64_t v = 0; v < ZKF_SMALL; v++) {
-    zkf_mont_mul_1w(zkf_small_mont[0][v], v, zkf_f.r2, &zkf_f);
-    zkf_mont_mul_1w(zkf_small_mont[1][v], v * ZKF_SMALL, zkf_f.r2, &zkf_f);
-  }
-}
-
-/* Bits in and out of Montgomery form (most of a SHA-256 witness converts
- * 0s and 1s): 0 <-> 0 and 1 <-> R mod p without a product. The same
- * canonical words as the product's; 0 when `a` is neither (then the caller
- * multiplies). */
-static inline int zkf_bit_to_mont(uint64_t r[4], const uint64_t a[4]) {
-  if ((a[1] | a[2] | a[3]) != 0 || a[0] > 1) return 0;
-  if (a[0] == 0) { r[0] = r[1] = r[2] = r[3] = 0; }
-  else { r[0] = zkf_f.one[0]; r[1] = zkf_f.one[1]; r[2] = zkf_f.one[2]; r[3] = zkf_f.one[3]; }
-  return 1;
-}
-/* a == R mod p: one in Montgomery form. */
-static inline int zkf_is_mont_one(const uint64_t a[4]) {
-  return a[0] == zkf_f.one[0] && a[1] == zkf_f.one[1] && a[2] == zkf_f.one[2] && a[3] == zkf_f.one[3];
-}
-static inline int zkf_bit_from_mont(uint64_t r[4], const uint64_t a[4]) {
-  if ((a[0] | a[1] | a[2] | a[3]) == 0) { r[0] = r[1] = r[2] = r[3] = 0; return 1; }
-  if (zkf_is_mont_one(a)) {
-    r[0] = 1; r[1] = r[2] = r[3] = 0;
-    return 1;
-  }
-  return 0;
-}
+#include "native_fr_tagged.h"
 
 /* ---- F1m level: raw 4-limb operands at wasm offsets ---- */
 
@@ -609,87 +205,12 @@ static void w2c_Fr_F1m_fromMontgomery(Z_circuit_instance_t* instance, u32 w2c_x,
   zkf_st4(M, w2c_r, r);
 }
 
-/* ---- tagged level: circom's 40-byte elements ----
- * offset 0: i32 short value; offset 4: i32 type word, whose byte 7 holds the
- * flags 0x80 (long: the limbs at offset 8 hold the value) and 0x40
- * (Montgomery form); offsets 8..39: 4 little-endian u64 limbs.
- * Type words the wasm writes: 0 (short), 0x80000000 (long normal),
- * 0xC0000000 (long Montgomery) and 0x40000000 (a short converted in place by
- * Fr_toMontgomery: still read as short, limbs hold its Montgomery form).
+/* ---- tagged level: circom's 40-byte elements (native_fr_tagged.h) ----
  * Every function below follows the wasm's branch structure and writes the
  * same words of the element(s) in the same order, including the in-place
  * conversions of the operands. Only the wasm's private scratch areas (the
  * temporaries at addresses 8..48 and 1504..1600 of the field library, always
  * written before they are read) are not written. */
-#define ZKF_LONG 0x80
-#define ZKF_MONT 0x40
-#define ZKF_T_LONG_NORMAL 0x80000000u
-#define ZKF_T_LONG_MONT 0xC0000000u
-#define ZKF_T_SHORT_MONT 0x40000000u
-
-static inline unsigned zkf_flags(const uint8_t* M, uint32_t e) { return M[e + 7]; }
-static inline int32_t zkf_short(const uint8_t* M, uint32_t e) { int32_t v; memcpy(&v, M + e, 4); return v; }
-static inline void zkf_set_type(uint8_t* M, uint32_t e, uint32_t t) { memcpy(M + e + 4, &t, 4); }
-static inline void zkf_set_short(uint8_t* M, uint32_t e, int64_t r) {
-  uint32_t v = (uint32_t)r, z = 0;
-  memcpy(M + e, &v, 4);
-  memcpy(M + e + 4, &z, 4);
-}
-/* (r >> 31) is 0 or -1: r fits in an i32 */
-static inline int zkf_fits32(int64_t r) { int64_t o = r >> 31; return o == 0 || o == -1; }
-
-/* Fr_rawCopyS2L(pR, v): pR = v mod p as 4 limbs (v > 0 stored as is, else p - (-v) via F1m_neg). */
-static inline void zkf_s2l(uint8_t* M, uint32_t off, int64_t v) {
-  uint64_t r[4];
-  if (v > 0) {
-    r[0] = (uint64_t)v; r[1] = 0; r[2] = 0; r[3] = 0;
-  } else {
-    static const uint64_t zero[4] = {0, 0, 0, 0};
-    uint64_t a[4] = {(uint64_t)0 - (uint64_t)v, 0, 0, 0};
-    zkf_sub(r, zero, a, zkf_f.p);
-  }
-  zkf_st4(M, off, r);
-}
-
-static inline void zkf_to_mont(uint8_t* M, uint32_t e) {
-  unsigned f = zkf_flags(M, e);
-  if (f & ZKF_MONT) return;
-  uint64_t a[4], r[4];
-  if (f & ZKF_LONG) {
-    zkf_set_type(M, e, ZKF_T_LONG_MONT);
-    zkf_ld4(M, e + 8, a);
-    if (!zkf_bit_to_mont(r, a)) zkf_mont_mul(r, a, zkf_f.r2, &zkf_f);
-    zkf_st4(M, e + 8, r);
-  } else {
-    /* the wasm: rawCopyS2L into the limbs, then F1m_toMontgomery in place */
-    int64_t v = zkf_short(M, e);
-    if (v >= 0 && v < ZKF_SMALL) {
-      const uint64_t* t = zkf_small_mont[0][v];
-      r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3];
-    } else if (v >= 0 && v < ZKF_SMALL * ZKF_SMALL) {
-      zkf_add(r, zkf_small_mont[0][v & (ZKF_SMALL - 1)], zkf_small_mont[1][v >> 8], zkf_f.p);
-    } else if (v > 0) {
-      zkf_mont_mul_1w(r, (uint64_t)v, zkf_f.r2, &zkf_f);
-    } else {
-      zkf_s2l(M, e + 8, v);
-      zkf_ld4(M, e + 8, a);
-      zkf_mont_mul(r, a, zkf_f.r2, &zkf_f);
-    }
-    zkf_st4(M, e + 8, r);
-    zkf_set_type(M, e, ZKF_T_SHORT_MONT);
-  }
-}
-
-static inline void zkf_to_normal(uint8_t* M, uint32_t e) {
-  unsigned f = zkf_flags(M, e);
-  if ((f & ZKF_MONT) && (f & ZKF_LONG)) {
-    uint64_t a[4], r[4];
-    zkf_set_type(M, e, ZKF_T_LONG_NORMAL);
-    zkf_ld4(M, e + 8, a);
-    if (!zkf_bit_from_mont(r, a)) zkf_mont_reduce4(r, a, &zkf_f);
-    zkf_st4(M, e + 8, r);
-  }
-}
 
 ZKF_FAST_PATH void w2c_Fr_copy(Z_circuit_instance_t* instance, u32 w2c_pr, u32 w2c_px) {
   /* The wasm's word order (load/store word 0, then 1, ...). The element
@@ -779,41 +300,6 @@ __attribute__((noinline)) static void zkf_Fr_add_full(Z_circuit_instance_t* inst
 __attribute__((noinline)) static void zkf_Fr_sub_full(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
   if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_sub_wasm(instance, w2c_pR, w2c_pA, w2c_pB); return; }
   zkf_addsub(ZKF_MEM(instance), w2c_pR, w2c_pA, w2c_pB, 1);
-}
-
-/* v * b mod p for 0 <= v < 2^31 and b < p, canonical. This is what the wasm's
- * Fr_mul computes when one operand is a non-negative short: it converts the
- * short in place to v*R mod p and takes the Montgomery product
- * (v R) b R^-1 = v b mod p. Here: t = v*b (5 words), a quotient estimate
- * q = floor(t / 2^192) / (p3 + 1) <= floor(t / p) that is at most 2 short
- * (t < 2^31 p and p3 >= 2^61), t - q p, and at most two subtractions of p. */
-static inline void zkf_mul_small(uint64_t r[4], uint64_t v, const uint64_t b[4], const zkf_field_t* F) {
-  const uint64_t* p = F->p;
-  uint64_t t[5], s[5];
-  zkf_u128 c = 0;
-  for (int j = 0; j < 4; j++) { c = (zkf_u128)b[j] * v + (uint64_t)(c >> 64); t[j] = (uint64_t)c; }
-  t[4] = (uint64_t)(c >> 64);
-  uint64_t d = p[3] + 1, q;
-#if defined(__x86_64__)
-  { uint64_t rem; asm("divq %[d]" : "=a"(q), "=d"(rem) : "a"(t[3]), "d"(t[4]), [d] "r"(d) : "cc"); }
-#else
-  q = (uint64_t)((((zkf_u128)t[4] << 64) | t[3]) / d);
-#endif
-  c = 0;
-  for (int j = 0; j < 4; j++) { c = (zkf_u128)p[j] * q + (uint64_t)(c >> 64); s[j] = (uint64_t)c; }
-  s[4] = (uint64_t)(c >> 64);
-  unsigned char bw = 0;
-  for (int j = 0; j < 5; j++) bw = zkf_sbb(bw, t[j], s[j], &t[j]);
-  for (int k = 0; k < 2; k++) {
-    /* t >= p ? (t[4] != 0 or the 4-word compare) */
-    uint64_t u[4];
-    unsigned char b2 = 0;
-    for (int j = 0; j < 4; j++) b2 = zkf_sbb(b2, t[j], p[j], &u[j]);
-    if (t[4] == 0 && b2) break;
-    t[4] -= b2;
-    t[0] = u[0]; t[1] = u[1]; t[2] = u[2]; t[3] = u[3];
-  }
-  r[0] = t[0]; r[1] = t[1]; r[2] = t[2]; r[3] = t[3];
 }
 
 __attribute__((noinline)) static void zkf_Fr_mul_full(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
@@ -909,12 +395,6 @@ __attribute__((noinline)) static u32 zkf_Fr_eqR_full(Z_circuit_instance_t* insta
     zkf_to_normal(M, pB);
   }
   return zkf_eq4(M, pA + 8, pB + 8);
-}
-
-/* x > y, unsigned 256-bit (Fr_int_gt) */
-static inline int zkf_gt4(const uint64_t x[4], const uint64_t y[4]) {
-  for (int i = 3; i > 0; i--) { if (x[i] < y[i]) return 0; if (x[i] > y[i]) return 1; }
-  return x[0] > y[0];
 }
 
 /* ---- Modular inverse ----
