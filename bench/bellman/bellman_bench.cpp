@@ -36,6 +36,7 @@
 #include "zkfleet/bellman/constraint_system.hpp"
 #include "zkfleet/bellman/parameters.hpp"
 #include "zkfleet/curve/point.hpp"
+#include "zkfleet/devtools/seeded_parameters.hpp"
 #include "zkfleet/engine/bellman.hpp"
 #include "zkfleet/engine/pinned_memory.hpp"
 #include "zkfleet/engine/proving_key.hpp"
@@ -91,7 +92,7 @@ bellman::Parameters FakeParameters(const bellman::Assignment& asg, size_t domain
   tiny.b.EndRow();
   tiny.c.EndRow();
   bellman::Parameters p;
-  p.vk = bellman::SynthesizeParameters(tiny, seed, pool).vk;
+  p.vk = devtools::SynthesizeParameters(tiny, seed, pool).vk;
   using G1 = curve::Bls12_381G1;
   p.h = FakePoints<G1>(domain - 1, seed * 7, pool);
   p.l = FakePoints<G1>(asg.aux.size(), seed * 11, pool);
@@ -225,7 +226,7 @@ int Run(int argc, char** argv) {
                  "stream from pinned host memory");
   bool gpu_srs = false;
   app.add_flag("--gpu-srs", gpu_srs,
-               "make the (seeded, insecure) SRS's points on the GPU (bellman::ParametersFromScalarsCuda): minutes "
+               "make the (seeded, insecure) SRS's points on the GPU (devtools::ParametersFromScalarsCuda): minutes "
                "for 2^27 instead of half an hour on the CPU; the same bytes");
   bool compare_resident = false;
   app.add_flag("--compare-resident", compare_resident,
@@ -276,11 +277,11 @@ int Run(int argc, char** argv) {
     cs = {};  // only the assignment's shape is needed: free the system first (2^27: tens of GB)
     params = FakeParameters(assignment, domain, seed, pool);
   } else if (gpu_srs) {
-    bellman::ParameterScalars scalars = bellman::ComputeParameterScalars(cs, seed + 1, pool);
+    devtools::ParameterScalars scalars = devtools::ComputeParameterScalars(cs, seed + 1, pool);
     cs = {};  // 2^27: tens of GB, not needed for the points
-    params = bellman::ParametersFromScalarsCuda(std::move(scalars), pool, 0);
+    params = devtools::ParametersFromScalarsCuda(std::move(scalars), pool, 0);
   } else {
-    params = bellman::SynthesizeParameters(cs, seed + 1, pool);
+    params = devtools::SynthesizeParameters(cs, seed + 1, pool);
     cs = {};
   }
   const double params_s = Since(t0);

@@ -32,6 +32,7 @@
 // Codes are errno values: EINVAL bad arguments or assignments, ENOENT a
 // missing file, EIO I/O and internal errors, ENOMEM out of memory, ENODEV
 // a CUDA failure, ENOTSUP an unsupported request.
+#include <array>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +42,8 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,7 +51,6 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/bellman.hpp"
 #include "zkfleet/engine/proving_key.hpp"
-#include "zkfleet/ff/bls12_381.hpp"
 
 #define ZKFLEET_SUPRASEAL_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -57,8 +59,6 @@ namespace {
 namespace engine = zkfleet::engine;
 using zkfleet::Error;
 using zkfleet::ErrorCode;
-using Fr = zkfleet::ff::Bls12_381Fr;
-using Fq = zkfleet::ff::Bls12_381Fq;
 
 }  // namespace
 
@@ -132,6 +132,7 @@ struct Assignment {
 static_assert(sizeof(RustError) == 16);
 static_assert(sizeof(SRS) == sizeof(void*));
 static_assert(sizeof(fr_t) == sizeof(engine::FrMont) && alignof(fr_t) == alignof(engine::FrMont));
+static_assert(sizeof(fp_t) == sizeof(engine::FqMont));
 static_assert(sizeof(groth16_proof) == 96 + 192 + 96);  // G1, G2, G1 affine, 48-byte coordinates
 static_assert(sizeof(Assignment) == 17 * 8);
 
@@ -322,19 +323,17 @@ CircuitView ViewOf(const Assignment& p, size_t circuit, const engine::BellmanInf
 // A Montgomery scalar from the caller as ProveOptions takes it: canonical,
 // little-endian bytes.
 std::array<uint8_t, 32> Canonical(const fr_t& mont, size_t circuit, const char* field) {
-  if (!Fr::is_below_modulus(mont.limb)) {
+  const std::optional<std::array<uint8_t, 32>> canonical = engine::FrMontToCanonical(std::to_array(mont.limb));
+  if (!canonical) {
     BadAssignment(circuit, std::string(field) + " is not a reduced Montgomery scalar (its limbs are >= r)");
   }
-  uint64_t limbs[4];
-  Fr::from_mont(mont.limb).to_canonical(limbs);
-  std::array<uint8_t, 32> out;
-  std::memcpy(out.data(), limbs, 32);  // little-endian host: LE limbs are LE bytes
-  return out;
+  return *canonical;
 }
 
 fp_t Mont(const engine::BigInt& canonical) {
+  const engine::FqMont mont = engine::FqCanonicalToMont(canonical);
   fp_t out;
-  std::memcpy(out.limb, Fq::from_canonical(canonical.data()).v, sizeof(out.limb));
+  std::memcpy(out.limb, mont.data(), sizeof(out.limb));
   return out;
 }
 

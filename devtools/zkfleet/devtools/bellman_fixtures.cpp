@@ -7,6 +7,7 @@
 #include "zkfleet/bellman/constraint_system.hpp"
 #include "zkfleet/bellman/parameters.hpp"
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/devtools/seeded_parameters.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
 #include "zkfleet/engine/witness.hpp"
 #include "zkfleet/r1cs/r1cs.hpp"
@@ -73,7 +74,7 @@ BellmanParamsReport WriteBellmanParams(const BellmanCircuitSource& source, const
                                        const std::string& vk_path) {
   const Circuit circuit = Load(source, /*with_values=*/false);
   cpu::ThreadPool pool(source.threads);
-  const bellman::Parameters params = bellman::SynthesizeParameters(circuit.cs, source.seed, pool);
+  const bellman::Parameters params = SynthesizeParameters(circuit.cs, source.seed, pool);
   bellman::WriteParameters(params_path, params, pool);
   if (!vk_path.empty()) bellman::WriteVerifyingKey(vk_path, params.vk);
   BellmanParamsReport r;

@@ -1,10 +1,10 @@
 // Fixed-base multiplication on a CUDA device: k_i·G for many scalars and one
 // base G of BLS12-381 (G1 or G2), the points in the engine's affine type
 // (Montgomery, (0, 0) for a zero scalar), equal to the CPU's
-// (bellman::MulGeneratorG1/G2) byte for byte. The per-thread steps and the
+// (devtools::MulGeneratorG1/G2) byte for byte. The per-thread steps and the
 // method are in fixed_base_steps.hpp; this is their host driver
-// (fixed_base_cuda.cu), behind ParametersFromScalarsCuda
-// (constraint_system.hpp).
+// (fixed_base_cuda.cu), behind devtools::ParametersFromScalarsCuda
+// (devtools/zkfleet/devtools/seeded_parameters.hpp).
 //
 // Pipeline: the scalars are handled in chunks of chunk_points, two chunks in
 // flight on two streams; per chunk the host fills a pinned buffer with its

@@ -15,7 +15,7 @@
 //
 // The results are the canonical affine points ((0, 0) for a zero scalar), so
 // they equal any other correct computation's bytes, the CPU's
-// (bellman::MulGeneratorG1/G2) in particular.
+// (devtools::MulGeneratorG1/G2) in particular.
 //
 // Scalars come as the host holds them (Montgomery Fr, 8 words) and are made
 // canonical per thread.

@@ -11,6 +11,7 @@
 #include "zkfleet/bellman/constraint_system.hpp"
 #include "zkfleet/bellman/parameters.hpp"
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/devtools/seeded_parameters.hpp"
 #include "zkfleet/engine/bellman.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/groth16/assignment_cuda_prover.hpp"
@@ -57,7 +58,7 @@ TEST_F(CudaAssignment, SameBytesAsTheCpuForFixedBlinding) {
         lc->start.resize(lc->start.size() - trim);
         lc->terms.resize(lc->start.back());
       }
-      const bellman::Parameters params = bellman::SynthesizeParameters(c.cs, 7, pool);
+      const bellman::Parameters params = devtools::SynthesizeParameters(c.cs, 7, pool);
       const bellman::Assignment a = bellman::Synthesize(c.cs, c.values, pool);
       const engine::BellmanProof cpu = Key(params, false).Prove(a.View(), Fixed(3, 5));
       for (bool overlap : {true, false}) {
@@ -108,7 +109,7 @@ TEST_F(CudaAssignment, ResidentInChunksUnderADeviceMemoryBudgetSameBytesAsTheCpu
   cpu::ThreadPool pool(0);
   for (int log_rows : {10, 14}) {
     bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(log_rows, 3, 300 + log_rows);
-    const bellman::Parameters params = bellman::SynthesizeParameters(c.cs, 11, pool);
+    const bellman::Parameters params = devtools::SynthesizeParameters(c.cs, 11, pool);
     const bellman::Assignment a = bellman::Synthesize(c.cs, c.values, pool);
     const engine::BellmanProof cpu = Key(params, false).Prove(a.View(), Fixed(3, 5));
     const std::vector<uint64_t> budgets = BudgetsFor(params, groth16::DevicePlacement::kResidentChunked);
@@ -146,7 +147,7 @@ TEST_F(CudaAssignment, StreamedUnderADeviceMemoryBudgetSameBytesAsTheCpu) {
         lc->start.resize(lc->start.size() - trim);
         lc->terms.resize(lc->start.back());
       }
-      const bellman::Parameters params = bellman::SynthesizeParameters(c.cs, 11, pool);
+      const bellman::Parameters params = devtools::SynthesizeParameters(c.cs, 11, pool);
       const bellman::Assignment a = bellman::Synthesize(c.cs, c.values, pool);
       const engine::BellmanProof cpu = Key(params, false).Prove(a.View(), Fixed(3, 5));
       const std::vector<uint64_t> budgets = StreamingBudgets(params);
@@ -185,7 +186,7 @@ TEST_F(CudaAssignment, StreamedUnderADeviceMemoryBudgetSameBytesAsTheCpu) {
 TEST_F(CudaAssignment, BadPointsAreFoundOnTheDeviceResidentOrStreamed) {
   cpu::ThreadPool pool(0);
   const bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(10, 2, 6);
-  const bellman::Parameters good = bellman::SynthesizeParameters(c.cs, 4, pool);
+  const bellman::Parameters good = devtools::SynthesizeParameters(c.cs, 4, pool);
   const std::vector<uint64_t> budgets = StreamingBudgets(good);
   ASSERT_FALSE(budgets.empty());
   const std::vector<uint64_t> chunked = BudgetsFor(good, groth16::DevicePlacement::kResidentChunked);
@@ -225,7 +226,7 @@ TEST_F(CudaAssignment, BadPointsAreFoundOnTheDeviceResidentOrStreamed) {
 TEST_F(CudaAssignment, ABudgetThatCannotHoldTheParametersIsRefusedNamingIt) {
   cpu::ThreadPool pool(0);
   const bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(12, 2, 5);
-  const bellman::Parameters params = bellman::SynthesizeParameters(c.cs, 3, pool);
+  const bellman::Parameters params = devtools::SynthesizeParameters(c.cs, 3, pool);
   try {
     (void)Key(params, true, true, uint64_t{64} << 10);
     ADD_FAILURE() << "a 64 KiB budget was accepted";
@@ -240,7 +241,7 @@ TEST_F(CudaAssignment, ABudgetThatCannotHoldTheParametersIsRefusedNamingIt) {
 TEST_F(CudaAssignment, ManyProofsOnOneKeyAndBadAssignmentsRefused) {
   cpu::ThreadPool pool(0);
   const bellman::SyntheticCircuit c = bellman::MakeSyntheticCircuit(12, 2, 9);
-  const bellman::Parameters params = bellman::SynthesizeParameters(c.cs, 3, pool);
+  const bellman::Parameters params = devtools::SynthesizeParameters(c.cs, 3, pool);
   const bellman::Assignment a = bellman::Synthesize(c.cs, c.values, pool);
   const engine::BellmanKey key = Key(params, true);
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(key.Prove(a.View()).check.verified);

@@ -2,7 +2,7 @@
 // run on the CPU over the device field types exactly as the kernels run them
 // (the host-built table read as device points, MulStep per point,
 // ToAffineRunStep per run), against the CPU's fixed-base multiplication
-// (bellman::MulGeneratorG1/G2, an independent table) and double-and-add
+// (devtools::MulGeneratorG1/G2, an independent table) and double-and-add
 // (curve::scalar_mul): the same bytes for random, zero, one, r-1 and other
 // edge scalars, over G1 and G2. Needs no GPU.
 #include <gtest/gtest.h>
@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "zkfleet/bellman/constraint_system.hpp"
 #include "zkfleet/bellman/fixed_base_steps.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/device_curve.hpp"
+#include "zkfleet/devtools/seeded_parameters.hpp"
 #include "zkfleet/ff/bls12_381.hpp"
 #include "zkfleet/ff/field32.hpp"
 #include "zkfleet/runtime/thread_pool.hpp"
@@ -129,9 +129,9 @@ void CheckAgainstCpu(size_t random, uint64_t seed) {
   ASSERT_EQ(table.size(), size_t{fixed_base::kTableSize});
   bellman::PointVector<curve::Affine<Cfg>> cpu;
   if constexpr (sizeof(typename Cfg::Field) == 48) {
-    cpu = MulGeneratorG1(scalars, Pool());
+    cpu = devtools::MulGeneratorG1(scalars, Pool());
   } else {
-    cpu = MulGeneratorG2(scalars, Pool());
+    cpu = devtools::MulGeneratorG2(scalars, Pool());
   }
   // Runs of the kernels' length, one that cuts the count unevenly, and one.
   for (uint64_t run : {uint64_t{fixed_base::kDefaultRun}, uint64_t{5}, uint64_t{1}}) {

@@ -1,5 +1,5 @@
 // Seeded bellperson parameters with the fixed-base multiplications on CUDA
-// (bellman::SynthesizeParametersCuda, bellman::CudaFixedBase) against the
+// (devtools::SynthesizeParametersCuda, bellman::CudaFixedBase) against the
 // CPU's: every point of every section and of the verifying key, byte for
 // byte, for synthetic circuits of 2^6, 2^10 and 2^14 rows, in one chunk and
 // in many. Skipped without a GPU.
@@ -16,6 +16,7 @@
 #include "zkfleet/bellman/constraint_system.hpp"
 #include "zkfleet/bellman/fixed_base_cuda.hpp"
 #include "zkfleet/bellman/parameters.hpp"
+#include "zkfleet/devtools/seeded_parameters.hpp"
 #include "zkfleet/engine/types.hpp"
 #include "zkfleet/runtime/thread_pool.hpp"
 
@@ -74,8 +75,8 @@ TEST_F(CudaParameters, SameBytesAsTheCpuAtTwoToThe6_10_14) {
     const uint32_t n_public = log_rows == 6 ? 3 : kPoRepPublicInputs;
     const SyntheticCircuit circuit = MakeSyntheticCircuit(log_rows, n_public, 40 + log_rows);
     const uint64_t seed = 7 + log_rows;
-    const Parameters cpu = SynthesizeParameters(circuit.cs, seed, Pool());
-    const Parameters gpu = SynthesizeParametersCuda(circuit.cs, seed, Pool(), 0);
+    const Parameters cpu = devtools::SynthesizeParameters(circuit.cs, seed, Pool());
+    const Parameters gpu = devtools::SynthesizeParametersCuda(circuit.cs, seed, Pool(), 0);
     ASSERT_EQ(gpu.h.size(), (size_t{1} << log_rows) - 1);
     ExpectSameParameters(gpu, cpu);
   }
@@ -84,14 +85,14 @@ TEST_F(CudaParameters, SameBytesAsTheCpuAtTwoToThe6_10_14) {
 // Small chunks: many in flight on both slots, the last one partial, the
 // two-step API with the constraint system dropped in between.
 TEST_F(CudaParameters, ManySmallChunksSameBytesAsTheCpu) {
-  ParameterScalars scalars;
+  devtools::ParameterScalars scalars;
   Parameters cpu;
   {
     const SyntheticCircuit circuit = MakeSyntheticCircuit(12, 20, 3);
-    cpu = SynthesizeParameters(circuit.cs, 5, Pool());
-    scalars = ComputeParameterScalars(circuit.cs, 5, Pool());
+    cpu = devtools::SynthesizeParameters(circuit.cs, 5, Pool());
+    scalars = devtools::ComputeParameterScalars(circuit.cs, 5, Pool());
   }
-  const Parameters gpu = ParametersFromScalarsCuda(std::move(scalars), Pool(), 0, 333);
+  const Parameters gpu = devtools::ParametersFromScalarsCuda(std::move(scalars), Pool(), 0, 333);
   ExpectSameParameters(gpu, cpu);
 }
 
@@ -109,8 +110,8 @@ TEST_F(CudaParameters, FixedBaseEdgeScalarsSameBytesAsTheCpu) {
     } while (!Fr::is_below_modulus(limbs));
     scalars.push_back(i % 100 == 0 ? Fr::zero() : Fr::from_canonical(limbs));
   }
-  const auto cpu1 = MulGeneratorG1(scalars, Pool());
-  const auto cpu2 = MulGeneratorG2(scalars, Pool());
+  const auto cpu1 = devtools::MulGeneratorG1(scalars, Pool());
+  const auto cpu2 = devtools::MulGeneratorG2(scalars, Pool());
   for (size_t chunk : {size_t{7}, size_t{0}}) {
     SCOPED_TRACE("chunk " + std::to_string(chunk));
     CudaFixedBase<curve::Bls12_381G1> g1(curve::Bls12_381G1::generator(), 0, chunk);
@@ -163,16 +164,16 @@ TEST_F(CudaParameters, DISABLED_Timings) {
     std::printf("G2: 2^22 points in %.3f s (%.1f M points/s)\n", s, scalars.size() / s / 1e6);
   }
   auto t0 = Clock::now();
-  ParameterScalars ps;
+  devtools::ParameterScalars ps;
   {
     const SyntheticCircuit circuit = MakeSyntheticCircuit(22, kPoRepPublicInputs, 1);
     std::printf("2^22 synthetic circuit: %.3f s\n", seconds(t0));
     t0 = Clock::now();
-    ps = ComputeParameterScalars(circuit.cs, 1, Pool());
+    ps = devtools::ComputeParameterScalars(circuit.cs, 1, Pool());
     std::printf("2^22 scalars: %.3f s (%d threads)\n", seconds(t0), Pool().size());
   }
   t0 = Clock::now();
-  const Parameters params = ParametersFromScalarsCuda(std::move(ps), Pool(), 0);
+  const Parameters params = devtools::ParametersFromScalarsCuda(std::move(ps), Pool(), 0);
   std::printf("2^22 points: %.3f s (h %zu, l %zu, a %zu, b %zu)\n", seconds(t0), params.h.size(), params.l.size(),
               params.a.size(), params.b_g1.size());
 }

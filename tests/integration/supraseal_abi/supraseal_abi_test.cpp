@@ -1,11 +1,12 @@
 // libzkfleet_supraseal_c2.so as a supraseal-c2 caller uses it. The C program
 // (tests/c/supraseal_abi_test.c) proves through the C ABI; this driver
-// makes its inputs with the bellman:: functions and checks its outputs:
-// the raw groth16_proof structs (Montgomery limbs) converted back to
-// canonical points must equal BellmanKey::Prove's with the same r and s,
-// verify with engine::Verify and with the independent noble verifier; its
-// errors must come back as RustError codes with messages, and a failed call
-// must write no proof. Also zkfleet-dev bellman-params / bellman-assignment.
+// makes its inputs with the bellman:: and devtools:: functions and checks
+// its outputs: the raw groth16_proof structs (Montgomery limbs) converted
+// back to canonical points must equal BellmanKey::Prove's with the same r
+// and s, verify with engine::Verify and with the independent noble
+// verifier; its errors must come back as RustError codes with messages, and
+// a failed call must write no proof. Also zkfleet-dev bellman-params /
+// bellman-assignment.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -20,6 +21,7 @@
 #include "zkfleet/bellman/assignment_file.hpp"
 #include "zkfleet/bellman/constraint_system.hpp"
 #include "zkfleet/bellman/parameters.hpp"
+#include "zkfleet/devtools/seeded_parameters.hpp"
 #include "zkfleet/engine/assignment_file.hpp"
 #include "zkfleet/engine/bellman.hpp"
 #include "zkfleet/engine/proving_key.hpp"
@@ -125,7 +127,7 @@ class SupraSealAbi : public ::testing::Test {
     zkfleet::cpu::ThreadPool pool(2);
     const bellman::SyntheticCircuit c1 = bellman::MakeSyntheticCircuit(8, 3, 11);
     const bellman::SyntheticCircuit c2 = bellman::MakeSyntheticCircuit(8, 3, 12);
-    const bellman::Parameters params = bellman::SynthesizeParameters(c1.cs, 5, pool);
+    const bellman::Parameters params = zkfleet::devtools::SynthesizeParameters(c1.cs, 5, pool);
     bellman::WriteParameters(Path("p.params"), params, pool);
     bellman::WriteVerifyingKey(Path("p.vk"), params.vk);
     bellman::WriteAssignmentFile(Path("c1.asgn"), bellman::Synthesize(c1.cs, c1.values, pool));

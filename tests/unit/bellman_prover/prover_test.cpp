@@ -11,6 +11,7 @@
 #include "zkfleet/bellman/constraint_system.hpp"
 #include "zkfleet/bellman/parameters.hpp"
 #include "zkfleet/common/error.hpp"
+#include "zkfleet/devtools/seeded_parameters.hpp"
 #include "zkfleet/engine/bellman.hpp"
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/groth16/assignment_key.hpp"
@@ -48,7 +49,7 @@ struct Synthetic {
 Synthetic MakeSynthetic(int log_rows, uint32_t n_public, uint64_t seed) {
   cpu::ThreadPool pool(2);
   Synthetic s{bellman::MakeSyntheticCircuit(log_rows, n_public, seed), {}, {}};
-  s.params = bellman::SynthesizeParameters(s.circuit.cs, seed + 1, pool);
+  s.params = devtools::SynthesizeParameters(s.circuit.cs, seed + 1, pool);
   s.assignment = bellman::Synthesize(s.circuit.cs, s.circuit.values, pool);
   return s;
 }
@@ -87,7 +88,7 @@ TEST(BellmanProver, AbcSizeBelowTheDomainIsPaddedWithZeros) {
     lc->terms.resize(lc->start.back());
   }
   cpu::ThreadPool pool(2);
-  const bellman::Parameters params = bellman::SynthesizeParameters(cs, 7, pool);
+  const bellman::Parameters params = devtools::SynthesizeParameters(cs, 7, pool);
   const bellman::Assignment assignment = bellman::Synthesize(cs, s.circuit.values, pool);
   ASSERT_LT(assignment.a.size(), 256u);
   const auto key = CpuKey(params);
@@ -106,7 +107,7 @@ TEST(BellmanProver, CircomCircuitInBellpersonOrder) {
     values[i] = Fr::from_canonical(limbs);
   }
   cpu::ThreadPool pool(2);
-  const bellman::Parameters params = bellman::SynthesizeParameters(cs, 99, pool);
+  const bellman::Parameters params = devtools::SynthesizeParameters(cs, 99, pool);
   const bellman::Assignment assignment = bellman::Synthesize(cs, values, pool);
   const auto key = CpuKey(params);
   const engine::BellmanProof proof = key->Prove(assignment.View(), Fixed(9, 9));
@@ -438,7 +439,7 @@ TEST(BellmanProver, ParametersOfAnotherSeedDoNotVerify) {
   // checking against another's verifying key fails.
   const Synthetic s = MakeSynthetic(8, 2, 8);
   cpu::ThreadPool pool(2);
-  const bellman::Parameters other = bellman::SynthesizeParameters(s.circuit.cs, 12345, pool);
+  const bellman::Parameters other = devtools::SynthesizeParameters(s.circuit.cs, 12345, pool);
   const engine::BellmanProof p = CpuKey(s.params)->Prove(s.assignment.View(), Fixed(2, 3));
   EXPECT_EQ(engine::Verify(bellman::ToEngineKey(other.vk), p.public_inputs, p.points).status,
             engine::VerifyStatus::kInvalidProof);

@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -128,5 +129,21 @@ class BellmanKey {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Field elements as blst, sppark and supraseal-c2 lay them out: little-endian
+// 64-bit limbs in Montgomery form (FrMont for a scalar, x·2^256 mod r;
+// FqMont for a base-field coordinate, x·2^384 mod q), to and from the
+// canonical values this API takes and returns, for a caller that speaks
+// their ABI (clients/supraseal-c2).
+using FqMont = std::array<uint64_t, 6>;
+
+// A Montgomery scalar as ProveOptions::r / s take it: canonical,
+// little-endian bytes. nullopt when the limbs are not below r (not a
+// reduced Montgomery scalar).
+std::optional<std::array<uint8_t, 32>> FrMontToCanonical(const FrMont& mont);
+
+// A canonical coordinate of a BLS12-381 point (ProofPoints' x, y, x0, ...,
+// all < q) in Montgomery form. A value >= q comes out reduced mod q.
+FqMont FqCanonicalToMont(const BigInt& canonical);
 
 }  // namespace zkfleet::engine
