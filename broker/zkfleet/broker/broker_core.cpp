@@ -209,7 +209,7 @@ void BrokerCore::ResumeJob(JobRecord& job) {
         item.lease = stored.lease();
         item.lease_worker_id = stored.worker_id();
         item.orphan_until = {};  // the window starts at the first Tick (the loop is serving then)
-        orphans_[stored.worker_id()][{seq, partition}] = stored.lease();
+        orphans_[stored.worker_id()].insert({seq, partition});
         // Only the key that held it may claim it back.
         if (!stored.worker_key().empty()) worker_keys_.emplace(stored.worker_id(), stored.worker_key());
         ++counters_.leases_recovered;

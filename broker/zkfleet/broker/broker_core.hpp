@@ -331,10 +331,12 @@ class BrokerCore {
   // not when an administrator revoked its key): a key that takes jobs,
   // starts them and leaves is FAULTED before it can use up other clients'
   // attempts, and the lost items' attempts are refunded when it is.
-  std::map<wire::ItemRef, proto::Lease> RemoveWorker(const std::string& identity, const std::string& why,
-                                                      bool graceful, Clock::time_point now,
-                                                      const std::map<wire::ItemRef, proto::Lease>& keep = {},
-                                                      bool charge_owner = true);
+  std::set<wire::ItemRef> RemoveWorker(const std::string& identity, const std::string& why, bool graceful,
+                                       Clock::time_point now, const std::set<wire::ItemRef>& keep = {},
+                                       bool charge_owner = true);
+  // The item `ref` names while its live lease is `worker`'s (kLeased and sent
+  // to this connection), else null: an ended job, or an old round's ref.
+  WorkItem* LeasedTo(const WorkerRecord& worker, const wire::ItemRef& ref);
 
   // The live lease of `ref` held by `worker` is `lease`: returns the job and
   // item, else null (and the caller counts it stale).
@@ -392,7 +394,8 @@ class BrokerCore {
   Admission admission_;
   JobTable jobs_;
   // Leases recovered from the journal whose worker has not come back, by worker_id.
-  std::map<std::string, std::map<wire::ItemRef, proto::Lease>> orphans_;
+  // (Each one's lease is the item's: WorkItem::lease, lease_worker_id.)
+  std::map<std::string, std::set<wire::ItemRef>> orphans_;
   // Live jobs with a deadline: (deadline_unix_s, job_seq).
   std::set<std::pair<double, uint64_t>> deadlines_;
   DispatchQueue queue_;
@@ -448,8 +451,7 @@ class BrokerCore {
   Reloader reloader_;
   // Results waiting for verification, by task id.
   struct Verifying {
-    wire::ItemRef ref;
-    proto::Lease lease;
+    wire::ItemRef ref;  // its item's verify_id is this verification's id while it is the one awaited
     std::string worker_id;
     std::string owner;  // of worker_id's faults, taken when the RESULT came
     proto::PartitionResult result;

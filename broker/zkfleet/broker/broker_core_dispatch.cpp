@@ -33,6 +33,14 @@ constexpr size_t kExpiryBudget = 100000;
 
 // ------------------------------------------------------------------ jobs
 
+WorkItem* BrokerCore::LeasedTo(const WorkerRecord& worker, const ItemRef& ref) {
+  JobRecord* job = jobs_.Find(ref.job_seq);
+  if (!job || ref.partition >= job->items.size()) return nullptr;
+  WorkItem& item = job->items[ref.partition];
+  if (item.state != WorkItem::State::kLeased || item.worker_identity != worker.identity) return nullptr;
+  return &item;
+}
+
 void BrokerCore::ReturnItem(JobRecord& job, uint32_t partition, const std::string& why, Clock::time_point now,
                             const std::string& failed_on, bool refund_attempt) {
   WorkItem& item = job.items[partition];
@@ -292,7 +300,7 @@ void BrokerCore::Dispatch(Clock::time_point now) {
       }
     }
     --best_worker->credit;
-    best_worker->leased[key.ref()] = item.lease;
+    best_worker->leased.insert(key.ref());
     if (job->state == proto::JOB_STATE_QUEUED) job->state = proto::JOB_STATE_RUNNING;
     ++counters_.items_dispatched;
 
@@ -342,9 +350,9 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
     ExpireVerdicts(now);
     // Recovered leases whose worker did not come back within the window.
     for (auto it = orphans_.begin(); it != orphans_.end();) {
-      std::map<ItemRef, proto::Lease> leases = it->second;
+      const std::set<ItemRef> leases = it->second;
       bool due = false;
-      for (const auto& [ref, lease] : leases) {
+      for (const ItemRef& ref : leases) {
         JobRecord* job = jobs_.Find(ref.job_seq);
         if (job && job->items[ref.partition].orphan_until == Clock::time_point{}) {
           job->items[ref.partition].orphan_until = now + options_.heartbeat_interval * options_.liveness;
@@ -357,11 +365,13 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
       }
       std::string worker_id = it->first;
       it = orphans_.erase(it);
-      for (const auto& [ref, lease] : leases) {
+      for (const ItemRef& ref : leases) {
         JobRecord* job = jobs_.Find(ref.job_seq);
         if (!job) continue;
         WorkItem& item = job->items[ref.partition];
-        if (item.state != WorkItem::State::kLeased || !item.worker_identity.empty()) continue;
+        if (item.state != WorkItem::State::kLeased || !item.worker_identity.empty() || item.lease_worker_id != worker_id) {
+          continue;
+        }
         ReturnItem(*job, ref.partition, "worker " + worker_id + " did not come back after the broker restarted", now,
                    OwnerOf(worker_id));
       }
@@ -417,18 +427,21 @@ void BrokerCore::ReclaimLeases(Clock::time_point now) {
     Clock::duration generation{};
     if (worker.generation_wall.count() > 0) {
       uint64_t generating = 0;
-      for (const auto& [ref, lease] : worker.leased) {
-        const JobRecord* job = jobs_.Find(ref.job_seq);
-        if (job && job->items[ref.partition].started && !job->inputs.empty()) ++generating;
+      for (const ItemRef& ref : worker.leased) {
+        const WorkItem* item = LeasedTo(worker, ref);
+        if (item && item->started && !jobs_.Find(ref.job_seq)->inputs.empty()) ++generating;
       }
       const uint64_t rounds = (generating + worker.generation_slots - 1) / worker.generation_slots;
       generation = worker.generation_wall * static_cast<int64_t>(rounds);
     }
     bool proving = false;  // a started lease in time: its queued leases wait behind it
-    for (const auto& [ref, lease] : worker.leased) {
+    // Only its live leases: an old round's ref times nothing (its item's
+    // clocks are the new round's, another worker's).
+    for (const ItemRef& ref : worker.leased) {
+      const WorkItem* live = LeasedTo(worker, ref);
+      if (!live) continue;
+      const WorkItem& item = *live;
       const JobRecord* job = jobs_.Find(ref.job_seq);
-      if (!job) continue;
-      const WorkItem& item = job->items[ref.partition];
       if (!item.started || item.started_at == Clock::time_point{}) continue;
       const Clock::duration limit = OverrunLimit(job->circuit_id) + (job->inputs.empty() ? Clock::duration{} : generation);
       if (now - item.started_at > limit) {
@@ -441,10 +454,10 @@ void BrokerCore::ReclaimLeases(Clock::time_point now) {
       }
     }
     if (proving) continue;
-    for (const auto& [ref, lease] : worker.leased) {
-      const JobRecord* job = jobs_.Find(ref.job_seq);
-      if (!job) continue;
-      const WorkItem& item = job->items[ref.partition];
+    for (const ItemRef& ref : worker.leased) {
+      const WorkItem* live = LeasedTo(worker, ref);
+      if (!live) continue;
+      const WorkItem& item = *live;
       if (item.started) continue;
       const Clock::time_point since = std::max(item.leased_at, worker.last_progress);
       if (now - since > options_.lease_start_timeout) {
@@ -457,7 +470,7 @@ void BrokerCore::ReclaimLeases(Clock::time_point now) {
   for (const Reclaim& reclaim : due) {
     WorkerRecord* worker = workers_.Find(reclaim.identity);
     JobRecord* job = jobs_.Find(reclaim.ref.job_seq);
-    if (!worker || !job || !worker->leased.count(reclaim.ref)) continue;
+    if (!worker || !job || !worker->leased.count(reclaim.ref) || !LeasedTo(*worker, reclaim.ref)) continue;
     worker->leased.erase(reclaim.ref);
     ++counters_.leases_reclaimed;
     if (metrics_) {

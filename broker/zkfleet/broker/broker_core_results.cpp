@@ -31,16 +31,10 @@ using wire::ItemRef;
 
 JobRecord* BrokerCore::LiveLease(WorkerRecord& worker, const proto::WorkItemRef& wire) {
   ItemRef ref = wire::FromProto(wire);
-  auto held = worker.leased.find(ref);
-  if (held == worker.leased.end() || !SameLease(held->second, wire.lease())) return nullptr;
-  JobRecord* job = jobs_.Find(ref.job_seq);
-  if (!job || ref.partition >= job->items.size()) return nullptr;
-  const WorkItem& item = job->items[ref.partition];
-  if (item.state != WorkItem::State::kLeased || item.worker_identity != worker.identity ||
-      !SameLease(item.lease, wire.lease())) {
-    return nullptr;
-  }
-  return job;
+  if (!worker.leased.count(ref)) return nullptr;
+  const WorkItem* item = LeasedTo(worker, ref);
+  if (!item || !SameLease(item->lease, wire.lease())) return nullptr;
+  return jobs_.Find(ref.job_seq);
 }
 
 void BrokerCore::MarkStarted(JobRecord& job, uint32_t partition, Clock::time_point now) {
@@ -70,16 +64,16 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
     // Only the live lease's holder may answer, for that lease's job. Anything
     // else (an old lease, an earlier broker life, a worker declared dead, a
     // duplicate, a mix-up) is dropped: it can never become another job's proof.
-    auto held = worker.leased.find(ref);
-    const bool holds_it = held != worker.leased.end() && SameLease(held->second, wire.lease());
-    if (holds_it && !jobs_.Find(ref.job_seq)) {
-      worker.leased.erase(held);  // the job was cancelled or failed meanwhile: the answer is moot
+    const bool holds_ref = worker.leased.count(ref) > 0;
+    if (holds_ref && !jobs_.Find(ref.job_seq)) {
+      worker.leased.erase(ref);  // the job was cancelled or failed meanwhile: the answer is moot
       return;
     }
-    // A lease the worker still holds but that is no longer the item's (the
-    // job ended and was retried, RetryJob: the item's lease is another now)
-    // frees its slot. A live lease answered with a confused request id stays.
-    if (holds_it && !job) worker.leased.erase(held);
+    // A ref whose item is no longer leased to this worker (the job ended and
+    // was retried, RetryJob: the item's lease is another's now) frees its
+    // slot. Its live lease stays, answered with a confused request id or an
+    // older lease number.
+    if (holds_ref && !job && !LeasedTo(worker, ref)) worker.leased.erase(ref);
     ++counters_.results_stale;
     if (metrics_) metrics_->ResultStale();
     spdlog::warn("dropped a stale result from worker {} for {} lease {}{}", worker.worker_id,
@@ -158,7 +152,8 @@ void BrokerCore::OnResult(WorkerRecord& worker, proto::Result& result, Clock::ti
       task.expected_public = item.expected_public;
     }
     item.verifying = true;
-    verifying_[task.id] = {ref, item.lease, worker.worker_id, worker.owner(), std::move(out)};
+    item.verify_id = task.id;
+    verifying_[task.id] = {ref, worker.worker_id, worker.owner(), std::move(out)};
     verify_outbox_.push_back(std::move(task));
     return;
   }
@@ -301,7 +296,7 @@ void BrokerCore::OnVerified(const VerifyVerdict& verdict, Clock::time_point now)
   JobRecord* job = jobs_.Find(done.ref.job_seq);
   if (!job || done.ref.partition >= job->items.size()) return;  // ended meanwhile
   WorkItem& item = job->items[done.ref.partition];
-  if (item.state != WorkItem::State::kLeased || !item.verifying || !SameLease(item.lease, done.lease)) return;
+  if (item.state != WorkItem::State::kLeased || !item.verifying || item.verify_id != verdict.id) return;
   if (verdict.ok) {
     // The client gets what was verified, as the broker writes it.
     done.result.set_proof_json(verdict.proof_json);
@@ -324,9 +319,9 @@ void BrokerCore::OnHandback(WorkerRecord& worker, const proto::Handback& handbac
     JobRecord* job = LiveLease(worker, wire);
     ItemRef ref = wire::FromProto(wire);
     if (!job) {
-      // Not (or no longer) its live lease; if the job ended meanwhile the lease just goes.
-      auto held = worker.leased.find(ref);
-      if (held != worker.leased.end() && SameLease(held->second, wire.lease())) worker.leased.erase(held);
+      // Not (or no longer) its live lease; if the job ended, or the item is
+      // leased elsewhere now, its slot just goes.
+      if (worker.leased.count(ref) && !LeasedTo(worker, ref)) worker.leased.erase(ref);
       return;
     }
     worker.leased.erase(ref);

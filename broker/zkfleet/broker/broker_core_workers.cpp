@@ -170,12 +170,12 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   // A READY on a known connection, or from a worker id registered on another
   // connection, starts a new incarnation: its claimed leases carry over, the
   // others go back to the queue.
-  std::map<ItemRef, proto::Lease> kept;
+  std::set<ItemRef> kept;
   auto keep_claimed = [&](const std::string& old_identity, const std::string& why) {
-    std::map<ItemRef, proto::Lease> keep;
+    std::set<ItemRef> keep;
     if (WorkerRecord* old = workers_.Find(old_identity)) {
-      for (const auto& [ref, lease] : old->leased) {
-        if (claims(ref, lease)) keep[ref] = lease;
+      for (const ItemRef& ref : old->leased) {
+        if (const WorkItem* item = LeasedTo(*old, ref); item && claims(ref, item->lease)) keep.insert(ref);
       }
     }
     kept.merge(RemoveWorker(old_identity, why, false, now, keep));
@@ -211,30 +211,31 @@ void BrokerCore::OnReady(const std::string& identity, const proto::Ready& ready,
   // Leases recovered from the journal for this worker_id: claimed ones are
   // its again, the rest go back (they had started: each counted an attempt).
   if (auto orphaned = orphans_.find(ready.worker_id()); orphaned != orphans_.end()) {
-    std::map<ItemRef, proto::Lease> leases = std::move(orphaned->second);
+    const std::set<ItemRef> leases = std::move(orphaned->second);
     orphans_.erase(orphaned);
-    for (const auto& [ref, lease] : leases) {
+    for (const ItemRef& ref : leases) {
       JobRecord* job = jobs_.Find(ref.job_seq);
       if (!job || ref.partition >= job->items.size()) continue;
       WorkItem& item = job->items[ref.partition];
-      if (item.state != WorkItem::State::kLeased || !item.worker_identity.empty() || !SameLease(item.lease, lease)) {
+      if (item.state != WorkItem::State::kLeased || !item.worker_identity.empty() ||
+          item.lease_worker_id != ready.worker_id()) {
         continue;
       }
-      if (claims(ref, lease)) {
-        kept[ref] = lease;
+      if (claims(ref, item.lease)) {
+        kept.insert(ref);
       } else {
         ReturnItem(*job, ref.partition, "worker " + ready.worker_id() + " came back without it", now,
                    worker.owner());
       }
     }
   }
-  for (const auto& [ref, lease] : kept) {
+  for (const ItemRef& ref : kept) {
     JobRecord* job = jobs_.Find(ref.job_seq);
     if (!job) continue;
     WorkItem& item = job->items[ref.partition];
     item.worker_identity = identity;
     item.lease_worker_id = worker.worker_id;
-    worker.leased[ref] = lease;
+    worker.leased.insert(ref);
   }
   if (metrics_) {
     // Per-circuit series exist from the first scrape, before any job.
@@ -354,9 +355,13 @@ std::string BrokerCore::OwnerOf(const std::string& worker_id) const {
 }
 
 void BrokerCore::ReturnAllLeases(WorkerRecord& worker, const std::string& why, Clock::time_point now) {
-  std::map<ItemRef, proto::Lease> leased = std::move(worker.leased);
+  // Only its live leases go back: an old round's item is another's now.
+  std::vector<ItemRef> live;
+  for (const ItemRef& ref : worker.leased) {
+    if (LeasedTo(worker, ref)) live.push_back(ref);
+  }
   worker.leased.clear();
-  for (const auto& [ref, lease] : leased) {
+  for (const ItemRef& ref : live) {
     if (JobRecord* job = jobs_.Find(ref.job_seq)) {
       ReturnItem(*job, ref.partition, why, now, worker.worker_id, /*refund_attempt=*/true);
     }
@@ -411,11 +416,9 @@ void BrokerCore::SetWorkerState(WorkerRecord& worker, proto::WorkerState state) 
   worker.state = state;
 }
 
-std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& identity, const std::string& why,
-                                                         bool graceful, Clock::time_point now,
-                                                         const std::map<ItemRef, proto::Lease>& keep,
-                                                         bool charge_owner) {
-  std::map<ItemRef, proto::Lease> kept;
+std::set<ItemRef> BrokerCore::RemoveWorker(const std::string& identity, const std::string& why, bool graceful,
+                                           Clock::time_point now, const std::set<ItemRef>& keep, bool charge_owner) {
+  std::set<ItemRef> kept;
   WorkerRecord* worker = workers_.Find(identity);
   if (!worker) return kept;
   if (!graceful) {
@@ -435,22 +438,18 @@ std::map<ItemRef, proto::Lease> BrokerCore::RemoveWorker(const std::string& iden
     }
   }
   departed_[worker_id] = why + ", at " + wire::IsoUtcTime(wire::UnixNow());
-  std::map<ItemRef, proto::Lease> leased = std::move(worker->leased);
+  const std::set<ItemRef> leased = std::move(worker->leased);
   worker->leased.clear();
   // Only a lease that is still the item's: a job retried after it failed
-  // (RetryJob) lives again under the same job_seq, and this worker's lease
-  // from the failed round is not the new round's.
+  // (RetryJob) lives again under the same job_seq, and this worker's ref
+  // from the failed round is not the new round's lease.
   std::vector<ItemRef> lost;
-  for (const auto& [ref, lease] : leased) {
+  for (const ItemRef& ref : leased) {
     if (keep.count(ref)) {
-      kept[ref] = lease;
+      kept.insert(ref);
       continue;
     }
-    JobRecord* job = jobs_.Find(ref.job_seq);
-    if (job && ref.partition < job->items.size()) {
-      const WorkItem& item = job->items[ref.partition];
-      if (item.state == WorkItem::State::kLeased && SameLease(item.lease, lease)) lost.push_back(ref);
-    }
+    if (LeasedTo(*worker, ref)) lost.push_back(ref);
   }
   // Each started item lost counts an attempt of its job (ReturnItem).
   std::vector<ItemRef> requeued;  // started, lost, back in the queue

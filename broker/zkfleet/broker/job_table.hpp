@@ -80,8 +80,10 @@ struct WorkItem {
   Clock::time_point started_at{};
   // Its RESULT came from the lease holder and waits for the broker's
   // verification (the item stays kLeased; the worker's lease set no longer
-  // holds it).
+  // holds it): the id of that verification (BrokerCore::verifying_), so a
+  // verdict on an earlier lease's RESULT is never taken for this one's.
   bool verifying = false;
+  uint64_t verify_id = 0;
   // The public signals its proof must carry: w[1..nPublic] of its witness,
   // read when it is dispatched (empty until then, for a circuit without a
   // verification key, or for a witness by reference: JobRecord::public_digests).

@@ -52,8 +52,12 @@ struct WorkerRecord {
   // admin's undrain clears the broker's holds, not this.
   bool reported_faulted = false;
   uint32_t credit = 0;            // JOBs the broker may still send
-  // Items leased to it, with the lease each was sent under.
-  std::map<wire::ItemRef, proto::Lease> leased;
+  // Items sent to it and not yet answered, handed back or taken back: its
+  // busy slots. The lease itself is the item's (WorkItem::lease and
+  // worker_identity: BrokerCore::LeasedTo); a ref whose item is leased
+  // elsewhere now (its job ended and was retried, RetryJob) keeps its slot
+  // busy until the old round's answer comes or the worker goes.
+  std::set<wire::ItemRef> leased;
   uint32_t queue_depth = 0;       // as last reported
   uint32_t reported_in_flight = 0;
   proto::MemoryStatus memory;

@@ -152,6 +152,50 @@ TEST_F(BrokerCoreTest, ARetriedJobIsNotDisturbedByLeasesOfItsFailedRound) {
   EXPECT_EQ(done[0].partitions(1).proof_json(), "proof-1-1") << "the new round's proof, not the old one";
 }
 
+// The lease is the item's (WorkItem::lease): a worker's record holds only
+// refs. A worker still holding a ref from a retried job's failed round is
+// FAULTED: what goes back is what is leased to it, never the new round's
+// lease of that partition, which another worker holds.
+TEST_F(BrokerCoreTest, AFaultedWorkerReturnsOnlyItsLiveLeasesNotANewRoundsLease) {
+  BrokerOptions options;
+  options.max_attempts = 1;
+  Make(options);
+  Ready("wA", "A", {"c1"}, 1);
+  Ready("wB", "B", {"c1"}, 1);
+  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
+  auto jobs = Dispatch();
+  ASSERT_EQ(jobs.size(), 2u);
+  std::map<uint32_t, std::string> holder;
+  for (auto& [identity, seq, partition] : jobs) holder[partition] = identity;
+  Started(holder[0], 1, 0);
+  Started(holder[1], 1, 1);
+  core_->WorkerUnreachable(holder[0], now_);  // p0's one attempt lost: dead-lettered
+  ASSERT_EQ(ResultsTo(Take(), "cl").size(), 1u);
+  proto::Envelope retry;
+  retry.mutable_retry_job()->set_job_seq(1);
+  retry.mutable_retry_job()->set_attempt(1);
+  core_->HandleClient("cl", retry, now_);
+  Take();
+  Ready("wC", "C", {"c1"}, 2);
+  for (auto& [identity, seq, partition] : Dispatch()) Started(identity, seq, partition);
+  ASSERT_EQ(core_->jobs().Find(1)->items[1].lease_worker_id, "C");
+  ASSERT_EQ(core_->workers().all().at(holder[1]).leased.size(), 1u) << "the old round's ref keeps its slot";
+
+  Heartbeat(holder[1], proto::WORKER_STATE_FAULTED);
+  EXPECT_EQ(core_->workers().all().at(holder[1]).state, proto::WORKER_STATE_FAULTED);
+  EXPECT_EQ(core_->jobs().Find(1)->items[1].state, WorkItem::State::kLeased) << "the new round's lease was taken back";
+  EXPECT_EQ(core_->jobs().Find(1)->items[1].lease_worker_id, "C");
+  EXPECT_EQ(core_->counters().items_redelivered, 0u);
+  Result("wC", 1, 0);
+  Result("wC", 1, 1);
+  proto::Envelope await;
+  await.mutable_await()->set_job_seq(1);
+  core_->HandleClient("cl2", await, now_);
+  auto done = ResultsTo(Take(), "cl2");
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].state(), proto::JOB_STATE_SUCCEEDED);
+}
+
 // Restart = resume: queued items keep their order, job_seq continues, a
 // worker that comes back claiming its in-progress item keeps the lease, an
 // unclaimed started lease is requeued after the liveness window, finished

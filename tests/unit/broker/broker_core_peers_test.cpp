@@ -203,7 +203,7 @@ TEST_F(BrokerCoreTest, AKeyThatStartsJobsAndLeavesIsStruckUnderEveryIdAndDeadLet
   for (int done = 0; done < 6; ++done) {
     const auto& leased = core_->workers().all().at("w-honest").leased;
     if (leased.empty()) ASSERT_EQ(leased_to("w-honest").size(), 1u) << done;
-    const uint64_t seq = core_->workers().all().at("w-honest").leased.begin()->first.job_seq;
+    const uint64_t seq = core_->workers().all().at("w-honest").leased.begin()->job_seq;
     Started("w-honest", seq, 0);
     Result("w-honest", seq, 0);
     Credit("w-honest", 1);
