@@ -5,7 +5,7 @@ Fails (exit 1, one line per finding) when
   * a file includes a header of a component it may not use (a lower floor
     reaching up, or a sideways reach the table below does not allow);
   * a component that must stay socket-free (the wire, storage, the worker's
-    core, the engine) includes ZeroMQ;
+    core, the engine, witness generation) includes ZeroMQ;
   * a CUDA runtime call (cudaMalloc, cudaStreamCreate, cudaMemcpyAsync,
     cudaSetDevice, ...) appears outside the engine's runtime layer
     (gpu/zkfleet/runtime/), in any source, .c, .proto or CMake file of the
@@ -38,8 +38,10 @@ COMPONENT_OF_PATH = [
     (r"^gpu/include/", "engine"),
     # Inside the engine: one component per folder of gpu/zkfleet (engine/ is
     # the API's implementation).
-    (r"^gpu/zkfleet/(ff|runtime|io|curve|wtns|r1cs|witgen|zkey|msm|ntt|pairing|bellman|groth16|snarkjs|engine)/", r"gpu/\1"),
+    (r"^gpu/zkfleet/(ff|runtime|io|curve|wtns|r1cs|zkey|msm|ntt|pairing|bellman|groth16|snarkjs|engine)/", r"gpu/\1"),
     (r"^gpu/", "gpu/unplaced"),
+    # Witness generation: beside the engine, on its public face.
+    (r"^witgen/", "witgen"),
     (r"^fleet/", "fleet"),
     (r"^metrics/", "metrics"),
     (r"^storage/", "storage"),
@@ -56,7 +58,7 @@ COMPONENT_OF_PATH = [
 
 # Who may include whom (besides itself): each lists only floors below it, or
 # beside it where the arrow goes one way. Inside the engine (gpu/CMakeLists.txt):
-#   0 ff   1 runtime   2 io   3 curve, wtns, r1cs, witgen, zkey   4 msm, ntt, pairing, bellman
+#   0 ff   1 runtime   2 io   3 curve, wtns, r1cs, zkey   4 msm, ntt, pairing, bellman
 #   5 groth16   6 snarkjs   7 engine (the API's implementation)
 ENGINE_BELOW = {
     "ff": [],
@@ -65,7 +67,6 @@ ENGINE_BELOW = {
     "curve": ["ff", "runtime"],
     "wtns": ["io"],
     "r1cs": ["io"],
-    "witgen": [],
     "zkey": ["wtns", "io", "runtime"],
     "msm": ["curve", "ff", "runtime"],
     "ntt": ["ff", "runtime"],
@@ -73,7 +74,7 @@ ENGINE_BELOW = {
     "bellman": ["curve", "ff", "runtime", "r1cs", "io"],
     "groth16": ["msm", "ntt", "pairing", "bellman", "curve", "ff", "runtime", "zkey", "wtns", "io"],
     "snarkjs": ["groth16", "io"],
-    "engine": ["snarkjs", "groth16", "msm", "ntt", "pairing", "bellman", "curve", "ff", "runtime", "zkey", "wtns", "r1cs", "witgen",
+    "engine": ["snarkjs", "groth16", "msm", "ntt", "pairing", "bellman", "curve", "ff", "runtime", "zkey", "wtns", "r1cs",
                "io"],
 }
 ENGINE_INTERNAL = ["gpu/" + folder for folder in ENGINE_BELOW]
@@ -89,14 +90,18 @@ MAY_INCLUDE = {
     "storage": ["common", "schema", "wire"],
     # The worker's witness fetcher (libcurl, OpenSSL): no sockets of ours.
     "fetch": ["common", "schema", "wire"],
-    "worker_core": ["common", "schema", "wire", "metrics", "fetch"] + ENGINE_API,
-    "worker": ["common", "schema", "wire", "metrics", "fleet", "fetch", "worker_core"] + ENGINE_API,
+    # Witness generation (circom's wasm -> a sandboxed native program): the
+    # curve of a generator's prime is the engine's vocabulary; nothing else of
+    # the engine, and nothing inside gpu/.
+    "witgen": ["common", "engine_vocabulary"],
+    "worker_core": ["common", "schema", "wire", "metrics", "fetch", "witgen"] + ENGINE_API,
+    "worker": ["common", "schema", "wire", "metrics", "fleet", "fetch", "witgen", "worker_core"] + ENGINE_API,
     "broker": ["common", "schema", "wire", "metrics", "fleet", "storage"] + ENGINE_API,
     "client": ["common", "schema", "wire", "fleet"],
     # Devtools computes with fields and curves: the one user of the inside.
     "devtools": ["common"] + ENGINE_API + ENGINE_INTERNAL,
-    "cmd": ["common", "schema", "wire", "metrics", "fleet", "storage", "fetch", "broker", "worker", "worker_core", "client",
-            "devtools"] + ENGINE_API,
+    "cmd": ["common", "schema", "wire", "metrics", "fleet", "storage", "fetch", "witgen", "broker", "worker", "worker_core",
+            "client", "devtools"] + ENGINE_API,
 }
 for folder, below in ENGINE_BELOW.items():
     MAY_INCLUDE["gpu/" + folder] = ["common", "engine_vocabulary"] + ["gpu/" + b for b in below]
@@ -105,15 +110,10 @@ MAY_INCLUDE["gpu/engine"] += ["engine"]
 IMPLEMENTS = {
     "gpu/zkfleet/runtime/pinned_memory.cpp": "gpu/include/zkfleet/engine/pinned_memory.hpp",
     "gpu/zkfleet/wtns/public_signals.cpp": "gpu/include/zkfleet/engine/wtns.hpp",
-    "gpu/zkfleet/witgen/witness_generator.cpp": "gpu/include/zkfleet/engine/witness_generator.hpp",
-    "gpu/zkfleet/witgen/generator_build.hpp": "gpu/include/zkfleet/engine/witness_generator.hpp",
-    "gpu/zkfleet/witgen/generator_build.cpp": "gpu/include/zkfleet/engine/witness_generator.hpp",
-    "gpu/zkfleet/witgen/node_tier.hpp": "gpu/include/zkfleet/engine/witness_generator.hpp",
-    "gpu/zkfleet/witgen/node_tier.cpp": "gpu/include/zkfleet/engine/witness_generator.hpp",
 }
 
 # Components that stay free of sockets: they must not include ZeroMQ.
-NO_ZEROMQ = {"common", "wire", "storage", "fetch", "worker_core", "metrics"} | set(ENGINE_API) | set(ENGINE_INTERNAL)
+NO_ZEROMQ = {"common", "wire", "storage", "fetch", "witgen", "worker_core", "metrics"} | set(ENGINE_API) | set(ENGINE_INTERNAL)
 ZEROMQ_HEADER = re.compile(r"^(zmq\.h|zmq\.hpp|zmq_addon\.hpp)$")
 
 # CUDA runtime calls: only the engine's runtime layer makes them (streams,
@@ -125,8 +125,8 @@ CUDA_ALLOWED = re.compile(r"^gpu/zkfleet/runtime/")
 CUDA_SCAN_EXT = (".cpp", ".hpp", ".cc", ".h", ".cu", ".cuh", ".c", ".proto", ".cmake")
 CUDA_SCAN_SKIP = ("tests/layering/fixtures/",)
 
-SOURCE_DIRS = ["common", "wire", "gpu", "fleet", "metrics", "storage", "fetch", "broker", "worker", "clients/cpp", "devtools",
-               "cmd"]
+SOURCE_DIRS = ["common", "wire", "gpu", "witgen", "fleet", "metrics", "storage", "fetch", "broker", "worker", "clients/cpp",
+               "devtools", "cmd"]
 SOURCE_EXT = (".cpp", ".hpp", ".cc", ".h", ".cu", ".cuh")
 # The CUDA rule looks further: the clients, tests, benchmarks, fuzzers and
 # the schema too.

@@ -8,7 +8,7 @@
 #
 # writes OUT_DIR/bench.wasm.xz, OUT_DIR/bench.r1cs.xz and OUT_DIR/generator.tar.xz:
 # the witness generator compiled here (zkprove wtns calculate --witgen-cache), so
-# a GPU image without wasm2c runs it from its cache (engine/witness_generator.hpp:
+# a GPU image without wasm2c runs it from its cache (witgen/witness_generator.hpp:
 # a host without the tools uses a generator shipped in the cache), and
 # OUT_DIR/MANIFEST. The zkey is made on the GPU machine (zkfleet-dev setup
 # --insecure): a 2^22 key is ~2.4 GB. Every job's input is made there too

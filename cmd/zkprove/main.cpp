@@ -30,7 +30,7 @@
 // compute the witness from circom's circuit.wasm and an input.json, as
 // `snarkjs wtns calculate` / `snarkjs groth16 fullprove` (same argument
 // order, same .wtns bytes), with zkfleet's witness generator
-// (engine/witness_generator.hpp): compiled from the wasm once and cached
+// (witgen/witness_generator.hpp): compiled from the wasm once and cached
 // (--witgen-cache), run as a child process under --cpu-seconds and
 // --memory-mib. An input or circuit error (a missing or unknown signal, a
 // value that is not an integer, the circuit's failing assert) exits 2 with
@@ -59,7 +59,7 @@
 #include "zkfleet/engine/proving_key.hpp"
 #include "zkfleet/engine/witness_file.hpp"
 #include "zkfleet/engine/snarkjs.hpp"
-#include "zkfleet/engine/witness_generator.hpp"
+#include "zkfleet/witgen/witness_generator.hpp"
 
 namespace {
 
@@ -102,7 +102,7 @@ std::string ReadTextFile(const std::string& path, const char* what) {
 
 // The witness generator's options, shared by `wtns calculate` and `fullprove`.
 struct WitgenFlags {
-  std::string cache = zkfleet::engine::WitnessGeneratorOptions::DefaultCacheDir().string();
+  std::string cache = zkfleet::witgen::WitnessGeneratorOptions::DefaultCacheDir().string();
   bool plain = false;
   double cpu_seconds = 600;
   uint64_t memory_mib = 16384;
@@ -125,8 +125,8 @@ struct WitgenFlags {
                    "times (JSON) to stderr")
         ->check(CLI::PositiveNumber);
   }
-  zkfleet::engine::WitnessGeneratorOptions Options() const {
-    zkfleet::engine::WitnessGeneratorOptions o;
+  zkfleet::witgen::WitnessGeneratorOptions Options() const {
+    zkfleet::witgen::WitnessGeneratorOptions o;
     o.cache_dir = cache;
     o.native_field = !plain;
     o.limits.cpu_seconds = cpu_seconds;
@@ -156,21 +156,21 @@ struct WitnessFailed {
 // Prints the timings (--timings) and the failure of one generation; throws
 // WitnessFailed unless it succeeded.
 void ReportGeneration(const char* command, const std::string& input_path,
-                      const zkfleet::engine::WitnessGenerator& generator,
-                      const zkfleet::engine::GenerationResult& r, const WitgenFlags& flags) {
+                      const zkfleet::witgen::WitnessGenerator& generator,
+                      const zkfleet::witgen::GenerationResult& r, const WitgenFlags& flags) {
   if (flags.timings) {
-    const zkfleet::engine::GeneratorInfo info = generator.info();
-    const bool node = r.tier == zkfleet::engine::GeneratorTier::kNode;
+    const zkfleet::witgen::GeneratorInfo info = generator.info();
+    const bool node = r.tier == zkfleet::witgen::GeneratorTier::kNode;
     std::fprintf(stderr, "%s: generator %s in %.4fs (%s), witness %.4fs by the %s tier (%u signals)\n", command,
                  node ? "first sight, described by node" : info.from_cache ? "found in the cache" : "compiled",
                  info.load_seconds, node ? "the wasm under node" : info.native_field ? "native field code" : "wasm field code",
-                 r.seconds, zkfleet::engine::GeneratorTierName(r.tier), info.witness_count);
+                 r.seconds, zkfleet::witgen::GeneratorTierName(r.tier), info.witness_count);
   }
   if (!r.bench_json.empty()) std::fprintf(stderr, "%s\n", r.bench_json.c_str());
   if (!r.ok()) {
-    bool theirs = r.status != zkfleet::engine::GenerationStatus::kInternal;
+    bool theirs = r.status != zkfleet::witgen::GenerationStatus::kInternal;
     std::fprintf(stderr, "%s: error: %s: %s (%s)\n", command, input_path.c_str(), r.error.c_str(),
-                 zkfleet::engine::GenerationStatusName(r.status));
+                 zkfleet::witgen::GenerationStatusName(r.status));
     throw WitnessFailed{theirs ? 2 : 1};
   }
 }
@@ -186,7 +186,7 @@ struct WtnsBuffer {
 WtnsBuffer CalculateWitness(const char* command, const std::string& wasm, const std::string& input_path,
                             const WitgenFlags& flags) {
   const std::string input = ReadTextFile(input_path, "input");
-  auto generator = zkfleet::engine::WitnessGenerator::Load(wasm, flags.Options());
+  auto generator = zkfleet::witgen::WitnessGenerator::Load(wasm, flags.Options());
   WtnsBuffer wtns{std::unique_ptr<uint8_t[]>(new uint8_t[generator->wtns_bytes()]), generator->wtns_bytes()};
   ReportGeneration(command, input_path, *generator, generator->Generate(input, wtns.span()), flags);
   return wtns;
@@ -205,7 +205,7 @@ int WtnsCalculate(int argc, char** argv) {
   try {
     // The generator writes the file itself (no copy through this process).
     const std::string input_json = ReadTextFile(input, "input");
-    auto generator = zkfleet::engine::WitnessGenerator::Load(wasm, flags.Options());
+    auto generator = zkfleet::witgen::WitnessGenerator::Load(wasm, flags.Options());
     ReportGeneration("zkprove wtns calculate", input, *generator, generator->GenerateToFile(input_json, wtns_path),
                      flags);
   } catch (const WitnessFailed& failed) {
@@ -228,10 +228,10 @@ int WtnsBuild(int argc, char** argv) {
   flags.Add(app);
   CLI11_PARSE(app, argc, argv);
   try {
-    zkfleet::engine::WitnessGeneratorOptions options = flags.Options();
-    options.first_sight = zkfleet::engine::WitnessGeneratorOptions::FirstSight::kWaitForBuild;
+    zkfleet::witgen::WitnessGeneratorOptions options = flags.Options();
+    options.first_sight = zkfleet::witgen::WitnessGeneratorOptions::FirstSight::kWaitForBuild;
     options.build_command.clear();
-    auto generator = zkfleet::engine::WitnessGenerator::Load(wasm, options);
+    auto generator = zkfleet::witgen::WitnessGenerator::Load(wasm, options);
     if (flags.timings) {
       std::fprintf(stderr, "zkprove wtns build: %s in %.4fs: %s\n",
                    generator->info().from_cache ? "found in the cache" : "compiled", generator->info().load_seconds,

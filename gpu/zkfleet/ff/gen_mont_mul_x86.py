@@ -4,7 +4,7 @@ that use it, so that the two cannot drift apart:
 
   gpu/zkfleet/ff/mont_mul_x86.hpp
       C++, 4 and 6 limbs: the host's field arithmetic (field.hpp);
-  gpu/zkfleet/witgen/generator/native_fr_mont_x86.h
+  witgen/generator/native_fr_mont_x86.h
       C, 4 limbs: the witness generator's Montgomery product and reduction
       (native_fr_limbs.h includes it), the same instruction sequences.
 
@@ -22,7 +22,7 @@ import os
 import sys
 
 HPP = "gpu/zkfleet/ff/mont_mul_x86.hpp"
-NATIVE_H = "gpu/zkfleet/witgen/generator/native_fr_mont_x86.h"
+NATIVE_H = "witgen/generator/native_fr_mont_x86.h"
 
 
 def rows(N):

@@ -108,7 +108,7 @@ class WorkerMetrics {
   // zkfleet_worker_fetch_seconds.
   void FetchEnded(std::string_view outcome, uint64_t bytes, unsigned retries, double seconds);
 
-  // A witness computed from inputs ended (engine/witness_generator.hpp):
+  // A witness computed from inputs ended (witgen/witness_generator.hpp):
   // `outcome` is one of kGenerationOutcomeLabels (GenerationStatusName),
   // `bytes` the .wtns a successful one put in the pool.
   // `tier` is the program that computed it, one of kGenerationTierLabels

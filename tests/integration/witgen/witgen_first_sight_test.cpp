@@ -15,9 +15,9 @@ namespace {
 
 // A circuit never seen, answered through node at once (the default), in a
 // cache of its own so that nothing was built before.
-engine::WitnessGeneratorOptions FirstSightOptions(const fs::path& cache) {
-  engine::WitnessGeneratorOptions o = Options();
-  o.first_sight = engine::WitnessGeneratorOptions::FirstSight::kInterpretWhileBuilding;
+witgen::WitnessGeneratorOptions FirstSightOptions(const fs::path& cache) {
+  witgen::WitnessGeneratorOptions o = Options();
+  o.first_sight = witgen::WitnessGeneratorOptions::FirstSight::kInterpretWhileBuilding;
   o.cache_dir = cache;
   return o;
 }

@@ -280,7 +280,7 @@ TEST(WitgenPatch, MarksOnlyFunctionsOverTheLineLimitAndTheResultCompiles) {
 }
 
 TEST(WitgenDescribe, ReadsTheGeneratorsLine) {
-  engine::GeneratorInfo info;
+  witgen::GeneratorInfo info;
   ASSERT_TRUE(witgen::ParseDescribe("zkfleet-generator 1 n32=8 witness=13 inputs=4 native=1 version=2.2.3 "
                                     "prime=30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001\n",
                                     info));

@@ -17,14 +17,14 @@
 #include <vector>
 
 #include "testutil/test_support.hpp"
-#include "zkfleet/engine/witness_generator.hpp"
+#include "zkfleet/witgen/witness_generator.hpp"
 
 namespace zkfleet {
 
 namespace fs = std::filesystem;
-using engine::GenerationStatus;
-using engine::GeneratorTier;
-using engine::WitnessGenerator;
+using witgen::GenerationStatus;
+using witgen::GeneratorTier;
+using witgen::WitnessGenerator;
 using testing::Quote;
 using testing::RunCommand;
 using testing::TempDir;
@@ -36,9 +36,9 @@ inline const fs::path kCache = fs::path(ZKFLEET_SOURCE_DIR) / "build" / ".witgen
 
 // The native generator, built before Load returns (the first-sight tier has
 // tests of its own: WitgenFirstSight).
-inline engine::WitnessGeneratorOptions Options(bool native = true) {
-  engine::WitnessGeneratorOptions o;
-  o.first_sight = engine::WitnessGeneratorOptions::FirstSight::kWaitForBuild;
+inline witgen::WitnessGeneratorOptions Options(bool native = true) {
+  witgen::WitnessGeneratorOptions o;
+  o.first_sight = witgen::WitnessGeneratorOptions::FirstSight::kWaitForBuild;
   o.cache_dir = kCache;
   o.native_field = native;
   o.limits.cpu_seconds = 120;
@@ -61,7 +61,7 @@ inline std::string SnarkjsWitness(const fs::path& wasm, const std::string& input
 }
 
 struct Ours {
-  engine::GenerationResult result;
+  witgen::GenerationResult result;
   std::string wtns;
 };
 

@@ -90,7 +90,7 @@ class GenerateStageTest : public ::testing::Test {
   std::vector<proto::Envelope> Sent() { return testing::TakeSent(*core_); }
 
   Clock::time_point now_ = Clock::time_point{} + 1h;
-  std::shared_ptr<const engine::WitnessGenerator> generator_;
+  std::shared_ptr<const witgen::WitnessGenerator> generator_;
   std::unique_ptr<WorkerCore> core_;
 };
 

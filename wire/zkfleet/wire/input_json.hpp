@@ -1,7 +1,7 @@
 // Jobs from inputs (SubmitRequest.inputs, Job.input_json): the check made on
 // a circom input.json before it is journaled or sent -- the broker at SUBMIT,
 // the clients before they send. A worker reads it with the witness
-// generator's own parser (engine/witness_generator.hpp: snarkjs's reading of
+// generator's own parser (witgen/witness_generator.hpp: snarkjs's reading of
 // every value, mod p), not with this one.
 // A streaming (SAX) parse: no document is built, nesting is bounded before it
 // can cost a deep recursion, and nothing a peer sends can throw out of it.

@@ -388,7 +388,7 @@ void CircuitSet::LoadGenerators() {
   for (const CircuitSpec& spec : specs_) {
     if (spec.wasm_path.empty()) continue;
     try {
-      engine::WitnessGeneratorOptions options = generator_options_;
+      witgen::WitnessGeneratorOptions options = generator_options_;
       options.on_compile = [&spec](const std::string& line) { spdlog::info("circuit {}: {}", spec.id, line); };
       // Logged from the build's thread when a first sight's build ends.
       options.on_built = [id = spec.id](const std::string& error) {
@@ -399,9 +399,9 @@ void CircuitSet::LoadGenerators() {
                        error);
         }
       };
-      auto generator = engine::WitnessGenerator::Load(spec.wasm_path, options);
-      const engine::GeneratorInfo info = generator->info();
-      if (generator->tier() == engine::GeneratorTier::kNode) {
+      auto generator = witgen::WitnessGenerator::Load(spec.wasm_path, options);
+      const witgen::GeneratorInfo info = generator->info();
+      if (generator->tier() == witgen::GeneratorTier::kNode) {
         spdlog::info("circuit {}: witness generator: first sight, node answers ({} signals, described in {:.2f} s) "
                      "while the native one is built", spec.id, info.witness_count, info.load_seconds);
       } else {
@@ -423,7 +423,7 @@ void CircuitSet::CheckGeneratorsFitKeys(size_t device) const {
     const auto* key = std::get_if<std::unique_ptr<engine::ProvingKey>>(&found->second);
     if (!key) continue;  // a benchmark circuit (--instant): no key to fit
     const engine::CircuitInfo& circuit = (*key)->info();
-    const engine::GeneratorInfo info = generator->info();
+    const witgen::GeneratorInfo info = generator->info();
     if (info.curve != circuit.curve || info.witness_count != circuit.n_vars) {
       throw Error(ErrorCode::kMismatch,
                   "circuit " + id + ": its witness generator (" + info.executable.string() + ") makes witnesses of " +
@@ -444,7 +444,7 @@ std::vector<std::string> CircuitSet::generator_ids() const {
   return ids;
 }
 
-std::shared_ptr<const engine::WitnessGenerator> CircuitSet::Generator(const std::string& circuit_id) const {
+std::shared_ptr<const witgen::WitnessGenerator> CircuitSet::Generator(const std::string& circuit_id) const {
   std::lock_guard lock(gate_mutex_);
   auto it = generators_.find(circuit_id);
   return it == generators_.end() ? nullptr : it->second;

@@ -43,7 +43,7 @@
 #include "zkfleet.pb.h"
 #include "zkfleet/engine/bellman.hpp"
 #include "zkfleet/engine/proving_key.hpp"
-#include "zkfleet/engine/witness_generator.hpp"
+#include "zkfleet/witgen/witness_generator.hpp"
 #include "zkfleet/worker/devices.hpp"
 
 namespace zkfleet::worker {
@@ -143,7 +143,7 @@ class CircuitSet {
   std::vector<std::string> generator_ids() const;
   // The circuit's compiled generator once Load() has run; null when it has
   // none. Any thread (the map is fixed after Load()).
-  std::shared_ptr<const engine::WitnessGenerator> Generator(const std::string& circuit_id) const;
+  std::shared_ptr<const witgen::WitnessGenerator> Generator(const std::string& circuit_id) const;
   // The public signals (nPublic) of an engine circuit once Load() has run;
   // nullopt for a BELLMAN or unknown circuit. Any thread.
   std::optional<uint32_t> PublicSignalCount(const std::string& circuit_id) const;
@@ -154,7 +154,7 @@ class CircuitSet {
   using LoadProgress = std::function<void(const std::string& circuit_id, uint64_t done_bytes, uint64_t total_bytes)>;
   void set_load_progress(LoadProgress progress) { load_progress_ = std::move(progress); }
   // How generators are compiled and limited; set before Load().
-  void set_generator_options(engine::WitnessGeneratorOptions options) { generator_options_ = std::move(options); }
+  void set_generator_options(witgen::WitnessGeneratorOptions options) { generator_options_ = std::move(options); }
   const std::vector<Device>& devices() const { return devices_; }
   size_t device_count() const { return devices_.size(); }
   uint64_t resident_bytes() const { return resident_bytes_.load(); }
@@ -208,9 +208,9 @@ class CircuitSet {
   std::atomic<uint64_t> resident_bytes_{0};
   std::vector<std::atomic<uint64_t>> device_resident_bytes_;
   std::string backend_name_;  // "cpu", "cuda" or "instant" (benchmark circuits only)
-  engine::WitnessGeneratorOptions generator_options_;
+  witgen::WitnessGeneratorOptions generator_options_;
   LoadProgress load_progress_;
-  std::map<std::string, std::shared_ptr<const engine::WitnessGenerator>> generators_;  // filled by Load()
+  std::map<std::string, std::shared_ptr<const witgen::WitnessGenerator>> generators_;  // filled by Load()
   std::map<std::string, uint32_t> public_counts_;  // engine circuits' nPublic, filled by Load() (device 0)
 };
 

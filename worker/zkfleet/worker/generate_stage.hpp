@@ -1,6 +1,6 @@
 // The generate stage: jobs from inputs (proto::Job::input_json). Each
 // item's witness is computed by its circuit's generator
-// (engine::WitnessGenerator, compiled when the circuit loaded) into the
+// (witgen::WitnessGenerator, compiled when the circuit loaded) into the
 // item's buffer in the pinned pool (the generator's child process writes the
 // .wtns into a pipe; it is read straight into the buffer), on the stage's own
 // threads, while the pipeline's lanes prove earlier items. Posts an

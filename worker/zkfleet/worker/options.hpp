@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "zkfleet/engine/witness_generator.hpp"
+#include "zkfleet/witgen/witness_generator.hpp"
 #include "zkfleet/fetch/fetcher.hpp"
 #include "zkfleet/worker/memory_source.hpp"
 #include "zkfleet/worker/pinned_pool.hpp"
@@ -77,7 +77,7 @@ struct WorkerOptions {
   // Jobs from inputs (generate_stage.hpp): generators run at once (each a
   // child process on one core), and how they are compiled and limited.
   unsigned witgen_threads = 2;
-  engine::WitnessGeneratorOptions witgen;
+  witgen::WitnessGeneratorOptions witgen;
 };
 
 }  // namespace zkfleet::worker

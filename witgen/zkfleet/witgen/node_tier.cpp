@@ -35,13 +35,13 @@ std::string FindExecutable(const std::string& name) {
 
 }  // namespace
 
-std::vector<std::string> NodeTierArgv(const engine::WitnessGeneratorOptions& options,
+std::vector<std::string> NodeTierArgv(const WitnessGeneratorOptions& options,
                                       const std::vector<std::string>& args) {
   const std::string node = FindExecutable(options.node);
   const std::string prlimit = FindExecutable(options.prlimit);
   if (node.empty() || prlimit.empty()) return {};
   std::vector<std::string> argv = {prlimit, "--core=0"};
-  const engine::GeneratorLimits& limits = options.limits;
+  const GeneratorLimits& limits = options.limits;
   if (limits.cpu_seconds > 0) {
     const uint64_t s = static_cast<uint64_t>(std::max(1.0, limits.cpu_seconds));
     argv.push_back("--cpu=" + std::to_string(s) + ":" + std::to_string(s + 1));  // SIGXCPU, then SIGKILL
@@ -64,8 +64,8 @@ std::vector<uint8_t> NodeTierPrefix(const std::string& wasm_bytes) {
   return prefix;
 }
 
-bool DescribeWithNode(const std::string& wasm_bytes, const engine::WitnessGeneratorOptions& options,
-                      engine::GeneratorInfo& info, std::string& why) {
+bool DescribeWithNode(const std::string& wasm_bytes, const WitnessGeneratorOptions& options,
+                      GeneratorInfo& info, std::string& why) {
   ChildOptions o;
   o.argv = NodeTierArgv(options, {"--describe"});
   if (o.argv.empty()) {

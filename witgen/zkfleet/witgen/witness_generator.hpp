@@ -1,9 +1,9 @@
 // Witness generation: circom's circuit.wasm + an input.json -> the .wtns that
 // `snarkjs wtns calculate` writes, byte for byte.
 //
-//   auto gen = engine::WitnessGenerator::Load("circuit_js/circuit.wasm", {});
+//   auto gen = witgen::WitnessGenerator::Load("circuit_js/circuit.wasm", {});
 //   std::vector<uint8_t> wtns(gen->wtns_bytes());
-//   engine::GenerationResult r = gen->Generate(input_json_text, wtns);
+//   witgen::GenerationResult r = gen->Generate(input_json_text, wtns);
 //   if (!r.ok()) ... r.status, r.error (names the signal, the assert, the limit)
 //
 // Load translates the wasm to C with wabt's wasm2c, swaps the generator's
@@ -47,10 +47,8 @@
 #include "zkfleet/engine/curve.hpp"
 
 namespace zkfleet::witgen {
-class OutputSink;
-}
 
-namespace zkfleet::engine {
+class OutputSink;  // child_process.hpp
 
 // Per witness, enforced on the child process.
 struct GeneratorLimits {
@@ -131,16 +129,16 @@ struct GenerationResult {
 };
 
 struct GeneratorInfo {
-  std::string wasm_digest;           // BLAKE2b-256 of circuit.wasm, hex: the cache key's first half
-  std::filesystem::path executable;  // the compiled generator
-  uint32_t n8 = 0;                   // bytes per field element
-  std::vector<uint8_t> prime;        // little-endian, n8 bytes
-  std::optional<Curve> curve;        // when the prime is BN254's or BLS12-381's scalar field
-  uint32_t witness_count = 0;        // signals in the witness (wire 0 = 1 included)
-  uint32_t input_count = 0;          // input values the circuit expects
-  bool native_field = false;         // native Montgomery code replaced the wasm's
-  bool from_cache = false;           // false: compiled by this Load
-  double load_seconds = 0;           // translate + compile (or cache lookup)
+  std::string wasm_digest;             // BLAKE2b-256 of circuit.wasm, hex: the cache key's first half
+  std::filesystem::path executable;    // the compiled generator
+  uint32_t n8 = 0;                     // bytes per field element
+  std::vector<uint8_t> prime;          // little-endian, n8 bytes
+  std::optional<engine::Curve> curve;  // when the prime is BN254's or BLS12-381's scalar field
+  uint32_t witness_count = 0;          // signals in the witness (wire 0 = 1 included)
+  uint32_t input_count = 0;            // input values the circuit expects
+  bool native_field = false;           // native Montgomery code replaced the wasm's
+  bool from_cache = false;             // false: compiled by this Load
+  double load_seconds = 0;             // translate + compile (or cache lookup)
 };
 
 class WitnessGenerator {
@@ -183,7 +181,7 @@ class WitnessGenerator {
 
  private:
   struct Background;
-  GenerationResult Run(std::string_view input_json, witgen::OutputSink* sink, int stdout_fd,
+  GenerationResult Run(std::string_view input_json, OutputSink* sink, int stdout_fd,
                        const std::function<std::string()>& check_output, const std::atomic<bool>* cancel) const;
 
   GeneratorInfo info_;  // at first sight, node's; the native one is in background_
@@ -191,4 +189,4 @@ class WitnessGenerator {
   std::unique_ptr<Background> background_;  // the first-sight tier and its build; null: native from Load
 };
 
-}  // namespace zkfleet::engine
+}  // namespace zkfleet::witgen

@@ -85,7 +85,7 @@ void WriteFileOrThrow(const fs::path& path, std::string_view text) {
   if (!out.flush()) throw Error(ErrorCode::kIo, "cannot write " + path.string());
 }
 
-fs::path WasmRtDir(const engine::WitnessGeneratorOptions& options) {
+fs::path WasmRtDir(const WitnessGeneratorOptions& options) {
   if (!options.wasm_rt_dir.empty()) return options.wasm_rt_dir;
   for (const char* dir : {"/usr/share/wabt/wasm2c", "/usr/src/wasm2c"}) {
     if (fs::exists(fs::path(dir) / "wasm-rt-impl.c")) return dir;
@@ -197,7 +197,7 @@ namespace {
 // `generator --describe` -> info, or false. Run under the memory limit the
 // witnesses will have: a limit below the circuit's initial memory fails the
 // load, not every job.
-bool Describe(const fs::path& executable, const engine::WitnessGeneratorOptions& options, engine::GeneratorInfo& info,
+bool Describe(const fs::path& executable, const WitnessGeneratorOptions& options, GeneratorInfo& info,
               std::string& why) {
   ChildOptions o;
   o.argv = {executable.string(), "--describe"};
@@ -331,7 +331,7 @@ bool PatchNativeField(std::string& c_source, const std::string& native_source) {
   return true;
 }
 
-bool ParseDescribe(const std::string& text, engine::GeneratorInfo& info) {
+bool ParseDescribe(const std::string& text, GeneratorInfo& info) {
   std::istringstream in(text.substr(0, text.find('\n')));
   std::string word;
   if (!(in >> word) || word != "zkfleet-generator" || !(in >> word) || word != "1") return false;
@@ -398,13 +398,13 @@ class BuildLock {
 
 // The cached generator, or (build) the one built now; without build,
 // nullopt where it would have to be built.
-std::optional<engine::GeneratorInfo> LoadGenerator(const fs::path& wasm, const engine::WitnessGeneratorOptions& options,
+std::optional<GeneratorInfo> LoadGenerator(const fs::path& wasm, const WitnessGeneratorOptions& options,
                                                    bool build, const std::atomic<bool>* cancel) {
   auto t0 = std::chrono::steady_clock::now();
   const std::string wasm_bytes = ReadWasm(wasm);
-  engine::GeneratorInfo info;
+  GeneratorInfo info;
   info.wasm_digest = WasmDigest(wasm_bytes);
-  const fs::path cache = options.cache_dir.empty() ? engine::WitnessGeneratorOptions::DefaultCacheDir()
+  const fs::path cache = options.cache_dir.empty() ? WitnessGeneratorOptions::DefaultCacheDir()
                                                    : options.cache_dir;
   std::error_code made;
   if (!fs::exists(cache)) {
@@ -556,12 +556,12 @@ std::string WasmDigest(const std::string& wasm_bytes) {
   return DigestHex(wasm_bytes);
 }
 
-engine::GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const engine::WitnessGeneratorOptions& options,
+GeneratorInfo BuildOrFindGenerator(const fs::path& wasm, const WitnessGeneratorOptions& options,
                                            const std::atomic<bool>* cancel) {
   return *LoadGenerator(wasm, options, /*build=*/true, cancel);
 }
 
-std::optional<engine::GeneratorInfo> FindGenerator(const fs::path& wasm, const engine::WitnessGeneratorOptions& options) {
+std::optional<GeneratorInfo> FindGenerator(const fs::path& wasm, const WitnessGeneratorOptions& options) {
   return LoadGenerator(wasm, options, /*build=*/false, nullptr);
 }
 

@@ -22,21 +22,21 @@
 #include <string>
 #include <vector>
 
-#include "zkfleet/engine/witness_generator.hpp"
+#include "zkfleet/witgen/witness_generator.hpp"
 
 namespace zkfleet::witgen {
 
 // Loads or builds. Throws zkfleet::Error naming the wasm and the step
 // (when `cancel` is set during the build, its tools are killed and it throws).
-engine::GeneratorInfo BuildOrFindGenerator(const std::filesystem::path& wasm,
-                                           const engine::WitnessGeneratorOptions& options,
+GeneratorInfo BuildOrFindGenerator(const std::filesystem::path& wasm,
+                                           const WitnessGeneratorOptions& options,
                                            const std::atomic<bool>* cancel = nullptr);
 
 // Only loads: the cached generator, or nullopt where BuildOrFindGenerator
 // would build one (or the host has no tools and the cache has none). Throws
 // as it does for an unreadable wasm or cache.
-std::optional<engine::GeneratorInfo> FindGenerator(const std::filesystem::path& wasm,
-                                                   const engine::WitnessGeneratorOptions& options);
+std::optional<GeneratorInfo> FindGenerator(const std::filesystem::path& wasm,
+                                                   const WitnessGeneratorOptions& options);
 
 // circuit.wasm's bytes, checked to be WebAssembly. Throws kNotFound/kIo/kBadFormat naming it.
 std::string ReadWasm(const std::filesystem::path& wasm);
@@ -78,6 +78,6 @@ inline constexpr size_t kGiantFunctionLines = 2000;
 size_t MarkGiantFunctions(std::string& c_source, size_t max_lines = kGiantFunctionLines);
 
 // Parses `generator --describe` output into info (n8, prime, sizes, native).
-bool ParseDescribe(const std::string& line, engine::GeneratorInfo& info);
+bool ParseDescribe(const std::string& line, GeneratorInfo& info);
 
 }  // namespace zkfleet::witgen

@@ -1,7 +1,7 @@
-// engine::WitnessGenerator (include/zkfleet/engine/witness_generator.hpp):
+// WitnessGenerator (witness_generator.hpp):
 // the build (generator_build), the input (input_json) and the child process
 // (child_process) put together, and the child's exit read as a status.
-#include "zkfleet/engine/witness_generator.hpp"
+#include "zkfleet/witgen/witness_generator.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -22,11 +22,11 @@
 #include "zkfleet/witgen/input_json.hpp"
 #include "zkfleet/witgen/node_tier.hpp"
 
-namespace zkfleet::engine {
+namespace zkfleet::witgen {
 namespace {
 
 // Reads the child's stdout straight into the caller's buffer.
-class SpanSink : public witgen::OutputSink {
+class SpanSink : public OutputSink {
  public:
   explicit SpanSink(std::span<uint8_t> out) : out_(out) {}
   std::span<uint8_t> Buffer() override { return out_.subspan(filled_); }
@@ -113,15 +113,15 @@ WitnessGenerator::~WitnessGenerator() {
 std::shared_ptr<const WitnessGenerator> WitnessGenerator::Load(const std::filesystem::path& wasm,
                                                                  const WitnessGeneratorOptions& options) {
   if (options.first_sight == WitnessGeneratorOptions::FirstSight::kInterpretWhileBuilding) {
-    if (auto cached = witgen::FindGenerator(wasm, options)) return std::make_shared<WitnessGenerator>(*cached, options);
+    if (auto cached = FindGenerator(wasm, options)) return std::make_shared<WitnessGenerator>(*cached, options);
     auto background = std::make_unique<Background>();
-    background->wasm_bytes = witgen::ReadWasm(wasm);
+    background->wasm_bytes = ReadWasm(wasm);
     background->wasm = wasm;
     GeneratorInfo info;
     std::string why;
     const auto t0 = std::chrono::steady_clock::now();
-    if (witgen::DescribeWithNode(background->wasm_bytes, options, info, why)) {
-      info.wasm_digest = witgen::WasmDigest(background->wasm_bytes);
+    if (DescribeWithNode(background->wasm_bytes, options, info, why)) {
+      info.wasm_digest = WasmDigest(background->wasm_bytes);
       info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       auto generator = std::make_shared<WitnessGenerator>(std::move(info), options);
       Background* state = background.get();
@@ -131,7 +131,7 @@ std::shared_ptr<const WitnessGenerator> WitnessGenerator::Load(const std::filesy
         command.push_back(wasm.string());
         std::string error;
         try {
-          witgen::SpawnDetached(command);
+          SpawnDetached(command);
         } catch (const std::exception& e) {
           error = e.what();
         }
@@ -154,7 +154,7 @@ std::shared_ptr<const WitnessGenerator> WitnessGenerator::Load(const std::filesy
         std::string error;
         std::shared_ptr<const GeneratorInfo> native;
         try {
-          native = std::make_shared<GeneratorInfo>(witgen::BuildOrFindGenerator(state->wasm, build_options, &state->cancel));
+          native = std::make_shared<GeneratorInfo>(BuildOrFindGenerator(state->wasm, build_options, &state->cancel));
           // The file may have changed since node read it: only the same circuit takes over.
           if (native->wasm_digest != digest) {
             error = state->wasm.string() + " changed while its generator was built; the first-sight tier goes on";
@@ -176,7 +176,7 @@ std::shared_ptr<const WitnessGenerator> WitnessGenerator::Load(const std::filesy
     // No node (or it cannot read this wasm): build first, saying why.
     if (options.on_compile) options.on_compile("no first-sight tier (" + why + "): the generator is built first");
   }
-  return std::make_shared<WitnessGenerator>(witgen::BuildOrFindGenerator(wasm, options), options);
+  return std::make_shared<WitnessGenerator>(BuildOrFindGenerator(wasm, options), options);
 }
 
 GeneratorInfo WitnessGenerator::info() const {
@@ -205,7 +205,7 @@ uint64_t WitnessGenerator::wtns_bytes() const {
 // The witness of `input_json` from a fresh child. Its stdout: `sink`, or the
 // file `stdout_fd` when >= 0. `written_ok` says whether the output of a child
 // that exited 0 is a whole .wtns (a short or foreign one is kInternal).
-GenerationResult WitnessGenerator::Run(std::string_view input_json, witgen::OutputSink* sink, int stdout_fd,
+GenerationResult WitnessGenerator::Run(std::string_view input_json, OutputSink* sink, int stdout_fd,
                                        const std::function<std::string()>& check_output,
                                        const std::atomic<bool>* cancel) const {
   const auto t0 = std::chrono::steady_clock::now();
@@ -217,24 +217,24 @@ GenerationResult WitnessGenerator::Run(std::string_view input_json, witgen::Outp
     return result;
   };
   std::vector<uint8_t> request;
-  witgen::InputError input_error;
-  if (!witgen::BuildGeneratorRequest(input_json, info_.prime, request, input_error)) {
+  InputError input_error;
+  if (!BuildGeneratorRequest(input_json, info_.prime, request, input_error)) {
     return finish(GenerationStatus::kBadInput, input_error.message);
   }
   const GeneratorLimits& limits = options_.limits;
-  witgen::ChildOptions child;
+  ChildOptions child;
   const std::shared_ptr<const GeneratorInfo> native = background_ ? background_->Native() : nullptr;
   result.tier = background_ && !native ? GeneratorTier::kNode : GeneratorTier::kNative;
   std::vector<std::string> extra;
   if (options_.bench_repeat > 1) extra = {"--repeat", std::to_string(options_.bench_repeat)};
   if (result.tier == GeneratorTier::kNode) {
     // The wasm's bytes first, then the same request; prlimit sets the limits.
-    child.argv = witgen::NodeTierArgv(options_, extra);
+    child.argv = NodeTierArgv(options_, extra);
     if (child.argv.empty()) {
       return finish(GenerationStatus::kInternal, "the first-sight tier cannot run: no " + options_.node + " or " +
                                                      options_.prlimit + " on PATH any more");
     }
-    std::vector<uint8_t> prefixed = witgen::NodeTierPrefix(background_->wasm_bytes);
+    std::vector<uint8_t> prefixed = NodeTierPrefix(background_->wasm_bytes);
     prefixed.insert(prefixed.end(), request.begin(), request.end());
     request = std::move(prefixed);
     extra.clear();
@@ -256,10 +256,10 @@ GenerationResult WitnessGenerator::Run(std::string_view input_json, witgen::Outp
   child.argv.insert(child.argv.end(), extra.begin(), extra.end());
   child.cancel = cancel;
   child.stdout_fd = stdout_fd;
-  witgen::StringSink unused(0);
-  witgen::ChildExit exit;
+  StringSink unused(0);
+  ChildExit exit;
   try {
-    exit = witgen::RunChild(child, request, sink ? *sink : unused);
+    exit = RunChild(child, request, sink ? *sink : unused);
   } catch (const std::exception& e) {
     return finish(GenerationStatus::kInternal, std::string("cannot run the witness generator: ") + e.what());
   }
@@ -359,4 +359,4 @@ GenerationResult WitnessGenerator::GenerateToFile(std::string_view input_json, c
   return result;
 }
 
-}  // namespace zkfleet::engine
+}  // namespace zkfleet::witgen

@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "zkfleet/engine/witness_generator.hpp"
+#include "zkfleet/witgen/witness_generator.hpp"
 
 namespace zkfleet::witgen {
 
 // The argv of one run: prlimit's limits (from options.limits), then
 // `node -e <generator.js> --` and `args`. Empty when options.node or
 // options.prlimit is not an executable on PATH (or a path to one).
-std::vector<std::string> NodeTierArgv(const engine::WitnessGeneratorOptions& options,
+std::vector<std::string> NodeTierArgv(const WitnessGeneratorOptions& options,
                                       const std::vector<std::string>& args);
 
 // What the script reads first on stdin: u32 size (little-endian), the wasm.
@@ -31,7 +31,7 @@ std::vector<uint8_t> NodeTierPrefix(const std::string& wasm_bytes);
 // `--describe` through node -> info (native_field false, executable the node
 // binary, from_cache false), or false with why (no node, a wasm that is not
 // circom's).
-bool DescribeWithNode(const std::string& wasm_bytes, const engine::WitnessGeneratorOptions& options,
-                      engine::GeneratorInfo& info, std::string& why);
+bool DescribeWithNode(const std::string& wasm_bytes, const WitnessGeneratorOptions& options,
+                      GeneratorInfo& info, std::string& why);
 
 }  // namespace zkfleet::witgen
