@@ -85,51 +85,75 @@ TEST_F(BrokerCoreTest, StaleResultFromAPreviousBrokerLifeOrLeaseIsRefused) {
 }
 
 // RetryJob (issue 32): a dead-lettered job lives again under its job_seq.
-// A lease from its failed round, still held by a worker that was proving
-// another partition, neither keeps that worker's slot nor, when the worker
-// goes, takes the new round's lease of that partition away.
-TEST_F(BrokerCoreTest, ARetriedJobIsNotDisturbedByLeasesOfItsFailedRound) {
-  BrokerOptions options;
-  options.max_attempts = 1;
-  Make(options);
-  Ready("wA", "A", {"c1"}, 1);
-  Ready("wB", "B", {"c1"}, 1);
-  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
-  auto jobs = Dispatch();
-  ASSERT_EQ(jobs.size(), 2u);
-  std::map<uint32_t, std::string> holder;
-  for (auto& [identity, seq, partition] : jobs) holder[partition] = identity;
-  Started(holder[0], 1, 0);
-  Started(holder[1], 1, 1);
-  // p0's worker is lost after p0's one attempt: the job is dead-lettered
-  // while the other worker still holds p1.
-  core_->WorkerUnreachable(holder[0], now_);
-  auto dead = ResultsTo(Take(), "cl");
-  ASSERT_EQ(dead.size(), 1u);
-  ASSERT_EQ(dead[0].state(), proto::JOB_STATE_DEAD_LETTERED);
-  const std::string old_holder = holder[1];
-  ASSERT_EQ(core_->workers().all().at(old_holder).leased.size(), 1u);
-  const proto::WorkItemRef old_lease = Ref(1, 1);  // the failed round's lease of p1
+// These cases start from one: two workers each hold a partition of a job of
+// max_attempts 1; p0's worker is lost after its attempt, the job is
+// dead-lettered while the other worker still holds p1 (the failed round's
+// lease), and the client retries it.
+class RetriedJobTest : public BrokerCoreTest {
+ protected:
+  // Returns the worker still holding the failed round's lease of p1.
+  std::string DeadLetterAndRetry() {
+    BrokerOptions options;
+    options.max_attempts = 1;
+    Make(options);
+    Ready("wA", "A", {"c1"}, 1);
+    Ready("wB", "B", {"c1"}, 1);
+    Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
+    auto jobs = Dispatch();
+    EXPECT_EQ(jobs.size(), 2u);
+    std::map<uint32_t, std::string> holder;
+    for (auto& [identity, seq, partition] : jobs) holder[partition] = identity;
+    Started(holder[0], 1, 0);
+    Started(holder[1], 1, 1);
+    core_->WorkerUnreachable(holder[0], now_);
+    auto dead = ResultsTo(Take(), "cl");
+    EXPECT_EQ(dead.size(), 1u);
+    if (!dead.empty()) EXPECT_EQ(dead[0].state(), proto::JOB_STATE_DEAD_LETTERED);
+    EXPECT_EQ(core_->workers().all().at(holder[1]).leased.size(), 1u);
 
-  proto::Envelope retry;
-  retry.mutable_retry_job()->set_job_seq(1);
-  retry.mutable_retry_job()->set_attempt(1);
-  core_->HandleClient("cl", retry, now_);
-  auto answered = Take();
-  ASSERT_EQ(answered.size(), 1u);
-  ASSERT_TRUE(answered[0].envelope.has_job_info()) << answered[0].envelope.DebugString();
-  EXPECT_EQ(answered[0].envelope.job_info().retries(), 1u);
-  // A new worker takes both partitions of the new round.
-  Ready("wC", "C", {"c1"}, 2);
-  jobs = Dispatch();
-  ASSERT_EQ(jobs.size(), 2u);
-  for (auto& [identity, seq, partition] : jobs) {
-    EXPECT_EQ(identity, "wC");
-    Started("wC", seq, partition);
+    proto::Envelope retry;
+    retry.mutable_retry_job()->set_job_seq(1);
+    retry.mutable_retry_job()->set_attempt(1);
+    core_->HandleClient("cl", retry, now_);
+    auto answered = Take();
+    EXPECT_EQ(answered.size(), 1u);
+    if (!answered.empty()) EXPECT_EQ(answered[0].envelope.job_info().retries(), 1u) << answered[0].envelope.DebugString();
+    return holder[1];
   }
+
+  // The new round: a new worker takes both partitions and starts them.
+  void NewRoundOnWorkerC() {
+    Ready("wC", "C", {"c1"}, 2);
+    auto jobs = Dispatch();
+    EXPECT_EQ(jobs.size(), 2u);
+    for (auto& [identity, seq, partition] : jobs) {
+      EXPECT_EQ(identity, "wC");
+      Started("wC", seq, partition);
+    }
+  }
+
+  // wC proves the new round; the job succeeds with its proofs.
+  void NewRoundSucceeds() {
+    Result("wC", 1, 0);
+    Result("wC", 1, 1);
+    proto::Envelope await;
+    await.mutable_await()->set_job_seq(1);
+    core_->HandleClient("cl2", await, now_);
+    auto done = ResultsTo(Take(), "cl2");
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].state(), proto::JOB_STATE_SUCCEEDED);
+    EXPECT_EQ(done[0].partitions(1).proof_json(), "proof-1-1") << "the new round's proof, not the old one";
+  }
+};
+
+// A lease from the failed round neither keeps its worker's slot nor, when
+// the worker goes, takes the new round's lease of that partition away.
+TEST_F(RetriedJobTest, IsNotDisturbedByLeasesOfItsFailedRound) {
+  const std::string old_holder = DeadLetterAndRetry();
+  NewRoundOnWorkerC();
   // The old round's answer from the worker that kept p1: stale, and its slot is freed.
   proto::Envelope late;
-  *late.mutable_result()->mutable_item() = old_lease;
+  *late.mutable_result()->mutable_item() = Ref(1, 1);
   late.mutable_result()->set_circuit_id("c1");
   late.mutable_result()->set_request_id("r1");
   late.mutable_result()->set_ok(true);
@@ -141,59 +165,25 @@ TEST_F(BrokerCoreTest, ARetriedJobIsNotDisturbedByLeasesOfItsFailedRound) {
   core_->WorkerUnreachable(old_holder, now_);
   EXPECT_EQ(core_->jobs().Find(1)->items[1].state, WorkItem::State::kLeased);
   EXPECT_EQ(core_->jobs().Find(1)->items[1].lease_worker_id, "C");
-  Result("wC", 1, 0);
-  Result("wC", 1, 1);
-  proto::Envelope await;
-  await.mutable_await()->set_job_seq(1);
-  core_->HandleClient("cl2", await, now_);
-  auto done = ResultsTo(Take(), "cl2");
-  ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].state(), proto::JOB_STATE_SUCCEEDED);
-  EXPECT_EQ(done[0].partitions(1).proof_json(), "proof-1-1") << "the new round's proof, not the old one";
+  NewRoundSucceeds();
 }
 
 // The lease is the item's (WorkItem::lease): a worker's record holds only
-// refs. A worker still holding a ref from a retried job's failed round is
-// FAULTED: what goes back is what is leased to it, never the new round's
-// lease of that partition, which another worker holds.
-TEST_F(BrokerCoreTest, AFaultedWorkerReturnsOnlyItsLiveLeasesNotANewRoundsLease) {
-  BrokerOptions options;
-  options.max_attempts = 1;
-  Make(options);
-  Ready("wA", "A", {"c1"}, 1);
-  Ready("wB", "B", {"c1"}, 1);
-  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
-  auto jobs = Dispatch();
-  ASSERT_EQ(jobs.size(), 2u);
-  std::map<uint32_t, std::string> holder;
-  for (auto& [identity, seq, partition] : jobs) holder[partition] = identity;
-  Started(holder[0], 1, 0);
-  Started(holder[1], 1, 1);
-  core_->WorkerUnreachable(holder[0], now_);  // p0's one attempt lost: dead-lettered
-  ASSERT_EQ(ResultsTo(Take(), "cl").size(), 1u);
-  proto::Envelope retry;
-  retry.mutable_retry_job()->set_job_seq(1);
-  retry.mutable_retry_job()->set_attempt(1);
-  core_->HandleClient("cl", retry, now_);
-  Take();
-  Ready("wC", "C", {"c1"}, 2);
-  for (auto& [identity, seq, partition] : Dispatch()) Started(identity, seq, partition);
+// refs. A worker still holding a ref from the failed round goes FAULTED:
+// what goes back is what is leased to it, never the new round's lease of
+// that partition, which another worker holds.
+TEST_F(RetriedJobTest, AFaultedWorkerReturnsOnlyItsLiveLeasesNotTheNewRoundsLease) {
+  const std::string old_holder = DeadLetterAndRetry();
+  NewRoundOnWorkerC();
   ASSERT_EQ(core_->jobs().Find(1)->items[1].lease_worker_id, "C");
-  ASSERT_EQ(core_->workers().all().at(holder[1]).leased.size(), 1u) << "the old round's ref keeps its slot";
+  ASSERT_EQ(core_->workers().all().at(old_holder).leased.size(), 1u) << "the old round's ref keeps its slot";
 
-  Heartbeat(holder[1], proto::WORKER_STATE_FAULTED);
-  EXPECT_EQ(core_->workers().all().at(holder[1]).state, proto::WORKER_STATE_FAULTED);
+  Heartbeat(old_holder, proto::WORKER_STATE_FAULTED);
+  EXPECT_EQ(core_->workers().all().at(old_holder).state, proto::WORKER_STATE_FAULTED);
   EXPECT_EQ(core_->jobs().Find(1)->items[1].state, WorkItem::State::kLeased) << "the new round's lease was taken back";
   EXPECT_EQ(core_->jobs().Find(1)->items[1].lease_worker_id, "C");
   EXPECT_EQ(core_->counters().items_redelivered, 0u);
-  Result("wC", 1, 0);
-  Result("wC", 1, 1);
-  proto::Envelope await;
-  await.mutable_await()->set_job_seq(1);
-  core_->HandleClient("cl2", await, now_);
-  auto done = ResultsTo(Take(), "cl2");
-  ASSERT_EQ(done.size(), 1u);
-  EXPECT_EQ(done[0].state(), proto::JOB_STATE_SUCCEEDED);
+  NewRoundSucceeds();
 }
 
 // Restart = resume: queued items keep their order, job_seq continues, a
