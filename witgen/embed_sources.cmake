@@ -1,5 +1,6 @@
 # Writes OUT (a .cpp) holding the bytes of DRIVER and NATIVE (C sources of the
-# witness generator), the headers NATIVE includes from its folder, and SCRIPT
+# witness generator), the headers NATIVE includes from its folder or from
+# GENERATED_DIR (headers written at build time), and SCRIPT
 # (its first-sight tier, JavaScript) as arrays, for embedded_sources.hpp. Run
 # at build time (cmake -P), so an edit to any of them rebuilds it.
 cmake_minimum_required(VERSION 3.25)  # the project's policies (if IN_LIST): cmake -P sets none
@@ -17,7 +18,7 @@ zkfleet_embed_bytes("${NATIVE}" kNative native_text)
 zkfleet_embed_bytes("${SCRIPT}" kScript script_text)
 
 # The headers: every `#include "NAME"` of NATIVE, and of those headers in
-# turn, is a file of NATIVE's folder, written beside native_fr.c when a
+# turn, is a file of NATIVE's folder or of GENERATED_DIR, written beside native_fr.c when a
 # generator is built (generator_build.cpp). Listing them by their includes
 # leaves no second list to forget a new one in.
 set(headers "")
@@ -34,13 +35,19 @@ if(EXISTS "${NATIVE}")
       if(name IN_LIST headers)
         continue()
       endif()
-      if(NOT EXISTS "${native_dir}/${name}" OR name MATCHES "/")
-        message(FATAL_ERROR "${including} includes \"${name}\", which is not a file of ${native_dir}")
+      set(found "")
+      foreach(dir IN ITEMS "${native_dir}" "${GENERATED_DIR}")
+        if(NOT found AND dir AND EXISTS "${dir}/${name}" AND NOT name MATCHES "/")
+          set(found "${dir}/${name}")
+        endif()
+      endforeach()
+      if(NOT found)
+        message(FATAL_ERROR "${including} includes \"${name}\", which is not a file of ${native_dir} or ${GENERATED_DIR}")
       endif()
       list(LENGTH headers index)
       list(APPEND headers "${name}")
-      list(APPEND pending "${native_dir}/${name}")
-      zkfleet_embed_bytes("${native_dir}/${name}" kNativeHeader${index} text)
+      list(APPEND pending "${found}")
+      zkfleet_embed_bytes("${found}" kNativeHeader${index} text)
       string(APPEND headers_text "${text}")
       string(APPEND headers_table "      {\"${name}\", Text(kNativeHeader${index}, sizeof kNativeHeader${index})},\n")
     endforeach()

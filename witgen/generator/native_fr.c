@@ -20,8 +20,8 @@
  *  - add/sub/neg follow the wasm's exact carry rules for any 256-bit input.
  *
  * The limb arithmetic is native_fr_limbs.h (its x86-64 assembly
- * native_fr_mont_x86.h, written by gpu/zkfleet/ff/gen_mont_mul_x86.py with
- * the host's mont_mul_x86.hpp), circom's tagged elements native_fr_tagged.h;
+ * native_fr_mont_x86.h, written at build time by gpu/zkfleet/ff/gen_mont_mul_x86.py,
+ * which writes the host's mont_mul_x86.hpp), circom's tagged elements native_fr_tagged.h;
  * the build writes them next to this file. Here: the fields, the functions
  * that replace the wasm's, and the one-pass witness readout.
  */

@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""Writes the x86-64 mulx/adcx/adox Montgomery multiplication in both places
-that use it, so that the two cannot drift apart:
+"""Writes the x86-64 mulx/adcx/adox Montgomery multiplication for both users
+of it, so that the two cannot drift apart:
 
-  gpu/zkfleet/ff/mont_mul_x86.hpp
+  gpu/zkfleet/ff/mont_mul_x86.hpp (checked in)
       C++, 4 and 6 limbs: the host's field arithmetic (field.hpp);
-  witgen/generator/native_fr_mont_x86.h
+  native_fr_mont_x86.h (written at build time, never checked in)
       C, 4 limbs: the witness generator's Montgomery product and reduction
-      (native_fr_limbs.h includes it), the same instruction sequences.
+      (witgen/generator/native_fr_limbs.h includes it), the same instruction
+      sequences. witgen/CMakeLists.txt runs this script with --native-out and
+      embeds the result with native_fr.c's other headers.
 
-Both files are this script's output byte for byte: edit the script, never
-them, and run it again.
+mont_mul_x86.hpp is this script's output byte for byte: edit the script,
+never the file, and run it again.
 
 Usage: gen_mont_mul_x86.py [--root DIR] [--check]
-  writes both files under DIR (default: the repository holding this script);
-  --check writes nothing and fails (exit 1, with a diff) where a file is not
-  what the script would write; ctest runs it as ff_mont_mul_x86_generated.
+       gen_mont_mul_x86.py --native-out PATH
+  writes mont_mul_x86.hpp under DIR (default: the repository holding this
+  script); --check writes nothing and fails (exit 1, with a diff) where it is
+  not what the script would write (ctest ff_mont_mul_x86_generated);
+  --native-out writes the witness generator's header to PATH.
 """
 import argparse
 import difflib
@@ -22,7 +26,6 @@ import os
 import sys
 
 HPP = "gpu/zkfleet/ff/mont_mul_x86.hpp"
-NATIVE_H = "witgen/generator/native_fr_mont_x86.h"
 
 
 def rows(N):
@@ -191,9 +194,21 @@ def main():
     parser.add_argument("--root", default=os.path.normpath(os.path.join(here, "..", "..", "..")),
                         help="the repository to write into (default: the one holding this script)")
     parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on a difference")
+    parser.add_argument("--native-out", metavar="PATH", help="write the witness generator's header to PATH, only that")
     args = parser.parse_args()
+    if args.native_out:
+        text = native_h()
+        try:
+            with open(args.native_out, encoding="utf-8", newline="") as f:
+                if f.read() == text:
+                    return 0  # unchanged: keep its time, so nothing rebuilds
+        except FileNotFoundError:
+            pass
+        with open(args.native_out, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        return 0
     differ = False
-    for rel, text in ((HPP, hpp()), (NATIVE_H, native_h())):
+    for rel, text in ((HPP, hpp()),):
         path = os.path.join(args.root, rel)
         if not args.check:
             with open(path, "w", encoding="utf-8", newline="\n") as f:
