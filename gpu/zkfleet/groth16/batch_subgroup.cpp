@@ -3,6 +3,8 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <cstring>
 #include <vector>
 
@@ -19,25 +21,19 @@ using Cfg = curve::Bn254G2;
 using Affine = curve::Affine<Cfg>;
 using Xyzz = curve::Xyzz<Cfg>;
 
-// How each round's coefficients are written: `windows` signed digits of
-// `bits` bits, each uniform in [-(2^(bits-1) - 1), 2^(bits-1)], so that a
-// coefficient is uniform over 2^(windows·bits) consecutive integers. A window
-// has 2^(bits-1) buckets per round (bucket k: digit magnitude k + 1).
-//   2 x 8 bits: 2 additions per point and round, 2 x 128 buckets to reduce;
-//   1 x 14 bits: 1 addition per point and round, 8192 buckets to reduce, for
-//   slices of many points. 2^14 / 10069 < 2: a bad point passes a round for
-//   at most 2 of the 16384 coefficients (2^-13; 10 rounds: 2^-130).
-struct Plan {
-  int windows;
-  int bits;
-  size_t buckets() const { return size_t{1} << (bits - 1); }
-  size_t random_bytes() const { return bits <= 8 ? 1 : 2; }  // per digit
-};
-constexpr Plan kSmallPlan{2, 8};
-constexpr Plan kLargePlan{1, 14};
-// Points per slice from which kLargePlan is cheaper: each bucket costs about
-// three of the batched additions to reduce.
-constexpr uint64_t kLargePlanMinPoints = 32768;
+// The smallest prime factor of h, the order of the twist's non-G2 part.
+constexpr double kSmallestCofactorPrime = 10069;
+
+// The digits a plan may take: 6 to 13 bits (2^bits values, fewer than
+// 10069: each residue at most once, so a round is worth `bits` bits). More
+// bits only add buckets for no fewer rounds (14: 2 values per residue, 13
+// bits a round); several digits per round add an addition per point and
+// round, which no saving in buckets repays at any size.
+constexpr int kMinBits = 6, kMaxBits = 13;
+
+size_t Buckets(const BatchSubgroupPlan& plan) { return size_t{1} << (plan.bits - 1); }
+size_t RandomBytes(const BatchSubgroupPlan& plan) { return plan.bits <= 8 ? 1 : 2; }  // per digit
+
 // Points per chunk: the unit of randomness (one draw, one derived seed) and of
 // the copy into aligned memory.
 constexpr uint64_t kChunk = 2048;
@@ -64,9 +60,9 @@ void ChunkRandomness(const BatchSubgroupOptions& options, uint64_t chunk, uint8_
 // sum_k (k + 1) · bucket[k] of each (round, window) group, for the points of
 // chunks [first_chunk, last_chunk).
 std::vector<Xyzz> SliceSums(const uint8_t* points, uint64_t count, uint64_t first_chunk, uint64_t last_chunk,
-                            const Plan& plan, const BatchSubgroupOptions& options) {
-  const size_t groups = static_cast<size_t>(options.rounds) * plan.windows;
-  const size_t nbuckets = plan.buckets();
+                            const BatchSubgroupPlan& plan, const BatchSubgroupOptions& options) {
+  const size_t groups = static_cast<size_t>(plan.rounds);  // one bucket set a round
+  const size_t nbuckets = Buckets(plan);
   const uint32_t digit_mask = (1u << plan.bits) - 1;
   const int digit_offset = static_cast<int>(nbuckets) - 1;
   cpu::msm_detail::AffineBuckets<Cfg> buckets(groups * nbuckets);
@@ -82,7 +78,7 @@ std::vector<Xyzz> SliceSums(const uint8_t* points, uint64_t count, uint64_t firs
       std::memcpy(static_cast<void*>(&p), points + i * kPointBytes, kPointBytes);
       if (!p.is_infinity()) chunk_points.push_back(p);
     }
-    random.resize(chunk_points.size() * groups * plan.random_bytes());
+    random.resize(chunk_points.size() * groups * RandomBytes(plan));
     ChunkRandomness(options, chunk, random.data(), random.size());
     // Point-major: one point's digits go to different groups, so they never
     // wait on one another within a batch of affine additions.
@@ -92,7 +88,7 @@ std::vector<Xyzz> SliceSums(const uint8_t* points, uint64_t count, uint64_t firs
     for (size_t j = 0; j < chunk_points.size(); ++j) {
       for (size_t g = 0; g < groups; ++g) {
         uint32_t value = *r++;
-        if (plan.random_bytes() == 2) value |= static_cast<uint32_t>(*r++) << 8;
+        if (RandomBytes(plan) == 2) value |= static_cast<uint32_t>(*r++) << 8;
         const int digit = static_cast<int>(value & digit_mask) - digit_offset;  // [-(2^(bits-1) - 1), 2^(bits-1)]
         if (digit == 0) continue;
         const int32_t bucket_plus_one = static_cast<int32_t>(g * nbuckets) + (digit > 0 ? digit : -digit);
@@ -117,28 +113,49 @@ std::vector<Xyzz> SliceSums(const uint8_t* points, uint64_t count, uint64_t firs
 
 }  // namespace
 
+double BatchSubgroupPlan::round_bits() const {
+  const double values = std::ldexp(1.0, bits);
+  return std::log2(values / std::ceil(values / kSmallestCofactorPrime));
+}
+
+double BatchSubgroupPlan::cost(uint64_t points_per_slice) const {
+  return static_cast<double>(rounds) *
+         (static_cast<double>(points_per_slice) + 3.0 * static_cast<double>(size_t{1} << (bits - 1)));
+}
+
+BatchSubgroupPlan BatchSubgroupPlanFor(uint64_t points_per_slice, int security_bits) {
+  if (security_bits < 1) {
+    throw Error(ErrorCode::kInvalidArgument, "BatchSubgroupPlanFor: security_bits " + std::to_string(security_bits) + " < 1");
+  }
+  BatchSubgroupPlan best;
+  double best_cost = 0;
+  for (int bits = kMinBits; bits <= kMaxBits; ++bits) {
+    BatchSubgroupPlan plan{bits, 0};
+    plan.rounds = static_cast<int>(std::ceil(security_bits / plan.round_bits()));
+    const double cost = plan.cost(points_per_slice);
+    if (best_cost == 0 || cost < best_cost) best = plan, best_cost = cost;
+  }
+  return best;
+}
+
 bool Bn254G2AllInSubgroup(const uint8_t* points, uint64_t count, cpu::ThreadPool& pool,
                           const BatchSubgroupOptions& options) {
-  if (options.rounds < 1) throw Error(ErrorCode::kInvalidArgument, "Bn254G2AllInSubgroup: rounds < 1");
+  if (options.security_bits < 1) {
+    throw Error(ErrorCode::kInvalidArgument, "Bn254G2AllInSubgroup: security_bits < 1");
+  }
   if (count == 0) return true;
   if (sodium_init() < 0) throw Error(ErrorCode::kInternal, "libsodium failed to initialise");
   const uint64_t chunks = (count + kChunk - 1) / kChunk;
   const uint64_t slices = std::min<uint64_t>(chunks, static_cast<uint64_t>(pool.size()));
-  const Plan plan = count / slices >= kLargePlanMinPoints ? kLargePlan : kSmallPlan;
+  const BatchSubgroupPlan plan = BatchSubgroupPlanFor(count / slices, options.security_bits);
   std::vector<std::vector<Xyzz>> slice_sums(slices);
   pool.RunTasks(slices, [&](size_t slice) {
     const uint64_t first = chunks * slice / slices, last = chunks * (slice + 1) / slices;
     slice_sums[slice] = SliceSums(points, count, first, last, plan, options);
   });
-  for (int round = 0; round < options.rounds; ++round) {
-    // S = sum_w 2^(bits·w) · (window w), by Horner from the top window.
+  for (int round = 0; round < plan.rounds; ++round) {
     Xyzz s = Xyzz::infinity();
-    for (int w = plan.windows - 1; w >= 0; --w) {
-      for (int i = 0; i < plan.bits && w != plan.windows - 1; ++i) s = curve::xyzz_dbl(s);
-      for (const std::vector<Xyzz>& sums : slice_sums) {
-        s = curve::xyzz_add(s, sums[static_cast<size_t>(round) * plan.windows + w]);
-      }
-    }
+    for (const std::vector<Xyzz>& sums : slice_sums) s = curve::xyzz_add(s, sums[static_cast<size_t>(round)]);
     const Affine sum = curve::to_affine(s);
     if (!curve::is_on_curve(sum) || !curve::InPrimeOrderSubgroup(sum)) return false;
   }

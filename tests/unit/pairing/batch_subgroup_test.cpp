@@ -4,7 +4,9 @@
 // one bad point anywhere -- random curve points and points whose only defect
 // is a component of small order (10069, 5864401, 1875725156269), the hardest
 // case for a random linear combination.
+#include <cmath>
 #include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -126,20 +128,52 @@ TEST(BatchSubgroup, OneBadPointAnywhereFails) {
   EXPECT_FALSE(AllIn(points, pool));
 }
 
-// Slices of 32768 points and more take one 14-bit digit per round: the same
-// answers.
-TEST(BatchSubgroup, LargeSlicesPassAndFailAlike) {
+// Each plan the chooser takes for some size gives the same answers: one
+// thread summing 33000 points (12 bits, 11 rounds), 1500 (8 bits, 17 rounds)
+// and 3 (6 bits, 22 rounds).
+TEST(BatchSubgroup, EveryPlanPassesAndFailsAlike) {
   std::mt19937_64 rng(45);
   cpu::ThreadPool pool(1);
-  std::vector<Affine> points = SubgroupPoints(33000, rng);
-  points[77] = Affine::infinity();
-  EXPECT_TRUE(AllIn(points, pool));
-  points[32999] = zt::WithSmallOrderPart(points[32999], 10069, rng);
-  EXPECT_FALSE(AllIn(points, pool));
+  for (size_t n : {size_t{33000}, size_t{1500}, size_t{3}}) {
+    SCOPED_TRACE(std::to_string(n) + " points");
+    std::vector<Affine> points = SubgroupPoints(n, rng);
+    points[n / 2] = Affine::infinity();
+    EXPECT_TRUE(AllIn(points, pool));
+    points[n - 1] = zt::WithSmallOrderPart(points[n - 1], 10069, rng);
+    EXPECT_FALSE(AllIn(points, pool));
+  }
+}
+
+// The chooser: every plan reaches the security asked for (rounds times the
+// bits one round is worth, by the 10069 bound), takes the cheapest digits by
+// its cost model, and moves to more bits as slices grow.
+TEST(BatchSubgroup, PlansReachTheirSecurityAtTheLeastCost) {
+  for (uint64_t n : {uint64_t{3}, uint64_t{1500}, uint64_t{15600}, uint64_t{33000}, uint64_t{1} << 22}) {
+    for (int security : {1, 64, groth16::kBn254G2BatchSecurityBits}) {
+      SCOPED_TRACE(std::to_string(n) + " points, " + std::to_string(security) + " bits");
+      const groth16::BatchSubgroupPlan plan = groth16::BatchSubgroupPlanFor(n, security);
+      EXPECT_GE(plan.rounds * plan.round_bits(), security);
+      EXPECT_LT((plan.rounds - 1) * plan.round_bits(), security) << "a round more than needed";
+      for (int bits = 6; bits <= 13; ++bits) {
+        groth16::BatchSubgroupPlan other{bits, 0};
+        other.rounds = static_cast<int>(std::ceil(security / other.round_bits()));
+        EXPECT_LE(plan.cost(n), other.cost(n)) << bits << " bits would be cheaper";
+      }
+    }
+  }
+  // A digit of b <= 13 bits is worth b bits a round (2^13 < 10069).
+  EXPECT_DOUBLE_EQ((groth16::BatchSubgroupPlan{10, 0}.round_bits()), 10.0);
+  EXPECT_DOUBLE_EQ((groth16::BatchSubgroupPlan{13, 0}.round_bits()), 13.0);
+  // A key's B2 of 31k points on the 2-core box: 15.6k a thread.
+  const groth16::BatchSubgroupPlan key = groth16::BatchSubgroupPlanFor(15600, groth16::kBn254G2BatchSecurityBits);
+  EXPECT_EQ(key.bits, 10);
+  EXPECT_EQ(key.rounds, 13);
+  EXPECT_GT(groth16::BatchSubgroupPlanFor(1u << 22, 130).bits, groth16::BatchSubgroupPlanFor(1500, 130).bits);
+  EXPECT_THROW(groth16::BatchSubgroupPlanFor(100, 0), Error);
 }
 
 // With a test seed the coefficients, and so the answers, are reproducible
-// whatever the threads; the rounds are a parameter.
+// whatever the threads; the security is a parameter.
 TEST(BatchSubgroup, TestSeedIsReproducible) {
   std::mt19937_64 rng(44);
   std::vector<Affine> points = SubgroupPoints(700, rng);
@@ -150,9 +184,9 @@ TEST(BatchSubgroup, TestSeedIsReproducible) {
   cpu::ThreadPool one(1), three(3);
   EXPECT_FALSE(AllIn(points, one, options));
   EXPECT_FALSE(AllIn(points, three, options));
-  options.rounds = 1;
+  options.security_bits = 1;  // one round
   EXPECT_EQ(AllIn(points, one, options), AllIn(points, three, options));
-  options.rounds = 0;
+  options.security_bits = 0;
   EXPECT_THROW(AllIn(points, one, options), Error);
 }
 
