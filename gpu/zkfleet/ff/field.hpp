@@ -32,6 +32,7 @@
 
 #include <cstdint>
 
+#include "zkfleet/ff/add_sub_x86.hpp"
 #include "zkfleet/ff/hd.hpp"
 #include "zkfleet/ff/mont_mul_x86.hpp"
 #include "zkfleet/ff/word_ops.hpp"
@@ -124,6 +125,13 @@ struct Fp {
   // ---- arithmetic ----------------------------------------------------------
 
   ZK_HD Fp operator+(const Fp& o) const {
+#if defined(ZKFLEET_FF_X86_ADX)
+    if constexpr (kLimbs == 4) {
+      Fp r;
+      detail::add_mod_x86_4(r.v, v, o.v, P::modulus(0), P::modulus(1), P::modulus(2), P::modulus(3));
+      return r;
+    }
+#endif
     uint64_t sum[kLimbs];
     detail::add_n<kLimbs>(sum, v, o.v);  // no carry out: a + b < 2p < R
     Fp r;
@@ -131,6 +139,13 @@ struct Fp {
     return r;
   }
   ZK_HD Fp operator-(const Fp& o) const {
+#if defined(ZKFLEET_FF_X86_ADX)
+    if constexpr (kLimbs == 4) {
+      Fp r;
+      detail::sub_mod_x86_4(r.v, v, o.v, P::modulus(0), P::modulus(1), P::modulus(2), P::modulus(3));
+      return r;
+    }
+#endif
     Fp r;
     const uint64_t borrow = detail::sub_n<kLimbs>(r.v, v, o.v);
     // On underflow add p back; mask instead of branch.
