@@ -337,6 +337,8 @@ class BrokerCore {
   // The item `ref` names while its live lease is `worker`'s (kLeased and sent
   // to this connection), else null: an ended job, or an old round's ref.
   WorkItem* LeasedTo(const WorkerRecord& worker, const wire::ItemRef& ref);
+  // How many of the worker's refs are still its live leases (LeasedTo).
+  size_t LiveLeaseCount(const WorkerRecord& worker);
 
   // The live lease of `ref` held by `worker` is `lease`: returns the job and
   // item, else null (and the caller counts it stale).

@@ -103,9 +103,10 @@ void BrokerCore::SetAllowedKeys(std::set<std::string> worker_keys, std::set<std:
   }
   for (const std::string& identity : revoked) {
     WorkerRecord& worker = *workers_.Find(identity);
-    counters_.leases_reclaimed += worker.leased.size();
+    const size_t live = LiveLeaseCount(worker);  // refs of ended rounds reclaim nothing
+    counters_.leases_reclaimed += live;
     if (metrics_) {
-      for (size_t i = 0; i < worker.leased.size(); ++i) metrics_->LeaseReclaimed(metrics::ReclaimReason::kRevoked);
+      for (size_t i = 0; i < live; ++i) metrics_->LeaseReclaimed(metrics::ReclaimReason::kRevoked);
     }
     proto::Envelope bye;
     bye.mutable_disconnect()->set_reason("key '" + worker.key_name + "' was removed from the broker's allow-list");

@@ -41,6 +41,12 @@ WorkItem* BrokerCore::LeasedTo(const WorkerRecord& worker, const ItemRef& ref) {
   return &item;
 }
 
+size_t BrokerCore::LiveLeaseCount(const WorkerRecord& worker) {
+  size_t live = 0;
+  for (const ItemRef& ref : worker.leased) live += LeasedTo(worker, ref) != nullptr;
+  return live;
+}
+
 void BrokerCore::ReturnItem(JobRecord& job, uint32_t partition, const std::string& why, Clock::time_point now,
                             const std::string& failed_on, bool refund_attempt) {
   WorkItem& item = job.items[partition];
@@ -348,9 +354,12 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
     }
     ReclaimLeases(now);
     ExpireVerdicts(now);
-    // Recovered leases whose worker did not come back within the window.
-    for (auto it = orphans_.begin(); it != orphans_.end();) {
-      const std::set<ItemRef> leases = it->second;
+    // Recovered leases whose worker did not come back within the window. The
+    // due workers are found first and their leases returned after the walk:
+    // a return can end a job (its last attempt), and FinishJob takes that
+    // job's other orphaned leases out of orphans_.
+    std::vector<std::string> due_workers;
+    for (auto& [worker_id, leases] : orphans_) {
       bool due = false;
       for (const ItemRef& ref : leases) {
         JobRecord* job = jobs_.Find(ref.job_seq);
@@ -359,12 +368,13 @@ Clock::time_point BrokerCore::Tick(Clock::time_point now) {
         }
         due = due || !job || job->items[ref.partition].orphan_until <= now;
       }
-      if (!due) {
-        ++it;
-        continue;
-      }
-      std::string worker_id = it->first;
-      it = orphans_.erase(it);
+      if (due) due_workers.push_back(worker_id);
+    }
+    for (const std::string& worker_id : due_workers) {
+      auto it = orphans_.find(worker_id);
+      if (it == orphans_.end()) continue;  // its leases ended with their jobs meanwhile
+      const std::set<ItemRef> leases = std::move(it->second);
+      orphans_.erase(it);
       for (const ItemRef& ref : leases) {
         JobRecord* job = jobs_.Find(ref.job_seq);
         if (!job) continue;

@@ -427,7 +427,7 @@ std::set<ItemRef> BrokerCore::RemoveWorker(const std::string& identity, const st
   }
   spdlog::log(graceful ? spdlog::level::info : spdlog::level::warn,
               "worker {} removed ({}); {} leased items return, {} carry over to its new connection", worker->worker_id,
-              why, worker->leased.size() - keep.size(), keep.size());
+              why, LiveLeaseCount(*worker) - keep.size(), keep.size());
   SetWorkerState(*worker, proto::WORKER_STATE_GONE);
   const std::string worker_id = worker->worker_id, owner = worker->owner();
   if (!departed_.count(worker_id)) {
