@@ -47,7 +47,7 @@ namespace zkfleet::groth16 {
 inline constexpr int kBn254G2BatchSecurityBits = 130;
 
 struct BatchSubgroupOptions {
-  // A bad set passes with probability <= 2^-security_bits (>= 1).
+  // A bad set passes with probability <= 2^-security_bits (1 to 256).
   int security_bits = kBn254G2BatchSecurityBits;
   // Tests only: 32 bytes from which the coefficients are derived
   // (reproducible runs); nullptr = libsodium's CSPRNG.
@@ -70,7 +70,8 @@ struct BatchSubgroupPlan {
   int rounds = 13;
   // log2 of 1 / (the most a bad point can pass one round with).
   double round_bits() const;
-  // Additions per slice, the chooser's cost: rounds · (points + 3 · 2^(bits-1)).
+  // Additions per slice, the chooser's cost: rounds · (points + 3 · 2^(bits-1)
+  // + ~130, the exact test of the round's sum).
   double cost(uint64_t points_per_slice) const;
 };
 BatchSubgroupPlan BatchSubgroupPlanFor(uint64_t points_per_slice, int security_bits);

@@ -16,8 +16,9 @@ namespace zkfleet::groth16 {
 namespace {
 
 // Sections of BN254 G2 points at least this long take the batched subgroup
-// test (groth16/batch_subgroup.hpp); shorter ones, where its fixed cost (the
-// buckets' reduction, ~5k additions) does not pay, the per-point test.
+// test (groth16/batch_subgroup.hpp); shorter ones, where its fixed cost (per
+// round: the buckets' reduction and one exact test, a few hundred additions
+// at the least) does not pay, the per-point test.
 constexpr uint64_t kBatchedSubgroupMin = 256;
 
 // What is wrong with the point at `bytes` (n_coords coordinates of Fq, as

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -134,8 +135,10 @@ TEST(BatchSubgroup, OneBadPointAnywhereFails) {
 TEST(BatchSubgroup, EveryPlanPassesAndFailsAlike) {
   std::mt19937_64 rng(45);
   cpu::ThreadPool pool(1);
-  for (size_t n : {size_t{33000}, size_t{1500}, size_t{3}}) {
+  const std::pair<size_t, int> sizes_and_bits[] = {{33000, 12}, {1500, 8}, {3, 6}};
+  for (const auto& [n, bits] : sizes_and_bits) {
     SCOPED_TRACE(std::to_string(n) + " points");
+    ASSERT_EQ(groth16::BatchSubgroupPlanFor(n, groth16::kBn254G2BatchSecurityBits).bits, bits);
     std::vector<Affine> points = SubgroupPoints(n, rng);
     points[n / 2] = Affine::infinity();
     EXPECT_TRUE(AllIn(points, pool));
@@ -173,7 +176,9 @@ TEST(BatchSubgroup, PlansReachTheirSecurityAtTheLeastCost) {
 }
 
 // With a test seed the coefficients, and so the answers, are reproducible
-// whatever the threads; the security is a parameter.
+// whatever the threads while the points are one chunk (the plan, and so the
+// coefficients, depends on the points a thread sums); the security is a
+// parameter.
 TEST(BatchSubgroup, TestSeedIsReproducible) {
   std::mt19937_64 rng(44);
   std::vector<Affine> points = SubgroupPoints(700, rng);
@@ -187,6 +192,8 @@ TEST(BatchSubgroup, TestSeedIsReproducible) {
   options.security_bits = 1;  // one round
   EXPECT_EQ(AllIn(points, one, options), AllIn(points, three, options));
   options.security_bits = 0;
+  EXPECT_THROW(AllIn(points, one, options), Error);
+  options.security_bits = 257;
   EXPECT_THROW(AllIn(points, one, options), Error);
 }
 
