@@ -1,5 +1,6 @@
 // The native tier's machinery: limits on hostile generators, the cache, the C patches, the child, GenerateToFile.
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -43,24 +44,46 @@ TEST_F(WitgenHostile, ALoopingGeneratorIsKilledAtItsCpuLimitWhileOthersStillWork
   EXPECT_LT(took, 30 * testing::TimeScale());
 }
 
+// Whose fault a wall-clock timeout is: the generator's (kLimit) only when it
+// had at least half of the limit on a core, else this host's.
+TEST(WitgenWallClock, ATimeoutIsTheGeneratorsOnlyWhenItHadHalfACore) {
+  using witgen::WallClockVerdict;
+  auto [limit, limit_error] = WallClockVerdict(24, 12);
+  EXPECT_EQ(limit, GenerationStatus::kLimit);
+  EXPECT_EQ(limit_error, "the witness generator ran past its wall-clock limit (24 s, 12 s of CPU)");
+  auto [busy, busy_error] = WallClockVerdict(24, 9.6);
+  EXPECT_EQ(busy, GenerationStatus::kInternal);
+  EXPECT_EQ(busy_error, "the witness generator ran past its wall-clock limit (24 s, 9.6 s of CPU: this host is too busy)");
+  EXPECT_EQ(WallClockVerdict(1.5, 1.49).first, GenerationStatus::kLimit);
+  EXPECT_EQ(WallClockVerdict(1.5, 0.7).first, GenerationStatus::kInternal);
+}
+
+// A generator that never ends is stopped at its wall-clock limit, whatever
+// the host's load. Whose fault that is depends on the CPU time it had
+// (WitgenWallClock above): on a quiet host the generator's; a host so busy
+// that the generator never had half a core (the fresh-clone run beside
+// stress-ng: 9.6 s of CPU in 24 s) is named as such, which is right too. The
+// window doubles while the host is too busy, up to 3 times; the generator
+// must be stopped each time, within twice its window.
 TEST_F(WitgenHostile, AWallClockLimitStopsAGeneratorThatOutlivesIt) {
   auto options = Options();
-  // The limit is charged to the generator only when it had at least half of
-  // it on a core (else "this host is too busy"): on a loaded box, or slowed
-  // by a sanitizer, it needs a longer window to show that.
-  // A host busier than that (ctest runs more cases than cores) is named as
-  // such, which is right too: the window doubles then, up to 4 times.
   options.limits.wall_seconds = 1.5 * std::max(1.0, testing::TimeScale());
   Ours ours;
-  for (int attempt = 0; attempt < 5; ++attempt, options.limits.wall_seconds *= 2) {
+  for (int attempt = 0; attempt < 3; ++attempt, options.limits.wall_seconds *= 2) {
     auto looping = WitnessGenerator::Load(kFixtures / "hostile" / "loop.wasm", options);
+    const auto started = std::chrono::steady_clock::now();
     ours = Generate(*looping, "{\"a\": \"1\"}");
-    const bool host_too_busy = ours.result.status == GenerationStatus::kInternal &&
-                               ours.result.error.find("this host is too busy") != std::string::npos;
-    if (!host_too_busy) break;
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    EXPECT_LT(took, 2 * options.limits.wall_seconds + 5 * testing::TimeScale()) << "not stopped at its limit";
+    ASSERT_NE(ours.result.error.find("ran past its wall-clock limit"), std::string::npos) << ours.result.error;
+    if (ours.result.status == GenerationStatus::kLimit) break;
+    ASSERT_EQ(ours.result.status, GenerationStatus::kInternal) << ours.result.error;
+    ASSERT_NE(ours.result.error.find("this host is too busy"), std::string::npos) << ours.result.error;
   }
-  EXPECT_EQ(ours.result.status, GenerationStatus::kLimit) << ours.result.error;
-  EXPECT_NE(ours.result.error.find("wall-clock"), std::string::npos) << ours.result.error;
+  if (ours.result.status != GenerationStatus::kLimit) {
+    std::fprintf(stderr, "WitgenHostile: the host was too busy for the generator to have half a core: %s\n",
+                 ours.result.error.c_str());
+  }
 }
 
 TEST_F(WitgenHostile, AMemoryGrowingGeneratorStopsAtItsMemoryLimit) {

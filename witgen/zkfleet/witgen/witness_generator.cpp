@@ -67,6 +67,15 @@ const char* GenerationStatusName(GenerationStatus status) {
   return "unknown";
 }
 
+std::pair<GenerationStatus, std::string> WallClockVerdict(double wall_seconds, double cpu_seconds) {
+  // Its own appetite only when it had most of that time on a core; else this
+  // host starved it (too many generators, provers): another may not.
+  const bool ran = cpu_seconds >= 0.5 * wall_seconds;
+  return {ran ? GenerationStatus::kLimit : GenerationStatus::kInternal,
+          "the witness generator ran past its wall-clock limit (" + Seconds(wall_seconds) + ", " +
+              Seconds(cpu_seconds) + " of CPU" + (ran ? ")" : ": this host is too busy)")};
+}
+
 std::filesystem::path WitnessGeneratorOptions::DefaultCacheDir() {
   if (const char* dir = std::getenv("ZKFLEET_WITGEN_CACHE"); dir && *dir) return dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "zkfleet/witgen";
@@ -265,12 +274,8 @@ GenerationResult WitnessGenerator::Run(std::string_view input_json, OutputSink* 
   }
   if (exit.cancelled) return finish(GenerationStatus::kCancelled, "cancelled");
   if (exit.timed_out) {
-    // Its own appetite only when it had most of that time on a core; else
-    // this host starved it (too many generators, provers): another may not.
-    const bool ran = exit.cpu_seconds >= 0.5 * limits.wall_seconds;
-    return finish(ran ? GenerationStatus::kLimit : GenerationStatus::kInternal,
-                  "the witness generator ran past its wall-clock limit (" + Seconds(limits.wall_seconds) + ", " +
-                      Seconds(exit.cpu_seconds) + " of CPU" + (ran ? ")" : ": this host is too busy)"));
+    auto [status, error] = WallClockVerdict(limits.wall_seconds, exit.cpu_seconds);
+    return finish(status, error);
   }
   if (!exit.exited && (exit.signal == SIGXCPU || (exit.signal == SIGKILL && limits.cpu_seconds > 0 &&
                                                   exit.cpu_seconds >= limits.cpu_seconds))) {

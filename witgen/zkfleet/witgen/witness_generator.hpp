@@ -41,6 +41,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -111,6 +112,12 @@ enum class GenerationStatus {
   kInternal,      // this host's fault: no process, a broken generator, I/O
 };
 const char* GenerationStatusName(GenerationStatus status);
+
+// A generator stopped at its wall-clock limit of `wall_seconds` after
+// `cpu_seconds` on a core: its own appetite (kLimit) when it had at least
+// half of that time, else this host starved it (kInternal, "this host is too
+// busy": a less busy host may finish it). The status and the error.
+std::pair<GenerationStatus, std::string> WallClockVerdict(double wall_seconds, double cpu_seconds);
 
 // Which program computed a witness.
 enum class GeneratorTier {
