@@ -20,7 +20,9 @@
 namespace zkfleet::engine {
 namespace {
 
-constexpr size_t kPieceBytes = 64ull << 20;
+// 4 MiB: a key of tens of MB (a circomlib circuit of 2^15-2^16) is hashed on
+// every core, not on one (its digest is on the path of a first sight).
+constexpr size_t kPieceBytes = 4ull << 20;
 constexpr size_t kDigestBytes = 32;
 
 std::string Hex(const unsigned char* bytes, size_t size) {

@@ -58,22 +58,28 @@ class ScopedEnv {
 };
 
 // The format is fixed: BLAKE2b-256 over le64(size) and the BLAKE2b-256 of each
-// 64 MiB piece (python: hashlib.blake2b(struct.pack('<Q', n) + b''.join(...),
-// digest_size=32)). These are the digests the worker's cache recorded before
-// the cache moved into the engine.
+// 4 MiB piece (python: hashlib.blake2b(struct.pack('<Q', n) + b''.join(...),
+// digest_size=32)). The one-piece digests are those the worker's cache
+// recorded before the cache moved into the engine; the 9 MiB one pins the
+// piece size and order.
 TEST(CheckedKeys, DigestFormatIsFixed) {
   EXPECT_EQ(CheckedKeys::Digest(Bytes("abc")), "e2e18671483448dead35b1246bd76130d23fca0e61204de498d49387a7140d54");
   EXPECT_EQ(CheckedKeys::Digest(Bytes("")), "97bc9330d3666ce19ddc7ac14182338bba63e2a37ec2462e1863e71444d1aefa");
   EXPECT_EQ(CheckedKeys::Digest(BundledKey()), "d73459931a33030e15adea2f638aa9891e27f093ba9b0c9f2d90ffc91e20dc51");
   const io::ZkeyFile zkey = io::ZkeyFile::Open(BundledKey());
   EXPECT_EQ(CheckedKeys::Digest(zkey.bytes(), 0), CheckedKeys::Digest(BundledKey()));
+  std::vector<uint8_t> pieces((9u << 20) + 777, 0);
+  for (size_t i = 0; i < pieces.size(); i += 4099) pieces[i] = static_cast<uint8_t>(i >> 10);
+  for (unsigned threads : {1u, 2u, 8u}) {
+    EXPECT_EQ(CheckedKeys::Digest(pieces, threads), "ab2c83ee9f6479d7eeed7200487c80d2ffe8ddd4b1e804d3b596c63c4d9cfa99");
+  }
 }
 
 TEST(CheckedKeys, RemembersAContentDigestOnlyOnceRecorded) {
   TempDir dir;
   const std::string file = dir.file("key.zkey");
-  // Above one 64 MiB piece, so the threaded pieces and their order count.
-  std::string bytes((64u << 20) + 12345, '\0');
+  // Above one piece, so the threaded pieces and their order count.
+  std::string bytes((8u << 20) + 12345, '\0');
   for (size_t i = 0; i < bytes.size(); i += 4099) bytes[i] = static_cast<char>(i >> 10);
   testing::WriteFile(file, bytes);
   const std::string digest = CheckedKeys::Digest(file, 8);
@@ -87,7 +93,7 @@ TEST(CheckedKeys, RemembersAContentDigestOnlyOnceRecorded) {
   EXPECT_TRUE(cache.Contains(digest));
   EXPECT_EQ(fs::status(dir.path() / "cache" / "checked").permissions() & fs::perms::all, fs::perms::owner_all);
 
-  bytes[(64u << 20) + 7] ^= 1;  // one bit in the second piece: another key
+  bytes[(4u << 20) + 7] ^= 1;  // one bit in the second piece: another key
   testing::WriteFile(file, bytes);
   EXPECT_NE(CheckedKeys::Digest(file), digest);
   EXPECT_FALSE(cache.Contains(CheckedKeys::Digest(file)));
