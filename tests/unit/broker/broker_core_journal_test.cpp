@@ -84,16 +84,13 @@ TEST_F(BrokerCoreTest, StaleResultFromAPreviousBrokerLifeOrLeaseIsRefused) {
   EXPECT_EQ(mine[0].partitions(0).attempts(), 2u);  // the lost started lease counted
 }
 
-// RetryJob (issue 32): a dead-lettered job lives again under its job_seq.
-// These cases start from one: two workers each hold a partition of a job of
-// max_attempts 1; p0's worker is lost after its attempt, the job is
-// dead-lettered while the other worker still holds p1 (the failed round's
-// lease), and the client retries it.
-class RetriedJobTest : public BrokerCoreTest {
+// A job of max_attempts 1 (job 1, two partitions) whose partitions two
+// workers, wA and wB, have each started: every lost lease ends it.
+class OneAttemptJobTest : public BrokerCoreTest {
  protected:
-  // Returns the worker still holding the failed round's lease of p1, or ""
-  // (the failure recorded) where the set-up did not go as it must.
-  std::string DeadLetterAndRetry() {
+  // Partition -> the identity of the worker that started it; empty (the
+  // failure recorded) where the set-up did not go as it must.
+  std::map<uint32_t, std::string> StartOnTwoWorkers() {
     BrokerOptions options;
     options.max_attempts = 1;
     Make(options);
@@ -103,12 +100,28 @@ class RetriedJobTest : public BrokerCoreTest {
     auto jobs = Dispatch();
     if (jobs.size() != 2u) {
       ADD_FAILURE() << jobs.size() << " partitions dispatched, not 2";
-      return "";
+      return {};
     }
     std::map<uint32_t, std::string> holder;
-    for (auto& [identity, seq, partition] : jobs) holder[partition] = identity;
-    Started(holder[0], 1, 0);
-    Started(holder[1], 1, 1);
+    for (auto& [identity, seq, partition] : jobs) {
+      holder[partition] = identity;
+      Started(identity, seq, partition);
+    }
+    return holder;
+  }
+};
+
+// RetryJob (issue 32): a dead-lettered job lives again under its job_seq.
+// These cases start from one: p0's worker is lost after its one attempt, the
+// job is dead-lettered while the other worker still holds p1 (the failed
+// round's lease), and the client retries it.
+class RetriedJobTest : public OneAttemptJobTest {
+ protected:
+  // Returns the worker still holding the failed round's lease of p1, or ""
+  // (the failure recorded) where the set-up did not go as it must.
+  std::string DeadLetterAndRetry() {
+    std::map<uint32_t, std::string> holder = StartOnTwoWorkers();
+    if (holder.empty()) return "";
     core_->WorkerUnreachable(holder[0], now_);
     auto dead = ResultsTo(Take(), "cl");
     if (dead.size() != 1u || dead[0].state() != proto::JOB_STATE_DEAD_LETTERED) {
@@ -284,18 +297,11 @@ TEST_F(BrokerCoreTest, RestartResumesFromTheJournal) {
 // its last attempt: returning the first dead-letters the job, which takes the
 // other worker's orphaned lease out of the broker's orphan table while the
 // tick walked it (the walk then stepped onto the erased entry: a
-// use-after-free the sanitizer phases catch; now the due workers are found
-// first and returned after the walk).
-TEST_F(BrokerCoreTest, OrphanedLeasesThatEndTheirJobInOneTickAreReturnedOnce) {
-  BrokerOptions options;
-  options.max_attempts = 1;
-  Make(options);
-  Ready("wA", "A", {"c1"}, 1);
-  Ready("wB", "B", {"c1"}, 1);
-  Submit("cl", "r1", proto::PRIORITY_NORMAL, 2);
-  auto jobs = Dispatch();
-  ASSERT_EQ(jobs.size(), 2u);
-  for (auto& [identity, seq, partition] : jobs) Started(identity, seq, partition);
+// use-after-free: the sanitizers, or MALLOC_PERTURB_ in the release phase,
+// make it crash; now the due workers are found first and returned after the
+// walk).
+TEST_F(OneAttemptJobTest, OrphanedLeasesThatEndTheirJobInOneTickAreReturnedOnce) {
+  ASSERT_EQ(StartOnTwoWorkers().size(), 2u);
   Commit();
   Restart();
   ASSERT_EQ(core_->counters().leases_recovered, 2u);
