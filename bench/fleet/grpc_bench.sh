@@ -7,7 +7,8 @@
 #   bench/fleet/grpc_bench.sh [BUILD_DIR]     (default build/cpu; needs the
 #                                             grpc_bench and fleet_bench targets)
 # Environment: WORKERS (4)  RATE (5000)  SECONDS_OPEN (60)  JOBS (100000, closed
-# loop)  LIST_JOBS (100000)  SYNC (batch)  TMPDIR (where the journal goes).
+# loop)  LIST_JOBS (100000)  SYNC (batch)  TMPDIR (where the journal goes)
+# ZKBROKER (the broker binary, default BUILD's: another build's, to compare two).
 #
 # 1. SubmitJob -> durable reply over gRPC + TLS, open loop at RATE jobs/s for
 #    SECONDS_OPEN s, 1 client: accept p50/p99 (target p99 <= 5 ms).
@@ -26,6 +27,7 @@ JOBS=${JOBS:-100000}
 LIST_JOBS=${LIST_JOBS:-100000}
 SYNC=${SYNC:-batch}
 GRPC_BENCH="$BUILD/bench/fleet/grpc_bench"
+ZKBROKER=${ZKBROKER:-$BUILD/cmd/zkbroker/zkbroker}
 FLEET_BENCH="$BUILD/bench/fleet/fleet_bench"
 for b in "$GRPC_BENCH" "$FLEET_BENCH"; do
   [[ -x "$b" ]] || { echo "grpc_bench.sh: $b is not built (cmake --build $BUILD --target grpc_bench fleet_bench)" >&2; exit 1; }
@@ -52,7 +54,7 @@ start_broker() {  # start_broker NAME EXTRA...: sets CLIENT_EP WORKER_EP GRPC_AD
   CLIENT_EP="tcp://127.0.0.1:$(port)"
   WORKER_EP="tcp://127.0.0.1:$(port)"
   GRPC_ADDR="localhost:$(port)"
-  "$BUILD/cmd/zkbroker/zkbroker" --clients "$CLIENT_EP" --workers "$WORKER_EP" --data-dir "$DATA/$name" \
+  "$ZKBROKER" --clients "$CLIENT_EP" --workers "$WORKER_EP" --data-dir "$DATA/$name" \
     --sync "$SYNC" "${BROKER_SECURITY[@]}" --result-ttl 600 --grpc-listen "127.0.0.1:${GRPC_ADDR##*:}" \
     --grpc-cert "$DATA/ca/server.pem" --grpc-key "$DATA/ca/server.key" --grpc-client-ca "$DATA/ca/ca.pem" \
     "$@" >"$DATA/$name.log" 2>&1 &
@@ -64,7 +66,7 @@ start_broker() {  # start_broker NAME EXTRA...: sets CLIENT_EP WORKER_EP GRPC_AD
 
 echo "# $(date -u +%FT%TZ) $(uname -n): $(nproc) cores; commit $(git -C "$ROOT" rev-parse --short HEAD)"
 echo "# journal: --sync $SYNC in $DATA ($(df --output=fstype "$DATA" | tail -n 1)); CURVE on the ports, gRPC with mTLS"
-broker_check_args "$BUILD/cmd/zkbroker/zkbroker" bench
+broker_check_args "$ZKBROKER" bench
 start_broker submit "${BROKER_CHECK[@]}"
 for i in $(seq 1 "$WORKERS"); do
   "$BUILD/cmd/zkworker/zkworker" --broker "$WORKER_EP" --id "bench-$i" --instant "${WORKER_SECURITY[@]}" \

@@ -32,7 +32,8 @@ make_fleet_keys() {
 broker_check_args() {
   local broker=$1 circuit=$2 vk=${3:-}
   BROKER_CHECK=()
-  "$broker" --help 2>/dev/null | grep -q -- --unverified-circuits || return 0
+  # The whole --help first: grep -q leaving the pipe early would fail it (SIGPIPE under pipefail).
+  grep -q -- --unverified-circuits <<<"$("$broker" --help 2>/dev/null)" || return 0
   if [[ -n "$vk" ]]; then
     BROKER_CHECK=(--verification-key "$circuit=$vk")
   else

@@ -627,7 +627,7 @@ GrpcFrontDoor::GrpcFrontDoor(GrpcOptions options, PeerAllowList allow_list, metr
 
   const GrpcOptions& o = shared_->options;
   // gRPC core's lines (refused TLS handshakes among them) into the broker's log and metrics.
-  RouteGrpcCoreLog(metrics);
+  RouteGrpcCoreLog(metrics, /*name_refused_peers=*/!o.insecure_plaintext);
   std::shared_ptr<grpc::ServerCredentials> credentials;
   if (o.insecure_plaintext) {
     credentials = grpc::InsecureServerCredentials();

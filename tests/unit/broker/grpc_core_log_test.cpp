@@ -21,5 +21,22 @@ TEST(GrpcCoreLog, RefusedHandshakesAreToldApartFromOtherLines) {
   EXPECT_EQ(TlsRefusalReason(""), std::nullopt);
 }
 
+TEST(GrpcCoreLog, TheTcpTracersReadLinesNameTheirPeer) {
+  EXPECT_EQ(TcpTraceReadPeer("READ 0x7e08e801cb60 (peer=ipv4:127.0.0.1:49320) error=OK"), "ipv4:127.0.0.1:49320");
+  EXPECT_EQ(TcpTraceReadPeer("READ 0x7e08 (peer=ipv6:[::1]:5000) error=OK"), "ipv6:[::1]:5000");
+  // Writes, other lines, and damaged read lines name nobody.
+  EXPECT_EQ(TcpTraceReadPeer("WRITE 0x7e08e801cb60 (peer=ipv4:127.0.0.1:49320)"), std::nullopt);
+  EXPECT_EQ(TcpTraceReadPeer("READ 0x7e08 (peer=) error=OK"), std::nullopt);
+  EXPECT_EQ(TcpTraceReadPeer("READ 0x7e08 (peer=ipv4:1.2.3.4:5"), std::nullopt);
+  EXPECT_EQ(TcpTraceReadPeer("SERVER_CONNECT: incoming connection: ipv4:127.0.0.1:49314"), std::nullopt);
+
+  EXPECT_TRUE(IsTcpTraceLine("./src/core/lib/iomgr/tcp_posix.cc", "READ 0x7e08 (peer=ipv4:1.2.3.4:5) error=OK"));
+  EXPECT_TRUE(IsTcpTraceLine("./src/core/lib/iomgr/tcp_server_posix.cc", "SERVER_CONNECT: incoming connection"));
+  EXPECT_TRUE(IsTcpTraceLine("./src/core/lib/gprpp/ref_counted.h", "tcp:0x7e08 ./src/core/lib/iomgr/tcp_posix.cc:1151 ref 2 -> 3 read"));
+  EXPECT_FALSE(IsTcpTraceLine("./src/core/lib/gprpp/ref_counted.h", "chttp2_refcount:0x7e08 ref 1 -> 2"));
+  EXPECT_FALSE(IsTcpTraceLine("./src/core/tsi/ssl_transport_security.cc",
+                              "Handshake failed with fatal error SSL_ERROR_SSL: error:0A0000C7"));
+}
+
 }  // namespace
 }  // namespace zkfleet::broker
