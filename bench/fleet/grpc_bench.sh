@@ -82,10 +82,21 @@ sleep 1
 "$GRPC_BENCH" --addr "$GRPC_ADDR" "${GRPC_CLIENT[@]}" --label warmup --jobs 5000 --clients 2 --window 200 >/dev/null
 "$GRPC_BENCH" --addr "$GRPC_ADDR" "${GRPC_CLIENT[@]}" --label "grpc open loop $RATE jobs/s, 1 client" \
   --jobs $((RATE * SECONDS_OPEN)) --clients 1 --window 1000000 --rate "$RATE"
+# The broker's CPU per job of each closed loop: a figure the machine's load
+# moves less than the rates (its user + system ticks, /proc/PID/stat).
+ticks() { awk '{print $14 + $15}' "/proc/$BROKER_PID/stat"; }
+cpu_per_job() {  # cpu_per_job LABEL TICKS_BEFORE
+  awk -v t="$(( $(ticks) - $2 ))" -v hz="$(getconf CLK_TCK)" -v n="$JOBS" -v l="$1" \
+    'BEGIN { printf "# broker CPU, %s: %.1f us per job\n", l, t / hz / n * 1e6 }'
+}
+before=$(ticks)
 "$GRPC_BENCH" --addr "$GRPC_ADDR" "${GRPC_CLIENT[@]}" --label "grpc closed loop, 4 clients x 1000" \
   --jobs "$JOBS" --clients 4 --window 1000
+cpu_per_job "grpc closed loop" "$before"
+before=$(ticks)
 "$FLEET_BENCH" --broker "$CLIENT_EP" "${CLIENT_SECURITY[@]}" --circuit bench --json \
   --label "zeromq closed loop, 4 clients x 1000" --jobs "$JOBS" --clients 4 --window 1000
+cpu_per_job "zeromq closed loop" "$before"
 kill "${PIDS[@]}" 2>/dev/null || true
 wait 2>/dev/null || true
 PIDS=()

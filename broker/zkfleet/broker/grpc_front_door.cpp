@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 
 #include <openssl/bio.h>
 #include <openssl/objects.h>
@@ -132,6 +133,15 @@ struct GrpcFrontDoor::Shared {
   uint64_t next_call = 1;
   uint64_t next_correlation = 1;
   bool stopping = false;
+
+  // The common-name count of each client certificate seen (CommonNameCount):
+  // parsing a PEM certificate with OpenSSL 3 costs more than the rest of a
+  // SubmitJob, and a caller sends the same one on every call. Keyed by the
+  // certificate's bytes, so an entry is only ever that certificate's answer;
+  // emptied when it holds kMaxCertificates.
+  static constexpr size_t kMaxCertificates = 4096;
+  std::mutex certificates_mutex;
+  std::unordered_map<std::string, int> common_names;
 
   void Count(const char* method, grpc::StatusCode code) {
     if (metrics) metrics->GrpcAnswered(method, CodeName(code));
@@ -262,7 +272,20 @@ std::optional<Peer> Authenticate(Shared& shared, grpc::CallbackServerContext* co
   }
   const std::string name(names[0].data(), names[0].size());
   const std::vector<grpc::string_ref> pems = auth->FindPropertyValues("x509_pem_cert");
-  const int common_names = pems.size() == 1 ? CommonNameCount(pems[0]) : -1;
+  int common_names = -1;
+  if (pems.size() == 1) {
+    std::string pem(pems[0].data(), pems[0].size());
+    {
+      std::lock_guard<std::mutex> lock(shared.certificates_mutex);
+      if (auto it = shared.common_names.find(pem); it != shared.common_names.end()) common_names = it->second;
+    }
+    if (common_names < 0) {
+      common_names = CommonNameCount(pems[0]);
+      std::lock_guard<std::mutex> lock(shared.certificates_mutex);
+      if (shared.common_names.size() >= Shared::kMaxCertificates) shared.common_names.clear();
+      shared.common_names.emplace(std::move(pem), common_names);
+    }
+  }
   if (common_names != 1) {
     *why = common_names < 0 ? "the client certificate cannot be read"
                             : "the client certificate's subject holds " + std::to_string(common_names) +
@@ -305,8 +328,13 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
     if (auto refused = reg_.Join(shared_, this, CallerOf(*peer, context), bytes)) return FinishWith(*refused);
     shared_.Send(reg_.identity, *peer, std::move(request), std::move(frames));
   }
-  // Finishes before anything reached the loop (a bad request, UNIMPLEMENTED).
+  // Finishes the call: answered, refused, or before anything reached the
+  // loop (a bad request, UNIMPLEMENTED). Its place among the caller's calls
+  // is given back now, before the caller can see the answer, not when gRPC
+  // is done with the reactor (OnDone): a caller that calls again at once
+  // must find its place free.
   void FinishWith(const grpc::Status& status) {
+    if (!reg_.identity.empty()) shared_.Forget(reg_.identity);
     shared_.Count(method_, status.error_code());
     Finish(status);
   }
@@ -449,6 +477,7 @@ class AwaitCall final : public grpc::ServerWriteReactor<v1::JobUpdate>, public G
     if (ended_) return;
     ended_ = true;
     final_status_ = status;
+    if (!reg_.identity.empty()) shared_.Forget(reg_.identity);  // as UnaryCall::FinishWith
     shared_.Count("AwaitJob", status.error_code());
     if (!writing_) Finish(status);
   }
