@@ -73,8 +73,8 @@ std::optional<std::string> TcpTraceReadPeer(std::string_view message) {
 }
 
 bool IsTcpTraceLine(std::string_view file, std::string_view message) {
-  // tcp_posix.cc, tcp_server_posix.cc, tcp_client_posix.cc, and the
-  // endpoint's reference counts (ref_counted.h, "tcp:0x... ref 1 -> 2").
+  // gRPC's iomgr/tcp_* sources (the endpoint, its server and its client),
+  // and the endpoint's reference counts ("tcp:0x... ref 1 -> 2").
   if (file.find("iomgr/tcp_") != std::string_view::npos) return true;
   return file.find("ref_counted.h") != std::string_view::npos && message.substr(0, 4) == "tcp:";
 }
