@@ -249,14 +249,18 @@ TEST(Grpc, CertificatesThatDoNotNameAnAllowedClientAreRefused) {
   EXPECT_EQ(call("alice", "other-ca.pem").error_code(), grpc::StatusCode::UNAVAILABLE);
   // Two common names in one subject (CN=alice, CN=nobody), signed by the CA:
   // which one is the caller is ambiguous, so neither (issue 47, item 12).
-  s = call("twonames");
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
-  EXPECT_NE(s.error_message().find("holds 2 common names"), std::string::npos) << s.error_message();
+  // Twice: the second answer comes from the front door's memory of that
+  // certificate (grpc_front_door.cpp, common_names), and must be the same.
+  for (int again = 0; again < 2; ++again) {
+    s = call("twonames");
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+    EXPECT_NE(s.error_message().find("holds 2 common names"), std::string::npos) << s.error_message();
+  }
   // The real one works (NOT_FOUND: no job 1 yet).
   EXPECT_EQ(call("alice").error_code(), grpc::StatusCode::NOT_FOUND);
   // Answers are counted by method and code; handshakes refused before any
   // call by reason (gRPC may try a refused connection more than once).
-  EXPECT_EQ(Sample(metrics_port, "zkfleet_broker_grpc_requests_total{code=\"UNAUTHENTICATED\",method=\"GetJob\"}"), 2);
+  EXPECT_EQ(Sample(metrics_port, "zkfleet_broker_grpc_requests_total{code=\"UNAUTHENTICATED\",method=\"GetJob\"}"), 3);
   EXPECT_EQ(Sample(metrics_port, "zkfleet_broker_grpc_requests_total{code=\"NOT_FOUND\",method=\"GetJob\"}"), 1);
   EXPECT_GE(Sample(metrics_port, "zkfleet_broker_grpc_tls_refused_total{reason=\"no_certificate\"}"), 1);
   EXPECT_GE(Sample(metrics_port, "zkfleet_broker_grpc_tls_refused_total{reason=\"certificate_not_trusted\"}"), 2);
