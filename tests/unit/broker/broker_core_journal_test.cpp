@@ -75,10 +75,7 @@ TEST_F(BrokerCoreTest, StaleResultFromAPreviousBrokerLifeOrLeaseIsRefused) {
   EXPECT_TRUE(ResultsTo(out, "clientA").empty()) << "clientA's old connection is gone; it AWAITs again";
   ASSERT_EQ(ResultsTo(out, "clientB").size(), 1u);
   EXPECT_EQ(ResultsTo(out, "clientB")[0].partitions(0).proof_json(), "proof-2-0");
-  proto::Envelope await;
-  await.mutable_await()->set_job_seq(1);
-  core_->HandleClient("clientA2", await, now_);
-  auto mine = ResultsTo(Take(), "clientA2");
+  auto mine = Await("clientA2", 1);
   ASSERT_EQ(mine.size(), 1u);
   EXPECT_EQ(mine[0].partitions(0).proof_json(), "proof-1-0");
   EXPECT_EQ(mine[0].partitions(0).attempts(), 2u);  // the lost started lease counted
@@ -158,10 +155,7 @@ class RetriedJobTest : public OneAttemptJobTest {
   void NewRoundSucceeds() {
     Result("wC", 1, 0);
     Result("wC", 1, 1);
-    proto::Envelope await;
-    await.mutable_await()->set_job_seq(1);
-    core_->HandleClient("cl2", await, now_);
-    auto done = ResultsTo(Take(), "cl2");
+    auto done = Await("cl2", 1);
     ASSERT_EQ(done.size(), 1u);
     EXPECT_EQ(done[0].state(), proto::JOB_STATE_SUCCEEDED);
     EXPECT_EQ(done[0].partitions(1).proof_json(), "proof-1-1") << "the new round's proof, not the old one";
@@ -239,10 +233,7 @@ TEST_F(BrokerCoreTest, RestartResumesFromTheJournal) {
   EXPECT_EQ(core_->counters().leases_recovered, 2u); // 2/0 on A, 5/0 on B
   EXPECT_EQ(core_->queue().size(), 3u);              // 2/1 (unstarted: back at once), 3, 4
   // Finished results are still there.
-  proto::Envelope await;
-  await.mutable_await()->set_job_seq(1);
-  core_->HandleClient("cl-new", await, now_);
-  auto results = ResultsTo(Take(), "cl-new");
+  auto results = Await("cl-new", 1);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].partitions(0).proof_json(), "proof-1-0");
 
@@ -266,9 +257,7 @@ TEST_F(BrokerCoreTest, RestartResumesFromTheJournal) {
   result.mutable_result()->set_proof_json("proof-2-0-recovered");
   core_->HandleWorker("wA2", result, now_);
   Result("wA2", 2, 1);
-  await.mutable_await()->set_job_seq(2);
-  core_->HandleClient("cl-new", await, now_);
-  results = ResultsTo(Take(), "cl-new");
+  results = Await("cl-new", 2);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].state(), proto::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(results[0].partitions(0).proof_json(), "proof-2-0-recovered");
@@ -310,10 +299,7 @@ TEST_F(OneAttemptJobTest, OrphanedLeasesThatEndTheirJobInOneTickAreReturnedOnce)
   core_->Tick(now_);  // neither came back: both due at once
   const JobRecord* job = core_->jobs().Find(1);
   EXPECT_TRUE(job == nullptr) << "the job ended (dead-lettered) and left memory";
-  proto::Envelope await;
-  await.mutable_await()->set_job_seq(1);
-  core_->HandleClient("cl2", await, now_);
-  auto results = ResultsTo(Take(), "cl2");
+  auto results = Await("cl2", 1);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].state(), proto::JOB_STATE_DEAD_LETTERED);
   EXPECT_EQ(core_->queue().size(), 0u);

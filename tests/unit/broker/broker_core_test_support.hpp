@@ -219,6 +219,14 @@ class BrokerCoreTest : public ::testing::Test {
     core_->HandleWorker(identity, e, now_);
   }
 
+  // `client` AWAITs job `seq`: the results the core sends it at once.
+  std::vector<proto::JobResult> Await(const std::string& client, uint64_t seq) {
+    proto::Envelope await;
+    await.mutable_await()->set_job_seq(seq);
+    core_->HandleClient(client, await, now_);
+    return ResultsTo(Take(), client);
+  }
+
   static std::vector<proto::JobResult> ResultsTo(const std::vector<Outgoing>& out, const std::string& client) {
     std::vector<proto::JobResult> results;
     for (auto& o : out) {
