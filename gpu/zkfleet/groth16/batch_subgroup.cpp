@@ -38,6 +38,14 @@ constexpr double kExactTestAdditions = 130;
 // int32, and no caller needs more.
 constexpr int kMaxSecurityBits = 256;
 
+// Throws Error(kInvalidArgument) naming `who` unless 1 <= bits <= kMaxSecurityBits.
+void CheckSecurityBits(int bits, const char* who) {
+  if (bits < 1 || bits > kMaxSecurityBits) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(who) + ": security_bits " + std::to_string(bits) +
+                                                 " outside [1, " + std::to_string(kMaxSecurityBits) + "]");
+  }
+}
+
 size_t Buckets(const BatchSubgroupPlan& plan) { return size_t{1} << (plan.bits - 1); }
 size_t RandomBytes(const BatchSubgroupPlan& plan) { return plan.bits <= 8 ? 1 : 2; }  // per digit
 
@@ -132,10 +140,7 @@ double BatchSubgroupPlan::cost(uint64_t points_per_slice) const {
 }
 
 BatchSubgroupPlan BatchSubgroupPlanFor(uint64_t points_per_slice, int security_bits) {
-  if (security_bits < 1 || security_bits > kMaxSecurityBits) {
-    throw Error(ErrorCode::kInvalidArgument, "BatchSubgroupPlanFor: security_bits " + std::to_string(security_bits) +
-                                                 " outside [1, " + std::to_string(kMaxSecurityBits) + "]");
-  }
+  CheckSecurityBits(security_bits, "BatchSubgroupPlanFor");
   BatchSubgroupPlan best;
   double best_cost = 0;
   for (int bits = kMinBits; bits <= kMaxBits; ++bits) {
@@ -149,11 +154,12 @@ BatchSubgroupPlan BatchSubgroupPlanFor(uint64_t points_per_slice, int security_b
 
 bool Bn254G2AllInSubgroup(const uint8_t* points, uint64_t count, cpu::ThreadPool& pool,
                           const BatchSubgroupOptions& options) {
+  CheckSecurityBits(options.security_bits, "Bn254G2AllInSubgroup");  // also for no points
   if (count == 0) return true;
   if (sodium_init() < 0) throw Error(ErrorCode::kInternal, "libsodium failed to initialise");
   const uint64_t chunks = (count + kChunk - 1) / kChunk;
   const uint64_t slices = std::min<uint64_t>(chunks, static_cast<uint64_t>(pool.size()));
-  const BatchSubgroupPlan plan = BatchSubgroupPlanFor(count / slices, options.security_bits);  // checks the bits
+  const BatchSubgroupPlan plan = BatchSubgroupPlanFor(count / slices, options.security_bits);
   std::vector<std::vector<Xyzz>> slice_sums(slices);
   pool.RunTasks(slices, [&](size_t slice) {
     const uint64_t first = chunks * slice / slices, last = chunks * (slice + 1) / slices;

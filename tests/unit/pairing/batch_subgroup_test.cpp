@@ -195,6 +195,7 @@ TEST(BatchSubgroup, TestSeedIsReproducible) {
   EXPECT_THROW(AllIn(points, one, options), Error);
   options.security_bits = 257;
   EXPECT_THROW(AllIn(points, one, options), Error);
+  EXPECT_THROW(AllIn({}, one, options), Error) << "no points: still a bad argument";
 }
 
 }  // namespace
