@@ -425,9 +425,6 @@ std::set<ItemRef> BrokerCore::RemoveWorker(const std::string& identity, const st
     ++counters_.workers_lost;
     if (metrics_) metrics_->WorkerLost();
   }
-  spdlog::log(graceful ? spdlog::level::info : spdlog::level::warn,
-              "worker {} removed ({}); {} leased items return, {} carry over to its new connection", worker->worker_id,
-              why, LiveLeaseCount(*worker) - keep.size(), keep.size());
   SetWorkerState(*worker, proto::WORKER_STATE_GONE);
   const std::string worker_id = worker->worker_id, owner = worker->owner();
   if (!departed_.count(worker_id)) {
@@ -451,6 +448,9 @@ std::set<ItemRef> BrokerCore::RemoveWorker(const std::string& identity, const st
     }
     if (LeasedTo(*worker, ref)) lost.push_back(ref);
   }
+  spdlog::log(graceful ? spdlog::level::info : spdlog::level::warn,
+              "worker {} removed ({}); {} leased items return, {} carry over to its new connection", worker_id, why,
+              lost.size(), kept.size());
   // Each started item lost counts an attempt of its job (ReturnItem).
   std::vector<ItemRef> requeued;  // started, lost, back in the queue
   bool dead_lettered = false;     // started, lost, its last attempt used
