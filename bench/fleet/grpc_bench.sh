@@ -52,7 +52,7 @@ GRPC_CLIENT=(--ca "$DATA/ca/ca.pem" --cert "$DATA/ca/client.pem" --key "$DATA/ca
 # 4 x 1000 open calls need more than the per-caller default (1024; a broker
 # older than that bound has no flag).
 GRPC_CALLS=()
-grep -q -- --grpc-max-calls-per-caller <<<"$("$ZKBROKER" --help 2>/dev/null)" && GRPC_CALLS=(--grpc-max-calls-per-caller 8192)
+has_flag "$ZKBROKER" --grpc-max-calls-per-caller && GRPC_CALLS=(--grpc-max-calls-per-caller 8192)
 start_broker() {  # start_broker NAME EXTRA...: sets CLIENT_EP WORKER_EP GRPC_ADDR
   local name=$1
   shift

@@ -22,6 +22,13 @@ make_fleet_keys() {
   CLIENT_SECURITY=(--curve-secret-key "$dir/client.secret" --broker-public-key "$dir/broker.pub")
 }
 
+# has_flag PROGRAM FLAG: whether PROGRAM's --help lists FLAG (an older build
+# may lack it). The whole --help is read first: grep -q leaving a pipe early
+# would fail it (SIGPIPE under pipefail).
+has_flag() {
+  grep -q -- "$2" <<<"$("$1" --help 2>/dev/null)"
+}
+
 # The flags a broker needs to serve circuit CIRCUIT in a benchmark (issue 27:
 # the broker verifies every RESULT against the circuit's verification key):
 #   broker_check_args BROKER CIRCUIT [VK_JSON]
@@ -32,8 +39,7 @@ make_fleet_keys() {
 broker_check_args() {
   local broker=$1 circuit=$2 vk=${3:-}
   BROKER_CHECK=()
-  # The whole --help first: grep -q leaving the pipe early would fail it (SIGPIPE under pipefail).
-  grep -q -- --unverified-circuits <<<"$("$broker" --help 2>/dev/null)" || return 0
+  has_flag "$broker" --unverified-circuits || return 0
   if [[ -n "$vk" ]]; then
     BROKER_CHECK=(--verification-key "$circuit=$vk")
   else
