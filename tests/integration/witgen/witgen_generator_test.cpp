@@ -1,7 +1,7 @@
 // The native tier's machinery: limits on hostile generators, the cache, the C patches, the child, GenerateToFile.
 #include <atomic>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <future>
 #include <sstream>
