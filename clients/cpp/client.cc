@@ -42,6 +42,7 @@ Code CodeForKind(proto::ErrorKind kind) {
     case proto::ERROR_KIND_FORBIDDEN: return Code::kAuth;
     case proto::ERROR_KIND_UNAVAILABLE: return Code::kUnavailable;
     case proto::ERROR_KIND_RESULT_EXPIRED: return Code::kResultExpired;
+    case proto::ERROR_KIND_NOT_LEADER: return Code::kNotLeader;
     default: return Code::kInternal;
   }
 }
@@ -88,16 +89,14 @@ struct BusyGaveUp {
   std::string what;
 };
 
-// Refusals after which the same SUBMIT may be accepted: nothing was.
-bool Retryable(proto::ErrorKind kind) {
-  return kind == proto::ERROR_KIND_BUSY || kind == proto::ERROR_KIND_UNAVAILABLE;
-}
-
-// kBusy or kUnavailable, from the last refusal's words (a BrokerError's
-// "broker: <KIND>: <message>").
+// kBusy, kUnavailable or kNotLeader, from the last refusal's words (a
+// BrokerError's "broker: <KIND>: <message>").
 Code GaveUpCode(const std::string& what) {
-  const std::string unavailable = "broker: " + wire::ErrorKindName(proto::ERROR_KIND_UNAVAILABLE) + ": ";
-  return what.rfind(unavailable, 0) == 0 ? Code::kUnavailable : Code::kBusy;
+  for (const auto& [kind, code] : {std::pair{proto::ERROR_KIND_UNAVAILABLE, Code::kUnavailable},
+                                   std::pair{proto::ERROR_KIND_NOT_LEADER, Code::kNotLeader}}) {
+    if (what.rfind("broker: " + wire::ErrorKindName(kind) + ": ", 0) == 0) return code;
+  }
+  return Code::kBusy;
 }
 
 // OK for a SUCCEEDED job, else kJobFailed naming the state and the reason.
@@ -131,6 +130,7 @@ const char* CodeName(Code code) {
     case Code::kUnavailable: return "UNAVAILABLE";
     case Code::kInvalidResult: return "INVALID_RESULT";
     case Code::kResultExpired: return "RESULT_EXPIRED";
+    case Code::kNotLeader: return "NOT_LEADER";
   }
   return "UNKNOWN";
 }
@@ -282,7 +282,7 @@ Status Client::Submit(const SubmitOptions& options, std::vector<Witness> witness
           reply = impl.broker->Submit(request, std::move(shared), impl.options.reply_timeout);
           break;
         } catch (const internal::BrokerError& e) {
-          if (!Retryable(e.kind())) throw;
+          if (!e.retryable()) throw;  // nothing was accepted, and the same SUBMIT may be
           backoff_s = std::min(30.0, std::max(e.retry_after_ms() / 1000.0, std::max(backoff_s * 2, 0.1)));
           const double wait_s = backoff_s * std::uniform_real_distribution<double>(0.75, 1.25)(impl.jitter);
           before_wait(e.what(), wait_s);

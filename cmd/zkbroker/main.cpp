@@ -19,6 +19,7 @@
 
 #include "zkfleet/broker/broker_flags.hpp"
 #include "zkfleet/broker/broker_server.hpp"
+#include "zkfleet/broker/stand_by.hpp"
 #include "zkfleet/common/command_line.hpp"
 #include "zkfleet/common/daemon_options.hpp"
 #include "zkfleet/common/error.hpp"
@@ -109,19 +110,22 @@ int main(int argc, char** argv) {
       metrics_server.Listen(setup->metrics_listen);
       spdlog::info("metrics on http://{}/metrics (port {})", setup->metrics_listen, metrics_server.port());
     }
+    zmq::context_t context(options.io_threads);
     if (setup->leadership) {
-      // Stand by until this broker leads: only the leader binds the ports.
+      // Stand by until this broker leads, answering clients and workers "not
+      // the leader, try X" where its ports are its own (stand_by.hpp).
       leadership = std::make_unique<zkfleet::storage::EtcdLeadership>(*setup->leadership);
       metrics.SetLeader(false);
       metrics_server.SetReadiness(false, "standing by");
-      const bool leads = leadership->Campaign([&] { return StopRequested(stop_fd); },
-                                              [&](const std::string& leader) {
-                                                metrics_server.SetReadiness(false, "standing by: " + leader + " leads");
-                                              });
+      const bool leads = zkfleet::broker::StandBy(
+          context, options, setup->self, *leadership, [&] { return StopRequested(stop_fd); },
+          [&](const std::string& leader) {
+            metrics_server.SetReadiness(false, leader.empty() ? std::string("standing by: no broker leads")
+                                                              : "standing by: " + leader + " leads");
+          });
       if (!leads) return 0;
       options.journal.etcd->leadership = leadership.get();
     }
-    zmq::context_t context(options.io_threads);
     zkfleet::broker::BrokerServer server(context, options, &metrics);
     server.SetLeadership(leadership.get());
     server.Bind();

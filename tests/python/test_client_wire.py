@@ -93,11 +93,12 @@ class FakeBroker:
         await self._socket.send_multipart([identity, envelope.SerializeToString()])
 
     async def error(self, identity: bytes, correlation_id: int, kind: int, message: str,
-                    retry_after_ms: int = 0) -> None:
+                    retry_after_ms: int = 0, leader: str = "") -> None:
         envelope = pb.Envelope(correlation_id=correlation_id)
         envelope.error.kind = kind
         envelope.error.message = message
         envelope.error.retry_after_ms = retry_after_ms
+        envelope.error.leader = leader
         await self.send(identity, envelope)
 
     async def submit_reply(self, identity: bytes, correlation_id: int, job_seq: int, state: int = pb.JOB_STATE_QUEUED,
@@ -218,6 +219,50 @@ def test_a_client_given_every_brokers_endpoint_follows_the_one_that_leads():
                 assert client.reconnections >= 1
             finally:
                 successor.close()
+    run(scenario)
+
+
+def test_a_standbys_not_leader_sends_the_request_on_to_the_leader():
+    """Brokers on etcd at addresses of their own: a standby binds its port and
+    answers NOT_LEADER, naming the leader. A request that reached it goes on
+    to the leader; the next goes to the leader directly. Given only the
+    standby, the client raises NotLeader naming the leader, after retrying
+    while none led."""
+    async def scenario(leader: FakeBroker) -> None:
+        standby = FakeBroker()
+        try:
+            async with zkfleet.AsyncClient(f"{standby.endpoint},{leader.endpoint}", insecure_plaintext=True,
+                                           reply_timeout=scaled(30)) as client:
+                await asyncio.sleep(scaled(0.3))  # both connections made: the first request goes to the standby
+                first = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r1"))
+                peer, envelope, _ = await standby.expect("submit")
+                await standby.error(peer, envelope.correlation_id, pb.ERROR_KIND_NOT_LEADER,
+                                    f"the broker at {standby.endpoint} stands by", leader=leader.endpoint)
+                peer, envelope, _ = await leader.expect("submit")
+                assert envelope.submit.request_id == "r1"
+                await leader.submit_reply(peer, envelope.correlation_id, 5)
+                assert (await asyncio.wait_for(first, scaled(10))).job_seq == 5
+                status = asyncio.ensure_future(client.status())
+                peer, envelope, _ = await leader.expect("status")
+                await leader.send(peer, pb.Envelope(correlation_id=envelope.correlation_id,
+                                                    status_reply=pb.StatusReply()))
+                await asyncio.wait_for(status, scaled(10))
+                assert await standby.bodies_within(scaled(0.5)) == []
+
+            async with zkfleet.AsyncClient(standby.endpoint, insecure_plaintext=True, reply_timeout=scaled(30),
+                                           busy_timeout=scaled(30)) as client:
+                submit = asyncio.ensure_future(client.submit("c1", [b"w"], request_id="r2"))
+                peer, envelope, _ = await standby.expect("submit")
+                await standby.error(peer, envelope.correlation_id, pb.ERROR_KIND_NOT_LEADER,
+                                    "no broker leads now", retry_after_ms=50)
+                peer, envelope, _ = await standby.expect("submit")  # tried again: none led
+                await standby.error(peer, envelope.correlation_id, pb.ERROR_KIND_NOT_LEADER,
+                                    f"{leader.endpoint} leads", leader=leader.endpoint)
+                with pytest.raises(zkfleet.NotLeader, match="leads") as refused:
+                    await asyncio.wait_for(submit, scaled(10))
+                assert refused.value.leader == leader.endpoint
+        finally:
+            standby.close()
     run(scenario)
 
 

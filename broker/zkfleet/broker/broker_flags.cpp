@@ -51,6 +51,12 @@ void DeclareBrokerFlags(CLI::App& app, BrokerFlags& flags) {
   app.add_option("--etcd-key", flags.etcd_tls.key_file, "the private key (PEM) of --etcd-cert");
   app.add_option("--advertise", flags.advertise,
                  "what standbys tell about this broker when it leads (default: its --clients endpoint and host)");
+  app.add_option("--advertise-clients", flags.advertise_clients,
+                 "with --journal etcd://: the client endpoint standbys send clients to while this broker leads "
+                 "(default: --clients, a wildcard host replaced by this host's name)");
+  app.add_option("--advertise-workers", flags.advertise_workers,
+                 "with --journal etcd://: the worker endpoint standbys send workers to while this broker leads "
+                 "(default: --workers, a wildcard host replaced by this host's name)");
   flags.max_inline_job_bytes = app.add_option("--max-inline-job-bytes", flags.options.max_inline_job_bytes,
                  "inline witness and input bytes one SUBMIT may carry (0: no bound; with --journal etcd:// the "
                  "default is 786432: larger witnesses go by reference)")
@@ -248,7 +254,12 @@ BrokerSetup ResolveBrokerFlags(const BrokerFlags& flags) {
       // lease: keep-alives must reach some member before the TTL runs out.
       leadership.client.call_timeout = std::min<std::chrono::milliseconds>(
           std::chrono::milliseconds(2000), std::chrono::milliseconds(leadership.ttl) / 4);
-      leadership.name = !flags.advertise.empty() ? flags.advertise : options.client_endpoint + " (" + Hostname() + ")";
+      setup.self.name = !flags.advertise.empty() ? flags.advertise : options.client_endpoint + " (" + Hostname() + ")";
+      setup.self.clients = !flags.advertise_clients.empty() ? flags.advertise_clients
+                                                            : AdvertisedEndpoint(options.client_endpoint, Hostname());
+      setup.self.workers = !flags.advertise_workers.empty() ? flags.advertise_workers
+                                                            : AdvertisedEndpoint(options.worker_endpoint, Hostname());
+      leadership.name = setup.self.Encode();
       storage::EtcdJournalOptions etcd;
       etcd.endpoints = url.endpoints;
       etcd.tls = flags.etcd_tls;

@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include "zkfleet/broker/broker_server.hpp"
+#include "zkfleet/broker/leader_address.hpp"
 #include "zkfleet/common/daemon_options.hpp"
 #include "zkfleet/storage/etcd_leadership.hpp"
 
@@ -42,7 +43,7 @@ struct BrokerFlags {
   uint32_t etcd_max_txn_ops = 128;
   uint64_t etcd_max_txn_bytes = 1u << 20;
   storage::EtcdTls etcd_tls;
-  std::string advertise;
+  std::string advertise, advertise_clients, advertise_workers;
   std::string curve_secret_key, allow_dir;
   bool insecure_plaintext = false;
   std::vector<std::string> verification_keys;
@@ -66,9 +67,14 @@ using cmd::FlagError;
 // transactions, the verification keys read, the CURVE key read.
 struct BrokerSetup {
   BrokerOptions options;
-  // With --journal etcd://: what the broker campaigns with (its `name` set
-  // from --advertise, else the client endpoint and this host).
+  // With --journal etcd://: what the broker campaigns with (its `name` is
+  // `self` encoded: what standbys tell clients and workers while it leads).
   std::optional<storage::EtcdLeadershipOptions> leadership;
+  // With --journal etcd://: this broker's name (--advertise, else the client
+  // endpoint and this host) and the endpoints others reach it at
+  // (--advertise-clients/--advertise-workers, else the bound ones with a
+  // wildcard host replaced by this host's name).
+  LeaderAddress self;
   std::string metrics_listen;
 };
 

@@ -79,7 +79,15 @@ ZapHandler::ZapHandler(zmq::context_t& context, PeerAllowList allow_list, ZapOpt
                options_.allow_plaintext ? "; plaintext (NULL/PLAIN) connections accepted as anonymous" : "");
 }
 
-ZapHandler::~ZapHandler() = default;
+ZapHandler::~ZapHandler() {
+  // Unbinding an inproc endpoint frees its name at once; a close alone frees
+  // it only when the socket is reaped, so a handler made next in the same
+  // context (a standby's, then the leader's) could not bind it.
+  try {
+    socket_.unbind(kZapEndpoint);
+  } catch (const zmq::error_t&) {
+  }
+}
 
 void ZapHandler::Reload(PeerAllowList allow_list) {
   allow_list_ = std::move(allow_list);

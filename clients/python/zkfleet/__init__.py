@@ -41,7 +41,7 @@ del _require
 from .aio import AsyncClient, AsyncJob
 from .client import Client, Job
 from .errors import (AuthError, BadRequest, BrokerError, Busy, ForeignJob, InvalidRequest, InvalidResult, JobFailed,
-                     RequestIdReused, ResultExpired, Timeout, TooLarge, Unavailable, UnknownCircuit, UnknownJob,
+                     NotLeader, RequestIdReused, ResultExpired, Timeout, TooLarge, Unavailable, UnknownCircuit, UnknownJob,
                      ZkfleetError)
 from .inputs import MAX_INPUT_JSON_DEPTH
 from .keys import KeyFileError, read_public_key, read_secret_key
@@ -53,7 +53,7 @@ __all__ = [
     "AsyncClient", "AsyncJob", "AuthError", "BadRequest", "BrokerError", "Busy", "CancelResult", "Client",
     "ForeignJob", "InvalidRequest", "InvalidResult", "Job", "JobFailed", "JobResult", "KeyFileError",
     "MAX_CIRCUIT_ID_BYTES", "MAX_CLIENT_ID_BYTES", "MAX_INPUT_JSON_DEPTH", "MAX_REQUEST_ID_BYTES", "MAX_WITNESS_URL_BYTES", "MAX_WORKER_ID_BYTES",
-    "Proof",
+    "NotLeader", "Proof",
     "RequestIdReused", "ResultExpired", "Timeout", "TooLarge",
     "Unavailable", "UnknownCircuit", "UnknownJob", "WitnessRef", "ZkfleetError", "read_public_key", "read_secret_key",
     "redact_url", "witness_ref_of_file",

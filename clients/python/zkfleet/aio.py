@@ -50,7 +50,7 @@ from zmq.utils.monitor import parse_monitor_message
 
 from . import keys as _keys
 from ._wire import PROTOCOL_VERSION, error_kind_name, job_state_name, pb, priority_value, witness_frames
-from .errors import (AuthError, Busy, InvalidRequest, JobFailed, ResultExpired, Timeout, Unavailable, ZkfleetError,
+from .errors import (AuthError, Busy, InvalidRequest, JobFailed, NotLeader, ResultExpired, Timeout, Unavailable, ZkfleetError,
                      broker_error)
 from .limits import MAX_CLIENT_ID_BYTES, check_name, check_submit, public_signals_digest
 from .inputs import InputJson, input_json_bytes
@@ -161,8 +161,11 @@ class AsyncClient:
         endpoints = parse_endpoints(default_endpoint(endpoint))
         self.endpoint = ",".join(endpoints)
         self._endpoints = endpoints
-        # Following a list: requests only to completed connections (the
-        # leader's: standbys bind nothing); what waits goes on the next one.
+        # Following a list: one DEALER per broker (as the C++ client), each
+        # with ZMQ_IMMEDIATE; each request to the broker that answered last
+        # (the leader), else to the next connected one not known to stand by;
+        # a standby's NOT_LEADER sends it on. What no broker can take waits
+        # for the next connection.
         self._following = len(endpoints) > 1
         self.reply_timeout = reply_timeout
         self.busy_timeout = busy_timeout
@@ -172,25 +175,37 @@ class AsyncClient:
         self.client_id = client_id if security.plaintext else ""
         self._loop = asyncio.get_running_loop()  # construct it in a coroutine of its loop
         self._context = zmq.asyncio.Context()
-        self._socket = self._context.socket(zmq.DEALER)
-        self._socket.setsockopt(zmq.LINGER, 0)
-        self._socket.setsockopt(zmq.SNDHWM, 20000)
-        self._socket.setsockopt(zmq.RCVHWM, 20000)
-        self._socket.setsockopt(zmq.MAXMSGSIZE, 2 * _MAX_MESSAGE_BYTES + (1 << 20))
-        if self._following:
-            self._socket.setsockopt(zmq.IMMEDIATE, 1)
-        if not security.plaintext:
-            self._socket.curve_publickey = security.public_key
-            self._socket.curve_secretkey = security.secret_key
-        self._monitor = self._socket.get_monitor_socket(
-            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-            | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
+        self._sockets: List[zmq.asyncio.Socket] = []   # one DEALER per endpoint
+        self._monitors: List[zmq.asyncio.Socket] = []
         for index, address in enumerate(endpoints):
+            socket = self._context.socket(zmq.DEALER)
+            socket.setsockopt(zmq.LINGER, 0)
+            socket.setsockopt(zmq.SNDHWM, 20000)
+            socket.setsockopt(zmq.RCVHWM, 20000)
+            socket.setsockopt(zmq.MAXMSGSIZE, 2 * _MAX_MESSAGE_BYTES + (1 << 20))
+            if self._following:
+                socket.setsockopt(zmq.IMMEDIATE, 1)
             if not security.plaintext:  # CURVE takes the server key in force at connect()
-                self._socket.curve_serverkey = security.key_for(index, len(endpoints))
-            self._socket.connect(address)
-        self._live: Set[bytes] = set()      # endpoints with a completed handshake
+                socket.curve_publickey = security.public_key
+                socket.curve_secretkey = security.secret_key
+                socket.curve_serverkey = security.key_for(index, len(endpoints))
+            self._monitors.append(socket.get_monitor_socket(
+                zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+                | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL))
+            socket.connect(address)
+            self._sockets.append(socket)
+        self._live: Set[int] = set()        # endpoints (indices) with a completed handshake
         self._unsent = False                # a request waits for a connection (following a list)
+        # Following a list: who answered last with anything but NOT_LEADER,
+        # where the next request goes, who stood by since the connections
+        # changed, requests other than SUBMIT and AWAIT not yet answered, and
+        # what a standby said last (for the timeout's message).
+        self._leader: Optional[int] = None
+        self._cursor = 0
+        self._standbys: Set[int] = set()
+        self._calls: Dict[int, List[object]] = {}
+        self._retry_scheduled = False
+        self._last_not_leader = ""
 
         self._next_id = 1
         self._pending: Dict[int, asyncio.Future] = {}             # correlation id -> reply
@@ -207,7 +222,8 @@ class AsyncClient:
         self._handshakes_failed = 0          # in a row, since the last success
         self._last_handshake_failure = 0     # its zmq event
         self._closed = False
-        self._tasks = [self._loop.create_task(self._read()), self._loop.create_task(self._watch())]
+        self._tasks = [self._loop.create_task(self._read(index)) for index in range(len(endpoints))]
+        self._tasks += [self._loop.create_task(self._watch(index)) for index in range(len(endpoints))]
 
     # ------------------------------------------------------------------ API
 
@@ -305,7 +321,9 @@ class AsyncClient:
             envelope.submit.CopyFrom(request)
             try:
                 reply = await self._call(envelope, frames)
-            except (Busy, Unavailable) as busy:
+            except (Busy, Unavailable, NotLeader) as busy:
+                if isinstance(busy, NotLeader) and busy.leader:
+                    raise  # another broker leads: the caller goes there
                 # Nothing was accepted (over a limit, or the journal cannot be
                 # written): the same request again after the broker's hint.
                 backoff = min(_MAX_BACKOFF_S, max(busy.retry_after_ms / 1000.0, backoff * 2, 0.1))
@@ -390,9 +408,10 @@ class AsyncClient:
             if not future.done():
                 future.set_exception(ZkfleetError("client closed"))
                 future.exception()  # marks it retrieved: nobody may be waiting for it
-        self._socket.disable_monitor()
-        self._monitor.close(linger=0)
-        self._socket.close(linger=0)
+        for socket, monitor in zip(self._sockets, self._monitors):
+            socket.disable_monitor()
+            monitor.close(linger=0)
+            socket.close(linger=0)
         self._context.term()
 
     async def __aenter__(self) -> "AsyncClient":
@@ -443,6 +462,9 @@ class AsyncClient:
         problem = self._handshake_problem()
         if problem:
             return AuthError("AUTH", f"{what} from the broker at {self.endpoint}: {problem}")
+        if self._last_not_leader:
+            return Timeout(f"{what} from the broker at {self.endpoint} within {timeout} s: no broker of the list "
+                           f"leads; the last standby to answer said: {self._last_not_leader}")
         return Timeout(f"{what} from the broker at {self.endpoint} within {timeout} s (is zkbroker running there?)")
 
     async def _send(self, envelope: "pb.Envelope", frames: Sequence[object] = ()) -> None:
@@ -453,14 +475,79 @@ class AsyncClient:
         """Sends; following a list with no broker leading, notes that the
         request waits for the next connection instead and returns False."""
         if not self._following:
-            await self._socket.send_multipart(parts, copy=False)
+            await self._sockets[0].send_multipart(parts, copy=False)
             return True
-        try:
-            await self._socket.send_multipart(parts, copy=False, flags=zmq.NOBLOCK)
+        if await self._send_to_brokers(parts, any_broker=True):
             return True
-        except zmq.Again:
-            self._unsent = True
-            return False
+        self._unsent = True
+        self._retry_later(0.1)  # a connection just made may not take requests yet
+        return False
+
+    async def _send_to_brokers(self, parts: List[object], any_broker: bool) -> bool:
+        """Following a list: to the leader, else the next connected broker not
+        known to stand by (``any_broker``: one that stood by too)."""
+        async def send_to(index: int) -> bool:
+            try:
+                await self._sockets[index].send_multipart(parts, copy=False, flags=zmq.NOBLOCK)
+                return True
+            except zmq.Again:  # not connected (ZMQ_IMMEDIATE), or its queue is full
+                return False
+        if self._leader is not None:
+            if await send_to(self._leader):
+                return True
+            self._leader = None
+        count = len(self._endpoints)
+        for k in range(count):
+            index = (self._cursor + k) % count
+            if not any_broker and index in self._standbys:
+                continue
+            if await send_to(index):
+                self._cursor = index
+                return True
+        return False
+
+    def _retry_later(self, delay: float) -> None:
+        """Following a list: every request goes again after ``delay`` s."""
+        if self._retry_scheduled or self._closed:
+            return
+        self._retry_scheduled = True
+
+        def fire() -> None:
+            self._retry_scheduled = False
+            if self._closed:
+                return
+            self._standbys.clear()  # they may lead now
+            self._tasks.append(self._loop.create_task(self._resend()))
+            self._tasks = [t for t in self._tasks if not t.done()]
+        self._loop.call_later(delay, fire)
+
+    async def _on_not_leader(self, index: int, envelope: "pb.Envelope") -> None:
+        """Following a list: a standby answered; the request goes on."""
+        error = envelope.error
+        self._last_not_leader = error.message
+        self._standbys.add(index)
+        if self._leader == index:
+            self._leader = None
+        if error.leader in self._endpoints:
+            self._cursor = self._endpoints.index(error.leader)
+        cid = envelope.correlation_id
+        parts: Optional[List[object]] = None
+        if cid in self._unanswered:
+            parts = list(self._unanswered[cid])
+        elif cid in self._calls:
+            parts = list(self._calls[cid])
+        else:
+            for job_seq, awaited_cid in self._awaited.items():
+                if awaited_cid == cid and job_seq not in self._delivered:
+                    await_envelope = pb.Envelope(version=PROTOCOL_VERSION, correlation_id=cid,
+                                                 client_id=self.client_id)
+                    getattr(await_envelope, "await").job_seq = job_seq
+                    parts = [await_envelope.SerializeToString()]
+                    break
+        if parts is None or await self._send_to_brokers(parts, any_broker=False):
+            return
+        # Every connected broker stands by: ask again after the standby's hint.
+        self._retry_later(max(error.retry_after_ms / 1000.0, 0.5))
 
     async def _call(self, envelope: "pb.Envelope", frames: Sequence[object] = (), timeout: Optional[float] = -1.0,
                     what: str = "no reply") -> "pb.Envelope":
@@ -481,6 +568,8 @@ class AsyncClient:
             self._unanswered[cid] = [envelope.SerializeToString(), *frames]
         elif body == "await":
             self._awaited[getattr(envelope, "await").job_seq] = cid
+        elif self._following:
+            self._calls[cid] = [envelope.SerializeToString()]
         send: Optional[asyncio.Future] = None
         try:
             if self._handshake_problem():
@@ -508,15 +597,16 @@ class AsyncClient:
             self._pending.pop(cid, None)
             self._pending_bodies.pop(cid, None)
             self._unanswered.pop(cid, None)
+            self._calls.pop(cid, None)
         if reply.WhichOneof("body") == "error":
             error = reply.error
-            raise broker_error(error_kind_name(error.kind), error.message, error.retry_after_ms)
+            raise broker_error(error_kind_name(error.kind), error.message, error.retry_after_ms, error.leader)
         return reply
 
-    async def _read(self) -> None:
-        """Routes every message from the broker."""
+    async def _read(self, sender: int) -> None:
+        """Routes every message from broker ``sender``."""
         while True:
-            parts = await self._socket.recv_multipart(copy=True)
+            parts = await self._sockets[sender].recv_multipart(copy=True)
             if len(parts) != 1:  # the broker sends single-frame messages; anything else is not ours
                 continue
             envelope = pb.Envelope()
@@ -526,11 +616,18 @@ class AsyncClient:
                 continue
             if envelope.version != PROTOCOL_VERSION:
                 continue
+            if self._following:
+                if envelope.WhichOneof("body") == "error" and envelope.error.kind == pb.ERROR_KIND_NOT_LEADER:
+                    await self._on_not_leader(sender, envelope)
+                    continue
+                self._leader = self._cursor = sender
+                self._last_not_leader = ""
             self._route(envelope)
 
     def _route(self, envelope: "pb.Envelope") -> None:
         cid = envelope.correlation_id
         body = envelope.WhichOneof("body")
+        self._calls.pop(cid, None)
         if body == "submit_reply":
             self._unanswered.pop(cid, None)
             if not envelope.submit_reply.result_expired:
@@ -551,11 +648,13 @@ class AsyncClient:
             if not future.done():
                 future.set_result(envelope.job_result)
             return
-        if body == "error" and envelope.error.kind == pb.ERROR_KIND_UNAVAILABLE and cid != 0:
+        none_leads = body == "error" and envelope.error.kind == pb.ERROR_KIND_NOT_LEADER and not envelope.error.leader
+        if body == "error" and (envelope.error.kind == pb.ERROR_KIND_UNAVAILABLE or none_leads) and cid != 0:
             for job_seq, awaited_cid in self._awaited.items():
                 if awaited_cid == cid:
                     # Nothing of the turn that answered this wait stood (the
-                    # job's pushed result, or the AWAIT's answer): wait on.
+                    # job's pushed result, or the AWAIT's answer), or a
+                    # standby answered while none leads: wait on.
                     delay = max(envelope.error.retry_after_ms / 1000.0, 0.1)
                     self._loop.call_later(delay, self._await_again, job_seq, cid)
                     return
@@ -606,10 +705,10 @@ class AsyncClient:
             if awaited_cid == cid:
                 del self._awaited[job_seq]
 
-    async def _watch(self) -> None:
-        """Resends after a reconnect; fails waiting requests on an auth refusal."""
+    async def _watch(self, index: int) -> None:
+        """Resends after a reconnect to broker ``index``; fails waiting requests on an auth refusal."""
         while True:
-            event = parse_monitor_message(await self._monitor.recv_multipart())
+            event = parse_monitor_message(await self._monitors[index].recv_multipart())
             kind = event["event"]
             if kind in (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL):
                 self._handshakes_failed += 1
@@ -617,14 +716,17 @@ class AsyncClient:
             if kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 self._auth_refused = True
             if kind == zmq.EVENT_DISCONNECTED:
-                # One of several connections gone while another lives
-                # (following a list): what the lost one held goes again.
-                peer = event.get("endpoint", b"")
-                if peer in self._live:
-                    self._live.discard(peer)
-                    if self._live:
-                        self.reconnections += 1
-                        await self._resend()
+                # Following a list, the leader's connection gone (or one while
+                # no leader is known) while another lives: what it held goes
+                # again, to the ones that live.
+                if index in self._live:
+                    self._live.discard(index)
+                    self._standbys.discard(index)
+                    if self._following and self._leader in (None, index):
+                        self._leader = None
+                        if self._live:
+                            self.reconnections += 1
+                            await self._resend()
                 continue
             if kind != zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 # Nothing will be answered over a handshake that keeps failing: say so now.
@@ -636,9 +738,12 @@ class AsyncClient:
             self._auth_refused = False
             self._handshakes_failed = 0
             self._handshakes += 1
-            self._live.add(event.get("endpoint", b""))
+            self._live.add(index)
+            self._standbys.discard(index)  # a broker (re)started: it may lead now
             if self._handshakes == 1 and not self._unsent:
                 continue
+            if self._following and self._leader is not None and not self._unsent:
+                continue  # a standby came back; the leader is known
             # A new connection: the broker may have restarted (or a standby
             # now leads) and know nothing of this one. Unanswered SUBMITs go
             # again, as does every wait.
@@ -656,6 +761,9 @@ class AsyncClient:
             envelope = pb.Envelope(version=PROTOCOL_VERSION, correlation_id=cid, client_id=self.client_id)
             getattr(envelope, "await").job_seq = job_seq
             if not await self._send_parts([envelope.SerializeToString()]):
+                return
+        for parts in list(self._calls.values()):
+            if not await self._send_parts(list(parts)):
                 return
 
 

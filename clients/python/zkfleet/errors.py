@@ -105,6 +105,19 @@ class Unavailable(BrokerError):
         self.retry_after_ms = retry_after_ms
 
 
+class NotLeader(BrokerError):
+    """A standby broker answered (brokers sharing an etcd journal): it did
+    nothing with the request. ``leader`` is the leading broker's client
+    endpoint ("" while none leads: then a submit is retried like
+    :class:`Unavailable`). Give the client that endpoint, or every broker's
+    (a list follows the leader)."""
+
+    def __init__(self, kind: str, message: str, retry_after_ms: int = 0, leader: str = "") -> None:
+        super().__init__(kind, message)
+        self.retry_after_ms = retry_after_ms
+        self.leader = leader
+
+
 class BadRequest(BrokerError):
     """The broker could not accept the request (a malformed frame, a missing
     or over-long field). Never resent."""
@@ -185,12 +198,15 @@ _BY_KIND = {
     "REQUEST_ID_REUSED": RequestIdReused,
     "RESULT_EXPIRED": ResultExpired,
     "FORBIDDEN": AuthError,
+    "NOT_LEADER": NotLeader,
 }
 
 
-def broker_error(kind: str, message: str, retry_after_ms: Optional[int] = 0) -> BrokerError:
+def broker_error(kind: str, message: str, retry_after_ms: Optional[int] = 0, leader: str = "") -> BrokerError:
     """The typed exception for an ``ErrorReply`` of ``kind``."""
     cls = _BY_KIND.get(kind, BrokerError)
     if cls is Busy or cls is Unavailable:
         return cls(kind, message, retry_after_ms or 0)
+    if cls is NotLeader:
+        return NotLeader(kind, message, retry_after_ms or 0, leader)
     return cls(kind, message)

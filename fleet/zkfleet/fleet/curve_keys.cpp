@@ -437,12 +437,4 @@ void ClientSecurity::Apply(zmq::socket_t& socket, size_t index) const {
   ConfigureCurveClient(socket, mine, broker_public_z85[key]);
 }
 
-void ConnectToBrokers(zmq::socket_t& socket, const std::vector<std::string>& endpoints, const ClientSecurity& security) {
-  security.CheckFits(endpoints.size());
-  for (size_t i = 0; i < endpoints.size(); ++i) {
-    security.Apply(socket, i);  // CURVE takes the server key in force at connect()
-    socket.connect(endpoints[i]);
-  }
-}
-
 }  // namespace zkfleet::fleet

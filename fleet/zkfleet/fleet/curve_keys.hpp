@@ -151,7 +151,4 @@ struct ClientSecurity {
   void Apply(zmq::socket_t& socket, size_t index = 0) const;
 };
 
-// Connects `socket` to every endpoint, each with its broker's key.
-void ConnectToBrokers(zmq::socket_t& socket, const std::vector<std::string>& endpoints, const ClientSecurity& security);
-
 }  // namespace zkfleet::fleet

@@ -301,6 +301,63 @@ TEST(EtcdBrokers, ClientsZkctlAndWorkersGivenEveryBrokersAddressFollowTheLeader)
   EXPECT_NE(output.find("\"w1\""), std::string::npos) << output;
 }
 
+// A standby at an address of its own answers "not the leader, try X"
+// (issue 48, item 2): zkctl given only the standby's address is told, at
+// once, which endpoint leads; a worker given only the standby's address logs
+// where the leader is; a client and a worker given both addresses, the
+// standby's first, are sent on by its answer and are served by the leader.
+// CURVE on: the standby answers only keys in its allow-lists.
+TEST(EtcdBrokers, AStandbyAnswersNotTheLeaderNamingWhereItIs) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << "SKIPPED LOUDLY: etcd is not installed (scripts/install-deps.sh)";
+  auto cluster = StartCluster("notleader");
+  Fleet fleet("etcd-notleader");
+  fleet.SetBrokerSlots(2);
+  auto split = [](const std::string& list) {
+    const size_t comma = list.find(',');
+    return std::pair{list.substr(0, comma), list.substr(comma + 1)};
+  };
+  const auto [leader_clients, standby_clients] = split(fleet.client_endpoint());
+  const auto [leader_workers, standby_workers] = split(fleet.worker_endpoint());
+  const std::vector<std::string> args = {"--journal", cluster->Url("fleet/"), "--etcd-lease-ttl", "2"};
+  Process& leader = fleet.StartBroker(args, /*slot=*/0);
+  Process& standby = fleet.LaunchBroker(args, /*slot=*/1);
+  ASSERT_TRUE(standby.WaitForLog("are told that", 15s)) << standby.Log();
+
+  // zkctl at the standby alone: NOT_LEADER, naming the leader's client endpoint.
+  std::string output;
+  const int status = RunCommand({BinaryPath("zkctl"), "--broker", standby_clients, "--curve-secret-key",
+                                 fleet.SecretKeyFile(Fleet::kClientId), "--broker-public-key",
+                                 fleet.broker_public_key(), "--timeout", "20", "status"},
+                                &output);
+  EXPECT_NE(status, 0) << output;
+  EXPECT_NE(output.find("NOT_LEADER"), std::string::npos) << output;
+  EXPECT_NE(output.find(leader_clients), std::string::npos) << output;
+  // A key in no allow-list hears nothing from the standby either.
+  output.clear();
+  EXPECT_NE(RunCommand({BinaryPath("zkctl"), "--broker", standby_clients, "--curve-secret-key",
+                        fleet.SecretKeyFile("stranger"), "--broker-public-key", fleet.broker_public_key(),
+                        "--timeout", "5", "status"},
+                       &output),
+            0);
+  EXPECT_EQ(output.find("NOT_LEADER"), std::string::npos) << output;
+
+  // A worker at the standby alone says where the leader is, and stays.
+  Process& lost = fleet.StartWorker("lost", {"--instant", "--circuit", "c1", "--broker", standby_workers});
+  EXPECT_TRUE(lost.WaitForLog("stands by", 20s)) << lost.Log();
+  EXPECT_NE(lost.Log().find(leader_workers), std::string::npos) << lost.Log();
+  EXPECT_TRUE(lost.running()) << lost.Log();
+
+  // Given both, the standby's first: sent on to the leader, and served.
+  fleet.StartWorker("w1", {"--instant", "--circuit", "c1", "--broker", standby_workers + "," + leader_workers});
+  fleet.WaitWorkerReady("w1");
+  zkfleet::client::internal::BrokerClient client(fleet.context(), standby_clients + "," + leader_clients,
+                                                 fleet.Security(), {}, Fleet::kClientId);
+  std::map<uint64_t, int> delivered;
+  for (int i = 0; i < 5; ++i) delivered.try_emplace(client.Submit(Job("sent-on-" + std::to_string(i)), 20s).job_seq(), 0);
+  EXPECT_EQ(client.Status(10s).workers_size(), 1);  // the leader's view: w1 only
+  EXPECT_TRUE(EveryResultOnce(client, delivered, 60s)) << leader.Log();
+}
+
 TEST(EtcdBrokers, ALeaderPausedPastItsLeaseWritesAndAnswersNothingWhenItResumes) {
   if (!EtcdCluster::available()) GTEST_SKIP() << "SKIPPED LOUDLY: etcd is not installed (scripts/install-deps.sh)";
   auto cluster = StartCluster("fence");

@@ -110,9 +110,10 @@ Process& Fleet::LaunchBroker(std::vector<std::string> extra_args, int slot) {
 }
 
 Process& Fleet::StartWorker(const std::string& worker_id, std::vector<std::string> args) {
-  std::vector<std::string> argv = {BinaryPath("zkworker"), "--broker", worker_endpoint(), "--id", worker_id,
-                                   "--heartbeat-ms", std::to_string(heartbeat_ms_)};
   auto named = [&](const char* flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
+  std::vector<std::string> argv = {BinaryPath("zkworker"), "--id", worker_id, "--heartbeat-ms",
+                                   std::to_string(heartbeat_ms_)};
+  if (!named("--broker")) argv.insert(argv.end(), {"--broker", worker_endpoint()});
   if (plaintext_) {
     if (!named("--insecure-plaintext")) argv.push_back("--insecure-plaintext");
   } else if (!named("--curve-secret-key") && !named("--insecure-plaintext")) {

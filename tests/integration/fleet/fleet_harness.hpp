@@ -68,6 +68,8 @@ class Fleet {
   // binding pair i; client_endpoint() and worker_endpoint() then list every
   // pair's, so clients, zkctl and workers follow the leader.
   void SetBrokerSlots(int n);
+  // zkworker with --broker (every slot's worker endpoint, unless `args`
+  // name one), the worker key and a key-check cache in this fleet.
   Process& StartWorker(const std::string& worker_id, std::vector<std::string> args);
   // Waits until the broker lists `worker_id` as READY.
   void WaitWorkerReady(const std::string& worker_id, std::chrono::milliseconds timeout = 20s);

@@ -87,9 +87,23 @@ TEST(BrokerFlags, ExactlyOneJournal) {
 
 TEST(BrokerFlags, AnEtcdJournalCampaignsUnderItsNameWithBoundsThatFitATransaction) {
   const BrokerSetup setup = Resolve({"--insecure-plaintext", "--journal", "etcd://127.0.0.1:2379,127.0.0.1:2479/fleet/",
-                                     "--advertise", "broker-a", "--etcd-lease-ttl", "8"});
+                                     "--advertise", "broker-a", "--etcd-lease-ttl", "8", "--clients",
+                                     "tcp://0.0.0.0:7000", "--workers", "tcp://10.1.2.3:7001"});
   ASSERT_TRUE(setup.leadership.has_value());
-  EXPECT_EQ(setup.leadership->name, "broker-a");
+  // The leader key's value: the name, and where standbys send clients and
+  // workers (a wildcard host becomes this host's name).
+  const LeaderAddress self = LeaderAddress::Decode(setup.leadership->name);
+  EXPECT_EQ(self, setup.self);
+  EXPECT_EQ(self.name, "broker-a");
+  EXPECT_EQ(self.clients.rfind("tcp://", 0), 0u);
+  EXPECT_EQ(self.clients.find("0.0.0.0"), std::string::npos) << self.clients;
+  EXPECT_EQ(self.clients.substr(self.clients.size() - 5), ":7000");
+  EXPECT_EQ(self.workers, "tcp://10.1.2.3:7001");
+  const BrokerSetup told = Resolve({"--insecure-plaintext", "--journal", "etcd://127.0.0.1:2379/p",
+                                    "--advertise-clients", "tcp://broker-0.zk:7000", "--advertise-workers",
+                                    "tcp://broker-0.zk:7001"});
+  EXPECT_EQ(told.self.clients, "tcp://broker-0.zk:7000");
+  EXPECT_EQ(told.self.workers, "tcp://broker-0.zk:7001");
   EXPECT_EQ(setup.leadership->ttl, std::chrono::seconds(8));
   EXPECT_EQ(setup.leadership->client.call_timeout, std::chrono::milliseconds(2000));
   EXPECT_EQ(setup.leadership->client.endpoints.size(), 2u);

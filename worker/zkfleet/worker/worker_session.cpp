@@ -54,8 +54,12 @@ void WorkerSession::Connect() {
 }
 
 void WorkerSession::Reconnect(const std::string& why, bool next) {
-  const std::string& from = endpoints_[current_];
-  if (next) current_ = (current_ + 1) % endpoints_.size();
+  ReconnectTo(why, next ? (current_ + 1) % endpoints_.size() : current_);
+}
+
+void WorkerSession::ReconnectTo(const std::string& why, size_t to) {
+  const std::string from = endpoints_[current_];
+  current_ = to;
   if (endpoints_[current_] == from) {
     spdlog::warn("reconnecting to the broker at {}: {}", from, why);
   } else {
@@ -160,7 +164,10 @@ int WorkerSession::Run(int signal_fd) {
       // A list is tried round by round before the wait grows.
       if (current_ == 0) silence_limit_ = std::min<Clock::duration>(silence_limit_ * 2, kMaxSilence);
     }
-    if (retry_registration_ && now >= retry_registration_->first) Reconnect(retry_registration_->second);
+    if (retry_registration_ && now >= retry_registration_->at) {
+      const RetryAt retry = *retry_registration_;  // Reconnect clears it
+      ReconnectTo(retry.why, retry.to);
+    }
     next_tick = core_.Tick(now);
     Flush();
   }
@@ -225,7 +232,11 @@ void WorkerSession::OnMessage(proto::Envelope& message, fleet::Frames& frames) {
     return;
   }
   if (message.body_case() == proto::Envelope::kDisconnect) {
-    OnDisconnect(message.disconnect().reason());
+    if (message.disconnect().not_leader()) {
+      OnNotLeader(message.disconnect());
+    } else {
+      OnDisconnect(message.disconnect().reason());
+    }
     return;
   }
   if (message.body_case() == proto::Envelope::kReloadCommand) {
@@ -244,10 +255,35 @@ void WorkerSession::OnDisconnect(const std::string& reason) {
   if (reason.rfind("registration refused", 0) == 0) {
     spdlog::error("the broker refused our registration: {}; trying again in {} ms", reason,
                   connection_.heartbeat_interval.count());
-    retry_registration_.emplace(Clock::now() + connection_.heartbeat_interval, "the broker said: " + reason);
+    retry_registration_ = RetryAt{Clock::now() + connection_.heartbeat_interval, "the broker said: " + reason, current_};
     return;
   }
   Reconnect("the broker said: " + reason);
+}
+
+void WorkerSession::OnNotLeader(const proto::Disconnect& disconnect) {
+  const proto::WorkerState state = core_.state();
+  if (state == proto::WORKER_STATE_RELEASING || state == proto::WORKER_STATE_GONE) return;
+  if (retry_registration_) return;  // already moving on
+  // The leader named, when it is in our list: there at once.
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    if (i != current_ && !disconnect.leader().empty() && endpoints_[i] == disconnect.leader()) {
+      ReconnectTo(disconnect.reason(), i);
+      return;
+    }
+  }
+  // Otherwise the next broker of the list (the same one, alone), a heartbeat
+  // later: none may lead for a moment (the standby that answered may be next).
+  const size_t next = (current_ + 1) % endpoints_.size();
+  const auto now = Clock::now();
+  if (endpoints_.size() == 1 && now >= next_not_leader_log_) {
+    next_not_leader_log_ = now + std::chrono::minutes(1);
+    spdlog::error("{}{}; this worker was given only that broker's address, and asks it again every heartbeat (give "
+                  "--broker every broker's worker endpoint, comma-separated, to follow the leader)",
+                  disconnect.reason(),
+                  disconnect.leader().empty() ? std::string() : " (its worker endpoint: " + disconnect.leader() + ")");
+  }
+  retry_registration_ = RetryAt{now + connection_.heartbeat_interval, disconnect.reason(), next};
 }
 
 }  // namespace zkfleet::worker

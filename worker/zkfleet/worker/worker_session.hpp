@@ -9,11 +9,13 @@
 // The session itself only handles DISCONNECT (reconnect, or retry a refused
 // registration a heartbeat later).
 //
-// Brokers on etcd: given several endpoints (one leads and binds; the others
-// bind nothing), the session talks to one at a time and, when it falls
-// silent, tries the next, registering afresh with whichever answers as it
-// would with a restarted broker (its running proofs listed in READY, their
-// results sent to the broker it then talks to).
+// Brokers on etcd: given several endpoints, the session talks to one at a
+// time and, when it falls silent, tries the next, registering afresh with
+// whichever answers as it would with a restarted broker (its running proofs
+// listed in READY, their results sent to the broker it then talks to). A
+// standby that answers "not the leader" (DISCONNECT not_leader, naming the
+// leader's worker endpoint) sends it to the leader at once when the list
+// holds that endpoint, else to the next broker a heartbeat later.
 //
 // Ownership: the session owns the core (and through it the pipeline) and
 // its socket, in a ZeroMQ context of its own, so that Run() can terminate it
@@ -86,12 +88,17 @@ class WorkerSession {
   void Connect();
   // A new socket, to the next endpoint when `next` (the broker fell silent).
   void Reconnect(const std::string& why, bool next = false);
+  // A new socket, to endpoints_[to].
+  void ReconnectTo(const std::string& why, size_t to);
   // Sends the core's outbox, in order, and clears it.
   void Flush();
   // Reads every message waiting on the DEALER and hands it to the core.
   void ReceiveAll();
   void OnMessage(proto::Envelope& message, fleet::Frames& frames);
   void OnDisconnect(const std::string& reason);
+  // A standby answered (DISCONNECT not_leader): to the leader it names when
+  // it is in our list, at once; else to the next broker a heartbeat later.
+  void OnNotLeader(const proto::Disconnect& disconnect);
   // SIGHUP: the circuits read again (circuit_reader_) and handed to the core.
   void ReloadCircuits();
 
@@ -112,7 +119,14 @@ class WorkerSession {
   // A registration the broker refused (another live process with our id, or
   // an id bound to another key): we try again once, a heartbeat later, not in
   // a tight loop, and ignore the DISCONNECTs our old connection still gets.
-  std::optional<std::pair<Clock::time_point, std::string>> retry_registration_;
+  // A standby's answer sets it too, naming the broker to go to.
+  struct RetryAt {
+    Clock::time_point at;
+    std::string why;
+    size_t to;  // index into endpoints_
+  };
+  std::optional<RetryAt> retry_registration_;
+  Clock::time_point next_not_leader_log_{};  // rate limit of OnNotLeader's line
 };
 
 }  // namespace zkfleet::worker

@@ -105,6 +105,8 @@ enum class Code {
   kInvalidResult,    // a SUCCEEDED result that is not a proof (proof_json or public_json not JSON)
   kResultExpired,    // the job ended but its result passed the broker's retention (--result-ttl):
                      // Submit the same request id with the same witnesses to prove it again
+  kNotLeader,        // a standby broker answered (brokers on etcd): the message names the leader's
+                     // client endpoint; give it, or every broker's endpoint (a list follows the leader)
 };
 
 // "BUSY", "UNKNOWN_CIRCUIT", ... "OK".

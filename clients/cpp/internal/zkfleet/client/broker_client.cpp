@@ -27,13 +27,15 @@ ErrorCode CodeFor(proto::ErrorKind kind) {
     case proto::ERROR_KIND_REQUEST_ID_REUSED:
     case proto::ERROR_KIND_FOREIGN_JOB: return ErrorCode::kMismatch;
     case proto::ERROR_KIND_UNAVAILABLE: return ErrorCode::kIo;
+    case proto::ERROR_KIND_NOT_LEADER: return ErrorCode::kNotLeader;
     default: return ErrorCode::kInternal;
   }
 }
 
 void ThrowIfError(const proto::Envelope& envelope) {
   if (envelope.has_error()) {
-    throw BrokerError(envelope.error().kind(), envelope.error().message(), envelope.error().retry_after_ms());
+    throw BrokerError(envelope.error().kind(), envelope.error().message(), envelope.error().retry_after_ms(),
+                      envelope.error().leader());
   }
 }
 
@@ -47,10 +49,16 @@ bool IsReplyTo(const proto::Envelope& envelope, uint64_t id) {
   return envelope.correlation_id() == id || (envelope.has_error() && envelope.correlation_id() == 0);
 }
 
-// Refusals after which the same SUBMIT may succeed: nothing was accepted.
-bool RetryableRefusal(proto::ErrorKind kind) {
-  return kind == proto::ERROR_KIND_BUSY || kind == proto::ERROR_KIND_UNAVAILABLE;
+// A standby's NOT_LEADER while no broker leads: ask again after its hint.
+bool NoneLeads(const proto::ErrorReply& error) {
+  return error.kind() == proto::ERROR_KIND_NOT_LEADER && error.leader().empty();
 }
+
+// The least wait before a request refused for now goes again.
+constexpr auto kMinRetryWait = std::chrono::milliseconds(100);
+// Following a list: how soon a request no connected broker could take is
+// tried again (a handshake's connection may not be routable yet).
+constexpr auto kUnsentRetry = std::chrono::milliseconds(100);
 
 // "proof_json is not JSON: 'abc...'" for the message of an InvalidResultError.
 std::string Excerpt(const std::string& text) {
@@ -107,10 +115,17 @@ void CheckJobResult(const proto::JobResult& result) {
   }
 }
 
-BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message, uint32_t retry_after_ms)
+BrokerError::BrokerError(proto::ErrorKind kind, const std::string& message, uint32_t retry_after_ms,
+                         std::string leader)
     : Error(CodeFor(kind), "broker: " + wire::ErrorKindName(kind) + ": " + message),
       kind_(kind),
-      retry_after_ms_(retry_after_ms) {}
+      retry_after_ms_(retry_after_ms),
+      leader_(std::move(leader)) {}
+
+bool BrokerError::retryable() const {
+  return kind_ == proto::ERROR_KIND_BUSY || kind_ == proto::ERROR_KIND_UNAVAILABLE ||
+         (kind_ == proto::ERROR_KIND_NOT_LEADER && leader_.empty());
+}
 
 BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint, const fleet::ClientSecurity& security,
                            const fleet::SocketLimits& limits, std::string client_id)
@@ -119,38 +134,80 @@ BrokerClient::BrokerClient(zmq::context_t& context, const std::string& endpoint,
       following_(endpoints_.size() > 1),
       plaintext_(security.plaintext),
       limits_(limits),
-      client_id_(std::move(client_id)),
-      socket_(context, zmq::socket_type::dealer),
-      monitor_(context, zmq::socket_type::pair) {
-  ConfigureDealer(socket_, limits_, /*linger_ms=*/0);
-  socket_.set(zmq::sockopt::sndtimeo, kSendTimeoutMs);
-  // Following a list: requests only to completed connections (the leader's).
-  if (following_) socket_.set(zmq::sockopt::immediate, 1);
+      client_id_(std::move(client_id)) {
+  security.CheckFits(endpoints_.size());
   static std::atomic<uint64_t> monitors{0};
-  const std::string address = "inproc://zkfleet-client-monitor-" + std::to_string(monitors++) + "-" +
-                              std::to_string(reinterpret_cast<uintptr_t>(this));
-  if (zmq_socket_monitor(socket_.handle(), address.c_str(),
-                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-                             ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0) {
-    throw Error(ErrorCode::kInternal, "cannot monitor the broker connection: " + std::string(zmq_strerror(zmq_errno())));
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    zmq::socket_t& socket = sockets_.emplace_back(context, zmq::socket_type::dealer);
+    ConfigureDealer(socket, limits_, /*linger_ms=*/0);
+    socket.set(zmq::sockopt::sndtimeo, kSendTimeoutMs);
+    // Following a list: requests only over completed connections (a send to
+    // a broker not connected fails at once instead of waiting in a queue).
+    if (following_) socket.set(zmq::sockopt::immediate, 1);
+    const std::string address = "inproc://zkfleet-client-monitor-" + std::to_string(monitors++) + "-" +
+                                std::to_string(reinterpret_cast<uintptr_t>(this));
+    if (zmq_socket_monitor(socket.handle(), address.c_str(),
+                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0) {
+      throw Error(ErrorCode::kInternal,
+                  "cannot monitor the broker connection: " + std::string(zmq_strerror(zmq_errno())));
+    }
+    zmq::socket_t& monitor = monitors_.emplace_back(context, zmq::socket_type::pair);
+    monitor.set(zmq::sockopt::linger, 0);
+    monitor.connect(address);
+    security.Apply(socket, i);  // CURVE takes the server key in force at connect()
+    socket.connect(endpoints_[i]);
   }
-  monitor_.set(zmq::sockopt::linger, 0);
-  monitor_.connect(address);
-  fleet::ConnectToBrokers(socket_, endpoints_, security);
 }
 
-BrokerClient::~BrokerClient() { zmq_socket_monitor(socket_.handle(), nullptr, 0); }
+bool BrokerClient::SendToBrokers(const std::string& bytes, fleet::Frames* frames, bool any) {
+  auto send_to = [&](size_t i) {
+    const bool more = frames && !frames->empty();
+    if (!sockets_[i].send(zmq::buffer(bytes), zmq::send_flags::dontwait | (more ? zmq::send_flags::sndmore
+                                                                                 : zmq::send_flags::none))) {
+      return false;  // not connected (ZMQ_IMMEDIATE), or its queue is full
+    }
+    if (more) {
+      fleet::Frames shared;
+      shared.reserve(frames->size());
+      for (zmq::message_t& frame : *frames) shared.push_back(fleet::ShareFrame(frame));
+      fleet::SendFrames(sockets_[i], shared);
+    }
+    return true;
+  };
+  if (leader_) {
+    if (send_to(*leader_)) return true;
+    leader_.reset();  // its connection is gone
+  }
+  for (size_t k = 0; k < endpoints_.size(); ++k) {
+    const size_t i = (cursor_ + k) % endpoints_.size();
+    if (!any && standbys_.count(i)) continue;
+    if (send_to(i)) {
+      cursor_ = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+BrokerClient::~BrokerClient() {
+  for (zmq::socket_t& socket : sockets_) zmq_socket_monitor(socket.handle(), nullptr, 0);
+}
 
 bool BrokerClient::SendBytes(proto::Envelope& envelope, fleet::Frames* frames) {
   // A DEALER with no usable connection (e.g. refused at the CURVE handshake)
   // would block here for ever: the socket has a send timeout instead. Once
   // the first part is queued the whole message is.
   const bool more = frames && !frames->empty();
-  if (!socket_.send(zmq::buffer(wire::EncodeEnvelope(envelope)), more ? zmq::send_flags::sndmore : zmq::send_flags::none)) {
-    if (following_) {  // no broker leads now: sent again on the next connection (SUBMITs and waits)
-      unsent_ = true;
-      return false;
-    }
+  if (following_) {
+    if (SendToBrokers(wire::EncodeEnvelope(envelope), frames, /*any=*/true)) return true;
+    // No broker can take it now: sent again on the next connection, or soon.
+    unsent_ = true;
+    if (!resend_at_) resend_at_ = Clock::now() + kUnsentRetry;
+    return false;
+  }
+  zmq::socket_t& socket = sockets_.front();
+  if (!socket.send(zmq::buffer(wire::EncodeEnvelope(envelope)), more ? zmq::send_flags::sndmore : zmq::send_flags::none)) {
     throw Error(ErrorCode::kIo, "cannot send to the broker at " + endpoint_ +
                                     ": no connection (refused at the handshake? check --curve-secret-key, "
                                     "--broker-public-key and the broker's allow-list)");
@@ -159,7 +216,7 @@ bool BrokerClient::SendBytes(proto::Envelope& envelope, fleet::Frames* frames) {
     fleet::Frames shared;
     shared.reserve(frames->size());
     for (zmq::message_t& frame : *frames) shared.push_back(fleet::ShareFrame(frame));
-    fleet::SendFrames(socket_, shared);
+    fleet::SendFrames(socket, shared);
   }
   return true;
 }
@@ -174,12 +231,15 @@ uint64_t BrokerClient::Send(proto::Envelope envelope, fleet::Frames frames) {
   } else if (envelope.has_await()) {
     awaited_jobs_[envelope.await().job_seq()] = id;
     delivered_jobs_.erase(envelope.await().job_seq());  // asked again: deliver again
+  } else if (following_) {
+    pending_calls_[id] = std::move(envelope);
   }
   return id;
 }
 
 bool BrokerClient::Track(const proto::Envelope& envelope) {
   const uint64_t id = envelope.correlation_id();
+  pending_calls_.erase(id);
   if (envelope.has_submit_reply()) {
     unanswered_submits_.erase(id);
     const auto& reply = envelope.submit_reply();
@@ -188,13 +248,14 @@ bool BrokerClient::Track(const proto::Envelope& envelope) {
     unanswered_submits_.erase(id);
     for (auto it = awaited_jobs_.begin(); it != awaited_jobs_.end(); ++it) {
       if (it->second != id || id == 0) continue;
-      if (envelope.error().kind() == proto::ERROR_KIND_UNAVAILABLE) {
+      if (envelope.error().kind() == proto::ERROR_KIND_UNAVAILABLE || NoneLeads(envelope.error())) {
         // The broker could not write its journal in the turn that answered
         // this wait (its AWAIT, or the result pushed for its SUBMIT): nothing
-        // of it stood. The wait goes on: the job is AWAITed again, under the
-        // same correlation id, after the broker's hint.
+        // of it stood. Or a standby answered while no broker leads. The wait
+        // goes on: the job is AWAITed again, under the same correlation id,
+        // after the broker's hint.
         const auto after = std::max<std::chrono::milliseconds>(
-            std::chrono::milliseconds(envelope.error().retry_after_ms()), std::chrono::milliseconds(100));
+            std::chrono::milliseconds(envelope.error().retry_after_ms()), kMinRetryWait);
         reawait_at_[it->first] = Clock::now() + after;
         return false;
       }
@@ -241,6 +302,10 @@ std::string BrokerClient::NoReplyMessage(const std::string& what, std::chrono::m
   if (std::string problem = HandshakeProblem(); !problem.empty()) {
     return "no " + what + " from the broker at " + endpoint_ + ": " + problem;
   }
+  if (!last_not_leader_.empty()) {
+    return "no " + what + " from the broker at " + endpoint_ + " within " + std::to_string(timeout.count()) +
+           " ms: no broker of the list leads; the last standby to answer said: " + last_not_leader_;
+  }
   return "no " + what + " from the broker at " + endpoint_ + " within " + std::to_string(timeout.count()) +
          " ms (is zkbroker running there?)";
 }
@@ -249,33 +314,41 @@ void BrokerClient::OnMonitorEvents() {
   zmq::message_t event;
   zmq::message_t address;
   bool resend = false;
-  while (monitor_.recv(event, zmq::recv_flags::dontwait)) {
-    std::string peer;
-    if (event.more()) {
-      (void)monitor_.recv(address, zmq::recv_flags::none);
-      peer = address.to_string();
+  for (size_t i = 0; i < monitors_.size(); ++i) {
+    while (monitors_[i].recv(event, zmq::recv_flags::dontwait)) {
+      if (event.more()) (void)monitors_[i].recv(address, zmq::recv_flags::none);
+      if (event.size() < sizeof(uint16_t)) continue;
+      uint16_t type = 0;
+      std::memcpy(&type, event.data(), sizeof(type));
+      if (type == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) auth_refused_ = true;
+      if (type == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
+        ++handshakes_failed_;
+        last_handshake_failure_ = HandshakeFailure::kClosed;
+      }
+      if (type == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+        ++handshakes_failed_;
+        last_handshake_failure_ = HandshakeFailure::kProtocol;
+      }
+      if (type == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        auth_refused_ = false;
+        handshakes_failed_ = 0;
+        live_.insert(i);
+        standbys_.erase(i);  // a broker (re)started: it may lead now
+        // Following a list, a new connection changes nothing while the
+        // leader is known (a standby came back); else it may be the leader's.
+        if (++handshakes_ > 1 || unsent_) resend = resend || !following_ || !leader_ || unsent_;
+      }
+      // Following a list, the leader's connection gone (or one while no
+      // leader is known) while another lives: what it held goes again, to
+      // the ones that live.
+      if (type == ZMQ_EVENT_DISCONNECTED && live_.erase(i) > 0 && following_) {
+        standbys_.erase(i);
+        if (!leader_ || leader_ == i) {
+          leader_.reset();
+          resend = resend || !live_.empty();
+        }
+      }
     }
-    if (event.size() < sizeof(uint16_t)) continue;
-    uint16_t type = 0;
-    std::memcpy(&type, event.data(), sizeof(type));
-    if (type == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) auth_refused_ = true;
-    if (type == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
-      ++handshakes_failed_;
-      last_handshake_failure_ = HandshakeFailure::kClosed;
-    }
-    if (type == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
-      ++handshakes_failed_;
-      last_handshake_failure_ = HandshakeFailure::kProtocol;
-    }
-    if (type == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
-      auth_refused_ = false;
-      handshakes_failed_ = 0;
-      live_.insert(peer);
-      if (++handshakes_ > 1 || unsent_) resend = true;
-    }
-    // One of several connections gone while another lives (following a
-    // list): what the lost one held goes again, to the one that lives.
-    if (type == ZMQ_EVENT_DISCONNECTED && live_.erase(peer) > 0 && !live_.empty()) resend = true;
   }
   if (!resend) return;
   // A new connection: the broker may have restarted (or a standby now leads)
@@ -285,20 +358,62 @@ void BrokerClient::OnMonitorEvents() {
   ResendOutstanding();
 }
 
+proto::Envelope BrokerClient::MakeAwait(uint64_t job_seq, uint64_t id) const {
+  proto::Envelope await;
+  await.set_correlation_id(id);
+  await.set_client_id(client_id_);
+  await.mutable_await()->set_job_seq(job_seq);
+  return await;
+}
+
 void BrokerClient::ResendOutstanding() {
   unsent_ = false;
+  resend_at_.reset();
   // A send that fails (following a list, no broker leads) leaves the rest
   // for the next connection too.
   for (auto& [id, submit] : unanswered_submits_) {
     if (!SendBytes(submit.envelope, &submit.witnesses)) return;
   }
   for (const auto& [job_seq, id] : awaited_jobs_) {
-    proto::Envelope await;
-    await.set_correlation_id(id);
-    await.set_client_id(client_id_);
-    await.mutable_await()->set_job_seq(job_seq);
+    proto::Envelope await = MakeAwait(job_seq, id);
     if (!SendBytes(await)) return;
   }
+  for (auto& [id, call] : pending_calls_) {
+    if (!SendBytes(call)) return;
+  }
+}
+
+void BrokerClient::OnNotLeader(size_t from, const proto::Envelope& envelope) {
+  const proto::ErrorReply& error = envelope.error();
+  last_not_leader_ = error.message();
+  standbys_.insert(from);
+  if (leader_ == from) leader_.reset();
+  // The leader it names, when it is one of ours, is asked next.
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    if (!error.leader().empty() && endpoints_[i] == error.leader()) cursor_ = i;
+  }
+  const uint64_t id = envelope.correlation_id();
+  if (id == 0) return;
+  // To a broker not known to stand by; when every connected one has, the
+  // requests wait for a new connection or the standby's hint.
+  if (auto submit = unanswered_submits_.find(id); submit != unanswered_submits_.end()) {
+    if (SendToBrokers(wire::EncodeEnvelope(submit->second.envelope), &submit->second.witnesses, /*any=*/false)) return;
+  } else if (auto call = pending_calls_.find(id); call != pending_calls_.end()) {
+    if (SendToBrokers(wire::EncodeEnvelope(call->second), nullptr, /*any=*/false)) return;
+  } else {
+    bool awaited = false;
+    for (const auto& [job_seq, awaited_by] : awaited_jobs_) {
+      if (awaited_by != id) continue;
+      awaited = true;
+      proto::Envelope await = MakeAwait(job_seq, id);
+      if (SendToBrokers(wire::EncodeEnvelope(await), nullptr, /*any=*/false)) return;
+      break;
+    }
+    if (!awaited) return;  // answered meanwhile
+  }
+  const auto after = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(error.retry_after_ms()),
+                                                         kMinRetryWait * 5);
+  if (!resend_at_) resend_at_ = Clock::now() + after;
 }
 
 void BrokerClient::SendDueAwaits() {
@@ -309,10 +424,7 @@ void BrokerClient::SendDueAwaits() {
       continue;
     }
     if (auto awaited = awaited_jobs_.find(it->first); awaited != awaited_jobs_.end()) {
-      proto::Envelope await;
-      await.set_correlation_id(awaited->second);
-      await.set_client_id(client_id_);
-      await.mutable_await()->set_job_seq(it->first);
+      proto::Envelope await = MakeAwait(it->first, awaited->second);
       SendBytes(await);
     }
     it = reawait_at_.erase(it);
@@ -320,36 +432,63 @@ void BrokerClient::SendDueAwaits() {
 }
 
 void BrokerClient::SendRaw(const std::string& bytes) {
-  socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
+  if (following_) {
+    SendToBrokers(bytes, nullptr, /*any=*/true);
+    return;
+  }
+  sockets_.front().send(zmq::buffer(bytes), zmq::send_flags::none);
 }
 
 std::optional<proto::Envelope> BrokerClient::ReceiveOne(Clock::time_point deadline) {
   for (;;) {
     SendDueAwaits();
+    if (resend_at_ && Clock::now() >= *resend_at_) {
+      standbys_.clear();  // they may lead now
+      ResendOutstanding();
+    }
     auto wake = deadline;
     for (const auto& [job_seq, at] : reawait_at_) wake = std::min(wake, at);
+    if (resend_at_) wake = std::min(wake, *resend_at_);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now());
     if (left.count() < 0) left = std::chrono::milliseconds(0);
-    zmq::pollitem_t items[2] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}, {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 2, left);
-    if (items[1].revents & ZMQ_POLLIN) OnMonitorEvents();
+    std::vector<zmq::pollitem_t> items;
+    for (zmq::socket_t& monitor : monitors_) items.push_back({monitor.handle(), 0, ZMQ_POLLIN, 0});
+    for (zmq::socket_t& socket : sockets_) items.push_back({socket.handle(), 0, ZMQ_POLLIN, 0});
+    zmq::poll(items.data(), items.size(), left);
+    const size_t n = sockets_.size();
+    bool events = false;
+    for (size_t i = 0; i < n; ++i) events = events || (items[i].revents & ZMQ_POLLIN);
+    if (events) OnMonitorEvents();
     // Nothing will ever be answered over a handshake that keeps failing: say
     // so now rather than at the end of the timeout.
     if (!HandshakeProblem().empty()) return std::nullopt;
-    if (!(items[0].revents & ZMQ_POLLIN)) {
+    std::optional<size_t> from;
+    for (size_t i = 0; i < n && !from; ++i) {
+      if (items[n + i].revents & ZMQ_POLLIN) from = i;
+    }
+    if (!from) {
       if (Clock::now() >= deadline) return std::nullopt;
       continue;
     }
     zmq::message_t frame;
     fleet::Frames extra;
-    if (!fleet::ReceiveMultipart(socket_, frame, extra, zmq::recv_flags::dontwait)) continue;
+    if (!fleet::ReceiveMultipart(sockets_[*from], frame, extra, zmq::recv_flags::dontwait)) continue;
     // The broker sends single-frame messages; anything else is not ours.
     if (!extra.empty()) continue;
     proto::Envelope envelope;
-    if (wire::DecodeEnvelope(frame.data(), frame.size(), limits_.max_message_bytes, envelope) == wire::DecodeStatus::kOk &&
-        Track(envelope)) {
-      return envelope;
+    if (wire::DecodeEnvelope(frame.data(), frame.size(), limits_.max_message_bytes, envelope) != wire::DecodeStatus::kOk) {
+      continue;
     }
+    if (following_) {
+      if (envelope.has_error() && envelope.error().kind() == proto::ERROR_KIND_NOT_LEADER) {
+        OnNotLeader(*from, envelope);
+        continue;
+      }
+      leader_ = *from;
+      cursor_ = *from;
+      last_not_leader_.clear();
+    }
+    if (Track(envelope)) return envelope;
   }
 }
 
@@ -386,6 +525,7 @@ proto::Envelope BrokerClient::Call(proto::Envelope request, std::chrono::millise
   // has done this for a reply under `id`; an ErrorReply with id 0, for a
   // request the broker could not read, it cannot attribute.)
   if (reply) unanswered_submits_.erase(id);
+  pending_calls_.erase(id);
   if (!reply) {
     throw NoReplyError(NoReplyMessage("reply", timeout));
   }
@@ -423,7 +563,7 @@ proto::SubmitReply BrokerClient::Submit(const proto::SubmitRequest& request, fle
       }
       return reply.submit_reply();
     } catch (const BrokerError& e) {
-      if (!RetryableRefusal(e.kind())) throw;
+      if (!e.retryable()) throw;
       // Back off: the broker's hint, doubled per refusal (from 100 ms: an
       // UNAVAILABLE may come without a hint), capped, with jitter so that
       // many refused clients do not come back in step.
@@ -507,6 +647,7 @@ proto::DrainWorkerReply BrokerClient::Drain(const std::string& worker_id, bool w
   uint64_t id = Send(std::move(envelope));
   for (;;) {
     auto reply = WaitFor([id](const proto::Envelope& e) { return IsReplyTo(e, id); }, deadline);
+    pending_calls_.erase(id);
     if (!reply) {
       throw NoReplyError(NoReplyMessage(wait ? "drain completion" : "reply", timeout));
     }

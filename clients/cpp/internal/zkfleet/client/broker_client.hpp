@@ -2,7 +2,7 @@
 // (zkfleet/client.h, hence zkctl), internal to zkfleet_client (not
 // installed); the integration tests and the benchmark use it directly to
 // send what the public client would refuse. One BrokerClient owns one DEALER
-// socket connected to the broker's client endpoint, or to every endpoint of a
+// socket connected to the broker's client endpoint, or one per endpoint of a
 // list of brokers sharing an etcd journal (fleet/broker_endpoints.hpp).
 //
 // Surviving a broker restart: the client watches its connection (a ZeroMQ
@@ -16,13 +16,23 @@
 // job's result or the AWAIT's answer) goes on: the job is AWAITed again after
 // the broker's retry hint.
 //
-// Following the leader of a list of brokers: the socket connects to every
-// endpoint with ZMQ_IMMEDIATE, so a request goes only to a completed
-// connection; standbys bind nothing, so that is the leader's. The resends
-// above happen on every new connection (a new leader) and also when one of
-// several connections drops while another lives (a paused ex-leader that
-// held requests exits when it resumes: they go again, to the leader). A
-// request sent while no broker leads waits for the next connection.
+// Following the leader of a list of brokers: one DEALER per endpoint, each
+// with ZMQ_IMMEDIATE (a send to a broker not connected fails at once), and
+// each request goes to one broker: the one that last answered (the leader),
+// else the next connected one not known to stand by. A standby answers
+// NOT_LEADER (standby_responder.hpp) and the request goes on to the next
+// broker, to the leader it names first; when every connected broker stood by,
+// the requests wait and are asked again after the standby's hint (none leads
+// for a moment). Standbys that share the leader's address bind nothing; their
+// connections just never complete. Unanswered SUBMITs, waits and the call in
+// progress go again on every new connection while no leader is known and
+// whenever a connection drops (a paused ex-leader that held requests exits
+// when it resumes: they go again, to the leader). A request sent while no
+// broker can take it waits for the next connection.
+//
+// Given one endpoint, a standby's NOT_LEADER is the answer: a BrokerError
+// naming the leader (a SUBMIT refused while none leads is tried again, as
+// after UNAVAILABLE).
 //
 // A request the broker answered,
 // accepted or refused (BAD_REQUEST, TOO_LARGE, FORBIDDEN, REQUEST_ID_REUSED,
@@ -89,14 +99,21 @@ void CheckJobResult(const proto::JobResult& result);
 // The broker answered with an ErrorReply.
 class BrokerError : public Error {
  public:
-  BrokerError(proto::ErrorKind kind, const std::string& message, uint32_t retry_after_ms = 0);
+  BrokerError(proto::ErrorKind kind, const std::string& message, uint32_t retry_after_ms = 0,
+              std::string leader = "");
   proto::ErrorKind kind() const { return kind_; }
   // With BUSY (and UNAVAILABLE): the broker's suggested wait before retrying.
   uint32_t retry_after_ms() const { return retry_after_ms_; }
+  // With NOT_LEADER: the leader's client endpoint ("" while none leads).
+  const std::string& leader() const { return leader_; }
+  // Nothing was accepted and the same request may be: BUSY, UNAVAILABLE, or
+  // NOT_LEADER while no broker leads.
+  bool retryable() const;
 
  private:
   proto::ErrorKind kind_;
   uint32_t retry_after_ms_;
+  std::string leader_;
 };
 
 // A job as an application hands it over: the request and the bytes of each
@@ -240,17 +257,36 @@ class BrokerClient {
   // brokers: then it notes that the request waits for a connection and
   // returns false.
   bool SendBytes(proto::Envelope& envelope, fleet::Frames* frames = nullptr);
+  // Following a list: sends to the leader, else to the next connected broker
+  // not known to stand by (`any`: to one that stood by too). False: none took it.
+  bool SendToBrokers(const std::string& bytes, fleet::Frames* frames, bool any);
+  // Following a list: a standby (endpoints_[from]) answered request `id`.
+  void OnNotLeader(size_t from, const proto::Envelope& envelope);
+  // The AWAIT of `job_seq` under correlation id `id` (a wait sent again).
+  proto::Envelope MakeAwait(uint64_t job_seq, uint64_t id) const;
 
   std::vector<std::string> endpoints_;
   std::string endpoint_;  // DescribeBrokerEndpoints(endpoints_)
   bool following_ = false;  // several endpoints: ZMQ_IMMEDIATE, follow the leader
   bool unsent_ = false;     // a request could not be sent: send it on the next connection
-  std::set<std::string> live_;  // endpoints with a completed handshake
+  std::set<size_t> live_;  // endpoints (indices) with a completed handshake
+  // Following a list: the broker that last answered with anything but
+  // NOT_LEADER, where the next request without one goes, the brokers that
+  // answered NOT_LEADER since the connections last changed, and when the
+  // requests go again after every connected broker stood by.
+  std::optional<size_t> leader_;
+  size_t cursor_ = 0;
+  std::set<size_t> standbys_;
+  std::optional<Clock::time_point> resend_at_;
+  std::string last_not_leader_;  // what a standby said last, for NoReplyError
+  // Following a list: requests other than SUBMIT and AWAIT not yet answered
+  // (the call in progress), by correlation id, to go again to another broker.
+  std::map<uint64_t, proto::Envelope> pending_calls_;
   bool plaintext_ = false;  // no CURVE on this side
   fleet::SocketLimits limits_;
   std::string client_id_;
-  zmq::socket_t socket_;
-  zmq::socket_t monitor_;  // PAIR connected to socket_'s monitor
+  std::vector<zmq::socket_t> sockets_;   // one per endpoint
+  std::vector<zmq::socket_t> monitors_;  // PAIRs connected to each socket's monitor
   uint64_t next_correlation_id_ = 1;
   uint64_t handshakes_ = 0;
   uint64_t reconnections_ = 0;
