@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import pytest
 
@@ -157,11 +157,14 @@ class Fleet:
             for circuit in self.PROVED_CIRCUITS:
                 verification += ["--verification-key", f"{circuit}={FIXTURE / 'verification_key.json'}"]
             verification.append("--unverified-circuits=*")
+        # A journal in etcd (--journal etcd://...) instead of broker-data.
+        journal = [] if any(arg.startswith("--journal") for arg in extra) else [
+            "--data-dir", str(self.dir / "broker-data")]
         self._spawn(key, [binary("zkbroker"), "--clients", self.endpoint, "--workers",
                           f"tcp://127.0.0.1:{self.worker_port}", "--heartbeat-ms", str(self.HEARTBEAT_MS),
                           "--curve-secret-key", str(self.dir / "keys" / "broker.secret"),
                           "--allow-dir", str(self.dir / "keys" / "allow"),
-                          "--data-dir", str(self.dir / "broker-data"), *verification, *extra])
+                          *journal, *verification, *extra])
         deadline = time.monotonic() + scaled(15)
         while "broker serving" not in self.log(key):
             if self.processes[key].poll() is not None or time.monotonic() > deadline:
@@ -306,6 +309,34 @@ def arrays_circuit_keys() -> Dict[str, Path]:
         scratch.rename(out)   # whole or not at all: a concurrent test sees no half-made keys
     return {"zkey": zkey, "vk": vk, "wasm": WITGEN_FIXTURES / "arrays" / "bn128" / "circuit.wasm",
             "input": WITGEN_FIXTURES / "arrays" / "input.json"}
+
+
+ETCD = Path("/usr/bin/etcd")
+
+
+def start_etcd(directory: Path) -> Tuple[str, subprocess.Popen]:
+    """One etcd member (Debian's etcd-server) with its data in ``directory``:
+    its client URL and process (killed by the caller). Skips loudly without etcd."""
+    if not ETCD.exists():
+        pytest.skip("SKIPPED LOUDLY: etcd is not installed (scripts/install-deps.sh)")
+    client, peer = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
+    directory.mkdir(parents=True, exist_ok=True)
+    log = open(directory / "etcd.log", "wb")
+    proc = subprocess.Popen([str(ETCD), "--name", "m0", "--data-dir", str(directory / "data"),
+                             "--listen-client-urls", client, "--advertise-client-urls", client,
+                             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                             "--initial-cluster", f"m0={peer}", "--log-level", "warn"],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    host, port = client.rsplit("//", 1)[1].split(":")
+    deadline = time.monotonic() + scaled(30)
+    while True:
+        with socket.socket() as s:
+            if s.connect_ex((host, int(port))) == 0:
+                return client.rsplit("//", 1)[1], proc
+        if proc.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"etcd did not start:\n{(directory / 'etcd.log').read_text(errors='replace')}")
+        time.sleep(0.05)
 
 
 def go_example() -> str:

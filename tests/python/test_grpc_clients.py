@@ -15,7 +15,7 @@ import grpc
 import pytest
 
 import zkfleet
-from conftest import FIXTURE, WITGEN_FIXTURES, free_port, go_example, scaled, snarkjs_verifies
+from conftest import FIXTURE, WITGEN_FIXTURES, binary, free_port, go_example, scaled, snarkjs_verifies, start_etcd
 from zkfleet.grpc_client import GrpcError
 
 
@@ -226,6 +226,51 @@ def test_clients_given_every_brokers_address_follow_the_one_that_serves(own_grpc
         _both_await_through(fleet, client, go_argv, job_seq, failover)
         # A new call goes to the broker that serves now, at the second address.
         assert job_state_name(client.get(job_seq).state) == "SUCCEEDED"
+
+
+def test_a_standby_answers_grpc_callers_not_the_leader_naming_it(own_grpc_fleet):
+    """Brokers on etcd at addresses of their own (issue 48): the standby's
+    gRPC port answers every call UNAVAILABLE, saying it stands by, with the
+    leader's gRPC address in the trailer zkfleet-leader. Both clients given
+    only the standby say where the leader is, at once; given the standby's
+    address first and then the leader's, they are served by the leader."""
+    from zkfleet.grpc_client import GrpcClient
+    fleet = own_grpc_fleet
+    etcd, etcd_proc = start_etcd(fleet.dir / "etcd")
+    fleet.processes["etcd"] = etcd_proc   # killed with the fleet
+    journal = ("--journal", f"etcd://{etcd}/fleet/", "--etcd-lease-ttl", "2")
+    fleet.start_broker(*journal, "--accept-unrouted")
+    leader = fleet.grpc_addr
+    standby = f"127.0.0.1:{free_port()}"
+    fleet._spawn("standby", [binary("zkbroker"), "--clients", f"tcp://127.0.0.1:{free_port()}",
+                             "--workers", f"tcp://127.0.0.1:{free_port()}",
+                             "--curve-secret-key", str(fleet.dir / "keys" / "broker.secret"),
+                             "--allow-dir", str(fleet.dir / "keys" / "allow"), "--unverified-circuits=*",
+                             "--grpc-listen", standby, "--grpc-cert", str(fleet.ca / "server.pem"),
+                             "--grpc-key", str(fleet.ca / "server.key"), "--grpc-client-ca", str(fleet.ca / "ca.pem"),
+                             *journal])
+    deadline = time.monotonic() + scaled(20)
+    while "are told that" not in fleet.log("standby"):
+        assert time.monotonic() < deadline, fleet.log("standby")
+        time.sleep(0.05)
+    assert "gRPC callers on " + standby in fleet.log("standby")
+
+    with GrpcClient(standby, **fleet.tls("alice")) as client:
+        with pytest.raises(GrpcError) as refused:
+            client.get(1, timeout=scaled(10))
+    assert refused.value.code == grpc.StatusCode.UNAVAILABLE and refused.value.leader == leader, refused.value
+    assert "stands by" in refused.value.message
+    go_argv = fleet.go_argv("alice")
+    go_argv[go_argv.index("--addr") + 1] = standby
+    go = subprocess.run([*go_argv, "get", "1"], capture_output=True, text=True, timeout=scaled(60))
+    assert go.returncode != 0 and leader in go.stderr and "stands by" in go.stderr, go.stderr
+
+    with GrpcClient(f"{standby},{leader}", **fleet.tls("alice")) as client:
+        job_seq = client.submit("c1", witnesses=[b"instant"], request_id="sent-on")
+        assert client.get(job_seq).job_seq == job_seq
+    go_argv[go_argv.index("--addr") + 1] = f"{standby},{leader}"
+    go = subprocess.run([*go_argv, "get", str(job_seq)], capture_output=True, text=True, timeout=scaled(60))
+    assert go.returncode == 0 and f'"job_seq": "{job_seq}"' in go.stdout, go.stdout + go.stderr
 
 
 def test_a_bad_address_list_is_refused_in_words():

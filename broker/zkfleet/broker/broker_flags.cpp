@@ -51,12 +51,21 @@ void DeclareBrokerFlags(CLI::App& app, BrokerFlags& flags) {
   app.add_option("--etcd-key", flags.etcd_tls.key_file, "the private key (PEM) of --etcd-cert");
   app.add_option("--advertise", flags.advertise,
                  "what standbys tell about this broker when it leads (default: its --clients endpoint and host)");
-  app.add_option("--advertise-clients", flags.advertise_clients,
-                 "with --journal etcd://: the client endpoint standbys send clients to while this broker leads "
-                 "(default: --clients, a wildcard host replaced by this host's name)");
-  app.add_option("--advertise-workers", flags.advertise_workers,
-                 "with --journal etcd://: the worker endpoint standbys send workers to while this broker leads "
-                 "(default: --workers, a wildcard host replaced by this host's name)");
+  // Where standbys send each kind of peer while this broker leads.
+  struct Advertised {
+    const char* flag;
+    std::string* value;
+    const char* what;
+    const char* bound;
+  };
+  for (const Advertised& a : {Advertised{"--advertise-clients", &flags.advertise_clients, "clients", "--clients"},
+                              Advertised{"--advertise-workers", &flags.advertise_workers, "workers", "--workers"},
+                              Advertised{"--advertise-grpc", &flags.advertise_grpc, "gRPC callers", "--grpc-listen"}}) {
+    app.add_option(a.flag, *a.value,
+                   std::string("with --journal etcd://: the address standbys send ") + a.what +
+                       " to while this broker leads (default: " + a.bound +
+                       ", a wildcard host replaced by this host's name)");
+  }
   flags.max_inline_job_bytes = app.add_option("--max-inline-job-bytes", flags.options.max_inline_job_bytes,
                  "inline witness and input bytes one SUBMIT may carry (0: no bound; with --journal etcd:// the "
                  "default is 786432: larger witnesses go by reference)")
@@ -259,6 +268,10 @@ BrokerSetup ResolveBrokerFlags(const BrokerFlags& flags) {
                                                             : AdvertisedEndpoint(options.client_endpoint, Hostname());
       setup.self.workers = !flags.advertise_workers.empty() ? flags.advertise_workers
                                                             : AdvertisedEndpoint(options.worker_endpoint, Hostname());
+      if (!flags.options.grpc.listen.empty()) {
+        setup.self.grpc = !flags.advertise_grpc.empty() ? flags.advertise_grpc
+                                                        : AdvertisedGrpcAddress(flags.options.grpc.listen, Hostname());
+      }
       leadership.name = setup.self.Encode();
       storage::EtcdJournalOptions etcd;
       etcd.endpoints = url.endpoints;

@@ -43,7 +43,7 @@ struct BrokerFlags {
   uint32_t etcd_max_txn_ops = 128;
   uint64_t etcd_max_txn_bytes = 1u << 20;
   storage::EtcdTls etcd_tls;
-  std::string advertise, advertise_clients, advertise_workers;
+  std::string advertise, advertise_clients, advertise_workers, advertise_grpc;
   std::string curve_secret_key, allow_dir;
   bool insecure_plaintext = false;
   std::vector<std::string> verification_keys;

@@ -69,7 +69,8 @@ grpc::Status StatusOf(const proto::ErrorReply& error) {
     case proto::ERROR_KIND_FOREIGN_JOB: code = grpc::StatusCode::NOT_FOUND; break;
     case proto::ERROR_KIND_BUSY: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
     case proto::ERROR_KIND_REQUEST_ID_REUSED: code = grpc::StatusCode::ALREADY_EXISTS; break;
-    case proto::ERROR_KIND_UNAVAILABLE: code = grpc::StatusCode::UNAVAILABLE; break;
+    case proto::ERROR_KIND_UNAVAILABLE:
+    case proto::ERROR_KIND_NOT_LEADER: code = grpc::StatusCode::UNAVAILABLE; break;
     case proto::ERROR_KIND_FORBIDDEN: code = grpc::StatusCode::PERMISSION_DENIED; break;
     default: break;
   }
@@ -343,6 +344,10 @@ class UnaryCall final : public grpc::ServerUnaryReactor, public GrpcFrontDoor::C
     if (reply.has_error() && reply.error().retry_after_ms() > 0 && context_) {
       // BUSY and UNAVAILABLE: when a retry (same request id) is likely to be taken.
       context_->AddTrailingMetadata("retry-after-ms", std::to_string(reply.error().retry_after_ms()));
+    }
+    if (reply.has_error() && !reply.error().leader().empty() && context_) {
+      // NOT_LEADER from a standby: where the leader's front door is.
+      context_->AddTrailingMetadata("zkfleet-leader", reply.error().leader());
     }
     std::optional<grpc::Status> status =
         reply.has_error() ? std::optional<grpc::Status>(StatusOf(reply.error())) : answer_(reply, response_);

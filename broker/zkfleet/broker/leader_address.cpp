@@ -5,7 +5,7 @@
 namespace zkfleet::broker {
 
 std::string LeaderAddress::Encode() const {
-  return nlohmann::json{{"name", name}, {"clients", clients}, {"workers", workers}}.dump();
+  return nlohmann::json{{"name", name}, {"clients", clients}, {"workers", workers}, {"grpc", grpc}}.dump();
 }
 
 LeaderAddress LeaderAddress::Decode(const std::string& value) {
@@ -22,13 +22,14 @@ LeaderAddress LeaderAddress::Decode(const std::string& value) {
   address.name = text("name");
   address.clients = text("clients");
   address.workers = text("workers");
+  address.grpc = text("grpc");
   return address;
 }
 
 std::string LeaderAddress::Describe() const {
   if (clients.empty() && workers.empty()) return name;
   return name + " (clients " + (clients.empty() ? "?" : clients) + ", workers " + (workers.empty() ? "?" : workers) +
-         ")";
+         (grpc.empty() ? "" : ", gRPC " + grpc) + ")";
 }
 
 std::string AdvertisedEndpoint(const std::string& bound, const std::string& host) {
@@ -51,5 +52,18 @@ bool HasFixedPort(const std::string& endpoint) {
   }
   return endpoint.substr(colon + 1) != "0";
 }
+
+std::string AdvertisedGrpcAddress(const std::string& listen, const std::string& host) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return listen;
+  const std::string listen_host = listen.substr(0, colon);
+  if (!listen_host.empty() && listen_host != "*" && listen_host != "0.0.0.0" && listen_host != "[::]" &&
+      listen_host != "::") {
+    return listen;
+  }
+  return host + listen.substr(colon);
+}
+
+bool HasFixedGrpcPort(const std::string& listen) { return HasFixedPort("tcp://" + listen); }
 
 }  // namespace zkfleet::broker

@@ -25,6 +25,7 @@ StandbyResponder::StandbyResponder(zmq::context_t& context, const BrokerOptions&
     : context_(context), options_(options), self_(std::move(self)) {
   if (options_.security.plaintext) return;
   auto loaded = PeerAllowList::Load(options_.security.allow_dir);
+  allow_list_ = loaded.list;
   zap_ = std::make_unique<ZapHandler>(context_, std::move(loaded.list));
 }
 
@@ -37,6 +38,12 @@ bool StandbyResponder::ShouldBind() const {
   // find nothing here but the leader.
   if (leader_->clients == self_.clients || leader_->workers == self_.workers) return false;
   return true;
+}
+
+bool StandbyResponder::ShouldServeGrpc() const {
+  // The leader's front door would refuse the same mismatch at start.
+  return !options_.grpc.listen.empty() && HasFixedGrpcPort(options_.grpc.listen) &&
+         options_.grpc.insecure_plaintext == options_.security.plaintext && leader_ && leader_->grpc != self_.grpc;
 }
 
 void StandbyResponder::SetLeader(const std::optional<LeaderAddress>& leader) {
@@ -69,11 +76,20 @@ void StandbyResponder::Bind() {
     return;
   }
   bound_ = true;
-  spdlog::info("standing by: clients on {} and workers on {} are told that {} leads", options_.client_endpoint,
-               options_.worker_endpoint, leader_ ? leader_->Describe() : std::string("no broker"));
+  if (ShouldServeGrpc()) {
+    try {
+      grpc_ = std::make_unique<GrpcFrontDoor>(options_.grpc, allow_list_, nullptr);
+    } catch (const Error& e) {
+      spdlog::warn("standing by: gRPC callers on {} are not answered: {}", options_.grpc.listen, e.what());
+    }
+  }
+  spdlog::info("standing by: clients on {} and workers on {}{} are told that {} leads", options_.client_endpoint,
+               options_.worker_endpoint, grpc_ ? " and gRPC callers on " + options_.grpc.listen : std::string(),
+               leader_ ? leader_->Describe() : std::string("no broker"));
 }
 
 void StandbyResponder::Unbind() {
+  grpc_.reset();     // open calls end UNAVAILABLE; the port is free after
   clients_.reset();  // linger 0 (ConfigureRouter): closed at once
   workers_.reset();
   if (bound_) spdlog::info("standing by: the client and worker ports are closed");
@@ -91,12 +107,13 @@ std::string StandbyResponder::Hint() const {
 }
 
 void StandbyResponder::Serve(std::chrono::milliseconds timeout) {
-  zmq::pollitem_t items[3] = {
+  zmq::pollitem_t items[4] = {
       {zap_ ? zap_->socket().handle() : nullptr, -1, ZMQ_POLLIN, 0},
       {bound_ ? clients_->handle() : nullptr, -1, ZMQ_POLLIN, 0},
       {bound_ ? workers_->handle() : nullptr, -1, ZMQ_POLLIN, 0},
+      {nullptr, grpc_ ? grpc_->wake_fd() : -1, ZMQ_POLLIN, 0},
   };
-  zmq::poll(items, 3, timeout);
+  zmq::poll(items, 4, timeout);
   if (zap_ && (items[0].revents & ZMQ_POLLIN)) {
     while (zap_->HandleOne()) {
     }
@@ -104,6 +121,22 @@ void StandbyResponder::Serve(std::chrono::milliseconds timeout) {
   if (!bound_) return;
   if (items[1].revents & ZMQ_POLLIN) AnswerClients();
   if (items[2].revents & ZMQ_POLLIN) AnswerWorkers();
+  if (grpc_ && (items[3].revents & ZMQ_POLLIN)) AnswerGrpcCallers();
+}
+
+void StandbyResponder::AnswerGrpcCallers() {
+  for (GrpcRequest& request : grpc_->TakeRequests()) {
+    proto::Envelope reply = wire::MakeErrorReply(
+        proto::ERROR_KIND_NOT_LEADER,
+        "the broker at " + self_.grpc + " stands by and did nothing with this call: " + Hint(),
+        request.envelope.correlation_id());
+    proto::ErrorReply& error = *reply.mutable_error();
+    if (leader_) error.set_leader(leader_->grpc);
+    error.set_standby(self_.grpc);
+    if (!leader_) error.set_retry_after_ms(kNoLeaderRetryAfterMs);
+    grpc_->Deliver(request.identity, reply);
+    ++answered_;
+  }
 }
 
 void StandbyResponder::AnswerClients() {

@@ -5,7 +5,10 @@
 // an authenticated peer, and does nothing else: a client request gets
 // ErrorReply NOT_LEADER under its correlation id, naming the leader's client
 // endpoint; a worker's message gets DISCONNECT{not_leader}, naming the
-// leader's worker endpoint. Clients and workers that know every broker's
+// leader's worker endpoint; with --grpc-listen, a gRPC call gets UNAVAILABLE
+// with the trailer "zkfleet-leader" naming the leader's gRPC address (the
+// same TLS and client certificates as the leader's front door). Clients and
+// workers that know every broker's
 // address go to the leader at once (broker_client.hpp, worker_session.hpp);
 // one given only this broker's address is told where the leader is. Peers
 // are authenticated as by the leader (CURVE, a ZAP handler over the same
@@ -32,6 +35,7 @@
 
 #include <zmq.hpp>
 
+#include "zkfleet/broker/grpc_front_door.hpp"
 #include "zkfleet/broker/leader_address.hpp"
 #include "zkfleet/broker/options.hpp"
 #include "zkfleet/broker/zap_handler.hpp"
@@ -67,15 +71,18 @@ class StandbyResponder {
   void Unbind();
   void AnswerClients();
   void AnswerWorkers();
+  void AnswerGrpcCallers();
+  bool ShouldServeGrpc() const;
   std::string Hint() const;
 
   zmq::context_t& context_;
   BrokerOptions options_;
   LeaderAddress self_;
   std::optional<LeaderAddress> leader_;
-  std::optional<PeerAllowList> allow_list_;  // null: plaintext
+  PeerAllowList allow_list_;  // empty in plaintext
   std::unique_ptr<ZapHandler> zap_;
   std::optional<zmq::socket_t> clients_, workers_;
+  std::unique_ptr<GrpcFrontDoor> grpc_;  // while bound, with --grpc-listen
   bool bound_ = false;
   Clock::time_point next_bind_try_{};
   uint64_t answered_ = 0;

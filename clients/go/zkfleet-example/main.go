@@ -60,6 +60,7 @@ import (
 const (
 	clientIDMetadata  = "zkfleet-client-id" // the caller's name in plaintext mode
 	retryAfterTrailer = "retry-after-ms"    // with RESOURCE_EXHAUSTED: when to retry
+	leaderTrailer     = "zkfleet-leader"    // a standby broker's UNAVAILABLE: the leader's gRPC address
 	firstBackoff      = 100 * time.Millisecond
 	maxBackoff        = 5 * time.Second
 )
@@ -100,6 +101,61 @@ type rpcError struct {
 }
 
 func (e rpcError) Error() string { return fmt.Sprintf("%s: %s: %s", e.method, e.code, e.msg) }
+
+// notLeaderError: a standby broker answered (brokers on etcd): it did
+// nothing; leader is the leading broker's gRPC address. Never retried at
+// the standby: run() dials again with the leader first (a list), or says
+// where the leader is (one address).
+type notLeaderError struct {
+	leader string
+	status *status.Status
+}
+
+func (e notLeaderError) Error() string { return "UNAVAILABLE: " + e.status.Message() }
+
+// GRPCStatus keeps status.Code and status.Convert working on it.
+func (e notLeaderError) GRPCStatus() *status.Status { return e.status }
+
+func asNotLeader(err error) (notLeaderError, bool) {
+	var nl notLeaderError
+	return nl, errors.As(err, &nl)
+}
+
+// notLeaderOf: the error a call ended with, as a notLeaderError when the
+// trailer names a leader.
+func notLeaderOf(err error, trailer metadata.MD) error {
+	if leader := trailer.Get(leaderTrailer); err != nil && len(leader) > 0 && leader[0] != "" {
+		return notLeaderError{leader: leader[0], status: status.Convert(err)}
+	}
+	return err
+}
+
+// The interceptors read every call's trailer for a standby's answer.
+func unaryNotLeader(ctx context.Context, method string, req, reply interface{}, cc *grpc.ClientConn,
+	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	var trailer metadata.MD
+	err := invoker(ctx, method, req, reply, cc, append(opts, grpc.Trailer(&trailer))...)
+	return notLeaderOf(err, trailer)
+}
+
+type notLeaderStream struct{ grpc.ClientStream }
+
+func (s notLeaderStream) RecvMsg(m interface{}) error {
+	err := s.ClientStream.RecvMsg(m)
+	if err == nil || err == io.EOF {
+		return err
+	}
+	return notLeaderOf(err, s.ClientStream.Trailer())
+}
+
+func streamNotLeader(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
+	streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	stream, err := streamer(ctx, desc, cc, method, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return notLeaderStream{stream}, nil
+}
 
 func newRPCError(method string, err error) rpcError {
 	s := status.Convert(err)
@@ -232,6 +288,9 @@ func run(o options, args []string) error {
 			n := uint32(*attempt)
 			if n == 0 {
 				info, err := c.GetJob(ctx, &zkfleetv1.GetJobRequest{JobSeq: seq})
+				if _, standby := asNotLeader(err); standby {
+					return err
+				}
 				if err != nil {
 					return newRPCError("GetJob", err)
 				}
@@ -257,16 +316,52 @@ func run(o options, args []string) error {
 		return usageError{fmt.Sprintf("unknown command %q: submit, await, get, cancel, jobs, retry, status or workers", command)}
 	}
 
-	conn, err := dial(o)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
 	ctx := context.Background()
 	if o.clientID != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, clientIDMetadata, o.clientID)
 	}
-	return call(ctx, zkfleetv1.NewFleetClient(conn))
+	// A standby's answer: with every broker's address, the call goes again
+	// over a channel that tries the leader it names first (once per broker
+	// at most); with one address it is the answer.
+	entries := strings.Split(o.addr, ",")
+	for tries := 0; ; tries++ {
+		conn, err := dial(o)
+		if err != nil {
+			return err
+		}
+		err = call(ctx, zkfleetv1.NewFleetClient(conn))
+		conn.Close()
+		nl, standby := asNotLeader(err)
+		if !standby {
+			return err
+		}
+		if len(entries) < 2 || tries+1 >= len(entries) {
+			return fmt.Errorf("%s (give --addr %s, or every broker's address)", nl.Error(), nl.leader)
+		}
+		entries = leaderFirst(entries, nl.leader)
+		o.addr = strings.Join(entries, ",")
+		fmt.Fprintf(os.Stderr, "a standby answered; trying %s first\n", entries[0])
+	}
+}
+
+// leaderFirst: the list with `leader` first when it holds it, else turned
+// by one (the next broker first).
+func leaderFirst(entries []string, leader string) []string {
+	var out []string
+	for _, entry := range entries {
+		if strings.TrimSpace(entry) == leader {
+			out = append(out, entry)
+		}
+	}
+	if len(out) == 0 {
+		return append(append([]string{}, entries[1:]...), entries[0])
+	}
+	for _, entry := range entries {
+		if strings.TrimSpace(entry) != leader {
+			out = append(out, entry)
+		}
+	}
+	return out
 }
 
 // dial makes the channel: mTLS (the CA, the client's certificate) or, with
@@ -281,6 +376,8 @@ func dial(o options) (*grpc.ClientConn, error) {
 			MinConnectTimeout: 5 * time.Second,
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)),
+		grpc.WithUnaryInterceptor(unaryNotLeader),
+		grpc.WithStreamInterceptor(streamNotLeader),
 	}
 	if o.insecure {
 		if o.ca != "" || o.cert != "" || o.key != "" {
@@ -446,6 +543,9 @@ func submit(ctx context.Context, o options, c zkfleetv1.FleetClient, s submitArg
 			fmt.Println(reply.GetJobSeq())
 			return nil
 		}
+		if _, standby := asNotLeader(err); standby {
+			return err
+		}
 		code := status.Code(err)
 		if code != codes.Unavailable && code != codes.ResourceExhausted {
 			return newRPCError("SubmitJob", err)
@@ -502,6 +602,9 @@ func await(ctx context.Context, o options, c zkfleetv1.FleetClient, seq uint64) 
 		result, err := awaitOnce(ctx, c, seq, b)
 		if result != nil {
 			return printResult(result)
+		}
+		if _, standby := asNotLeader(err); standby {
+			return err
 		}
 		switch {
 		case ctx.Err() != nil || status.Code(err) == codes.DeadlineExceeded:
@@ -623,6 +726,9 @@ func unary(ctx context.Context, o options, method string, call func(context.Cont
 	ctx, cancel := context.WithTimeout(ctx, o.rpcTimeout)
 	defer cancel()
 	reply, err := call(ctx)
+	if _, standby := asNotLeader(err); standby {
+		return err
+	}
 	if err != nil {
 		return newRPCError(method, err)
 	}

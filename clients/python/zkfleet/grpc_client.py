@@ -55,6 +55,8 @@ from .results import CancelResult, JobResult
 
 CLIENT_ID_METADATA = "zkfleet-client-id"
 RETRY_AFTER_TRAILER = "retry-after-ms"
+# A standby broker's UNAVAILABLE names the leader's gRPC address here.
+LEADER_TRAILER = "zkfleet-leader"
 
 # Our own backoff between retries (doubling, jittered). The channel's
 # reconnect backoff is capped too (below): grpc's default grows to 120 s,
@@ -76,25 +78,32 @@ class GrpcError(ZkfleetError):
     """A gRPC call failed. ``code`` is the :class:`grpc.StatusCode` (e.g.
     ``PERMISSION_DENIED``, ``NOT_FOUND``, ``UNAVAILABLE``), ``message`` the
     broker's (or gRPC's) details, ``method`` the RPC, ``retry_after_ms`` the
-    broker's hint with RESOURCE_EXHAUSTED (else 0)."""
+    broker's hint with RESOURCE_EXHAUSTED (else 0). ``leader``: set when a
+    standby broker answered (UNAVAILABLE, "stands by"): the leader's gRPC
+    address; give it, or every broker's address."""
 
-    def __init__(self, method: str, code: "grpc.StatusCode", message: str, retry_after_ms: int = 0) -> None:
+    def __init__(self, method: str, code: "grpc.StatusCode", message: str, retry_after_ms: int = 0,
+                 leader: str = "") -> None:
         self.method = method
         self.code = code
         self.message = message
         self.retry_after_ms = retry_after_ms
+        self.leader = leader
         super().__init__(f"{method}: {code.name}: {message}")
 
 
 def _error(method: str, e: "grpc.RpcError") -> GrpcError:
     retry_after = 0
+    leader = ""
     for key, value in (e.trailing_metadata() or ()):
         if key == RETRY_AFTER_TRAILER:
             try:
                 retry_after = int(value)
             except ValueError:
                 pass
-    return GrpcError(method, e.code(), e.details() or "", retry_after)
+        if key == LEADER_TRAILER:
+            leader = value
+    return GrpcError(method, e.code(), e.details() or "", retry_after, leader)
 
 
 def _read(path: Union[str, Path, None], what: str) -> Optional[bytes]:
@@ -174,6 +183,9 @@ class GrpcClient:
         self.addr = addr
         self.retry_timeout = retry_timeout
         self._metadata: Tuple[Tuple[str, str], ...] = ()
+        # Brokers on etcd: every broker's address, in the order tried (a
+        # standby's answer puts the leader it names first).
+        self._entries = [entry.strip() for entry in addr.split(",")] if "," in addr else [addr]
         options = list(_CHANNEL_OPTIONS)
         target, first_host = _target(addr)
         if target != addr:  # a list: the name a certificate is checked against is not the target's
@@ -186,7 +198,7 @@ class GrpcClient:
             if client_id is not None:
                 check_name("client id", client_id, MAX_CLIENT_ID_BYTES, "MAX_CLIENT_ID_BYTES")
                 self._metadata = ((CLIENT_ID_METADATA, client_id),)
-            self._channel = grpc.insecure_channel(target, options=options)
+            credentials = None
         else:
             if client_id is not None:
                 # Over TLS the certificate names the caller: a declared id
@@ -202,8 +214,34 @@ class GrpcClient:
                                                        certificate_chain=_read(cert, "cert"))
             if server_name:
                 options.append(("grpc.ssl_target_name_override", server_name))
-            self._channel = grpc.secure_channel(target, credentials, options=options)
+        self._credentials = credentials
+        self._options = options
+        self._connect(target)
+
+    def _connect(self, target: str) -> None:
+        if self._credentials is None:
+            self._channel = grpc.insecure_channel(target, options=self._options)
+        else:
+            self._channel = grpc.secure_channel(target, self._credentials, options=self._options)
         self._stub = v1_grpc.FleetStub(self._channel)
+
+    def _follow(self, error: GrpcError) -> bool:
+        """A standby answered ``error``: with a list, the leader it names (or,
+        when it names none of ours, the next broker) is tried first from now
+        on (True: call again). Given one address there is nowhere to go."""
+        if not error.leader or len(self._entries) < 2:
+            return False
+        if error.leader in self._entries:
+            # Even when it is first: the channel may have settled on the
+            # standby while the leader was out of reach. A new one tries the
+            # addresses in order again.
+            self._entries.remove(error.leader)
+            self._entries.insert(0, error.leader)
+        else:
+            self._entries.append(self._entries.pop(0))
+        self._channel.close()
+        self._connect(_target(",".join(self._entries))[0])
+        return True
 
     # ------------------------------------------------------------------ lifetime
 
@@ -241,10 +279,14 @@ class GrpcClient:
         time.sleep(max(min(seconds, _BACKOFF_FIRST_S) - (time.monotonic() - started), 0))
 
     def _call(self, method: str, request: Any, timeout: Optional[float]) -> Any:
-        try:
-            return getattr(self._stub, method)(request, timeout=timeout, metadata=self._metadata)
-        except grpc.RpcError as e:
-            raise _error(method, e) from None
+        for _ in self._entries:  # a standby's answer sends the call on, once per broker at most
+            try:
+                return getattr(self._stub, method)(request, timeout=timeout, metadata=self._metadata)
+            except grpc.RpcError as e:
+                error = _error(method, e)
+                if not self._follow(error):
+                    raise error from None
+        raise error
 
     def submit(self, circuit_id: str, inputs: Optional[Sequence[Any]] = None,
                witness_refs: Optional[Sequence[WitnessRef]] = None,
@@ -295,6 +337,8 @@ class GrpcClient:
             except GrpcError as e:
                 if e.code not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED):
                     raise
+                if e.leader and len(self._entries) < 2:
+                    raise  # a standby, the only address given: it names the leader
                 pause = backoff.next(e.retry_after_ms / 1000)
                 if time.monotonic() + pause >= deadline:
                     raise
@@ -340,6 +384,8 @@ class GrpcClient:
                     raise Timeout(f"job {job_seq}: no result within {timeout:g} s (last: {last_problem})") from None
                 if error.code != grpc.StatusCode.UNAVAILABLE:
                     raise error from None
+                if error.leader and not self._follow(error) and len(self._entries) < 2:
+                    raise error from None  # a standby, the only address given: it names the leader
                 last_problem = str(error)
                 unavailable = True
             finally:

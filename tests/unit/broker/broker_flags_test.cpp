@@ -88,7 +88,8 @@ TEST(BrokerFlags, ExactlyOneJournal) {
 TEST(BrokerFlags, AnEtcdJournalCampaignsUnderItsNameWithBoundsThatFitATransaction) {
   const BrokerSetup setup = Resolve({"--insecure-plaintext", "--journal", "etcd://127.0.0.1:2379,127.0.0.1:2479/fleet/",
                                      "--advertise", "broker-a", "--etcd-lease-ttl", "8", "--clients",
-                                     "tcp://0.0.0.0:7000", "--workers", "tcp://10.1.2.3:7001"});
+                                     "tcp://0.0.0.0:7000", "--workers", "tcp://10.1.2.3:7001", "--grpc-listen",
+                                     "0.0.0.0:7443", "--grpc-insecure-plaintext"});
   ASSERT_TRUE(setup.leadership.has_value());
   // The leader key's value: the name, and where standbys send clients and
   // workers (a wildcard host becomes this host's name).
@@ -99,6 +100,8 @@ TEST(BrokerFlags, AnEtcdJournalCampaignsUnderItsNameWithBoundsThatFitATransactio
   EXPECT_EQ(self.clients.find("0.0.0.0"), std::string::npos) << self.clients;
   EXPECT_EQ(self.clients.substr(self.clients.size() - 5), ":7000");
   EXPECT_EQ(self.workers, "tcp://10.1.2.3:7001");
+  EXPECT_EQ(self.grpc.substr(self.grpc.size() - 5), ":7443");
+  EXPECT_EQ(self.grpc.find("0.0.0.0"), std::string::npos) << self.grpc;
   const BrokerSetup told = Resolve({"--insecure-plaintext", "--journal", "etcd://127.0.0.1:2379/p",
                                     "--advertise-clients", "tcp://broker-0.zk:7000", "--advertise-workers",
                                     "tcp://broker-0.zk:7001"});
