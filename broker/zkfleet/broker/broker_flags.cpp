@@ -35,6 +35,11 @@ void DeclareBrokerFlags(CLI::App& app, BrokerFlags& flags) {
                  "seconds the etcd leader's lease lasts without a keep-alive: a standby takes over this long after "
                  "the leader is lost")
       ->capture_default_str()->check(CLI::Range(2, 60));
+  // Hidden (tests): the chaos test runs with it so that its faults test the
+  // fence alone (docs/testing.md).
+  app.add_flag("--etcd-fence-only", flags.etcd_fence_only,
+               "tests only: a leader whose lease ended keeps running until a fenced commit stops it")
+      ->group("");
   app.add_option("--etcd-max-txn-ops", flags.etcd_max_txn_ops,
                  "operations in one etcd transaction: at most the members' --max-txn-ops (etcd's default 128); more "
                  "per transaction, fewer round trips under load")
@@ -259,6 +264,7 @@ BrokerSetup ResolveBrokerFlags(const BrokerFlags& flags) {
       leadership.client.tls = flags.etcd_tls;
       leadership.prefix = url.prefix;
       leadership.ttl = std::chrono::seconds(flags.etcd_lease_ttl_s);
+      leadership.stop_on_lease_loss = !flags.etcd_fence_only;
       // A member that does not answer is left for the next well within the
       // lease: keep-alives must reach some member before the TTL runs out.
       leadership.client.call_timeout = std::min<std::chrono::milliseconds>(

@@ -40,6 +40,7 @@ struct BrokerFlags {
   double result_ttl_s = 0, dedup_window_s = 0, busy_retry_s = 0, known_circuit_grace_s = 0;
   double lease_start_timeout_s = 0, strike_window_s = 0, verdict_wait_s = 0, lease_overrun_min_s = 0;
   int64_t etcd_lease_ttl_s = 5;
+  bool etcd_fence_only = false;
   uint32_t etcd_max_txn_ops = 128;
   uint64_t etcd_max_txn_bytes = 1u << 20;
   storage::EtcdTls etcd_tls;

@@ -342,7 +342,7 @@ void BrokerServer::Run(int signal_fd) {
     // Handshakes wait for these answers; they are cheap.
     if (zap_ && (items[2].revents & ZMQ_POLLIN)) zap_->HandleAll();
     if (items[4].revents & ZMQ_POLLIN) OnHandshakeFailures();
-    if (leadership_) {
+    if (leadership_ && leadership_->options().stop_on_lease_loss) {
       if (auto why = leadership_->lost()) {
         journal_->Abort();
         throw Error(ErrorCode::kNotLeader, "this broker no longer leads: " + *why + "; it stops without answering "

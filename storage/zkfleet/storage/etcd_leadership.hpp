@@ -36,6 +36,10 @@ struct EtcdLeadershipOptions {
   std::string prefix = "zkfleet/";
   std::string name;  // what standbys and `zkctl` are told about this broker
   std::chrono::seconds ttl{5};
+  // False only in tests (zkbroker --etcd-fence-only): the broker does not
+  // stop when lost() says its lease ended, so nothing but the transactions'
+  // fence keeps an ex-leader from writing, and a test can show that it does.
+  bool stop_on_lease_loss = true;
 };
 
 class EtcdLeadership {
