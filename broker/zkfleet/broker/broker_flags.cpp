@@ -35,8 +35,8 @@ void DeclareBrokerFlags(CLI::App& app, BrokerFlags& flags) {
                  "seconds the etcd leader's lease lasts without a keep-alive: a standby takes over this long after "
                  "the leader is lost")
       ->capture_default_str()->check(CLI::Range(2, 60));
-  // Hidden (tests): the chaos test runs with it so that its faults test the
-  // fence alone (docs/testing.md).
+  // Hidden (tests): the etcd chaos test runs with it so that its faults
+  // test the fence alone (docs/testing.md).
   app.add_flag("--etcd-fence-only", flags.etcd_fence_only,
                "tests only: a leader whose lease ended keeps running until a fenced commit stops it")
       ->group("");
