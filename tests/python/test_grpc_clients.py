@@ -233,7 +233,8 @@ def test_a_standby_answers_grpc_callers_not_the_leader_naming_it(own_grpc_fleet)
     gRPC port answers every call UNAVAILABLE, saying it stands by, with the
     leader's gRPC address in the trailer zkfleet-leader. Both clients given
     only the standby say where the leader is, at once; given the standby's
-    address first and then the leader's, they are served by the leader."""
+    address first and then the leader's, they are served by the leader. When
+    the leader is killed the standby serves on the ports it answered on."""
     from zkfleet.grpc_client import GrpcClient
     fleet = own_grpc_fleet
     etcd, etcd_proc = start_etcd(fleet.dir / "etcd")
@@ -271,6 +272,16 @@ def test_a_standby_answers_grpc_callers_not_the_leader_naming_it(own_grpc_fleet)
     go_argv[go_argv.index("--addr") + 1] = f"{standby},{leader}"
     go = subprocess.run([*go_argv, "get", str(job_seq)], capture_output=True, text=True, timeout=scaled(60))
     assert go.returncode == 0 and f'"job_seq": "{job_seq}"' in go.stdout, go.stdout + go.stderr
+
+    # The leader dies: the standby closes its answering ports and serves on
+    # them as the leader, the job read back from etcd.
+    fleet.kill_broker()
+    deadline = time.monotonic() + scaled(30)
+    while "broker serving" not in fleet.log("standby"):
+        assert time.monotonic() < deadline, fleet.log("standby")
+        time.sleep(0.05)
+    with GrpcClient(standby, **fleet.tls("alice"), retry_timeout=scaled(30)) as client:
+        assert client.get(job_seq, timeout=scaled(10)).job_seq == job_seq
 
 
 def test_a_bad_address_list_is_refused_in_words():
