@@ -14,8 +14,9 @@
 // are authenticated as by the leader (CURVE, a ZAP handler over the same
 // allow-lists): a key in no allow-list hears nothing.
 //
-// When the ports stay unbound: while no broker leads (the one about to lead
-// may be this one), while the leader advertises this broker's own endpoints
+// When the ports stay unbound: until a leader elsewhere is seen (one that
+// already answers goes on while none leads, saying so), while the leader
+// advertises this broker's own endpoints
 // (brokers sharing one address, a floating IP or a Service: answering there
 // would turn the leader's followers away), and when an endpoint has no fixed
 // port. A port that cannot be bound is logged and tried again later; the
