@@ -29,8 +29,9 @@
 //
 // Leadership (--journal etcd://): a journal commit that etcd refuses because
 // another broker leads (Error kNotLeader), or the leadership's keep-alive
-// finding the lease gone, ends Run() with that error before anything more is
-// sent: the process exits and a standby serves (etcd_leadership.hpp).
+// finding the lease gone (not with stop_on_lease_loss off: tests), ends Run()
+// with that error before anything more is sent: the process exits and a
+// standby serves (etcd_leadership.hpp).
 //
 // Security: unless options.security.plaintext, both ROUTERs are CURVE
 // servers and a ZapHandler (polled in the same loop) admits only the keys of
