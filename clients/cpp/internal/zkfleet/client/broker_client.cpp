@@ -208,6 +208,10 @@ bool BrokerClient::SendBytes(proto::Envelope& envelope, fleet::Frames* frames) {
   }
   zmq::socket_t& socket = sockets_.front();
   if (!socket.send(zmq::buffer(wire::EncodeEnvelope(envelope)), more ? zmq::send_flags::sndmore : zmq::send_flags::none)) {
+    // A handshake that failed before the send left no connection to send on:
+    // say why, as a wait for the reply would have (HandshakeProblem).
+    OnMonitorEvents();
+    if (!HandshakeProblem().empty()) throw NoReplyError(NoReplyMessage("reply", std::chrono::milliseconds(kSendTimeoutMs)));
     throw Error(ErrorCode::kIo, "cannot send to the broker at " + endpoint_ +
                                     ": no connection (refused at the handshake? check --curve-secret-key, "
                                     "--broker-public-key and the broker's allow-list)");
