@@ -539,10 +539,7 @@ class AsyncClient:
         else:
             for job_seq, awaited_cid in self._awaited.items():
                 if awaited_cid == cid and job_seq not in self._delivered:
-                    await_envelope = pb.Envelope(version=PROTOCOL_VERSION, correlation_id=cid,
-                                                 client_id=self.client_id)
-                    getattr(await_envelope, "await").job_seq = job_seq
-                    parts = [await_envelope.SerializeToString()]
+                    parts = [self._await_envelope(job_seq, cid).SerializeToString()]
                     break
         if parts is None or await self._send_to_brokers(parts, any_broker=False):
             return
@@ -695,10 +692,14 @@ class AsyncClient:
     def _await_again(self, job_seq: int, cid: int) -> None:
         if self._closed or self._awaited.get(job_seq) != cid or job_seq in self._delivered:
             return
+        self._tasks.append(self._loop.create_task(self._send(self._await_envelope(job_seq, cid))))
+        self._tasks = [t for t in self._tasks if not t.done()]
+
+    def _await_envelope(self, job_seq: int, cid: int) -> "pb.Envelope":
+        """The AWAIT of ``job_seq`` under correlation id ``cid`` (a wait sent again)."""
         envelope = pb.Envelope(version=PROTOCOL_VERSION, correlation_id=cid, client_id=self.client_id)
         getattr(envelope, "await").job_seq = job_seq
-        self._tasks.append(self._loop.create_task(self._send(envelope)))
-        self._tasks = [t for t in self._tasks if not t.done()]
+        return envelope
 
     def _forget_awaits(self, cid: int) -> None:
         for job_seq, awaited_cid in list(self._awaited.items()):
@@ -758,9 +759,7 @@ class AsyncClient:
         for job_seq, cid in list(self._awaited.items()):
             if job_seq in self._delivered:
                 continue
-            envelope = pb.Envelope(version=PROTOCOL_VERSION, correlation_id=cid, client_id=self.client_id)
-            getattr(envelope, "await").job_seq = job_seq
-            if not await self._send_parts([envelope.SerializeToString()]):
+            if not await self._send_parts([self._await_envelope(job_seq, cid).SerializeToString()]):
                 return
         for parts in list(self._calls.values()):
             if not await self._send_parts(list(parts)):
