@@ -1,9 +1,14 @@
 #include "zkfleet/engine/bellman.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
+#include "zkfleet/bellman/decoded_image.hpp"
 #include "zkfleet/bellman/parameters.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/checked_keys.hpp"
@@ -59,6 +64,33 @@ std::array<uint8_t, 32> RandomBlinding() {
   return out;
 }
 
+// The points of `params_path` mapped from its decoded image
+// (EngineOptions::keep_decoded_params): only for a file remembered as
+// checked, whose image is there and usable, and which is still the same file
+// once the image is mapped. nullopt otherwise (the caller reads the file);
+// `problem` says why an image that was there could not be used.
+std::optional<bellman::Parameters> MapRememberedImage(const std::string& params_path, const CheckedKeys& cache,
+                                                      cpu::ThreadPool& pool, FileIdentity* identity,
+                                                      std::string* problem) {
+  const int fd = ::open(params_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // the usual open reports it
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  const FileIdentity before = FileIdentity::OfDescriptor(fd, params_path);
+  if (!cache.ContainsFile(before) || !cache.ContainsFileImage(before)) return std::nullopt;
+  std::string why;
+  std::optional<bellman::Parameters> params = bellman::MapDecodedImage(cache.FileImagePath(before), before, pool, &why);
+  if (!params) {
+    *problem = "decoded image not used: " + why;
+    return std::nullopt;
+  }
+  if (!FileIdentity::OfDescriptor(fd, params_path).Same(before)) return std::nullopt;  // changed meanwhile
+  *identity = before;
+  return params;
+}
+
 }  // namespace
 
 struct BellmanKey::Impl {
@@ -101,35 +133,80 @@ std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, con
   const CheckedKeys& cache = options.checked_keys;
   const bool use_cache = options.validate_key && cache.enabled();
 
-  bellman::ParametersFile file = bellman::ParametersFile::Open(params_path);
-  timings.open_s = SecondsSince(t_start);
-  bool remembered = false;
-  if (use_cache) {
-    const auto t_digest = std::chrono::steady_clock::now();
-    key_check.digest = file.identity().Digest();
-    remembered = cache.ContainsFile(file.identity());
-    timings.digest_s = SecondsSince(t_digest);
+  // A remembered file whose decoded image is kept: its points are mapped
+  // from the image, the file itself is not read (only its identity taken).
+  const bool keep_image = use_cache && options.keep_decoded_params;
+  FileIdentity identity;
+  std::optional<bellman::Parameters> from_image;
+  if (keep_image) {
+    const auto t_map = std::chrono::steady_clock::now();
+    from_image = MapRememberedImage(params_path, cache, pool, &identity, &key_check.image_warning);
+    (from_image ? timings.key_check_s : timings.open_s) = SecondsSince(t_map);
   }
-  const auto t_check = std::chrono::steady_clock::now();
-  // A remembered file is read with the encoding checks only (flags, < q):
-  // the curve test would cost 60% more than the whole unchecked read
-  // (docs/benchmarks.md), for a file whose every point passed both tests and
-  // which has not changed since.
-  if (remembered) read.check_points = false;
-  bellman::Parameters params = bellman::ReadParameters(file, pool, read);
-  bool unchanged = file.Restat().Same(file.identity());
-  if (remembered && !unchanged) {
-    // Changed while it was read unchecked: what was read is not what was
-    // checked before. Read it again, opened afresh, with every check, as a
-    // file never seen.
-    file = bellman::ParametersFile::Open(params_path);
-    key_check.digest = file.identity().Digest();
-    remembered = false;
-    read.check_points = true;
+  bellman::Parameters params;
+  bool remembered = false;
+  bool unchanged = true;
+  if (from_image) {
+    params = std::move(*from_image);
+    remembered = true;
+    key_check.digest = identity.Digest();
+    key_check.image_mapped = cache.FileImagePath(identity).string();
+    if (progress) progress(identity.size, identity.size);
+  } else {
+    const auto t_open = std::chrono::steady_clock::now();
+    bellman::ParametersFile file = bellman::ParametersFile::Open(params_path);
+    timings.open_s += SecondsSince(t_open);
+    if (use_cache) {
+      const auto t_digest = std::chrono::steady_clock::now();
+      key_check.digest = file.identity().Digest();
+      remembered = cache.ContainsFile(file.identity());
+      timings.digest_s = SecondsSince(t_digest);
+    }
+    const auto t_check = std::chrono::steady_clock::now();
+    // A remembered file is read with the encoding checks only (flags, < q):
+    // the curve test would cost 60% more than the whole unchecked read
+    // (docs/benchmarks.md), for a file whose every point passed both tests and
+    // which has not changed since.
+    if (remembered) read.check_points = false;
     params = bellman::ReadParameters(file, pool, read);
     unchanged = file.Restat().Same(file.identity());
+    if (remembered && !unchanged) {
+      // Changed while it was read unchecked: what was read is not what was
+      // checked before. Read it again, opened afresh, with every check, as a
+      // file never seen.
+      file = bellman::ParametersFile::Open(params_path);
+      key_check.digest = file.identity().Digest();
+      remembered = false;
+      read.check_points = true;
+      params = bellman::ReadParameters(file, pool, read);
+      unchanged = file.Restat().Same(file.identity());
+    }
+    identity = file.identity();
+    timings.key_check_s = SecondsSince(t_check);
+    // The image for the next load: written by the first load that finds the
+    // file checked and unchanged -- a remembered one, or on the CPU the load
+    // that has just checked every point (a CUDA key checks on the device,
+    // after this: its image is written by the next load). Failing to write
+    // it never fails the load.
+    const bool checked_here = backend == Backend::kCpu && options.validate_key && unchanged;
+    if (keep_image && (remembered || checked_here)) {
+      const auto t_image = std::chrono::steady_clock::now();
+      const std::string image = cache.FileImagePath(identity).string();
+      std::string why = cache.PrepareDir();
+      if (why.empty()) {
+        try {
+          bellman::WriteDecodedImage(image, params, identity, params_path, pool);
+          key_check.image_written = image;
+        } catch (const Error& e) {
+          why = e.what();
+        }
+      }
+      if (!why.empty()) {
+        key_check.image_warning += (key_check.image_warning.empty() ? "" : "; ") + ("decoded image not kept: " + why);
+      }
+      timings.image_s = SecondsSince(t_image);
+    }
   }
-  timings.key_check_s = SecondsSince(t_check);
 
   std::vector<uint8_t> vk_bytes = bellman::SerializeVerifyingKey(params.vk);
   const VerificationKey vk = bellman::ToEngineKey(params.vk);
@@ -165,7 +242,7 @@ std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, con
       // still that one after the read: a change during the read leaves it
       // unrecorded (the next load checks again).
       static const std::string kChanged = "the file changed while it was checked";
-      std::string why = unchanged ? cache.RecordFile(file.identity(), params_path) : kChanged;
+      std::string why = unchanged ? cache.RecordFile(identity, params_path) : kChanged;
       const bool about_this_file = why.rfind(CheckedKeys::kTooRecent, 0) == 0 || why == kChanged;
       if (!why.empty() && (about_this_file || cache.FirstWarning())) key_check.cache_warning = std::move(why);
     }

@@ -121,8 +121,8 @@ std::string CheckedKeys::Record(const std::string& digest, const std::string& zk
   return WriteRecord(digest + ".checked", "points checked: " + zkey_path + "\n");
 }
 
-std::string CheckedKeys::WriteRecord(const std::string& name, const std::string& note) const {
-  if (sodium_init() < 0) return "libsodium failed to initialise";  // for the temporary name's random part
+std::string CheckedKeys::PrepareDir() const {
+  if (!enabled()) return "no key-check cache directory";
   std::error_code error;
   // A directory made here is made 0700; one found is used only if trusted
   // (its mode is not changed: records planted while it was open stay out).
@@ -132,6 +132,13 @@ std::string CheckedKeys::WriteRecord(const std::string& name, const std::string&
   }
   if (error) return "cannot create " + dir_.string() + ": " + error.message();
   if (std::string why = Untrusted(); !why.empty()) return why + ": not used";
+  return "";
+}
+
+std::string CheckedKeys::WriteRecord(const std::string& name, const std::string& note) const {
+  if (sodium_init() < 0) return "libsodium failed to initialise";  // for the temporary name's random part
+  std::error_code error;
+  if (std::string why = PrepareDir(); !why.empty()) return why;
   // Written under a temporary name and renamed: a record exists whole or not at all.
   const std::filesystem::path final_path = dir_ / name;
   const std::filesystem::path temp_path =
@@ -192,6 +199,15 @@ std::string FileIdentity::Describe() const {
 
 std::filesystem::path CheckedKeys::FileRecordPath(const FileIdentity& identity) const {
   return dir_ / ("params-" + identity.Digest() + ".checked");
+}
+
+std::filesystem::path CheckedKeys::FileImagePath(const FileIdentity& identity) const {
+  return dir_ / ("params-" + identity.Digest() + ".points");
+}
+
+bool CheckedKeys::ContainsFileImage(const FileIdentity& identity) const {
+  if (!enabled()) return false;
+  return ContainsRecord("params-" + identity.Digest() + ".points");
 }
 
 bool CheckedKeys::ContainsFile(const FileIdentity& identity) const {

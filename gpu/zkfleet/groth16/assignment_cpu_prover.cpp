@@ -39,7 +39,7 @@ class CpuAssignmentKey final : public AssignmentKey {
         pool_(options.threads),
         info_(ShapeOf(params_)),
         domain_(std::countr_zero(info_.domain_size), bellman::DomainRoot(std::countr_zero(info_.domain_size)),
-                /*odd_coset=*/false) {
+                /*odd_coset=*/false, &pool_) {
     info_.backend = engine::Backend::kCpu;
     info_.resident_bytes = (params_.h.size() + params_.l.size() + params_.a.size() + params_.b_g1.size() +
                             params_.vk.ic.size()) * sizeof(curve::Affine<G1>) +

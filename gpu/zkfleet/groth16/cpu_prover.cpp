@@ -64,7 +64,7 @@ class CpuGroth16Key final : public groth16::Key {
 
  public:
   CpuGroth16Key(const io::ZkeyFile& zkey, const groth16::KeyOptions& options)
-      : pool_(options.threads), domain_(Log2(zkey.domain_size())) {
+      : pool_(options.threads), domain_(Log2(zkey.domain_size()), &pool_) {
     if (sizeof(A1) != zkey.g1_size() || sizeof(A2) != zkey.g2_size()) {
       throw Error(ErrorCode::kInternal, zkey.path() + ": point size does not match the curve");
     }

@@ -24,23 +24,26 @@ namespace zkfleet::cpu {
 template <class Fr>
 class NttDomain {
  public:
-  explicit NttDomain(int log_n) : NttDomain(log_n, Fr::root_of_unity(log_n)) {}
+  explicit NttDomain(int log_n, ThreadPool* pool = nullptr) : NttDomain(log_n, Fr::root_of_unity(log_n), true, pool) {}
   // With another primitive 2^log_n-th root of unity w (bellperson's domains
   // use 7^((r-1)/n), bellman/domain.hpp); the odd coset stays snarkjs's.
   // `odd_coset` false: no table for ToOddCoset (bellperson's prover does its
   // coset steps itself; n fewer products at every key load).
-  NttDomain(int log_n, const Fr& w, bool odd_coset = true) : log_n_(log_n), n_(size_t{1} << log_n) {
-    const Fr w_inv = w.inverse();
+  //
+  // `pool`, where given, fills the tables in parallel (a key load's cost:
+  // 2^k products in a chain on one thread otherwise).
+  NttDomain(int log_n, const Fr& w, bool odd_coset = true, ThreadPool* pool = nullptr)
+      : log_n_(log_n), n_(size_t{1} << log_n) {
     const size_t half = std::max<size_t>(1, n_ / 2);
     twiddles_.resize(half);
     inv_twiddles_.resize(half);
-    Fr t = Fr::one(), ti = Fr::one();
-    for (size_t j = 0; j < half; ++j) {
-      twiddles_[j] = t;
-      inv_twiddles_[j] = ti;
-      t = t * w;
-      ti = ti * w_inv;
-    }
+    FillPowers(twiddles_.data(), half, Fr::one(), w, pool);
+    // w^(n/2) = -1, so w^-j = w^(n-j) = -w^(n/2-j): the inverse table is
+    // the forward one reversed and negated, no second chain of products.
+    inv_twiddles_[0] = Fr::one();
+    ForRange(half, pool, [&](size_t lo, size_t hi) {
+      for (size_t j = std::max<size_t>(lo, 1); j < hi; ++j) inv_twiddles_[j] = -twiddles_[half - j];
+    });
     n_inv_ = Fr::from_uint(n_).inverse();
     // Odd coset of the size-2n domain: x_i = w_2n * w_n^i. When n is the
     // largest power of two the field supports there is no w_2n and snarkjs
@@ -50,11 +53,7 @@ class NttDomain {
     if (inc.is_zero()) inc = Fr::from_uint(25);
     // The table holds inc^j / n: ToOddCoset's scaling folds in the iNTT's 1/n.
     coset_.resize(n_);
-    Fr p = n_inv_;
-    for (size_t j = 0; j < n_; ++j) {
-      coset_[j] = p;
-      p = p * inc;
-    }
+    FillPowers(coset_.data(), n_, n_inv_, inc, pool);
   }
 
   size_t size() const { return n_; }
@@ -83,6 +82,25 @@ class NttDomain {
   }
 
  private:
+  template <class Body>
+  static void ForRange(size_t count, ThreadPool* pool, Body&& body) {
+    if (pool && count >= (size_t{1} << 12)) {
+      pool->ParallelFor(count, body);
+    } else {
+      body(size_t{0}, count);
+    }
+  }
+
+  // out[j] = first · step^j for j < count: each range starts from its own
+  // power (one exponentiation) and continues the chain.
+  static void FillPowers(Fr* out, size_t count, const Fr& first, const Fr& step, ThreadPool* pool) {
+    ForRange(count, pool, [&](size_t lo, size_t hi) {
+      const uint64_t e[1] = {lo};
+      Fr p = lo == 0 ? first : first * step.pow(e, 1);
+      for (size_t j = lo; j < hi; ++j, p = p * step) out[j] = p;
+    });
+  }
+
   static size_t BitReverse(size_t x, int bits) {
     static constexpr auto kByte = [] {
       std::array<uint8_t, 256> table{};

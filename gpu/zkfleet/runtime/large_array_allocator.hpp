@@ -46,6 +46,23 @@ inline void* MapLargeArray(size_t bytes) {
 
 inline void UnmapLargeArray(void* p, size_t bytes) { ::munmap(p, (bytes + 4095) & ~size_t{4095}); }
 
+// Replaces the pages of a large block (one MapLargeArray made: 2 MiB
+// aligned, at least kLargeArrayAlignment bytes) with a private, copy-on-write
+// mapping of `bytes` of file `fd` from `offset` (a multiple of 4096): the
+// block then reads the file's cached pages, copying one only when it is
+// written. The block's deallocation unmaps it as before. False when the
+// block is not such a block (then untouched) or mmap failed (then its pages
+// may be gone, as a failed MAP_FIXED may leave them: free the block unread).
+inline bool MapFileIntoLargeArray(void* block, size_t bytes, int fd, uint64_t offset) {
+  if (bytes < kLargeArrayAlignment || reinterpret_cast<uintptr_t>(block) % kLargeArrayAlignment != 0 ||
+      offset % 4096 != 0) {
+    return false;
+  }
+  void* mapped = ::mmap(block, (bytes + 4095) & ~size_t{4095}, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+                        static_cast<off_t>(offset));
+  return mapped == block;
+}
+
 template <class T>
 class LargeArrayAllocator {
  public:

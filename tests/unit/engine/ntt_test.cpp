@@ -84,6 +84,30 @@ TEST(CpuNtt, LargeDomainSpotChecks) {
   EXPECT_EQ(evals, coeffs);
 }
 
+// Tables filled in parallel (a key load passes its pool) transform as the
+// definition does: checked at a few points, forward, inverse and odd coset.
+TEST(CpuNtt, TablesFilledInParallelMatchDefinition) {
+  using Fr = ff::Bls12_381Fr;
+  ThreadPool pool(3);
+  const int log_n = 14;
+  const size_t n = size_t{1} << log_n;
+  NttDomain<Fr> domain(log_n, &pool);
+  auto coeffs = RandomVector<Fr>(n, 7);
+  auto evals = coeffs;
+  domain.Forward(evals.data(), pool);
+  const Fr w = Fr::root_of_unity(log_n);
+  const Fr w2n = Fr::root_of_unity(log_n + 1);
+  auto coset = evals;
+  domain.ToOddCoset(coset.data(), pool);
+  for (uint64_t i : {0ull, 1ull, 4097ull, 8191ull, 8192ull, 16383ull}) {
+    uint64_t e[1] = {i};
+    EXPECT_EQ(evals[i], Eval(coeffs, w.pow(e, 1))) << "i=" << i;
+    EXPECT_EQ(coset[i], Eval(coeffs, w2n * w.pow(e, 1))) << "coset i=" << i;
+  }
+  domain.Inverse(evals.data(), pool);
+  EXPECT_EQ(evals, coeffs);
+}
+
 // The roots snarkjs uses (spec §1.2): w[2] is a primitive 4th root of unity.
 TEST(CpuNtt, RootsAreTheSnarkjsOnes) {
   using Fr = ff::Bn254Fr;

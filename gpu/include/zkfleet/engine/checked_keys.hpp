@@ -112,6 +112,15 @@ class CheckedKeys {
   void set_min_file_age(std::chrono::nanoseconds age) { min_file_age_ = age; }
   // The record file of a parameters file with this identity (dir()/params-<digest>.checked).
   std::filesystem::path FileRecordPath(const FileIdentity& identity) const;
+  // The decoded image of a parameters file with this identity
+  // (dir()/params-<digest>.points, bellman/decoded_image.hpp; written only
+  // with EngineOptions::keep_decoded_params), and whether one is there to
+  // use: a trusted directory and a regular file of this user, as a record.
+  std::filesystem::path FileImagePath(const FileIdentity& identity) const;
+  bool ContainsFileImage(const FileIdentity& identity) const;
+  // Makes dir() as a record's write does (0700, with its parents); "" when
+  // files may be written there, else why not. Never throws.
+  std::string PrepareDir() const;
 
   // The default directory, in order:
   //   $ZKFLEET_KEY_CHECK_CACHE when set ("" or "off": disabled);

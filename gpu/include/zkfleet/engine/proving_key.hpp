@@ -65,6 +65,12 @@ struct EngineOptions : KeyOptions {
   // validate_key on): a key whose content digest is recorded there loads
   // without the check; one that passes is recorded. Default: disabled.
   CheckedKeys checked_keys;
+  // BellmanKey: keep each .params file's decoded points as an image in the
+  // checked_keys directory (as much disk as the file; bellman/decoded_image.hpp)
+  // once the file passed its check, and load a remembered file by mapping
+  // its image instead of decoding it again. Needs checked_keys and
+  // validate_key. Default: off.
+  bool keep_decoded_params = false;
 };
 
 // Test-only fault injection: ZKFLEET_FAULT_INJECT=msm:<n> in the environment

@@ -43,6 +43,7 @@ struct LoadTimings {
   double digest_s = 0;     // its content digest, for the key-check cache (0 without one)
   double key_check_s = 0;  // the point checks (0 with EngineOptions::validate_key off or a cache hit)
   double backend_s = 0;    // the backend's copy: rows regrouped, points and scratch in (device) memory
+  double image_s = 0;      // BellmanKey: writing the decoded image (mapping one counts as key_check_s)
   double total_s = 0;
 };
 
@@ -60,6 +61,11 @@ struct KeyCheckReport {
   // Why the passed check could not be remembered, reported once per cache
   // (CheckedKeys::FirstWarning): empty otherwise. The load itself succeeded.
   std::string cache_warning;
+  // BellmanKey with EngineOptions::keep_decoded_params: the decoded image
+  // this load mapped its points from instead of decoding the file, or the
+  // one it wrote for the next load ("" when neither); why an image there
+  // was not used, or why none could be written (the load itself succeeded).
+  std::string image_mapped, image_written, image_warning;
 };
 
 // How a backend builds its key (EngineOptions adds which backend).
