@@ -161,10 +161,15 @@ int ProveFromFile(const std::string& path, const std::string& checked_keys_dir, 
   std::error_code error;
   const uint64_t bytes = std::filesystem::file_size(path, error);
   const engine::LoadTimings& t = key->load_timings();
+  const engine::KeyCheckReport& report = key->key_check();
   std::printf("{\"load_params\":{\"bytes\":%llu,\"ready_s\":%.3f,\"mb_per_s\":%.0f,\"points\":\"%s\","
-              "\"open_s\":%.3f,\"key_check_s\":%.3f,\"backend_s\":%.3f,\"placement\":\"%s\"}}\n",
+              "\"open_s\":%.3f,\"key_check_s\":%.3f,\"backend_s\":%.3f,\"image_s\":%.3f,\"image\":\"%s\","
+              "\"placement\":\"%s\"}}\n",
               static_cast<unsigned long long>(bytes), ready_s, static_cast<double>(bytes) / 1e6 / ready_s, check, t.open_s,
-              t.key_check_s, t.backend_s, key->info().placement.c_str());
+              t.key_check_s, t.backend_s, t.image_s,
+              !report.image_mapped.empty() ? "mapped" : !report.image_written.empty() ? "written" : "none",
+              key->info().placement.c_str());
+  if (!report.image_warning.empty()) std::fprintf(stderr, "image: %s\n", report.image_warning.c_str());
   std::fflush(stdout);
   PinnedAssignment pinned;
   const bool is_pinned = !pageable && pinned.Make(assignment);
@@ -237,6 +242,9 @@ int Run(int argc, char** argv) {
   app.add_option("--params", params_path,
                  "load this .params file as zkworker does (engine::BellmanKey::Load) instead of making parameters");
   app.add_option("--checked-keys", checked_keys_dir, "with --params: the key-check cache directory (default: none)");
+  bool keep_decoded = false;
+  app.add_flag("--keep-decoded-params", keep_decoded,
+               "with --params and --checked-keys: keep the decoded points as an image there, map it at the next load");
   CLI11_PARSE(app, argc, argv);
   if (!params_path.empty() && (fake || gpu_srs || compare_cpu || compare_resident || !write_params_path.empty())) {
     std::fprintf(stderr, "--params loads the parameters: it takes none of --fake-params, --gpu-srs, --compare-cpu, "
@@ -298,6 +306,7 @@ int Run(int argc, char** argv) {
   engine::EngineOptions options{backend == "cpu" ? engine::Backend::kCpu : engine::Backend::kCuda, 0};
   options.cuda_overlap_msms = !no_overlap;
   options.device_memory_budget = static_cast<uint64_t>(budget_gib * double(uint64_t{1} << 30));
+  options.keep_decoded_params = keep_decoded;
   if (!params_path.empty()) return ProveFromFile(params_path, checked_keys_dir, options, assignment, repeat, pageable);
   const std::vector<uint8_t> vk_bytes = bellman::SerializeVerifyingKey(params.vk);
   const engine::VerificationKey vk = bellman::ToEngineKey(params.vk);

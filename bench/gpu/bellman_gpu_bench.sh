@@ -27,7 +27,9 @@
 #      BUDGET_GIB: first sight (points checked, the check remembered) with one
 #      proof, and a second start (remembered, page cache warm) with LOAD_REPEAT
 #      [10] verified proofs back to back (a sector's partitions); LOAD_ALSO_GIB
-#      ["": none]: budgets (GiB, space-separated) for more second starts.
+#      ["": none]: budgets (GiB, space-separated) for more second starts;
+#      KEEP=1: two more starts with --keep-decoded-params (the first writes
+#      the decoded image, the second maps it; as much disk again as the file).
 # Environment: POWER [22], REPEAT [10], STREAM [0], STREAM_GIB [0.25], BIG [0],
 # BUDGET_GIB [0], PUBLIC [327: a 32 GiB PoRep partition's inputs], TESTS [1].
 set -uo pipefail
@@ -94,6 +96,15 @@ if [[ "${LOAD:-0}" -gt 0 ]]; then
   say "second start: remembered, page cache warm; ${LOAD_REPEAT:-10} proofs back to back"
   log "$B/zkfleet_bellman_bench" --synthetic "$LOAD" --public "${PUBLIC:-327}" --backend cuda --repeat "${LOAD_REPEAT:-10}" \
     --params "$P" --checked-keys "$W/checked-keys" --device-memory-budget-gib "${BUDGET_GIB:-0}" || status=1
+  if [[ "${KEEP:-0}" == 1 ]]; then
+    # --keep-decoded-params: a CUDA key's image is written by the first
+    # remembered load, and mapped by the next.
+    for start in "writes the decoded image" "maps the decoded image"; do
+      say "a start with --keep-decoded-params that $start; ${LOAD_REPEAT:-10} proofs back to back"
+      log "$B/zkfleet_bellman_bench" --synthetic "$LOAD" --public "${PUBLIC:-327}" --backend cuda --repeat "${LOAD_REPEAT:-10}" \
+        --params "$P" --checked-keys "$W/checked-keys" --keep-decoded-params --device-memory-budget-gib "${BUDGET_GIB:-0}" || status=1
+    done
+  fi
   for gib in ${LOAD_ALSO_GIB:-}; do
     say "second start again under a ${gib} GiB budget; ${LOAD_REPEAT:-10} proofs back to back"
     log "$B/zkfleet_bellman_bench" --synthetic "$LOAD" --public "${PUBLIC:-327}" --backend cuda --repeat "${LOAD_REPEAT:-10}" \

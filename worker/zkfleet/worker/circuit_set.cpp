@@ -225,12 +225,18 @@ void CircuitSet::LoadBellman(const CircuitSpec& spec, size_t device, bool check_
     case engine::KeyCheck::kChecked: check = "points checked"; break;
     case engine::KeyCheck::kRemembered:
       check = "points remembered: this file checked before on this host (" + options.checked_keys.dir().string() + ")";
+      if (!key_check.image_mapped.empty()) check += ", mapped from its decoded image " + key_check.image_mapped;
       break;
     case engine::KeyCheck::kSkipped: check = unchecked; break;
   }
   if (!key_check.cache_warning.empty()) {
     spdlog::warn("circuit {}: the passed check of {} is not remembered ({}); the next start checks it again", spec.id,
                  spec.zkey_path, key_check.cache_warning);
+  }
+  if (!key_check.image_warning.empty()) spdlog::warn("circuit {}: {}", spec.id, key_check.image_warning);
+  if (!key_check.image_written.empty()) {
+    spdlog::info("circuit {}: kept the decoded points of {} as {} in {:.2f} s (the next start maps them)", spec.id,
+                 spec.zkey_path, key_check.image_written, key->load_timings().image_s);
   }
   const engine::BellmanInfo& info = key->info();
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();

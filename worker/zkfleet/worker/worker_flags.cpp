@@ -133,6 +133,10 @@ void DeclareWorkerFlags(CLI::App& app, WorkerFlags& flags) {
                  "digest of its content, shared with zkprove; a bellperson .params file by its identity: device, "
                  "inode, size, mtime, ctime), so a restart skips it; \"\" or off = check at every start")
       ->capture_default_str();
+  app.add_flag("--keep-decoded-params", flags.keep_decoded_params,
+               "bellperson circuits: keep each .params file's decoded points as an image in the --key-check-cache "
+               "directory (as much disk again as the file) once the file passed its check; a restart maps the image "
+               "instead of decoding the file");
   app.add_flag("--no-key-check", flags.no_key_check,
                "skip the point checks of each .zkey or .params at load (on curve, in subgroup, < q); benchmarks only");
   app.add_option("--device-memory-budget", flags.device_memory_budget,
@@ -269,6 +273,7 @@ WorkerSetup ResolveWorkerFlags(const WorkerFlags& flags) {
   }
   setup.engine.threads = flags.threads;
   setup.engine.validate_key = !flags.no_key_check;
+  setup.engine.keep_decoded_params = flags.keep_decoded_params;
   setup.engine.cuda_msm_copies = flags.msm_tables;
   setup.engine.device_memory_budget =
       SizeOf("--device-memory-budget", flags.device_memory_budget, "24GiB; 0 = the device's free memory");

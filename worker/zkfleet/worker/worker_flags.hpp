@@ -59,6 +59,7 @@ struct WorkerFlags {
   std::string verify = "on";
   std::string key_check_cache;
   bool no_key_check = false;
+  bool keep_decoded_params = false;
   std::string device_memory_budget = "0";
   int msm_tables = 16;
   int64_t fault_window_s = 0;
