@@ -81,6 +81,64 @@ check_sanitizer_logs() {
   return $found
 }
 
+# The TSan phase's targets: the unit suites of the components with threads or
+# shared state (the broker core and journal, the worker's queue, memory gate,
+# lanes and devices, the ingress guard, metrics).
+tsan_targets=(fleet_unit_tests wire_unit_tests broker_unit_tests storage_unit_tests worker_unit_tests)
+
+# The build of phase $1 (what the phase itself runs before its cases).
+phase_build() {
+  case $1 in
+    asan) cmake --preset debug-asan >/dev/null && cmake --build --preset debug-asan -j "$jobs" ;;
+    tsan) cmake --preset tsan >/dev/null && cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}" ;;
+    fuzz) { [ -f build/fuzz/CMakeCache.txt ] || cmake --preset fuzz >/dev/null; } &&
+            cmake --build --preset fuzz -j "$jobs" --target zkfleet_fuzzers ;;
+  esac
+}
+
+# Builds ahead. A phase's cases keep about 1.2 of the 2 cores busy (they wait
+# on the processes they start); its build keeps both busy. So while a phase's
+# cases run, the builds of the phases after it run in the background, niced
+# (the cases come first), one after another, into their own build dirs. Each
+# phase stops that background build before it builds (ninja keeps every step
+# it finished and removes the one it was in the middle of), then builds as
+# before: the build ahead only saves time, and a failure in it is reported
+# by the phase's own build. Its output: build/prebuild.log.
+# ZKFLEET_PREBUILD=0 turns it off.
+prebuild_pid=""
+stop_prebuild() {
+  [ -n "$prebuild_pid" ] || return 0
+  if kill -0 "$prebuild_pid" 2>/dev/null; then
+    kill -INT -- "-$prebuild_pid" 2>/dev/null
+    log "stopped the build ahead (build/prebuild.log)"
+  fi
+  wait "$prebuild_pid" 2>/dev/null
+  prebuild_pid=""
+}
+start_prebuild() {  # the builds of the phases after phase $1
+  stop_prebuild
+  [ "${ZKFLEET_PREBUILD:-1}" = 1 ] || return 0
+  local later=() seen=0 p
+  for p in $phases; do
+    [ $seen = 1 ] && [[ " asan tsan fuzz " == *" $p "* ]] && later+=("$p")
+    [ "$p" = "$1" ] && seen=1
+  done
+  [ ${#later[@]} -gt 0 ] || return 0
+  log "building ahead, niced, while the $1 cases run: ${later[*]}"
+  # setsid: its own process group, so that stop_prebuild stops the compilers too.
+  ZKFLEET_TEST_PREBUILD="${later[*]}" setsid nice -n 19 bash "$0" >> build/prebuild.log 2>&1 &
+  prebuild_pid=$!
+}
+if [ -n "${ZKFLEET_TEST_PREBUILD:-}" ]; then
+  for p in $ZKFLEET_TEST_PREBUILD; do
+    echo "prebuild: $p ($(date -u +%T))"
+    phase_build "$p" || exit 1
+  done
+  echo "prebuild: done ($(date -u +%T))"
+  exit 0
+fi
+trap stop_prebuild EXIT
+
 sanitizer_env() {  # $1: log dir
   rm -rf "$1"; mkdir -p "$1"
   export ASAN_OPTIONS="log_path=$1/asan:detect_leaks=1:abort_on_error=0"
@@ -90,6 +148,7 @@ sanitizer_env() {  # $1: log dir
 }
 
 for phase in $phases; do
+  stop_prebuild
   start=$(date +%s)
   log "=== phase $phase ==="
   ok=1
@@ -128,15 +187,17 @@ for phase in $phases; do
         while read -r line; do reasons+=("release: compiler warning: $line"); done < <(head -5 build/release-warnings.log)
         ok=0
       fi
+      [ $ok = 1 ] && start_prebuild release
       [ $ok = 1 ] && { run_ctest build/release --preset release -j "$ctest_jobs" "$@" || ok=0; }
       ;;
     asan)
-      { cmake --preset debug-asan >/dev/null && cmake --build --preset debug-asan -j "$jobs"; } 2>&1 | tee build/asan-build.log
+      phase_build asan 2>&1 | tee build/asan-build.log
       if [ "${PIPESTATUS[0]}" != 0 ]; then
         ok=0
         build_failure_reasons asan build/asan-build.log
       fi
       if [ $ok = 1 ]; then
+        start_prebuild asan
         sanitizer_env "$PWD/build/asan/sanitizer-logs"
         # The arithmetic suites are not built here (ZKFLEET_ARITHMETIC_TESTS
         # in the preset, tests/CMakeLists.txt): they run in release, and the
@@ -158,9 +219,9 @@ for phase in $phases; do
       # The process-level integration suites do not run under TSan yet: with
       # TSan-built zkbroker/zkworker on 2 cores, real proofs and broker
       # round trips outrun the tests' timeouts (docs/testing.md, "Sanitizers").
-      tsan_targets=(fleet_unit_tests wire_unit_tests broker_unit_tests storage_unit_tests worker_unit_tests)
-      cmake --preset tsan >/dev/null && cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}" || ok=0
+      phase_build tsan || ok=0
       if [ $ok = 1 ]; then
+        start_prebuild tsan
         sanitizer_env "$PWD/build/tsan/sanitizer-logs"
         run_ctest build/tsan --preset tsan -j "$ctest_jobs" -R '^(fleet|wire|broker|storage|worker)_unit_tests/' "$@" || ok=0
         check_sanitizer_logs "$PWD/build/tsan/sanitizer-logs" || ok=0

@@ -90,6 +90,9 @@ def main():
                         str(args.log_rows), "--seed", "1", "--out", params, "--vk", vk], check=True,
                        stdout=subprocess.DEVNULL)
         size = os.path.getsize(params)
+        # The key-check cache does not record a file changed within 2 s of its
+        # open (checked_keys.hpp): wait, as for a file written earlier.
+        time.sleep(2.5)
         clients, workers = "tcp://127.0.0.1:%d" % free_port(), "tcp://127.0.0.1:%d" % free_port()
         broker = subprocess.Popen([os.path.join(build, "cmd/zkbroker/zkbroker"), "--insecure-plaintext",
                                    "--clients", clients, "--workers", workers, "--verification-key", "c=" + vk,
