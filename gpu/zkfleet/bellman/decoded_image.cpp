@@ -11,6 +11,7 @@
 #include <cstring>
 #include <atomic>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <utility>
 
@@ -304,20 +305,18 @@ void WriteDecodedImage(const std::string& path, const Parameters& params, const 
     }
   }
   std::atomic<bool> failed{false};
-  std::atomic<int> failed_errno{0};
+  std::mutex error_mutex;
+  std::string first_error;  // guarded by error_mutex
   pool.RunTasks(slices.size(), [&](size_t k) {
     if (failed.load()) return;
     try {
       file.WriteAt(path, slices[k].data, slices[k].bytes, slices[k].offset);
-    } catch (const Error&) {
-      failed_errno.store(errno);
-      failed.store(true);
+    } catch (const Error& e) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!failed.exchange(true)) first_error = e.what();
     }
   });
-  if (failed.load()) {
-    errno = failed_errno.load();
-    TempFile::Io(path, "write failed");
-  }
+  if (failed.load()) throw Error(ErrorCode::kIo, first_error);
   // The header last: a reader of the temporary never sees a whole header
   // over missing points (it is renamed into place only after the flush anyway).
   file.WriteAt(path, &h, sizeof h, 0);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 
@@ -195,7 +196,10 @@ std::unique_ptr<BellmanKey> BellmanKey::Load(const std::string& params_path, con
       std::string why = cache.PrepareDir();
       if (why.empty()) {
         try {
-          bellman::WriteDecodedImage(image, params, identity, params_path, pool);
+          // By its canonical path: what the clean-up of older images compares.
+          std::error_code error;
+          const std::filesystem::path canonical = std::filesystem::weakly_canonical(params_path, error);
+          bellman::WriteDecodedImage(image, params, identity, error ? params_path : canonical.string(), pool);
           key_check.image_written = image;
         } catch (const Error& e) {
           why = e.what();
