@@ -91,7 +91,7 @@ phase_build() {
   case $1 in
     asan) cmake --preset debug-asan >/dev/null && cmake --build --preset debug-asan -j "$jobs" ;;
     tsan) cmake --preset tsan >/dev/null && cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}" ;;
-    fuzz) { [ -f build/fuzz/CMakeCache.txt ] || cmake --preset fuzz >/dev/null; } &&
+    fuzz) { [ -f build/fuzz/CMakeCache.txt ] && [ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null; } &&
             cmake --build --preset fuzz -j "$jobs" --target zkfleet_fuzzers ;;
   esac
 }

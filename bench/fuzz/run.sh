@@ -51,7 +51,7 @@ if ! command -v clang++ >/dev/null; then
   log "clang++ not found (libFuzzer needs clang; Debian: apt-get install clang)"
   exit 2
 fi
-if [[ ! -f $build/CMakeCache.txt ]]; then
+if [[ ! -f $build/CMakeCache.txt || ! -f $build/build.ninja ]]; then  # (build.ninja: a configure stopped midway)
   log "configuring $build (cmake --preset fuzz)"
   cmake --preset fuzz >"$root/$build.configure.log" 2>&1 || {
     cat "$root/$build.configure.log"; log "configure failed"; exit 2; }
