@@ -130,6 +130,11 @@ start_prebuild() {  # the builds of the phases after phase $1
   prebuild_pid=$!
 }
 if [ -n "${ZKFLEET_TEST_PREBUILD:-}" ]; then
+  # setsid made a new session, and with the kernel's autogroups (Debian's
+  # default) a session's processes share the CPU with the others' as one
+  # group whatever their nice: nice the group itself too (a release phase's
+  # cases ran 1.9x slower beside a build ahead without this).
+  echo 19 > /proc/self/autogroup 2>/dev/null || true
   for p in $ZKFLEET_TEST_PREBUILD; do
     echo "prebuild: $p ($(date -u +%T))"
     phase_build "$p" || exit 1
