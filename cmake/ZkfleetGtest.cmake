@@ -96,6 +96,10 @@ endfunction()
 function(zkfleet_add_gtest name)
   cmake_parse_arguments(T "NO_MATH" "LABEL;TIMEOUT;PROCESSORS;SERIAL" "SOURCES;LIBS;ENVIRONMENT" ${ARGN})
   add_executable(${name} ${T_SOURCES})
+  # Test files keep their helpers in anonymous namespaces under common names
+  # (Fixed, Load, ...): each compiles alone even where the libraries are a
+  # unity build (the sanitizer and fuzz presets).
+  set_target_properties(${name} PROPERTIES UNITY_BUILD OFF)
   if(T_NO_MATH)
     zkfleet_no_math_options(${name})
   endif()
