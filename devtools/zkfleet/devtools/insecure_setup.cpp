@@ -23,8 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string Str(uint64_t v) { return std::to_string(v); }
-
 // ---- toxic waste --------------------------------------------------------------
 
 // A uniformly random non-zero element of Fr from the kernel's CSPRNG.
@@ -219,7 +217,7 @@ class Setup {
     const uint64_t ab_terms = CountTerms(0) + CountTerms(1);
     const uint64_t n_coeffs = ab_terms + n_public_ + 1;
     if (n_coeffs > std::numeric_limits<uint32_t>::max()) {
-      throw Error(ErrorCode::kInvalidArgument, "setup: the circuit has " + Str(n_coeffs) +
+      throw Error(ErrorCode::kInvalidArgument, "setup: the circuit has " + std::to_string(n_coeffs) +
                                                    " A/B coefficients, more than a zkey can hold (2^32 - 1)");
     }
     report_.n_coeffs = static_cast<uint32_t>(n_coeffs);
@@ -343,7 +341,7 @@ SetupReport CheckCircuit(const io::R1cs& r1cs, const std::string& name, const Se
   }
   report.curve = *curve;
   if (options.max_power < 1 || options.max_power > kMaxDomainPower) {
-    throw Error(ErrorCode::kInvalidArgument, "setup: --max-power: expected 1.." + Str(kMaxDomainPower) +
+    throw Error(ErrorCode::kInvalidArgument, "setup: --max-power: expected 1.." + std::to_string(kMaxDomainPower) +
                                                  ", found " + std::to_string(options.max_power));
   }
   if (h.n_constraints == 0) {
@@ -357,8 +355,8 @@ SetupReport CheckCircuit(const io::R1cs& r1cs, const std::string& name, const Se
   const int limit = std::min<int>(options.max_power, static_cast<int>(io::PrimesOf(*curve).two_adicity));
   if (report.domain_power > limit) {
     throw Error(ErrorCode::kInvalidArgument,
-                name + ": nConstraints " + Str(h.n_constraints) + " + nPublic " + Str(report.n_public) +
-                    " + 1 = " + Str(rows) + " rows need a domain of 2^" + std::to_string(report.domain_power) +
+                name + ": nConstraints " + std::to_string(h.n_constraints) + " + nPublic " + std::to_string(report.n_public) +
+                    " + 1 = " + std::to_string(rows) + " rows need a domain of 2^" + std::to_string(report.domain_power) +
                     ", above the limit 2^" + std::to_string(limit) +
                     (limit == options.max_power ? " (--max-power)" : " (the field's 2-adicity)"));
   }
