@@ -96,14 +96,16 @@ phase_build() {
   esac
 }
 
-# Builds ahead. A phase's cases keep about 1.2 of the 2 cores busy (they wait
-# on the processes they start); its build keeps both busy. So while a phase's
-# cases run, the builds of the phases after it run in the background, niced
-# (the cases come first), one after another, into their own build dirs. Each
-# phase stops that background build before it builds (ninja keeps every step
-# it finished and removes the one it was in the middle of), then builds as
-# before: the build ahead only saves time, and a failure in it is reported
-# by the phase's own build. Its output: build/prebuild.log.
+# Builds ahead. While the release phase's cases run, the builds of the
+# phases after it run in the background, niced (the cases come first), one
+# after another, into their own build dirs: the cases leave part of the 2
+# cores idle (they wait on the processes they start). The next phase stops
+# that background build before it builds (ninja keeps every step it
+# finished and removes the one it was in the middle of), then builds as
+# before: the build ahead only saves time (about 150 s in CI), and a failure
+# in it is reported by the phase's own build. Not beside the ASan cases: their
+# fleets under ASan, with 100 ms heartbeats, took a build beside them for a
+# lost worker (3 cases failed in one run). Output: build/prebuild.log.
 # ZKFLEET_PREBUILD=0 turns it off.
 prebuild_pid=""
 stop_prebuild() {
@@ -202,7 +204,6 @@ for phase in $phases; do
         build_failure_reasons asan build/asan-build.log
       fi
       if [ $ok = 1 ]; then
-        start_prebuild asan
         sanitizer_env "$PWD/build/asan/sanitizer-logs"
         # The arithmetic suites are not built here (ZKFLEET_ARITHMETIC_TESTS
         # in the preset, tests/CMakeLists.txt): they run in release, and the
@@ -226,7 +227,6 @@ for phase in $phases; do
       # round trips outrun the tests' timeouts (docs/testing.md, "Sanitizers").
       phase_build tsan || ok=0
       if [ $ok = 1 ]; then
-        start_prebuild tsan
         sanitizer_env "$PWD/build/tsan/sanitizer-logs"
         run_ctest build/tsan --preset tsan -j "$ctest_jobs" -R '^(fleet|wire|broker|storage|worker)_unit_tests/' "$@" || ok=0
         check_sanitizer_logs "$PWD/build/tsan/sanitizer-logs" || ok=0
