@@ -1,4 +1,4 @@
-/* zkfleet-native: Fr_F1m_mul Fr_F1m_square Fr_F1m_add Fr_F1m_sub Fr_F1m_neg Fr_F1m_mReduct Fr_F1m_toMontgomery Fr_F1m_fromMontgomery Fr_copy Fr_rawCopyS2L Fr_toMontgomery Fr_toNormal Fr_add Fr_sub Fr_mul Fr_eqR Fr_isNegative Fr_neg Fr_getLsb32 Fr_toInt Fr_toLongNormal Fr_gtR Fr_isTrue Fr_int_inverseMod */
+/* zkfleet-native: Fr_F1m_mul Fr_F1m_square Fr_F1m_add Fr_F1m_sub Fr_F1m_neg Fr_F1m_mReduct Fr_F1m_toMontgomery Fr_F1m_fromMontgomery Fr_copy Fr_rawCopyS2L Fr_toMontgomery Fr_toNormal Fr_add Fr_sub Fr_mul Fr_eqR Fr_isNegative Fr_neg Fr_getLsb32 Fr_toInt Fr_toLongNormal Fr_gtR Fr_isTrue Fr_int_inverseMod Fr_lt Fr_mod */
 /*
  * Native field arithmetic for circom's circuit.wasm, translated by wasm2c
  * (issue 31, docs/design/witgen-native-fr.md).
@@ -553,6 +553,28 @@ __attribute__((noinline)) static u32 zkf_Fr_isTrue_full(Z_circuit_instance_t* in
  * 10% of a 2^20 witness. */
 #define ZKF_BOTH_SHORT(M, a, b) (__builtin_expect(zkf_on, 1) && !(((M)[(a) + 7] | (M)[(b) + 7]) & ZKF_LONG))
 #define ZKF_IS_SHORT(M, a) (__builtin_expect(zkf_on, 1) && !((M)[(a) + 7] & ZKF_LONG))
+/* A long element in normal form whose value is below 2^64 (limbs 1..3
+ * zero): circom's vars once a % or a constant made them long (SHA-256's
+ * rotation indices). Such values are far below (p-1)/2: never negative,
+ * and a sum of two below 2^64 is its own residue. */
+#define ZKF_IS_SMALL_LONG_NORMAL(M, a) \
+  ((M)[(a) + 7] == 0x80 && (zkf_ld64(M, (a) + 16) | zkf_ld64(M, (a) + 24) | zkf_ld64(M, (a) + 32)) == 0)
+#define ZKF_BOTH_SMALL_LONG_NORMAL(M, a, b) \
+  (__builtin_expect(zkf_on, 1) && ZKF_IS_SMALL_LONG_NORMAL(M, a) && ZKF_IS_SMALL_LONG_NORMAL(M, b))
+/* The long normal sum or difference of two small long normal elements when
+ * it stays below 2^64 (no carry, no borrow): what zkf_addsub writes for two
+ * long normal operands, the type word and the limbs. 0: not taken. */
+ZKF_FAST_PATH int zkf_small_long_addsub(uint8_t* M, uint32_t pR, uint32_t pA, uint32_t pB, int is_sub) {
+  const uint64_t a = zkf_ld64(M, pA + 8), b = zkf_ld64(M, pB + 8);
+  uint64_t r;
+  if (is_sub ? __builtin_sub_overflow(a, b, &r) : __builtin_add_overflow(a, b, &r)) return 0;
+  zkf_set_type(M, pR, ZKF_T_LONG_NORMAL);
+  zkf_st64(M, pR + 8, r);
+  zkf_st64(M, pR + 16, 0);
+  zkf_st64(M, pR + 24, 0);
+  zkf_st64(M, pR + 32, 0);
+  return 1;
+}
 
 ZKF_FAST_PATH void w2c_Fr_mul(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
   uint8_t* M = ZKF_MEM(instance);
@@ -568,6 +590,8 @@ ZKF_FAST_PATH void w2c_Fr_add(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2
   if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) {
     int64_t s = (int64_t)zkf_short(M, w2c_pA) + (int64_t)zkf_short(M, w2c_pB);
     if (zkf_fits32(s)) { zkf_set_short(M, w2c_pR, s); return; }
+  } else if (ZKF_BOTH_SMALL_LONG_NORMAL(M, w2c_pA, w2c_pB) && zkf_small_long_addsub(M, w2c_pR, w2c_pA, w2c_pB, 0)) {
+    return;
   }
   zkf_Fr_add_full(instance, w2c_pR, w2c_pA, w2c_pB);
 }
@@ -577,6 +601,8 @@ ZKF_FAST_PATH void w2c_Fr_sub(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2
   if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) {
     int64_t s = (int64_t)zkf_short(M, w2c_pA) - (int64_t)zkf_short(M, w2c_pB);
     if (zkf_fits32(s)) { zkf_set_short(M, w2c_pR, s); return; }
+  } else if (ZKF_BOTH_SMALL_LONG_NORMAL(M, w2c_pA, w2c_pB) && zkf_small_long_addsub(M, w2c_pR, w2c_pA, w2c_pB, 1)) {
+    return;
   }
   zkf_Fr_sub_full(instance, w2c_pR, w2c_pA, w2c_pB);
 }
@@ -591,19 +617,68 @@ ZKF_FAST_PATH u32 w2c_Fr_isTrue(Z_circuit_instance_t* instance, u32 w2c_px) {
 ZKF_FAST_PATH u32 w2c_Fr_toInt(Z_circuit_instance_t* instance, u32 w2c_pA) {
   const uint8_t* M = ZKF_MEM(instance);
   if (ZKF_IS_SHORT(M, w2c_pA)) return (u32)zkf_short(M, w2c_pA);
+  if (__builtin_expect(zkf_on, 1) && ZKF_IS_SMALL_LONG_NORMAL(M, w2c_pA)) return (u32)zkf_ld64(M, w2c_pA + 8);
   return zkf_Fr_toInt_full(instance, w2c_pA);
 }
 
 ZKF_FAST_PATH u32 w2c_Fr_eqR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
   const uint8_t* M = ZKF_MEM(instance);
   if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) return zkf_short(M, w2c_pA) == zkf_short(M, w2c_pB);
+  if (ZKF_BOTH_SMALL_LONG_NORMAL(M, w2c_pA, w2c_pB)) return zkf_ld64(M, w2c_pA + 8) == zkf_ld64(M, w2c_pB + 8);
   return zkf_Fr_eqR_full(instance, w2c_pA, w2c_pB);
 }
 
 ZKF_FAST_PATH u32 w2c_Fr_gtR(Z_circuit_instance_t* instance, u32 w2c_pA, u32 w2c_pB) {
   const uint8_t* M = ZKF_MEM(instance);
   if (ZKF_BOTH_SHORT(M, w2c_pA, w2c_pB)) return zkf_short(M, w2c_pA) > zkf_short(M, w2c_pB);
+  if (ZKF_BOTH_SMALL_LONG_NORMAL(M, w2c_pA, w2c_pB)) return zkf_ld64(M, w2c_pA + 8) > zkf_ld64(M, w2c_pB + 8);
   return zkf_Fr_gtR_full(instance, w2c_pA, w2c_pB);
+}
+
+/* Fr_lt(r, a, b): the wasm's own composition, eqR then gtR (each converts
+ * its operands in place, in that order), r = a < b as a short 0 or 1 (one
+ * 64-bit store: value and type word). */
+static void w2c_Fr_lt(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+  if (__builtin_expect(!zkf_on, 0)) { w2c_Fr_lt_wasm(instance, w2c_pR, w2c_pA, w2c_pB); return; }
+  uint64_t r = 0;
+  if (!w2c_Fr_eqR(instance, w2c_pA, w2c_pB)) r = w2c_Fr_gtR(instance, w2c_pA, w2c_pB) ? 0 : 1;
+  zkf_st64(ZKF_MEM(instance), w2c_pR, r);
+}
+
+/* Fr_mod(r, a, b): the wasm turns a short operand long normal in place
+ * (rawCopyS2L into the limbs, type word 0x80000000; the short word stays),
+ * converts each operand to normal form in place, sets r's type word long
+ * normal and divides the 256-bit integers with Fr_int_div (quotient into its
+ * scratch area at 16, remainder into r's limbs). Here the division of values
+ * below 2^64 is done natively (SHA-256's (i + r) % 32); larger ones, a zero
+ * divisor and an r that is also an operand go to the wasm's own code. */
+static void w2c_Fr_mod(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u32 w2c_pB) {
+  if (__builtin_expect(!zkf_on, 0) || w2c_pR == w2c_pA || w2c_pR == w2c_pB) {
+    w2c_Fr_mod_wasm(instance, w2c_pR, w2c_pA, w2c_pB);
+    return;
+  }
+  uint8_t* M = ZKF_MEM(instance);
+  const uint32_t operands[2] = {w2c_pA, w2c_pB};
+  for (int i = 0; i < 2; i++) {
+    const uint32_t e = operands[i];
+    if (!(zkf_flags(M, e) & ZKF_LONG)) {
+      zkf_s2l(M, e + 8, zkf_short(M, e));
+      zkf_set_type(M, e, ZKF_T_LONG_NORMAL);
+    }
+    zkf_to_normal(M, e);
+  }
+  zkf_set_type(M, w2c_pR, ZKF_T_LONG_NORMAL);
+  const uint64_t a = zkf_ld64(M, w2c_pA + 8), b = zkf_ld64(M, w2c_pB + 8);
+  const int small = (zkf_ld64(M, w2c_pA + 16) | zkf_ld64(M, w2c_pA + 24) | zkf_ld64(M, w2c_pA + 32) |
+                     zkf_ld64(M, w2c_pB + 16) | zkf_ld64(M, w2c_pB + 24) | zkf_ld64(M, w2c_pB + 32)) == 0;
+  if (!small || b == 0) {
+    w2c_Fr_int_div(instance, w2c_pA + 8, w2c_pB + 8, 16, w2c_pR + 8);
+    return;
+  }
+  zkf_st64(M, w2c_pR + 8, a % b);
+  zkf_st64(M, w2c_pR + 16, 0);
+  zkf_st64(M, w2c_pR + 24, 0);
+  zkf_st64(M, w2c_pR + 32, 0);
 }
 
 /* ---- the witness read out in one pass ----
