@@ -681,6 +681,30 @@ static void w2c_Fr_mod(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u
   zkf_st64(M, w2c_pR + 32, 0);
 }
 
+/* ---- runs of constant copies ----
+ * The build rolls circom's straight-line Fr_copy runs into tables of
+ * segments (witgen/zkfleet/witgen/copy_runs.hpp); its zkf_copy_run, appended
+ * after this file, asks here first. A segment of n elements is copied as one
+ * block, the same bytes as n Fr_copy calls of 40 bytes in order, when both
+ * ranges lie inside the memory without u32 wrap-around and do not overlap;
+ * otherwise (0) the caller copies element by element. */
+#define ZKF_NATIVE_COPY_SEGMENT 1
+static int zkf_copy_segment(Z_circuit_instance_t* instance, u32 first, u32 source, u32 n, u32 size, u32 base) {
+  if (!zkf_on || size != 40) return 0;
+  const uint64_t dst = (uint64_t)first * 40 + base, src = source, bytes = (uint64_t)n * 40;
+  const uint64_t memory = instance->w2c_memory.size;
+  if ((uint64_t)first + n > 0xffffffffULL || dst + bytes > 0x100000000ULL || src + bytes > 0x100000000ULL) return 0;
+  if (dst + bytes > memory || src + bytes > memory) return 0;
+  if (dst < src + bytes && src < dst + bytes) return 0;
+  /* element by element, each a fixed 40-byte copy the compiler inlines: the
+   * segments are short (Poseidon's: ~4 elements), where a library call per
+   * segment cost more than the copy */
+  uint8_t* to = ZKF_MEM(instance) + dst;
+  const uint8_t* from = ZKF_MEM(instance) + src;
+  for (u32 k = 0; k < n; k++) memcpy(to + 40 * (size_t)k, from + 40 * (size_t)k, 40);
+  return 1;
+}
+
 /* ---- the witness read out in one pass ----
  * circom's getWitness(i) looks the signal up in its witness table, copies
  * the element to its shared scratch area and converts it there to long

@@ -1,4 +1,5 @@
 // The native tier's machinery: limits on hostile generators, the cache, the C patches, the child, GenerateToFile.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +12,7 @@
 
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/witgen/child_process.hpp"
+#include "zkfleet/witgen/copy_runs.hpp"
 #include "zkfleet/witgen/generator_build.hpp"
 #include "witgen_test_support.hpp"
 
@@ -300,6 +302,79 @@ TEST(WitgenPatch, MarksOnlyFunctionsOverTheLineLimitAndTheResultCompiles) {
   testing::WriteFile(dir.file("marked.c"), marked);
   auto r = RunCommand("cc -std=gnu11 -O3 -Werror -c " + Quote(dir.file("marked.c")) + " -o " + Quote(dir.file("m.o")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// One wasm2c copy statement: Fr_copy(index * size + base, source).
+std::string CopyStatement(const std::string& indent, uint32_t index, uint32_t size, const std::string& base,
+                          uint32_t source) {
+  return indent + "w2c_i0 = " + std::to_string(index) + "u;\n" + indent + "w2c_i1 = " + std::to_string(size) +
+         "u;\n" + indent + "w2c_i0 *= w2c_i1;\n" + indent + "w2c_i1 = w2c_" + base + ";\n" + indent +
+         "w2c_i0 += w2c_i1;\n" + indent + "w2c_i1 = " + std::to_string(source) + "u;\n" + indent +
+         "w2c_Fr_copy(instance, w2c_i0, w2c_i1);\n";
+}
+
+TEST(WitgenPatch, RollsRunsOfConstantCopiesIntoLoopsThatCopyTheSameInTheSameOrder) {
+  ASSERT_TRUE(testing::RequireOnPath("cc"));
+  // A wasm2c-shaped program: a memory, Fr_copy recording every call, and a
+  // function whose copies are runs (consecutive sources with breaks, an
+  // index wrapping u32, nested indentation, a base that changes, a run too
+  // short to roll); main prints the calls, the memory's checksum and what the
+  // function leaves in w2c_i0/w2c_i1.
+  std::string body;
+  for (uint32_t k = 0; k < 20; ++k) body += CopyStatement("  ", k, 40, "lvar", k == 5 || k == 11 ? 60 : 2000 + 40 * k);
+  body += "  w2c_p += 0u;\n";
+  for (uint32_t k = 0; k < 3; ++k) body += CopyStatement("  ", 30 + k, 40, "lvar", 3000 + 40 * k);  // too short
+  body += "  if (w2c_p) {\n";
+  for (uint32_t k = 0; k < 10; ++k) body += CopyStatement("    ", 50 + 2 * k, 40, "lvar", 4000 + 40 * k);
+  body += "  }\n";
+  for (uint32_t k = 0; k < 9; ++k) body += CopyStatement("  ", 70 + k, 40, k < 4 ? "lvar" : "expaux", 5000 + 40 * k);
+  // (0xffffffff / 40 + 1) * 40 wraps to 16: the index arithmetic is u32, as in the wasm
+  for (uint32_t k = 0; k < 8; ++k) body += CopyStatement("  ", 107374182 + k, 40, "lvar", 6000 + 40 * k);
+  const std::string program =
+      "#include <stdio.h>\n#include <string.h>\ntypedef unsigned u32;\ntypedef unsigned char u8;\n"
+      "typedef struct { struct { u8* data; unsigned long long size; } w2c_memory; } Z_circuit_instance_t;\n"
+      "static u8 mem[1u << 20];\n"
+      "static void w2c_Fr_copy(Z_circuit_instance_t*, u32, u32);\n"
+      "static u32 w2c_f(Z_circuit_instance_t* instance, u32 w2c_p) {\n"
+      "  u32 w2c_lvar = w2c_p, w2c_expaux = w2c_p + 8000u, w2c_i0 = 0, w2c_i1 = 0;\n" +
+      body +
+      "  return w2c_i0 * 31u + w2c_i1;\n}\n"
+      "static void w2c_Fr_copy(Z_circuit_instance_t* instance, u32 d, u32 s) {\n"
+      "  printf(\"%u %u\\n\", d, s);\n"
+      "  memmove(instance->w2c_memory.data + (d % (1u << 19)), instance->w2c_memory.data + s, 40);\n}\n"
+      "int main(void) {\n  Z_circuit_instance_t inst = {{mem, sizeof mem}};\n"
+      "  for (u32 i = 0; i < sizeof mem; i++) mem[i] = (u8)(i * 7u + (i >> 8));\n"
+      "  u32 r = w2c_f(&inst, 100000u);\n  unsigned long long sum = 0;\n"
+      "  for (u32 i = 0; i < sizeof mem; i++) sum = sum * 31u + mem[i];\n"
+      "  printf(\"%u %llu\\n\", r, sum);\n  return 0;\n}\n";
+  std::string rolled = program;
+  EXPECT_EQ(witgen::RollConstantCopies(rolled), 20u + 10u + 8u) << "the 3-statement run and the 4 + 5 split by the "
+                                                                     "base stay as they are";
+  EXPECT_NE(rolled.find("static void zkf_copy_run(Z_circuit_instance_t*, const u32 (*)[3], u32, u32, u32);"),
+            std::string::npos) << "declared after Fr_copy's declaration";
+  EXPECT_NE(rolled.find("{0u, 2000u, 5u}, {5u, 60u, 1u}, {6u, 2240u, 5u}, {11u, 60u, 1u}, {12u, 2480u, 8u}"),
+            std::string::npos) << "consecutive sources make one segment:\n" << rolled.substr(0, 3000);
+  EXPECT_EQ(rolled.find("w2c_i0 = 30u;") != std::string::npos, true) << "the short run is still there";
+  std::string unchanged = program;
+  EXPECT_EQ(witgen::RollConstantCopies(unchanged, 100), 0u);
+  EXPECT_EQ(unchanged, program);
+  std::string no_declaration = body;
+  EXPECT_EQ(witgen::RollConstantCopies(no_declaration), 0u) << "nowhere to declare the helper: nothing rolled";
+
+  TempDir dir;
+  std::string outputs[2];
+  const std::string sources[2] = {program, rolled};
+  for (int i = 0; i < 2; ++i) {
+    const std::string c = dir.file("p" + std::to_string(i) + ".c"), exe = dir.file("p" + std::to_string(i));
+    testing::WriteFile(c, sources[i]);
+    auto built = RunCommand("cc -std=gnu11 -O2 -Werror -Wall " + Quote(c) + " -o " + Quote(exe));
+    ASSERT_EQ(built.exit_code, 0) << built.output;
+    auto ran = RunCommand(Quote(exe));
+    ASSERT_EQ(ran.exit_code, 0) << ran.output;
+    outputs[i] = ran.output;
+  }
+  EXPECT_EQ(std::count(outputs[0].begin(), outputs[0].end(), '\n'), 20 + 3 + 10 + 9 + 8 + 1);
+  EXPECT_EQ(outputs[1], outputs[0]) << "the same Fr_copy calls in the same order, the same memory and registers";
 }
 
 TEST(WitgenDescribe, ReadsTheGeneratorsLine) {

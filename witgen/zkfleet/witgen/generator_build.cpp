@@ -25,6 +25,7 @@
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/common/progress_ticker.hpp"
 #include "zkfleet/witgen/child_process.hpp"
+#include "zkfleet/witgen/copy_runs.hpp"
 #include "zkfleet/witgen/embedded_sources.hpp"
 
 namespace zkfleet::witgen {
@@ -32,7 +33,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bumped when the build's recipe changes in a way the digests below miss.
-constexpr const char* kRecipe = "zkfleet-witgen-recipe-5";  // 4: giant functions at O1; 5: GMP linked in
+constexpr const char* kRecipe = "zkfleet-witgen-recipe-6";  // 4: giant functions at O1; 5: GMP linked in; 6: copy runs rolled
 constexpr const char* kNativeMarker = "/* zkfleet-native:";
 
 std::string Hex(const unsigned char* p, size_t n) {
@@ -507,7 +508,10 @@ std::optional<GeneratorInfo> LoadGenerator(const fs::path& wasm, const WitnessGe
     WriteFileOrThrow(dir / "native_fr.c", native);
     for (const embedded::File& header : embedded::NativeFrHeaders()) WriteFileOrThrow(dir / header.name, header.text);
   }
-  if (MarkGiantFunctions(c_source) > 0 || patched) WriteFileOrThrow(dir / "circuit.c", c_source);
+  // After the native patch (the rolled copies' helper goes after native_fr.c),
+  // before the giant functions are judged (rolled, most of them are not).
+  const bool rolled = RollConstantCopies(c_source) > 0;
+  if (MarkGiantFunctions(c_source) > 0 || patched || rolled) WriteFileOrThrow(dir / "circuit.c", c_source);
   WriteFileOrThrow(dir / "driver.c", embedded::DriverC());
   std::vector<std::string> cc = {options.cc};
   cc.insert(cc.end(), flags.begin(), flags.end());

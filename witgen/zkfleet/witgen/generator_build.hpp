@@ -74,7 +74,8 @@ inline constexpr size_t kGiantFunctionLines = 2000;
 // the native field code (all at -O1: 20 s; -O2: 24 s). It also defines
 // ZKF_NO_FORCED_INLINE: native_fr.c's always_inline fast paths, forced into
 // those functions, took cc1 past 5 minutes even at -O1 (41 s without the
-// forcing). Returns how many were marked.
+// forcing). The build rolls runs of constant copies first (copy_runs.hpp),
+// which leaves most of those functions short. Returns how many were marked.
 size_t MarkGiantFunctions(std::string& c_source, size_t max_lines = kGiantFunctionLines);
 
 // Parses `generator --describe` output into info (n8, prime, sizes, native).
