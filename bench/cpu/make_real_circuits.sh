@@ -10,8 +10,12 @@
 #   eddsa_poseidon_x8  8 x circomlib EdDSAPoseidonVerifier, enabled = 1, 8 real
 #                      signatures (distinct keys, nonces and messages, signed here
 #                      in Python); 64,688 constraints, domain 2^16
+#   poseidon2_chain256 a Merkle-path-like chain of 256 circomlib Poseidon(2):
+#                      h = Poseidon(h, in[i]); 132,352 constraints (62,208
+#                      non-linear), 132,610 wires, domain 2^18 (not in the
+#                      default set)
 #
-#   bench/cpu/make_real_circuits.sh OUT_DIR [NAME ...]      (default: all three)
+#   bench/cpu/make_real_circuits.sh OUT_DIR [NAME ...]      (default: the first three)
 #
 # Per circuit, in OUT_DIR/<name>/: circuit.circom, input.json, circuit.r1cs,
 # circuit.wasm, circuit.sym, circuit.zkey (zkfleet-dev setup --insecure --seed 7:
@@ -224,6 +228,33 @@ print(json.dumps(inp))
 EOF
 }
 
+write_poseidon_chain() {  # write_poseidon_chain DIR N
+  local d=$1 n=$2
+  mkdir -p "$d"
+  cat <<EOF | put "$d/circuit.circom"
+pragma circom 2.0.0;
+// bench/cpu/make_real_circuits.sh: a Merkle-path-like chain, h = Poseidon(h, in[i])
+include "circomlib/circuits/poseidon.circom";
+template Chain(n) {
+    signal input seed; signal input in[n]; signal output out;
+    component p[n];
+    for (var i = 0; i < n; i++) {
+        p[i] = Poseidon(2);
+        p[i].inputs[0] <== i == 0 ? seed : p[i - 1].out;
+        p[i].inputs[1] <== in[i];
+    }
+    out <== p[n - 1].out;
+}
+component main = Chain($n);
+EOF
+  python3 - "$n" <<'EOF' | put "$d/input.json"
+import hashlib, json, sys
+P = 21888242871839275222246405745257275088548364400416034343698204186575808495617
+v = lambda k: str(int.from_bytes(hashlib.sha256(b"zkfleet bench poseidon chain %d" % k).digest(), "big") % P)
+print(json.dumps({"seed": v(-1), "in": [v(k) for k in range(int(sys.argv[1]))]}))
+EOF
+}
+
 verify() {  # verify DIR PROOF PUBLIC LABEL
   local d=$1
   if "$SNARKJS" groth16 verify "$d/verification_key.json" "$3" "$2" 2>&1 | grep -q "OK!"; then
@@ -240,6 +271,7 @@ for name in "${NAMES[@]}"; do
     sha256_1block) write_sha256 "$d" 440 ;;
     sha256_2block) write_sha256 "$d" 952 ;;
     eddsa_poseidon_x8) write_eddsa "$d" 8 ;;
+    poseidon2_chain256) write_poseidon_chain "$d" 256 ;;
     *) echo "unknown circuit $name" >&2; exit 2 ;;
   esac
   compile "$d"
