@@ -12,9 +12,9 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
-#include <random>
 #include <utility>
 
+#include "zkfleet/bellman/file_pages.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/curve/point.hpp"
 
@@ -172,28 +172,16 @@ std::optional<Header> ReadHeader(int fd) {
 // large mapping of its own, else copied. Pages are read in in parallel
 // slices; an array whose mapping fails leaves the whole image unused.
 template <class Vector>
-bool Fill(Vector& out, uint64_t count, int fd, uint64_t offset, std::vector<std::pair<uint8_t*, size_t>>& mapped) {
+bool Fill(Vector& out, uint64_t count, int fd, uint64_t offset, std::vector<PageBlock>& mapped) {
   out.resize(count);
   const size_t bytes = count * sizeof(typename Vector::value_type);
   if (bytes == 0) return true;
   if (out.capacity() == count && runtime::MapFileIntoLargeArray(out.data(), bytes, fd, offset)) {
-    mapped.emplace_back(reinterpret_cast<uint8_t*>(out.data()), bytes);
+    mapped.push_back({reinterpret_cast<uint8_t*>(out.data()), static_cast<size_t>(bytes)});
     return true;
   }
   if (bytes >= runtime::kLargeArrayAlignment && out.capacity() == count) return false;  // the block may be gone
   return ReadAt(fd, out.data(), bytes, offset);
-}
-
-void PopulateForRead(std::span<const std::pair<uint8_t*, size_t>> blocks, ThreadPool& pool) {
-  constexpr size_t kSlice = size_t{8} << 20;
-  std::vector<std::pair<uint8_t*, size_t>> slices;
-  for (const auto& [data, bytes] : blocks) {
-    for (size_t at = 0; at < bytes; at += kSlice) slices.emplace_back(data + at, std::min(kSlice, bytes - at));
-  }
-  pool.RunTasks(slices.size(), [&](size_t i) {
-    // Advice: on failure (an old kernel) the pages fault as they are read.
-    ::madvise(slices[i].first, RoundUp(slices[i].second), MADV_POPULATE_READ);
-  });
 }
 
 // A few points of each array on their curves: a zeroed or shifted page
@@ -208,51 +196,6 @@ bool SampleOnCurve(const Vector& points) {
   }
   return true;
 }
-
-class TempFile {
- public:
-  explicit TempFile(const std::string& path) {
-    std::random_device random;
-    temp_ = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(random());
-    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd_ < 0) Io(path, "cannot create " + temp_);
-  }
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(temp_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  int fd() const { return fd_; }
-
-  void WriteAt(const std::string& path, const void* data, uint64_t bytes, uint64_t offset) const {
-    const auto* p = static_cast<const uint8_t*>(data);
-    while (bytes > 0) {
-      const ssize_t w = ::pwrite(fd_, p, std::min<uint64_t>(bytes, 1u << 30), static_cast<off_t>(offset));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) Io(path, "write failed");
-      p += w;
-      bytes -= static_cast<uint64_t>(w);
-      offset += static_cast<uint64_t>(w);
-    }
-  }
-  void Commit(const std::string& path) {
-    if (::fdatasync(fd_) != 0) Io(path, "fdatasync failed");
-    const int fd = std::exchange(fd_, -1);
-    if (::close(fd) != 0) Io(path, "close failed");
-    if (::rename(temp_.c_str(), path.c_str()) != 0) Io(path, "cannot rename " + temp_ + " into place");
-    committed_ = true;
-  }
-
-  [[noreturn]] static void Io(const std::string& path, const std::string& what) {
-    throw Error(ErrorCode::kIo, "cannot write decoded image " + path + ": " + what + ": " + std::strerror(errno));
-  }
-
- private:
-  std::string temp_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 // Older images of the same source path in `dir` (another identity: the file
 // was replaced), other than `keep`: removed, so that images do not pile up.
@@ -284,11 +227,11 @@ void WriteDecodedImage(const std::string& path, const Parameters& params, const 
   std::memcpy(h.source_path, source_path.data(), source_path.size());
   h.checksum = Checksum(h);
 
-  TempFile file(path);
-  if (::ftruncate(file.fd(), static_cast<off_t>(h.total_bytes)) != 0) TempFile::Io(path, "ftruncate failed");
+  AtomicFile file(path, "decoded image", 0600);
+  file.Truncate(h.total_bytes);
   const VkPoints vk{params.vk.alpha_g1, params.vk.beta_g1, params.vk.beta_g2,
                     params.vk.gamma_g2, params.vk.delta_g1, params.vk.delta_g2};
-  file.WriteAt(path, &vk, sizeof vk, h.vk_offset);
+  file.WriteAt(&vk, sizeof vk, h.vk_offset);
   // The arrays in slices of 8 MiB, written in parallel.
   const void* data[kArrays] = {params.vk.ic.data(), params.h.data(),    params.l.data(),
                                params.a.data(),     params.b_g1.data(), params.b_g2.data()};
@@ -310,7 +253,7 @@ void WriteDecodedImage(const std::string& path, const Parameters& params, const 
   pool.RunTasks(slices.size(), [&](size_t k) {
     if (failed.load()) return;
     try {
-      file.WriteAt(path, slices[k].data, slices[k].bytes, slices[k].offset);
+      file.WriteAt(slices[k].data, slices[k].bytes, slices[k].offset);
     } catch (const Error& e) {
       std::lock_guard<std::mutex> lock(error_mutex);
       if (!failed.exchange(true)) first_error = e.what();
@@ -319,8 +262,8 @@ void WriteDecodedImage(const std::string& path, const Parameters& params, const 
   if (failed.load()) throw Error(ErrorCode::kIo, first_error);
   // The header last: a reader of the temporary never sees a whole header
   // over missing points (it is renamed into place only after the flush anyway).
-  file.WriteAt(path, &h, sizeof h, 0);
-  file.Commit(path);
+  file.WriteAt(&h, sizeof h, 0);
+  file.Commit();
   RemoveOlderImages(std::filesystem::path(path).parent_path(), path, source_path);
 }
 
@@ -351,14 +294,14 @@ std::optional<Parameters> MapDecodedImage(const std::string& path, const engine:
   params.vk.ic.resize(h.counts[0]);
   if (!ReadAt(fd.get(), params.vk.ic.data(), h.counts[0] * sizeof(G1Affine), h.offsets[0])) return no("cannot read ic");
 
-  std::vector<std::pair<uint8_t*, size_t>> mapped;
+  std::vector<PageBlock> mapped;
   const bool filled = Fill(params.h, h.counts[1], fd.get(), h.offsets[1], mapped) &&
                       Fill(params.l, h.counts[2], fd.get(), h.offsets[2], mapped) &&
                       Fill(params.a, h.counts[3], fd.get(), h.offsets[3], mapped) &&
                       Fill(params.b_g1, h.counts[4], fd.get(), h.offsets[4], mapped) &&
                       Fill(params.b_g2, h.counts[5], fd.get(), h.offsets[5], mapped);
   if (!filled) return no(std::string("cannot map or read its points: ") + std::strerror(errno));
-  PopulateForRead(mapped, pool);
+  PopulatePages(mapped, PageUse::kRead, pool);
   const bool on_curve = SampleOnCurve(params.vk.ic) && SampleOnCurve(params.h) && SampleOnCurve(params.l) &&
                         SampleOnCurve(params.a) && SampleOnCurve(params.b_g1) && SampleOnCurve(params.b_g2);
   if (!on_curve) return no("a sampled point is not on its curve (the image is damaged)");

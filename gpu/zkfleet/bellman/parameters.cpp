@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "zkfleet/bellman/file_pages.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/io/mapped_file.hpp"
 
@@ -222,33 +223,10 @@ void DecodeArrays(std::span<const ArrayJob> jobs, const std::string& origin, uin
 // Linux 5.14+), and only then resized and decoded into (a PointVector's
 // resize writes nothing: at 2^27 a zeroing resize was 45 GB of memset on
 // one thread). Advice that fails is harmless: the pages then fault as before.
-struct Reservation {
-  uint8_t* data;
-  size_t bytes;
-};
-
 template <class Vector>
-Reservation Reserve(Vector& out, uint32_t count) {
+PageBlock Reserve(Vector& out, uint32_t count) {
   out.reserve(count);
   return {reinterpret_cast<uint8_t*>(out.data()), size_t{count} * sizeof(typename Vector::value_type)};
-}
-
-void Populate(std::span<const Reservation> reservations, ThreadPool& pool) {
-  constexpr uintptr_t kPage = 4096;
-  constexpr size_t kSlice = size_t{8} << 20;
-  struct Slice {
-    uintptr_t begin, end;
-  };
-  std::vector<Slice> slices;
-  for (const Reservation& r : reservations) {
-    const uintptr_t begin = (reinterpret_cast<uintptr_t>(r.data) + kPage - 1) & ~(kPage - 1);
-    const uintptr_t end = (reinterpret_cast<uintptr_t>(r.data) + r.bytes) & ~(kPage - 1);
-    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-    for (uintptr_t at = begin; at < end; at += kSlice) slices.push_back({at, std::min<uintptr_t>(end, at + kSlice)});
-  }
-  pool.RunTasks(slices.size(), [&](size_t i) {
-    ::madvise(reinterpret_cast<void*>(slices[i].begin), slices[i].end - slices[i].begin, MADV_POPULATE_WRITE);
-  });
 }
 
 // Sized, then decoded into. A PointVector's resize leaves the points
@@ -316,10 +294,10 @@ Parameters ReadParamsBody(Cursor& cursor, uint64_t total_bytes, ThreadPool& pool
 
   Parameters params;
   params.vk = std::move(vk.vk);
-  const Reservation reservations[] = {Reserve(params.vk.ic, vk.ic.count), Reserve(params.h, h.count),
-                                      Reserve(params.l, l.count),         Reserve(params.a, a.count),
-                                      Reserve(params.b_g1, b_g1.count),   Reserve(params.b_g2, b_g2.count)};
-  Populate(reservations, pool);
+  const PageBlock blocks[] = {Reserve(params.vk.ic, vk.ic.count), Reserve(params.h, h.count),
+                              Reserve(params.l, l.count),         Reserve(params.a, a.count),
+                              Reserve(params.b_g1, b_g1.count),   Reserve(params.b_g2, b_g2.count)};
+  PopulatePages(blocks, PageUse::kWrite, pool);
   // The proving arrays' curve and subgroup tests may be left to the device
   // (ReadOptions::arrays_checked_on_device); the encoding checks stay.
   DecodeChecks array_checks = checks;
@@ -332,57 +310,6 @@ Parameters ReadParamsBody(Cursor& cursor, uint64_t total_bytes, ThreadPool& pool
 }
 
 // ---- writing ---------------------------------------------------------------
-
-// A file written under a temporary name in the target's directory and
-// renamed over the target on Commit(): readers see the old file or the
-// whole new one. The temporary is removed when Commit() is not reached.
-class AtomicFile {
- public:
-  explicit AtomicFile(const std::string& path) : path_(path), temp_(path + ".tmp-XXXXXX") {
-    fd_ = mkstemp(temp_.data());
-    if (fd_ < 0) Io("cannot create a temporary file next to it");
-    // mkstemp makes it 0600; keys are public data, readable as any file.
-    if (fchmod(fd_, 0644) != 0) Io("fchmod failed");
-  }
-  ~AtomicFile() {
-    if (fd_ >= 0) close(fd_);
-    if (!committed_) std::remove(temp_.c_str());
-  }
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-
-  void Write(const uint8_t* data, size_t n) {
-    while (n > 0) {
-      const ssize_t w = write(fd_, data, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) Io("write failed");
-      data += w;
-      n -= static_cast<size_t>(w);
-    }
-  }
-  void WriteU32BE(uint32_t v) {
-    const uint8_t b[4] = {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),
-                          static_cast<uint8_t>(v)};
-    Write(b, 4);
-  }
-  void Commit() {
-    if (fsync(fd_) != 0) Io("fsync failed");
-    const int fd = fd_;
-    fd_ = -1;
-    if (close(fd) != 0) Io("close failed");
-    if (std::rename(temp_.c_str(), path_.c_str()) != 0) Io("cannot rename " + temp_ + " into place");
-    committed_ = true;
-  }
-
- private:
-  [[noreturn]] void Io(const std::string& what) {
-    throw Error(ErrorCode::kIo, "cannot write " + path_ + ": " + what + ": " + std::strerror(errno));
-  }
-
-  std::string path_, temp_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 void AppendU32BE(std::vector<uint8_t>& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(v >> shift));
@@ -614,7 +541,7 @@ std::vector<uint8_t> SerializeVerifyingKey(const VerifyingKey& vk) {
 
 void WriteVerifyingKey(const std::string& path, const VerifyingKey& vk) {
   const std::vector<uint8_t> bytes = SerializeVerifyingKey(vk);
-  AtomicFile file(path);
+  AtomicFile file(path, "verifying key", 0644);  // keys are public data
   file.Write(bytes.data(), bytes.size());
   file.Commit();
 }
@@ -628,7 +555,7 @@ void WriteParameters(const std::string& path, const Parameters& params, ThreadPo
   AppendPoint(fixed, params.vk.gamma_g2);
   AppendPoint(fixed, params.vk.delta_g1);
   AppendPoint(fixed, params.vk.delta_g2);
-  AtomicFile file(path);
+  AtomicFile file(path, "parameters", 0644);  // keys are public data
   file.Write(fixed.data(), fixed.size());
   WriteArray(file, params.vk.ic, pool, path, "ic");
   WriteArray(file, params.h, pool, path, "h");
