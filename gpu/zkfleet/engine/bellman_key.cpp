@@ -11,6 +11,7 @@
 
 #include "zkfleet/bellman/decoded_image.hpp"
 #include "zkfleet/bellman/parameters.hpp"
+#include "zkfleet/common/seconds_since.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/engine/checked_keys.hpp"
 #include "zkfleet/engine/proving_key.hpp"
@@ -26,10 +27,6 @@ namespace zkfleet::engine {
 namespace {
 
 using Fr = ff::Bls12_381Fr;
-
-double SecondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Every scalar must be a reduced Montgomery value (< r): the field code
 // assumes it, and a peer's bytes are not trusted.

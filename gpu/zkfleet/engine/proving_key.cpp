@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zkfleet/common/seconds_since.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/groth16/cpu_prover.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
@@ -78,10 +79,6 @@ bool Take(std::atomic<int64_t>& left) {
     if (left.compare_exchange_weak(n, n - 1)) return true;
   }
   return false;
-}
-
-double SecondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // The public signals w[1..n_public] of `witness` as canonical integers (the

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "zkfleet/common/seconds_since.hpp"
 #include "zkfleet/bellman/domain.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/groth16/assembly.hpp"
@@ -20,8 +21,6 @@ using C = curve::Bls12_381;
 using Fr = C::Fr;
 using G1 = C::G1;
 using G2 = C::G2;
-
-double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // a[j] *= shift^j, in parallel chunks (each chunk starts from shift^lo).
 void ScaleByPowers(Fr* a, size_t n, const Fr& shift, ThreadPool& pool) {

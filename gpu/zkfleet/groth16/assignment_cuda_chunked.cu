@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "zkfleet/bellman/domain.hpp"
+#include "zkfleet/common/seconds_since.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/groth16/assembly.hpp"
 #include "zkfleet/groth16/assignment_cuda_prover.hpp"
@@ -51,8 +52,6 @@ namespace {
 
 using namespace assignment;
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 constexpr size_t kSlotBytes = msm::kMaxSums * sizeof(X2);
 static_assert(DeviceNttDomain<Fr>::kLeanLowBits == groth16::kLeanCosetLowBits, "the planner counts the lean tables");

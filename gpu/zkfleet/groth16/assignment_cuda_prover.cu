@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "zkfleet/bellman/domain.hpp"
+#include "zkfleet/common/seconds_since.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/curve/bls12_381.hpp"
 #include "zkfleet/curve/device_curve.hpp"
@@ -26,8 +27,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace assignment;
-
-double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // The five MSMs, in the order of their window-sum slots.
 enum Slot { kH, kL, kA, kB1, kB2, kSlots };

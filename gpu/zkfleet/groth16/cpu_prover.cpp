@@ -5,6 +5,7 @@
 #include <future>
 #include <vector>
 
+#include "zkfleet/common/seconds_since.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/msm/cpu_msm.hpp"
 #include "zkfleet/ntt/cpu_ntt.hpp"
@@ -18,10 +19,6 @@ namespace zkfleet::cpu {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // Points are stored in the zkey exactly like our Affine structs (x then y,
 // each coordinate little-endian Montgomery limbs; G2 as c0, c1), so loading

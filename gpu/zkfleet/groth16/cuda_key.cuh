@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "zkfleet/common/seconds_since.hpp"
 #include "zkfleet/common/error.hpp"
 #include "zkfleet/runtime/cuda_device.hpp"
 #include "zkfleet/runtime/cuda_check.hpp"
@@ -39,8 +40,6 @@ namespace zkfleet::cuda {
 namespace prover {
 
 using Clock = std::chrono::steady_clock;
-
-inline double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Proofs' device work on one device runs one proof at a time (they would
 // only slow each other down, and each key's scratch, streams and events

@@ -25,9 +25,9 @@ std::string DescribeMagic(const uint8_t* p) {
   return text + "\"";
 }
 
-[[noreturn]] void BadFormat(const std::string& message) { throw Error(ErrorCode::kBadFormat, message); }
-
 }  // namespace
+
+[[noreturn]] void BadFormat(const std::string& message) { throw Error(ErrorCode::kBadFormat, message); }
 
 BinFile BinFile::Parse(std::span<const uint8_t> bytes, std::string_view magic,
                        uint32_t max_version, std::string name) {

@@ -25,6 +25,9 @@
 
 namespace zkfleet::io {
 
+// Throws zkfleet::Error(kBadFormat, message): how the format readers refuse a file.
+[[noreturn]] void BadFormat(const std::string& message);
+
 // Little-endian loads from unaligned memory (every host we target is LE).
 inline uint32_t LoadU32(const uint8_t* p) {
   uint32_t v;

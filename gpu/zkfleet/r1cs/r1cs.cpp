@@ -14,16 +14,12 @@ constexpr uint32_t kLabelsSection = 3;
 constexpr uint32_t kCustomGatesListSection = 4;
 constexpr uint32_t kCustomGatesUsesSection = 5;
 
-[[noreturn]] void BadFormat(const std::string& message) { throw Error(ErrorCode::kBadFormat, message); }
-
-std::string Str(uint64_t v) { return std::to_string(v); }
-
 R1csHeader ParseHeader(const BinFile& bin, const std::string& name) {
   SectionReader rd(bin.Get(kHeaderSection, "header"), name, "1 (header)");
   R1csHeader h;
   h.n8 = rd.U32("n8");
   if (h.n8 < 8 || h.n8 > 64 || h.n8 % 8 != 0) {
-    BadFormat(name + ": header: n8: expected a multiple of 8 in [8, 64], found " + Str(h.n8));
+    BadFormat(name + ": header: n8: expected a multiple of 8 in [8, 64], found " + std::to_string(h.n8));
   }
   const uint8_t* prime = rd.Bytes(h.n8, "prime");
   h.prime.assign(prime, prime + h.n8);
@@ -36,8 +32,8 @@ R1csHeader ParseHeader(const BinFile& bin, const std::string& name) {
   rd.ExpectEnd();
   const uint64_t inputs = uint64_t{h.n_pub_out} + h.n_pub_in + h.n_prv_in;
   if (inputs + 1 > h.n_wires) {
-    BadFormat(name + ": header: nWires: expected >= 1 + nPubOut + nPubIn + nPrvIn = " + Str(inputs + 1) +
-              ", found " + Str(h.n_wires));
+    BadFormat(name + ": header: nWires: expected >= 1 + nPubOut + nPubIn + nPrvIn = " + std::to_string(inputs + 1) +
+              ", found " + std::to_string(h.n_wires));
   }
   return h;
 }
@@ -59,8 +55,8 @@ R1cs ParseR1cs(std::span<const uint8_t> bytes, const std::string& name) {
   const uint64_t n_lcs = 3 * uint64_t{r.header.n_constraints};
   // Each LC takes at least 4 bytes; bound the reservations by the section size.
   if (n_lcs * 4 > constraints.size) {
-    BadFormat(name + ": section 2 (constraints): size: " + Str(r.header.n_constraints) +
-              " constraints need at least " + Str(n_lcs * 4) + " bytes, found " + Str(constraints.size));
+    BadFormat(name + ": section 2 (constraints): size: " + std::to_string(r.header.n_constraints) +
+              " constraints need at least " + std::to_string(n_lcs * 4) + " bytes, found " + std::to_string(constraints.size));
   }
   const uint64_t max_terms = (constraints.size - n_lcs * 4) / (4 + uint64_t{n8});
   r.lc_start.reserve(n_lcs + 1);
@@ -73,11 +69,11 @@ R1cs ParseR1cs(std::span<const uint8_t> bytes, const std::string& name) {
       const uint32_t wire = rd.U32("wireId");
       const uint8_t* coeff = rd.Bytes(n8, "coefficient");
       const auto where = [&] {
-        return name + ": section 2 (constraints): constraint " + Str(k / 3) + " " + "ABC"[k % 3] +
-               " term " + Str(t);
+        return name + ": section 2 (constraints): constraint " + std::to_string(k / 3) + " " + "ABC"[k % 3] +
+               " term " + std::to_string(t);
       };
       if (wire >= r.header.n_wires) {
-        BadFormat(where() + ": wireId: expected < nWires " + Str(r.header.n_wires) + ", found " + Str(wire));
+        BadFormat(where() + ": wireId: expected < nWires " + std::to_string(r.header.n_wires) + ", found " + std::to_string(wire));
       }
       if (!LessThanLe(coeff, r.header.prime.data(), n8)) BadFormat(where() + ": coefficient: expected < prime");
       r.term_wire.push_back(wire);
@@ -90,7 +86,7 @@ R1cs ParseR1cs(std::span<const uint8_t> bytes, const std::string& name) {
   const Section labels = bin.Get(kLabelsSection, "wire labels");
   if (labels.size != uint64_t{r.header.n_wires} * 8) {
     BadFormat(name + ": section 3 (wire labels): size: expected nWires * 8 = " +
-              Str(uint64_t{r.header.n_wires} * 8) + " bytes, found " + Str(labels.size));
+              std::to_string(uint64_t{r.header.n_wires} * 8) + " bytes, found " + std::to_string(labels.size));
   }
   r.wire_labels.resize(r.header.n_wires);
   for (uint32_t i = 0; i < r.header.n_wires; ++i) r.wire_labels[i] = LoadU64(labels.data + 8 * uint64_t{i});

@@ -18,7 +18,7 @@
 namespace zkfleet::engine {
 namespace {
 
-[[noreturn]] void BadFormat(const std::string& message) { throw Error(ErrorCode::kBadFormat, message); }
+using io::BadFormat;
 
 // The header fields and where the values are (inside the parsed bytes).
 struct ParsedWitness {

@@ -14,10 +14,6 @@
 namespace zkfleet::io {
 namespace {
 
-[[noreturn]] void BadFormat(const std::string& message) { throw Error(ErrorCode::kBadFormat, message); }
-
-std::string Str(uint64_t v) { return std::to_string(v); }
-
 const char* SectionName(uint32_t id) {
   switch (id) {
     case kZkeyProtocol: return "protocol";
@@ -40,7 +36,7 @@ void CheckCoordinates(const std::string& file, const char* field, const uint8_t*
                       const uint8_t* q, uint32_t n8q) {
   for (size_t i = 0; i < n_coords; ++i) {
     if (!LessThanLe(p + i * n8q, q, n8q)) {
-      BadFormat(file + ": groth16 header: " + field + " coordinate " + Str(i) +
+      BadFormat(file + ": groth16 header: " + field + " coordinate " + std::to_string(i) +
                 ": expected < q, found " + HexLe({p + i * n8q, n8q}));
     }
   }
@@ -94,11 +90,11 @@ void ZkeyFile::Validate() {
     rd.ExpectEnd();
     if (protocol == 2 || protocol == 10) {
       throw Error(ErrorCode::kUnsupported,
-                  name + ": not a Groth16 zkey (protocol " + Str(protocol) + " = " +
+                  name + ": not a Groth16 zkey (protocol " + std::to_string(protocol) + " = " +
                       (protocol == 2 ? "plonk" : "fflonk") + "; expected 1 = groth16)");
     }
     if (protocol != kProtocolGroth16) {
-      BadFormat(name + ": section 1 (protocol): expected 1 (groth16), found " + Str(protocol));
+      BadFormat(name + ": section 1 (protocol): expected 1 (groth16), found " + std::to_string(protocol));
     }
   }
 
@@ -108,7 +104,7 @@ void ZkeyFile::Validate() {
     shape_.n8q = rd.U32("n8q");
     if (shape_.n8q != 32 && shape_.n8q != 48) {
       throw Error(ErrorCode::kUnsupported, name + ": groth16 header: n8q: expected 32 (bn128) or 48 (bls12381), found " +
-                                               Str(shape_.n8q));
+                                               std::to_string(shape_.n8q));
     }
     q_ = rd.Bytes(shape_.n8q, "q");
     const std::optional<Curve> curve = CurveFromBasePrime({q_, shape_.n8q});
@@ -120,8 +116,8 @@ void ZkeyFile::Validate() {
     const CurvePrimes& primes = PrimesOf(curve_);
     shape_.n8r = rd.U32("n8r");
     if (shape_.n8r != primes.n8r) {
-      BadFormat(name + ": groth16 header: n8r: expected " + Str(primes.n8r) + " for " +
-                CurveName(curve_) + ", found " + Str(shape_.n8r));
+      BadFormat(name + ": groth16 header: n8r: expected " + std::to_string(primes.n8r) + " for " +
+                CurveName(curve_) + ", found " + std::to_string(shape_.n8r));
     }
     r_ = rd.Bytes(shape_.n8r, "r");
     if (CurveFromScalarPrime({r_, shape_.n8r}) != curve_) {
@@ -142,19 +138,19 @@ void ZkeyFile::Validate() {
 
     if (uint64_t{shape_.n_public} + 1 > shape_.n_vars) {
       BadFormat(name + ": groth16 header: nVars: expected >= nPublic + 1 = " +
-                Str(uint64_t{shape_.n_public} + 1) + ", found " + Str(shape_.n_vars));
+                std::to_string(uint64_t{shape_.n_public} + 1) + ", found " + std::to_string(shape_.n_vars));
     }
     const uint32_t n = shape_.domain_size;
     if (!std::has_single_bit(n)) {
-      BadFormat(name + ": groth16 header: domainSize: expected a power of two, found " + Str(n));
+      BadFormat(name + ": groth16 header: domainSize: expected a power of two, found " + std::to_string(n));
     }
     if (uint64_t{n} < uint64_t{shape_.n_public} + 1) {
       BadFormat(name + ": groth16 header: domainSize: expected >= nPublic + 1 = " +
-                Str(uint64_t{shape_.n_public} + 1) + ", found " + Str(n));
+                std::to_string(uint64_t{shape_.n_public} + 1) + ", found " + std::to_string(n));
     }
     if (static_cast<uint32_t>(std::countr_zero(n)) > primes.two_adicity) {
-      BadFormat(name + ": groth16 header: domainSize: expected <= 2^" + Str(primes.two_adicity) +
-                " for " + CurveName(curve_) + ", found " + Str(n));
+      BadFormat(name + ": groth16 header: domainSize: expected <= 2^" + std::to_string(primes.two_adicity) +
+                " for " + CurveName(curve_) + ", found " + std::to_string(n));
     }
     CheckCoordinates(name, "alpha1", alpha1_, 2, q_, shape_.n8q);
     CheckCoordinates(name, "beta1", beta1_, 2, q_, shape_.n8q);
@@ -178,11 +174,11 @@ void ZkeyFile::Validate() {
     sections[id] = bin.Get(id, SectionName(id));
     const uint64_t expected = ZkeySectionSize(shape_, id);
     if (sections[id].size != expected) {
-      BadFormat(name + ": section " + Str(id) + " (" + SectionName(id) + "): size: expected " +
-                Str(expected) + " bytes (from the header: nVars " + Str(shape_.n_vars) + ", nPublic " +
-                Str(shape_.n_public) + ", domainSize " + Str(shape_.domain_size) +
-                (id == kZkeyCoeffs ? ", nCoeffs " + Str(shape_.n_coeffs) : std::string()) +
-                "), found " + Str(sections[id].size));
+      BadFormat(name + ": section " + std::to_string(id) + " (" + SectionName(id) + "): size: expected " +
+                std::to_string(expected) + " bytes (from the header: nVars " + std::to_string(shape_.n_vars) + ", nPublic " +
+                std::to_string(shape_.n_public) + ", domainSize " + std::to_string(shape_.domain_size) +
+                (id == kZkeyCoeffs ? ", nCoeffs " + std::to_string(shape_.n_coeffs) : std::string()) +
+                "), found " + std::to_string(sections[id].size));
     }
   }
   ic_ = {sections[kZkeyIc].data, uint64_t{shape_.n_public} + 1};
@@ -207,14 +203,14 @@ void ZkeyFile::Validate() {
   if (first_bad < shape_.n_coeffs) {
     const uint64_t i = first_bad;
     const CoeffRecord rec = coeff(i);
-    const std::string where = name + ": section 4 (coefficients): record " + Str(i) + " at file offset " +
-                              Str(coeff_section.offset + 4 + i * coeff_record_size());
-    if (rec.matrix > 1) BadFormat(where + ": matrix: expected 0 (A) or 1 (B), found " + Str(rec.matrix));
+    const std::string where = name + ": section 4 (coefficients): record " + std::to_string(i) + " at file offset " +
+                              std::to_string(coeff_section.offset + 4 + i * coeff_record_size());
+    if (rec.matrix > 1) BadFormat(where + ": matrix: expected 0 (A) or 1 (B), found " + std::to_string(rec.matrix));
     if (rec.row >= shape_.domain_size) {
-      BadFormat(where + ": row: expected < domainSize " + Str(shape_.domain_size) + ", found " + Str(rec.row));
+      BadFormat(where + ": row: expected < domainSize " + std::to_string(shape_.domain_size) + ", found " + std::to_string(rec.row));
     }
     if (rec.signal >= shape_.n_vars) {
-      BadFormat(where + ": signal: expected < nVars " + Str(shape_.n_vars) + ", found " + Str(rec.signal));
+      BadFormat(where + ": signal: expected < nVars " + std::to_string(shape_.n_vars) + ", found " + std::to_string(rec.signal));
     }
     BadFormat(where + ": value: expected < r, found " + HexLe({rec.value, shape_.n8r}));
   }
@@ -229,9 +225,9 @@ void CheckWitnessMatches(const Witness& witness, std::span<const uint8_t> r,
                     HexLe(r) + " of " + std::string(key_name));
   }
   if (witness.count() != n_vars) {
-    throw Error(ErrorCode::kMismatch, witness.origin() + ": witness has " + Str(witness.count()) +
+    throw Error(ErrorCode::kMismatch, witness.origin() + ": witness has " + std::to_string(witness.count()) +
                                           " values, but " + std::string(key_name) + " expects nVars " +
-                                          Str(n_vars));
+                                          std::to_string(n_vars));
   }
 }
 
@@ -247,7 +243,7 @@ ZkeyShape CheckedShape(const std::string& path, const ZkeyHeaderData& h) {
   };
   if (uint64_t{h.n_public} + 1 > h.n_vars) fail("n_vars must be >= n_public + 1");
   if (!std::has_single_bit(h.domain_size) || uint64_t{h.domain_size} < uint64_t{h.n_public} + 1) {
-    fail("domain_size must be a power of two >= n_public + 1, got " + Str(h.domain_size));
+    fail("domain_size must be a power of two >= n_public + 1, got " + std::to_string(h.domain_size));
   }
   const size_t g1 = 2 * size_t{s.n8q}, g2 = 4 * size_t{s.n8q};
   const std::pair<const char*, std::pair<size_t, size_t>> points[] = {
@@ -256,7 +252,7 @@ ZkeyShape CheckedShape(const std::string& path, const ZkeyHeaderData& h) {
       {"delta1", {h.delta1.size(), g1}}, {"delta2", {h.delta2.size(), g2}}};
   for (const auto& [field, sizes] : points) {
     if (sizes.first != sizes.second) {
-      fail(std::string(field) + " must be " + Str(sizes.second) + " bytes, got " + Str(sizes.first));
+      fail(std::string(field) + " must be " + std::to_string(sizes.second) + " bytes, got " + std::to_string(sizes.first));
     }
   }
   return s;
@@ -289,7 +285,7 @@ ZkeyWriter::ZkeyWriter(std::string path, const ZkeyHeaderData& header)
 void ZkeyWriter::BeginSection(uint32_t id) {
   if (id != next_id_ || id > kZkeyH) {
     throw Error(ErrorCode::kInvalidArgument,
-                out_.path() + ": ZkeyWriter: expected section " + Str(next_id_) + " next, got " + Str(id) +
+                out_.path() + ": ZkeyWriter: expected section " + std::to_string(next_id_) + " next, got " + std::to_string(id) +
                     (id == kZkeyContributions ? " (section 10 only via WriteSection)" : ""));
   }
   out_.BeginSection(id, ZkeySectionSize(shape_, id));
@@ -324,7 +320,7 @@ void ZkeyWriter::Finish() {
   }
   if (next_id_ != kZkeyContributions + 1) {
     throw Error(ErrorCode::kInvalidArgument,
-                out_.path() + ": ZkeyWriter: Finish() before section " + Str(next_id_) + " was written");
+                out_.path() + ": ZkeyWriter: Finish() before section " + std::to_string(next_id_) + " was written");
   }
   out_.Finish();
 }
