@@ -561,6 +561,13 @@ __attribute__((noinline)) static u32 zkf_Fr_isTrue_full(Z_circuit_instance_t* in
   ((M)[(a) + 7] == 0x80 && (zkf_ld64(M, (a) + 16) | zkf_ld64(M, (a) + 24) | zkf_ld64(M, (a) + 32)) == 0)
 #define ZKF_BOTH_SMALL_LONG_NORMAL(M, a, b) \
   (__builtin_expect(zkf_on, 1) && ZKF_IS_SMALL_LONG_NORMAL(M, a) && ZKF_IS_SMALL_LONG_NORMAL(M, b))
+/* The limbs of element e set to a value below 2^64 (the type word is the caller's). */
+static inline void zkf_st_small_limbs(uint8_t* M, uint32_t e, uint64_t v) {
+  zkf_st64(M, e + 8, v);
+  zkf_st64(M, e + 16, 0);
+  zkf_st64(M, e + 24, 0);
+  zkf_st64(M, e + 32, 0);
+}
 /* The long normal sum or difference of two small long normal elements when
  * it stays below 2^64 (no carry, no borrow): what zkf_addsub writes for two
  * long normal operands, the type word and the limbs. 0: not taken. */
@@ -569,10 +576,7 @@ ZKF_FAST_PATH int zkf_small_long_addsub(uint8_t* M, uint32_t pR, uint32_t pA, ui
   uint64_t r;
   if (is_sub ? __builtin_sub_overflow(a, b, &r) : __builtin_add_overflow(a, b, &r)) return 0;
   zkf_set_type(M, pR, ZKF_T_LONG_NORMAL);
-  zkf_st64(M, pR + 8, r);
-  zkf_st64(M, pR + 16, 0);
-  zkf_st64(M, pR + 24, 0);
-  zkf_st64(M, pR + 32, 0);
+  zkf_st_small_limbs(M, pR, r);
   return 1;
 }
 
@@ -668,26 +672,22 @@ static void w2c_Fr_mod(Z_circuit_instance_t* instance, u32 w2c_pR, u32 w2c_pA, u
     zkf_to_normal(M, e);
   }
   zkf_set_type(M, w2c_pR, ZKF_T_LONG_NORMAL);
-  const uint64_t a = zkf_ld64(M, w2c_pA + 8), b = zkf_ld64(M, w2c_pB + 8);
-  const int small = (zkf_ld64(M, w2c_pA + 16) | zkf_ld64(M, w2c_pA + 24) | zkf_ld64(M, w2c_pA + 32) |
-                     zkf_ld64(M, w2c_pB + 16) | zkf_ld64(M, w2c_pB + 24) | zkf_ld64(M, w2c_pB + 32)) == 0;
-  if (!small || b == 0) {
+  /* both operands are long normal now */
+  const uint64_t b = zkf_ld64(M, w2c_pB + 8);
+  if (!ZKF_IS_SMALL_LONG_NORMAL(M, w2c_pA) || !ZKF_IS_SMALL_LONG_NORMAL(M, w2c_pB) || b == 0) {
     w2c_Fr_int_div(instance, w2c_pA + 8, w2c_pB + 8, 16, w2c_pR + 8);
     return;
   }
-  zkf_st64(M, w2c_pR + 8, a % b);
-  zkf_st64(M, w2c_pR + 16, 0);
-  zkf_st64(M, w2c_pR + 24, 0);
-  zkf_st64(M, w2c_pR + 32, 0);
+  zkf_st_small_limbs(M, w2c_pR, zkf_ld64(M, w2c_pA + 8) % b);
 }
 
 /* ---- runs of constant copies ----
  * The build rolls circom's straight-line Fr_copy runs into tables of
  * segments (witgen/zkfleet/witgen/copy_runs.hpp); its zkf_copy_run, appended
- * after this file, asks here first. A segment of n elements is copied as one
- * block, the same bytes as n Fr_copy calls of 40 bytes in order, when both
- * ranges lie inside the memory without u32 wrap-around and do not overlap;
- * otherwise (0) the caller copies element by element. */
+ * after this file, asks here first. A segment of n elements is copied
+ * without a call per element, the same bytes as n Fr_copy calls of 40 bytes
+ * in order, when both ranges lie inside the memory without u32 wrap-around
+ * and do not overlap; otherwise (0) the caller makes the Fr_copy calls. */
 #define ZKF_NATIVE_COPY_SEGMENT 1
 static int zkf_copy_segment(Z_circuit_instance_t* instance, u32 first, u32 source, u32 n, u32 size, u32 base) {
   if (!zkf_on || size != 40) return 0;

@@ -14,7 +14,8 @@ constexpr std::string_view kHelperDeclaration =
     "static void zkf_copy_run(Z_circuit_instance_t*, const u32 (*)[3], u32, u32, u32);";
 
 // Appended at the end of the file, after native_fr.c (whose
-// ZKF_NATIVE_COPY_SEGMENT copies a segment as one block where it may).
+// ZKF_NATIVE_COPY_SEGMENT copies a segment without a call per element where
+// it may).
 constexpr std::string_view kHelperDefinition = R"(
 /* zkfleet: the runs of constant copies rolled by RollConstantCopies
  * (witgen/zkfleet/witgen/copy_runs.hpp): segments {first index, source, count},

@@ -21,8 +21,8 @@
 // and w2c_i1 to what the run's last statement left in them. The copies happen
 // in the same order with the same u32 arithmetic: zkf_copy_run (appended at
 // the end of the file) calls w2c_Fr_copy per element, unless the native field
-// code defines ZKF_NATIVE_COPY_SEGMENT (native_fr.c: a segment copied as one
-// block when its ranges are inside the memory and apart).
+// code defines ZKF_NATIVE_COPY_SEGMENT (native_fr.c: a segment copied without
+// a call per element when its ranges are inside the memory and apart).
 //
 // Not thread-safe across calls on the same string; no state. Returns the
 // number of statements rolled (0: `c_source` unchanged, also when wasm2c's
